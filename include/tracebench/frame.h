@@ -1,0 +1,66 @@
+/*
+ * CoreSight trace formatter frames (protocol-notes 5.1): the
+ * deformatter splits a formatted buffer into per-trace-ID byte streams,
+ * the formatter builds one.
+ *
+ * Deformatter output is a run of bytes for one ID with the stream index
+ * of its first byte.  The index follows OpenCSD's convention so that
+ * packet indices match trc_pkt_lister's "Idx": a frame's first run starts
+ * at the frame's offset; a run begun by an ID change at frame byte i
+ * (when the previous run already had data) starts at frame offset + i;
+ * later bytes in a run are numbered consecutively from there.
+ */
+#ifndef TRACEBENCH_FRAME_H
+#define TRACEBENCH_FRAME_H
+
+#include "tracebench/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TB_FRAME_SIZE 16
+#define TB_TRACE_ID_NULL 0x00
+
+enum tb_frame_flags {
+    TB_FRAME_MEM_ALIGNED = 0,      /* ETB/ETF/ETR dumps: frames only */
+    TB_FRAME_HAS_FSYNC = 1u << 0,  /* FF FF FF 7F at frame boundaries */
+    TB_FRAME_HAS_HSYNC = 1u << 1,  /* FF 7F half-word padding (TPIU) */
+    TB_FRAME_RESET_ON_4FSYNC = 1u << 2,
+};
+
+/* One run of de-formatted bytes for trace ID `id` (never 0x00). */
+typedef int (*tb_frame_data_cb)(void *ctx, uint8_t id, uint64_t index,
+                                const uint8_t *data, size_t len);
+
+typedef struct tb_deformatter tb_deformatter;
+
+tb_deformatter *tb_deformatter_new(unsigned flags);
+void tb_deformatter_free(tb_deformatter *d);
+/* Feeds len bytes whose first has buffer offset `offset`; chunks of any
+ * size.  Returns 0 or TB_ERR_BAD_FRAME (a corrupt sync pattern or a
+ * reserved ID; the deformatter then drops data until the next frame it
+ * can trust) or TB_ERR_STOPPED. */
+int tb_deformatter_push(tb_deformatter *d, const uint8_t *data, size_t len,
+                        uint64_t offset, tb_frame_data_cb cb, void *ctx);
+/* End of buffer: TB_ERR_TRUNCATED if a partial frame is left. */
+int tb_deformatter_finish(tb_deformatter *d, tb_frame_data_cb cb, void *ctx);
+void tb_deformatter_reset(tb_deformatter *d);
+
+/* Formatter: the inverse, for the encoder's multi-source buffers. */
+typedef struct tb_formatter tb_formatter;
+tb_formatter *tb_formatter_new(unsigned flags);
+void tb_formatter_free(tb_formatter *f);
+/* Appends bytes of source `id` (0x01..0x6F).  Complete frames are
+ * written through the sink as they fill. */
+typedef int (*tb_frame_sink)(void *ctx, const uint8_t *data, size_t len);
+int tb_formatter_put(tb_formatter *f, uint8_t id, const uint8_t *data,
+                     size_t len, tb_frame_sink sink, void *ctx);
+/* Pads the last frame with the null ID and writes it. */
+int tb_formatter_flush(tb_formatter *f, tb_frame_sink sink, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * Packet parser: trace bytes -> packets, for ETMv3 and PTM.
+ *
+ * A push API.  Feed the stream in chunks of any size; the packets, their
+ * indices and every field come out the same however the stream is cut.
+ * The parser holds at most one packet's bytes, so its memory does not
+ * grow with the stream.
+ *
+ * Bytes before the first A-sync are reported as one NOTSYNC packet
+ * (index of the first byte, count).  After a reserved header or a
+ * malformed packet it reports that packet (RESERVED / BAD_SEQUENCE) and
+ * hunts for the next A-sync, reporting the skipped bytes as NOTSYNC.
+ */
+#ifndef TRACEBENCH_PARSER_H
+#define TRACEBENCH_PARSER_H
+
+#include "tracebench/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tb_parser tb_parser;
+
+/* Chooses ETMv3 or PTM from cfg->protocol.  NULL on bad config or
+ * allocation failure. */
+tb_parser *tb_parser_new(const tb_config *cfg);
+void tb_parser_free(tb_parser *p);
+
+/* Parses len bytes; data[0] has stream index `index` (an ETB file offset,
+ * or OpenCSD's index when the bytes come from the deformatter).  Calls cb
+ * for every packet completed.  Returns the number of packets emitted, or
+ * a negative TB_ERR_* (TB_ERR_STOPPED if cb asked to stop). */
+int tb_parser_push(tb_parser *p, const uint8_t *data, size_t len,
+                   uint64_t index, tb_packet_cb cb, void *ctx);
+
+/* End of stream: reports a packet cut short as TB_PKT_INCOMPLETE and any
+ * pending NOTSYNC bytes.  Returns packets emitted or TB_ERR_*. */
+int tb_parser_finish(tb_parser *p, tb_packet_cb cb, void *ctx);
+
+/* Forgets all state, as after construction. */
+void tb_parser_reset(tb_parser *p);
+
+/* Per-protocol implementations behind tb_parser (decoder/etmv3_parser.c,
+ * decoder/ptm_parser.c).  Same contracts as above. */
+typedef struct tb_etmv3_parser tb_etmv3_parser;
+tb_etmv3_parser *tb_etmv3_parser_new(const tb_config *cfg);
+void tb_etmv3_parser_free(tb_etmv3_parser *p);
+int tb_etmv3_parser_push(tb_etmv3_parser *p, const uint8_t *data, size_t len,
+                         uint64_t index, tb_packet_cb cb, void *ctx);
+int tb_etmv3_parser_finish(tb_etmv3_parser *p, tb_packet_cb cb, void *ctx);
+void tb_etmv3_parser_reset(tb_etmv3_parser *p);
+
+typedef struct tb_ptm_parser tb_ptm_parser;
+tb_ptm_parser *tb_ptm_parser_new(const tb_config *cfg);
+void tb_ptm_parser_free(tb_ptm_parser *p);
+int tb_ptm_parser_push(tb_ptm_parser *p, const uint8_t *data, size_t len,
+                       uint64_t index, tb_packet_cb cb, void *ctx);
+int tb_ptm_parser_finish(tb_ptm_parser *p, tb_packet_cb cb, void *ctx);
+void tb_ptm_parser_reset(tb_ptm_parser *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,105 @@
+/*
+ * OpenCSD / Arm "trace and debug snapshot" directories (protocol-notes
+ * 5.2): snapshot.ini, trace.ini, device and cpu ini files, memory dumps.
+ * Also the memory image the decoder reads code from.
+ */
+#ifndef TRACEBENCH_SNAPSHOT_H
+#define TRACEBENCH_SNAPSHOT_H
+
+#include "tracebench/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- memory image: non-overlapping regions of bytes ---- */
+typedef struct tb_memimage tb_memimage;
+tb_memimage *tb_memimage_new(void);
+void tb_memimage_free(tb_memimage *m);
+/* Copies len bytes to be mapped at addr.  TB_ERR_INVAL on overlap. */
+int tb_memimage_add(tb_memimage *m, uint32_t addr, const uint8_t *data,
+                    size_t len);
+/* Reads up to len bytes at addr; returns bytes available contiguously
+ * (0 when addr is not mapped). */
+size_t tb_memimage_read(const tb_memimage *m, uint32_t addr, uint8_t *out,
+                        size_t len);
+/* Pointer to the bytes at addr and how many follow contiguously
+ * (*avail = 0 and NULL when unmapped): the decoder's fast path. */
+const uint8_t *tb_memimage_ptr(const tb_memimage *m, uint32_t addr,
+                               size_t *avail);
+
+/* ---- snapshot ---- */
+#define TB_SNAP_MAX_NAME 64
+
+typedef struct tb_snap_dump {
+    char file[256];          /* path relative to the snapshot dir */
+    uint32_t address;
+    uint64_t offset, length; /* length 0: the rest of the file */
+    char space[8];
+} tb_snap_dump;
+
+typedef struct tb_snap_device {
+    char name[TB_SNAP_MAX_NAME];
+    char cls[TB_SNAP_MAX_NAME];   /* core | trace_source | ... */
+    char type[TB_SNAP_MAX_NAME];  /* ETM3.5, PTM1.1, Cortex-A15, ... */
+    char ini[256];                /* the device file */
+    /* [regs]: names upper-cased, the part before '(' */
+    size_t n_regs;
+    struct { char name[32]; uint32_t value; } regs[64];
+    size_t n_dumps;
+    tb_snap_dump dumps[16];
+} tb_snap_device;
+
+typedef struct tb_snap_buffer {
+    char name[TB_SNAP_MAX_NAME];
+    char files[4][256];           /* concatenated in order */
+    size_t n_files;
+    char format[32];              /* coresight | source_data | dstream_coresight */
+} tb_snap_buffer;
+
+typedef struct tb_snap_source {
+    char name[TB_SNAP_MAX_NAME];  /* trace source device name */
+    char buffer[TB_SNAP_MAX_NAME];
+    char core[TB_SNAP_MAX_NAME];  /* core device, "" if none */
+} tb_snap_source;
+
+typedef struct tb_snapshot {
+    char dir[512];
+    size_t n_devices;
+    tb_snap_device *devices;
+    size_t n_buffers;
+    tb_snap_buffer buffers[8];
+    size_t n_sources;
+    tb_snap_source sources[32];
+} tb_snapshot;
+
+/* Reads dir/snapshot.ini and everything it names.  On error returns a
+ * negative code and writes a one-line reason into err (errlen bytes). */
+int tb_snapshot_load(tb_snapshot *s, const char *dir, char *err,
+                     size_t errlen);
+void tb_snapshot_fini(tb_snapshot *s);
+
+const tb_snap_device *tb_snapshot_device(const tb_snapshot *s,
+                                         const char *name);
+/* Register by name (case-insensitive); TB_ERR_NOT_FOUND if absent. */
+int tb_snap_device_reg(const tb_snap_device *d, const char *name,
+                       uint32_t *value);
+/* The trace source's configuration from its four registers. */
+int tb_snapshot_source_config(const tb_snapshot *s, const tb_snap_source *src,
+                              tb_config *cfg, char *err, size_t errlen);
+/* Loads the dumps of the source's core into a new image. */
+int tb_snapshot_source_memory(const tb_snapshot *s, const tb_snap_source *src,
+                              tb_memimage **out, char *err, size_t errlen);
+/* Reads a buffer's files into one allocation (*data, *len). */
+int tb_snapshot_read_buffer(const tb_snapshot *s, const tb_snap_buffer *b,
+                            uint8_t **data, size_t *len, char *err,
+                            size_t errlen);
+/* Deformatter flags for a buffer format; TB_ERR_FORMAT if unknown,
+ * 1 for source_data (not formatted), 0 when formatted (flags set). */
+int tb_snap_buffer_frame_flags(const tb_snap_buffer *b, unsigned *flags);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,358 @@
+/*
+ * tracebench vocabulary: the words every stage shares.
+ *
+ * ISA state, errors, the trace-source configuration, packets (both
+ * protocols), exec records (the simulator's ground truth) and trace
+ * elements (the decoder's output).  Nothing here knows how a packet is
+ * encoded; that lives in the per-protocol writer and parser.
+ */
+#ifndef TRACEBENCH_TYPES_H
+#define TRACEBENCH_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Errors: 0 or a positive count is success, a negative code an error. */
+
+enum tb_error {
+    TB_OK = 0,
+    TB_ERR_NOMEM = -1,       /* allocation failed */
+    TB_ERR_INVAL = -2,       /* bad argument from the caller */
+    TB_ERR_IO = -3,          /* a file could not be read or written */
+    TB_ERR_FORMAT = -4,      /* a file is not in the expected format */
+    TB_ERR_CONFIG = -5,      /* configuration missing or inconsistent */
+    TB_ERR_NOSPACE = -6,     /* output buffer too small */
+    TB_ERR_BAD_PACKET = -7,  /* a packet that breaks the protocol */
+    TB_ERR_TRUNCATED = -8,   /* input ended inside a packet or record */
+    TB_ERR_NO_SYNC = -9,     /* no synchronisation found */
+    TB_ERR_NO_MEMORY = -10,  /* code bytes not in the memory image */
+    TB_ERR_UNSUPPORTED = -11,/* valid but not supported (e.g. Jazelle code) */
+    TB_ERR_NOT_FOUND = -12,  /* a named item does not exist */
+    TB_ERR_EMULATOR = -13,   /* the emulator reported an error */
+    TB_ERR_FAULT = -14,      /* the program faulted where no scenario asked */
+    TB_ERR_LIMIT = -15,      /* a configured limit was reached */
+    TB_ERR_MISMATCH = -16,   /* two streams that must agree do not */
+    TB_ERR_STATE = -17,      /* call not valid in the object's state */
+    TB_ERR_BAD_FRAME = -18,  /* CoreSight frame stream is corrupt */
+    TB_ERR_STOPPED = -19,    /* a callback asked to stop */
+};
+
+/* A fixed string for each code; "unknown error" for anything else. */
+const char *tb_err_str(int err);
+
+/* ------------------------------------------------------------------ */
+/* Instruction set state. */
+
+typedef enum tb_isa {
+    TB_ISA_ARM = 0,
+    TB_ISA_THUMB = 1,   /* Thumb and Thumb-2 */
+    TB_ISA_THUMBEE = 2, /* decoded only, Unicorn cannot run it */
+    TB_ISA_JAZELLE = 3, /* state reported only, no bytecodes */
+    TB_ISA_UNKNOWN = 4,
+} tb_isa;
+
+const char *tb_isa_name(tb_isa isa);
+
+/* ------------------------------------------------------------------ */
+/* Trace source configuration, derived from the registers a snapshot
+ * gives (protocol-notes 1.1-1.4).  The register values are the truth;
+ * the flags are decoded from them by tb_config_from_regs(). */
+
+typedef enum tb_protocol {
+    TB_PROTO_NONE = 0,
+    TB_PROTO_ETMV3 = 1,
+    TB_PROTO_PTM = 2,
+} tb_protocol;
+
+const char *tb_protocol_name(tb_protocol p);
+
+typedef struct tb_config {
+    tb_protocol protocol;
+    uint32_t etmcr, etmidr, etmccer, traceidr;
+
+    uint8_t arch_minor;     /* ETMv3.x: x; PFT1.x: x (ETMIDR[7:4]) */
+    uint8_t trace_id;       /* ETMTRACEIDR[6:0] */
+    uint8_t ctxid_bytes;    /* 0, 1, 2 or 4 (ETMCR[15:14]) */
+    uint8_t data_trace;     /* ETMCR[3:2]: bit0 values, bit1 addresses */
+    bool cycle_accurate;    /* ETMCR[12] */
+    bool branch_broadcast;  /* ETMCR[8] */
+    bool data_only;         /* ETMCR[20], ETMv3 */
+    bool timestamps;        /* ETMCR[28] */
+    bool return_stack;      /* ETMCR[29], PTM */
+    bool vmid;              /* ETMCR[30] */
+    bool alt_branch;        /* ETMIDR[20] honoured from ETMv3.4 */
+    bool ts64;              /* ETMCCER[29] (forced off for PFT1.0) */
+    bool ts_binary;         /* ETMCCER[28] */
+    bool virt;              /* ETMCCER[26]: Hyp bits valid */
+    bool dmb_waypoint;      /* ETMCCER[24], PTM */
+} tb_config;
+
+/* Decodes the four registers; TB_ERR_CONFIG if ETMIDR names neither
+ * ETMv3 (major 2) nor PFT (major 3). */
+int tb_config_from_regs(tb_config *cfg, uint32_t etmcr, uint32_t etmidr,
+                        uint32_t etmccer, uint32_t traceidr);
+
+/* ------------------------------------------------------------------ */
+/* Packets. */
+
+typedef enum tb_pkt_kind {
+    TB_PKT_NOTSYNC = 0,      /* bytes before the first A-sync (count) */
+    TB_PKT_ASYNC,
+    TB_PKT_ISYNC,            /* ETMv3 0x08/0x70, PTM 0x08 */
+    TB_PKT_ATOM,             /* ETMv3 P-header, PTM atom */
+    TB_PKT_BRANCH,           /* branch address, maybe with exception */
+    TB_PKT_WP_UPDATE,        /* PTM 0x72 */
+    TB_PKT_CYCLE_COUNT,      /* ETMv3 0x04 */
+    TB_PKT_TIMESTAMP,
+    TB_PKT_CONTEXT_ID,
+    TB_PKT_VMID,
+    TB_PKT_TRIGGER,
+    TB_PKT_IGNORE,
+    TB_PKT_EXC_RETURN,       /* ETMv3 exception exit, PTM ERET (0x76) */
+    TB_PKT_EXC_ENTRY,        /* ETMv3 0x7E (v7-M data-trace marker) */
+    TB_PKT_DATA,             /* ETMv3 normal data b00A0SS10 */
+    TB_PKT_OOO_DATA,         /* ETMv3 out-of-order data b0TT0SS00 */
+    TB_PKT_OOO_PLACEHOLDER,  /* ETMv3 b01A1TT00 */
+    TB_PKT_STORE_FAILED,     /* ETMv3 0x50 */
+    TB_PKT_DATA_SUPPRESSED,  /* ETMv3 0x62 */
+    TB_PKT_VALUE_NOT_TRACED, /* ETMv3 b011A1010 */
+    TB_PKT_RESERVED,         /* reserved header: sync lost */
+    TB_PKT_BAD_SEQUENCE,     /* malformed packet body: sync lost */
+    TB_PKT_BAD_TRACEMODE,    /* valid header the configuration forbids */
+    TB_PKT_INCOMPLETE,       /* trace ended inside this packet */
+    TB_PKT_KIND_COUNT
+} tb_pkt_kind;
+
+const char *tb_pkt_kind_name(tb_pkt_kind k);
+
+/* I-sync reasons (IHI0014Q 7.10.5; same codes in PFT). */
+enum tb_isync_reason {
+    TB_ISYNC_PERIODIC = 0,
+    TB_ISYNC_TRACE_ON = 1,
+    TB_ISYNC_OVERFLOW = 2,
+    TB_ISYNC_DEBUG_EXIT = 3,
+};
+
+/* The longest packet: ETMv3 I-sync with CC (5), CtxtID (4), info,
+ * address (4) and an LSiP address with its extra byte (6). */
+#define TB_PKT_MAX_BYTES 24
+
+/* Atom values in tb_packet.atoms (oldest first). */
+enum tb_atom { TB_ATOM_E = 'E', TB_ATOM_N = 'N', TB_ATOM_W = 'W' };
+
+typedef struct tb_packet {
+    tb_pkt_kind kind;
+    tb_protocol protocol;
+    uint64_t index;          /* stream index of the first byte */
+    uint8_t size;            /* bytes in bytes[] (0 for NOTSYNC) */
+    uint8_t bytes[TB_PKT_MAX_BYTES];
+    uint64_t count;          /* NOTSYNC: bytes skipped */
+    int err;                 /* RESERVED/BAD_*: the TB_ERR_* it means */
+
+    /* Atoms.  ETMv3: the P-header's W/E/N sequence in time order.
+     * PTM: E/N atoms, oldest first. */
+    uint8_t atom_count;      /* E and N atoms only */
+    uint8_t w_count;         /* W atoms (ETMv3 cycle-accurate) */
+    uint8_t seq_len;         /* entries in seq[] */
+    char seq[20];            /* 'W', 'E', 'N' in time order */
+    uint8_t phdr_format;     /* ETMv3 P-header format 0..4 */
+
+    /* Addresses (branch, I-sync, WP update).  addr is the full address
+     * after merging with the last address output; addr_bits is how many
+     * low bits this packet supplied (32 for I-sync). */
+    uint32_t addr;
+    uint8_t addr_bits;
+    tb_isa isa;
+    bool isa_changed;        /* branch: the 5-byte form named an ISA */
+    bool addr_known;         /* false while high bits were never seen */
+
+    /* Exception information (branch packets, PTM WP update AltISA). */
+    bool has_exc;
+    bool exc_cancel;         /* ETMv3: last traced instruction cancelled */
+    uint16_t exc_num;
+    uint8_t exc_resume;      /* v7-M */
+    uint8_t exc_bytes;       /* number of exception bytes present */
+    bool legacy_exc;         /* ETMv3 deprecated byte-5 form */
+
+    /* Security and mode state carried by I-sync or exception bytes. */
+    bool ns, hyp, altisa;
+    bool ns_valid, hyp_valid; /* branch: exception bytes set these */
+
+    /* Cycle count (ETMv3 0x04, I-sync 0x70, PTM CC fields). */
+    bool has_cc;
+    uint32_t cc;
+
+    /* Timestamp: full merged value and the bits this packet replaced. */
+    uint64_t ts;
+    uint8_t ts_bits;
+
+    /* Context. */
+    bool has_ctxid;
+    uint32_t context_id;
+    uint8_t vmid;
+
+    /* I-sync. */
+    uint8_t reason;
+    bool jazelle;
+    bool lsip;
+    uint32_t lsip_addr;      /* LSiP: address of the executing insn */
+    tb_isa lsip_isa;
+
+    /* ETMv3 data trace. */
+    bool has_data_addr;
+    uint32_t data_addr;
+    uint8_t data_addr_bits;
+    bool data_be;
+    uint8_t data_size;       /* value bytes: 0, 1, 2 or 4 */
+    uint32_t data_value;
+    uint8_t data_tag;        /* out-of-order tag 1..3 */
+} tb_packet;
+
+/* Called for each packet; a non-zero return stops the producer, which
+ * then returns TB_ERR_STOPPED. */
+typedef int (*tb_packet_cb)(void *ctx, const tb_packet *pkt);
+
+/* ------------------------------------------------------------------ */
+/* Exec records: the simulator's ground truth, the encoder's input. */
+
+typedef enum tb_wp_class {
+    TB_WP_NONE = 0,          /* not a waypoint */
+    TB_WP_DIRECT,            /* B, B<c>, CBZ, ... */
+    TB_WP_DIRECT_LINK,       /* BL, BLX(imm) */
+    TB_WP_INDIRECT,          /* BX, LDR pc, POP {pc}, MOV pc, SUBS pc,lr ... */
+    TB_WP_INDIRECT_LINK,     /* BLX(reg) */
+    TB_WP_ISB,               /* ISB: a PTM waypoint (protocol-notes 3.12) */
+    TB_WP_BARRIER,           /* DMB/DSB: waypoint only if ETMCCER[24] */
+} tb_wp_class;
+
+const char *tb_wp_class_name(tb_wp_class c);
+
+typedef enum tb_exc_kind {
+    TB_EXC_NONE = 0,
+    TB_EXC_RESET,
+    TB_EXC_UNDEF,
+    TB_EXC_SVC,
+    TB_EXC_PREFETCH_ABORT,
+    TB_EXC_DATA_ABORT,
+    TB_EXC_IRQ,
+    TB_EXC_FIQ,
+    TB_EXC_SMC,
+    TB_EXC_HVC,
+    TB_EXC_ASYNC_ABORT,
+    TB_EXC_DEBUG_HALT,
+} tb_exc_kind;
+
+const char *tb_exc_kind_name(tb_exc_kind k);
+/* The A/R-profile trace exception number (protocol-notes 2.7 table). */
+int tb_exc_trace_number(tb_exc_kind k);
+
+typedef enum tb_rec_kind {
+    TB_REC_INSN = 0,         /* an instruction reached execution */
+    TB_REC_EXCEPTION,        /* exception entry */
+    TB_REC_CONTEXT,          /* CONTEXTIDR / VMID change */
+    TB_REC_END,              /* end of the run */
+} tb_rec_kind;
+
+enum tb_insn_flags {
+    TB_INSN_COND_FAILED = 1u << 0, /* condition check failed (N) */
+    TB_INSN_TAKEN = 1u << 1,       /* a branch that changed the flow */
+    TB_INSN_EXC_RETURN = 1u << 2,  /* SUBS pc,lr / RFE / LDM ^ / ERET */
+    TB_INSN_CONDITIONAL = 1u << 3, /* has a condition (cond or in IT) */
+    TB_INSN_IN_IT = 1u << 4,       /* inside a Thumb IT block */
+};
+
+typedef struct tb_exec_record {
+    tb_rec_kind kind;
+    uint64_t seq;            /* instruction count at this record */
+    uint64_t cycle;          /* cycle stamp from the timing model */
+    union {
+        struct {
+            uint32_t addr;
+            uint32_t next_addr; /* where execution went next */
+            uint32_t opcode;    /* Thumb-32: first halfword in [31:16] */
+            uint8_t size;       /* 2 or 4 */
+            uint8_t isa;        /* tb_isa */
+            uint8_t next_isa;
+            uint8_t wp_class;   /* tb_wp_class */
+            uint8_t flags;      /* tb_insn_flags */
+        } insn;
+        struct {
+            uint8_t kind;       /* tb_exc_kind */
+            uint8_t isa;        /* ISA at the vector */
+            bool cancelled;     /* the interrupted insn did not complete */
+            uint32_t pref_return; /* preferred return address */
+            uint32_t vector;
+            uint32_t cpsr;      /* CPSR after entry */
+        } exc;
+        struct {
+            uint32_t context_id;
+            uint8_t vmid;
+        } ctx;
+    } u;
+} tb_exec_record;
+
+/* ------------------------------------------------------------------ */
+/* Trace elements: the decoder's output (like OpenCSD generic elements). */
+
+typedef enum tb_elem_kind {
+    TB_ELEM_NO_SYNC = 0,     /* gap: reason in .reason */
+    TB_ELEM_TRACE_ON,
+    TB_ELEM_INSN_RANGE,
+    TB_ELEM_EXCEPTION,
+    TB_ELEM_EXC_RETURN,
+    TB_ELEM_CONTEXT,
+    TB_ELEM_TIMESTAMP,
+    TB_ELEM_CYCLE_COUNT,
+    TB_ELEM_EVENT,           /* trigger */
+    TB_ELEM_ADDR_NACC,       /* memory not in the image */
+    TB_ELEM_ADDR_UNKNOWN,
+    TB_ELEM_END,
+} tb_elem_kind;
+
+typedef enum tb_gap_reason {
+    TB_GAP_INIT = 0,
+    TB_GAP_OVERFLOW,
+    TB_GAP_FILTER,
+    TB_GAP_NO_MEMORY,
+    TB_GAP_BAD_PACKET,
+    TB_GAP_DEBUG,
+    TB_GAP_INCONSISTENT,     /* an atom contradicts the image */
+} tb_gap_reason;
+
+typedef struct tb_element {
+    tb_elem_kind kind;
+    uint64_t index;          /* index of the packet that produced it */
+    uint8_t reason;          /* tb_gap_reason / I-sync reason */
+    uint8_t isa;
+    uint32_t start, end;     /* INSN_RANGE: [start, end) */
+    uint32_t count;          /* instructions in the range */
+    uint32_t last_addr;
+    uint8_t last_size;
+    uint8_t last_wp;         /* tb_wp_class of the last instruction */
+    char last_atom;          /* 'E' or 'N' */
+    uint32_t atom_bits;      /* ETMv3 ranges: N bits per instruction */
+    uint16_t exc_num;
+    uint32_t pref_return;
+    bool cancelled;
+    uint64_t ts;
+    bool has_cc;
+    uint32_t cc;
+    uint32_t context_id;
+    uint8_t vmid;
+    bool ns, hyp;
+    int err;
+} tb_element;
+
+typedef int (*tb_element_cb)(void *ctx, const tb_element *el);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRACEBENCH_TYPES_H */

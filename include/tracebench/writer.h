@@ -1,0 +1,58 @@
+/*
+ * Packet writer: packets -> trace bytes, for ETMv3 and PTM.
+ *
+ * Stateful like the trace macrocell it models: branch, I-sync and (PTM)
+ * waypoint-update addresses are compressed against the last address
+ * *output* (IHI0014Q 7.3.3, protocol-notes 2.7/3.7), timestamps against
+ * the last timestamp output, with the minimum number of bytes.  An A-sync
+ * resets the timestamp base, so the first timestamp after it goes out in
+ * full.
+ */
+#ifndef TRACEBENCH_WRITER_H
+#define TRACEBENCH_WRITER_H
+
+#include "tracebench/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tb_writer tb_writer;
+
+tb_writer *tb_writer_new(const tb_config *cfg);
+void tb_writer_free(tb_writer *w);
+
+/* Encodes one packet from its fields into out (cap bytes).  The fields
+ * used per kind are those the parser fills: e.g. BRANCH takes addr, isa
+ * and the exception fields; ATOM takes seq[]/seq_len (ETMv3: phdr_format
+ * names the format and must be able to carry seq; PTM: E/N atoms, one
+ * with its cc in cycle-accurate mode).  Returns the byte count, or
+ * TB_ERR_INVAL (fields the protocol cannot express), TB_ERR_NOSPACE. */
+int tb_writer_write(tb_writer *w, const tb_packet *pkt, uint8_t *out,
+                    size_t cap);
+
+/* Forgets the compression state (next address and timestamp go out in
+ * full). */
+void tb_writer_reset(tb_writer *w);
+
+/* Per-protocol implementations (encoder/etmv3_writer.c,
+ * encoder/ptm_writer.c). */
+typedef struct tb_etmv3_writer tb_etmv3_writer;
+tb_etmv3_writer *tb_etmv3_writer_new(const tb_config *cfg);
+void tb_etmv3_writer_free(tb_etmv3_writer *w);
+int tb_etmv3_writer_write(tb_etmv3_writer *w, const tb_packet *pkt,
+                          uint8_t *out, size_t cap);
+void tb_etmv3_writer_reset(tb_etmv3_writer *w);
+
+typedef struct tb_ptm_writer tb_ptm_writer;
+tb_ptm_writer *tb_ptm_writer_new(const tb_config *cfg);
+void tb_ptm_writer_free(tb_ptm_writer *w);
+int tb_ptm_writer_write(tb_ptm_writer *w, const tb_packet *pkt,
+                        uint8_t *out, size_t cap);
+void tb_ptm_writer_reset(tb_ptm_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

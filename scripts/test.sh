@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The whole test suite: installs missing dependencies, then builds and runs
+# every ctest twice, once plain (warnings as errors) and once under
+# AddressSanitizer + UndefinedBehaviorSanitizer.  Fails on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+
+run_config() {
+  local dir=$1; shift
+  echo "=== configure $dir ($*)"
+  cmake -S . -B "$dir" -DTB_WERROR=ON "$@" >/dev/null
+  echo "=== build $dir"
+  cmake --build "$dir" -j "$jobs"
+  echo "=== test $dir"
+  (cd "$dir" && ctest --output-on-failure -j "$jobs")
+}
+
+run_config build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  run_config build-asan -DCMAKE_BUILD_TYPE=Debug -DTB_SANITIZE=ON
+echo "=== all tests passed (plain and ASan+UBSan)"

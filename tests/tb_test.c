@@ -1,0 +1,61 @@
+#include "tb_test.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char *tb_test_reference_dir(const char *what)
+{
+    static char path[1024];
+    const char *env = getenv("TB_REFERENCE_DIR");
+    const char *ci = getenv("CI");
+    struct stat st;
+
+    snprintf(path, sizeof path, "%s", env && *env ? env : TB_REFERENCE_DEFAULT);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return path;
+    if (ci && strcmp(ci, "true") == 0) {
+        cr_fail("reference traces absent at %s under CI=true (%s)", path, what);
+        return NULL;
+    }
+    fprintf(stderr,
+            "\n*** SKIPPED: %s: reference traces not found at %s "
+            "(set TB_REFERENCE_DIR) ***\n\n",
+            what, path);
+    cr_skip_test("SKIPPED: reference traces absent (%s)", path);
+    return NULL;
+}
+
+uint8_t *tb_test_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf = NULL;
+    long n;
+
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+        fseek(f, 0, SEEK_SET) == 0) {
+        buf = malloc((size_t)n + 1);
+        if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+            free(buf);
+            buf = NULL;
+        }
+        if (buf)
+            *len = (size_t)n;
+    }
+    fclose(f);
+    return buf;
+}
+
+uint64_t tb_test_rand(uint64_t *state)
+{
+    uint64_t x = *state ? *state : 0x9E3779B97F4A7C15ull;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}

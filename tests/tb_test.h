@@ -1,0 +1,20 @@
+/* Helpers shared by the Criterion tests. */
+#ifndef TB_TEST_H
+#define TB_TEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The real-silicon reference directory (TB_REFERENCE_DIR, else
+ * ../shared/reference beside the project), or NULL when it is absent.
+ * When absent it prints a loud SKIPPED line; under CI=true the calling
+ * test fails instead (the references must be there in CI). */
+const char *tb_test_reference_dir(const char *what);
+
+/* Reads a whole file; NULL on failure.  Free with free(). */
+uint8_t *tb_test_read_file(const char *path, size_t *len);
+
+/* Deterministic PRNG for randomised tests (xorshift64*). */
+uint64_t tb_test_rand(uint64_t *state);
+
+#endif
