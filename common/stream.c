@@ -18,6 +18,8 @@ const tb_snap_source *tb_stream_find_source(const tb_snapshot *s, int id,
         tb_config cfg;
         char e[256];
 
+        if (!src->buffer[0])
+            continue; /* named in core_trace_sources but never captured */
         if (tb_snapshot_source_config(s, src, &cfg, e, sizeof e) < 0)
             continue; /* not an ETMv3/PTM source (e.g. an ITM) */
         if (id >= 0 && cfg.trace_id == id)
