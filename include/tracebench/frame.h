@@ -40,12 +40,22 @@ void tb_deformatter_free(tb_deformatter *d);
 /* Feeds len bytes whose first has buffer offset `offset`; chunks of any
  * size.  Returns 0 or TB_ERR_BAD_FRAME (a corrupt sync pattern or a
  * reserved ID; the deformatter then drops data until the next frame it
- * can trust) or TB_ERR_STOPPED. */
+ * can trust) or TB_ERR_STOPPED.  The whole chunk is processed even when
+ * TB_ERR_BAD_FRAME is returned, so a caller may go on pushing; after
+ * TB_ERR_STOPPED the rest of the chunk is lost (reset before reuse).
+ * TB_ERR_INVAL if offset does not continue a partly consumed frame. */
 int tb_deformatter_push(tb_deformatter *d, const uint8_t *data, size_t len,
                         uint64_t offset, tb_frame_data_cb cb, void *ctx);
-/* End of buffer: TB_ERR_TRUNCATED if a partial frame is left. */
+/* End of buffer: TB_ERR_TRUNCATED if a partial frame is left,
+ * TB_ERR_NO_SYNC if an FSYNC stream never showed an FSYNC.  Leaves the
+ * deformatter reset for the next buffer. */
 int tb_deformatter_finish(tb_deformatter *d, tb_frame_data_cb cb, void *ctx);
 void tb_deformatter_reset(tb_deformatter *d);
+/* Frame errors seen so far (kept across finish, cleared by reset):
+ * *count of them and the buffer offset of the last.  Returns 1 if there
+ * were any, else 0. */
+int tb_deformatter_error_info(const tb_deformatter *d, uint64_t *count,
+                              uint64_t *last_offset);
 
 /* Formatter: the inverse, for the encoder's multi-source buffers. */
 typedef struct tb_formatter tb_formatter;
