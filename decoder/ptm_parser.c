@@ -1,0 +1,657 @@
+/*
+ * PTM (PFT 1.0 / 1.1) packet parser: trace bytes -> tb_packet.
+ *
+ * The parser takes one byte at a time into a buffer that holds at most
+ * one packet, and asks after each byte whether the packet is complete.
+ * That makes the output independent of how the stream is cut into chunks
+ * and keeps memory constant.  Field meanings follow protocol-notes
+ * section 3 and what OpenCSD's trc_pkt_lister prints (protocol-notes 6.1).
+ *
+ * Address and timestamp fields go through the shared codec
+ * (common/pkt_codec.c, scheme TB_ADDR_SIXBIT for PTM).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracebench/parser.h"
+#include "tracebench/pkt_codec.h"
+
+/* A-sync is five zeros and 0x80 (IHI0035B 4.3.1; protocol-notes 3.3).
+ * Extra leading zeros are tolerated as OpenCSD does; an A-sync packet
+ * keeps at most this many zeros, older ones count as unsynchronised. */
+#define ASYNC_MIN_ZEROS 5
+#define ASYNC_MAX_ZEROS (TB_PKT_MAX_BYTES - 1)
+
+enum {
+    ST_HUNT = 0, /* looking for an A-sync */
+    ST_SYNC,     /* aligned: the next byte is a header */
+};
+
+struct tb_ptm_parser {
+    /* Configuration (protocol-notes 1.1, 1.3). */
+    bool ca;
+    bool ts64;
+    uint8_t ctxid_bytes;
+
+    int state;
+    uint8_t buf[TB_PKT_MAX_BYTES];
+    uint64_t idx[TB_PKT_MAX_BYTES]; /* stream index of each buf[] byte */
+    unsigned n;
+
+    /* Unsynchronised bytes waiting to be reported as one NOTSYNC. */
+    uint64_t skip_count;
+    uint64_t skip_index;
+
+    /* Packet-level state carried between packets (protocol-notes 4.1:
+     * the last *output* address, not the execution address). */
+    uint32_t addr;
+    unsigned addr_valid_bits; /* most bits ever supplied since reset */
+    tb_isa family;            /* ARM, THUMB, JAZELLE or UNKNOWN */
+    bool altisa, ns, hyp;
+    uint64_t ts;
+};
+
+static void forget_state(tb_ptm_parser *p)
+{
+    p->addr = 0;
+    p->addr_valid_bits = 0;
+    p->family = TB_ISA_UNKNOWN;
+    p->altisa = p->ns = p->hyp = false;
+    p->ts = 0;
+}
+
+void tb_ptm_parser_reset(tb_ptm_parser *p)
+{
+    if (!p)
+        return;
+    p->state = ST_HUNT;
+    p->n = 0;
+    p->skip_count = 0;
+    p->skip_index = 0;
+    forget_state(p);
+}
+
+tb_ptm_parser *tb_ptm_parser_new(const tb_config *cfg)
+{
+    tb_ptm_parser *p;
+
+    if (!cfg || cfg->protocol != TB_PROTO_PTM)
+        return NULL;
+    if (cfg->ctxid_bytes != 0 && cfg->ctxid_bytes != 1 &&
+        cfg->ctxid_bytes != 2 && cfg->ctxid_bytes != 4)
+        return NULL;
+    p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->ca = cfg->cycle_accurate;
+    /* PFT1.0 has 48-bit timestamps only (protocol-notes 3.1). */
+    p->ts64 = cfg->ts64 && cfg->arch_minor >= 1;
+    p->ctxid_bytes = cfg->ctxid_bytes;
+    tb_ptm_parser_reset(p);
+    return p;
+}
+
+void tb_ptm_parser_free(tb_ptm_parser *p)
+{
+    free(p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Field layouts. */
+
+/* The PTM cycle-count field (protocol-notes 3.6): first byte CC[3:0] in
+ * bits 5:2 with the C bit in bit 6, then up to four bytes of 7 bits with
+ * C in bit 7; the fifth byte always ends it.  Returns the field length
+ * once complete, 0 while more bytes are needed. */
+static unsigned cc_length(const uint8_t *b, unsigned avail)
+{
+    unsigned i;
+
+    if (avail < 1)
+        return 0;
+    if (!(b[0] & 0x40))
+        return 1;
+    for (i = 1; i < 5; i++) {
+        if (avail <= i)
+            return 0;
+        if (i == 4 || !(b[i] & 0x80))
+            return i + 1;
+    }
+    return 0;
+}
+
+static uint32_t cc_value(const uint8_t *b, unsigned n)
+{
+    uint32_t v = (uint32_t)((b[0] >> 2) & 0xF);
+    unsigned i, shift = 4;
+
+    for (i = 1; i < n; i++, shift += 7)
+        v |= (uint32_t)(b[i] & 0x7F) << shift;
+    return v;
+}
+
+static bool is_reserved(uint8_t h)
+{
+    if ((h & 1) || (h & 0x80))
+        return false; /* branch address or atom */
+    switch (h) {
+    case 0x00: case 0x08: case 0x0C: case 0x3C: case 0x42: case 0x46:
+    case 0x66: case 0x6E: case 0x72: case 0x76:
+        return false;
+    default:
+        return true; /* protocol-notes 3.2: everything else */
+    }
+}
+
+/* Length of the branch address part (address bytes plus exception
+ * bytes) of a branch packet, 0 while incomplete, -1 if byte 5 names no
+ * ISA.  IHI0035B 4.3.4; protocol-notes 3.7. */
+static int branch_body_length(const uint8_t *b, unsigned n, unsigned *naddr,
+                              bool *exc)
+{
+    unsigned a = tb_addr_length(TB_ADDR_SIXBIT, b, n);
+    bool x = false;
+
+    if (!a)
+        return 0;
+    /* A one-byte address has no X bit (protocol-notes 3.7). */
+    if (a > 1 && tb_addr_decode(TB_ADDR_SIXBIT, b, a, 0, TB_ISA_THUMB, NULL,
+                                NULL, NULL, NULL, &x) < 0)
+        return -1;
+    *naddr = a;
+    *exc = x;
+    if (!x)
+        return (int)a;
+    if (n <= a)
+        return 0;
+    /* E1 bit 7 announces E2; OpenCSD reads at most two (protocol-notes
+     * 3.7 exception bytes table). */
+    return (int)(a + ((b[a] & 0x80) ? 2 : 1));
+}
+
+/* Total length of the packet in b[0..n-1] once complete, 0 while more
+ * bytes are needed, -1 when the bytes already break the protocol. */
+static int packet_length(const tb_ptm_parser *p, const uint8_t *b,
+                         unsigned n)
+{
+    uint8_t h = b[0];
+    unsigned len, c, a;
+    bool x;
+    int r;
+
+    if (h & 1) {
+        r = branch_body_length(b, n, &a, &x);
+        if (r <= 0)
+            return r;
+        len = (unsigned)r;
+        if (len > n)
+            return 0;
+        if (!p->ca)
+            return (int)len;
+        /* CA: a CC field always follows, even after a one-byte address
+         * (protocol-notes 3.7). */
+        c = cc_length(b + len, n - len);
+        return c ? (int)(len + c) : 0;
+    }
+    if (h & 0x80) {
+        /* CA atoms carry the CC field in the header (protocol-notes 3.5). */
+        return p->ca ? (int)cc_length(b, n) : 1;
+    }
+    switch (h) {
+    case 0x08:
+        /* I-sync: address (4), info, [CC], [CtxtID] (protocol-notes 3.4). */
+        if (n < 6)
+            return 0;
+        len = 6;
+        if (p->ca && ((b[5] >> 5) & 3) != TB_ISYNC_PERIODIC) {
+            c = cc_length(b + 6, n - 6);
+            if (!c)
+                return 0;
+            len += c;
+        }
+        len += p->ctxid_bytes;
+        return n >= len ? (int)len : 0;
+    case 0x72:
+        /* Waypoint update: address bytes, and after a five-byte address
+         * with bit 6 set one AltISA byte (protocol-notes 3.8). */
+        if (n < 2)
+            return 0;
+        a = tb_addr_length(TB_ADDR_SIXBIT, b + 1, n - 1);
+        if (!a)
+            return 0;
+        len = 1 + a;
+        if (a == 5) {
+            if (tb_addr_decode(TB_ADDR_SIXBIT, b + 1, 5, 0, TB_ISA_THUMB, NULL,
+                               NULL, NULL, NULL, &x) < 0)
+                return -1;
+            if (x)
+                len++;
+        }
+        return n >= len ? (int)len : 0;
+    case 0x42:
+    case 0x46:
+        /* Timestamp, then a CC field in CA mode (protocol-notes 3.9). */
+        if (n < 2)
+            return 0;
+        c = tb_ts_length(b + 1, n - 1, p->ts64);
+        if (!c)
+            return 0;
+        len = 1 + c;
+        if (!p->ca)
+            return (int)len;
+        c = cc_length(b + len, n - len);
+        return c ? (int)(len + c) : 0;
+    case 0x6E:
+        len = 1u + p->ctxid_bytes;
+        return n >= len ? (int)len : 0;
+    case 0x3C:
+        return n >= 2 ? 2 : 0;
+    default:
+        return 1; /* trigger, ignore, ERET */
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Output. */
+
+static tb_isa out_isa(const tb_ptm_parser *p)
+{
+    /* AltISA turns Thumb into ThumbEE (protocol-notes 2.4, 3.7). */
+    if (p->family == TB_ISA_THUMB && p->altisa)
+        return TB_ISA_THUMBEE;
+    return p->family;
+}
+
+static void pkt_init(const tb_ptm_parser *p, tb_packet *pkt, tb_pkt_kind k,
+                     unsigned n)
+{
+    memset(pkt, 0, sizeof *pkt);
+    pkt->kind = k;
+    pkt->protocol = TB_PROTO_PTM;
+    pkt->index = n ? p->idx[0] : 0;
+    pkt->size = (uint8_t)n;
+    if (n)
+        memcpy(pkt->bytes, p->buf, n);
+}
+
+static int emit(const tb_packet *pkt, tb_packet_cb cb, void *ctx, int *count)
+{
+    (*count)++;
+    if (cb && cb(ctx, pkt))
+        return TB_ERR_STOPPED;
+    return TB_OK;
+}
+
+static void skip_add(tb_ptm_parser *p, uint64_t index, uint64_t count)
+{
+    if (!count)
+        return;
+    if (!p->skip_count)
+        p->skip_index = index;
+    p->skip_count += count;
+}
+
+static int flush_skipped(tb_ptm_parser *p, tb_packet_cb cb, void *ctx,
+                         int *count)
+{
+    tb_packet pkt;
+
+    if (!p->skip_count)
+        return TB_OK;
+    pkt_init(p, &pkt, TB_PKT_NOTSYNC, 0);
+    pkt.index = p->skip_index;
+    pkt.count = p->skip_count;
+    p->skip_count = 0;
+    return emit(&pkt, cb, ctx, count);
+}
+
+/* A packet that breaks the protocol: report it, forget the packet-level
+ * state (its base can no longer be trusted) and hunt for an A-sync. */
+static int emit_bad(tb_ptm_parser *p, tb_pkt_kind k, tb_packet_cb cb,
+                    void *ctx, int *count)
+{
+    tb_packet pkt;
+
+    pkt_init(p, &pkt, k, p->n);
+    pkt.err = TB_ERR_BAD_PACKET;
+    p->n = 0;
+    p->state = ST_HUNT;
+    forget_state(p);
+    return emit(&pkt, cb, ctx, count);
+}
+
+static void decode_cc(tb_packet *pkt, const uint8_t *b, unsigned avail)
+{
+    unsigned c = cc_length(b, avail);
+
+    if (c) {
+        pkt->has_cc = true;
+        pkt->cc = cc_value(b, c);
+    }
+}
+
+static void decode_atom(const tb_ptm_parser *p, tb_packet *pkt)
+{
+    uint8_t h = p->buf[0];
+    unsigned cnt, i;
+
+    if (p->ca) {
+        /* One atom in bit 1 (0 = E), CC in the rest (protocol-notes 3.5). */
+        pkt->seq[0] = (h & 2) ? TB_ATOM_N : TB_ATOM_E;
+        cnt = 1;
+        decode_cc(pkt, p->buf, p->n);
+    } else {
+        /* The highest set bit of 6..2 marks the field; the oldest atom is
+         * just below it, the newest in bit 1 (protocol-notes 3.5).  0x80
+         * and 0x82 have no marker; OpenCSD reads one atom from bit 1. */
+        if ((h & 0xF0) == 0x80)
+            cnt = (h & 0x08) ? 2 : 1;
+        else if ((h & 0xF0) == 0x90)
+            cnt = 3;
+        else if ((h & 0xE0) == 0xA0)
+            cnt = 4;
+        else
+            cnt = 5;
+        for (i = 0; i < cnt; i++)
+            pkt->seq[i] = ((h >> (cnt - i)) & 1) ? TB_ATOM_N : TB_ATOM_E;
+    }
+    pkt->seq_len = (uint8_t)cnt;
+    pkt->atom_count = (uint8_t)cnt;
+}
+
+static void decode_isync(tb_ptm_parser *p, tb_packet *pkt)
+{
+    const uint8_t *b = p->buf;
+    uint32_t a = (uint32_t)b[1] | (uint32_t)b[2] << 8 |
+                 (uint32_t)b[3] << 16 | (uint32_t)b[4] << 24;
+    uint8_t info = b[5];
+    unsigned pos = 6, i;
+
+    /* Address bit 0 is the T bit; info: reason 6:5, NS 3, AltISA 2,
+     * Hyp 1 (protocol-notes 3.4; IHI0014Q 7.10.5 for the reasons). */
+    p->addr = a & ~1u;
+    p->addr_valid_bits = 32;
+    p->family = (a & 1) ? TB_ISA_THUMB : TB_ISA_ARM;
+    p->ns = (info >> 3) & 1;
+    p->altisa = (info >> 2) & 1;
+    p->hyp = (info >> 1) & 1;
+
+    pkt->reason = (info >> 5) & 3;
+    pkt->addr = p->addr;
+    pkt->addr_bits = 32;
+    pkt->addr_known = true;
+    pkt->isa = out_isa(p);
+    pkt->ns = p->ns;
+    pkt->hyp = p->hyp;
+    pkt->altisa = p->altisa;
+    if (p->ca && pkt->reason != TB_ISYNC_PERIODIC) {
+        unsigned c = cc_length(b + pos, p->n - pos);
+        pkt->has_cc = true;
+        pkt->cc = cc_value(b + pos, c);
+        pos += c;
+    }
+    if (p->ctxid_bytes) {
+        pkt->has_ctxid = true;
+        for (i = 0; i < p->ctxid_bytes; i++)
+            pkt->context_id |= (uint32_t)b[pos + i] << (8 * i);
+    }
+}
+
+/* Branch address and waypoint update share the address layout
+ * (protocol-notes 3.7, 3.8).  off = offset of the first address byte. */
+static int decode_address(tb_ptm_parser *p, tb_packet *pkt, unsigned off)
+{
+    const uint8_t *b = p->buf + off;
+    unsigned a = tb_addr_length(TB_ADDR_SIXBIT, b, p->n - off), bits = 0;
+    uint32_t addr = 0;
+    tb_isa isa = TB_ISA_UNKNOWN;
+    bool named = false, x = false;
+    int r;
+
+    r = tb_addr_decode(TB_ADDR_SIXBIT, b, a, p->addr, p->family, &addr, &isa,
+                       &named, &bits, &x);
+    if (r < 0)
+        return r;
+    p->addr = addr;
+    p->family = isa;
+    if (bits > p->addr_valid_bits)
+        p->addr_valid_bits = bits;
+    pkt->addr = addr;
+    pkt->addr_bits = (uint8_t)bits;
+    pkt->isa_changed = named;
+    pkt->addr_known = p->addr_valid_bits >= 32;
+
+    if (off == 0) {
+        /* Branch: exception bytes E1 [E2] (protocol-notes 3.7). */
+        if (x) {
+            uint8_t e1 = b[a];
+            pkt->has_exc = true;
+            pkt->exc_bytes = 1;
+            pkt->exc_num = (e1 >> 1) & 0xF;
+            p->ns = e1 & 1;
+            p->altisa = (e1 >> 6) & 1;
+            pkt->ns_valid = true;
+            if (e1 & 0x80) {
+                uint8_t e2 = b[a + 1];
+                pkt->exc_bytes = 2;
+                pkt->exc_num |= (uint16_t)((e2 & 0x1F) << 4);
+                p->hyp = (e2 >> 5) & 1;
+                pkt->hyp_valid = true;
+            }
+            a += pkt->exc_bytes;
+        }
+        if (p->ca)
+            decode_cc(pkt, b + a, p->n - a);
+    } else if (a == 5 && x) {
+        /* WP update: the byte after a five-byte address holds AltISA. */
+        p->altisa = (b[5] >> 6) & 1;
+        pkt->exc_bytes = 1;
+    }
+    pkt->isa = out_isa(p);
+    pkt->ns = p->ns;
+    pkt->hyp = p->hyp;
+    pkt->altisa = p->altisa;
+    return TB_OK;
+}
+
+static int decode_and_emit(tb_ptm_parser *p, tb_packet_cb cb, void *ctx,
+                           int *count)
+{
+    tb_packet pkt;
+    uint8_t h = p->buf[0];
+    unsigned i;
+    int r = TB_OK;
+
+    pkt_init(p, &pkt, TB_PKT_RESERVED, p->n);
+    if (h & 1) {
+        pkt.kind = TB_PKT_BRANCH;
+        r = decode_address(p, &pkt, 0);
+    } else if (h & 0x80) {
+        pkt.kind = TB_PKT_ATOM;
+        decode_atom(p, &pkt);
+    } else {
+        switch (h) {
+        case 0x08:
+            pkt.kind = TB_PKT_ISYNC;
+            decode_isync(p, &pkt);
+            break;
+        case 0x72:
+            pkt.kind = TB_PKT_WP_UPDATE;
+            r = decode_address(p, &pkt, 1);
+            break;
+        case 0x42:
+        case 0x46: {
+            unsigned t = tb_ts_length(p->buf + 1, p->n - 1, p->ts64), bits = 0;
+            uint64_t v = 0;
+            pkt.kind = TB_PKT_TIMESTAMP;
+            tb_ts_decode(p->buf + 1, t, p->ts64, p->ts, &v, &bits);
+            p->ts = v;
+            pkt.ts = v;
+            pkt.ts_bits = (uint8_t)bits;
+            if (p->ca)
+                decode_cc(&pkt, p->buf + 1 + t, p->n - 1 - t);
+            break;
+        }
+        case 0x6E:
+            pkt.kind = TB_PKT_CONTEXT_ID;
+            pkt.has_ctxid = p->ctxid_bytes != 0;
+            for (i = 0; i < p->ctxid_bytes; i++)
+                pkt.context_id |= (uint32_t)p->buf[1 + i] << (8 * i);
+            break;
+        case 0x3C:
+            pkt.kind = TB_PKT_VMID;
+            pkt.vmid = p->buf[1];
+            break;
+        case 0x0C:
+            pkt.kind = TB_PKT_TRIGGER;
+            break;
+        case 0x66:
+            pkt.kind = TB_PKT_IGNORE;
+            break;
+        case 0x76:
+            pkt.kind = TB_PKT_EXC_RETURN;
+            break;
+        default:
+            return emit_bad(p, TB_PKT_RESERVED, cb, ctx, count);
+        }
+    }
+    if (r < 0)
+        return emit_bad(p, TB_PKT_BAD_SEQUENCE, cb, ctx, count);
+    p->n = 0;
+    return emit(&pkt, cb, ctx, count);
+}
+
+/* ------------------------------------------------------------------ */
+/* The byte loop. */
+
+static void drop_oldest_zero(tb_ptm_parser *p)
+{
+    skip_add(p, p->idx[0], 1);
+    memmove(p->buf, p->buf + 1, p->n - 1);
+    memmove(p->idx, p->idx + 1, (p->n - 1) * sizeof p->idx[0]);
+    p->n--;
+}
+
+static int async_found(tb_ptm_parser *p, tb_packet_cb cb, void *ctx,
+                       int *count)
+{
+    tb_packet pkt;
+    int r = flush_skipped(p, cb, ctx, count);
+
+    if (r < 0)
+        return r;
+    pkt_init(p, &pkt, TB_PKT_ASYNC, p->n);
+    p->n = 0;
+    p->state = ST_SYNC;
+    return emit(&pkt, cb, ctx, count);
+}
+
+static int feed(tb_ptm_parser *p, uint8_t byte, uint64_t index,
+                tb_packet_cb cb, void *ctx, int *count)
+{
+    int len;
+
+    if (p->state == ST_HUNT) {
+        /* buf holds the current run of zeros only. */
+        if (byte == 0x00) {
+            if (p->n == ASYNC_MAX_ZEROS)
+                drop_oldest_zero(p);
+            p->buf[p->n] = 0;
+            p->idx[p->n++] = index;
+            return TB_OK;
+        }
+        if (byte == 0x80 && p->n >= ASYNC_MIN_ZEROS) {
+            p->buf[p->n] = byte;
+            p->idx[p->n++] = index;
+            return async_found(p, cb, ctx, count);
+        }
+        if (p->n)
+            skip_add(p, p->idx[0], p->n);
+        skip_add(p, index, 1);
+        p->n = 0;
+        return TB_OK;
+    }
+
+    if (p->n == 0 && is_reserved(byte)) {
+        p->buf[0] = byte;
+        p->idx[0] = index;
+        p->n = 1;
+        return emit_bad(p, TB_PKT_RESERVED, cb, ctx, count);
+    }
+
+    if (p->n > 0 && p->buf[0] == 0x00) {
+        /* Inside an A-sync. */
+        if (byte == 0x00) {
+            if (p->n == ASYNC_MAX_ZEROS) {
+                /* Padding longer than a packet holds: report the oldest
+                 * zeros as unsynchronised, as OpenCSD throws them away,
+                 * and keep hunting on the run (protocol-notes 4.4 item 9). */
+                drop_oldest_zero(p);
+                p->state = ST_HUNT;
+            }
+            p->buf[p->n] = 0;
+            p->idx[p->n++] = index;
+            return TB_OK;
+        }
+        p->buf[p->n] = byte;
+        p->idx[p->n++] = index;
+        if (byte == 0x80 && p->n - 1 >= ASYNC_MIN_ZEROS)
+            return async_found(p, cb, ctx, count);
+        return emit_bad(p, TB_PKT_BAD_SEQUENCE, cb, ctx, count);
+    }
+
+    if (p->n >= TB_PKT_MAX_BYTES)
+        return emit_bad(p, TB_PKT_BAD_SEQUENCE, cb, ctx, count); /* unreachable */
+    p->buf[p->n] = byte;
+    p->idx[p->n++] = index;
+    if (byte == 0x00 && p->n == 1)
+        return TB_OK; /* first zero of an A-sync */
+
+    len = packet_length(p, p->buf, p->n);
+    if (len < 0)
+        return emit_bad(p, TB_PKT_BAD_SEQUENCE, cb, ctx, count);
+    if (len == 0)
+        return TB_OK;
+    return decode_and_emit(p, cb, ctx, count);
+}
+
+int tb_ptm_parser_push(tb_ptm_parser *p, const uint8_t *data, size_t len,
+                       uint64_t index, tb_packet_cb cb, void *ctx)
+{
+    int count = 0, r;
+    size_t i;
+
+    if (!p || (!data && len))
+        return TB_ERR_INVAL;
+    for (i = 0; i < len; i++) {
+        r = feed(p, data[i], index + i, cb, ctx, &count);
+        if (r < 0)
+            return r;
+        if (count > INT32_MAX / 2)
+            count = INT32_MAX / 2; /* a count, never an overflow */
+    }
+    return count;
+}
+
+int tb_ptm_parser_finish(tb_ptm_parser *p, tb_packet_cb cb, void *ctx)
+{
+    int count = 0, r = TB_OK;
+
+    if (!p)
+        return TB_ERR_INVAL;
+    if (p->state == ST_HUNT) {
+        if (p->n)
+            skip_add(p, p->idx[0], p->n);
+        p->n = 0;
+        r = flush_skipped(p, cb, ctx, &count);
+    } else if (p->n) {
+        tb_packet pkt;
+        pkt_init(p, &pkt, TB_PKT_INCOMPLETE, p->n);
+        pkt.err = TB_ERR_TRUNCATED;
+        p->n = 0;
+        r = emit(&pkt, cb, ctx, &count);
+    }
+    /* The stream has ended: start afresh for the next one. */
+    tb_ptm_parser_reset(p);
+    return r < 0 ? r : count;
+}
