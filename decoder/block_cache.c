@@ -1,0 +1,125 @@
+/* Block cache: see block_cache.h. */
+#include <stdlib.h>
+
+#include "block_cache.h"
+
+#define BC_BITS 14
+#define BC_SIZE (1u << BC_BITS)
+/* Longest block before a LIMIT split; the walker chains blocks, so this
+ * only bounds the work of one miss. */
+#define BC_MAX_INSNS 512
+
+struct tb_block_cache {
+    const tb_memimage *mem;
+    unsigned wp_mask;
+    tb_classifier *cls;
+    tb_block *tab;
+};
+
+tb_block_cache *tb_block_cache_new(const tb_memimage *mem, unsigned wp_mask)
+{
+    tb_block_cache *bc = calloc(1, sizeof *bc);
+
+    if (!bc)
+        return NULL;
+    bc->mem = mem;
+    bc->wp_mask = wp_mask;
+    bc->cls = tb_classifier_new();
+    bc->tab = calloc(BC_SIZE, sizeof *bc->tab);
+    if (!bc->cls || !bc->tab) {
+        tb_block_cache_free(bc);
+        return NULL;
+    }
+    return bc;
+}
+
+void tb_block_cache_free(tb_block_cache *bc)
+{
+    if (!bc)
+        return;
+    tb_classifier_free(bc->cls);
+    free(bc->tab);
+    free(bc);
+}
+
+int tb_block_insn(tb_block_cache *bc, uint32_t addr, tb_isa isa, tb_insn *out)
+{
+    size_t avail = 0;
+    const uint8_t *p = tb_memimage_ptr(bc->mem, addr, &avail);
+
+    if (!p)
+        return TB_ERR_NO_MEMORY;
+    if (isa == TB_ISA_THUMBEE || isa == TB_ISA_JAZELLE)
+        return TB_ERR_UNSUPPORTED;
+    {
+        int r = tb_classifier_decode(bc->cls, p, avail, addr, isa, out);
+        /* An instruction cut by the end of a region is missing memory. */
+        return r == TB_ERR_TRUNCATED ? TB_ERR_NO_MEMORY : r;
+    }
+}
+
+static void fill(tb_block_cache *bc, tb_block *b, uint32_t addr, tb_isa isa)
+{
+    size_t avail = 0;
+    const uint8_t *p = tb_memimage_ptr(bc->mem, addr, &avail);
+    uint32_t a = addr;
+
+    b->start = addr;
+    b->end = addr;
+    b->n = 0;
+    b->isa = (uint8_t)isa;
+    b->valid = true;
+    b->code = p;
+    if (isa == TB_ISA_THUMBEE || isa == TB_ISA_JAZELLE) {
+        b->status = TB_BLOCK_BAD_ISA;
+        return;
+    }
+    b->status = TB_BLOCK_NACC;
+    while (p && b->n < BC_MAX_INSNS) {
+        size_t off = a - addr;
+        int r;
+
+        if (off >= avail)
+            return; /* the region ends: next instruction is NACC */
+        r = tb_classifier_decode(bc->cls, p + off, avail - off, a, isa, &b->last);
+        if (r < 0)
+            return; /* truncated at the end of the region */
+        b->n++;
+        a += (uint32_t)r;
+        b->end = a;
+        if (bc->wp_mask & (1u << b->last.wp_class)) {
+            b->status = TB_BLOCK_WP;
+            return;
+        }
+        if (a < addr) /* wrapped past 4 GiB */
+            return;
+    }
+    if (p)
+        b->status = TB_BLOCK_LIMIT;
+}
+
+const tb_block *tb_block_get(tb_block_cache *bc, uint32_t addr, tb_isa isa)
+{
+    uint32_t h = ((addr >> 1) * 0x9E3779B1u) >> (32 - BC_BITS);
+    tb_block *b = &bc->tab[h ^ (isa & 1)];
+
+    if (!(b->valid && b->start == addr && b->isa == isa))
+        fill(bc, b, addr, isa);
+    return b;
+}
+
+uint32_t tb_block_advance(const tb_block *b, uint32_t addr, uint32_t k)
+{
+    const uint8_t *p;
+
+    if (b->isa == TB_ISA_ARM)
+        return addr + 4 * k;
+    p = b->code + (addr - b->start);
+    while (k--) {
+        unsigned s = tb_thumb_size((uint16_t)(p[0] | p[1] << 8));
+
+        p += s;
+        addr += s;
+    }
+    return addr;
+}

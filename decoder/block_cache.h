@@ -1,0 +1,54 @@
+/*
+ * Block cache (libipt's idea, private to the decoders): per (address,
+ * ISA), the run of instructions from that address up to and including
+ * the next waypoint, so a PTM atom, or a run of ETMv3 atoms, costs one
+ * lookup instead of one classification per instruction.
+ *
+ * Which classes end a block is fixed per cache (PTM: branches, ISB, and
+ * DMB/DSB when ETMCCER[24] says so, protocol-notes 3.12; ETMv3: only
+ * instructions that can change the flow).  The image is const for the
+ * cache's life, so entries never go stale; the table is direct-mapped
+ * and fixed in size.
+ */
+#ifndef TB_BLOCK_CACHE_H
+#define TB_BLOCK_CACHE_H
+
+#include "tracebench/classify.h"
+#include "tracebench/snapshot.h"
+
+enum tb_block_status {
+    TB_BLOCK_WP = 0,     /* ends with a waypoint (last) */
+    TB_BLOCK_LIMIT,      /* length limit reached, no waypoint yet */
+    TB_BLOCK_NACC,       /* code runs out: the next insn is not mapped */
+    TB_BLOCK_BAD_ISA,    /* ThumbEE / Jazelle: cannot be decoded */
+};
+
+typedef struct tb_block {
+    uint32_t start;
+    uint32_t end;          /* address after the last instruction */
+    uint32_t n;            /* instructions, the last included */
+    uint8_t isa;
+    uint8_t status;        /* tb_block_status */
+    bool valid;
+    const uint8_t *code;   /* image bytes at start (NULL if n == 0) */
+    tb_insn last;          /* the last instruction (n > 0) */
+} tb_block;
+
+typedef struct tb_block_cache tb_block_cache;
+
+/* wp_mask: bit c set when tb_wp_class c ends a block. */
+tb_block_cache *tb_block_cache_new(const tb_memimage *mem, unsigned wp_mask);
+void tb_block_cache_free(tb_block_cache *bc);
+/* The block at (addr, isa).  The pointer stays valid only until the next
+ * lookup.  Never NULL; n == 0 with status NACC when addr is unmapped. */
+const tb_block *tb_block_get(tb_block_cache *bc, uint32_t addr, tb_isa isa);
+/* Address of the k-th instruction after addr within straight-line code
+ * of block b (k < b->n); addr must be an instruction start of b. */
+uint32_t tb_block_advance(const tb_block *b, uint32_t addr, uint32_t k);
+/* Classifies one instruction (for the range walker); size or TB_ERR_*. */
+int tb_block_insn(tb_block_cache *bc, uint32_t addr, tb_isa isa, tb_insn *out);
+
+#define TB_WPMASK_BRANCHES ((1u << TB_WP_DIRECT) | (1u << TB_WP_DIRECT_LINK) | \
+                            (1u << TB_WP_INDIRECT) | (1u << TB_WP_INDIRECT_LINK))
+
+#endif

@@ -1,0 +1,54 @@
+/* Helpers shared by the two decompressors (private). */
+#ifndef TB_DEC_UTIL_H
+#define TB_DEC_UTIL_H
+
+#include <string.h>
+
+#include "tracebench/decoder.h"
+
+/* Where elements go: counts them and latches a callback's stop. */
+typedef struct tb_emit {
+    tb_element_cb cb;
+    void *ctx;
+    int n;
+    int err;
+} tb_emit;
+
+static inline void tb_emit_init(tb_emit *e, tb_element_cb cb, void *ctx)
+{
+    e->cb = cb;
+    e->ctx = ctx;
+    e->n = 0;
+    e->err = 0;
+}
+
+static inline void tb_emit_el(tb_emit *e, const tb_element *el)
+{
+    if (e->err)
+        return;
+    if (e->cb && e->cb(e->ctx, el))
+        e->err = TB_ERR_STOPPED;
+    else
+        e->n++;
+}
+
+static inline int tb_emit_result(const tb_emit *e)
+{
+    return e->err ? e->err : e->n;
+}
+
+static inline void tb_elem_init(tb_element *el, tb_elem_kind kind, uint64_t index)
+{
+    memset(el, 0, sizeof *el);
+    el->kind = kind;
+    el->index = index;
+}
+
+/* Instruction-address bound for one walk with no waypoint: far more
+ * straight-line code than any program has, so hitting it means the
+ * trace and the image disagree (a walk through zero-filled memory). */
+#define TB_WALK_MAX_INSNS (1u << 20)
+
+#define TB_RSTACK_DEPTH 16
+
+#endif

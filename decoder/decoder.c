@@ -1,0 +1,203 @@
+/* tb_decoder: one front for the per-protocol decompressors, the range
+ * walker, and the snapshot -> elements convenience. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tracebench/classify.h"
+#include "tracebench/decoder.h"
+#include "tracebench/parser.h"
+#include "tracebench/stream.h"
+
+struct tb_decoder {
+    tb_protocol protocol;
+    const tb_memimage *mem;
+    union {
+        tb_etmv3_decoder *etmv3;
+        tb_ptm_decoder *ptm;
+    } u;
+};
+
+tb_decoder *tb_decoder_new(const tb_config *cfg, const tb_memimage *mem)
+{
+    tb_decoder *d;
+
+    if (!cfg || !mem || (cfg->protocol != TB_PROTO_ETMV3 && cfg->protocol != TB_PROTO_PTM))
+        return NULL;
+    d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->protocol = cfg->protocol;
+    d->mem = mem;
+    if (d->protocol == TB_PROTO_ETMV3)
+        d->u.etmv3 = tb_etmv3_decoder_new(cfg, mem);
+    else
+        d->u.ptm = tb_ptm_decoder_new(cfg, mem);
+    if (!d->u.etmv3 && !d->u.ptm) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void tb_decoder_free(tb_decoder *d)
+{
+    if (!d)
+        return;
+    if (d->protocol == TB_PROTO_ETMV3)
+        tb_etmv3_decoder_free(d->u.etmv3);
+    else
+        tb_ptm_decoder_free(d->u.ptm);
+    free(d);
+}
+
+int tb_decoder_packet(tb_decoder *d, const tb_packet *pkt, tb_element_cb cb,
+                      void *ctx)
+{
+    if (!d || !pkt)
+        return TB_ERR_INVAL;
+    if (d->protocol == TB_PROTO_ETMV3)
+        return tb_etmv3_decoder_packet(d->u.etmv3, pkt, cb, ctx);
+    return tb_ptm_decoder_packet(d->u.ptm, pkt, cb, ctx);
+}
+
+int tb_decoder_finish(tb_decoder *d, tb_element_cb cb, void *ctx)
+{
+    if (!d)
+        return TB_ERR_INVAL;
+    if (d->protocol == TB_PROTO_ETMV3)
+        return tb_etmv3_decoder_finish(d->u.etmv3, cb, ctx);
+    return tb_ptm_decoder_finish(d->u.ptm, cb, ctx);
+}
+
+void tb_decoder_reset(tb_decoder *d)
+{
+    if (!d)
+        return;
+    if (d->protocol == TB_PROTO_ETMV3)
+        tb_etmv3_decoder_reset(d->u.etmv3);
+    else
+        tb_ptm_decoder_reset(d->u.ptm);
+}
+
+int tb_range_addrs(const tb_memimage *mem, const tb_element *el,
+                   uint32_t *out, size_t max)
+{
+    uint32_t a;
+    size_t n = 0;
+
+    if (!mem || !el || (!out && max) || el->kind != TB_ELEM_INSN_RANGE)
+        return TB_ERR_INVAL;
+    a = el->start;
+    while (n < el->count && n < max) {
+        out[n++] = a;
+        if (el->isa == TB_ISA_ARM) {
+            a += 4;
+        } else {
+            size_t avail = 0;
+            const uint8_t *p = tb_memimage_ptr(mem, a, &avail);
+
+            if (!p || avail < 2)
+                return TB_ERR_NO_MEMORY;
+            a += tb_thumb_size((uint16_t)(p[0] | p[1] << 8));
+        }
+    }
+    return (int)n;
+}
+
+int tb_decoder_range_addrs(tb_decoder *d, const tb_element *el, uint32_t *out,
+                           size_t max)
+{
+    if (!d)
+        return TB_ERR_INVAL;
+    return tb_range_addrs(d->mem, el, out, max);
+}
+
+/* ---- snapshot -> elements ---- */
+
+struct snap_run {
+    tb_parser *parser;
+    tb_decoder *dec;
+    tb_element_cb cb;
+    void *ctx;
+    int err;
+};
+
+static int on_packet(void *ctx, const tb_packet *pkt)
+{
+    struct snap_run *r = ctx;
+    int n = tb_decoder_packet(r->dec, pkt, r->cb, r->ctx);
+
+    if (n < 0) {
+        r->err = n;
+        return 1;
+    }
+    return 0;
+}
+
+static int on_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
+{
+    struct snap_run *r = ctx;
+    int n = tb_parser_push(r->parser, data, len, index, on_packet, r);
+
+    if (n < 0 && !r->err)
+        r->err = n;
+    return n < 0;
+}
+
+int tb_decode_snapshot(const char *dir, int id, tb_element_cb cb, void *ctx,
+                       char *err, size_t errlen)
+{
+    tb_snapshot snap;
+    const tb_snap_source *src;
+    tb_config cfg;
+    tb_memimage *mem = NULL;
+    struct snap_run run = {0};
+    int r;
+
+    if (!dir)
+        return TB_ERR_INVAL;
+    if (err && errlen)
+        err[0] = 0;
+    r = tb_snapshot_load(&snap, dir, err, errlen);
+    if (r < 0)
+        return r;
+    src = tb_stream_find_source(&snap, id, err, errlen);
+    if (!src) {
+        r = TB_ERR_NOT_FOUND;
+        goto out;
+    }
+    r = tb_snapshot_source_config(&snap, src, &cfg, err, errlen);
+    if (r < 0)
+        goto out;
+    r = tb_snapshot_source_memory(&snap, src, &mem, err, errlen);
+    if (r < 0)
+        goto out;
+    run.parser = tb_parser_new(&cfg);
+    run.dec = tb_decoder_new(&cfg, mem);
+    run.cb = cb;
+    run.ctx = ctx;
+    if (!run.parser || !run.dec) {
+        r = TB_ERR_NOMEM;
+        goto out;
+    }
+    r = tb_stream_source(&snap, src, NULL, on_bytes, &run, err, errlen);
+    if (run.err)
+        r = run.err;
+    if (r >= 0) {
+        r = tb_parser_finish(run.parser, on_packet, &run);
+        if (run.err)
+            r = run.err;
+    }
+    if (r >= 0)
+        r = tb_decoder_finish(run.dec, cb, ctx);
+    if (r >= 0)
+        r = 0;
+    else if (err && errlen && !err[0])
+        snprintf(err, errlen, "decode: %s", tb_err_str(r));
+out:
+    tb_decoder_free(run.dec);
+    tb_parser_free(run.parser);
+    tb_memimage_free(mem);
+    tb_snapshot_fini(&snap);
+    return r;
+}

@@ -1,0 +1,489 @@
+/*
+ * ETMv3 decompressor: packets + image -> elements (protocol-notes 4.2).
+ *
+ * One atom per instruction (IHI0014Q 7.3.1): E executed, N failed its
+ * condition, W a cycle boundary.  Direct branch targets come from the
+ * image, indirect ones from branch address packets (IHI0014Q 6.7.1).
+ * Instructions are gathered into ranges of up to 32 (atom_bits holds the
+ * N flags); a taken branch ends a range.  The newest range is held back
+ * until another element is due, so that a branch packet with Cancel
+ * (IHI0014Q 6.7.1, exception information) can retract its last
+ * instruction.
+ *
+ * OpenCSD's ETMv3 quirks are not copied (protocol-notes 4.4): the ISA
+ * after a BLX(imm) carries across P-headers, and an LSiP I-sync emits
+ * its load/store instruction.
+ */
+#include <stdlib.h>
+
+#include "block_cache.h"
+#include "dec_util.h"
+
+struct tb_etmv3_decoder {
+    tb_config cfg;
+    const tb_memimage *mem;
+    tb_block_cache *bc;
+
+    bool started, synced, gap;
+    bool pc_known;
+    uint32_t pc;
+    uint8_t isa;
+
+    bool ctx_known;
+    bool ns, hyp;
+    uint32_t context_id;
+    uint8_t vmid;
+
+    uint32_t pending_cc;   /* W atoms since the last E/N atom */
+
+    /* The current block and the position of pc in it. */
+    bool blk_valid;
+    tb_block blk;
+    uint32_t blk_idx;
+
+    /* The newest range, not yet emitted. */
+    bool rng_valid, rng_open;
+    tb_element rng;
+    uint32_t prev_addr;    /* the instruction before rng.last_addr */
+    uint8_t prev_size, prev_wp;
+    char prev_atom;
+};
+
+static void reset_state(tb_etmv3_decoder *d)
+{
+    d->started = d->synced = false;
+    d->gap = true;
+    d->pc_known = false;
+    d->pc = 0;
+    d->isa = TB_ISA_UNKNOWN;
+    d->ctx_known = false;
+    d->ns = d->hyp = false;
+    d->context_id = 0;
+    d->vmid = 0;
+    d->pending_cc = 0;
+    d->blk_valid = false;
+    d->rng_valid = d->rng_open = false;
+}
+
+tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
+                                       const tb_memimage *mem)
+{
+    tb_etmv3_decoder *d;
+
+    if (!cfg || !mem || cfg->protocol != TB_PROTO_ETMV3)
+        return NULL;
+    d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->cfg = *cfg;
+    d->mem = mem;
+    /* Only flow changes end a block: every instruction has its atom. */
+    d->bc = tb_block_cache_new(mem, TB_WPMASK_BRANCHES);
+    if (!d->bc) {
+        free(d);
+        return NULL;
+    }
+    reset_state(d);
+    return d;
+}
+
+void tb_etmv3_decoder_free(tb_etmv3_decoder *d)
+{
+    if (!d)
+        return;
+    tb_block_cache_free(d->bc);
+    free(d);
+}
+
+void tb_etmv3_decoder_reset(tb_etmv3_decoder *d)
+{
+    if (d)
+        reset_state(d);
+}
+
+static void flush_range(tb_etmv3_decoder *d, tb_emit *e)
+{
+    if (d->rng_valid) {
+        tb_emit_el(e, &d->rng);
+        d->rng_valid = d->rng_open = false;
+    }
+}
+
+/* Every element other than a range goes out through here, after the
+ * held-back range, so the element order is the trace order. */
+static void emit(tb_etmv3_decoder *d, tb_emit *e, const tb_element *el)
+{
+    flush_range(d, e);
+    tb_emit_el(e, el);
+}
+
+static uint32_t insn_addr(uint32_t addr, uint8_t isa)
+{
+    if (isa == TB_ISA_ARM)
+        return addr & ~3u;
+    if (isa == TB_ISA_JAZELLE)
+        return addr;
+    return addr & ~1u;
+}
+
+static void emit_context(tb_etmv3_decoder *d, tb_emit *e, uint64_t index)
+{
+    tb_element el;
+
+    tb_elem_init(&el, TB_ELEM_CONTEXT, index);
+    el.isa = d->isa;
+    el.ns = d->ns;
+    el.hyp = d->hyp;
+    el.context_id = d->context_id;
+    el.vmid = d->vmid;
+    emit(d, e, &el);
+    d->ctx_known = true;
+}
+
+/* Appends one traced instruction to the newest range. */
+static void add_insn(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
+                     uint32_t addr, uint8_t size, uint8_t wp, char atom,
+                     uint32_t cycles)
+{
+    tb_element *r = &d->rng;
+
+    if (!d->rng_open || r->end != addr || r->isa != d->isa || r->count == 32) {
+        flush_range(d, e);
+        tb_elem_init(r, TB_ELEM_INSN_RANGE, index);
+        r->start = addr;
+        r->end = addr;
+        r->isa = d->isa;
+        d->rng_valid = d->rng_open = true;
+    } else {
+        d->prev_addr = r->last_addr;
+        d->prev_size = r->last_size;
+        d->prev_wp = r->last_wp;
+        d->prev_atom = r->last_atom;
+    }
+    if (atom == 'N')
+        r->atom_bits |= 1u << r->count;
+    r->count++;
+    r->end = addr + size;
+    r->last_addr = addr;
+    r->last_size = size;
+    r->last_wp = wp;
+    r->last_atom = atom;
+    if (d->cfg.cycle_accurate) {
+        r->has_cc = true;
+        r->cc += cycles;
+    }
+}
+
+static void lose_address(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
+                         uint32_t addr, uint8_t status, uint32_t cycles)
+{
+    tb_element el;
+
+    tb_elem_init(&el, TB_ELEM_ADDR_NACC, index);
+    el.start = addr;
+    el.isa = d->isa;
+    el.ns = d->ns;
+    el.reason = TB_GAP_NO_MEMORY;
+    el.err = status == TB_BLOCK_BAD_ISA ? TB_ERR_UNSUPPORTED : TB_ERR_NO_MEMORY;
+    el.count = 1;
+    if (d->cfg.cycle_accurate) {
+        el.has_cc = true;
+        el.cc = cycles;
+    }
+    emit(d, e, &el);
+    d->pc_known = false;
+    d->blk_valid = false;
+}
+
+/* One E or N atom: the fate of the instruction at pc. */
+static void do_atom(tb_etmv3_decoder *d, tb_emit *e, uint64_t index, char atom,
+                    uint32_t cycles)
+{
+    uint32_t addr = d->pc;
+    uint8_t size, wp = TB_WP_NONE;
+    bool last;
+
+    if (!d->pc_known) {
+        tb_element el;
+
+        tb_elem_init(&el, TB_ELEM_ADDR_UNKNOWN, index);
+        el.last_atom = atom;
+        el.count = 1;
+        el.isa = d->isa;
+        if (d->cfg.cycle_accurate) {
+            el.has_cc = true;
+            el.cc = cycles;
+        }
+        emit(d, e, &el);
+        return;
+    }
+    if (!d->blk_valid) {
+        d->blk = *tb_block_get(d->bc, addr, (tb_isa)d->isa);
+        d->blk_idx = 0;
+        d->blk_valid = true;
+    }
+    if (d->blk.n == 0) {
+        lose_address(d, e, index, addr, d->blk.status, cycles);
+        return;
+    }
+    last = d->blk_idx + 1 == d->blk.n;
+    if (last) {
+        size = d->blk.last.size;
+        wp = d->blk.last.wp_class;
+    } else if (d->isa == TB_ISA_ARM) {
+        size = 4;
+    } else {
+        const uint8_t *p = d->blk.code + (addr - d->blk.start);
+
+        size = (uint8_t)tb_thumb_size((uint16_t)(p[0] | p[1] << 8));
+    }
+    add_insn(d, e, index, addr, size, wp, atom, cycles);
+    d->pc = addr + size;
+    if (!last) {
+        d->blk_idx++;
+        return;
+    }
+    d->blk_valid = false;
+    if (d->blk.status != TB_BLOCK_WP || atom == 'N')
+        return;
+    /* A taken branch ends the range. */
+    d->rng_open = false;
+    if (d->blk.last.has_target) {
+        d->pc = d->blk.last.target;
+        d->isa = d->blk.last.target_isa;
+    } else {
+        d->pc_known = false; /* the branch packet brings the address */
+    }
+}
+
+static void do_pheader(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
+{
+    for (unsigned i = 0; i < pkt->seq_len && !e->err; i++) {
+        char a = pkt->seq[i];
+
+        if (a == 'W') {
+            d->pending_cc++;
+        } else if (a == 'E' || a == 'N') {
+            do_atom(d, e, pkt->index, a, d->pending_cc);
+            d->pending_cc = 0;
+        }
+    }
+}
+
+static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
+{
+    uint8_t isa = pkt->isa;
+    bool ctx_changed = !d->ctx_known || pkt->ns != d->ns || pkt->hyp != d->hyp ||
+                       (pkt->has_ctxid && pkt->context_id != d->context_id);
+
+    flush_range(d, e);
+    if (!d->synced || d->gap || pkt->reason != TB_ISYNC_PERIODIC || pkt->has_cc) {
+        tb_element el;
+
+        tb_elem_init(&el, TB_ELEM_TRACE_ON, pkt->index);
+        el.reason = pkt->reason;
+        el.isa = isa;
+        el.start = insn_addr(pkt->lsip ? pkt->lsip_addr : pkt->addr, isa);
+        /* The I-sync's count covers the time trace was off, with the W
+         * atoms still pending (protocol-notes 2.4, 6.3). */
+        if (pkt->has_cc) {
+            el.has_cc = true;
+            el.cc = pkt->cc + (d->synced ? d->pending_cc : 0);
+            d->pending_cc = 0;
+        }
+        emit(d, e, &el);
+    }
+    if (!d->synced)
+        d->pending_cc = 0; /* W's before the first address belong nowhere */
+    d->synced = true;
+    d->gap = false;
+    d->isa = isa;
+    d->ns = pkt->ns;
+    d->hyp = pkt->hyp;
+    if (pkt->has_ctxid)
+        d->context_id = pkt->context_id;
+    if (ctx_changed)
+        emit_context(d, e, pkt->index);
+    d->pc = insn_addr(pkt->addr, isa);
+    d->pc_known = true;
+    d->blk_valid = false;
+    if (pkt->lsip) {
+        /* IHI0014Q 7.10.5: the address is the load/store in progress,
+         * executed as if by an E atom; decoding resumes at the
+         * compressed "current instruction" address. */
+        tb_insn in;
+
+        if (tb_block_insn(d->bc, d->pc, (tb_isa)isa, &in) > 0) {
+            add_insn(d, e, pkt->index, d->pc, in.size, in.wp_class, 'E', 0);
+            d->rng_open = false;
+        } else {
+            lose_address(d, e, pkt->index, d->pc, TB_BLOCK_NACC, 0);
+        }
+        d->isa = pkt->lsip_isa;
+        d->pc = insn_addr(pkt->lsip_addr, d->isa);
+        d->pc_known = true;
+        d->blk_valid = false;
+    }
+}
+
+static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
+{
+    bool cancelled = false, ctx_changed = false;
+    uint32_t cancelled_addr = 0;
+    int err = 0;
+
+    if (pkt->has_exc && pkt->exc_cancel) {
+        /* The newest traced instruction did not complete: retract it. */
+        if (d->rng_valid && d->rng.count > 0) {
+            tb_element *r = &d->rng;
+
+            cancelled = true;
+            cancelled_addr = r->last_addr;
+            if (r->count == 1) {
+                d->rng_valid = d->rng_open = false;
+            } else {
+                r->count--;
+                r->atom_bits &= ~(1u << r->count);
+                r->end = r->last_addr;
+                r->last_addr = d->prev_addr;
+                r->last_size = d->prev_size;
+                r->last_wp = d->prev_wp;
+                r->last_atom = d->prev_atom;
+                /* prev_* now unknown: a second cancel cannot follow
+                 * without a new atom. */
+            }
+        } else {
+            err = TB_ERR_STATE; /* already emitted: flag the element */
+        }
+    }
+    if (pkt->has_exc && pkt->exc_num != 0) {
+        tb_element el;
+
+        tb_elem_init(&el, TB_ELEM_EXCEPTION, pkt->index);
+        el.exc_num = pkt->exc_num;
+        el.cancelled = pkt->exc_cancel;
+        el.pref_return = cancelled ? cancelled_addr : (d->pc_known ? d->pc : 0);
+        el.isa = d->isa;
+        el.start = insn_addr(pkt->addr, pkt->isa);
+        el.err = err ? err : (cancelled || d->pc_known ? 0 : TB_ERR_NO_SYNC);
+        emit(d, e, &el);
+    } else {
+        flush_range(d, e);
+    }
+    if (pkt->ns_valid && pkt->ns != d->ns) {
+        d->ns = pkt->ns;
+        ctx_changed = true;
+    }
+    if (pkt->hyp_valid && pkt->hyp != d->hyp) {
+        d->hyp = pkt->hyp;
+        ctx_changed = true;
+    }
+    d->blk_valid = false;
+    if (!pkt->addr_known) {
+        d->pc_known = false;
+        return;
+    }
+    d->isa = pkt->isa;
+    d->pc = insn_addr(pkt->addr, d->isa);
+    d->pc_known = true;
+    if (ctx_changed)
+        emit_context(d, e, pkt->index);
+}
+
+int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
+                            tb_element_cb cb, void *ctx)
+{
+    tb_emit e;
+    tb_element el;
+
+    if (!d || !pkt)
+        return TB_ERR_INVAL;
+    tb_emit_init(&e, cb, ctx);
+    if (!d->started) {
+        tb_elem_init(&el, TB_ELEM_NO_SYNC, pkt->index);
+        el.reason = TB_GAP_INIT;
+        emit(d, &e, &el);
+        d->started = true;
+    }
+    switch (pkt->kind) {
+    case TB_PKT_RESERVED:
+    case TB_PKT_BAD_SEQUENCE:
+    case TB_PKT_BAD_TRACEMODE:
+    case TB_PKT_INCOMPLETE:
+        tb_elem_init(&el, TB_ELEM_NO_SYNC, pkt->index);
+        el.reason = TB_GAP_BAD_PACKET;
+        el.err = pkt->kind == TB_PKT_INCOMPLETE ? TB_ERR_TRUNCATED
+                 : pkt->err ? pkt->err : TB_ERR_BAD_PACKET;
+        emit(d, &e, &el);
+        d->synced = false;
+        d->gap = true;
+        d->pc_known = false;
+        d->blk_valid = false;
+        d->pending_cc = 0;
+        return tb_emit_result(&e);
+    case TB_PKT_ISYNC:
+        do_isync(d, &e, pkt);
+        return tb_emit_result(&e);
+    default:
+        break;
+    }
+    if (!d->synced)
+        return tb_emit_result(&e); /* nothing to decode from yet (2.3) */
+
+    switch (pkt->kind) {
+    case TB_PKT_ATOM:
+        do_pheader(d, &e, pkt);
+        break;
+    case TB_PKT_BRANCH:
+        do_branch(d, &e, pkt);
+        break;
+    case TB_PKT_CYCLE_COUNT:
+        d->pending_cc += pkt->cc;
+        break;
+    case TB_PKT_EXC_RETURN:
+        tb_elem_init(&el, TB_ELEM_EXC_RETURN, pkt->index);
+        emit(d, &e, &el);
+        break;
+    case TB_PKT_EXC_ENTRY:
+        /* v7-M data-trace marker: the exception itself comes with the
+         * branch packet. */
+        break;
+    case TB_PKT_TIMESTAMP:
+        tb_elem_init(&el, TB_ELEM_TIMESTAMP, pkt->index);
+        el.ts = pkt->ts;
+        emit(d, &e, &el);
+        break;
+    case TB_PKT_CONTEXT_ID:
+        if (pkt->context_id != d->context_id || !d->ctx_known) {
+            d->context_id = pkt->context_id;
+            emit_context(d, &e, pkt->index);
+        }
+        break;
+    case TB_PKT_VMID:
+        if (pkt->vmid != d->vmid || !d->ctx_known) {
+            d->vmid = pkt->vmid;
+            emit_context(d, &e, pkt->index);
+        }
+        break;
+    case TB_PKT_TRIGGER:
+        tb_elem_init(&el, TB_ELEM_EVENT, pkt->index);
+        emit(d, &e, &el);
+        break;
+    default:
+        break; /* A-sync, ignore, data trace (not decoded) */
+    }
+    return tb_emit_result(&e);
+}
+
+int tb_etmv3_decoder_finish(tb_etmv3_decoder *d, tb_element_cb cb, void *ctx)
+{
+    tb_emit e;
+    tb_element el;
+
+    if (!d)
+        return TB_ERR_INVAL;
+    tb_emit_init(&e, cb, ctx);
+    tb_elem_init(&el, TB_ELEM_END, 0);
+    emit(d, &e, &el);
+    return tb_emit_result(&e);
+}

@@ -1,0 +1,544 @@
+/*
+ * PTM (PFT 1.0/1.1) decompressor: packets + image -> elements.
+ *
+ * The operations follow IHI0035B B.3.2 (branch_no_excp, branch_with_excp,
+ * analyze_atomheader, analyze_waypoint_update, analyze_eret) as restated
+ * in protocol-notes 4.3, with the return stack of protocol-notes 3.10 and
+ * the exception rules of IHI0035B 5.2.3.  OpenCSD's quirks (4.4) are not
+ * copied: A32 ERET is a waypoint, and atoms with no address are reported
+ * (DS-5 lists them) rather than dropped.
+ *
+ * Two address registers (protocol-notes 4.1): the parser merges packet
+ * addresses into LastState and hands us full addresses; this file only
+ * keeps CurrentState (pc, isa).
+ */
+#include <stdlib.h>
+
+#include "block_cache.h"
+#include "dec_util.h"
+
+struct tb_ptm_decoder {
+    tb_config cfg;
+    const tb_memimage *mem;
+    tb_block_cache *bc;
+
+    bool started;        /* NO_SYNC(init) emitted */
+    bool synced;         /* an I-sync seen since the last loss of sync */
+    bool gap;            /* trace lost since the last I-sync */
+    bool pc_known;
+    uint32_t pc;
+    uint8_t isa;
+
+    bool ctx_known;
+    bool ns, hyp;
+    uint32_t context_id;
+    uint8_t vmid;
+
+    /* Return stack (protocol-notes 3.10): circular, oldest overwritten. */
+    uint32_t rs_addr[TB_RSTACK_DEPTH];
+    uint8_t rs_isa[TB_RSTACK_DEPTH];
+    unsigned rs_top, rs_n;
+};
+
+static void reset_state(tb_ptm_decoder *d)
+{
+    d->started = false;
+    d->synced = false;
+    d->gap = true;
+    d->pc_known = false;
+    d->pc = 0;
+    d->isa = TB_ISA_UNKNOWN;
+    d->ctx_known = false;
+    d->ns = d->hyp = false;
+    d->context_id = 0;
+    d->vmid = 0;
+    d->rs_top = d->rs_n = 0;
+}
+
+tb_ptm_decoder *tb_ptm_decoder_new(const tb_config *cfg, const tb_memimage *mem)
+{
+    tb_ptm_decoder *d;
+    unsigned mask = TB_WPMASK_BRANCHES | (1u << TB_WP_ISB);
+
+    if (!cfg || !mem || cfg->protocol != TB_PROTO_PTM)
+        return NULL;
+    d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->cfg = *cfg;
+    d->mem = mem;
+    /* DMB/DSB are waypoints only when ETMCCER[24] says so (3.12). */
+    if (cfg->dmb_waypoint)
+        mask |= 1u << TB_WP_BARRIER;
+    d->bc = tb_block_cache_new(mem, mask);
+    if (!d->bc) {
+        free(d);
+        return NULL;
+    }
+    reset_state(d);
+    return d;
+}
+
+void tb_ptm_decoder_free(tb_ptm_decoder *d)
+{
+    if (!d)
+        return;
+    tb_block_cache_free(d->bc);
+    free(d);
+}
+
+void tb_ptm_decoder_reset(tb_ptm_decoder *d)
+{
+    if (d)
+        reset_state(d);
+}
+
+static void rs_push(tb_ptm_decoder *d, uint32_t addr, uint8_t isa)
+{
+    d->rs_top = (d->rs_top + 1) % TB_RSTACK_DEPTH;
+    d->rs_addr[d->rs_top] = addr;
+    d->rs_isa[d->rs_top] = isa;
+    if (d->rs_n < TB_RSTACK_DEPTH)
+        d->rs_n++;
+}
+
+static bool rs_pop(tb_ptm_decoder *d, uint32_t *addr, uint8_t *isa)
+{
+    if (!d->rs_n)
+        return false;
+    *addr = d->rs_addr[d->rs_top];
+    *isa = d->rs_isa[d->rs_top];
+    d->rs_top = (d->rs_top + TB_RSTACK_DEPTH - 1) % TB_RSTACK_DEPTH;
+    d->rs_n--;
+    return true;
+}
+
+static void emit_simple(tb_emit *e, tb_elem_kind kind, const tb_packet *pkt)
+{
+    tb_element el;
+
+    tb_elem_init(&el, kind, pkt->index);
+    tb_emit_el(e, &el);
+}
+
+static void lose_sync(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt,
+                      tb_gap_reason reason, int err)
+{
+    tb_element el;
+
+    tb_elem_init(&el, TB_ELEM_NO_SYNC, pkt->index);
+    el.reason = (uint8_t)reason;
+    el.err = err;
+    el.start = d->pc;
+    el.isa = d->isa;
+    tb_emit_el(e, &el);
+    d->pc_known = false;
+    d->gap = true;
+    if (reason == TB_GAP_BAD_PACKET)
+        d->synced = false;
+}
+
+/* The address left the image (or the ISA cannot be decoded): report it
+ * once and wait for the next explicit address (protocol-notes 4.1). */
+static void lose_address(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt,
+                         uint32_t addr, uint8_t status)
+{
+    tb_element el;
+
+    tb_elem_init(&el, TB_ELEM_ADDR_NACC, pkt->index);
+    el.start = addr;
+    el.isa = d->isa;
+    el.ns = d->ns;
+    el.err = status == TB_BLOCK_BAD_ISA ? TB_ERR_UNSUPPORTED : TB_ERR_NO_MEMORY;
+    el.reason = TB_GAP_NO_MEMORY;
+    tb_emit_el(e, &el);
+    d->pc_known = false;
+}
+
+static void emit_range(tb_emit *e, const tb_packet *pkt, uint32_t start,
+                       uint32_t end, uint32_t count, uint8_t isa,
+                       const tb_insn *last, char atom)
+{
+    tb_element el;
+
+    tb_elem_init(&el, TB_ELEM_INSN_RANGE, pkt->index);
+    el.start = start;
+    el.end = end;
+    el.count = count;
+    el.isa = isa;
+    el.last_addr = last->addr;
+    el.last_size = last->size;
+    el.last_wp = last->wp_class;
+    el.last_atom = atom;
+    el.atom_bits = atom == 'N';
+    if (pkt->has_cc) {
+        el.has_cc = true;
+        el.cc = pkt->cc;
+    }
+    tb_emit_el(e, &el);
+}
+
+/* Walks from pc through non-waypoints to the next waypoint, which gets
+ * `atom`; emits the range.  Returns true with *wp set when a waypoint
+ * was reached, false when the address was lost (already reported). */
+static bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
+                             const tb_packet *pkt, char atom, tb_insn *wp)
+{
+    uint32_t start = d->pc, count = 0;
+
+    for (;;) {
+        const tb_block *b = tb_block_get(d->bc, d->pc, (tb_isa)d->isa);
+
+        if (b->status == TB_BLOCK_WP) {
+            count += b->n;
+            *wp = b->last;
+            emit_range(e, pkt, start, b->end, count, d->isa, &b->last, atom);
+            d->pc = b->end;
+            return true;
+        }
+        if (b->status == TB_BLOCK_LIMIT && count < TB_WALK_MAX_INSNS) {
+            count += b->n;
+            d->pc = b->end;
+            continue;
+        }
+        if (b->status == TB_BLOCK_LIMIT) {
+            lose_sync(d, e, pkt, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
+            return false;
+        }
+        /* Code ran out before a waypoint: the instructions up to the
+         * hole executed; the waypoint itself is not in the image. */
+        count += b->n;
+        if (count) {
+            tb_insn last = b->last;
+
+            emit_range(e, pkt, start, b->end, count, d->isa, &last, 'E');
+        }
+        lose_address(d, e, pkt, b->end, b->status);
+        return false;
+    }
+}
+
+/* Applies an executed (E) or failed (N) waypoint to the flow. */
+static void take_waypoint(tb_ptm_decoder *d, const tb_insn *wp, char atom,
+                          bool from_atom)
+{
+    uint32_t ret = wp->addr + wp->size;
+    uint8_t ret_isa = d->isa;
+
+    if (atom == 'N')
+        return; /* pc already points past it */
+    switch (wp->wp_class) {
+    case TB_WP_DIRECT:
+    case TB_WP_DIRECT_LINK:
+        if (wp->has_target) {
+            d->pc = wp->target;
+            d->isa = wp->target_isa;
+        } else {
+            d->pc_known = false;
+        }
+        break;
+    case TB_WP_INDIRECT:
+    case TB_WP_INDIRECT_LINK:
+        /* An E atom on an indirect branch means the return stack
+         * predicted it (3.10); a branch packet never pops. */
+        if (from_atom && d->cfg.return_stack) {
+            uint32_t a;
+            uint8_t isa;
+
+            if (rs_pop(d, &a, &isa)) {
+                d->pc = a;
+                d->isa = isa;
+            } else {
+                d->pc_known = false;
+            }
+        } else if (from_atom) {
+            d->pc_known = false;
+        }
+        break;
+    default:
+        break; /* ISB, barriers: flow continues */
+    }
+    if (wp->link && d->cfg.return_stack)
+        rs_push(d, ret, ret_isa);
+}
+
+static void unknown_atom(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt,
+                         char atom)
+{
+    tb_element el;
+
+    tb_elem_init(&el, TB_ELEM_ADDR_UNKNOWN, pkt->index);
+    el.last_atom = atom;
+    el.count = 1;
+    el.isa = d->isa;
+    if (pkt->has_cc) {
+        el.has_cc = true;
+        el.cc = pkt->cc;
+    }
+    tb_emit_el(e, &el);
+}
+
+static void do_atoms(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
+{
+    for (unsigned i = 0; i < pkt->seq_len && !e->err; i++) {
+        char atom = pkt->seq[i];
+        tb_insn wp;
+
+        if (atom != 'E' && atom != 'N')
+            continue;
+        if (!d->pc_known) {
+            unknown_atom(d, e, pkt, atom);
+            continue;
+        }
+        if (walk_to_waypoint(d, e, pkt, atom, &wp))
+            take_waypoint(d, &wp, atom, true);
+    }
+}
+
+static void emit_context(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
+{
+    tb_element el;
+
+    tb_elem_init(&el, TB_ELEM_CONTEXT, pkt->index);
+    el.isa = d->isa;
+    el.ns = d->ns;
+    el.hyp = d->hyp;
+    el.context_id = d->context_id;
+    el.vmid = d->vmid;
+    tb_emit_el(e, &el);
+    d->ctx_known = true;
+}
+
+static uint32_t insn_addr(uint32_t addr, uint8_t isa)
+{
+    return isa == TB_ISA_ARM ? addr & ~3u : addr & ~1u;
+}
+
+static void do_isync(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
+{
+    bool ctx_changed = !d->ctx_known || pkt->ns != d->ns || pkt->hyp != d->hyp ||
+                       (pkt->has_ctxid && pkt->context_id != d->context_id);
+
+    if (!d->synced || d->gap || pkt->reason != TB_ISYNC_PERIODIC) {
+        tb_element el;
+
+        tb_elem_init(&el, TB_ELEM_TRACE_ON, pkt->index);
+        el.reason = pkt->reason;
+        el.start = insn_addr(pkt->addr, pkt->isa);
+        el.isa = pkt->isa;
+        if (pkt->has_cc) {
+            el.has_cc = true;
+            el.cc = pkt->cc;
+        }
+        tb_emit_el(e, &el);
+    }
+    d->synced = true;
+    d->gap = false;
+    d->isa = pkt->isa;
+    d->pc = insn_addr(pkt->addr, pkt->isa);
+    d->pc_known = true;
+    d->ns = pkt->ns;
+    d->hyp = pkt->hyp;
+    if (pkt->has_ctxid)
+        d->context_id = pkt->context_id;
+    /* The PTM empties its return stack at every I-sync (3.4, 4.4 #10). */
+    d->rs_n = 0;
+    if (ctx_changed)
+        emit_context(d, e, pkt);
+}
+
+static void do_branch(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
+{
+    bool ctx_changed = false;
+    uint8_t new_isa = pkt->isa;
+
+    if (pkt->has_exc && pkt->exc_num != 0) {
+        /* branch_with_excp: nothing executes; the return address is
+         * where the flow stood (IHI0035B 5.2.3: back-to-back exceptions
+         * give two packets with nothing between). */
+        tb_element el;
+
+        tb_elem_init(&el, TB_ELEM_EXCEPTION, pkt->index);
+        el.exc_num = pkt->exc_num;
+        el.pref_return = d->pc_known ? d->pc : 0;
+        el.isa = d->isa;
+        el.start = insn_addr(pkt->addr, new_isa);
+        el.err = d->pc_known ? 0 : TB_ERR_NO_SYNC;
+        if (pkt->has_cc) {
+            el.has_cc = true;
+            el.cc = pkt->cc;
+        }
+        tb_emit_el(e, &el);
+    } else if (d->pc_known) {
+        /* branch_no_excp: the next waypoint executed, its target is the
+         * packet's address.  No pop; push for a link branch. */
+        tb_insn wp;
+
+        if (walk_to_waypoint(d, e, pkt, 'E', &wp)) {
+            if (wp.link && d->cfg.return_stack)
+                rs_push(d, wp.addr + wp.size, d->isa);
+        }
+    }
+    if (pkt->ns_valid && pkt->ns != d->ns) {
+        d->ns = pkt->ns;
+        ctx_changed = true;
+    }
+    if (pkt->hyp_valid && pkt->hyp != d->hyp) {
+        d->hyp = pkt->hyp;
+        ctx_changed = true;
+    }
+    if (!pkt->addr_known) {
+        d->pc_known = false;
+        return;
+    }
+    d->isa = new_isa;
+    d->pc = insn_addr(pkt->addr, new_isa);
+    d->pc_known = true;
+    if (ctx_changed)
+        emit_context(d, e, pkt);
+}
+
+/* analyze_waypoint_update: execution went on, up to and including the
+ * instruction at the packet's address (protocol-notes 3.8, 4.3). */
+static void do_wp_update(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
+{
+    uint32_t target = insn_addr(pkt->addr, d->isa);
+    uint32_t start = d->pc, count = 0;
+
+    if (!d->pc_known)
+        return;
+    for (;;) {
+        const tb_block *b = tb_block_get(d->bc, d->pc, (tb_isa)d->isa);
+
+        if (b->n && target >= b->start && target < b->end) {
+            uint32_t a = b->start, k = 0;
+            tb_insn last;
+
+            /* Count instructions up to target; it must be a start. */
+            while (a < target) {
+                a = tb_block_advance(b, a, 1);
+                k++;
+            }
+            if (a != target || tb_block_insn(d->bc, a, (tb_isa)d->isa, &last) < 0) {
+                lose_sync(d, e, pkt, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
+                return;
+            }
+            count += k + 1;
+            emit_range(e, pkt, start, a + last.size, count, d->isa, &last, 'E');
+            d->pc = a + last.size;
+            return;
+        }
+        if (b->status == TB_BLOCK_LIMIT && count < TB_WALK_MAX_INSNS) {
+            count += b->n;
+            d->pc = b->end;
+            continue;
+        }
+        if (b->status == TB_BLOCK_WP || b->status == TB_BLOCK_LIMIT) {
+            /* A waypoint comes first, or the address is behind us: the
+             * packet contradicts the image. */
+            lose_sync(d, e, pkt, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
+            return;
+        }
+        count += b->n;
+        if (count)
+            emit_range(e, pkt, start, b->end, count, d->isa, &b->last, 'E');
+        lose_address(d, e, pkt, b->end, b->status);
+        return;
+    }
+}
+
+int tb_ptm_decoder_packet(tb_ptm_decoder *d, const tb_packet *pkt,
+                          tb_element_cb cb, void *ctx)
+{
+    tb_emit e;
+
+    if (!d || !pkt)
+        return TB_ERR_INVAL;
+    tb_emit_init(&e, cb, ctx);
+    if (!d->started) {
+        tb_element el;
+
+        tb_elem_init(&el, TB_ELEM_NO_SYNC, pkt->index);
+        el.reason = TB_GAP_INIT;
+        tb_emit_el(&e, &el);
+        d->started = true;
+    }
+
+    switch (pkt->kind) {
+    case TB_PKT_RESERVED:
+    case TB_PKT_BAD_SEQUENCE:
+    case TB_PKT_BAD_TRACEMODE:
+        lose_sync(d, &e, pkt, TB_GAP_BAD_PACKET, pkt->err ? pkt->err : TB_ERR_BAD_PACKET);
+        return tb_emit_result(&e);
+    case TB_PKT_INCOMPLETE:
+        lose_sync(d, &e, pkt, TB_GAP_BAD_PACKET, TB_ERR_TRUNCATED);
+        return tb_emit_result(&e);
+    case TB_PKT_ISYNC:
+        do_isync(d, &e, pkt);
+        return tb_emit_result(&e);
+    default:
+        break;
+    }
+    /* Until an I-sync there is no address to decode from (3.3): the
+     * packets in between are dropped, as DS-5 does. */
+    if (!d->synced)
+        return tb_emit_result(&e);
+
+    switch (pkt->kind) {
+    case TB_PKT_ATOM:
+        do_atoms(d, &e, pkt);
+        break;
+    case TB_PKT_BRANCH:
+        do_branch(d, &e, pkt);
+        break;
+    case TB_PKT_WP_UPDATE:
+        do_wp_update(d, &e, pkt);
+        break;
+    case TB_PKT_EXC_RETURN:
+        emit_simple(&e, TB_ELEM_EXC_RETURN, pkt);
+        break;
+    case TB_PKT_TIMESTAMP: {
+        tb_element el;
+
+        tb_elem_init(&el, TB_ELEM_TIMESTAMP, pkt->index);
+        el.ts = pkt->ts;
+        if (pkt->has_cc) {
+            el.has_cc = true;
+            el.cc = pkt->cc;
+        }
+        tb_emit_el(&e, &el);
+        break;
+    }
+    case TB_PKT_CONTEXT_ID:
+        if (pkt->context_id != d->context_id || !d->ctx_known) {
+            d->context_id = pkt->context_id;
+            emit_context(d, &e, pkt);
+        }
+        break;
+    case TB_PKT_VMID:
+        if (pkt->vmid != d->vmid || !d->ctx_known) {
+            d->vmid = pkt->vmid;
+            emit_context(d, &e, pkt);
+        }
+        break;
+    case TB_PKT_TRIGGER:
+        emit_simple(&e, TB_ELEM_EVENT, pkt);
+        break;
+    default:
+        break; /* A-sync, ignore, not-sync bytes */
+    }
+    return tb_emit_result(&e);
+}
+
+int tb_ptm_decoder_finish(tb_ptm_decoder *d, tb_element_cb cb, void *ctx)
+{
+    tb_emit e;
+    tb_element el;
+
+    if (!d)
+        return TB_ERR_INVAL;
+    tb_emit_init(&e, cb, ctx);
+    tb_elem_init(&el, TB_ELEM_END, 0);
+    tb_emit_el(&e, &el);
+    return tb_emit_result(&e);
+}

@@ -1,0 +1,104 @@
+/*
+ * Full decoder: packets (from the parser) + a memory image -> trace
+ * elements (types.h), for ETMv3 and PTM (protocol-notes section 4).
+ *
+ * A push API like the parser's: feed packets one at a time, in stream
+ * order; elements come out through the callback as soon as they are
+ * known.  Memory is fixed: the only state is the decompressor's and a
+ * fixed-size block cache, whatever the trace length.
+ *
+ * Errors in the trace are elements, never a silently wrong instruction:
+ * NO_SYNC with a tb_gap_reason (bad packet, overflow, an atom that
+ * contradicts the image), ADDR_NACC for code missing from the image,
+ * ADDR_UNKNOWN for atoms consumed while the address is unknown.  The
+ * functions return a negative TB_ERR_* only for misuse, allocation
+ * failure or a callback asking to stop (TB_ERR_STOPPED).
+ *
+ * Instruction ranges (TB_ELEM_INSN_RANGE): [start, end) executed
+ * straight-line in state isa, count instructions, the last one at
+ * last_addr (last_size bytes, class last_wp) with atom last_atom.
+ *   PTM: a range is the run up to and including one waypoint (or the
+ *   instruction a waypoint update names); only the last instruction has
+ *   a known condition result.
+ *   ETMv3: a range holds up to 32 instructions, each traced by its own
+ *   atom; bit i of atom_bits is set when instruction i was N.  It ends
+ *   at a branch that was taken.  cc is the sum of the cycles of its
+ *   instructions (cycle-accurate trace).
+ * tb_decoder_range_addrs() lists the instruction addresses of a range.
+ */
+#ifndef TRACEBENCH_DECODER_H
+#define TRACEBENCH_DECODER_H
+
+
+#include "tracebench/snapshot.h"
+#include "tracebench/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tb_decoder tb_decoder;
+
+/* The image must stay alive and unchanged while the decoder exists.
+ * NULL on a bad configuration or allocation failure. */
+tb_decoder *tb_decoder_new(const tb_config *cfg, const tb_memimage *mem);
+void tb_decoder_free(tb_decoder *d);
+/* One packet.  Returns the number of elements emitted or TB_ERR_*. */
+int tb_decoder_packet(tb_decoder *d, const tb_packet *pkt, tb_element_cb cb,
+                      void *ctx);
+/* End of trace: emits anything held back, then TB_ELEM_END. */
+int tb_decoder_finish(tb_decoder *d, tb_element_cb cb, void *ctx);
+/* Forgets all decode state (not the cache), as after construction. */
+void tb_decoder_reset(tb_decoder *d);
+/* The instruction addresses of an INSN_RANGE element decoded by d, in
+ * order, into out (max entries).  Returns the count written (el->count
+ * when max allows) or TB_ERR_*. */
+int tb_decoder_range_addrs(tb_decoder *d, const tb_element *el, uint32_t *out,
+                           size_t max);
+
+/* Per-protocol decoders behind tb_decoder (decoder/etmv3_decoder.c,
+ * decoder/ptm_decoder.c), same contracts. */
+typedef struct tb_etmv3_decoder tb_etmv3_decoder;
+tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
+                                       const tb_memimage *mem);
+void tb_etmv3_decoder_free(tb_etmv3_decoder *d);
+int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
+                            tb_element_cb cb, void *ctx);
+int tb_etmv3_decoder_finish(tb_etmv3_decoder *d, tb_element_cb cb, void *ctx);
+void tb_etmv3_decoder_reset(tb_etmv3_decoder *d);
+
+typedef struct tb_ptm_decoder tb_ptm_decoder;
+tb_ptm_decoder *tb_ptm_decoder_new(const tb_config *cfg,
+                                   const tb_memimage *mem);
+void tb_ptm_decoder_free(tb_ptm_decoder *d);
+int tb_ptm_decoder_packet(tb_ptm_decoder *d, const tb_packet *pkt,
+                          tb_element_cb cb, void *ctx);
+int tb_ptm_decoder_finish(tb_ptm_decoder *d, tb_element_cb cb, void *ctx);
+void tb_ptm_decoder_reset(tb_ptm_decoder *d);
+
+/* Lists the instruction addresses of a range over an image (Thumb sizes
+ * come from the code bytes).  Returns the count or TB_ERR_NO_MEMORY. */
+int tb_range_addrs(const tb_memimage *mem, const tb_element *el,
+                   uint32_t *out, size_t max);
+
+/* ---- whole-snapshot convenience (snapshot -> stream -> parser ->
+ * decoder) for the CLI, tests and benchmarks ---- */
+
+/* Decodes trace source `id` (ETMTRACEIDR; < 0: the only source) of the
+ * snapshot in dir.  Returns 0 or TB_ERR_* with a reason in err. */
+int tb_decode_snapshot(const char *dir, int id, tb_element_cb cb, void *ctx,
+                       char *err, size_t errlen);
+
+/* ---- element printing (common/elem_print.c) ---- */
+const char *tb_elem_kind_name(tb_elem_kind k);
+const char *tb_gap_reason_name(tb_gap_reason r);
+/* One readable line (no newline) into buf; returns the length needed. */
+int tb_elem_format(const tb_element *el, char *buf, size_t len);
+/* One JSON object (no newline). */
+int tb_elem_format_json(const tb_element *el, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
