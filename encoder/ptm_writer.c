@@ -6,6 +6,14 @@
  * last address and timestamp it output, so addresses and timestamps go
  * out with the fewest bytes (protocol-notes 3.7, 3.9, 8 "Address
  * compression"); the compression itself is the shared codec.
+ *
+ * A packet may ask for more than the minimum: a non-zero addr_bits
+ * (branch, WP update) or ts_bits (timestamp), as the parser fills them,
+ * is honoured when it is at least what the change needs.  Real PTMs do
+ * not always send the minimum timestamp (Snowball sends a partial one
+ * right after an A-sync and a full one after the next I-sync; TC2 sends
+ * full ones between syncs), so this is what lets a parsed stream be
+ * written back byte for byte.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -172,7 +180,7 @@ static int write_address(tb_ptm_writer *w, const tb_packet *pkt, uint8_t *b,
     tb_isa fam = family_of(pkt->isa);
     bool alt = altisa_for(pkt);
     bool extra; /* exception bytes / WP AltISA byte */
-    unsigned n, off = wp ? 1 : 0;
+    unsigned n, off = wp ? 1 : 0, minb;
     int k;
 
     if (fam != TB_ISA_ARM && fam != TB_ISA_THUMB && fam != TB_ISA_JAZELLE)
@@ -201,8 +209,16 @@ static int write_address(tb_ptm_writer *w, const tb_packet *pkt, uint8_t *b,
      * which the codec ensures. */
     if (wp)
         b[0] = 0x72;
+    minb = (wp && extra) ? 5 : 0;
+    if (pkt->addr_bits) {
+        unsigned k0 = 1;
+        while (k0 < 5 && tb_addr_bits_for(TB_ADDR_SIXBIT, fam, k0) < pkt->addr_bits)
+            k0++;
+        if (k0 > minb)
+            minb = k0;
+    }
     k = tb_addr_encode(TB_ADDR_SIXBIT, pkt->addr, fam, w->addr, w->family,
-                       extra, (wp && extra) ? 5 : 0, b + off);
+                       extra, minb, b + off);
     if (k < 0)
         return k;
     n = off + (unsigned)k;
@@ -237,9 +253,28 @@ static int write_timestamp(tb_ptm_writer *w, const tb_packet *pkt, uint8_t *b)
     int k;
 
     b[0] = 0x42;
-    k = tb_ts_encode(pkt->ts, w->ts, w->ts64, w->ts_full, b + 1);
+    k = tb_ts_encode(pkt->ts, w->ts, w->ts64, w->ts_full && !pkt->ts_bits,
+                     b + 1);
     if (k < 0)
         return k;
+    if (pkt->ts_bits) {
+        /* Bytes that carry ts_bits: 7 bits each, the last possible one
+         * full width (protocol-notes 3.9). */
+        unsigned nmax = w->ts64 ? 9 : 7;
+        unsigned want = pkt->ts_bits >= (w->ts64 ? 64 : 48)
+                            ? nmax : (pkt->ts_bits + 6u) / 7u;
+        if (want > nmax)
+            want = nmax;
+        if (want > (unsigned)k) {
+            /* The codec sends the fewest bytes that turn `last` into the
+             * value; a base differing first in bit 7(want-1) makes that
+             * exactly `want`. */
+            uint64_t base = pkt->ts ^ ((uint64_t)1 << (7 * (want - 1)));
+            k = tb_ts_encode(pkt->ts, base, w->ts64, want == nmax, b + 1);
+            if (k < 0)
+                return k;
+        }
+    }
     n += (unsigned)k;
     if (w->ca)
         n += cc_encode(pkt->cc, 0, b + n);
