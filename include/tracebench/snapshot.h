@@ -30,6 +30,9 @@ const uint8_t *tb_memimage_ptr(const tb_memimage *m, uint32_t addr,
 
 /* ---- snapshot ---- */
 #define TB_SNAP_MAX_NAME 64
+#define TB_SNAP_MAX_REGS 512      /* DS-5 core files list ~300 registers */
+#define TB_SNAP_MAX_DUMPS 32
+#define TB_SNAP_MAX_DEVICES 256
 
 typedef struct tb_snap_dump {
     char file[256];          /* path relative to the snapshot dir */
@@ -43,11 +46,12 @@ typedef struct tb_snap_device {
     char cls[TB_SNAP_MAX_NAME];   /* core | trace_source | ... */
     char type[TB_SNAP_MAX_NAME];  /* ETM3.5, PTM1.1, Cortex-A15, ... */
     char ini[256];                /* the device file */
-    /* [regs]: names upper-cased, the part before '(' */
+    /* [regs]: names upper-cased, the part before '('.  value is the
+     * low 32 bits; value64 the whole (64-bit registers, "size:64"). */
     size_t n_regs;
-    struct { char name[32]; uint32_t value; } regs[64];
+    struct { char name[32]; uint32_t value; uint64_t value64; } regs[TB_SNAP_MAX_REGS];
     size_t n_dumps;
-    tb_snap_dump dumps[16];
+    tb_snap_dump dumps[TB_SNAP_MAX_DUMPS];
 } tb_snap_device;
 
 typedef struct tb_snap_buffer {
@@ -81,7 +85,8 @@ void tb_snapshot_fini(tb_snapshot *s);
 
 const tb_snap_device *tb_snapshot_device(const tb_snapshot *s,
                                          const char *name);
-/* Register by name (case-insensitive); TB_ERR_NOT_FOUND if absent. */
+/* Register by name (case-insensitive); TB_ERR_NOT_FOUND if absent,
+ * TB_ERR_FORMAT if its value does not fit 32 bits. */
 int tb_snap_device_reg(const tb_snap_device *d, const char *name,
                        uint32_t *value);
 /* The trace source's configuration from its four registers. */

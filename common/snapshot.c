@@ -1,0 +1,950 @@
+/*
+ * Snapshot directory reader (protocol-notes 5.2): snapshot.ini names the
+ * device files and trace.ini; device files give names, classes, types,
+ * registers and memory dumps; trace.ini gives the buffers and which
+ * source writes to which buffer and which core a source traces.
+ *
+ * Every error is one line naming the file (and line where there is one).
+ * All tables have fixed limits (snapshot.h); going past one is
+ * TB_ERR_LIMIT, never a silent truncation.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ini.h"
+#include "tracebench/frame.h"
+#include "tracebench/snapshot.h"
+
+/* Largest buffer or dump read into memory (the image is 4 GiB at most;
+ * a trace buffer beyond this is not an ETB dump). */
+#define MAX_FILE_BYTES ((uint64_t)1 << 32)
+
+/* ------------------------------------------------------------------ */
+/* Small helpers. */
+
+static int copy_str(char *dst, size_t size, const char *src)
+{
+    size_t n = strlen(src);
+
+    if (n >= size)
+        return TB_ERR_LIMIT;
+    memcpy(dst, src, n + 1);
+    return 0;
+}
+
+/* Numbers as OpenCSD reads them: C base auto-detection (0x.. hex, 0..
+ * octal, else decimal).  Signs, trailing text and overflow are errors. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (!isdigit((unsigned char)*s))
+        return TB_ERR_FORMAT;
+    errno = 0;
+    v = strtoull(s, &end, 0);
+    if (errno == ERANGE)
+        return TB_ERR_FORMAT;
+    while (*end == ' ' || *end == '\t')
+        end++;
+    if (*end != '\0')
+        return TB_ERR_FORMAT;
+    *out = v;
+    return 0;
+}
+
+static int join_path(char *out, size_t size, const char *dir, const char *file)
+{
+    int n = snprintf(out, size, "%s/%s", dir, file);
+
+    return (n < 0 || (size_t)n >= size) ? TB_ERR_LIMIT : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Device files. */
+
+enum dev_section { SEC_OTHER, SEC_DEVICE, SEC_REGS, SEC_DUMP };
+
+typedef struct dev_parse {
+    tb_snap_device *dev;
+    const char *path;
+    enum dev_section sec;
+    unsigned dump_line[TB_SNAP_MAX_DUMPS];
+    bool dump_has_file[TB_SNAP_MAX_DUMPS];
+    bool dump_has_addr[TB_SNAP_MAX_DUMPS];
+} dev_parse;
+
+static int dev_cb(void *ctx, const char *section, const char *key,
+                  const char *value, unsigned line, char *err, size_t errlen)
+{
+    dev_parse *p = ctx;
+    tb_snap_device *d = p->dev;
+    uint64_t v;
+
+    if (!key) {
+        if (strcasecmp(section, "device") == 0) {
+            p->sec = SEC_DEVICE;
+        } else if (strcasecmp(section, "regs") == 0) {
+            p->sec = SEC_REGS;
+        } else if (strncasecmp(section, "dump", 4) == 0) {
+            /* [dump], [dump1], [dump2], ...: each a memory region. */
+            if (d->n_dumps == TB_SNAP_MAX_DUMPS) {
+                snprintf(err, errlen, "%s:%u: more than %d [dump] sections",
+                         p->path, line, TB_SNAP_MAX_DUMPS);
+                return TB_ERR_LIMIT;
+            }
+            p->dump_line[d->n_dumps] = line;
+            d->n_dumps++;
+            p->sec = SEC_DUMP;
+        } else {
+            p->sec = SEC_OTHER;
+        }
+        return 0;
+    }
+
+    switch (p->sec) {
+    case SEC_DEVICE: {
+        char *field = NULL;
+        if (strcasecmp(key, "name") == 0)
+            field = d->name;
+        else if (strcasecmp(key, "class") == 0)
+            field = d->cls;
+        else if (strcasecmp(key, "type") == 0)
+            field = d->type;
+        if (field && copy_str(field, TB_SNAP_MAX_NAME, value) < 0) {
+            snprintf(err, errlen, "%s:%u: %s longer than %d characters",
+                     p->path, line, key, TB_SNAP_MAX_NAME - 1);
+            return TB_ERR_LIMIT;
+        }
+        return 0;
+    }
+    case SEC_REGS: {
+        /* NAME(extra)=value: only the part before '(' names it. */
+        char name[sizeof d->regs[0].name];
+        size_t n = strcspn(key, "("), i;
+        while (n > 0 && (key[n - 1] == ' ' || key[n - 1] == '\t'))
+            n--;
+        if (n == 0 || n >= sizeof name) {
+            snprintf(err, errlen, "%s:%u: register name '%.40s' %s", p->path,
+                     line, key, n ? "too long" : "empty");
+            return n ? TB_ERR_LIMIT : TB_ERR_FORMAT;
+        }
+        for (i = 0; i < n; i++)
+            name[i] = (char)toupper((unsigned char)key[i]);
+        name[n] = '\0';
+        if (parse_u64(value, &v) < 0) {
+            snprintf(err, errlen, "%s:%u: register %s: '%.40s' is not a "
+                     "64-bit number", p->path, line, name, value);
+            return TB_ERR_FORMAT;
+        }
+        for (i = 0; i < d->n_regs; i++)
+            if (strcmp(d->regs[i].name, name) == 0) {
+                snprintf(err, errlen, "%s:%u: register %s given twice",
+                         p->path, line, name);
+                return TB_ERR_FORMAT;
+            }
+        if (d->n_regs == TB_SNAP_MAX_REGS) {
+            snprintf(err, errlen, "%s:%u: more than %d registers", p->path,
+                     line, TB_SNAP_MAX_REGS);
+            return TB_ERR_LIMIT;
+        }
+        memcpy(d->regs[d->n_regs].name, name, n + 1);
+        d->regs[d->n_regs].value = (uint32_t)v;
+        d->regs[d->n_regs].value64 = v;
+        d->n_regs++;
+        return 0;
+    }
+    case SEC_DUMP: {
+        size_t k = d->n_dumps - 1;
+        tb_snap_dump *dp = &d->dumps[k];
+        if (strcasecmp(key, "file") == 0) {
+            if (copy_str(dp->file, sizeof dp->file, value) < 0 || !*value) {
+                snprintf(err, errlen, "%s:%u: dump file name %s", p->path,
+                         line, *value ? "too long" : "empty");
+                return *value ? TB_ERR_LIMIT : TB_ERR_FORMAT;
+            }
+            p->dump_has_file[k] = true;
+        } else if (strcasecmp(key, "space") == 0) {
+            if (copy_str(dp->space, sizeof dp->space, value) < 0) {
+                snprintf(err, errlen, "%s:%u: unknown memory space '%.20s'",
+                         p->path, line, value);
+                return TB_ERR_FORMAT;
+            }
+        } else if (strcasecmp(key, "address") == 0 ||
+                   strcasecmp(key, "length") == 0 ||
+                   strcasecmp(key, "offset") == 0) {
+            if (parse_u64(value, &v) < 0) {
+                snprintf(err, errlen, "%s:%u: %s: '%.40s' is not a number",
+                         p->path, line, key, value);
+                return TB_ERR_FORMAT;
+            }
+            if (strcasecmp(key, "address") == 0) {
+                if (v > 0xFFFFFFFFull) {
+                    snprintf(err, errlen, "%s:%u: dump address 0x%llx is "
+                             "beyond 32 bits", p->path, line,
+                             (unsigned long long)v);
+                    return TB_ERR_FORMAT;
+                }
+                dp->address = (uint32_t)v;
+                p->dump_has_addr[k] = true;
+            } else if (strcasecmp(key, "length") == 0) {
+                dp->length = v;
+            } else {
+                dp->offset = v;
+            }
+        }
+        return 0;
+    }
+    case SEC_OTHER:
+        break;
+    }
+    return 0;
+}
+
+static int load_device(tb_snapshot *s, const char *file, const char *from,
+                       unsigned from_line, char *err, size_t errlen)
+{
+    char path[1024];
+    tb_snap_device *d;
+    dev_parse *p;
+    size_t i;
+    int rc;
+
+    if (s->n_devices == TB_SNAP_MAX_DEVICES) {
+        snprintf(err, errlen, "%s:%u: more than %d devices", from, from_line,
+                 TB_SNAP_MAX_DEVICES);
+        return TB_ERR_LIMIT;
+    }
+    if (join_path(path, sizeof path, s->dir, file) < 0) {
+        snprintf(err, errlen, "%s:%u: device file path too long", from,
+                 from_line);
+        return TB_ERR_LIMIT;
+    }
+    d = realloc(s->devices, (s->n_devices + 1) * sizeof *d);
+    if (!d)
+        return TB_ERR_NOMEM;
+    s->devices = d;
+    d = &s->devices[s->n_devices];
+    memset(d, 0, sizeof *d);
+    if (copy_str(d->ini, sizeof d->ini, file) < 0) {
+        snprintf(err, errlen, "%s:%u: device file name too long", from,
+                 from_line);
+        return TB_ERR_LIMIT;
+    }
+    p = calloc(1, sizeof *p);
+    if (!p)
+        return TB_ERR_NOMEM;
+    p->dev = d;
+    p->path = path;
+    rc = tb_ini_parse(path, dev_cb, p, err, errlen);
+    if (rc == 0 && !d->name[0]) {
+        snprintf(err, errlen, "%s: no name= in a [device] section", path);
+        rc = TB_ERR_FORMAT;
+    }
+    for (i = 0; rc == 0 && i < d->n_dumps; i++) {
+        if (!p->dump_has_file[i] || !p->dump_has_addr[i]) {
+            snprintf(err, errlen, "%s:%u: dump section without %s=", path,
+                     p->dump_line[i], p->dump_has_file[i] ? "address" : "file");
+            rc = TB_ERR_FORMAT;
+        }
+    }
+    for (i = 0; rc == 0 && i < s->n_devices; i++) {
+        if (strcmp(s->devices[i].name, d->name) == 0) {
+            snprintf(err, errlen, "%s: device name '%s' also used by %s", path,
+                     d->name, s->devices[i].ini);
+            rc = TB_ERR_FORMAT;
+        }
+    }
+    free(p);
+    if (rc == 0)
+        s->n_devices++;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* snapshot.ini */
+
+typedef struct snap_parse {
+    tb_snapshot *s;
+    const char *path;
+    bool version_seen;
+    char metadata[256];
+    unsigned metadata_line;
+} snap_parse;
+
+static int snap_cb(void *ctx, const char *section, const char *key,
+                   const char *value, unsigned line, char *err, size_t errlen)
+{
+    snap_parse *p = ctx;
+
+    if (!key)
+        return 0;
+    if (strcasecmp(section, "snapshot") == 0 && strcasecmp(key, "version") == 0) {
+        /* Format v1.0 is the only one there is (protocol-notes 5.2). */
+        if (strcmp(value, "1.0") != 0 && strcmp(value, "1") != 0) {
+            snprintf(err, errlen, "%s:%u: snapshot version '%.20s' not "
+                     "supported (only 1.0)", p->path, line, value);
+            return TB_ERR_UNSUPPORTED;
+        }
+        p->version_seen = true;
+    } else if (strcasecmp(section, "device_list") == 0) {
+        if (!*value) {
+            snprintf(err, errlen, "%s:%u: empty device file name", p->path,
+                     line);
+            return TB_ERR_FORMAT;
+        }
+        return load_device(p->s, value, p->path, line, err, errlen);
+    } else if (strcasecmp(section, "trace") == 0 &&
+               strcasecmp(key, "metadata") == 0) {
+        if (copy_str(p->metadata, sizeof p->metadata, value) < 0 || !*value) {
+            snprintf(err, errlen, "%s:%u: trace metadata file name %s",
+                     p->path, line, *value ? "too long" : "empty");
+            return *value ? TB_ERR_LIMIT : TB_ERR_FORMAT;
+        }
+        p->metadata_line = line;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* trace.ini */
+
+#define MAX_CORE_LINKS 64
+
+typedef struct trace_parse {
+    tb_snapshot *s;
+    const char *path;
+    int pass;
+    bool have_list;
+    char secname[8][TB_SNAP_MAX_NAME]; /* [bufferN] section of buffers[i] */
+    bool have_format[8];
+    unsigned buf_line[8];
+    size_t n_links;
+    struct { char core[TB_SNAP_MAX_NAME], source[TB_SNAP_MAX_NAME];
+             unsigned line; } links[MAX_CORE_LINKS];
+} trace_parse;
+
+/* Splits a comma list into trimmed items; calls fn for each non-empty. */
+static int for_each_item(const char *list, int (*fn)(void *, const char *),
+                         void *ctx)
+{
+    char item[1024];
+    const char *s = list;
+
+    while (*s) {
+        size_t n = strcspn(s, ","), a = 0, b = n;
+        int rc;
+        while (a < b && (s[a] == ' ' || s[a] == '\t'))
+            a++;
+        while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\t'))
+            b--;
+        if (b - a >= sizeof item)
+            return TB_ERR_LIMIT;
+        if (b > a) {
+            memcpy(item, s + a, b - a);
+            item[b - a] = '\0';
+            rc = fn(ctx, item);
+            if (rc < 0)
+                return rc;
+        }
+        s += n;
+        if (*s == ',')
+            s++;
+    }
+    return 0;
+}
+
+static int add_buffer_section(void *ctx, const char *item)
+{
+    trace_parse *p = ctx;
+    tb_snapshot *s = p->s;
+    size_t i;
+
+    for (i = 0; i < s->n_buffers; i++)
+        if (strcmp(p->secname[i], item) == 0)
+            return TB_ERR_FORMAT;
+    if (s->n_buffers == 8)
+        return TB_ERR_LIMIT;
+    if (copy_str(p->secname[s->n_buffers], TB_SNAP_MAX_NAME, item) < 0)
+        return TB_ERR_LIMIT;
+    s->n_buffers++;
+    return 0;
+}
+
+static int add_buffer_file(void *ctx, const char *item)
+{
+    tb_snap_buffer *b = ctx;
+
+    if (b->n_files == 4)
+        return TB_ERR_LIMIT;
+    if (copy_str(b->files[b->n_files], sizeof b->files[0], item) < 0)
+        return TB_ERR_LIMIT;
+    b->n_files++;
+    return 0;
+}
+
+static tb_snap_source *find_source(tb_snapshot *s, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < s->n_sources; i++)
+        if (strcmp(s->sources[i].name, name) == 0)
+            return &s->sources[i];
+    return NULL;
+}
+
+static int trace_cb(void *ctx, const char *section, const char *key,
+                    const char *value, unsigned line, char *err, size_t errlen)
+{
+    trace_parse *p = ctx;
+    tb_snapshot *s = p->s;
+    size_t i;
+    int rc;
+
+    if (!key) {
+        if (p->pass == 2)
+            for (i = 0; i < s->n_buffers; i++)
+                if (strcmp(p->secname[i], section) == 0)
+                    p->buf_line[i] = line;
+        return 0;
+    }
+    if (p->pass == 1) {
+        if (strcasecmp(section, "trace_buffers") == 0 &&
+            strcasecmp(key, "buffers") == 0) {
+            if (p->have_list) {
+                snprintf(err, errlen, "%s:%u: second buffers= list", p->path,
+                         line);
+                return TB_ERR_FORMAT;
+            }
+            p->have_list = true;
+            rc = for_each_item(value, add_buffer_section, p);
+            if (rc < 0) {
+                snprintf(err, errlen, "%s:%u: %s", p->path, line,
+                         rc == TB_ERR_LIMIT ? "more than 8 buffers"
+                                            : "buffer listed twice");
+                return rc;
+            }
+        }
+        return 0;
+    }
+
+    for (i = 0; i < s->n_buffers; i++) {
+        tb_snap_buffer *b = &s->buffers[i];
+        if (strcmp(p->secname[i], section) != 0)
+            continue;
+        if (strcasecmp(key, "name") == 0) {
+            rc = copy_str(b->name, sizeof b->name, value);
+        } else if (strcasecmp(key, "format") == 0) {
+            rc = copy_str(b->format, sizeof b->format, value);
+            p->have_format[i] = true;
+        } else if (strcasecmp(key, "file") == 0) {
+            b->n_files = 0;
+            rc = for_each_item(value, add_buffer_file, b);
+        } else {
+            rc = 0;
+        }
+        if (rc < 0) {
+            snprintf(err, errlen, "%s:%u: %s too long (or more than 4 files)",
+                     p->path, line, key);
+            return rc;
+        }
+        return 0;
+    }
+    if (strcasecmp(section, "source_buffers") == 0) {
+        /* source=buffer; a list names the first buffer the source reaches. */
+        tb_snap_source *src;
+        char first[TB_SNAP_MAX_NAME];
+        size_t n = strcspn(value, ",");
+        while (n > 0 && (value[n - 1] == ' ' || value[n - 1] == '\t'))
+            n--;
+        if (find_source(s, key)) {
+            snprintf(err, errlen, "%s:%u: source %s mapped twice", p->path,
+                     line, key);
+            return TB_ERR_FORMAT;
+        }
+        if (s->n_sources == sizeof s->sources / sizeof s->sources[0]) {
+            snprintf(err, errlen, "%s:%u: more than %zu trace sources",
+                     p->path, line, sizeof s->sources / sizeof s->sources[0]);
+            return TB_ERR_LIMIT;
+        }
+        src = &s->sources[s->n_sources];
+        memset(src, 0, sizeof *src);
+        if (n == 0 || n >= sizeof first ||
+            copy_str(src->name, sizeof src->name, key) < 0) {
+            snprintf(err, errlen, "%s:%u: bad source_buffers entry", p->path,
+                     line);
+            return TB_ERR_FORMAT;
+        }
+        memcpy(first, value, n);
+        first[n] = '\0';
+        memcpy(src->buffer, first, n + 1);
+        s->n_sources++;
+    } else if (strcasecmp(section, "core_trace_sources") == 0) {
+        if (p->n_links == MAX_CORE_LINKS) {
+            snprintf(err, errlen, "%s:%u: more than %d core_trace_sources",
+                     p->path, line, MAX_CORE_LINKS);
+            return TB_ERR_LIMIT;
+        }
+        if (copy_str(p->links[p->n_links].core, TB_SNAP_MAX_NAME, key) < 0 ||
+            copy_str(p->links[p->n_links].source, TB_SNAP_MAX_NAME, value) < 0 ||
+            !*value) {
+            snprintf(err, errlen, "%s:%u: bad core_trace_sources entry",
+                     p->path, line);
+            return TB_ERR_FORMAT;
+        }
+        p->links[p->n_links].line = line;
+        p->n_links++;
+    }
+    return 0;
+}
+
+static int load_trace(tb_snapshot *s, const char *file, char *err,
+                      size_t errlen)
+{
+    char path[1024];
+    trace_parse *p;
+    size_t i, j;
+    int rc;
+
+    if (join_path(path, sizeof path, s->dir, file) < 0) {
+        snprintf(err, errlen, "%s/snapshot.ini: trace metadata path too long",
+                 s->dir);
+        return TB_ERR_LIMIT;
+    }
+    p = calloc(1, sizeof *p);
+    if (!p)
+        return TB_ERR_NOMEM;
+    p->s = s;
+    p->path = path;
+    /* Two passes: the buffer list may come after the buffer sections. */
+    p->pass = 1;
+    rc = tb_ini_parse(path, trace_cb, p, err, errlen);
+    if (rc == 0 && !p->have_list) {
+        snprintf(err, errlen, "%s: no [trace_buffers] buffers= list", path);
+        rc = TB_ERR_FORMAT;
+    }
+    if (rc == 0) {
+        p->pass = 2;
+        rc = tb_ini_parse(path, trace_cb, p, err, errlen);
+    }
+    for (i = 0; rc == 0 && i < s->n_buffers; i++) {
+        const tb_snap_buffer *b = &s->buffers[i];
+        const char *missing = !p->buf_line[i] ? NULL
+                              : !b->name[0]   ? "name="
+                              : !b->n_files   ? "file="
+                              : !p->have_format[i] ? "format=" : "";
+        if (!missing) {
+            snprintf(err, errlen, "%s: buffer section [%s] is listed but "
+                     "missing", path, p->secname[i]);
+            rc = TB_ERR_FORMAT;
+        } else if (*missing) {
+            snprintf(err, errlen, "%s:%u: [%s] has no %s", path, p->buf_line[i],
+                     p->secname[i], missing);
+            rc = TB_ERR_FORMAT;
+        }
+        for (j = 0; rc == 0 && j < i; j++)
+            if (strcmp(s->buffers[j].name, b->name) == 0) {
+                snprintf(err, errlen, "%s: two buffers named %s", path,
+                         b->name);
+                rc = TB_ERR_FORMAT;
+            }
+    }
+    for (i = 0; rc == 0 && i < s->n_sources; i++) {
+        for (j = 0; j < s->n_buffers; j++)
+            if (strcmp(s->buffers[j].name, s->sources[i].buffer) == 0)
+                break;
+        if (j == s->n_buffers) {
+            snprintf(err, errlen, "%s: source %s writes to buffer '%s', "
+                     "which [trace_buffers] does not define", path,
+                     s->sources[i].name, s->sources[i].buffer);
+            rc = TB_ERR_FORMAT;
+        }
+    }
+    /* core=source links; a source no buffer captured still gets an entry
+     * (buffer "") so its core is known. */
+    for (i = 0; rc == 0 && i < p->n_links; i++) {
+        tb_snap_source *src = find_source(s, p->links[i].source);
+        if (!src) {
+            if (s->n_sources == sizeof s->sources / sizeof s->sources[0]) {
+                snprintf(err, errlen, "%s:%u: more than %zu trace sources",
+                         path, p->links[i].line,
+                         sizeof s->sources / sizeof s->sources[0]);
+                rc = TB_ERR_LIMIT;
+                break;
+            }
+            src = &s->sources[s->n_sources++];
+            memset(src, 0, sizeof *src);
+            memcpy(src->name, p->links[i].source, sizeof src->name);
+        }
+        if (src->core[0]) {
+            snprintf(err, errlen, "%s:%u: source %s already belongs to core %s",
+                     path, p->links[i].line, src->name, src->core);
+            rc = TB_ERR_FORMAT;
+            break;
+        }
+        memcpy(src->core, p->links[i].core, sizeof src->core);
+    }
+    free(p);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Public API. */
+
+int tb_snapshot_load(tb_snapshot *s, const char *dir, char *err, size_t errlen)
+{
+    char path[1024];
+    snap_parse p;
+    size_t n;
+    int rc;
+
+    if (!s)
+        return TB_ERR_INVAL;
+    memset(s, 0, sizeof *s);
+    if (!dir || !err || errlen == 0)
+        return TB_ERR_INVAL;
+    err[0] = '\0';
+    n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (n == 0 || n >= sizeof s->dir) {
+        snprintf(err, errlen, "snapshot directory name %s",
+                 n ? "too long" : "empty");
+        return n ? TB_ERR_LIMIT : TB_ERR_INVAL;
+    }
+    memcpy(s->dir, dir, n);
+    s->dir[n] = '\0';
+    if (join_path(path, sizeof path, s->dir, "snapshot.ini") < 0) {
+        snprintf(err, errlen, "snapshot directory name too long");
+        return TB_ERR_LIMIT;
+    }
+    memset(&p, 0, sizeof p);
+    p.s = s;
+    p.path = path;
+    rc = tb_ini_parse(path, snap_cb, &p, err, errlen);
+    if (rc == 0 && !p.version_seen) {
+        snprintf(err, errlen, "%s: no [snapshot] version=", path);
+        rc = TB_ERR_FORMAT;
+    }
+    if (rc == 0 && s->n_devices == 0) {
+        snprintf(err, errlen, "%s: [device_list] names no device", path);
+        rc = TB_ERR_FORMAT;
+    }
+    if (rc == 0 && !p.metadata[0]) {
+        snprintf(err, errlen, "%s: no [trace] metadata= (trace.ini)", path);
+        rc = TB_ERR_FORMAT;
+    }
+    if (rc == 0)
+        rc = load_trace(s, p.metadata, err, errlen);
+    if (rc < 0) {
+        if (rc == TB_ERR_NOMEM && !err[0])
+            snprintf(err, errlen, "out of memory reading %s", path);
+        tb_snapshot_fini(s);
+    }
+    return rc;
+}
+
+void tb_snapshot_fini(tb_snapshot *s)
+{
+    if (!s)
+        return;
+    free(s->devices);
+    s->devices = NULL;
+    s->n_devices = 0;
+    s->n_buffers = 0;
+    s->n_sources = 0;
+}
+
+const tb_snap_device *tb_snapshot_device(const tb_snapshot *s,
+                                         const char *name)
+{
+    size_t i;
+
+    if (!s || !name)
+        return NULL;
+    for (i = 0; i < s->n_devices; i++)
+        if (strcmp(s->devices[i].name, name) == 0)
+            return &s->devices[i];
+    return NULL;
+}
+
+int tb_snap_device_reg(const tb_snap_device *d, const char *name,
+                       uint32_t *value)
+{
+    size_t i;
+
+    if (!d || !name)
+        return TB_ERR_INVAL;
+    for (i = 0; i < d->n_regs; i++) {
+        if (strcasecmp(d->regs[i].name, name) != 0)
+            continue;
+        if (d->regs[i].value64 > 0xFFFFFFFFull)
+            return TB_ERR_FORMAT;
+        if (value)
+            *value = d->regs[i].value;
+        return 0;
+    }
+    return TB_ERR_NOT_FOUND;
+}
+
+int tb_snapshot_source_config(const tb_snapshot *s, const tb_snap_source *src,
+                              tb_config *cfg, char *err, size_t errlen)
+{
+    static const char *const names[4] = {"ETMCR", "ETMIDR", "ETMCCER",
+                                         "ETMTRACEIDR"};
+    const tb_snap_device *d;
+    uint32_t v[4];
+    tb_protocol want;
+    size_t i;
+    int rc;
+
+    if (!s || !src || !cfg || !err || !errlen)
+        return TB_ERR_INVAL;
+    d = tb_snapshot_device(s, src->name);
+    if (!d) {
+        snprintf(err, errlen, "%s: trace source %s is not a device in "
+                 "[device_list]", s->dir, src->name);
+        return TB_ERR_NOT_FOUND;
+    }
+    /* The decoder comes from the type's prefix; the minor version from
+     * ETMIDR, not from the ".x" (protocol-notes 5.2). */
+    if (strncasecmp(d->type, "ETM3", 4) == 0)
+        want = TB_PROTO_ETMV3;
+    else if (strncasecmp(d->type, "PTM1", 4) == 0 ||
+             strncasecmp(d->type, "PFT1", 4) == 0)
+        want = TB_PROTO_PTM;
+    else {
+        snprintf(err, errlen, "%s/%s: source %s has type '%s': only ETM3.x "
+                 "and PTM1.x/PFT1.x are supported", s->dir, d->ini, d->name,
+                 d->type);
+        return TB_ERR_UNSUPPORTED;
+    }
+    for (i = 0; i < 4; i++) {
+        rc = tb_snap_device_reg(d, names[i], &v[i]);
+        if (rc == TB_ERR_NOT_FOUND) {
+            snprintf(err, errlen, "%s/%s: register %s missing from [regs] of "
+                     "source %s", s->dir, d->ini, names[i], d->name);
+            return TB_ERR_CONFIG;
+        }
+        if (rc < 0) {
+            snprintf(err, errlen, "%s/%s: register %s does not fit 32 bits",
+                     s->dir, d->ini, names[i]);
+            return TB_ERR_CONFIG;
+        }
+    }
+    rc = tb_config_from_regs(cfg, v[0], v[1], v[2], v[3]);
+    if (rc < 0 || cfg->protocol != want) {
+        snprintf(err, errlen, "%s/%s: ETMIDR 0x%08X (architecture %u.%u) "
+                 "does not match type '%s'", s->dir, d->ini, (unsigned)v[1],
+                 (unsigned)(v[1] >> 8) & 0xF, (unsigned)(v[1] >> 4) & 0xF,
+                 d->type);
+        return TB_ERR_CONFIG;
+    }
+    /* In formatted buffers ID 0 is the null ID and 0x70-0x7F are reserved
+     * (protocol-notes 5.1); a source_data buffer holds one source and
+     * never looks at the ID. */
+    for (i = 0; i < s->n_buffers; i++)
+        if (strcmp(s->buffers[i].name, src->buffer) == 0)
+            break;
+    if ((i == s->n_buffers ||
+         strcasecmp(s->buffers[i].format, "source_data") != 0) &&
+        (cfg->trace_id == 0 || cfg->trace_id >= 0x70)) {
+        snprintf(err, errlen, "%s/%s: ETMTRACEIDR 0x%X is not a usable trace "
+                 "ID (0x01-0x6F)", s->dir, d->ini, (unsigned)v[3]);
+        return TB_ERR_CONFIG;
+    }
+    return 0;
+}
+
+/* Reads [offset, offset+length) of a file (length 0: to the end) into a
+ * new allocation. */
+static int read_range(const char *path, uint64_t offset, uint64_t length,
+                      uint8_t **data, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    long long size;
+    uint8_t *buf;
+    size_t n;
+
+    *data = NULL;
+    *len = 0;
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return TB_ERR_IO;
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
+        snprintf(err, errlen, "%s: cannot find its size", path);
+        fclose(f);
+        return TB_ERR_IO;
+    }
+    if (offset > (uint64_t)size ||
+        (length && length > (uint64_t)size - offset)) {
+        snprintf(err, errlen, "%s: %llu bytes, but the dump asks for %llu at "
+                 "offset %llu", path, (unsigned long long)size,
+                 (unsigned long long)length, (unsigned long long)offset);
+        fclose(f);
+        return TB_ERR_FORMAT;
+    }
+    if (!length)
+        length = (uint64_t)size - offset;
+    if (length > MAX_FILE_BYTES || length > (uint64_t)SIZE_MAX - 1) {
+        snprintf(err, errlen, "%s: %llu bytes is more than the limit", path,
+                 (unsigned long long)length);
+        fclose(f);
+        return TB_ERR_LIMIT;
+    }
+    buf = malloc(length ? (size_t)length : 1);
+    if (!buf) {
+        fclose(f);
+        snprintf(err, errlen, "%s: out of memory for %llu bytes", path,
+                 (unsigned long long)length);
+        return TB_ERR_NOMEM;
+    }
+    n = 0;
+    if (length && (fseek(f, (long)offset, SEEK_SET) != 0 ||
+                   (n = fread(buf, 1, (size_t)length, f)) != length)) {
+        snprintf(err, errlen, "%s: short read (%zu of %llu bytes)", path, n,
+                 (unsigned long long)length);
+        free(buf);
+        fclose(f);
+        return TB_ERR_IO;
+    }
+    fclose(f);
+    *data = buf;
+    *len = (size_t)length;
+    return 0;
+}
+
+int tb_snapshot_source_memory(const tb_snapshot *s, const tb_snap_source *src,
+                              tb_memimage **out, char *err, size_t errlen)
+{
+    const tb_snap_device *core;
+    tb_memimage *m;
+    size_t i;
+    int rc = 0;
+
+    if (!s || !src || !out || !err || !errlen)
+        return TB_ERR_INVAL;
+    *out = NULL;
+    if (!src->core[0]) {
+        snprintf(err, errlen, "%s: trace source %s has no core in "
+                 "[core_trace_sources], so no memory image", s->dir,
+                 src->name);
+        return TB_ERR_NOT_FOUND;
+    }
+    core = tb_snapshot_device(s, src->core);
+    if (!core) {
+        snprintf(err, errlen, "%s: core %s of source %s is not a device in "
+                 "[device_list]", s->dir, src->core, src->name);
+        return TB_ERR_NOT_FOUND;
+    }
+    m = tb_memimage_new();
+    if (!m)
+        return TB_ERR_NOMEM;
+    for (i = 0; i < core->n_dumps && rc == 0; i++) {
+        const tb_snap_dump *dp = &core->dumps[i];
+        char path[1024];
+        uint8_t *data;
+        size_t len;
+
+        if (join_path(path, sizeof path, s->dir, dp->file) < 0) {
+            snprintf(err, errlen, "%s/%s: dump path too long", s->dir,
+                     core->ini);
+            rc = TB_ERR_LIMIT;
+            break;
+        }
+        rc = read_range(path, dp->offset, dp->length, &data, &len, err,
+                        errlen);
+        if (rc < 0)
+            break;
+        rc = tb_memimage_add(m, dp->address, data, len);
+        free(data);
+        if (rc == TB_ERR_INVAL)
+            snprintf(err, errlen, "%s/%s: dump %s at 0x%08X (%zu bytes) "
+                     "overlaps another dump or passes 4 GiB", s->dir,
+                     core->ini, dp->file, (unsigned)dp->address, len);
+        else if (rc < 0)
+            snprintf(err, errlen, "out of memory for dump %s", dp->file);
+    }
+    if (rc < 0) {
+        tb_memimage_free(m);
+        return rc;
+    }
+    *out = m;
+    return (int)core->n_dumps;
+}
+
+int tb_snapshot_read_buffer(const tb_snapshot *s, const tb_snap_buffer *b,
+                            uint8_t **data, size_t *len, char *err,
+                            size_t errlen)
+{
+    uint8_t *all = NULL;
+    size_t total = 0, i;
+
+    if (!s || !b || !data || !len || !err || !errlen)
+        return TB_ERR_INVAL;
+    *data = NULL;
+    *len = 0;
+    for (i = 0; i < b->n_files; i++) {
+        char path[1024];
+        uint8_t *part, *grown;
+        size_t n;
+        int rc;
+
+        if (join_path(path, sizeof path, s->dir, b->files[i]) < 0) {
+            snprintf(err, errlen, "%s: buffer file path too long", s->dir);
+            free(all);
+            return TB_ERR_LIMIT;
+        }
+        rc = read_range(path, 0, 0, &part, &n, err, errlen);
+        if (rc < 0) {
+            free(all);
+            return rc;
+        }
+        if (total + n > MAX_FILE_BYTES) {
+            snprintf(err, errlen, "buffer %s: more than 4 GiB", b->name);
+            free(part);
+            free(all);
+            return TB_ERR_LIMIT;
+        }
+        grown = realloc(all, total + n + 1);
+        if (!grown) {
+            free(part);
+            free(all);
+            snprintf(err, errlen, "buffer %s: out of memory", b->name);
+            return TB_ERR_NOMEM;
+        }
+        all = grown;
+        memcpy(all + total, part, n);
+        total += n;
+        free(part);
+    }
+    *data = all;
+    *len = total;
+    return 0;
+}
+
+int tb_snap_buffer_frame_flags(const tb_snap_buffer *b, unsigned *flags)
+{
+    if (!b || !flags)
+        return TB_ERR_INVAL;
+    *flags = 0;
+    if (strcasecmp(b->format, "source_data") == 0)
+        return 1;
+    if (strcasecmp(b->format, "coresight") == 0) {
+        *flags = TB_FRAME_MEM_ALIGNED;
+        return 0;
+    }
+    /* DSTREAM captures carry FSYNCs between frames (protocol-notes 5.1). */
+    if (strcasecmp(b->format, "dstream_coresight") == 0) {
+        *flags = TB_FRAME_HAS_FSYNC;
+        return 0;
+    }
+    return TB_ERR_FORMAT;
+}
