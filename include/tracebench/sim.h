@@ -1,0 +1,157 @@
+/*
+ * Simulator (sim/): Unicorn runs an ARMv7-A program and reports the
+ * ground truth as exec records (types.h), one per instruction that
+ * reached execution, through a callback, as they happen.
+ *
+ * Record conventions (what the encoder may rely on):
+ * - insn.next_addr is the architectural next PC of the instruction in
+ *   program order: the target of a taken branch, else addr + size.  An
+ *   exception record between two insn records says where control really
+ *   went; its pref_return is the previous record's next_addr, or that
+ *   record's own address when cancelled is set.
+ * - SVC: insn record, then exception (pref_return = next insn).
+ *   Undefined instruction and data abort: insn record of the faulting
+ *   instruction, then exception with cancelled = true, pref_return = its
+ *   address.  Prefetch abort and IRQ/FIQ: no record for the instruction
+ *   that did not run; pref_return = its address.
+ * - A direct branch that did not go to its target (B<c> failed,
+ *   CBZ/CBNZ not taken) is recorded COND_FAILED without TAKEN.
+ * - Instructions skipped inside an IT block are recorded COND_FAILED.
+ * - Context records follow the MCR to CONTEXTIDR that changed it.
+ * - One TB_REC_END record ends every run that did not fail.
+ *
+ * Cycle model (record.cycle = cycle count when the record completes):
+ * 1 cycle per instruction; +2 for a taken branch (pipeline refill);
+ * +1 for a load/store plus, with probability 1/16 drawn from a xorshift64
+ * generator seeded by the scenario, 1..4 wait states; exception entry
+ * costs 3.  Deterministic for a seed.
+ *
+ * Self-modifying code is not followed: the per-address decode cache goes
+ * stale and the in-sim branch check reports it as TB_ERR_MISMATCH.
+ */
+#ifndef TRACEBENCH_SIM_H
+#define TRACEBENCH_SIM_H
+
+#include "tracebench/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Called for each record; a non-zero return stops the run, which then
+ * returns TB_ERR_STOPPED. */
+typedef int (*tb_exec_cb)(void *ctx, const tb_exec_record *rec);
+
+typedef enum tb_sim_cpu {
+    TB_SIM_CPU_A15 = 0,
+    TB_SIM_CPU_A9,
+    TB_SIM_CPU_A7,
+} tb_sim_cpu;
+
+typedef enum tb_sim_stop {
+    TB_SIM_STOP_NONE = 0,
+    TB_SIM_STOP_EXIT,        /* reached the exit address */
+    TB_SIM_STOP_WFI,         /* WFI with no interrupt left to come */
+    TB_SIM_STOP_BUDGET,      /* instruction budget used up */
+} tb_sim_stop;
+
+const char *tb_sim_stop_name(tb_sim_stop s);
+
+#define TB_SCN_MAX_EVENTS 32
+#define TB_SCN_MAX_MAPS 8
+#define TB_SCN_EXPR 64
+
+/* An interrupt the scenario raises.  It is asserted when at_insn
+ * instructions have executed, or on the hit-th arrival at at_addr, then
+ * stays pending until CPSR.I/F lets it in (never inside an IT block). */
+typedef struct tb_scn_event {
+    tb_exc_kind kind;            /* TB_EXC_IRQ or TB_EXC_FIQ */
+    bool has_insn;
+    uint64_t at_insn;
+    uint64_t every;              /* with at_insn: period of repeats */
+    uint32_t count;              /* times to raise (0 = unlimited) */
+    char at_addr[TB_SCN_EXPR];   /* symbol or number; "" = none */
+    uint32_t hit;                /* arrival number at at_addr (>= 1) */
+} tb_scn_event;
+
+typedef struct tb_scenario {
+    tb_sim_cpu cpu;
+    uint64_t max_insns;          /* 0: no budget */
+    char exit[TB_SCN_EXPR];      /* symbol, number, or "none" */
+    uint64_t seed;               /* cycle model wait states */
+    bool high_vectors;           /* SCTLR.V */
+    bool has_vbar;
+    uint32_t vbar;
+    bool allow_undef, allow_prefetch_abort, allow_data_abort;
+    unsigned n_maps;
+    struct { uint32_t addr, size; } maps[TB_SCN_MAX_MAPS];
+    unsigned n_events;
+    tb_scn_event events[TB_SCN_MAX_EVENTS];
+} tb_scenario;
+
+/* Defaults: Cortex-A15, no budget, exit at symbol "_exit", seed 1, low
+ * vectors, every fault an error, no events. */
+void tb_scenario_init(tb_scenario *sc);
+
+/* Parses INI text (see vectors/programs/README.md for the keys).  On
+ * error returns TB_ERR_FORMAT and writes "line N: why" into err. */
+int tb_scenario_parse(tb_scenario *sc, const char *text, size_t len,
+                      char *err, size_t errlen);
+int tb_scenario_load(tb_scenario *sc, const char *path, char *err,
+                     size_t errlen);
+
+typedef struct tb_sim tb_sim;
+
+typedef struct tb_sim_result {
+    tb_sim_stop stop;
+    uint64_t insns;              /* insn records delivered */
+    uint64_t cycles;
+    uint64_t exceptions;
+    uint32_t stop_addr;          /* PC where the run stopped */
+} tb_sim_result;
+
+/* The CPU model is fixed at creation (Unicorn accepts it only right
+ * after uc_open).  NULL if Unicorn or the classifier cannot start. */
+tb_sim *tb_sim_new(tb_sim_cpu cpu);
+void tb_sim_free(tb_sim *s);
+
+/* Loads an ELF32 little-endian ARM executable: every PT_LOAD segment
+ * (memsz beyond filesz zeroed), the entry point (bit 0 = Thumb) and the
+ * symbol table.  TB_ERR_FORMAT for anything malformed. */
+int tb_sim_load_elf(tb_sim *s, const uint8_t *data, size_t len);
+int tb_sim_load_elf_file(tb_sim *s, const char *path);
+/* A raw image at addr; the entry defaults to addr in ARM state. */
+int tb_sim_load_raw(tb_sim *s, const uint8_t *data, size_t len, uint32_t addr);
+/* Maps zeroed RAM (page-rounded); already mapped pages are kept. */
+int tb_sim_map(tb_sim *s, uint32_t addr, uint32_t size);
+int tb_sim_set_entry(tb_sim *s, uint32_t addr, tb_isa isa);
+/* Value of an ELF symbol (Thumb functions keep bit 0). */
+int tb_sim_symbol(const tb_sim *s, const char *name, uint32_t *value);
+
+/* Copies the scenario and resolves its symbols (TB_ERR_NOT_FOUND with a
+ * message naming the symbol).  The scenario's cpu field is ignored here:
+ * pass it to tb_sim_new. */
+int tb_sim_set_scenario(tb_sim *s, const tb_scenario *sc);
+
+/* Runs from the entry until a stop (0, result filled in) or an error
+ * (negative; tb_sim_errmsg says what and where).  Runs once per load. */
+int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res);
+
+/* The last error's message ("" when none). */
+const char *tb_sim_errmsg(const tb_sim *s);
+
+/* Inspecting the core after a run: r0..r15 as 0..15, CPSR as 16 (banked
+ * registers of the current mode). */
+int tb_sim_read_reg(tb_sim *s, unsigned reg, uint32_t *value);
+int tb_sim_read_mem(tb_sim *s, uint32_t addr, void *buf, size_t len);
+
+/* Ground-truth writers: one line per record, without the newline.
+ * Return the line length, or TB_ERR_NOSPACE when buf is too small. */
+int tb_truth_format_text(const tb_exec_record *r, char *buf, size_t len);
+int tb_truth_format_json(const tb_exec_record *r, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,250 @@
+/*
+ * Loading: ELF32 little-endian ARM executables (PT_LOAD segments, entry,
+ * symbols) and raw images, mapped into Unicorn in 4 KiB pages.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+#define PAGE 0x1000u
+#define MAX_MAP_BYTES (256u << 20)
+
+static uint32_t rd32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+static uint16_t rd16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static bool page_mapped(const tb_sim *s, uint64_t page)
+{
+    for (unsigned i = 0; i < s->n_maps; i++)
+        if (page >= s->maps[i].lo && page < s->maps[i].hi)
+            return true;
+    return false;
+}
+
+/* Maps [lo, hi) rounded to pages, skipping pages already mapped. */
+static int map_range(tb_sim *s, uint64_t lo, uint64_t hi)
+{
+    uint64_t p, run;
+
+    lo &= ~(uint64_t)(PAGE - 1);
+    hi = (hi + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+    if (hi > 0x100000000ull || hi - lo > MAX_MAP_BYTES)
+        return tb_sim_fail(s, TB_ERR_LIMIT, "mapping 0x%llx..0x%llx too large",
+                           (unsigned long long)lo, (unsigned long long)hi);
+    for (p = lo; p < hi;) {
+        if (page_mapped(s, p)) {
+            p += PAGE;
+            continue;
+        }
+        for (run = p; run < hi && !page_mapped(s, run); run += PAGE)
+            ;
+        if (s->n_maps >= sizeof s->maps / sizeof s->maps[0])
+            return tb_sim_fail(s, TB_ERR_LIMIT, "too many memory regions");
+        if (uc_mem_map(s->uc, p, (size_t)(run - p), UC_PROT_ALL) != UC_ERR_OK)
+            return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot map 0x%08llx..0x%08llx",
+                               (unsigned long long)p, (unsigned long long)run);
+        s->maps[s->n_maps].lo = (uint32_t)p;
+        s->maps[s->n_maps].hi = (uint32_t)(run - 1) + 1;
+        if (run == 0x100000000ull)
+            s->maps[s->n_maps].hi = 0xFFFFFFFFu; /* top page: hi wraps */
+        s->n_maps++;
+        p = run;
+    }
+    return 0;
+}
+
+int tb_sim_map(tb_sim *s, uint32_t addr, uint32_t size)
+{
+    if (!s || !size)
+        return TB_ERR_INVAL;
+    return map_range(s, addr, (uint64_t)addr + size);
+}
+
+int tb_sim_load_raw(tb_sim *s, const uint8_t *data, size_t len, uint32_t addr)
+{
+    int rc;
+
+    if (!s || (!data && len) || (uint64_t)addr + len > 0x100000000ull)
+        return TB_ERR_INVAL;
+    if ((rc = map_range(s, addr, (uint64_t)addr + (len ? len : 1))) < 0)
+        return rc;
+    if (len && uc_mem_write(s->uc, addr, data, len) != UC_ERR_OK)
+        return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot write image at 0x%08x", addr);
+    if (!s->loaded) {
+        s->entry = addr;
+        s->entry_isa = TB_ISA_ARM;
+    }
+    s->loaded = true;
+    return 0;
+}
+
+int tb_sim_set_entry(tb_sim *s, uint32_t addr, tb_isa isa)
+{
+    if (!s || (isa != TB_ISA_ARM && isa != TB_ISA_THUMB))
+        return TB_ERR_INVAL;
+    s->entry = addr & ~1u;
+    s->entry_isa = (uint8_t)isa;
+    return 0;
+}
+
+static int load_symbols(tb_sim *s, const uint8_t *d, size_t len,
+                        uint32_t shoff, unsigned shnum, unsigned shentsize)
+{
+    for (unsigned i = 0; i < shnum; i++) {
+        const uint8_t *sh = d + shoff + (size_t)i * shentsize;
+        uint32_t off, size, link, entsize;
+        const uint8_t *str;
+        size_t n;
+
+        if (rd32(sh + 4) != 2) /* SHT_SYMTAB */
+            continue;
+        off = rd32(sh + 16);
+        size = rd32(sh + 20);
+        link = rd32(sh + 24);
+        entsize = rd32(sh + 36);
+        if (entsize < 16 || link >= shnum || off > len || size > len - off)
+            return tb_sim_fail(s, TB_ERR_FORMAT, "ELF: bad symbol table");
+        {
+            const uint8_t *lsh = d + shoff + (size_t)link * shentsize;
+            uint32_t soff = rd32(lsh + 16), ssize = rd32(lsh + 20);
+
+            if (soff > len || ssize > len - soff || ssize == 0 ||
+                d[soff + ssize - 1] != 0)
+                return tb_sim_fail(s, TB_ERR_FORMAT, "ELF: bad string table");
+            str = d + soff;
+            free(s->strtab);
+            s->strtab = malloc(ssize);
+            if (!s->strtab)
+                return TB_ERR_NOMEM;
+            memcpy(s->strtab, str, ssize);
+            s->strtab_len = ssize;
+        }
+        n = size / entsize;
+        free(s->syms);
+        s->syms = calloc(n ? n : 1, sizeof *s->syms);
+        if (!s->syms)
+            return TB_ERR_NOMEM;
+        s->n_syms = 0;
+        for (size_t k = 0; k < n; k++) {
+            const uint8_t *e = d + off + k * entsize;
+            uint32_t name = rd32(e);
+
+            if (name == 0 || name >= s->strtab_len)
+                continue;
+            s->syms[s->n_syms].name = name;
+            s->syms[s->n_syms].value = rd32(e + 4);
+            s->n_syms++;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+int tb_sim_load_elf(tb_sim *s, const uint8_t *d, size_t len)
+{
+    uint32_t phoff, shoff, entry;
+    unsigned phnum, phentsize, shnum, shentsize, nload = 0;
+    int rc;
+
+    if (!s || !d)
+        return TB_ERR_INVAL;
+    if (len < 52 || memcmp(d, "\x7f" "ELF", 4))
+        return tb_sim_fail(s, TB_ERR_FORMAT, "not an ELF file");
+    if (d[4] != 1 || d[5] != 1)
+        return tb_sim_fail(s, TB_ERR_FORMAT, "ELF: not 32-bit little-endian");
+    if (rd16(d + 16) != 2 || rd16(d + 18) != 40)
+        return tb_sim_fail(s, TB_ERR_FORMAT, "ELF: not an ARM executable");
+    entry = rd32(d + 24);
+    phoff = rd32(d + 28);
+    shoff = rd32(d + 32);
+    phentsize = rd16(d + 42);
+    phnum = rd16(d + 44);
+    shentsize = rd16(d + 46);
+    shnum = rd16(d + 48);
+    if (phentsize < 32 || phoff > len || (uint64_t)phnum * phentsize > len - phoff)
+        return tb_sim_fail(s, TB_ERR_FORMAT, "ELF: program headers out of the file");
+    for (unsigned i = 0; i < phnum; i++) {
+        const uint8_t *ph = d + phoff + (size_t)i * phentsize;
+        uint32_t off = rd32(ph + 4), va = rd32(ph + 8), fsz = rd32(ph + 16),
+                 msz = rd32(ph + 20);
+
+        if (rd32(ph) != 1) /* PT_LOAD */
+            continue;
+        if (fsz > msz || off > len || fsz > len - off ||
+            (uint64_t)va + msz > 0x100000000ull)
+            return tb_sim_fail(s, TB_ERR_FORMAT, "ELF: bad PT_LOAD %u", i);
+        if (msz == 0)
+            continue;
+        if ((rc = map_range(s, va, (uint64_t)va + msz)) < 0)
+            return rc;
+        if (fsz && uc_mem_write(s->uc, va, d + off, fsz) != UC_ERR_OK)
+            return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot write segment at 0x%08x", va);
+        nload++;
+    }
+    if (!nload)
+        return tb_sim_fail(s, TB_ERR_FORMAT, "ELF: no PT_LOAD segment");
+    if (shnum && shoff) {
+        if (shentsize < 40 || shoff > len || (uint64_t)shnum * shentsize > len - shoff)
+            return tb_sim_fail(s, TB_ERR_FORMAT, "ELF: section headers out of the file");
+        if ((rc = load_symbols(s, d, len, shoff, shnum, shentsize)) < 0)
+            return rc;
+    }
+    s->entry = entry & ~1u;
+    s->entry_isa = (entry & 1) ? TB_ISA_THUMB : TB_ISA_ARM;
+    s->loaded = true;
+    return 0;
+}
+
+int tb_sim_load_elf_file(tb_sim *s, const char *path)
+{
+    FILE *f;
+    uint8_t *buf;
+    long n;
+    int rc;
+
+    if (!s || !path)
+        return TB_ERR_INVAL;
+    f = fopen(path, "rb");
+    if (!f)
+        return tb_sim_fail(s, TB_ERR_IO, "cannot open %s", path);
+    if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || n > (512L << 20) ||
+        fseek(f, 0, SEEK_SET)) {
+        fclose(f);
+        return tb_sim_fail(s, TB_ERR_IO, "cannot read %s", path);
+    }
+    buf = malloc((size_t)n + 1);
+    if (!buf) {
+        fclose(f);
+        return TB_ERR_NOMEM;
+    }
+    if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        fclose(f);
+        return tb_sim_fail(s, TB_ERR_IO, "cannot read %s", path);
+    }
+    fclose(f);
+    rc = tb_sim_load_elf(s, buf, (size_t)n);
+    free(buf);
+    return rc;
+}
+
+int tb_sim_symbol(const tb_sim *s, const char *name, uint32_t *value)
+{
+    if (!s || !name || !value)
+        return TB_ERR_INVAL;
+    for (size_t i = 0; i < s->n_syms; i++)
+        if (!strcmp(s->strtab + s->syms[i].name, name)) {
+            *value = s->syms[i].value;
+            return 0;
+        }
+    return TB_ERR_NOT_FOUND;
+}

@@ -1,0 +1,921 @@
+/*
+ * The simulator core: Unicorn runs the program, one code hook per
+ * instruction turns the run into exec records.
+ *
+ * The hook is kept cheap: decoded facts come from a per-address cache
+ * (Capstone only on a miss), the CPSR is read only where nothing else can
+ * tell (ARM conditional non-branches, ISA after indirect branches, while
+ * an interrupt is pending).  A record is delivered when the next
+ * instruction's hook fires, because only then is its next address known.
+ *
+ * Unicorn 2.0.1 facts this relies on (probed): a code hook fires before
+ * its instruction and uc_emu_stop there stops before it executes; the hook
+ * fires for condition-failed ARM instructions but not for condition-failed
+ * instructions inside an IT block, and the CPSR IT bits read in a hook are
+ * stale, so IT state is tracked here (IHI0406C A2.5.2 ITSTATE); SVC
+ * arrives as UC_HOOK_INTR 2 with the PC already advanced; Unicorn takes
+ * no exception itself, so entries are done here (IHI0406C B1.8, B1.9).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+#define CPSR_T (1u << 5)
+#define CPSR_F (1u << 6)
+#define CPSR_I (1u << 7)
+#define CPSR_A (1u << 8)
+#define CPSR_E (1u << 9)
+#define CPSR_J (1u << 24)
+#define CPSR_IT_MASK 0x0600FC00u
+
+const char *tb_sim_stop_name(tb_sim_stop st)
+{
+    switch (st) {
+    case TB_SIM_STOP_NONE: return "none";
+    case TB_SIM_STOP_EXIT: return "exit";
+    case TB_SIM_STOP_WFI: return "wfi";
+    case TB_SIM_STOP_BUDGET: return "budget";
+    }
+    return "unknown";
+}
+
+int tb_sim_fail(tb_sim *s, int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(s->msg, sizeof s->msg, fmt, ap);
+    va_end(ap);
+    if (!s->err)
+        s->err = err;
+    return err;
+}
+
+const char *tb_sim_errmsg(const tb_sim *s)
+{
+    return s ? s->msg : "";
+}
+
+tb_sim *tb_sim_new(tb_sim_cpu cpu)
+{
+    static const int models[] = {
+        [TB_SIM_CPU_A15] = UC_CPU_ARM_CORTEX_A15,
+        [TB_SIM_CPU_A9] = UC_CPU_ARM_CORTEX_A9,
+        [TB_SIM_CPU_A7] = UC_CPU_ARM_CORTEX_A7,
+    };
+    tb_sim *s;
+
+    if ((unsigned)cpu > TB_SIM_CPU_A7)
+        return NULL;
+    s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->cpu = cpu;
+    s->cache = calloc(TB_CACHE_SIZE, sizeof *s->cache);
+    s->cls = tb_classifier_new();
+    if (!s->cache || !s->cls ||
+        uc_open(UC_ARCH_ARM, UC_MODE_ARM, &s->uc) != UC_ERR_OK) {
+        s->uc = NULL;
+        tb_sim_free(s);
+        return NULL;
+    }
+    /* Only accepted right after uc_open. */
+    if (uc_ctl_set_cpu_model(s->uc, models[cpu]) != UC_ERR_OK) {
+        tb_sim_free(s);
+        return NULL;
+    }
+    tb_scenario_init(&s->sc);
+    s->sc.cpu = cpu;
+    return s;
+}
+
+void tb_sim_free(tb_sim *s)
+{
+    if (!s)
+        return;
+    if (s->uc)
+        uc_close(s->uc);
+    tb_classifier_free(s->cls);
+    free(s->cache);
+    free(s->syms);
+    free(s->strtab);
+    free(s);
+}
+
+static int resolve(tb_sim *s, const char *expr, uint32_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    if (tb_sim_symbol(s, expr, out) == 0) {
+        *out &= ~1u; /* a Thumb function's address */
+        return 0;
+    }
+    v = strtoull(expr, &end, 0);
+    if (*expr && !*end && v <= 0xFFFFFFFFull) {
+        *out = (uint32_t)v;
+        return 0;
+    }
+    return tb_sim_fail(s, TB_ERR_NOT_FOUND, "scenario: no symbol '%s'", expr);
+}
+
+int tb_sim_set_scenario(tb_sim *s, const tb_scenario *sc)
+{
+    int rc;
+
+    if (!s || !sc || sc->n_events > TB_SCN_MAX_EVENTS || sc->n_maps > TB_SCN_MAX_MAPS)
+        return TB_ERR_INVAL;
+    s->sc = *sc;
+    s->has_exit = false;
+    if (sc->exit[0] && strcmp(sc->exit, "none")) {
+        if (resolve(s, sc->exit, &s->exit_addr) == 0) {
+            s->has_exit = true;
+        } else if (strcmp(sc->exit, "_exit")) {
+            return s->err;
+        } else {
+            s->err = 0; /* the default exit symbol is optional */
+            s->msg[0] = '\0';
+        }
+    }
+    for (unsigned i = 0; i < sc->n_maps; i++)
+        if ((rc = tb_sim_map(s, sc->maps[i].addr, sc->maps[i].size)) < 0)
+            return rc;
+    memset(s->ev, 0, sizeof s->ev);
+    for (unsigned i = 0; i < sc->n_events; i++) {
+        const tb_scn_event *e = &sc->events[i];
+
+        if (e->kind != TB_EXC_IRQ && e->kind != TB_EXC_FIQ)
+            return TB_ERR_INVAL;
+        if (e->at_addr[0]) {
+            if ((rc = resolve(s, e->at_addr, &s->ev[i].addr)) < 0)
+                return rc;
+            s->ev[i].has_addr = true;
+        }
+        s->ev[i].next_insn = e->at_insn;
+        s->ev[i].done = !e->has_insn && !e->at_addr[0];
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Registers. */
+
+static uint32_t read_cpsr(tb_sim *s)
+{
+    uint32_t v = 0;
+
+    uc_reg_read(s->uc, UC_ARM_REG_CPSR, &v);
+    return v;
+}
+
+static int cp15(tb_sim *s, bool write, unsigned crn, unsigned crm,
+                unsigned opc1, unsigned opc2, uint32_t *val)
+{
+    uc_arm_cp_reg r = {15, 0, 0, crn, crm, opc1, opc2, 0};
+    uc_err e;
+
+    if (write) {
+        r.val = *val;
+        e = uc_reg_write(s->uc, UC_ARM_REG_CP_REG, &r);
+    } else {
+        e = uc_reg_read(s->uc, UC_ARM_REG_CP_REG, &r);
+        *val = (uint32_t)r.val;
+    }
+    return e == UC_ERR_OK ? 0 : TB_ERR_EMULATOR;
+}
+
+int tb_sim_read_reg(tb_sim *s, unsigned reg, uint32_t *value)
+{
+    int id;
+
+    if (!s || !value || reg > 16)
+        return TB_ERR_INVAL;
+    if (reg == 16)
+        id = UC_ARM_REG_CPSR;
+    else if (reg == 13)
+        id = UC_ARM_REG_SP;
+    else if (reg == 14)
+        id = UC_ARM_REG_LR;
+    else if (reg == 15)
+        id = UC_ARM_REG_PC;
+    else
+        id = UC_ARM_REG_R0 + (int)reg;
+    return uc_reg_read(s->uc, id, value) == UC_ERR_OK ? 0 : TB_ERR_EMULATOR;
+}
+
+int tb_sim_read_mem(tb_sim *s, uint32_t addr, void *buf, size_t len)
+{
+    if (!s || (!buf && len))
+        return TB_ERR_INVAL;
+    return uc_mem_read(s->uc, addr, buf, len) == UC_ERR_OK ? 0 : TB_ERR_NO_MEMORY;
+}
+
+/* ------------------------------------------------------------------ */
+/* Decode cache. */
+
+/* Loads and stores, for the cycle model's wait states. */
+static bool is_mem(uint32_t op, unsigned size, uint8_t isa)
+{
+    if (isa == TB_ISA_ARM) {
+        if ((op >> 28) == 15)
+            return false;
+        return (op & 0x0C000000u) == 0x04000000u ||
+               (op & 0x0E000000u) == 0x08000000u ||
+               ((op & 0x0E000090u) == 0x00000090u && (op & 0x60u));
+    }
+    if (size == 4) {
+        unsigned hw1 = op >> 16;
+
+        return (hw1 & 0xFE00u) == 0xF800u || (hw1 & 0xFE00u) == 0xE800u;
+    }
+    return (op & 0xF800u) == 0x4800u || (op & 0xF000u) == 0x5000u ||
+           (op & 0xE000u) == 0x6000u || (op & 0xE000u) == 0x8000u ||
+           (op & 0xF600u) == 0xB400u || (op & 0xF000u) == 0xC000u;
+}
+
+static bool is_special_addr(const tb_sim *s, uint32_t a)
+{
+    if (s->has_exit && a == s->exit_addr)
+        return true;
+    for (unsigned i = 0; i < s->sc.n_events; i++)
+        if (s->ev[i].has_addr && s->ev[i].addr == a)
+            return true;
+    return false;
+}
+
+static tb_centry *lookup(tb_sim *s, uint32_t a, uint8_t isa)
+{
+    tb_centry *e = &s->cache[(a >> 1) & (TB_CACHE_SIZE - 1)];
+    uint8_t buf[4];
+    size_t avail = 4;
+    tb_insn in;
+    uint16_t info = 0;
+
+    if (e->valid == 1 + isa && e->addr == a)
+        return e;
+    if (uc_mem_read(s->uc, a, buf, 4) != UC_ERR_OK) {
+        avail = 2;
+        if (uc_mem_read(s->uc, a, buf, 2) != UC_ERR_OK)
+            return NULL;
+    }
+    if (tb_classifier_decode(s->cls, buf, avail, a, (tb_isa)isa, &in) < 0)
+        return NULL;
+    if (in.link)
+        info |= CE_LINK;
+    if (in.has_target) {
+        info |= CE_TARGET;
+        if (in.target_isa == TB_ISA_THUMB)
+            info |= CE_TTHUMB;
+    }
+    if (in.exc_return)
+        info |= CE_EXC_RET;
+    if (in.is_it)
+        info |= CE_IT;
+    if (in.is_wfi)
+        info |= CE_WFI;
+    if (is_mem(in.opcode, in.size, isa))
+        info |= CE_MEM;
+    if (isa == TB_ISA_ARM ? (in.opcode & 0x0FFF0FFFu) == 0x0E0D0F30u
+                          : (in.size == 4 && (in.opcode & 0xFFFF0FFFu) == 0xEE0D0F30u))
+        info |= CE_CTXID; /* MCR p15,0,Rt,c13,c0,1: CONTEXTIDR (B4.1.36) */
+    if (isa == TB_ISA_THUMB && in.size == 2 && (in.opcode & 0xF500u) == 0xB100u)
+        info |= CE_CBZ;
+    if (isa == TB_ISA_ARM && in.cond < 14 && in.wp_class != TB_WP_DIRECT &&
+        in.wp_class != TB_WP_DIRECT_LINK)
+        info |= CE_ARMCOND;
+    if (is_special_addr(s, a))
+        info |= CE_SPECIAL;
+    e->addr = a;
+    e->opcode = in.opcode;
+    e->target = in.target;
+    e->info = info;
+    e->size = in.size;
+    e->wp = in.wp_class;
+    e->cond = in.cond;
+    e->it = in.is_it ? (uint8_t)(in.opcode & 0xFF) : 0;
+    e->valid = (uint8_t)(1 + isa);
+    return e;
+}
+
+/* ------------------------------------------------------------------ */
+/* Records. */
+
+static uint64_t rng_next(tb_sim *s)
+{
+    s->rng ^= s->rng >> 12;
+    s->rng ^= s->rng << 25;
+    s->rng ^= s->rng >> 27;
+    return s->rng * 0x2545F4914F6CDD1Dull;
+}
+
+static void stop(tb_sim *s, enum tb_action act)
+{
+    s->action = act;
+    uc_emu_stop(s->uc);
+}
+
+static int deliver(tb_sim *s, const tb_exec_record *r)
+{
+    if (s->cb && s->cb(s->cb_ctx, r)) {
+        tb_sim_fail(s, TB_ERR_STOPPED, "the record callback asked to stop");
+        return TB_ERR_STOPPED;
+    }
+    return 0;
+}
+
+static bool is_indirect(uint8_t wp)
+{
+    return wp == TB_WP_INDIRECT || wp == TB_WP_INDIRECT_LINK;
+}
+
+static bool is_direct(uint8_t wp)
+{
+    return wp == TB_WP_DIRECT || wp == TB_WP_DIRECT_LINK;
+}
+
+static int emit_insn(tb_sim *s, const struct tb_pend *p, uint32_t next,
+                     uint8_t next_isa, uint8_t flags)
+{
+    tb_exec_record r;
+    unsigned cost = 1;
+    int rc;
+
+    if ((flags & TB_INSN_TAKEN) && !(flags & TB_INSN_COND_FAILED))
+        cost += 2;
+    if ((p->info & CE_MEM) && !(flags & TB_INSN_COND_FAILED)) {
+        uint64_t x = rng_next(s);
+
+        cost += 1;
+        if ((x & 15) == 0)
+            cost += 1 + (unsigned)((x >> 4) & 3);
+    }
+    s->cycles += cost;
+    memset(&r, 0, sizeof r);
+    r.kind = TB_REC_INSN;
+    r.seq = s->count++;
+    r.cycle = s->cycles;
+    r.u.insn.addr = p->addr;
+    r.u.insn.next_addr = next;
+    r.u.insn.opcode = p->opcode;
+    r.u.insn.size = p->size;
+    r.u.insn.isa = p->isa;
+    r.u.insn.next_isa = next_isa;
+    r.u.insn.wp_class = p->wp;
+    r.u.insn.flags = flags;
+    if ((rc = deliver(s, &r)) < 0)
+        return rc;
+    if ((p->info & CE_CTXID) && !(flags & TB_INSN_COND_FAILED)) {
+        uint32_t v;
+
+        if (cp15(s, false, 13, 0, 0, 1, &v) == 0 && v != s->ctxid) {
+            s->ctxid = v;
+            memset(&r, 0, sizeof r);
+            r.kind = TB_REC_CONTEXT;
+            r.seq = s->count;
+            r.cycle = s->cycles;
+            r.u.ctx.context_id = v;
+            return deliver(s, &r);
+        }
+    }
+    return 0;
+}
+
+static void it_advance(tb_sim *s)
+{
+    /* ITAdvance(), IHI0406C A2.5.2 */
+    if ((s->itstate & 7) == 0)
+        s->itstate = 0;
+    else
+        s->itstate = (uint8_t)((s->itstate & 0xE0) | ((s->itstate << 1) & 0x1F));
+}
+
+/* Makes the instruction in e at a the pending one. */
+static void make_pending(tb_sim *s, const tb_centry *e, uint32_t a, uint8_t isa,
+                         bool hooked)
+{
+    struct tb_pend *p = &s->pend;
+    uint8_t flags = 0;
+
+    p->addr = a;
+    p->opcode = e->opcode;
+    p->target = e->target;
+    p->info = e->info;
+    p->size = e->size;
+    p->isa = isa;
+    p->wp = e->wp;
+    p->cond = e->cond;
+    if (isa == TB_ISA_THUMB && (s->itstate & 0xF)) {
+        flags |= TB_INSN_CONDITIONAL | TB_INSN_IN_IT;
+        /* Unicorn hooks only the IT-block instructions that pass. */
+        if (!hooked)
+            flags |= TB_INSN_COND_FAILED;
+        it_advance(s);
+    } else if (e->cond < 14) {
+        flags |= TB_INSN_CONDITIONAL;
+        if ((e->info & CE_ARMCOND) && !tb_cond_passed(e->cond, read_cpsr(s)))
+            flags |= TB_INSN_COND_FAILED;
+    }
+    if (e->info & CE_IT)
+        s->itstate = e->it;
+    if (e->info & CE_EXC_RET)
+        flags |= TB_INSN_EXC_RETURN;
+    p->flags = flags;
+    s->have_pend = true;
+}
+
+/* Completes the pending instruction now that the next one is at a (size
+ * = its hook size, 0 when unknown).  Checks the flow against the
+ * classifier: a non-sequential step needs a branch, a direct branch must
+ * go to its target or, failed, fall through. */
+static int finish(tb_sim *s, uint32_t a, uint32_t size)
+{
+    struct tb_pend *p = &s->pend;
+    uint32_t seq = p->addr + p->size;
+    uint8_t flags, nisa;
+    bool taken = false;
+    int rc;
+
+    /* Skipped IT-block instructions (failed condition). */
+    for (int guard = 0; p->isa == TB_ISA_THUMB && (s->itstate & 0xF) &&
+                        a != seq && guard < 4; guard++) {
+        tb_centry *e = lookup(s, seq, TB_ISA_THUMB);
+
+        if (!e)
+            return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot read code at 0x%08x", seq);
+        if ((rc = emit_insn(s, p, seq, TB_ISA_THUMB, p->flags)) < 0)
+            return rc;
+        make_pending(s, e, seq, TB_ISA_THUMB, false);
+        seq = p->addr + p->size;
+    }
+    flags = p->flags;
+    if (is_direct(p->wp) && (p->info & CE_TARGET)) {
+        if (p->target == seq && a == seq) {
+            taken = !(flags & TB_INSN_COND_FAILED) &&
+                    (p->cond >= 14 || tb_cond_passed(p->cond, read_cpsr(s)));
+        } else if (a == p->target && !(flags & TB_INSN_COND_FAILED)) {
+            taken = true;
+        } else if (a == seq && (p->cond < 14 || (p->info & CE_CBZ) ||
+                                (flags & TB_INSN_COND_FAILED))) {
+            taken = false;
+        } else {
+            return tb_sim_fail(s, TB_ERR_MISMATCH,
+                               "check: direct branch at 0x%08x went to 0x%08x, "
+                               "classifier says 0x%08x", p->addr, a, p->target);
+        }
+        if (!taken)
+            flags |= TB_INSN_COND_FAILED;
+    } else if (is_indirect(p->wp)) {
+        taken = !(flags & TB_INSN_COND_FAILED);
+        if (!taken && a != seq)
+            return tb_sim_fail(s, TB_ERR_MISMATCH,
+                               "check: failed branch at 0x%08x went to 0x%08x",
+                               p->addr, a);
+    } else if (a != seq) {
+        return tb_sim_fail(s, TB_ERR_MISMATCH,
+                           "check: PC moved from 0x%08x to 0x%08x without a "
+                           "branch (opcode 0x%08x, %s)", p->addr, a, p->opcode,
+                           tb_wp_class_name((tb_wp_class)p->wp));
+    }
+    if (taken)
+        flags |= TB_INSN_TAKEN;
+    /* ISA of the next instruction. */
+    if (size == 2) {
+        nisa = TB_ISA_THUMB;
+    } else if (taken && (is_indirect(p->wp) || (p->info & CE_EXC_RET))) {
+        nisa = (read_cpsr(s) & CPSR_T) ? TB_ISA_THUMB : TB_ISA_ARM;
+    } else if (taken && (p->info & CE_TARGET)) {
+        nisa = (p->info & CE_TTHUMB) ? TB_ISA_THUMB : TB_ISA_ARM;
+    } else {
+        nisa = p->isa;
+    }
+    s->have_pend = false;
+    s->isa = nisa;
+    s->isa_known = true;
+    return emit_insn(s, p, a, nisa, flags);
+}
+
+/* ------------------------------------------------------------------ */
+/* Events. */
+
+static void update_next_check(tb_sim *s)
+{
+    uint64_t n = UINT64_MAX;
+
+    if (s->sc.max_insns)
+        n = s->sc.max_insns;
+    for (unsigned i = 0; i < s->sc.n_events; i++)
+        if (!s->ev[i].done && s->sc.events[i].has_insn && s->ev[i].next_insn < n)
+            n = s->ev[i].next_insn;
+    if (s->pending_irq)
+        n = 0;
+    s->next_check = n;
+}
+
+static void raise_event(tb_sim *s, unsigned i)
+{
+    const tb_scn_event *e = &s->sc.events[i];
+    struct tb_ev_state *st = &s->ev[i];
+
+    s->pending_irq |= e->kind == TB_EXC_FIQ ? 2u : 1u;
+    st->raised++;
+    if (e->count && st->raised >= e->count) {
+        st->done = true;
+    } else if (e->has_insn && e->every) {
+        st->next_insn += e->every;
+    } else if (e->has_insn) {
+        st->done = true;
+    }
+}
+
+/* Slow path before the instruction at a runs.  Returns 1 when the run
+ * stops before it, 0 to go on. */
+static int slow_path(tb_sim *s, uint32_t a, const tb_centry *e, uint8_t isa)
+{
+    if (s->has_exit && a == s->exit_addr) {
+        s->act_addr = a;
+        stop(s, ACT_EXIT);
+        return 1;
+    }
+    if (s->sc.max_insns && s->count >= s->sc.max_insns) {
+        s->act_addr = a;
+        stop(s, ACT_BUDGET);
+        return 1;
+    }
+    for (unsigned i = 0; i < s->sc.n_events; i++) {
+        struct tb_ev_state *st = &s->ev[i];
+
+        if (st->done)
+            continue;
+        if (st->has_addr && (e->info & CE_SPECIAL) && st->addr == a &&
+            ++st->arrivals >= s->sc.events[i].hit) {
+            st->arrivals = 0;
+            raise_event(s, i);
+        } else if (s->sc.events[i].has_insn && s->count >= st->next_insn &&
+                   !st->has_addr) {
+            raise_event(s, i);
+        }
+    }
+    /* Interrupts are taken between instructions, never inside an IT
+     * block (Unicorn would defer the stop to the block's end). */
+    if (s->pending_irq && !(isa == TB_ISA_THUMB && (s->itstate & 0xF))) {
+        uint32_t cpsr = read_cpsr(s);
+
+        if ((s->pending_irq & 2) && !(cpsr & CPSR_F)) {
+            s->pending_irq &= ~2u;
+            s->act_addr = a;
+            s->act_isa = isa;
+            stop(s, ACT_FIQ);
+            update_next_check(s);
+            return 1;
+        }
+        if ((s->pending_irq & 1) && !(cpsr & CPSR_I)) {
+            s->pending_irq &= ~1u;
+            s->act_addr = a;
+            s->act_isa = isa;
+            stop(s, ACT_IRQ);
+            update_next_check(s);
+            return 1;
+        }
+    }
+    update_next_check(s);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Hooks. */
+
+static void hook_code(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+    tb_sim *s = user;
+    uint32_t a = (uint32_t)address;
+    tb_centry *e;
+    uint8_t isa;
+
+    (void)uc;
+    if (s->action != ACT_NONE)
+        return;
+    if (s->have_pend && finish(s, a, size) < 0) {
+        stop(s, ACT_ERROR);
+        return;
+    }
+    isa = size == 2 ? TB_ISA_THUMB : s->isa;
+    if (!s->isa_known)
+        isa = (read_cpsr(s) & CPSR_T) ? TB_ISA_THUMB : TB_ISA_ARM;
+    s->isa = isa;
+    e = lookup(s, a, isa);
+    if (!e) {
+        tb_sim_fail(s, TB_ERR_EMULATOR, "cannot decode code at 0x%08x", a);
+        stop(s, ACT_ERROR);
+        return;
+    }
+    if (((e->info & CE_SPECIAL) || s->count >= s->next_check) &&
+        slow_path(s, a, e, isa))
+        return;
+    make_pending(s, e, a, isa, true);
+    if (e->info & CE_WFI) {
+        s->act_addr = a;
+        stop(s, ACT_WFI);
+    }
+}
+
+static void hook_intr(uc_engine *uc, uint32_t intno, void *user)
+{
+    tb_sim *s = user;
+
+    (void)uc;
+    if (s->action != ACT_NONE)
+        return;
+    if (intno == 2 && s->have_pend) { /* EXCP_SWI */
+        stop(s, ACT_SVC);
+        return;
+    }
+    tb_sim_fail(s, TB_ERR_FAULT, "exception %u (not asked for) at 0x%08x", intno,
+                s->have_pend ? s->pend.addr : 0);
+    stop(s, ACT_ERROR);
+}
+
+static bool hook_mem_fault(uc_engine *uc, uc_mem_type type, uint64_t address,
+                           int size, int64_t value, void *user)
+{
+    tb_sim *s = user;
+
+    (void)uc;
+    (void)size;
+    (void)value;
+    if (s->action != ACT_NONE)
+        return false;
+    s->act_addr = (uint32_t)address;
+    s->action = (type == UC_MEM_FETCH_UNMAPPED || type == UC_MEM_FETCH_PROT)
+                    ? ACT_FETCH_FAULT : ACT_DATA_FAULT;
+    if (s->action == ACT_DATA_FAULT)
+        s->fault_data = (uint32_t)address;
+    return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* Exception entry (IHI0406C B1.8.3 modes, B1.8.1 vectors, B1.9 entry). */
+
+static int enter_exception(tb_sim *s, tb_exc_kind kind, uint32_t pref,
+                           uint32_t lr, bool cancelled, uint8_t it_before)
+{
+    uint32_t cpsr = read_cpsr(s), sctlr = 0, vbar = 0, ncpsr, vec, mode, off;
+    tb_exec_record r;
+
+    switch (kind) {
+    case TB_EXC_UNDEF: mode = 0x1B; off = 0x04; break;
+    case TB_EXC_SVC: mode = 0x13; off = 0x08; break;
+    case TB_EXC_PREFETCH_ABORT: mode = 0x17; off = 0x0C; break;
+    case TB_EXC_DATA_ABORT: mode = 0x17; off = 0x10; break;
+    case TB_EXC_IRQ: mode = 0x12; off = 0x18; break;
+    case TB_EXC_FIQ: mode = 0x11; off = 0x1C; break;
+    default: return TB_ERR_INVAL;
+    }
+    if (cp15(s, false, 1, 0, 0, 0, &sctlr) < 0 || cp15(s, false, 12, 0, 0, 0, &vbar) < 0)
+        return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot read SCTLR/VBAR");
+    /* The SPSR keeps the IT state we tracked (the CPSR copy is stale). */
+    cpsr = (cpsr & ~CPSR_IT_MASK) | ((uint32_t)(it_before & 3) << 25) |
+           ((uint32_t)(it_before >> 2) << 10);
+    ncpsr = cpsr & ~(0x1Fu | CPSR_T | CPSR_J | CPSR_E | CPSR_IT_MASK);
+    ncpsr |= mode | CPSR_I;
+    /* A on aborts, IRQ, FIQ; F on FIQ (as with the Virtualization
+     * Extensions, A15/A7; assumed for A9 too). */
+    if (kind == TB_EXC_FIQ)
+        ncpsr |= CPSR_F;
+    if (kind == TB_EXC_FIQ || kind == TB_EXC_IRQ || kind == TB_EXC_DATA_ABORT ||
+        kind == TB_EXC_PREFETCH_ABORT)
+        ncpsr |= CPSR_A;
+    if (sctlr & (1u << 30)) /* TE */
+        ncpsr |= CPSR_T;
+    if (sctlr & (1u << 25)) /* EE */
+        ncpsr |= CPSR_E;
+    vec = ((sctlr & (1u << 13)) ? 0xFFFF0000u : (vbar & ~31u)) + off;
+    if (uc_reg_write(s->uc, UC_ARM_REG_CPSR, &ncpsr) != UC_ERR_OK ||
+        uc_reg_write(s->uc, UC_ARM_REG_SPSR, &cpsr) != UC_ERR_OK ||
+        uc_reg_write(s->uc, UC_ARM_REG_LR, &lr) != UC_ERR_OK)
+        return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot write exception state");
+    s->cycles += 3;
+    s->exceptions++;
+    s->itstate = 0;
+    s->have_pend = false;
+    s->isa = (ncpsr & CPSR_T) ? TB_ISA_THUMB : TB_ISA_ARM;
+    s->isa_known = true;
+    s->act_addr = vec;
+    memset(&r, 0, sizeof r);
+    r.kind = TB_REC_EXCEPTION;
+    r.seq = s->count;
+    r.cycle = s->cycles;
+    r.u.exc.kind = (uint8_t)kind;
+    r.u.exc.isa = s->isa;
+    r.u.exc.cancelled = cancelled;
+    r.u.exc.pref_return = pref;
+    r.u.exc.vector = vec;
+    r.u.exc.cpsr = ncpsr;
+    return deliver(s, &r);
+}
+
+/* ------------------------------------------------------------------ */
+/* The run. */
+
+static void hooks_del(tb_sim *s)
+{
+    uc_hook_del(s->uc, s->h_code);
+    uc_hook_del(s->uc, s->h_intr);
+    uc_hook_del(s->uc, s->h_mem);
+}
+
+/* Handles one stop of the emulator.  Returns 1 when the run is over, 0
+ * to restart at s->act_addr (ISA s->isa), negative on error. */
+static int handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
+{
+    struct tb_pend *p = &s->pend;
+    uint32_t seq = p->addr + p->size;
+    uint8_t it_before;
+    int rc;
+
+    switch (s->action) {
+    case ACT_ERROR:
+        return s->err ? s->err : TB_ERR_EMULATOR;
+    case ACT_EXIT:
+        res->stop = TB_SIM_STOP_EXIT;
+        res->stop_addr = s->act_addr;
+        return 1;
+    case ACT_BUDGET:
+        res->stop = TB_SIM_STOP_BUDGET;
+        res->stop_addr = s->act_addr;
+        return 1;
+    case ACT_IRQ:
+    case ACT_FIQ:
+        /* Preferred return = the instruction that did not run; LR = +4 in
+         * both states (B1.9.10, B1.9.11). */
+        if ((rc = enter_exception(s, s->action == ACT_IRQ ? TB_EXC_IRQ : TB_EXC_FIQ,
+                                  s->act_addr, s->act_addr + 4, false, 0)) < 0)
+            return rc;
+        return 0;
+    case ACT_SVC:
+        /* LR = the next instruction (B1.9.4). */
+        it_before = s->itstate;
+        if ((rc = finish(s, seq, 0)) < 0)
+            return rc;
+        if ((rc = enter_exception(s, TB_EXC_SVC, seq, seq, false, it_before)) < 0)
+            return rc;
+        return 0;
+    case ACT_WFI: {
+        uint64_t best = UINT64_MAX;
+        int bi = -1;
+
+        if ((rc = finish(s, seq, 0)) < 0)
+            return rc;
+        s->act_addr = seq;
+        if (s->pending_irq)
+            return 0; /* a pending interrupt wakes WFI, masked or not */
+        /* Time passes in WFI: the next interrupt due by count arrives. */
+        for (unsigned i = 0; i < s->sc.n_events; i++)
+            if (!s->ev[i].done && s->sc.events[i].has_insn && !s->ev[i].has_addr &&
+                s->ev[i].next_insn < best) {
+                best = s->ev[i].next_insn;
+                bi = (int)i;
+            }
+        if (bi < 0) {
+            res->stop = TB_SIM_STOP_WFI;
+            res->stop_addr = seq;
+            return 1;
+        }
+        raise_event(s, (unsigned)bi);
+        update_next_check(s);
+        return 0;
+    }
+    case ACT_FETCH_FAULT:
+        if (!s->sc.allow_prefetch_abort)
+            return tb_sim_fail(s, TB_ERR_FAULT,
+                               "prefetch abort at 0x%08x (code not mapped)%s",
+                               s->act_addr, s->have_pend ? "" : "");
+        if (s->have_pend && (rc = finish(s, s->act_addr, 0)) < 0)
+            return rc;
+        /* LR = preferred return + 4 (B1.9.7). */
+        return enter_exception(s, TB_EXC_PREFETCH_ABORT, s->act_addr,
+                               s->act_addr + 4, false, 0) < 0 ? s->err : 0;
+    case ACT_DATA_FAULT:
+        if (!s->have_pend)
+            return tb_sim_fail(s, TB_ERR_EMULATOR, "data fault at 0x%08x outside "
+                               "any instruction", s->fault_data);
+        if (!s->sc.allow_data_abort)
+            return tb_sim_fail(s, TB_ERR_FAULT,
+                               "data abort at 0x%08x (access to 0x%08x)",
+                               p->addr, s->fault_data);
+        {
+            uint32_t addr = p->addr;
+
+            it_before = s->itstate;
+            if ((rc = finish(s, seq, 0)) < 0)
+                return rc;
+            /* LR = preferred return + 8 (B1.9.8). */
+            if ((rc = enter_exception(s, TB_EXC_DATA_ABORT, addr, addr + 8, true,
+                                      it_before)) < 0)
+                return rc;
+        }
+        return 0;
+    case ACT_NONE:
+        break;
+    }
+    if (uerr == UC_ERR_INSN_INVALID && s->have_pend) {
+        uint32_t addr = p->addr;
+        bool thumb = p->isa == TB_ISA_THUMB;
+
+        if (!s->sc.allow_undef)
+            return tb_sim_fail(s, TB_ERR_FAULT, "undefined instruction 0x%08x at 0x%08x",
+                               p->opcode, addr);
+        it_before = s->itstate;
+        if ((rc = finish(s, seq, 0)) < 0)
+            return rc;
+        /* LR = address + 4 (ARM) or + 2 (Thumb) (B1.9.6). */
+        if ((rc = enter_exception(s, TB_EXC_UNDEF, addr, addr + (thumb ? 2 : 4), true,
+                                  it_before)) < 0)
+            return rc;
+        return 0;
+    }
+    {
+        uint32_t pc = 0;
+
+        uc_reg_read(s->uc, UC_ARM_REG_PC, &pc);
+        return tb_sim_fail(s, uerr == UC_ERR_OK ? TB_ERR_EMULATOR :
+                           uerr == UC_ERR_INSN_INVALID ? TB_ERR_FAULT : TB_ERR_EMULATOR,
+                           "emulator stopped at 0x%08x: %s", pc, uc_strerror(uerr));
+    }
+}
+
+int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res)
+{
+    tb_sim_result dummy;
+    tb_exec_record r;
+    int rc = 0;
+
+    if (!s)
+        return TB_ERR_INVAL;
+    if (!res)
+        res = &dummy;
+    memset(res, 0, sizeof *res);
+    if (!s->loaded)
+        return tb_sim_fail(s, TB_ERR_STATE, "nothing loaded");
+    if (s->ran)
+        return tb_sim_fail(s, TB_ERR_STATE, "already ran (load again in a new sim)");
+    s->ran = true;
+    s->cb = cb;
+    s->cb_ctx = ctx;
+    s->err = 0;
+    s->msg[0] = '\0';
+    memset(s->cache, 0, TB_CACHE_SIZE * sizeof *s->cache);
+    s->rng = s->sc.seed ? s->sc.seed : 0x9E3779B97F4A7C15ull;
+    if (s->sc.high_vectors || s->sc.has_vbar) {
+        uint32_t v;
+
+        if (cp15(s, false, 1, 0, 0, 0, &v) < 0)
+            return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot read SCTLR");
+        v = s->sc.high_vectors ? v | (1u << 13) : v & ~(1u << 13);
+        if (cp15(s, true, 1, 0, 0, 0, &v) < 0 ||
+            (s->sc.has_vbar && cp15(s, true, 12, 0, 0, 0, &s->sc.vbar) < 0))
+            return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot write SCTLR/VBAR");
+    }
+    if (cp15(s, false, 13, 0, 0, 1, &s->ctxid) < 0)
+        s->ctxid = 0;
+    update_next_check(s);
+    if (uc_hook_add(s->uc, &s->h_code, UC_HOOK_CODE, (void *)hook_code, s, 1, 0) ||
+        uc_hook_add(s->uc, &s->h_intr, UC_HOOK_INTR, (void *)hook_intr, s, 1, 0) ||
+        uc_hook_add(s->uc, &s->h_mem, UC_HOOK_MEM_UNMAPPED | UC_HOOK_MEM_PROT,
+                    (void *)hook_mem_fault, s, 1, 0))
+        return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot add hooks");
+    s->act_addr = s->entry;
+    s->isa = s->entry_isa;
+    s->isa_known = true;
+    for (;;) {
+        uint64_t begin = s->act_addr | (s->isa == TB_ISA_THUMB ? 1u : 0u);
+        uc_err uerr;
+
+        s->action = ACT_NONE;
+        /* "until" 1 is never an instruction address. */
+        uerr = uc_emu_start(s->uc, begin, 1, 0, 0);
+        if (s->err) {
+            rc = s->err;
+            break;
+        }
+        rc = handle_stop(s, uerr, res);
+        if (rc != 0)
+            break;
+    }
+    hooks_del(s);
+    res->insns = s->count;
+    res->cycles = s->cycles;
+    res->exceptions = s->exceptions;
+    if (rc < 0) {
+        res->stop = TB_SIM_STOP_NONE;
+        return rc;
+    }
+    memset(&r, 0, sizeof r);
+    r.kind = TB_REC_END;
+    r.seq = s->count;
+    r.cycle = s->cycles;
+    rc = deliver(s, &r);
+    return rc < 0 ? rc : 0;
+}

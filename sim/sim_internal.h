@@ -1,0 +1,121 @@
+/* Internal state of the simulator, shared by the files in sim/. */
+#ifndef TB_SIM_INTERNAL_H
+#define TB_SIM_INTERNAL_H
+
+#include <unicorn/unicorn.h>
+
+#include "tracebench/classify.h"
+#include "tracebench/sim.h"
+
+/* Per-address decode cache entry (the hot path never calls Capstone). */
+enum {
+    CE_LINK = 1u << 0,
+    CE_TARGET = 1u << 1,
+    CE_EXC_RET = 1u << 2,
+    CE_IT = 1u << 3,
+    CE_WFI = 1u << 4,
+    CE_CTXID = 1u << 5,      /* MCR to CONTEXTIDR */
+    CE_MEM = 1u << 6,        /* load/store (cycle model) */
+    CE_SPECIAL = 1u << 7,    /* exit or event address: slow path */
+    CE_CBZ = 1u << 8,
+    CE_ARMCOND = 1u << 9,    /* ARM cond non-AL, not a direct branch */
+    CE_TTHUMB = 1u << 10,    /* direct target is Thumb */
+};
+
+typedef struct tb_centry {
+    uint32_t addr;
+    uint32_t opcode;
+    uint32_t target;
+    uint16_t info;
+    uint8_t valid;           /* 0 empty, else 1 + isa */
+    uint8_t size, wp, cond, it;
+} tb_centry;
+
+#define TB_CACHE_BITS 16
+#define TB_CACHE_SIZE (1u << TB_CACHE_BITS)
+
+typedef struct tb_sym {
+    uint32_t name;           /* offset in strtab */
+    uint32_t value;
+} tb_sym;
+
+struct tb_ev_state {
+    uint32_t addr;
+    bool has_addr;
+    uint32_t arrivals;
+    uint32_t raised;
+    uint64_t next_insn;
+    bool done;
+};
+
+/* What made the hook stop the emulator. */
+enum tb_action {
+    ACT_NONE = 0,
+    ACT_IRQ,
+    ACT_FIQ,
+    ACT_SVC,
+    ACT_WFI,
+    ACT_EXIT,
+    ACT_BUDGET,
+    ACT_FETCH_FAULT,
+    ACT_DATA_FAULT,
+    ACT_ERROR,
+};
+
+struct tb_pend {
+    uint32_t addr, opcode, target;
+    uint16_t info;
+    uint8_t size, isa, wp, cond, flags;
+};
+
+struct tb_sim {
+    uc_engine *uc;
+    tb_classifier *cls;
+    tb_sim_cpu cpu;
+    char msg[256];
+
+    /* image */
+    uint32_t entry;
+    uint8_t entry_isa;
+    bool loaded, ran;
+    unsigned n_maps;
+    struct { uint32_t lo, hi; } maps[64];  /* [lo, hi) page ranges */
+    tb_sym *syms;
+    size_t n_syms;
+    char *strtab;
+    size_t strtab_len;
+
+    /* scenario */
+    tb_scenario sc;
+    bool has_exit;
+    uint32_t exit_addr;
+    struct tb_ev_state ev[TB_SCN_MAX_EVENTS];
+
+    /* run state */
+    tb_exec_cb cb;
+    void *cb_ctx;
+    int err;
+    enum tb_action action;
+    uint32_t act_addr;       /* instruction / fault address */
+    uint32_t fault_data;     /* data abort address */
+    uint8_t act_isa;
+    uint64_t count;          /* insn records delivered */
+    uint64_t cycles;
+    uint64_t exceptions;
+    uint64_t next_check;     /* count at which the slow path must run */
+    uint32_t pending_irq;    /* bit0 IRQ, bit1 FIQ asserted */
+    uint64_t rng;
+    uint32_t ctxid;
+    uint8_t itstate;         /* ITSTATE as in IHI0406C A2.5.2 */
+    uint8_t isa;             /* ISA of the next instruction */
+    bool isa_known;
+    bool have_pend;
+    struct tb_pend pend;
+    tb_centry *cache;
+    uc_hook h_code, h_intr, h_mem, h_fetch;
+};
+
+int tb_sim_fail(tb_sim *s, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif
