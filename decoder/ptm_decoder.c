@@ -407,6 +407,11 @@ static void do_wp_update(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
 
     if (!d->pc_known)
         return;
+    if (target < d->pc) {
+        /* Execution only moves forward between waypoints. */
+        lose_sync(d, e, pkt, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
+        return;
+    }
     for (;;) {
         const tb_block *b = tb_block_get(d->bc, d->pc, (tb_isa)d->isa);
 

@@ -1,0 +1,505 @@
+/*
+ * Full decoder on hand-built packets over small images: the cases the
+ * real traces do not exercise (protocol-notes 4.4-4.5 synthetic cases,
+ * return stack, back-to-back exceptions IHI0035B 5.2.3, cancel, LSiP,
+ * errors as elements), and streaming on a real trace.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tb_test.h"
+#include "tracebench/decoder.h"
+#include "tracebench/parser.h"
+#include "tracebench/stream.h"
+
+#define MAXEL 64
+
+typedef struct elems {
+    tb_element v[MAXEL];
+    int n;
+} elems;
+
+static int collect(void *ctx, const tb_element *el)
+{
+    elems *e = ctx;
+
+    cr_assert_lt(e->n, MAXEL);
+    e->v[e->n++] = *el;
+    return 0;
+}
+
+static void put32(uint8_t *b, uint32_t v)
+{
+    b[0] = (uint8_t)v;
+    b[1] = (uint8_t)(v >> 8);
+    b[2] = (uint8_t)(v >> 16);
+    b[3] = (uint8_t)(v >> 24);
+}
+
+static void put16(uint8_t *b, uint16_t v)
+{
+    b[0] = (uint8_t)v;
+    b[1] = (uint8_t)(v >> 8);
+}
+
+static tb_config config(tb_protocol p, bool rstack)
+{
+    tb_config c;
+
+    memset(&c, 0, sizeof c);
+    c.protocol = p;
+    c.return_stack = rstack;
+    c.trace_id = 0x10;
+    return c;
+}
+
+static tb_packet isync(uint32_t addr, tb_isa isa, uint8_t reason)
+{
+    tb_packet p;
+
+    memset(&p, 0, sizeof p);
+    p.kind = TB_PKT_ISYNC;
+    p.addr = addr;
+    p.addr_bits = 32;
+    p.addr_known = true;
+    p.isa = isa;
+    p.reason = reason;
+    return p;
+}
+
+static tb_packet atoms(const char *seq)
+{
+    tb_packet p;
+
+    memset(&p, 0, sizeof p);
+    p.kind = TB_PKT_ATOM;
+    p.seq_len = (uint8_t)strlen(seq);
+    memcpy(p.seq, seq, p.seq_len);
+    for (const char *s = seq; *s; s++)
+        p.atom_count += *s != 'W';
+    return p;
+}
+
+static tb_packet branch(uint32_t addr, tb_isa isa)
+{
+    tb_packet p;
+
+    memset(&p, 0, sizeof p);
+    p.kind = TB_PKT_BRANCH;
+    p.addr = addr;
+    p.addr_known = true;
+    p.isa = isa;
+    return p;
+}
+
+static tb_packet exc_branch(uint32_t vector, uint16_t num, bool cancel)
+{
+    tb_packet p = branch(vector, TB_ISA_ARM);
+
+    p.has_exc = true;
+    p.exc_num = num;
+    p.exc_cancel = cancel;
+    p.exc_bytes = 1;
+    return p;
+}
+
+static void feed(tb_decoder *d, elems *e, const tb_packet *pkts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        tb_packet p = pkts[i];
+
+        p.index = i;
+        cr_assert_geq(tb_decoder_packet(d, &p, collect, e), 0);
+    }
+    cr_assert_geq(tb_decoder_finish(d, collect, e), 0);
+}
+
+/* Elements of one kind, in order. */
+static int only(const elems *e, tb_elem_kind k, const tb_element **out, int max)
+{
+    int n = 0;
+
+    for (int i = 0; i < e->n; i++)
+        if (e->v[i].kind == k && n < max)
+            out[n++] = &e->v[i];
+    return n;
+}
+
+static void check_range(const tb_element *r, uint32_t start, uint32_t end, uint32_t count,
+                        tb_isa isa, char atom)
+{
+    cr_assert_eq(r->start, start, "start %08x", r->start);
+    cr_assert_eq(r->end, end, "end %08x", r->end);
+    cr_assert_eq(r->count, count, "count %u", r->count);
+    cr_assert_eq(r->isa, isa);
+    cr_assert_eq(r->last_atom, atom);
+}
+
+/* protocol-notes 4.5: an A32 ERET ends the range (OpenCSD walks past it
+ * to the BX LR and reports 0x8000-0x8010). */
+Test(decoder_ptm, a32_eret_is_a_waypoint)
+{
+    uint8_t code[16];
+    tb_memimage *m = tb_memimage_new();
+    tb_config c = config(TB_PROTO_PTM, false);
+    tb_decoder *d;
+    elems e = {0};
+    const tb_element *r[4];
+
+    put32(code, 0xE320F000);      /* NOP */
+    put32(code + 4, 0xE160006E);  /* ERET */
+    put32(code + 8, 0xE320F000);  /* NOP */
+    put32(code + 12, 0xE12FFF1E); /* BX LR */
+    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
+    d = tb_decoder_new(&c, m);
+    cr_assert_not_null(d);
+    tb_packet p[] = {isync(0x8000, TB_ISA_ARM, TB_ISYNC_TRACE_ON), branch(0x8020, TB_ISA_ARM)};
+    feed(d, &e, p, 2);
+    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 4), 1);
+    check_range(r[0], 0x8000, 0x8008, 2, TB_ISA_ARM, 'E');
+    cr_assert_eq(r[0]->last_wp, TB_WP_INDIRECT);
+    cr_assert_eq(e.v[0].kind, TB_ELEM_NO_SYNC);
+    cr_assert_eq(e.v[0].reason, TB_GAP_INIT);
+    cr_assert_eq(e.v[1].kind, TB_ELEM_TRACE_ON);
+    cr_assert_eq(e.v[e.n - 1].kind, TB_ELEM_END);
+    tb_decoder_free(d);
+    tb_memimage_free(m);
+}
+
+/* protocol-notes 4.5: the ISA after BLX(imm) holds into the next
+ * P-header (OpenCSD decodes 0x8010.. as A32). */
+Test(decoder_etmv3, blx_isa_carries_across_pheaders)
+{
+    uint8_t code[0x20];
+    tb_memimage *m = tb_memimage_new();
+    tb_config c = config(TB_PROTO_ETMV3, false);
+    tb_decoder *d;
+    elems e = {0};
+    const tb_element *r[4];
+
+    memset(code, 0, sizeof code);
+    put32(code, 0xFA000002); /* BLX 0x8010 */
+    for (int i = 0; i < 8; i++)
+        put16(code + 0x10 + 2 * i, 0x46C0); /* MOV r8, r8 */
+    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
+    d = tb_decoder_new(&c, m);
+    tb_packet p[] = {isync(0x8000, TB_ISA_ARM, 0), atoms("E"), atoms("EEE")};
+    feed(d, &e, p, 3);
+    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 4), 2);
+    check_range(r[0], 0x8000, 0x8004, 1, TB_ISA_ARM, 'E');
+    cr_assert_eq(r[0]->last_wp, TB_WP_DIRECT_LINK);
+    check_range(r[1], 0x8010, 0x8016, 3, TB_ISA_THUMB, 'E');
+    tb_decoder_free(d);
+    tb_memimage_free(m);
+}
+
+/* ETMv3: N atoms mark their instruction in atom_bits; a failed branch
+ * does not end the range; Cancel retracts the newest instruction. */
+Test(decoder_etmv3, n_atoms_and_cancel)
+{
+    uint8_t code[0x20];
+    tb_memimage *m = tb_memimage_new();
+    tb_config c = config(TB_PROTO_ETMV3, false);
+    tb_decoder *d;
+    elems e = {0};
+    const tb_element *r[4], *x[2];
+
+    put32(code, 0xE3A00001);      /* MOV r0,#1 */
+    put32(code + 4, 0x13A00002);  /* MOVNE r0,#2 */
+    put32(code + 8, 0x0A000010);  /* BEQ far */
+    put32(code + 12, 0xE3A00003); /* MOV r0,#3 */
+    put32(code + 16, 0xE3A00004); /* MOV r0,#4 */
+    for (int i = 20; i < 0x20; i += 4)
+        put32(code + i, 0xE320F000);
+    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
+    d = tb_decoder_new(&c, m);
+    /* E N N(beq) E E, then IRQ with cancel: 0x8010 did not complete. */
+    tb_packet p[] = {isync(0x8000, TB_ISA_ARM, 0), atoms("ENNEE"),
+                     exc_branch(0xFFFF0018, 14, true)};
+    feed(d, &e, p, 3);
+    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 4), 1);
+    check_range(r[0], 0x8000, 0x8010, 4, TB_ISA_ARM, 'E');
+    cr_assert_eq(r[0]->atom_bits, 0x6u);
+    cr_assert_eq(only(&e, TB_ELEM_EXCEPTION, x, 2), 1);
+    cr_assert_eq(x[0]->exc_num, 14);
+    cr_assert(x[0]->cancelled);
+    cr_assert_eq(x[0]->pref_return, 0x8010);
+    cr_assert_eq(x[0]->start, 0xFFFF0018);
+    tb_decoder_free(d);
+    tb_memimage_free(m);
+}
+
+/* PTM return stack (protocol-notes 3.10): E on BX LR pops the BL's
+ * return address; without the stack the address is unknown. */
+Test(decoder_ptm, return_stack)
+{
+    uint8_t code[0x40];
+    tb_memimage *m = tb_memimage_new();
+    tb_config c = config(TB_PROTO_PTM, true);
+    tb_decoder *d;
+    elems e = {0};
+    const tb_element *r[8];
+
+    for (int i = 0; i < 0x40; i += 4)
+        put32(code + i, 0xE320F000);
+    put32(code + 4, 0xEB000006);  /* 0x8004 BL 0x8024 */
+    put32(code + 0x28, 0xE12FFF1E); /* 0x8028 BX LR */
+    put32(code + 0x10, 0xEAFFFFFA); /* 0x8010 B 0x8000 */
+    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
+    d = tb_decoder_new(&c, m);
+    tb_packet p[] = {isync(0x8000, TB_ISA_ARM, 0), atoms("EEE")};
+    feed(d, &e, p, 2);
+    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 8), 3);
+    check_range(r[0], 0x8000, 0x8008, 2, TB_ISA_ARM, 'E');
+    check_range(r[1], 0x8024, 0x802C, 2, TB_ISA_ARM, 'E');
+    check_range(r[2], 0x8008, 0x8014, 3, TB_ISA_ARM, 'E');
+    tb_decoder_free(d);
+
+    /* Same trace, stack disabled: the E on BX LR leaves no address. */
+    c.return_stack = false;
+    memset(&e, 0, sizeof e);
+    d = tb_decoder_new(&c, m);
+    feed(d, &e, p, 2);
+    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 8), 2);
+    cr_assert_eq(only(&e, TB_ELEM_ADDR_UNKNOWN, r, 8), 1);
+    tb_decoder_free(d);
+    tb_memimage_free(m);
+}
+
+/* IHI0035B 5.2.3: back-to-back exceptions; the WP update names the last
+ * instruction executed before the first. */
+Test(decoder_ptm, wp_update_and_back_to_back_exceptions)
+{
+    uint8_t code[0x20];
+    tb_memimage *m = tb_memimage_new();
+    tb_config c = config(TB_PROTO_PTM, false);
+    tb_decoder *d;
+    elems e = {0};
+    const tb_element *r[4], *x[4];
+
+    for (int i = 0; i < 0x20; i += 4)
+        put32(code + i, 0xE320F000);
+    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
+    d = tb_decoder_new(&c, m);
+    tb_packet wp = branch(0x8008, TB_ISA_ARM);
+
+    wp.kind = TB_PKT_WP_UPDATE;
+    tb_packet p[] = {isync(0x8000, TB_ISA_ARM, 0), wp, exc_branch(0xFFFF0018, 14, false),
+                     exc_branch(0xFFFF001C, 15, false)};
+    feed(d, &e, p, 4);
+    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 4), 1);
+    check_range(r[0], 0x8000, 0x800C, 3, TB_ISA_ARM, 'E');
+    cr_assert_eq(only(&e, TB_ELEM_EXCEPTION, x, 4), 2);
+    cr_assert_eq(x[0]->exc_num, 14);
+    cr_assert_eq(x[0]->pref_return, 0x800C);
+    cr_assert_eq(x[1]->exc_num, 15);
+    cr_assert_eq(x[1]->pref_return, 0xFFFF0018); /* nothing ran between */
+    tb_decoder_free(d);
+    tb_memimage_free(m);
+}
+
+/* Errors are elements: code missing from the image, a bad packet, a
+ * WP update the image contradicts. */
+Test(decoder_ptm, errors_are_elements)
+{
+    uint8_t code[0x10];
+    tb_memimage *m = tb_memimage_new();
+    tb_config c = config(TB_PROTO_PTM, false);
+    tb_decoder *d;
+    elems e = {0};
+    const tb_element *r[8];
+
+    for (int i = 0; i < 0x10; i += 4)
+        put32(code + i, 0xE320F000); /* runs off the end: no waypoint */
+    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
+    d = tb_decoder_new(&c, m);
+    tb_packet bad;
+
+    memset(&bad, 0, sizeof bad);
+    bad.kind = TB_PKT_RESERVED;
+    bad.err = TB_ERR_BAD_PACKET;
+    tb_packet p[] = {isync(0x8000, TB_ISA_ARM, 0), atoms("E"), atoms("N"), bad, atoms("E"),
+                     isync(0x9000, TB_ISA_ARM, 0), atoms("E")};
+    feed(d, &e, p, 7);
+    /* The walk executes 0x8000-0x800C, then finds no code at 0x8010. */
+    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 8), 1);
+    check_range(r[0], 0x8000, 0x8010, 4, TB_ISA_ARM, 'E');
+    cr_assert_eq(only(&e, TB_ELEM_ADDR_NACC, r, 8), 2);
+    cr_assert_eq(r[0]->start, 0x8010);
+    cr_assert_eq(r[0]->err, TB_ERR_NO_MEMORY);
+    cr_assert_eq(r[1]->start, 0x9000);
+    cr_assert_eq(only(&e, TB_ELEM_ADDR_UNKNOWN, r, 8), 1); /* the N */
+    cr_assert_eq(only(&e, TB_ELEM_NO_SYNC, r, 8), 2);
+    cr_assert_eq(r[1]->reason, TB_GAP_BAD_PACKET);
+    /* The E after the bad packet is dropped until the I-sync, which
+     * then reports trace on again. */
+    cr_assert_eq(only(&e, TB_ELEM_TRACE_ON, r, 8), 2);
+    tb_decoder_free(d);
+
+    /* A WP update behind the current address contradicts the image. */
+    memset(&e, 0, sizeof e);
+    d = tb_decoder_new(&c, m);
+    tb_packet wp = branch(0x7000, TB_ISA_ARM);
+
+    wp.kind = TB_PKT_WP_UPDATE;
+    tb_packet q[] = {isync(0x8004, TB_ISA_ARM, 0), wp};
+    feed(d, &e, q, 2);
+    cr_assert_eq(only(&e, TB_ELEM_NO_SYNC, r, 8), 2);
+    cr_assert_eq(r[1]->reason, TB_GAP_INCONSISTENT);
+    tb_decoder_free(d);
+    tb_memimage_free(m);
+}
+
+/* ETMv3 LSiP (IHI0014Q 7.10.5): the load/store at the 4-byte address
+ * executed; decoding resumes at the compressed address. */
+Test(decoder_etmv3, lsip_emits_the_load_store)
+{
+    uint8_t code[0x20];
+    tb_memimage *m = tb_memimage_new();
+    tb_config c = config(TB_PROTO_ETMV3, false);
+    tb_decoder *d;
+    elems e = {0};
+    const tb_element *r[4];
+
+    for (int i = 0; i < 0x20; i += 4)
+        put32(code + i, 0xE320F000);
+    put32(code + 8, 0xE5910000); /* 0x8008 LDR r0,[r1] */
+    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
+    d = tb_decoder_new(&c, m);
+    tb_packet s = isync(0x8008, TB_ISA_ARM, TB_ISYNC_TRACE_ON);
+
+    s.lsip = true;
+    s.lsip_addr = 0x8014;
+    s.lsip_isa = TB_ISA_ARM;
+    tb_packet p[] = {s, atoms("E")};
+    feed(d, &e, p, 2);
+    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 4), 2);
+    check_range(r[0], 0x8008, 0x800C, 1, TB_ISA_ARM, 'E');
+    check_range(r[1], 0x8014, 0x8018, 1, TB_ISA_ARM, 'E');
+    tb_decoder_free(d);
+    tb_memimage_free(m);
+}
+
+Test(decoder, bad_arguments)
+{
+    tb_memimage *m = tb_memimage_new();
+    tb_config c = config(TB_PROTO_NONE, false);
+    tb_packet p;
+
+    memset(&p, 0, sizeof p);
+    cr_assert_null(tb_decoder_new(&c, m));
+    cr_assert_null(tb_decoder_new(NULL, m));
+    c.protocol = TB_PROTO_PTM;
+    cr_assert_null(tb_decoder_new(&c, NULL));
+    cr_assert_eq(tb_decoder_packet(NULL, &p, collect, NULL), TB_ERR_INVAL);
+    cr_assert_eq(tb_decoder_finish(NULL, collect, NULL), TB_ERR_INVAL);
+    tb_memimage_free(m);
+}
+
+static int stop_at_first(void *ctx, const tb_element *el)
+{
+    (void)el;
+    ++*(int *)ctx;
+    return 1;
+}
+
+Test(decoder, callback_can_stop)
+{
+    tb_memimage *m = tb_memimage_new();
+    tb_config c = config(TB_PROTO_ETMV3, false);
+    tb_decoder *d = tb_decoder_new(&c, m);
+    tb_packet p = isync(0x8000, TB_ISA_ARM, 0);
+    int calls = 0;
+
+    cr_assert_eq(tb_decoder_packet(d, &p, stop_at_first, &calls), TB_ERR_STOPPED);
+    cr_assert_eq(calls, 1);
+    tb_decoder_free(d);
+    tb_memimage_free(m);
+}
+
+/* ---- streaming on real trace: one byte at a time gives the same
+ * elements as 64 KiB chunks ---- */
+
+typedef struct run {
+    tb_parser *p;
+    tb_decoder *d;
+    tb_element *v;
+    size_t n, cap;
+} run;
+
+static int st_elem(void *ctx, const tb_element *el)
+{
+    run *r = ctx;
+
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 4096;
+        r->v = realloc(r->v, r->cap * sizeof *r->v);
+        cr_assert_not_null(r->v);
+    }
+    r->v[r->n++] = *el;
+    return 0;
+}
+
+static int st_pkt(void *ctx, const tb_packet *pkt)
+{
+    run *r = ctx;
+
+    return tb_decoder_packet(r->d, pkt, st_elem, r) < 0;
+}
+
+static int st_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
+{
+    run *r = ctx;
+
+    return tb_parser_push(r->p, data, len, index, st_pkt, r) < 0;
+}
+
+static void decode_chunked(const tb_snapshot *s, const tb_snap_source *src, size_t chunk,
+                           run *r)
+{
+    tb_config cfg;
+    tb_memimage *m = NULL;
+    char err[256];
+    tb_stream_opts o = {0, chunk};
+
+    cr_assert_eq(tb_snapshot_source_config(s, src, &cfg, err, sizeof err), 0, "%s", err);
+    cr_assert_geq(tb_snapshot_source_memory(s, src, &m, err, sizeof err), 0, "%s", err);
+    r->p = tb_parser_new(&cfg);
+    r->d = tb_decoder_new(&cfg, m);
+    cr_assert_eq(tb_stream_source(s, src, &o, st_bytes, r, err, sizeof err), 0, "%s", err);
+    cr_assert_geq(tb_parser_finish(r->p, st_pkt, r), 0);
+    cr_assert_geq(tb_decoder_finish(r->d, st_elem, r), 0);
+    tb_parser_free(r->p);
+    tb_decoder_free(r->d);
+    tb_memimage_free(m);
+}
+
+Test(decoder, streaming_chunk_size_does_not_matter)
+{
+    const char *ref = tb_test_reference_dir("decoder streaming");
+    char dir[1100], err[256];
+    tb_snapshot s;
+
+    if (!ref)
+        return;
+    snprintf(dir, sizeof dir, "%s/opencsd-snapshots/TC2", ref);
+    cr_assert_eq(tb_snapshot_load(&s, dir, err, sizeof err), 0, "%s", err);
+    for (int id = 0x10; id <= 0x13; id++) {
+        const tb_snap_source *src = tb_stream_find_source(&s, id, err, sizeof err);
+        run a = {0}, b = {0};
+
+        cr_assert_not_null(src, "%s", err);
+        decode_chunked(&s, src, 0, &a);
+        decode_chunked(&s, src, 1, &b);
+        cr_assert_gt(a.n, 200u, "0x%x: %zu elements", id, a.n);
+        cr_assert_eq(a.n, b.n, "0x%x: %zu vs %zu elements", id, a.n, b.n);
+        for (size_t i = 0; i < a.n; i++)
+            cr_assert(memcmp(&a.v[i], &b.v[i], sizeof a.v[i]) == 0, "0x%x: element %zu", id,
+                      i);
+        free(a.v);
+        free(b.v);
+    }
+    tb_snapshot_fini(&s);
+}
