@@ -10,10 +10,12 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "ini.h"
 #include "tracebench/frame.h"
@@ -947,4 +949,237 @@ int tb_snap_buffer_frame_flags(const tb_snap_buffer *b, unsigned *flags)
         return 0;
     }
     return TB_ERR_FORMAT;
+}
+
+/* ------------------------------------------------------------------ */
+/* Writer. */
+
+static int write_file(const char *dir, const char *name, const void *data,
+                      size_t len, char *err, size_t errlen)
+{
+    char path[1024];
+    FILE *f;
+    int ok;
+
+    if (join_path(path, sizeof path, dir, name) < 0) {
+        snprintf(err, errlen, "%s: path too long", dir);
+        return TB_ERR_LIMIT;
+    }
+    f = fopen(path, "wb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        return TB_ERR_IO;
+    }
+    ok = fwrite(data, 1, len, f) == len;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok) {
+        snprintf(err, errlen, "%s: write failed", path);
+        return TB_ERR_IO;
+    }
+    return 0;
+}
+
+/* A growing text for one ini file. */
+typedef struct text {
+    char *s;
+    size_t n, cap;
+    bool oom;
+} text;
+
+static void tprintf(text *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void tprintf(text *t, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (t->oom)
+        return;
+    for (;;) {
+        size_t room = t->cap - t->n;
+        va_start(ap, fmt);
+        n = vsnprintf(t->s ? t->s + t->n : NULL, room, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->oom = true;
+            return;
+        }
+        if ((size_t)n < room) {
+            t->n += (size_t)n;
+            return;
+        }
+        {
+            size_t cap = (t->cap + (size_t)n + 1) * 2;
+            char *g = realloc(t->s, cap);
+            if (!g) {
+                t->oom = true;
+                return;
+            }
+            t->s = g;
+            t->cap = cap;
+        }
+    }
+}
+
+static int text_write(const char *dir, const char *name, text *t, char *err,
+                      size_t errlen)
+{
+    int rc;
+
+    if (t->oom) {
+        free(t->s);
+        memset(t, 0, sizeof *t);
+        snprintf(err, errlen, "out of memory writing %s", name);
+        return TB_ERR_NOMEM;
+    }
+    rc = write_file(dir, name, t->s ? t->s : "", t->n, err, errlen);
+    free(t->s);
+    memset(t, 0, sizeof *t);
+    return rc;
+}
+
+/* Names go into ini files unquoted: no separators or comment marks. */
+static bool ini_safe(const char *s)
+{
+    if (!s || !*s || strlen(s) >= TB_SNAP_MAX_NAME)
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr("_-.", *s))
+            return false;
+    return true;
+}
+
+int tb_snapshot_write(const char *dir, const tb_snap_out_source *sources,
+                      size_t n_sources, const uint8_t *buffer, size_t len,
+                      const char *format, char *err, size_t errlen)
+{
+    text t = {0};
+    size_t i, j, k;
+    int rc;
+
+    if (!err || !errlen)
+        return TB_ERR_INVAL;
+    err[0] = '\0';
+    if (!dir || !*dir || !sources || !n_sources || (!buffer && len) ||
+        !format) {
+        snprintf(err, errlen, "snapshot writer: missing argument");
+        return TB_ERR_INVAL;
+    }
+    if (strcmp(format, "coresight") != 0 &&
+        strcmp(format, "dstream_coresight") != 0 &&
+        !(strcmp(format, "source_data") == 0 && n_sources == 1)) {
+        snprintf(err, errlen, "snapshot writer: format '%s' (with %zu "
+                 "sources) not writable", format, n_sources);
+        return TB_ERR_INVAL;
+    }
+    if (n_sources > 32) {
+        snprintf(err, errlen, "snapshot writer: more than 32 sources");
+        return TB_ERR_LIMIT;
+    }
+    for (i = 0; i < n_sources; i++) {
+        const tb_snap_out_source *src = &sources[i];
+        if (!ini_safe(src->name) || !ini_safe(src->core) || !src->cfg ||
+            (src->core_type && !ini_safe(src->core_type)) ||
+            (src->n_regions && !src->regions) ||
+            src->n_regions > TB_SNAP_MAX_DUMPS) {
+            snprintf(err, errlen, "snapshot writer: source %zu has a bad "
+                     "name, core, configuration or region list", i);
+            return TB_ERR_INVAL;
+        }
+        if (src->cfg->protocol != TB_PROTO_ETMV3 &&
+            src->cfg->protocol != TB_PROTO_PTM) {
+            snprintf(err, errlen, "snapshot writer: source %s has no protocol",
+                     src->name);
+            return TB_ERR_INVAL;
+        }
+        for (j = 0; j < i; j++)
+            if (strcmp(sources[j].name, src->name) == 0) {
+                snprintf(err, errlen, "snapshot writer: source %s twice",
+                         src->name);
+                return TB_ERR_INVAL;
+            }
+    }
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "%s: cannot create: %s", dir, strerror(errno));
+        return TB_ERR_IO;
+    }
+
+    /* Trace buffer and trace.ini (protocol-notes 5.2). */
+    rc = write_file(dir, "trace_buffer.bin", buffer, len, err, errlen);
+    if (rc < 0)
+        return rc;
+    tprintf(&t, "[trace_buffers]\nbuffers=buffer0\n\n[buffer0]\nname=ETB_0\n"
+                "file=trace_buffer.bin\nformat=%s\n\n[source_buffers]\n", format);
+    for (i = 0; i < n_sources; i++)
+        tprintf(&t, "%s=ETB_0\n", sources[i].name);
+    tprintf(&t, "\n[core_trace_sources]\n");
+    for (i = 0; i < n_sources; i++)
+        tprintf(&t, "%s=%s\n", sources[i].core, sources[i].name);
+    rc = text_write(dir, "trace.ini", &t, err, errlen);
+    if (rc < 0)
+        return rc;
+
+    /* One ini per source: the four registers a decoder needs. */
+    for (i = 0; i < n_sources; i++) {
+        const tb_config *c = sources[i].cfg;
+        char name[64];
+        /* The type's prefix picks the decoder (protocol-notes 5.2). */
+        tprintf(&t, "[device]\nname=%s\nclass=trace_source\ntype=%s.%u\n\n"
+                    "[regs]\nETMCR(0x000)=0x%08X\nETMIDR(0x079)=0x%08X\n"
+                    "ETMCCER(0x07A)=0x%08X\nETMTRACEIDR(0x080)=0x%08X\n",
+                sources[i].name, c->protocol == TB_PROTO_PTM ? "PTM1" : "ETM3",
+                (unsigned)c->arch_minor, (unsigned)c->etmcr,
+                (unsigned)c->etmidr, (unsigned)c->etmccer,
+                (unsigned)c->traceidr);
+        snprintf(name, sizeof name, "source_%zu.ini", i);
+        rc = text_write(dir, name, &t, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+
+    /* One ini per distinct core, with its dumps. */
+    for (i = 0; i < n_sources; i++) {
+        const tb_snap_out_source *src = &sources[i];
+        char name[64];
+        for (j = 0; j < i; j++)
+            if (strcmp(sources[j].core, src->core) == 0)
+                break;
+        if (j < i)
+            continue;
+        tprintf(&t, "[device]\nname=%s\nclass=core\ntype=%s\n", src->core,
+                src->core_type ? src->core_type : "Cortex-A15");
+        for (k = 0; k < src->n_regions; k++) {
+            char dump[64];
+            snprintf(dump, sizeof dump, "mem_%zu_%zu.bin", i, k);
+            rc = write_file(dir, dump, src->regions[k].data,
+                            src->regions[k].len, err, errlen);
+            if (rc < 0) {
+                free(t.s);
+                return rc;
+            }
+            tprintf(&t, "\n[dump%zu]\nfile=%s\naddress=0x%08X\nlength=0x%zX\n",
+                    k + 1, dump, (unsigned)src->regions[k].address,
+                    src->regions[k].len);
+        }
+        snprintf(name, sizeof name, "core_%zu.ini", i);
+        rc = text_write(dir, name, &t, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+
+    /* snapshot.ini last: a half-written directory does not load. */
+    tprintf(&t, "[snapshot]\nversion=1.0\n\n[device_list]\n");
+    k = 0;
+    for (i = 0; i < n_sources; i++) {
+        for (j = 0; j < i; j++)
+            if (strcmp(sources[j].core, sources[i].core) == 0)
+                break;
+        if (j == i)
+            tprintf(&t, "device%zu=core_%zu.ini\n", k++, i);
+    }
+    for (i = 0; i < n_sources; i++)
+        tprintf(&t, "device%zu=source_%zu.ini\n", k++, i);
+    tprintf(&t, "\n[trace]\nmetadata=trace.ini\n");
+    return text_write(dir, "snapshot.ini", &t, err, errlen);
 }

@@ -57,7 +57,11 @@ void tb_deformatter_reset(tb_deformatter *d);
 int tb_deformatter_error_info(const tb_deformatter *d, uint64_t *count,
                               uint64_t *last_offset);
 
-/* Formatter: the inverse, for the encoder's multi-source buffers. */
+/* Formatter: the inverse, for the encoder's multi-source buffers.
+ * flags: TB_FRAME_MEM_ALIGNED (ETB style), or TPIU style with
+ * TB_FRAME_HAS_FSYNC (an FSYNC before the first frame and every 16th)
+ * and/or TB_FRAME_HAS_HSYNC (tb_formatter_idle pads).  NULL for other
+ * flags.  Only changes of source cost an ID byte. */
 typedef struct tb_formatter tb_formatter;
 tb_formatter *tb_formatter_new(unsigned flags);
 void tb_formatter_free(tb_formatter *f);
@@ -66,8 +70,12 @@ void tb_formatter_free(tb_formatter *f);
 typedef int (*tb_frame_sink)(void *ctx, const uint8_t *data, size_t len);
 int tb_formatter_put(tb_formatter *f, uint8_t id, const uint8_t *data,
                      size_t len, tb_frame_sink sink, void *ctx);
-/* Pads the last frame with the null ID and writes it. */
+/* Pads the last frame with the null ID and writes it.  The sink's
+ * negative return is passed on; a positive one gives TB_ERR_STOPPED. */
 int tb_formatter_flush(tb_formatter *f, tb_frame_sink sink, void *ctx);
+/* TPIU idle: an HSYNC (FF 7F) after the last complete half-word of the
+ * frame.  TB_ERR_STATE unless made with TB_FRAME_HAS_HSYNC. */
+int tb_formatter_idle(tb_formatter *f, tb_frame_sink sink, void *ctx);
 
 #ifdef __cplusplus
 }

@@ -103,6 +103,34 @@ int tb_snapshot_read_buffer(const tb_snapshot *s, const tb_snap_buffer *b,
  * 1 for source_data (not formatted), 0 when formatted (flags set). */
 int tb_snap_buffer_frame_flags(const tb_snap_buffer *b, unsigned *flags);
 
+/* ---- snapshot writer (for the encoder's output) ---- */
+
+typedef struct tb_snap_region {
+    uint32_t address;
+    const uint8_t *data;
+    size_t len;
+} tb_snap_region;
+
+typedef struct tb_snap_out_source {
+    const char *name;            /* trace source device, e.g. "ETM_0" */
+    const tb_config *cfg;        /* ETMCR, ETMIDR, ETMCCER, ETMTRACEIDR */
+    const char *core;            /* core device, e.g. "cpu_0" */
+    const char *core_type;       /* e.g. "Cortex-A7"; NULL: "Cortex-A15" */
+    const tb_snap_region *regions; /* the core's memory dumps */
+    size_t n_regions;
+} tb_snap_out_source;
+
+/* Writes a snapshot OpenCSD can read into dir (created if absent; files
+ * of the same names are replaced): snapshot.ini, trace.ini, one ini per
+ * core and per source, the dumps and the buffer "trace_buffer.bin" with
+ * the given format ("coresight", "dstream_coresight", or "source_data"
+ * with exactly one source).  Sources naming the same core share it (the
+ * first one's regions are written).  Returns 0 or a negative code with a
+ * one-line reason in err. */
+int tb_snapshot_write(const char *dir, const tb_snap_out_source *sources,
+                      size_t n_sources, const uint8_t *buffer, size_t len,
+                      const char *format, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif
