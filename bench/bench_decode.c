@@ -1,0 +1,372 @@
+/*
+ * Decode throughput: tracebench's full decoder against OpenCSD's C API,
+ * same trace bytes, same image, in one run, neither side printing.
+ *
+ * Both sides take the formatted ETB buffer from memory (no file I/O in
+ * the timed loop), de-format it, parse and decode one trace ID, and only
+ * count instructions in their element callback.  The real traces are
+ * small (32 KiB buffers), so each is decoded repeatedly with the decoder
+ * reset between passes; both sides keep their warm caches, which is the
+ * steady state of a long trace.
+ *
+ * usage: bench_decode [REFDIR] [--seconds S]
+ *   REFDIR defaults to $TB_REFERENCE_DIR or ../shared/reference.
+ * A generated trace of >= 10^8 instructions is still to come: it needs
+ * the encoder's snapshots.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tracebench/decoder.h"
+#include "tracebench/frame.h"
+#include "tracebench/parser.h"
+#include "tracebench/snapshot.h"
+#include "tracebench/stream.h"
+
+#ifdef TB_HAVE_OPENCSD
+#include <opencsd/c_api/opencsd_c_api.h>
+#endif
+
+static double now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct job {
+    const char *name;
+    tb_config cfg;
+    tb_memimage *mem;
+    uint8_t *buf;
+    size_t len;
+    unsigned frame_flags;
+    bool formatted;
+    /* image as flat regions for OpenCSD */
+    size_t n_dumps;
+    struct { uint32_t addr; uint8_t *data; size_t len; } dumps[16];
+} job;
+
+/* ---- tracebench ---- */
+
+typedef struct ours {
+    tb_deformatter *df;
+    tb_parser *p;
+    tb_decoder *d;
+    uint8_t id;
+    uint64_t insns;
+    uint64_t src_bytes;
+    tb_packet *pk;       /* packets kept by the warm-up pass */
+    size_t npk, cappk;
+    bool keep;
+} ours;
+
+static int o_elem(void *ctx, const tb_element *el)
+{
+    ours *o = ctx;
+
+    if (el->kind == TB_ELEM_INSN_RANGE)
+        o->insns += el->count;
+    return 0;
+}
+
+static int o_pkt(void *ctx, const tb_packet *pkt)
+{
+    ours *o = ctx;
+
+    if (o->keep) {
+        if (o->npk == o->cappk) {
+            o->cappk = o->cappk ? 2 * o->cappk : 4096;
+            o->pk = realloc(o->pk, o->cappk * sizeof *o->pk);
+            if (!o->pk)
+                return 1;
+        }
+        o->pk[o->npk++] = *pkt;
+    }
+    return tb_decoder_packet(o->d, pkt, o_elem, o) < 0;
+}
+
+static int o_bytes(void *ctx, uint8_t id, uint64_t index, const uint8_t *data, size_t len)
+{
+    ours *o = ctx;
+
+    if (id != o->id)
+        return 0;
+    o->src_bytes += len;
+    return tb_parser_push(o->p, data, len, index, o_pkt, o) < 0;
+}
+
+static int ours_pass(ours *o, const job *j)
+{
+    tb_parser_reset(o->p);
+    tb_decoder_reset(o->d);
+    if (j->formatted) {
+        tb_deformatter_reset(o->df);
+        if (tb_deformatter_push(o->df, j->buf, j->len, 0, o_bytes, o) < 0)
+            return -1;
+        tb_deformatter_finish(o->df, o_bytes, o);
+    } else if (o_bytes(o, o->id, 0, j->buf, j->len)) {
+        return -1;
+    }
+    tb_parser_finish(o->p, o_pkt, o);
+    tb_decoder_finish(o->d, o_elem, o);
+    return 0;
+}
+
+/* ---- OpenCSD ---- */
+
+#ifdef TB_HAVE_OPENCSD
+typedef struct theirs {
+    dcd_tree_handle_t tree;
+    uint64_t insns;
+} theirs;
+
+static ocsd_datapath_resp_t t_elem(const void *ctx, const ocsd_trc_index_t index,
+                                   const uint8_t chan, const ocsd_generic_trace_elem *el)
+{
+    theirs *t = (theirs *)(uintptr_t)ctx;
+
+    (void)index;
+    (void)chan;
+    if (el->elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE)
+        t->insns += el->num_instr_range;
+    return OCSD_RESP_CONT;
+}
+
+static int theirs_open(theirs *t, const job *j)
+{
+    uint8_t csid = 0;
+    ocsd_err_t err;
+
+    t->tree = ocsd_create_dcd_tree(j->formatted ? OCSD_TRC_SRC_FRAME_FORMATTED
+                                                : OCSD_TRC_SRC_SINGLE,
+                                   j->formatted ? OCSD_DFRMTR_FRAME_MEM_ALIGN : 0);
+    if (!t->tree)
+        return -1;
+    if (j->cfg.protocol == TB_PROTO_ETMV3) {
+        ocsd_etmv3_cfg c = {j->cfg.etmidr, j->cfg.etmcr, j->cfg.etmccer, j->cfg.traceidr,
+                            ARCH_V7, profile_CortexA};
+
+        err = ocsd_dt_create_decoder(t->tree, OCSD_BUILTIN_DCD_ETMV3,
+                                     OCSD_CREATE_FLG_FULL_DECODER, &c, &csid);
+    } else {
+        ocsd_ptm_cfg c = {j->cfg.etmidr, j->cfg.etmcr, j->cfg.etmccer, j->cfg.traceidr,
+                          ARCH_V7, profile_CortexA};
+
+        err = ocsd_dt_create_decoder(t->tree, OCSD_BUILTIN_DCD_PTM,
+                                     OCSD_CREATE_FLG_FULL_DECODER, &c, &csid);
+    }
+    if (err != OCSD_OK)
+        return -1;
+    ocsd_dt_set_gen_elem_outfn(t->tree, t_elem, t);
+    for (size_t i = 0; i < j->n_dumps; i++)
+        if (ocsd_dt_add_buffer_mem_acc(t->tree, j->dumps[i].addr, OCSD_MEM_SPACE_ANY,
+                                       j->dumps[i].data, (uint32_t)j->dumps[i].len) != OCSD_OK)
+            return -1;
+    return 0;
+}
+
+static int theirs_pass(theirs *t, const job *j)
+{
+    size_t done = 0;
+    uint32_t used;
+    ocsd_datapath_resp_t r;
+
+    r = ocsd_dt_process_data(t->tree, OCSD_OP_RESET, 0, 0, NULL, &used);
+    while (done < j->len) {
+        used = 0;
+        r = ocsd_dt_process_data(t->tree, OCSD_OP_DATA, done, (uint32_t)(j->len - done),
+                                 j->buf + done, &used);
+        if (OCSD_DATA_RESP_IS_FATAL(r))
+            return -1;
+        if (OCSD_DATA_RESP_IS_WAIT(r))
+            ocsd_dt_process_data(t->tree, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
+        done += used;
+    }
+    ocsd_dt_process_data(t->tree, OCSD_OP_EOT, 0, 0, NULL, NULL);
+    return 0;
+}
+#endif
+
+static int load_job(job *j, const char *dir, int id, const char *name)
+{
+    tb_snapshot s;
+    char err[512];
+    const tb_snap_source *src;
+    const tb_snap_buffer *b = NULL;
+    const tb_snap_device *core;
+    int r;
+
+    memset(j, 0, sizeof *j);
+    j->name = name;
+    if (tb_snapshot_load(&s, dir, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", name, err);
+        return -1;
+    }
+    src = tb_stream_find_source(&s, id, err, sizeof err);
+    r = src ? 0 : -1;
+    if (!r)
+        r = tb_snapshot_source_config(&s, src, &j->cfg, err, sizeof err) < 0 ? -1 : 0;
+    if (!r)
+        r = tb_snapshot_source_memory(&s, src, &j->mem, err, sizeof err) < 0 ? -1 : 0;
+    for (size_t i = 0; !r && i < s.n_buffers; i++)
+        if (strcmp(s.buffers[i].name, src->buffer) == 0)
+            b = &s.buffers[i];
+    if (!r && !b)
+        r = -1;
+    if (!r)
+        r = tb_snapshot_read_buffer(&s, b, &j->buf, &j->len, err, sizeof err) < 0 ? -1 : 0;
+    if (!r) {
+        int f = tb_snap_buffer_frame_flags(b, &j->frame_flags);
+
+        j->formatted = f == 0;
+        r = f < 0 ? -1 : 0;
+    }
+    core = !r ? tb_snapshot_device(&s, src->core) : NULL;
+    for (size_t i = 0; core && i < core->n_dumps && i < 16; i++) {
+        const tb_snap_dump *dp = &core->dumps[i];
+        size_t avail = 0;
+        const uint8_t *p = tb_memimage_ptr(j->mem, dp->address, &avail);
+
+        if (!p)
+            continue;
+        j->dumps[j->n_dumps].addr = dp->address;
+        j->dumps[j->n_dumps].data = malloc(avail);
+        memcpy(j->dumps[j->n_dumps].data, p, avail);
+        j->dumps[j->n_dumps].len = avail;
+        j->n_dumps++;
+    }
+    if (r)
+        fprintf(stderr, "%s: %s\n", name, err);
+    tb_snapshot_fini(&s);
+    return r;
+}
+
+static void free_job(job *j)
+{
+    tb_memimage_free(j->mem);
+    free(j->buf);
+    for (size_t i = 0; i < j->n_dumps; i++)
+        free(j->dumps[i].data);
+}
+
+int main(int argc, char **argv)
+{
+    const char *ref = getenv("TB_REFERENCE_DIR");
+    double seconds = 1.0;
+    char dir[1024];
+    static const struct { const char *sub; int id; const char *name; } srcs[] = {
+        {"TC2", 0x10, "TC2 ETMv3.5 0x10"},
+        {"TC2", 0x11, "TC2 ETMv3.5 0x11"},
+        {"TC2", 0x12, "TC2 ETMv3.5 0x12"},
+        {"TC2", 0x13, "TC2 PTM1.1 0x13"},
+        {"Snowball", 0x10, "Snowball PTM1.0 0x10"},
+        {"Snowball", 0x11, "Snowball PTM1.0 0x11"},
+    };
+    double tot_o_i = 0, tot_o_t = 0, tot_t_i = 0, tot_t_t = 0, tot_d_i = 0, tot_d_t = 0;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
+            seconds = atof(argv[++i]);
+        else
+            ref = argv[i];
+    }
+    if (!ref)
+        ref = TB_SOURCE_DIR "/../shared/reference";
+
+    printf("%-22s %10s %10s %10s %10s | %12s %10s | %7s\n", "trace", "instr/pass",
+           "ours Mi/s", "ours MB/s", "dec-only", "OpenCSD Mi/s", "MB/s", "ratio");
+    for (size_t k = 0; k < sizeof srcs / sizeof srcs[0]; k++) {
+        job j;
+        ours o = {0};
+        double t0, t1, o_rate, o_mb, dec_rate;
+        uint64_t passes = 0, insn_pass;
+
+        snprintf(dir, sizeof dir, "%s/opencsd-snapshots/%s", ref, srcs[k].sub);
+        if (load_job(&j, dir, srcs[k].id, srcs[k].name) < 0)
+            return 1;
+        o.id = (uint8_t)srcs[k].id;
+        o.df = tb_deformatter_new(j.frame_flags);
+        o.p = tb_parser_new(&j.cfg);
+        o.d = tb_decoder_new(&j.cfg, j.mem);
+        if (!o.df || !o.p || !o.d)
+            return 1;
+        o.keep = true;
+        ours_pass(&o, &j); /* warm-up, and the per-pass count */
+        o.keep = false;
+        insn_pass = o.insns;
+        /* The decompressor alone, on the packets parsed once. */
+        o.insns = 0;
+        t0 = now();
+        do {
+            tb_decoder_reset(o.d);
+            for (size_t i = 0; i < o.npk; i++)
+                tb_decoder_packet(o.d, &o.pk[i], o_elem, &o);
+            tb_decoder_finish(o.d, o_elem, &o);
+            t1 = now();
+        } while (t1 - t0 < seconds / 2);
+        dec_rate = (double)o.insns / (t1 - t0);
+        tot_d_i += (double)o.insns;
+        tot_d_t += t1 - t0;
+        o.insns = 0;
+        o.src_bytes = 0;
+        t0 = now();
+        do {
+            ours_pass(&o, &j);
+            passes++;
+            t1 = now();
+        } while (t1 - t0 < seconds);
+        o_rate = (double)o.insns / (t1 - t0);
+        o_mb = (double)j.len * (double)passes / (t1 - t0) / 1e6;
+        tot_o_i += (double)o.insns;
+        tot_o_t += t1 - t0;
+        printf("%-22s %10llu %10.1f %10.1f %10.1f |", srcs[k].name,
+               (unsigned long long)insn_pass, o_rate / 1e6, o_mb, dec_rate / 1e6);
+#ifdef TB_HAVE_OPENCSD
+        {
+            theirs t = {0};
+            double t_rate, t_mb;
+            uint64_t tp = 0, t_pass;
+
+            if (theirs_open(&t, &j) < 0) {
+                printf(" OpenCSD setup failed\n");
+            } else {
+                theirs_pass(&t, &j);
+                t_pass = t.insns;
+                t.insns = 0;
+                t0 = now();
+                do {
+                    theirs_pass(&t, &j);
+                    tp++;
+                    t1 = now();
+                } while (t1 - t0 < seconds);
+                t_rate = (double)t.insns / (t1 - t0);
+                t_mb = (double)j.len * (double)tp / (t1 - t0) / 1e6;
+                tot_t_i += (double)t.insns;
+                tot_t_t += t1 - t0;
+                printf(" %12.1f %10.1f | %6.1fx%s\n", t_rate / 1e6, t_mb, o_rate / t_rate,
+                       t_pass == insn_pass ? "" : "  (instruction counts differ)");
+                ocsd_destroy_dcd_tree(t.tree);
+            }
+        }
+#else
+        printf(" %12s %10s | %7s\n", "n/a", "n/a", "n/a");
+#endif
+        tb_deformatter_free(o.df);
+        tb_parser_free(o.p);
+        tb_decoder_free(o.d);
+        free(o.pk);
+        free_job(&j);
+    }
+    printf("decompressor alone (packets parsed once): %.1f Mi/s\n", tot_d_i / tot_d_t / 1e6);
+    if (tot_t_t > 0)
+        printf("overall: ours %.1f Mi/s, OpenCSD %.1f Mi/s, ratio %.1fx\n",
+               tot_o_i / tot_o_t / 1e6, tot_t_i / tot_t_t / 1e6,
+               (tot_o_i / tot_o_t) / (tot_t_i / tot_t_t));
+    else
+        printf("overall: ours %.1f Mi/s (OpenCSD C API not linked)\n", tot_o_i / tot_o_t / 1e6);
+    return 0;
+}
