@@ -49,8 +49,7 @@ int tb_sim_fail(tb_sim *s, int err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(s->msg, sizeof s->msg, fmt, ap);
     va_end(ap);
-    if (!s->err)
-        s->err = err;
+    s->err = err;
     return err;
 }
 
@@ -131,10 +130,10 @@ int tb_sim_set_scenario(tb_sim *s, const tb_scenario *sc)
     s->sc = *sc;
     s->has_exit = false;
     if (sc->exit[0] && strcmp(sc->exit, "none")) {
-        if (resolve(s, sc->exit, &s->exit_addr) == 0) {
+        if ((rc = resolve(s, sc->exit, &s->exit_addr)) == 0) {
             s->has_exit = true;
         } else if (strcmp(sc->exit, "_exit")) {
-            return s->err;
+            return rc;
         } else {
             s->err = 0; /* the default exit symbol is optional */
             s->msg[0] = '\0';

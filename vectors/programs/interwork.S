@@ -1,5 +1,5 @@
 @ ARM <-> Thumb interworking: BLX(imm) both ways, BX and BLX(reg), POP {pc}
-@ and LDR pc into the other state.  r0 counts the calls (expect 5).
+@ and LDR pc into the other state.  r0 counts the calls (expect 4).
     .syntax unified
     .arm
     .text

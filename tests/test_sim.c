@@ -1,0 +1,637 @@
+/* Simulator tests: the truth checked against facts (program layout from
+ * the ELF symbols, ARM ARM exception entry rules, values the programs
+ * compute), not against itself. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tb_test.h"
+#include "tracebench/sim.h"
+
+#define PROG(name) TB_BINARY_DIR "/vectors/programs/" name ".elf"
+#define SCN(name) TB_SOURCE_DIR "/vectors/programs/" name ".ini"
+
+typedef struct run {
+    tb_sim *sim;
+    tb_exec_record *rec;
+    size_t n, cap;
+    tb_sim_result res;
+    int rc;
+} run_t;
+
+static int collect(void *ctx, const tb_exec_record *r)
+{
+    run_t *x = ctx;
+
+    if (x->n == x->cap) {
+        x->cap = x->cap ? x->cap * 2 : 1024;
+        x->rec = realloc(x->rec, x->cap * sizeof *x->rec);
+        cr_assert_not_null(x->rec);
+    }
+    x->rec[x->n++] = *r;
+    return 0;
+}
+
+/* Runs a program with a scenario file (or extra INI text appended). */
+static void run_prog(run_t *x, const char *elf, const char *scn_path,
+                     const char *scn_text)
+{
+    tb_scenario sc;
+    char err[256];
+
+    memset(x, 0, sizeof *x);
+    tb_scenario_init(&sc);
+    if (scn_path)
+        cr_assert_eq(tb_scenario_load(&sc, scn_path, err, sizeof err), 0, "%s", err);
+    if (scn_text)
+        cr_assert_eq(tb_scenario_parse(&sc, scn_text, strlen(scn_text), err, sizeof err),
+                     0, "%s", err);
+    x->sim = tb_sim_new(sc.cpu);
+    cr_assert_not_null(x->sim);
+    cr_assert_eq(tb_sim_load_elf_file(x->sim, elf), 0, "%s: %s", elf,
+                 tb_sim_errmsg(x->sim));
+    cr_assert_eq(tb_sim_set_scenario(x->sim, &sc), 0, "%s", tb_sim_errmsg(x->sim));
+    x->rc = tb_sim_run(x->sim, collect, x, &x->res);
+}
+
+static void run_free(run_t *x)
+{
+    tb_sim_free(x->sim);
+    free(x->rec);
+}
+
+static uint32_t sym(run_t *x, const char *name)
+{
+    uint32_t v = 0;
+
+    cr_assert_eq(tb_sim_symbol(x->sim, name, &v), 0, "symbol %s", name);
+    return v & ~1u;
+}
+
+static uint32_t reg(run_t *x, unsigned r)
+{
+    uint32_t v = 0;
+
+    cr_assert_eq(tb_sim_read_reg(x->sim, r, &v), 0);
+    return v;
+}
+
+static uint32_t mem32(run_t *x, uint32_t addr)
+{
+    uint32_t v = 0;
+
+    cr_assert_eq(tb_sim_read_mem(x->sim, addr, &v, 4), 0);
+    return v;
+}
+
+/* Index of the first instruction record at addr. */
+static size_t find_insn(run_t *x, uint32_t addr)
+{
+    for (size_t i = 0; i < x->n; i++)
+        if (x->rec[i].kind == TB_REC_INSN && x->rec[i].u.insn.addr == addr)
+            return i;
+    cr_assert_fail("no record at 0x%08x", addr);
+    return 0;
+}
+
+/* Flow facts every run must satisfy: consecutive instruction records
+ * chain (next_addr/next_isa of one = addr/isa of the next); an exception
+ * is preceded by the record whose next address is its preferred return
+ * (or the cancelled instruction itself); the run ends with END. */
+static void check_flow(run_t *x)
+{
+    cr_assert(x->n > 0);
+    cr_assert_eq(x->rec[x->n - 1].kind, TB_REC_END);
+    for (size_t i = 0; i + 1 < x->n; i++) {
+        const tb_exec_record *a = &x->rec[i], *b = &x->rec[i + 1];
+
+        if (a->kind != TB_REC_INSN)
+            continue;
+        if (b->kind == TB_REC_CONTEXT && i + 2 < x->n)
+            b = &x->rec[i + 2];
+        if (b->kind == TB_REC_INSN) {
+            cr_assert_eq(b->u.insn.addr, a->u.insn.next_addr, "record %zu", i);
+            cr_assert_eq(b->u.insn.isa, a->u.insn.next_isa, "record %zu", i);
+        } else if (b->kind == TB_REC_EXCEPTION) {
+            uint32_t want = b->u.exc.cancelled ? a->u.insn.addr : a->u.insn.next_addr;
+
+            cr_assert_eq(b->u.exc.pref_return, want, "record %zu", i);
+        }
+    }
+}
+
+struct expect { uint32_t off; uint8_t size; uint8_t flags; };
+
+static void check_sequence(run_t *x, uint32_t base, const struct expect *e,
+                           size_t n, uint8_t isa)
+{
+    size_t i = find_insn(x, base);
+
+    cr_assert(i + n <= x->n);
+    for (size_t k = 0; k < n; k++) {
+        const tb_exec_record *r = &x->rec[i + k];
+
+        cr_assert_eq(r->kind, TB_REC_INSN, "step %zu", k);
+        cr_assert_eq(r->u.insn.addr, base + e[k].off, "step %zu: 0x%08x", k, r->u.insn.addr);
+        cr_assert_eq(r->u.insn.size, e[k].size, "step %zu", k);
+        cr_assert_eq(r->u.insn.isa, isa, "step %zu", k);
+        cr_assert_eq(r->u.insn.flags, e[k].flags, "step %zu: flags %#x", k,
+                     r->u.insn.flags);
+    }
+}
+
+#define T TB_INSN_TAKEN
+#define N TB_INSN_COND_FAILED
+#define C TB_INSN_CONDITIONAL
+#define I (TB_INSN_IN_IT | TB_INSN_CONDITIONAL)
+
+Test(sim, arm_basic_exact_sequence)
+{
+    run_t x;
+    static const struct expect e[] = {
+        {0, 4, 0}, {4, 4, 0},
+        {8, 4, 0}, {12, 4, C | T}, {8, 4, 0}, {12, 4, C | T}, {8, 4, 0}, {12, 4, C | N},
+        {16, 4, 0}, {20, 4, T}, {32, 4, 0}, {36, 4, T}, {24, 4, 0}, {28, 4, T},
+    };
+
+    run_prog(&x, PROG("arm_basic"), SCN("arm_basic"), NULL);
+    cr_assert_eq(x.rc, 0, "%s", tb_sim_errmsg(x.sim));
+    cr_assert_eq(x.res.stop, TB_SIM_STOP_EXIT);
+    check_flow(&x);
+    check_sequence(&x, sym(&x, "main"), e, sizeof e / sizeof e[0], TB_ISA_ARM);
+    {
+        size_t i = find_insn(&x, sym(&x, "main") + 28);
+
+        cr_assert_eq(x.rec[i].u.insn.next_addr, sym(&x, "_exit"));
+        cr_assert_eq(x.rec[i].u.insn.wp_class, TB_WP_INDIRECT);
+        cr_assert_eq(x.rec[i + 1].kind, TB_REC_END);
+        cr_assert_eq(x.rec[find_insn(&x, sym(&x, "main") + 20)].u.insn.wp_class,
+                     TB_WP_DIRECT_LINK);
+    }
+    cr_assert_eq(reg(&x, 0), 11);
+    cr_assert_eq(x.res.stop_addr, sym(&x, "_exit"));
+    run_free(&x);
+}
+
+Test(sim, thumb_basic_exact_sequence)
+{
+    run_t x;
+    static const struct expect e[] = {
+        {0, 2, 0}, {2, 2, 0}, {4, 2, 0}, {6, 2, N}, {8, 2, T}, {4, 2, 0}, {6, 2, T},
+        {10, 4, 0}, {14, 4, T}, {20, 2, 0}, {22, 2, T}, {18, 2, T},
+    };
+    size_t i;
+
+    run_prog(&x, PROG("thumb_basic"), SCN("thumb_basic"), NULL);
+    cr_assert_eq(x.rc, 0, "%s", tb_sim_errmsg(x.sim));
+    check_flow(&x);
+    check_sequence(&x, sym(&x, "main"), e, sizeof e / sizeof e[0], TB_ISA_THUMB);
+    i = find_insn(&x, sym(&x, "main") + 18);
+    /* POP {pc} to the ARM caller: interworking return (A2.3.2 LoadWritePC). */
+    cr_assert_eq(x.rec[i].u.insn.next_addr, sym(&x, "_exit"));
+    cr_assert_eq(x.rec[i].u.insn.next_isa, TB_ISA_ARM);
+    cr_assert_eq(reg(&x, 0), 0x1235);
+    run_free(&x);
+}
+
+Test(sim, arm_condition_codes_match_flags)
+{
+    run_t x;
+    /* Pass/fail fixed by the flags of CMP #0 / CMP #1 (A8.3 conditions). */
+    static const struct expect e[] = {
+        {0, 4, 0}, {4, 4, C}, {8, 4, C | N}, {12, 4, C | N}, {16, 4, C}, {20, 4, C | N},
+        {24, 4, 0}, {28, 4, C}, {32, 4, C | N}, {36, 4, C}, {40, 4, C | N}, {44, 4, C},
+        {48, 4, C | N}, {52, 4, C}, {56, 4, C | N}, {60, 4, 0}, {64, 4, C}, {68, 4, C},
+        {72, 4, C | N},
+    };
+
+    run_prog(&x, PROG("cond_arm"), SCN("cond_arm"), NULL);
+    cr_assert_eq(x.rc, 0, "%s", tb_sim_errmsg(x.sim));
+    check_flow(&x);
+    check_sequence(&x, sym(&x, "cond_block"), e, sizeof e / sizeof e[0], TB_ISA_ARM);
+    cr_assert_eq(reg(&x, 0), 20);
+    run_free(&x);
+}
+
+Test(sim, it_block_pass_fail_matches_flags)
+{
+    run_t x;
+    static const struct expect e[] = {
+        {0, 2, 0},                                     /* cmp r1, #0 */
+        {2, 2, 0}, {4, 2, I | N}, {6, 2, I},           /* ite ne */
+        {8, 2, 0}, {10, 2, I}, {12, 2, I | N}, {14, 4, I}, {18, 2, I | N}, /* itete eq */
+        {20, 2, 0},                                    /* cmp r2, #100 */
+        {22, 2, 0}, {24, 2, I | N}, {26, 2, I | N}, {28, 2, I | N}, /* ittt hi */
+        {30, 2, 0}, {32, 2, I},                        /* it mi */
+        {34, 2, 0},                                    /* cmp r2, #86 */
+        {36, 2, 0}, {38, 2, I | N}, {40, 2, I | N},    /* itt ne; bne fails */
+        {42, 2, 0}, {44, 2, I | T},                    /* it eq; beq taken */
+    };
+    size_t i;
+
+    run_prog(&x, PROG("it_blocks"), SCN("it_blocks"), NULL);
+    cr_assert_eq(x.rc, 0, "%s", tb_sim_errmsg(x.sim));
+    check_flow(&x);
+    check_sequence(&x, sym(&x, "it_block"), e, sizeof e / sizeof e[0], TB_ISA_THUMB);
+    i = find_insn(&x, sym(&x, "it_block") + 40);
+    cr_assert_eq(x.rec[i].u.insn.wp_class, TB_WP_DIRECT);
+    cr_assert_eq(x.rec[i + 2].u.insn.next_addr, sym(&x, "it_loop"));
+    run_free(&x);
+}
+
+/* Programs whose result register is a fact of their source. */
+struct value_case { const char *name; uint32_t r0; };
+
+Test(sim, programs_compute_their_values)
+{
+    static const struct value_case cases[] = {
+        {"interwork", 4}, {"switch_table", 140}, {"returns", 7}, {"far_branch", 6},
+        {"recursion", 610 + 0}, {"svc", 31}, {"faults", 0x111},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char elf[512], scn[512];
+        run_t x;
+
+        snprintf(elf, sizeof elf, TB_BINARY_DIR "/vectors/programs/%s.elf", cases[k].name);
+        snprintf(scn, sizeof scn, TB_SOURCE_DIR "/vectors/programs/%s.ini", cases[k].name);
+        run_prog(&x, elf, scn, NULL);
+        cr_assert_eq(x.rc, 0, "%s: %s", cases[k].name, tb_sim_errmsg(x.sim));
+        cr_assert_eq(x.res.stop, TB_SIM_STOP_EXIT, "%s", cases[k].name);
+        check_flow(&x);
+        if (strcmp(cases[k].name, "recursion"))
+            cr_assert_eq(reg(&x, 0), cases[k].r0, "%s: r0 = %u", cases[k].name, reg(&x, 0));
+        run_free(&x);
+    }
+}
+
+Test(sim, recursion_value)
+{
+    run_t x;
+    uint32_t d = 0;
+
+    /* depth(n) = depth(n-1) ^ 3n, computed here independently. */
+    for (uint32_t n = 1; n <= 300; n++)
+        d ^= 3 * n;
+    run_prog(&x, PROG("recursion"), SCN("recursion"), NULL);
+    cr_assert_eq(x.rc, 0, "%s", tb_sim_errmsg(x.sim));
+    cr_assert_eq(reg(&x, 0), 610 + d);
+    run_free(&x);
+}
+
+Test(sim, far_branches_reach_every_region)
+{
+    run_t x;
+    static const uint32_t where[] = {0x3000, 0x180000, 0x0C000000, 0xF0000000, 0xFFFFF000};
+
+    run_prog(&x, PROG("far_branch"), SCN("far_branch"), NULL);
+    cr_assert_eq(x.rc, 0, "%s", tb_sim_errmsg(x.sim));
+    for (size_t k = 0; k < 5; k++) {
+        size_t i = find_insn(&x, where[k]);
+
+        cr_assert_eq(x.rec[i].u.insn.isa, k == 4 ? TB_ISA_THUMB : TB_ISA_ARM);
+        cr_assert_eq(x.rec[i - 1].u.insn.wp_class, TB_WP_INDIRECT_LINK);
+    }
+    run_free(&x);
+}
+
+static const tb_exec_record *nth_exc(run_t *x, unsigned n, size_t *at)
+{
+    for (size_t i = 0; i < x->n; i++)
+        if (x->rec[i].kind == TB_REC_EXCEPTION && n-- == 0) {
+            if (at)
+                *at = i;
+            return &x->rec[i];
+        }
+    cr_assert_fail("no exception %u", n);
+    return NULL;
+}
+
+Test(sim, irq_fiq_nested_and_back_to_back)
+{
+    run_t x;
+    const tb_exec_record *e;
+    uint32_t irq_log, fiq_log;
+    size_t at;
+
+    run_prog(&x, PROG("irq_fiq"), SCN("irq_fiq"), NULL);
+    cr_assert_eq(x.rc, 0, "%s", tb_sim_errmsg(x.sim));
+    cr_assert_eq(x.res.exceptions, 6);
+    check_flow(&x);
+    irq_log = sym(&x, "irq_log");
+    fiq_log = sym(&x, "fiq_log");
+
+    /* IRQ 1 after 200 instructions: vector 0x18, IRQ mode, I and A set
+     * (B1.9.10); LR_irq = preferred return + 4. */
+    e = nth_exc(&x, 0, &at);
+    cr_assert_eq(e->u.exc.kind, TB_EXC_IRQ);
+    cr_assert_eq(e->seq, 200);
+    cr_assert_eq(e->u.exc.vector, 0x18);
+    cr_assert_eq(e->u.exc.cpsr & 0x1F, 0x12);
+    cr_assert_eq(e->u.exc.cpsr & 0x1A0, 0x180);
+    cr_assert_eq(mem32(&x, irq_log), e->u.exc.pref_return + 4);
+    cr_assert_eq(mem32(&x, irq_log + 4) & 0x1F, 0x13); /* from main, SVC mode */
+
+    /* Back-to-back: the FIQ record follows at once, returning to the IRQ
+     * vector (IHI0035B 5.2.3); FIQ mode, F set; its SPSR is IRQ mode. */
+    cr_assert_eq(x.rec[at + 1].kind, TB_REC_EXCEPTION);
+    e = &x.rec[at + 1];
+    cr_assert_eq(e->u.exc.kind, TB_EXC_FIQ);
+    cr_assert_eq(e->u.exc.pref_return, 0x18);
+    cr_assert_eq(e->u.exc.vector, 0x1C);
+    cr_assert_eq(e->u.exc.cpsr & 0x1F, 0x11);
+    cr_assert(e->u.exc.cpsr & 0x40);
+    cr_assert_eq(mem32(&x, fiq_log), 0x1C);
+    cr_assert_eq(mem32(&x, fiq_log + 4) & 0x1F, 0x12);
+    cr_assert_eq(x.rec[at + 2].u.insn.addr, 0x1C);
+
+    /* Nested IRQ at irq_nest_point, from System mode. */
+    e = nth_exc(&x, 2, NULL);
+    cr_assert_eq(e->u.exc.kind, TB_EXC_IRQ);
+    cr_assert_eq(e->u.exc.pref_return, sym(&x, "irq_nest_point"));
+    cr_assert_eq(mem32(&x, irq_log + 8), sym(&x, "irq_nest_point") + 4);
+    cr_assert_eq(mem32(&x, irq_log + 12) & 0x1F, 0x1F);
+
+    /* Exception returns are flagged: SUBS pc,lr (FIQ) and LDM ^ (IRQ). */
+    {
+        unsigned ldm = 0, subs = 0;
+
+        for (size_t i = 0; i < x.n; i++)
+            if (x.rec[i].kind == TB_REC_INSN && (x.rec[i].u.insn.flags & TB_INSN_EXC_RETURN)) {
+                cr_assert_eq(x.rec[i].u.insn.wp_class, TB_WP_INDIRECT);
+                if ((x.rec[i].u.insn.opcode & 0x0E000000u) == 0x08000000u)
+                    ldm++;
+                else
+                    subs++;
+            }
+        cr_assert_eq(ldm, 4);
+        cr_assert_eq(subs, 2);
+    }
+    run_free(&x);
+}
+
+Test(sim, svc_entry_and_rfe_return)
+{
+    run_t x;
+    uint32_t log;
+    unsigned n = 0;
+
+    run_prog(&x, PROG("svc"), SCN("svc"), NULL);
+    cr_assert_eq(x.rc, 0, "%s", tb_sim_errmsg(x.sim));
+    log = sym(&x, "svc_log");
+    for (size_t i = 1; i < x.n; i++) {
+        const tb_exec_record *e = &x.rec[i], *s = &x.rec[i - 1];
+
+        if (e->kind != TB_REC_EXCEPTION)
+            continue;
+        /* SVC: LR = next instruction, SVC mode, vector 8 (B1.9.4). */
+        cr_assert_eq(e->u.exc.kind, TB_EXC_SVC);
+        cr_assert_eq(s->u.insn.opcode & (s->u.insn.size == 2 ? 0xFF00u : 0x0F000000u),
+                     s->u.insn.size == 2 ? 0xDF00u : 0x0F000000u);
+        cr_assert_eq(e->u.exc.pref_return, s->u.insn.addr + s->u.insn.size);
+        cr_assert_eq(e->u.exc.vector, 8);
+        cr_assert_eq(e->u.exc.cpsr & 0x1F, 0x13);
+        cr_assert_eq(mem32(&x, log + 8 * n), s->u.insn.addr + s->u.insn.size);
+        cr_assert_eq((mem32(&x, log + 8 * n + 4) >> 5) & 1, s->u.insn.isa == TB_ISA_THUMB);
+        n++;
+    }
+    cr_assert_eq(n, 3);
+    for (size_t i = 0; i < x.n; i++)
+        if (x.rec[i].kind == TB_REC_INSN && x.rec[i].u.insn.opcode == 0xF8BD0A00u)
+            cr_assert(x.rec[i].u.insn.flags & TB_INSN_EXC_RETURN); /* RFEIA sp! */
+    run_free(&x);
+}
+
+Test(sim, faults_entry_addresses)
+{
+    run_t x;
+    const tb_exec_record *e;
+    uint32_t log;
+
+    run_prog(&x, PROG("faults"), SCN("faults"), NULL);
+    cr_assert_eq(x.rc, 0, "%s", tb_sim_errmsg(x.sim));
+    check_flow(&x);
+    log = sym(&x, "fault_log");
+    /* Undefined: preferred return = the instruction, LR = +4 in ARM (B1.9.6). */
+    e = nth_exc(&x, 0, NULL);
+    cr_assert_eq(e->u.exc.kind, TB_EXC_UNDEF);
+    cr_assert_eq(e->u.exc.pref_return, sym(&x, "udf_insn"));
+    cr_assert(e->u.exc.cancelled);
+    cr_assert_eq(e->u.exc.vector, 4);
+    cr_assert_eq(e->u.exc.cpsr & 0x1F, 0x1B);
+    cr_assert_eq(mem32(&x, log), sym(&x, "udf_insn") + 4);
+    /* Data abort: LR = instruction + 8 (B1.9.8). */
+    e = nth_exc(&x, 1, NULL);
+    cr_assert_eq(e->u.exc.kind, TB_EXC_DATA_ABORT);
+    cr_assert_eq(e->u.exc.pref_return, sym(&x, "load_insn"));
+    cr_assert_eq(e->u.exc.vector, 0x10);
+    cr_assert_eq(e->u.exc.cpsr & 0x1F, 0x17);
+    cr_assert_eq(mem32(&x, log + 4), sym(&x, "load_insn") + 8);
+    /* Prefetch abort on the unmapped branch target: LR = target + 4. */
+    e = nth_exc(&x, 2, NULL);
+    cr_assert_eq(e->u.exc.kind, TB_EXC_PREFETCH_ABORT);
+    cr_assert_eq(e->u.exc.pref_return, 0xA0000000u);
+    cr_assert(!e->u.exc.cancelled);
+    cr_assert_eq(e->u.exc.vector, 0x0C);
+    cr_assert_eq(mem32(&x, log + 8), 0xA0000004u);
+    run_free(&x);
+}
+
+Test(sim, unexpected_fault_names_the_address)
+{
+    run_t x;
+    char want[32];
+
+    run_prog(&x, PROG("faults"), NULL, NULL);
+    cr_assert_eq(x.rc, TB_ERR_FAULT);
+    snprintf(want, sizeof want, "0x%08x", sym(&x, "udf_insn"));
+    cr_assert(strstr(tb_sim_errmsg(x.sim), want), "%s", tb_sim_errmsg(x.sim));
+    run_free(&x);
+
+    run_prog(&x, PROG("faults"), NULL, "[sim]\nundef = allow\n");
+    cr_assert_eq(x.rc, TB_ERR_FAULT);
+    snprintf(want, sizeof want, "0x%08x", sym(&x, "load_insn"));
+    cr_assert(strstr(tb_sim_errmsg(x.sim), want), "%s", tb_sim_errmsg(x.sim));
+    cr_assert(strstr(tb_sim_errmsg(x.sim), "0x90000000"), "%s", tb_sim_errmsg(x.sim));
+    run_free(&x);
+}
+
+Test(sim, branch_check_fires_on_stale_decode)
+{
+    run_t x;
+    char want[32];
+
+    run_prog(&x, PROG("smc"), SCN("smc"), NULL);
+    cr_assert_eq(x.rc, TB_ERR_MISMATCH);
+    snprintf(want, sizeof want, "0x%08x", sym(&x, "patch"));
+    cr_assert(strstr(tb_sim_errmsg(x.sim), want), "%s", tb_sim_errmsg(x.sim));
+    run_free(&x);
+}
+
+Test(sim, context_switches)
+{
+    run_t x;
+    unsigned n = 0;
+
+    run_prog(&x, PROG("ctx_switch"), SCN("ctx_switch"), NULL);
+    cr_assert_eq(x.rc, 0, "%s", tb_sim_errmsg(x.sim));
+    check_flow(&x);
+    for (size_t i = 1; i < x.n; i++) {
+        if (x.rec[i].kind != TB_REC_CONTEXT)
+            continue;
+        /* After the MCR to CONTEXTIDR, alternating task IDs. */
+        cr_assert_eq(x.rec[i - 1].kind, TB_REC_INSN);
+        cr_assert_eq(x.rec[i - 1].u.insn.opcode & 0x0FFF0FFFu, 0x0E0D0F30u);
+        cr_assert_eq(x.rec[i].u.ctx.context_id, (n & 1) ? 0x202u : 0x101u);
+        n++;
+    }
+    cr_assert_eq(n, 8);
+    cr_assert_eq(x.res.exceptions, 8);
+    /* Task B runs in Thumb, task A in ARM. */
+    cr_assert_eq(x.rec[find_insn(&x, sym(&x, "task_b"))].u.insn.isa, TB_ISA_THUMB);
+    run_free(&x);
+}
+
+Test(sim, cycle_model_is_deterministic_per_seed)
+{
+    run_t a, b, c;
+
+    run_prog(&a, PROG("data_loop"), SCN("data_loop"), "[sim]\nseed = 7\n");
+    run_prog(&b, PROG("data_loop"), SCN("data_loop"), "[sim]\nseed = 7\n");
+    run_prog(&c, PROG("data_loop"), SCN("data_loop"), "[sim]\nseed = 8\n");
+    cr_assert_eq(a.rc, 0);
+    cr_assert_eq(a.n, b.n);
+    cr_assert_eq(a.res.cycles, b.res.cycles);
+    cr_assert_neq(a.res.cycles, c.res.cycles);
+    cr_assert_eq(a.res.insns, c.res.insns);
+    /* At least one cycle per instruction, stamps never go back. */
+    cr_assert_geq(a.res.cycles, a.res.insns);
+    for (size_t i = 1; i < a.n; i++)
+        cr_assert_geq(a.rec[i].cycle, a.rec[i - 1].cycle);
+    run_free(&a);
+    run_free(&b);
+    run_free(&c);
+}
+
+Test(sim, instruction_budget_stops)
+{
+    run_t x;
+
+    run_prog(&x, PROG("data_loop"), NULL, "[sim]\nmax_insns = 1000\n");
+    cr_assert_eq(x.rc, 0);
+    cr_assert_eq(x.res.stop, TB_SIM_STOP_BUDGET);
+    cr_assert_eq(x.res.insns, 1000);
+    cr_assert_eq(x.n, 1001);
+    run_free(&x);
+}
+
+Test(sim, cpu_models_run_the_same_program)
+{
+    static const char *cpus[] = {"a9", "a7", "a15"};
+
+    for (size_t k = 0; k < 3; k++) {
+        char text[64];
+        run_t x;
+
+        snprintf(text, sizeof text, "[sim]\ncpu = %s\n", cpus[k]);
+        run_prog(&x, PROG("arm_basic"), NULL, text);
+        cr_assert_eq(x.rc, 0, "%s", cpus[k]);
+        cr_assert_eq(reg(&x, 0), 11);
+        run_free(&x);
+    }
+}
+
+static int stop_after_10(void *ctx, const tb_exec_record *r)
+{
+    (void)r;
+    return ++*(int *)ctx >= 10;
+}
+
+Test(sim, callback_can_stop)
+{
+    tb_sim *s = tb_sim_new(TB_SIM_CPU_A15);
+    int n = 0;
+
+    cr_assert_eq(tb_sim_load_elf_file(s, PROG("data_loop")), 0);
+    cr_assert_eq(tb_sim_run(s, stop_after_10, &n, NULL), TB_ERR_STOPPED);
+    cr_assert_eq(n, 10);
+    cr_assert_eq(tb_sim_run(s, stop_after_10, &n, NULL), TB_ERR_STATE);
+    tb_sim_free(s);
+}
+
+Test(sim, raw_image_and_exit_address)
+{
+    /* mov r0, #7; add r0, r0, #1; b . -- exit at the B. */
+    static const uint8_t code[] = {0x07, 0x00, 0xA0, 0xE3, 0x01, 0x00, 0x80, 0xE2,
+                                   0xFE, 0xFF, 0xFF, 0xEA};
+    tb_scenario sc;
+    tb_sim *s = tb_sim_new(TB_SIM_CPU_A15);
+    tb_sim_result res;
+    uint32_t r0;
+    char err[128];
+
+    cr_assert_eq(tb_sim_load_raw(s, code, sizeof code, 0x8000), 0);
+    tb_scenario_init(&sc);
+    cr_assert_eq(tb_scenario_parse(&sc, "[sim]\nexit = 0x8008\n", 20, err, sizeof err), 0);
+    cr_assert_eq(tb_sim_set_scenario(s, &sc), 0);
+    cr_assert_eq(tb_sim_run(s, NULL, NULL, &res), 0);
+    cr_assert_eq(res.insns, 2);
+    cr_assert_eq(res.stop, TB_SIM_STOP_EXIT);
+    cr_assert_eq(tb_sim_read_reg(s, 0, &r0), 0);
+    cr_assert_eq(r0, 8);
+    tb_sim_free(s);
+}
+
+Test(sim, bad_inputs_are_errors)
+{
+    tb_sim *s = tb_sim_new(TB_SIM_CPU_A15);
+    tb_scenario sc;
+    size_t len;
+    uint8_t *elf = tb_test_read_file(PROG("arm_basic"), &len);
+    char err[128];
+
+    cr_assert_not_null(elf);
+    cr_assert_eq(tb_sim_load_elf(s, elf, 40), TB_ERR_FORMAT);
+    elf[44] = 0xFF; /* phnum beyond the file */
+    elf[45] = 0xFF;
+    cr_assert_eq(tb_sim_load_elf(s, elf, len), TB_ERR_FORMAT);
+    cr_assert_eq(tb_sim_run(s, NULL, NULL, NULL), TB_ERR_STATE);
+    free(elf);
+    tb_scenario_init(&sc);
+    cr_assert_eq(tb_scenario_parse(&sc, "[sim]\nbogus = 1\n", 16, err, sizeof err),
+                 TB_ERR_FORMAT);
+    cr_assert(strstr(err, "line 2"), "%s", err);
+    cr_assert_eq(tb_scenario_parse(&sc, "[irq]\nhit = 2\n", 14, err, sizeof err),
+                 TB_ERR_FORMAT);
+    tb_scenario_init(&sc);
+    snprintf(sc.exit, sizeof sc.exit, "no_such_symbol");
+    cr_assert_eq(tb_sim_set_scenario(s, &sc), TB_ERR_NOT_FOUND);
+    tb_sim_free(s);
+}
+
+Test(sim, truth_lines)
+{
+    tb_exec_record r;
+    char buf[512];
+
+    memset(&r, 0, sizeof r);
+    r.kind = TB_REC_INSN;
+    r.seq = 3;
+    r.cycle = 9;
+    r.u.insn.addr = 0x100;
+    r.u.insn.next_addr = 0x200;
+    r.u.insn.opcode = 0xEA00003E;
+    r.u.insn.size = 4;
+    r.u.insn.isa = TB_ISA_ARM;
+    r.u.insn.next_isa = TB_ISA_ARM;
+    r.u.insn.wp_class = TB_WP_DIRECT;
+    r.u.insn.flags = TB_INSN_TAKEN;
+    cr_assert_gt(tb_truth_format_text(&r, buf, sizeof buf), 0);
+    cr_assert(strstr(buf, "3 9 I 00000100") == buf, "%s", buf);
+    cr_assert(strstr(buf, "ea00003e ET---"), "%s", buf);
+    cr_assert(strstr(buf, "-> 00000200"), "%s", buf);
+    cr_assert_gt(tb_truth_format_json(&r, buf, sizeof buf), 0);
+    cr_assert(strstr(buf, "\"addr\":256,") && strstr(buf, "\"taken\":true") &&
+              strstr(buf, "\"next\":512,"), "%s", buf);
+    cr_assert_eq(tb_truth_format_json(&r, buf, 10), TB_ERR_NOSPACE);
+}
