@@ -50,7 +50,7 @@ int main(void)
 {
     unsigned int seed = 12345, crc = 0;
 
-    for (int round = 0; round < 330; round++) {
+    for (int round = 0; round < 500; round++) {
         for (int i = 0; i < N; i++) {
             seed = seed * 1103515245u + 12345u;
             data[i] = seed >> 8;
