@@ -17,7 +17,7 @@ const char *tb_test_reference_dir(const char *what)
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return path;
     if (ci && strcmp(ci, "true") == 0) {
-        cr_fail("reference traces absent at %s under CI=true (%s)", path, what);
+        cr_assert_fail("reference traces absent at %s under CI=true (%s)", path, what);
         return NULL;
     }
     fprintf(stderr,

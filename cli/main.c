@@ -1,0 +1,66 @@
+/* tracebench: the command line.  Subcommands live in cli/cmd_*.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *usage;
+} command;
+
+static const command commands[] = {
+#ifdef TB_HAVE_CMD_SIM
+    {"sim", tb_cli_sim, "sim PROGRAM [--scenario S.ini] [--truth FILE] ...   run a program, record the ground truth"},
+#endif
+    {"packets", tb_cli_packets, "packets DIR|FILE [--id ID] [--json]          list the packets of a snapshot's trace sources"},
+#ifdef TB_HAVE_CMD_DECODE
+    {"decode", tb_cli_decode, "decode DIR [--id ID] [--format text|json|addr] decode a snapshot's trace to instructions"},
+#endif
+#ifdef TB_HAVE_CMD_ROUNDTRIP
+    {"roundtrip", tb_cli_roundtrip, "roundtrip PROGRAM|--suite ...            sim + encode + decode + compare"},
+#endif
+#ifdef TB_HAVE_CMD_VECTORS
+    {"vectors", tb_cli_vectors, "vectors [--out DIR]                         regenerate the conformance vectors"},
+#endif
+};
+
+static void usage(FILE *f)
+{
+    size_t i;
+
+    fprintf(f, "usage: tracebench COMMAND [ARGS]\n\ncommands:\n");
+    for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %s\n", commands[i].usage);
+}
+
+int tb_cli_parse_id(const char *s)
+{
+    char *end;
+    long v;
+
+    if (!s || !*s)
+        return -1;
+    v = strtol(s, &end, 0);
+    if (*end || v < 0 || v > 0x7f)
+        return -1;
+    return (int)v;
+}
+
+int main(int argc, char **argv)
+{
+    size_t i;
+
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "tracebench: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
