@@ -23,9 +23,13 @@ static unsigned byte5_bits(tb_isa isa)
 
 /* An unknown ISA is read with the ARM layout, as OpenCSD does before
  * the first I-sync (protocol-notes 4.4 item 16). */
+/* Before any I-sync or 5-byte address names the ISA no layout is right;
+ * we read such an address in the Thumb layout, as OpenCSD does (Snowball
+ * 0x10 Idx 1173 lists as 0x????137E), so listings of the same bytes agree. */
 unsigned tb_addr_shift(tb_isa isa)
 {
     switch (isa) {
+    case TB_ISA_UNKNOWN:
     case TB_ISA_THUMB:
     case TB_ISA_THUMBEE: return 1;
     case TB_ISA_JAZELLE: return 0;
