@@ -17,7 +17,7 @@
 #include "tracebench/parser.h"
 #include "tracebench/pkt_codec.h"
 
-/* A-sync is five zeros and 0x80 (IHI0035B 4.3.1; protocol-notes 3.3).
+/* A-sync is five zeros and 0x80 (protocol-notes 3.3).
  * Extra leading zeros are tolerated as OpenCSD does; an A-sync packet
  * keeps at most this many zeros, older ones count as unsynchronised. */
 #define ASYNC_MIN_ZEROS 5
@@ -146,7 +146,7 @@ static bool is_reserved(uint8_t h)
 
 /* Length of the branch address part (address bytes plus exception
  * bytes) of a branch packet, 0 while incomplete, -1 if byte 5 names no
- * ISA.  IHI0035B 4.3.4; protocol-notes 3.7. */
+ * ISA (protocol-notes 3.7). */
 static int branch_body_length(const uint8_t *b, unsigned n, unsigned *naddr,
                               bool *exc)
 {
