@@ -62,6 +62,8 @@ typedef struct ours {
     tb_packet *pk;       /* packets kept by the warm-up pass */
     size_t npk, cappk;
     bool keep;
+    int stop_at;         /* 0 full decode, 1 parse only, 2 de-format only */
+    uint64_t npkts;
 } ours;
 
 static int o_elem(void *ctx, const tb_element *el)
@@ -77,6 +79,9 @@ static int o_pkt(void *ctx, const tb_packet *pkt)
 {
     ours *o = ctx;
 
+    o->npkts++;
+    if (o->stop_at)
+        return 0;
     if (o->keep) {
         if (o->npk == o->cappk) {
             o->cappk = o->cappk ? 2 * o->cappk : 4096;
@@ -96,6 +101,8 @@ static int o_bytes(void *ctx, uint8_t id, uint64_t index, const uint8_t *data, s
     if (id != o->id)
         return 0;
     o->src_bytes += len;
+    if (o->stop_at == 2)
+        return 0;
     return tb_parser_push(o->p, data, len, index, o_pkt, o) < 0;
 }
 
@@ -253,10 +260,54 @@ static void free_job(job *j)
         free(j->dumps[i].data);
 }
 
+/* Runs fn until `seconds` have passed, or exactly `passes` times when
+ * passes > 0 (repeatable instruction counts under callgrind).  Returns
+ * the elapsed time; *n gets the passes done. */
+static double timed(int (*fn)(void *, const job *), void *obj, const job *j,
+                    double seconds, uint64_t passes, uint64_t *n)
+{
+    double t0 = now(), t1;
+
+    *n = 0;
+    do {
+        fn(obj, j);
+        (*n)++;
+        t1 = now();
+    } while (passes ? *n < passes : t1 - t0 < seconds);
+    return t1 - t0;
+}
+
+static int ours_pass_v(void *o, const job *j)
+{
+    return ours_pass(o, j);
+}
+
+static int dec_only_pass(void *obj, const job *j)
+{
+    ours *o = obj;
+
+    (void)j;
+    tb_decoder_reset(o->d);
+    for (size_t i = 0; i < o->npk; i++)
+        tb_decoder_packet(o->d, &o->pk[i], o_elem, o);
+    tb_decoder_finish(o->d, o_elem, o);
+    return 0;
+}
+
+#ifdef TB_HAVE_OPENCSD
+static int theirs_pass_v(void *t, const job *j)
+{
+    return theirs_pass(t, j);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     const char *ref = getenv("TB_REFERENCE_DIR");
     double seconds = 1.0;
+    uint64_t passes = 0;
+    bool stages = false, no_ocsd = false;
+    const char *only = NULL;
     char dir[1024];
     static const struct { const char *sub; int id; const char *name; } srcs[] = {
         {"TC2", 0x10, "TC2 ETMv3.5 0x10"},
@@ -271,6 +322,14 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
             seconds = atof(argv[++i]);
+        else if (strcmp(argv[i], "--passes") == 0 && i + 1 < argc)
+            passes = strtoull(argv[++i], NULL, 0);
+        else if (strcmp(argv[i], "--stages") == 0)
+            stages = true;
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else if (strcmp(argv[i], "--no-opencsd") == 0)
+            no_ocsd = true;
         else
             ref = argv[i];
     }
@@ -282,9 +341,11 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < sizeof srcs / sizeof srcs[0]; k++) {
         job j;
         ours o = {0};
-        double t0, t1, o_rate, o_mb, dec_rate;
-        uint64_t passes = 0, insn_pass;
+        double t, o_rate, o_mb, dec_rate;
+        uint64_t n, insn_pass;
 
+        if (only && !strstr(srcs[k].name, only))
+            continue;
         snprintf(dir, sizeof dir, "%s/opencsd-snapshots/%s", ref, srcs[k].sub);
         if (load_job(&j, dir, srcs[k].id, srcs[k].name) < 0)
             return 1;
@@ -300,61 +361,65 @@ int main(int argc, char **argv)
         insn_pass = o.insns;
         /* The decompressor alone, on the packets parsed once. */
         o.insns = 0;
-        t0 = now();
-        do {
-            tb_decoder_reset(o.d);
-            for (size_t i = 0; i < o.npk; i++)
-                tb_decoder_packet(o.d, &o.pk[i], o_elem, &o);
-            tb_decoder_finish(o.d, o_elem, &o);
-            t1 = now();
-        } while (t1 - t0 < seconds / 2);
-        dec_rate = (double)o.insns / (t1 - t0);
+        t = timed(dec_only_pass, &o, &j, seconds / 2, passes, &n);
+        dec_rate = (double)o.insns / t;
         tot_d_i += (double)o.insns;
-        tot_d_t += t1 - t0;
+        tot_d_t += t;
         o.insns = 0;
         o.src_bytes = 0;
-        t0 = now();
-        do {
-            ours_pass(&o, &j);
-            passes++;
-            t1 = now();
-        } while (t1 - t0 < seconds);
-        o_rate = (double)o.insns / (t1 - t0);
-        o_mb = (double)j.len * (double)passes / (t1 - t0) / 1e6;
+        t = timed(ours_pass_v, &o, &j, seconds, passes, &n);
+        o_rate = (double)o.insns / t;
+        o_mb = (double)j.len * (double)n / t / 1e6;
         tot_o_i += (double)o.insns;
-        tot_o_t += t1 - t0;
+        tot_o_t += t;
         printf("%-22s %10llu %10.1f %10.1f %10.1f |", srcs[k].name,
                (unsigned long long)insn_pass, o_rate / 1e6, o_mb, dec_rate / 1e6);
 #ifdef TB_HAVE_OPENCSD
-        {
-            theirs t = {0};
+        if (!no_ocsd) {
+            theirs th = {0};
             double t_rate, t_mb;
-            uint64_t tp = 0, t_pass;
+            uint64_t t_pass;
 
-            if (theirs_open(&t, &j) < 0) {
+            if (theirs_open(&th, &j) < 0) {
                 printf(" OpenCSD setup failed\n");
             } else {
-                theirs_pass(&t, &j);
-                t_pass = t.insns;
-                t.insns = 0;
-                t0 = now();
-                do {
-                    theirs_pass(&t, &j);
-                    tp++;
-                    t1 = now();
-                } while (t1 - t0 < seconds);
-                t_rate = (double)t.insns / (t1 - t0);
-                t_mb = (double)j.len * (double)tp / (t1 - t0) / 1e6;
-                tot_t_i += (double)t.insns;
-                tot_t_t += t1 - t0;
+                theirs_pass(&th, &j);
+                t_pass = th.insns;
+                th.insns = 0;
+                t = timed(theirs_pass_v, &th, &j, seconds, passes, &n);
+                t_rate = (double)th.insns / t;
+                t_mb = (double)j.len * (double)n / t / 1e6;
+                tot_t_i += (double)th.insns;
+                tot_t_t += t;
                 printf(" %12.1f %10.1f | %6.1fx%s\n", t_rate / 1e6, t_mb, o_rate / t_rate,
                        t_pass == insn_pass ? "" : "  (instruction counts differ)");
-                ocsd_destroy_dcd_tree(t.tree);
+                ocsd_destroy_dcd_tree(th.tree);
             }
-        }
-#else
-        printf(" %12s %10s | %7s\n", "n/a", "n/a", "n/a");
+        } else
 #endif
+        {
+            printf(" %12s %10s | %7s\n", "n/a", "n/a", "n/a");
+        }
+        if (stages) {
+            /* Where the time goes: de-format only, then + parse. */
+            double t_df, t_pp;
+            uint64_t n_df, n_pp, pk_pass, src_pass;
+
+            o.stop_at = 2;
+            o.src_bytes = 0;
+            t_df = timed(ours_pass_v, &o, &j, seconds / 2, passes, &n_df);
+            src_pass = o.src_bytes / n_df;
+            o.stop_at = 1;
+            o.npkts = 0;
+            t_pp = timed(ours_pass_v, &o, &j, seconds / 2, passes, &n_pp);
+            pk_pass = o.npkts / n_pp;
+            o.stop_at = 0;
+            printf("  %-20s per pass: %llu source bytes, %llu packets; deformat %.1f us, "
+                   "+parse %.1f us, +decode %.1f us\n", "",
+                   (unsigned long long)src_pass, (unsigned long long)pk_pass,
+                   t_df / (double)n_df * 1e6, t_pp / (double)n_pp * 1e6,
+                   (double)insn_pass / o_rate * 1e6);
+        }
         tb_deformatter_free(o.df);
         tb_parser_free(o.p);
         tb_decoder_free(o.d);
@@ -367,6 +432,6 @@ int main(int argc, char **argv)
                tot_o_i / tot_o_t / 1e6, tot_t_i / tot_t_t / 1e6,
                (tot_o_i / tot_o_t) / (tot_t_i / tot_t_t));
     else
-        printf("overall: ours %.1f Mi/s (OpenCSD C API not linked)\n", tot_o_i / tot_o_t / 1e6);
+        printf("overall: ours %.1f Mi/s (OpenCSD not run)\n", tot_o_i / tot_o_t / 1e6);
     return 0;
 }

@@ -47,6 +47,17 @@ struct tb_etmv3_parser {
 
     int emitted;
     bool stopped; /* the callback asked to stop during this call */
+
+    /* Per-header answers, fixed by the configuration and worked out once
+     * in _new() so the hot loop does one lookup per header byte: the
+     * header class and packet kind (classify()), and each P-header's atom
+     * sequence (decode_phdr(); valid == 0 for reserved encodings). */
+    uint8_t hcls[256];
+    uint8_t hkind[256];
+    struct phdr_ent {
+        uint8_t valid, fmt, seq_len, atom_count, w_count;
+        char seq[20];
+    } phdr[256];
 };
 
 static void init_state(tb_etmv3_parser *p)
@@ -64,6 +75,8 @@ static void init_state(tb_etmv3_parser *p)
     p->data_be = false;
 }
 
+static void build_tables(tb_etmv3_parser *p);
+
 tb_etmv3_parser *tb_etmv3_parser_new(const tb_config *cfg)
 {
     tb_etmv3_parser *p;
@@ -80,6 +93,7 @@ tb_etmv3_parser *tb_etmv3_parser_new(const tb_config *cfg)
     /* ETMIDR[20] is honoured from ETMv3.4 (protocol-notes 1.2); the
      * config decoder already folds the version in. */
     p->scheme = cfg->alt_branch ? TB_ADDR_SIXBIT : TB_ADDR_ORIGINAL;
+    build_tables(p);
     init_state(p);
     return p;
 }
@@ -101,7 +115,11 @@ void tb_etmv3_parser_reset(tb_etmv3_parser *p)
 static void pkt_init(const tb_etmv3_parser *p, tb_packet *pkt,
                      tb_pkt_kind kind, uint64_t index)
 {
-    memset(pkt, 0, sizeof *pkt);
+    /* A copy of a zero packet: GCC turns a memset of this size into a
+     * slow `rep stos` (the PTM parser found the same). */
+    static const tb_packet zero;
+
+    *pkt = zero;
     pkt->kind = kind;
     pkt->protocol = TB_PROTO_ETMV3;
     pkt->index = index;
@@ -405,10 +423,10 @@ static unsigned value_bytes(uint8_t h)
 
 /* Bytes a packet needs, from what has arrived: the length when complete,
  * 0 when more are needed, TB_ERR_BAD_PACKET when malformed. */
-static int body_length(const tb_etmv3_parser *p)
+static int body_length(const tb_etmv3_parser *p, const uint8_t *b,
+                       unsigned len)
 {
-    const uint8_t *b = p->buf;
-    unsigned len = p->len, pos, n;
+    unsigned pos, n;
     uint8_t h = b[0];
     int r;
 
@@ -553,6 +571,46 @@ static bool decode_phdr(const tb_etmv3_parser *p, uint8_t h, tb_packet *pkt)
         return true;
     }
     return false;
+}
+
+static void build_tables(tb_etmv3_parser *p)
+{
+    for (unsigned h = 0; h < 256; h++) {
+        tb_pkt_kind kind = TB_PKT_RESERVED;
+        struct phdr_ent *e = &p->phdr[h];
+        tb_packet pkt;
+
+        p->hcls[h] = (uint8_t)classify(p, (uint8_t)h, &kind);
+        p->hkind[h] = (uint8_t)kind;
+        memset(e, 0, sizeof *e);
+        if (kind != TB_PKT_ATOM)
+            continue;
+        memset(&pkt, 0, sizeof pkt);
+        if (!decode_phdr(p, (uint8_t)h, &pkt))
+            continue;
+        e->valid = 1;
+        e->fmt = pkt.phdr_format;
+        e->seq_len = pkt.seq_len;
+        e->atom_count = pkt.atom_count;
+        e->w_count = pkt.w_count;
+        memcpy(e->seq, pkt.seq, sizeof e->seq);
+    }
+}
+
+/* Fills an atom packet from the P-header table; false if reserved. */
+static bool atom_from_table(const tb_etmv3_parser *p, uint8_t h,
+                            tb_packet *pkt)
+{
+    const struct phdr_ent *e = &p->phdr[h];
+
+    if (!e->valid)
+        return false;
+    pkt->phdr_format = e->fmt;
+    pkt->seq_len = e->seq_len;
+    pkt->atom_count = e->atom_count;
+    pkt->w_count = e->w_count;
+    memcpy(pkt->seq, e->seq, sizeof pkt->seq);
+    return true;
 }
 
 static void note_addr(tb_etmv3_parser *p, uint32_t addr, tb_isa isa,
@@ -748,7 +806,7 @@ static int finish_packet(tb_etmv3_parser *p, tb_pkt_kind kind,
         r = decode_isync(p, &pkt);
         break;
     case TB_PKT_ATOM:
-        if (!decode_phdr(p, p->buf[0], &pkt)) {
+        if (!atom_from_table(p, p->buf[0], &pkt)) {
             p->len = 1;
             return emit_bad(p, TB_PKT_RESERVED, TB_ERR_BAD_PACKET, cb, ctx);
         }
@@ -825,8 +883,8 @@ static int hunt_byte(tb_etmv3_parser *p, uint8_t by, uint64_t idx,
 static int header_byte(tb_etmv3_parser *p, uint8_t by, uint64_t idx,
                        tb_packet_cb cb, void *ctx)
 {
-    tb_pkt_kind kind;
-    enum hclass hc = classify(p, by, &kind);
+    tb_pkt_kind kind = (tb_pkt_kind)p->hkind[by];
+    enum hclass hc = (enum hclass)p->hcls[by];
 
     p->pkt_index = idx;
     p->buf[0] = by;
@@ -898,7 +956,7 @@ static int body_byte(tb_etmv3_parser *p, uint8_t by, tb_packet_cb cb,
     int n;
 
     p->buf[p->len++] = by;
-    n = body_length(p);
+    n = body_length(p, p->buf, p->len);
     if (n == 0) {
         if (p->len >= TB_PKT_MAX_BYTES) /* cannot happen: longest is 23 */
             return emit_bad(p, TB_PKT_BAD_SEQUENCE, TB_ERR_BAD_PACKET, cb, ctx);
@@ -906,7 +964,7 @@ static int body_byte(tb_etmv3_parser *p, uint8_t by, tb_packet_cb cb,
     }
     if (n < 0)
         return emit_bad(p, TB_PKT_BAD_SEQUENCE, n, cb, ctx);
-    (void)classify(p, p->buf[0], &kind);
+    kind = (tb_pkt_kind)p->hkind[p->buf[0]];
     return finish_packet(p, kind, cb, ctx);
 }
 
@@ -923,6 +981,43 @@ int tb_etmv3_parser_push(tb_etmv3_parser *p, const uint8_t *data, size_t len,
     for (i = 0; i < len && r >= 0; i++) {
         uint8_t by = data[i];
         uint64_t idx = index + i;
+
+        if (p->state == ST_HDR) {
+            /* Fast paths, same output as the byte machine: a P-header
+             * (most of the stream) is emitted straight from the table;
+             * a multi-byte packet wholly inside this chunk is taken in
+             * one step.  body_length() answers the same on more bytes
+             * as the byte machine finds at the packet's last byte, since
+             * it reads the bytes in order and stops at the first that
+             * decides. */
+            unsigned hc = p->hcls[by];
+
+            if (hc == H_SINGLE && p->hkind[by] == TB_PKT_ATOM &&
+                p->phdr[by].valid) {
+                tb_packet pkt;
+
+                pkt_init(p, &pkt, TB_PKT_ATOM, idx);
+                pkt.size = 1;
+                pkt.bytes[0] = by;
+                (void)atom_from_table(p, by, &pkt);
+                r = emit(p, &pkt, cb, ctx);
+                continue;
+            }
+            if (hc == H_MULTI) {
+                size_t avail = len - i;
+                int n = body_length(p, data + i,
+                                    avail > TB_PKT_MAX_BYTES ? TB_PKT_MAX_BYTES
+                                                             : (unsigned)avail);
+                if (n > 0 && (size_t)n <= avail) {
+                    memcpy(p->buf, data + i, (size_t)n);
+                    p->len = (unsigned)n;
+                    p->pkt_index = idx;
+                    r = finish_packet(p, (tb_pkt_kind)p->hkind[by], cb, ctx);
+                    i += (size_t)n - 1;
+                    continue;
+                }
+            }
+        }
         switch (p->state) {
         case ST_HUNT: r = hunt_byte(p, by, idx, cb, ctx); break;
         case ST_HDR: r = header_byte(p, by, idx, cb, ctx); break;
