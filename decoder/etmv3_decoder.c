@@ -36,9 +36,11 @@ struct tb_etmv3_decoder {
 
     uint32_t pending_cc;   /* W atoms since the last E/N atom */
 
-    /* The current block and the position of pc in it. */
+    /* The current block and the position of pc in it.  A pointer into
+     * the block cache: only this decoder looks blocks up in its cache,
+     * and it drops the pointer (blk_valid) before the next lookup. */
     bool blk_valid;
-    tb_block blk;
+    const tb_block *blk;
     uint32_t blk_idx;
 
     /* The newest range, not yet emitted. */
@@ -200,6 +202,7 @@ static void do_atom(tb_etmv3_decoder *d, tb_emit *e, uint64_t index, char atom,
                     uint32_t cycles)
 {
     uint32_t addr = d->pc;
+    const tb_block *b;
     uint8_t size, wp = TB_WP_NONE;
     bool last;
 
@@ -218,22 +221,23 @@ static void do_atom(tb_etmv3_decoder *d, tb_emit *e, uint64_t index, char atom,
         return;
     }
     if (!d->blk_valid) {
-        d->blk = *tb_block_get(d->bc, addr, (tb_isa)d->isa);
+        d->blk = tb_block_get(d->bc, addr, (tb_isa)d->isa);
         d->blk_idx = 0;
         d->blk_valid = true;
     }
-    if (d->blk.n == 0) {
-        lose_address(d, e, index, addr, d->blk.status, cycles);
+    b = d->blk;
+    if (b->n == 0) {
+        lose_address(d, e, index, addr, b->status, cycles);
         return;
     }
-    last = d->blk_idx + 1 == d->blk.n;
+    last = d->blk_idx + 1 == b->n;
     if (last) {
-        size = d->blk.last.size;
-        wp = d->blk.last.wp_class;
+        size = b->last.size;
+        wp = b->last.wp_class;
     } else if (d->isa == TB_ISA_ARM) {
         size = 4;
     } else {
-        const uint8_t *p = d->blk.code + (addr - d->blk.start);
+        const uint8_t *p = b->code + (addr - b->start);
 
         size = (uint8_t)tb_thumb_size((uint16_t)(p[0] | p[1] << 8));
     }
@@ -244,30 +248,80 @@ static void do_atom(tb_etmv3_decoder *d, tb_emit *e, uint64_t index, char atom,
         return;
     }
     d->blk_valid = false;
-    if (d->blk.status != TB_BLOCK_WP || atom == 'N')
+    if (b->status != TB_BLOCK_WP || atom == 'N')
         return;
     /* A taken branch ends the range. */
     d->rng_open = false;
-    if (d->blk.last.has_target) {
-        d->pc = d->blk.last.target;
-        d->isa = d->blk.last.target_isa;
+    if (b->last.has_target) {
+        d->pc = b->last.target;
+        d->isa = b->last.target_isa;
     } else {
         d->pc_known = false; /* the branch packet brings the address */
     }
 }
 
+/* The common case of do_atom, inlined into the P-header loop: pc inside
+ * the current block, not its last instruction, extending the open
+ * range.  Returns false when do_atom must decide. */
+static inline bool atom_fast(tb_etmv3_decoder *d, char atom, uint32_t cycles)
+{
+    const tb_block *b = d->blk;
+    tb_element *r = &d->rng;
+    uint32_t addr = d->pc;
+    uint8_t size;
+
+    if (!d->blk_valid || d->blk_idx + 1 >= b->n || !d->rng_open ||
+        r->end != addr || r->count == 32 || r->isa != d->isa)
+        return false;
+    if (d->isa == TB_ISA_ARM) {
+        size = 4;
+    } else {
+        const uint8_t *p = b->code + (addr - b->start);
+
+        size = (uint8_t)tb_thumb_size((uint16_t)(p[0] | p[1] << 8));
+    }
+    d->prev_addr = r->last_addr;
+    d->prev_size = r->last_size;
+    d->prev_wp = r->last_wp;
+    d->prev_atom = r->last_atom;
+    r->atom_bits |= (uint32_t)(atom == 'N') << r->count;
+    r->count++;
+    r->end = addr + size;
+    r->last_addr = addr;
+    r->last_size = size;
+    r->last_wp = TB_WP_NONE;
+    r->last_atom = atom;
+    r->cc += cycles; /* has_cc was set when the range opened */
+    d->pc = addr + size;
+    d->blk_idx++;
+    return true;
+}
+
 static void do_pheader(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
 {
-    for (unsigned i = 0; i < pkt->seq_len && !e->err; i++) {
+    const unsigned n = pkt->seq_len < sizeof pkt->seq ? pkt->seq_len
+                                                      : sizeof pkt->seq;
+    uint32_t w = d->pending_cc;
+
+    if (e->err)
+        return;
+    for (unsigned i = 0; i < n; i++) {
         char a = pkt->seq[i];
 
         if (a == 'W') {
-            d->pending_cc++;
-        } else if (a == 'E' || a == 'N') {
-            do_atom(d, e, pkt->index, a, d->pending_cc);
-            d->pending_cc = 0;
+            w++;
+            continue;
         }
+        if (a != 'E' && a != 'N')
+            continue;
+        if (!atom_fast(d, a, d->cfg.cycle_accurate ? w : 0)) {
+            do_atom(d, e, pkt->index, a, w);
+            if (e->err)
+                break;
+        }
+        w = 0;
     }
+    d->pending_cc = w;
 }
 
 static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
