@@ -1,0 +1,740 @@
+/*
+ * Trace macrocell model, the part both protocols share: options and the
+ * registers they stand for, the record loop (with the one-record delay
+ * that lets a cancelled exception reach back to its instruction), trace
+ * enable from the ViewInst ranges, synchronisation, timestamps, context
+ * ID / VMID, the FIFO and its overflow, snapshot output.
+ *
+ * The per-protocol files decide which packets an instruction or an
+ * exception gives; everything goes out through tb_enc_emit().
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "encoder_internal.h"
+#include "tracebench/frame.h"
+
+/* ------------------------------------------------------------------ */
+/* Options. */
+
+void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->protocol = protocol;
+    o->arch_minor = protocol == TB_PROTO_PTM ? 1 : 5;
+    o->trace_id = 0x10;
+    o->sync_period = 1024; /* the period TC2 shows (protocol-notes 1.5) */
+    o->fifo_bytes = 1;
+    o->fifo_cycles = 1;
+}
+
+static int fail(char *err, size_t errlen, const char *what, const char *tok)
+{
+    if (err && errlen)
+        snprintf(err, errlen, "%s: '%s'", what, tok);
+    return TB_ERR_INVAL;
+}
+
+static bool parse_u64(const char *s, uint64_t *v)
+{
+    char *end;
+
+    if (!*s || *s == '-')
+        return false;
+    *v = strtoull(s, &end, 0);
+    return *end == 0;
+}
+
+static bool parse_range(const char *s, tb_encoder_range *r)
+{
+    char buf[64], *dash;
+    uint64_t lo, hi;
+
+    if (strlen(s) >= sizeof buf)
+        return false;
+    strcpy(buf, s);
+    dash = strchr(buf, '-');
+    if (!dash)
+        return false;
+    *dash = 0;
+    if (!parse_u64(buf, &lo) || !parse_u64(dash + 1, &hi) || lo >= hi ||
+        hi > 0x100000000ull)
+        return false;
+    r->lo = (uint32_t)lo;
+    r->hi = (uint32_t)(hi - 1) + 1; /* hi == 2^32 wraps to 0: "to the end" */
+    return true;
+}
+
+int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
+                          size_t errlen)
+{
+    char buf[512], *tok, *save = NULL;
+
+    if (!o || !spec)
+        return TB_ERR_INVAL;
+    if (strlen(spec) >= sizeof buf)
+        return fail(err, errlen, "option list too long", "");
+    strcpy(buf, spec);
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *val = strchr(tok, '=');
+        uint64_t v = 0;
+
+        if (val)
+            *val++ = 0;
+        if (!strcmp(tok, "plain") && !val) {
+            continue;
+        } else if (!strcmp(tok, "ca") && !val) {
+            o->cycle_accurate = true;
+        } else if (!strcmp(tok, "ts") && !val) {
+            o->timestamps = true;
+        } else if (!strcmp(tok, "bb") && !val) {
+            o->branch_broadcast = true;
+        } else if (!strcmp(tok, "rs") && !val) {
+            o->return_stack = true;
+        } else if (!strcmp(tok, "alt") && !val) {
+            o->alt_branch = true;
+        } else if (!strcmp(tok, "vmid") && !val) {
+            o->vmid = true;
+        } else if (!val) {
+            return fail(err, errlen, "unknown option", tok);
+        } else if (!strcmp(tok, "ctxid")) {
+            if (!parse_u64(val, &v) || (v != 0 && v != 1 && v != 2 && v != 4))
+                return fail(err, errlen, "ctxid must be 0, 1, 2 or 4", val);
+            o->ctxid_bytes = (uint8_t)v;
+        } else if (!strcmp(tok, "v")) {
+            if (!parse_u64(val, &v) || v > 5)
+                return fail(err, errlen, "bad minor version", val);
+            o->arch_minor = (uint8_t)v;
+        } else if (!strcmp(tok, "id")) {
+            if (!parse_u64(val, &v) || v < 1 || v > 0x6F)
+                return fail(err, errlen, "trace ID must be 0x01..0x6f", val);
+            o->trace_id = (uint8_t)v;
+        } else if (!strcmp(tok, "sync")) {
+            if (!parse_u64(val, &v) || v > 0xFFFFFFFFu)
+                return fail(err, errlen, "bad sync period", val);
+            o->sync_period = (uint32_t)v;
+        } else if (!strcmp(tok, "tsper")) {
+            if (!parse_u64(val, &v) || v > 0xFFFFFFFFu)
+                return fail(err, errlen, "bad timestamp period", val);
+            o->ts_period = (uint32_t)v;
+        } else if (!strcmp(tok, "trigger")) {
+            if (!parse_u64(val, &v))
+                return fail(err, errlen, "bad trigger instruction", val);
+            o->trigger_at = v;
+        } else if (!strcmp(tok, "fifo")) {
+            uint64_t d, b = 1, c = 1;
+            char *colon = strchr(val, ':'), *slash;
+
+            if (colon) {
+                *colon++ = 0;
+                slash = strchr(colon, '/');
+                if (!slash)
+                    return fail(err, errlen, "fifo=DEPTH:BYTES/CYCLES", colon);
+                *slash++ = 0;
+                if (!parse_u64(colon, &b) || !parse_u64(slash, &c) || !b ||
+                    !c || b > 64 || c > 1024)
+                    return fail(err, errlen, "bad FIFO port rate", colon);
+            }
+            if (!parse_u64(val, &d) || d > 0xFFFFFFFFu)
+                return fail(err, errlen, "bad FIFO depth", val);
+            o->fifo_depth = (uint32_t)d;
+            o->fifo_bytes = (uint32_t)b;
+            o->fifo_cycles = (uint32_t)c;
+        } else if (!strcmp(tok, "include") || !strcmp(tok, "exclude")) {
+            tb_encoder_range r;
+
+            if (o->n_ranges >= TB_ENC_MAX_RANGES)
+                return fail(err, errlen, "too many ranges", val);
+            if (!parse_range(val, &r))
+                return fail(err, errlen, "range must be LO-HI with LO < HI", val);
+            r.exclude = tok[0] == 'e';
+            o->ranges[o->n_ranges++] = r;
+        } else {
+            return fail(err, errlen, "unknown option", tok);
+        }
+    }
+    return TB_OK;
+}
+
+/* The smallest FIFO that always takes the packets resuming after an
+ * overflow (I-sync with CC and context ID, a full timestamp, an atom). */
+#define ENC_FIFO_MIN 48
+
+int tb_encoder_config(const tb_encoder_opts *o, tb_config *cfg)
+{
+    uint32_t etmcr, etmidr, etmccer;
+    bool ptm;
+
+    if (!o || !cfg)
+        return TB_ERR_INVAL;
+    ptm = o->protocol == TB_PROTO_PTM;
+    if (!ptm && o->protocol != TB_PROTO_ETMV3)
+        return TB_ERR_CONFIG;
+    if ((ptm && o->arch_minor > 1) || o->arch_minor > 5 ||
+        o->trace_id < 1 || o->trace_id > 0x6F ||
+        (o->ctxid_bytes != 0 && o->ctxid_bytes != 1 && o->ctxid_bytes != 2 &&
+         o->ctxid_bytes != 4))
+        return TB_ERR_CONFIG;
+    /* Return stack: PTM only.  Alternative branch encoding: ETMv3.4+
+     * (protocol-notes 1.2).  Timestamps and VMID: ETMv3.5 (2.1), PFT1.0
+     * has timestamps, VMID needs the virtualization extensions (1.3). */
+    if ((o->return_stack && !ptm) || (o->alt_branch && (ptm || o->arch_minor < 4)) ||
+        (!ptm && (o->timestamps || o->vmid) && o->arch_minor < 5) ||
+        (ptm && o->vmid && o->arch_minor < 1))
+        return TB_ERR_CONFIG;
+    if (o->fifo_depth && (o->fifo_depth < ENC_FIFO_MIN || !o->fifo_bytes ||
+                          !o->fifo_cycles))
+        return TB_ERR_CONFIG;
+    for (unsigned i = 0; i < o->n_ranges; i++)
+        if (o->n_ranges > TB_ENC_MAX_RANGES)
+            return TB_ERR_CONFIG;
+
+    etmcr = (o->branch_broadcast ? 1u << 8 : 0) |
+            (o->cycle_accurate ? 1u << 12 : 0) |
+            ((o->ctxid_bytes == 4 ? 3u : o->ctxid_bytes) << 14) |
+            (o->timestamps ? 1u << 28 : 0) |
+            (o->return_stack ? 1u << 29 : 0) | (o->vmid ? 1u << 30 : 0);
+    /* ETMIDR: Arm, major 2 (ETMv3) or 3 (PFT), minor, [20] alternative
+     * branch encoding (protocol-notes 1.2; TC2: 0x410CF250, 0x411CF312). */
+    etmidr = 0x410C0000u | (ptm ? 0x300u : 0x200u) | ((uint32_t)o->arch_minor << 4) |
+             0xF000u | (o->alt_branch ? 1u << 20 : 0);
+    /* ETMCCER: timestamps (22), return stack (23, PTM), virtualization
+     * (26, for VMID), binary and 64-bit timestamps (28, 29) (1.3). */
+    etmccer = (1u << 22) | (ptm ? 1u << 23 : 0) | (o->vmid ? 1u << 26 : 0) |
+              (1u << 28) | (1u << 29);
+    return tb_config_from_regs(cfg, etmcr, etmidr, etmccer, o->trace_id);
+}
+
+bool tb_encoder_in_filter(const tb_encoder_opts *o, uint32_t addr)
+{
+    bool any_include = false, included = false;
+
+    if (!o)
+        return false;
+    for (unsigned i = 0; i < o->n_ranges && i < TB_ENC_MAX_RANGES; i++) {
+        const tb_encoder_range *r = &o->ranges[i];
+        bool in = addr >= r->lo && (r->hi == 0 || addr < r->hi);
+
+        if (r->exclude) {
+            if (in)
+                return false;
+        } else {
+            any_include = true;
+            included = included || in;
+        }
+    }
+    return !any_include || included;
+}
+
+/* ------------------------------------------------------------------ */
+/* Packet output through the FIFO. */
+
+void tb_enc_pkt(const tb_encoder *e, tb_packet *p, tb_pkt_kind kind)
+{
+    memset(p, 0, sizeof *p);
+    p->kind = kind;
+    p->protocol = e->cfg.protocol;
+}
+
+/* The port drains fifo_bytes every fifo_cycles cycles. */
+static void fifo_drain(tb_encoder *e)
+{
+    uint64_t el;
+
+    if (!e->o.fifo_depth || e->now <= e->fifo_cycle) {
+        return;
+    }
+    el = e->now - e->fifo_cycle;
+    e->fifo_cycle = e->now;
+    if (el > ((uint64_t)1 << 40))
+        el = (uint64_t)1 << 40;
+    e->fifo_credit += el * e->o.fifo_bytes;
+    if (e->fifo_credit / e->o.fifo_cycles >= e->fifo_level) {
+        e->fifo_level = 0;
+        e->fifo_credit = 0; /* an idle port saves no bandwidth */
+    } else {
+        e->fifo_level -= e->fifo_credit / e->o.fifo_cycles;
+        e->fifo_credit %= e->o.fifo_cycles;
+    }
+}
+
+uint32_t tb_enc_take_cc(tb_encoder *e, uint64_t cycle)
+{
+    uint64_t d = cycle > e->cc_base ? cycle - e->cc_base : 0;
+
+    e->cc_base = cycle > e->cc_base ? cycle : e->cc_base;
+    return d > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)d;
+}
+
+int tb_enc_emit(tb_encoder *e, tb_packet *p)
+{
+    uint8_t buf[TB_PKT_MAX_BYTES + 8];
+    int n, rc;
+
+    if (e->err)
+        return e->err;
+    if (e->dropping)
+        return 0;
+    n = tb_writer_write(e->w, p, buf, sizeof buf);
+    if (n < 0)
+        return e->err = n;
+    if (e->o.fifo_depth) {
+        fifo_drain(e);
+        if (e->fifo_level + (uint64_t)n > e->o.fifo_depth) {
+            /* No room: this and all trace until the FIFO has drained is
+             * lost; an overflow I-sync resumes it (protocol-notes 2.10). */
+            e->dropping = true;
+            e->st.overflows++;
+            e->st.dropped_bytes += (uint64_t)n;
+            return 0;
+        }
+        e->fifo_level += (uint64_t)n;
+    }
+    if (e->sink) {
+        rc = e->sink(e->sink_ctx, buf, (size_t)n);
+        if (rc)
+            return e->err = rc < 0 ? rc : TB_ERR_STOPPED;
+    }
+    if (e->pcb) {
+        p->index = e->st.bytes;
+        p->size = (uint8_t)n;
+        memcpy(p->bytes, buf, (size_t)n);
+        rc = e->pcb(e->pcb_ctx, p);
+        if (rc)
+            return e->err = TB_ERR_STOPPED;
+    }
+    e->st.bytes += (uint64_t)n;
+    e->st.packets++;
+    if (p->kind == TB_PKT_ASYNC) {
+        e->since_async = 0;
+        e->st.asyncs++;
+    } else {
+        e->since_async += (uint64_t)n;
+        if (e->o.sync_period && e->since_async >= e->o.sync_period)
+            e->sync_due = true;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Synchronisation, timestamps, context. */
+
+static int emit_ts(tb_encoder *e)
+{
+    tb_packet p;
+
+    tb_enc_pkt(e, &p, TB_PKT_TIMESTAMP);
+    p.ts = e->now;
+    if (e->cfg.cycle_accurate && e->cfg.protocol == TB_PROTO_PTM) {
+        p.has_cc = true; /* PTM timestamps carry a CC (protocol-notes 3.9) */
+        p.cc = tb_enc_take_cc(e, e->now);
+    }
+    e->insn_since_ts = 0;
+    return tb_enc_emit(e, &p);
+}
+
+static uint32_t ctxid_value(const tb_encoder *e)
+{
+    if (e->cfg.ctxid_bytes >= 4)
+        return e->ctxid;
+    return e->ctxid & ((1u << (8 * e->cfg.ctxid_bytes)) - 1u);
+}
+
+/* A-sync when due (and always the first time), then the I-sync, then a
+ * full timestamp: the order TC2 shows (protocol-notes 3.4, 8). */
+static int enc_isync(tb_encoder *e, uint8_t reason, uint32_t addr, tb_isa isa)
+{
+    tb_packet p;
+    int rc;
+
+    if ((rc = e->ops->flush(e)) < 0)
+        return rc;
+    if (e->sync_due || !e->st.isyncs) {
+        tb_enc_pkt(e, &p, TB_PKT_ASYNC);
+        if ((rc = tb_enc_emit(e, &p)) < 0)
+            return rc;
+        e->sync_due = false;
+    }
+    tb_enc_pkt(e, &p, TB_PKT_ISYNC);
+    p.reason = reason;
+    p.addr = addr;
+    p.isa = isa;
+    if (e->cfg.ctxid_bytes) {
+        p.has_ctxid = true;
+        p.context_id = ctxid_value(e);
+    }
+    /* CC in every non-periodic I-sync in CA mode, never in periodic ones
+     * (protocol-notes 2.4, 3.4). */
+    if (e->cfg.cycle_accurate && reason != TB_ISYNC_PERIODIC) {
+        p.has_cc = true;
+        p.cc = e->ops->isync_cc(e);
+    }
+    if ((rc = tb_enc_emit(e, &p)) < 0)
+        return rc;
+    if (!e->dropping)
+        e->st.isyncs++;
+    e->ops->isync_done(e, addr, isa);
+    if (e->cfg.timestamps && (rc = emit_ts(e)) < 0)
+        return rc;
+    if (e->cfg.vmid) {
+        tb_enc_pkt(e, &p, TB_PKT_VMID);
+        p.vmid = e->vmid;
+        if ((rc = tb_enc_emit(e, &p)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The record loop. */
+
+static int process_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
+{
+    int rc = 0;
+    tb_isa isa = (tb_isa)r->u.insn.isa;
+
+    e->st.insns++;
+    e->now = r->cycle;
+    if (e->dropping) {
+        fifo_drain(e);
+        if (e->fifo_level)
+            goto done;
+        /* Drained: start again with nothing held (protocol-notes 2.10). */
+        e->dropping = false;
+        e->ops->reset(e);
+        tb_writer_reset(e->w);
+        e->on = false;
+        e->next_reason = TB_ISYNC_OVERFLOW;
+    }
+    if (!tb_encoder_in_filter(&e->o, r->u.insn.addr)) {
+        if (e->on) {
+            rc = e->ops->trace_off(e);
+            e->on = false;
+            if (e->next_reason != TB_ISYNC_OVERFLOW)
+                e->next_reason = TB_ISYNC_TRACE_ON;
+        }
+        goto done;
+    }
+    if (!e->on) {
+        rc = enc_isync(e, e->next_reason, r->u.insn.addr, isa);
+        e->on = true;
+        e->next_reason = TB_ISYNC_TRACE_ON;
+    } else if (e->sync_due && e->ops->sync_point(e)) {
+        rc = enc_isync(e, TB_ISYNC_PERIODIC, r->u.insn.addr, isa);
+    }
+    if (rc < 0 || e->dropping)
+        goto done;
+    if (e->o.trigger_at && !e->trigger_done && r->seq >= e->o.trigger_at) {
+        tb_packet p;
+
+        e->trigger_done = true;
+        if ((rc = e->ops->flush(e)) < 0)
+            goto done;
+        tb_enc_pkt(e, &p, TB_PKT_TRIGGER);
+        if ((rc = tb_enc_emit(e, &p)) < 0)
+            goto done;
+    }
+    if (!cancelled)
+        e->st.traced++;
+    if ((rc = e->ops->insn(e, r, cancelled)) < 0)
+        goto done;
+    if (e->cfg.timestamps && e->o.ts_period && ++e->insn_since_ts >= e->o.ts_period &&
+        e->ops->sync_point(e)) {
+        if ((rc = e->ops->flush(e)) < 0)
+            goto done;
+        rc = emit_ts(e);
+    }
+done:
+    e->prev_cycle = r->cycle;
+    return rc < 0 ? rc : 0;
+}
+
+static int process_exc(tb_encoder *e, const tb_exec_record *r)
+{
+    int rc = 0;
+
+    e->now = r->cycle;
+    /* Traced when trace is on at the time it is taken; one taken while
+     * trace is off shows as the I-sync at the first traced instruction
+     * (IHI0035B 5.2.3, "Turning trace on between two back-to-back
+     * exceptions"). */
+    if (e->on && !e->dropping)
+        rc = e->ops->exception(e, r);
+    e->prev_cycle = r->cycle;
+    return rc;
+}
+
+static int process_ctx(tb_encoder *e, const tb_exec_record *r)
+{
+    bool cid = r->u.ctx.context_id != e->ctxid, vm = r->u.ctx.vmid != e->vmid;
+    tb_packet p;
+    int rc;
+
+    e->now = r->cycle;
+    e->ctxid = r->u.ctx.context_id;
+    e->vmid = r->u.ctx.vmid;
+    if (!e->on || e->dropping)
+        return 0; /* the next I-sync carries it */
+    if ((cid && e->cfg.ctxid_bytes) || (vm && e->cfg.vmid))
+        if ((rc = e->ops->flush(e)) < 0)
+            return rc;
+    if (cid && e->cfg.ctxid_bytes) {
+        tb_enc_pkt(e, &p, TB_PKT_CONTEXT_ID);
+        p.has_ctxid = true;
+        p.context_id = ctxid_value(e);
+        if ((rc = tb_enc_emit(e, &p)) < 0)
+            return rc;
+    }
+    if (vm && e->cfg.vmid) {
+        tb_enc_pkt(e, &p, TB_PKT_VMID);
+        p.vmid = e->vmid;
+        if ((rc = tb_enc_emit(e, &p)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int flush_pending(tb_encoder *e, bool cancelled)
+{
+    if (!e->have_pending)
+        return 0;
+    e->have_pending = false;
+    return process_insn(e, &e->pending, cancelled);
+}
+
+int tb_encoder_finish(tb_encoder *e)
+{
+    int rc;
+
+    if (!e)
+        return TB_ERR_INVAL;
+    if (e->err)
+        return e->err;
+    if (e->finished)
+        return 0;
+    if ((rc = flush_pending(e, false)) < 0)
+        return e->err = rc;
+    /* Trace ends as if disabled: held atoms and the position reached go
+     * out (PTM: WP update, protocol-notes 3.8). */
+    if (e->on && !e->dropping && (rc = e->ops->trace_off(e)) < 0)
+        return e->err = rc;
+    e->on = false;
+    e->finished = true;
+    return 0;
+}
+
+int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
+{
+    int rc = 0;
+
+    if (!e || !r)
+        return TB_ERR_INVAL;
+    if (e->err)
+        return e->err;
+    if (e->finished)
+        return e->err = TB_ERR_STATE;
+    e->st.records++;
+    switch (r->kind) {
+    case TB_REC_INSN:
+        if (r->u.insn.isa != TB_ISA_ARM && r->u.insn.isa != TB_ISA_THUMB)
+            return e->err = TB_ERR_UNSUPPORTED;
+        if (r->u.insn.size != 2 && r->u.insn.size != 4)
+            return e->err = TB_ERR_INVAL;
+        rc = flush_pending(e, false);
+        e->pending = *r;
+        e->have_pending = true;
+        break;
+    case TB_REC_EXCEPTION:
+        if (r->u.exc.isa != TB_ISA_ARM && r->u.exc.isa != TB_ISA_THUMB)
+            return e->err = TB_ERR_UNSUPPORTED;
+        rc = flush_pending(e, r->u.exc.cancelled);
+        if (rc >= 0)
+            rc = process_exc(e, r);
+        break;
+    case TB_REC_CONTEXT:
+        rc = flush_pending(e, false);
+        if (rc >= 0)
+            rc = process_ctx(e, r);
+        break;
+    case TB_REC_END:
+        return tb_encoder_finish(e);
+    default:
+        return e->err = TB_ERR_INVAL;
+    }
+    if (rc < 0)
+        e->err = rc;
+    return rc < 0 ? rc : 0;
+}
+
+int tb_encoder_exec_cb(void *ctx, const tb_exec_record *r)
+{
+    return tb_encoder_push(ctx, r) < 0;
+}
+
+int tb_encoder_error(const tb_encoder *e)
+{
+    return e ? e->err : TB_ERR_INVAL;
+}
+
+const tb_encoder_stats *tb_encoder_get_stats(const tb_encoder *e)
+{
+    return e ? &e->st : NULL;
+}
+
+const tb_config *tb_encoder_get_config(const tb_encoder *e)
+{
+    return e ? &e->cfg : NULL;
+}
+
+tb_encoder *tb_encoder_new(const tb_encoder_opts *o, tb_trace_sink sink,
+                           void *ctx)
+{
+    tb_encoder *e;
+
+    if (!o)
+        return NULL;
+    e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->o = *o;
+    if (tb_encoder_config(o, &e->cfg) < 0 || !(e->w = tb_writer_new(&e->cfg))) {
+        free(e);
+        return NULL;
+    }
+    e->ops = e->cfg.protocol == TB_PROTO_PTM ? &tb_enc_ptm_ops : &tb_enc_etmv3_ops;
+    e->sink = sink;
+    e->sink_ctx = ctx;
+    e->next_reason = TB_ISYNC_TRACE_ON;
+    e->ops->reset(e);
+    return e;
+}
+
+void tb_encoder_set_packet_cb(tb_encoder *e, tb_packet_cb cb, void *ctx)
+{
+    if (e) {
+        e->pcb = cb;
+        e->pcb_ctx = ctx;
+    }
+}
+
+void tb_encoder_free(tb_encoder *e)
+{
+    if (!e)
+        return;
+    tb_writer_free(e->w);
+    free(e);
+}
+
+/* ------------------------------------------------------------------ */
+/* Snapshot output. */
+
+static uint32_t rd32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+int tb_encoder_elf_regions(const uint8_t *elf, size_t len, tb_snap_region *out,
+                           size_t max)
+{
+    uint32_t phoff;
+    unsigned phentsize, phnum, n = 0;
+
+    if (!elf || len < 52 || memcmp(elf, "\x7f" "ELF", 4) || elf[4] != 1 ||
+        elf[5] != 1)
+        return TB_ERR_FORMAT;
+    phoff = rd32(elf + 28);
+    phentsize = (unsigned)(elf[42] | elf[43] << 8);
+    phnum = (unsigned)(elf[44] | elf[45] << 8);
+    if (phentsize < 32 || phoff > len ||
+        (uint64_t)phnum * phentsize > len - phoff)
+        return TB_ERR_FORMAT;
+    for (unsigned i = 0; i < phnum; i++) {
+        const uint8_t *ph = elf + phoff + (size_t)i * phentsize;
+        uint32_t off = rd32(ph + 4), vaddr = rd32(ph + 8), filesz = rd32(ph + 16);
+
+        if (rd32(ph) != 1 || !filesz) /* PT_LOAD with bytes in the file */
+            continue;
+        if (off > len || filesz > len - off)
+            return TB_ERR_FORMAT;
+        if (n < max) {
+            out[n].address = vaddr;
+            out[n].data = elf + off;
+            out[n].len = filesz;
+        }
+        n++;
+    }
+    return (int)(n < max ? n : max);
+}
+
+typedef struct {
+    uint8_t *buf;
+    size_t len, cap;
+} membuf;
+
+static int mem_sink(void *ctx, const uint8_t *data, size_t len)
+{
+    membuf *m = ctx;
+
+    if (m->len + len > m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 4096;
+        uint8_t *nb;
+
+        while (nc < m->len + len)
+            nc *= 2;
+        nb = realloc(m->buf, nc);
+        if (!nb)
+            return TB_ERR_NOMEM;
+        m->buf = nb;
+        m->cap = nc;
+    }
+    memcpy(m->buf + m->len, data, len);
+    m->len += len;
+    return 0;
+}
+
+int tb_encoder_write_snapshot(const char *dir, const tb_config *cfg,
+                              const tb_snap_region *regions, size_t n_regions,
+                              const uint8_t *trace, size_t len, bool formatted,
+                              char *err, size_t errlen)
+{
+    tb_snap_out_source src;
+    membuf m = {NULL, 0, 0};
+    int rc;
+    bool ptm;
+
+    if (!dir || !cfg || (!trace && len))
+        return TB_ERR_INVAL;
+    ptm = cfg->protocol == TB_PROTO_PTM;
+    memset(&src, 0, sizeof src);
+    src.name = ptm ? "PTM_0" : "ETM_0";
+    src.cfg = cfg;
+    src.core = "cpu_0";
+    /* The cores that carry these macrocells on TC2 (protocol-notes 5.2). */
+    src.core_type = ptm ? "Cortex-A15" : "Cortex-A7";
+    src.regions = regions;
+    src.n_regions = n_regions;
+    if (!formatted)
+        return tb_snapshot_write(dir, &src, 1, trace, len, "source_data", err,
+                                 errlen);
+    {
+        tb_formatter *f = tb_formatter_new(TB_FRAME_MEM_ALIGNED);
+
+        if (!f)
+            return TB_ERR_NOMEM;
+        rc = tb_formatter_put(f, cfg->trace_id, trace, len, mem_sink, &m);
+        if (rc >= 0)
+            rc = tb_formatter_flush(f, mem_sink, &m);
+        tb_formatter_free(f);
+    }
+    if (rc >= 0)
+        rc = tb_snapshot_write(dir, &src, 1, m.buf, m.len, "coresight", err,
+                               errlen);
+    else if (err && errlen)
+        snprintf(err, errlen, "formatter: %s", tb_err_str(rc));
+    free(m.buf);
+    return rc;
+}

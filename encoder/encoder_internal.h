@@ -1,0 +1,103 @@
+/* Shared state of the trace macrocell models (encoder.c) and the hooks
+ * each protocol (etmv3_encoder.c, ptm_encoder.c) provides. */
+#ifndef TB_ENCODER_INTERNAL_H
+#define TB_ENCODER_INTERNAL_H
+
+#include "tracebench/encoder.h"
+#include "tracebench/writer.h"
+
+/* ETMv3 atoms held for the next P-headers: E/N with the W count (cycles)
+ * before each (cycle-accurate mode, IHI0014Q 7.3.1). */
+#define ENC_ETM_QMAX 64
+#define ENC_RS_DEPTH 16 /* OpenCSD's model depth (protocol-notes 3.10) */
+
+typedef struct enc_etm {
+    struct {
+        char atom;
+        uint32_t cycles;
+    } q[ENC_ETM_QMAX];
+    unsigned n;
+    uint64_t cyc_acct; /* cycles already given out as W atoms or CC */
+} enc_etm;
+
+typedef struct enc_ptm {
+    char atoms[5];       /* held non-CA atoms, oldest first */
+    unsigned n;
+    bool need_wp;        /* non-waypoints ran since the last waypoint */
+    uint32_t last_addr;  /* the last of them */
+    tb_isa last_isa;
+    /* Return stack (protocol-notes 3.10), circular like OpenCSD's. */
+    uint32_t rs_addr[ENC_RS_DEPTH];
+    uint8_t rs_isa[ENC_RS_DEPTH];
+    unsigned rs_head, rs_count;
+    /* Last address output, and the one before a WP update: whether a WP
+     * update moves the compression base is unverified (protocol-notes
+     * 3.7), so the next address must decode the same either way. */
+    uint32_t base;
+    tb_isa base_isa;
+    bool wp_ambig;
+    uint32_t pre_wp_base;
+    tb_isa pre_wp_isa;
+} enc_ptm;
+
+typedef struct enc_ops {
+    void (*reset)(tb_encoder *e);        /* forget held atoms and stack */
+    int (*flush)(tb_encoder *e);         /* output held atoms */
+    int (*insn)(tb_encoder *e, const tb_exec_record *r, bool cancelled);
+    int (*exception)(tb_encoder *e, const tb_exec_record *r);
+    int (*trace_off)(tb_encoder *e);     /* last traced insn done */
+    void (*isync_done)(tb_encoder *e, uint32_t addr, tb_isa isa);
+    bool (*sync_point)(const tb_encoder *e); /* periodic I-sync allowed */
+    uint32_t (*isync_cc)(tb_encoder *e); /* CC of a non-periodic I-sync */
+} enc_ops;
+
+struct tb_encoder {
+    tb_encoder_opts o;
+    tb_config cfg;
+    tb_writer *w;
+    const enc_ops *ops;
+    tb_trace_sink sink;
+    void *sink_ctx;
+    tb_packet_cb pcb;
+    void *pcb_ctx;
+    int err;
+    bool finished;
+    tb_encoder_stats st;
+
+    uint64_t now;        /* cycle stamp of the record being handled */
+    uint64_t prev_cycle; /* cycle stamp of the record before it */
+    uint64_t cc_base;    /* PTM: cycle of the last cycle count output */
+
+    uint64_t since_async;
+    bool sync_due;
+    bool on;             /* trace enabled and synchronised */
+    uint8_t next_reason; /* reason of the next non-periodic I-sync */
+    bool dropping;       /* FIFO overflowed, waiting for it to drain */
+    uint64_t fifo_level, fifo_cycle, fifo_credit;
+
+    uint32_t ctxid;
+    uint8_t vmid;
+    uint64_t insn_since_ts;
+    bool trigger_done;
+
+    bool have_pending;
+    tb_exec_record pending;
+
+    union {
+        enc_etm etm;
+        enc_ptm ptm;
+    } p;
+};
+
+extern const enc_ops tb_enc_etmv3_ops;
+extern const enc_ops tb_enc_ptm_ops;
+
+/* Packet with the protocol set and every field zero. */
+void tb_enc_pkt(const tb_encoder *e, tb_packet *p, tb_pkt_kind kind);
+/* Writes a packet through the FIFO to the sink; 0 when it went out or was
+ * lost to an overflow, negative on error (then sticky in e->err). */
+int tb_enc_emit(tb_encoder *e, tb_packet *p);
+/* Cycles since the last cycle count output, up to `cycle` (PTM CC). */
+uint32_t tb_enc_take_cc(tb_encoder *e, uint64_t cycle);
+
+#endif

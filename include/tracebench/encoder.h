@@ -1,0 +1,130 @@
+/*
+ * Encoder: models of the ETMv3 and PTM (PFT 1.0/1.1) on-chip trace logic.
+ * They consume the simulator's exec records (sim.h) one at a time and
+ * emit packets through the packet writer (writer.h); the bytes go to a
+ * sink as they are produced.  Memory does not grow with the run.
+ *
+ * Shared logic (encoder/encoder.c): options and the registers they give,
+ * the sync counter (ETMSYNCFR), timestamps, the ViewInst filter, the FIFO
+ * model, context ID / VMID, the one-record delay that lets a cancelled
+ * exception retract the instruction before it.  Per protocol
+ * (encoder/etmv3_encoder.c, encoder/ptm_encoder.c): atoms, branches,
+ * exceptions, the return stack.
+ */
+#ifndef TRACEBENCH_ENCODER_H
+#define TRACEBENCH_ENCODER_H
+
+#include "tracebench/snapshot.h"
+#include "tracebench/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TB_ENC_MAX_RANGES 8
+
+/* A ViewInst address range [lo, hi). */
+typedef struct tb_encoder_range {
+    uint32_t lo, hi;
+    bool exclude;
+} tb_encoder_range;
+
+typedef struct tb_encoder_opts {
+    tb_protocol protocol;
+    uint8_t arch_minor;       /* ETMv3.x (0..5) or PFT1.x (0..1) */
+    uint8_t trace_id;         /* CoreSight trace ID (ETMTRACEIDR) */
+    bool cycle_accurate;      /* ETMCR[12] */
+    bool timestamps;          /* ETMCR[28] */
+    bool branch_broadcast;    /* ETMCR[8] */
+    bool return_stack;        /* ETMCR[29], PTM only */
+    bool alt_branch;          /* ETMIDR[20], ETMv3.4+ only */
+    bool vmid;                /* ETMCR[30] */
+    uint8_t ctxid_bytes;      /* 0, 1, 2 or 4 (ETMCR[15:14]) */
+    uint32_t sync_period;     /* bytes between A-syncs (ETMSYNCFR); 0: start only */
+    uint32_t ts_period;       /* instructions between timestamps besides the
+                               * one after each I-sync; 0: after I-syncs only */
+    uint64_t trigger_at;      /* trigger packet before instruction seq N; 0 none */
+    uint32_t fifo_depth;      /* bytes; 0: no FIFO limit */
+    uint32_t fifo_bytes;      /* the port drains fifo_bytes ... */
+    uint32_t fifo_cycles;     /* ... every fifo_cycles cycles */
+    unsigned n_ranges;        /* ViewInst; no include range = all included */
+    tb_encoder_range ranges[TB_ENC_MAX_RANGES];
+} tb_encoder_opts;
+
+/* Defaults: ETMv3.5 (ETMv3) or PFT1.1 (PTM), trace ID 0x10, plain trace,
+ * sync every 1024 bytes, no FIFO limit, no filter. */
+void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol);
+
+/* Applies a comma-separated option list on top of *o:
+ *   ca  ts  bb  rs  alt  vmid  ctxid=0|1|2|4  v=MINOR  id=ID  sync=BYTES
+ *   tsper=N  trigger=SEQ  fifo=DEPTH[:BYTES/CYCLES]
+ *   include=LO-HI  exclude=LO-HI   (hex or decimal, HI exclusive)
+ * TB_ERR_INVAL with a reason in err for anything else. */
+int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
+                          size_t errlen);
+
+/* The four registers (and decoded flags) the options stand for.
+ * TB_ERR_CONFIG for inconsistent options (e.g. alt before ETMv3.4). */
+int tb_encoder_config(const tb_encoder_opts *o, tb_config *cfg);
+
+/* True when the ViewInst ranges trace the instruction at addr. */
+bool tb_encoder_in_filter(const tb_encoder_opts *o, uint32_t addr);
+
+/* Receives trace bytes in stream order; non-zero stops (TB_ERR_STOPPED,
+ * or the sink's own negative code). */
+typedef int (*tb_trace_sink)(void *ctx, const uint8_t *data, size_t len);
+
+typedef struct tb_encoder_stats {
+    uint64_t records;         /* exec records consumed */
+    uint64_t insns;           /* instruction records */
+    uint64_t traced;          /* instructions traced (filter on, no overflow) */
+    uint64_t bytes;           /* bytes sent to the sink */
+    uint64_t packets;         /* packets sent to the sink */
+    uint64_t dropped_bytes;   /* bytes lost to FIFO overflow */
+    uint64_t overflows;
+    uint64_t isyncs, asyncs;
+} tb_encoder_stats;
+
+typedef struct tb_encoder tb_encoder;
+
+/* NULL on a bad option set (check with tb_encoder_config first) or no
+ * memory. */
+tb_encoder *tb_encoder_new(const tb_encoder_opts *o, tb_trace_sink sink,
+                           void *ctx);
+void tb_encoder_free(tb_encoder *e);
+
+/* Optional: every packet that reaches the sink, with its bytes. */
+void tb_encoder_set_packet_cb(tb_encoder *e, tb_packet_cb cb, void *ctx);
+
+/* Consumes one record.  Errors are sticky: once one is returned every
+ * later call returns it. */
+int tb_encoder_push(tb_encoder *e, const tb_exec_record *r);
+/* tb_exec_cb adaptor for tb_sim_run (ctx = the encoder): non-zero when
+ * tb_encoder_push failed; tb_encoder_error() tells why. */
+int tb_encoder_exec_cb(void *ctx, const tb_exec_record *r);
+int tb_encoder_error(const tb_encoder *e);
+/* Ends the trace (as TB_REC_END does; calling it again is harmless). */
+int tb_encoder_finish(tb_encoder *e);
+const tb_encoder_stats *tb_encoder_get_stats(const tb_encoder *e);
+const tb_config *tb_encoder_get_config(const tb_encoder *e);
+
+/* The PT_LOAD segments (file bytes) of an ELF32 little-endian image as
+ * snapshot regions pointing into elf; returns the count (<= max) or
+ * TB_ERR_FORMAT. */
+int tb_encoder_elf_regions(const uint8_t *elf, size_t len,
+                           tb_snap_region *out, size_t max);
+
+/* Writes an OpenCSD snapshot of one source: device "ETM_0" (type from
+ * the protocol), core "cpu_0" with the regions, the trace either raw
+ * ("source_data") or CoreSight-formatted ("coresight").  0 or a negative
+ * code with a reason in err. */
+int tb_encoder_write_snapshot(const char *dir, const tb_config *cfg,
+                              const tb_snap_region *regions, size_t n_regions,
+                              const uint8_t *trace, size_t len, bool formatted,
+                              char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
