@@ -1,12 +1,15 @@
 /*
- * The simulator core: Unicorn runs the program, one code hook per
- * instruction turns the run into exec records.
+ * The simulator core: Unicorn runs the program and the run becomes exec
+ * records.  Two paths give identical records (tests/test_sim_block.c):
+ * the block path (default, see "Block path" below) builds them a block
+ * at a time; the reference path builds each in a code hook per
+ * instruction.
  *
- * The hook is kept cheap: decoded facts come from a per-address cache
- * (Capstone only on a miss), the CPSR is read only where nothing else can
- * tell (ARM conditional non-branches, ISA after indirect branches, while
- * an interrupt is pending).  A record is delivered when the next
- * instruction's hook fires, because only then is its next address known.
+ * Decoded facts come from a per-address cache (Capstone only on a
+ * miss), the CPSR is read only where nothing else can tell (ARM
+ * conditional non-branches, ISA after indirect branches, while an
+ * interrupt is pending).  A record is delivered once its next address
+ * is known.
  *
  * Unicorn 2.0.1 facts this relies on (probed): a code hook fires before
  * its instruction and uc_emu_stop there stops before it executes; the hook
@@ -30,6 +33,8 @@
 #define CPSR_E (1u << 9)
 #define CPSR_J (1u << 24)
 #define CPSR_IT_MASK 0x0600FC00u
+
+static void blk_free_all(tb_sim *s);
 
 const char *tb_sim_stop_name(tb_sim_stop st)
 {
@@ -98,6 +103,8 @@ void tb_sim_free(tb_sim *s)
     if (s->uc)
         uc_close(s->uc);
     tb_classifier_free(s->cls);
+    blk_free_all(s);
+    free(s->blocks);
     free(s->cache);
     free(s->syms);
     free(s->strtab);
@@ -335,7 +342,10 @@ static bool is_direct(uint8_t wp)
     return wp == TB_WP_DIRECT || wp == TB_WP_DIRECT_LINK;
 }
 
-static int emit_insn(tb_sim *s, const struct tb_pend *p, uint32_t next,
+/* Delivers the record of the instruction e (in isa) that went to next,
+ * then a context record when it changed CONTEXTIDR.  Both paths build
+ * every record here, so they share the cycle model's draws too. */
+static int emit_insn(tb_sim *s, const tb_centry *e, uint8_t isa, uint32_t next,
                      uint8_t next_isa, uint8_t flags)
 {
     tb_exec_record r;
@@ -344,7 +354,7 @@ static int emit_insn(tb_sim *s, const struct tb_pend *p, uint32_t next,
 
     if ((flags & TB_INSN_TAKEN) && !(flags & TB_INSN_COND_FAILED))
         cost += 2;
-    if ((p->info & CE_MEM) && !(flags & TB_INSN_COND_FAILED)) {
+    if ((e->info & CE_MEM) && !(flags & TB_INSN_COND_FAILED)) {
         uint64_t x = rng_next(s);
 
         cost += 1;
@@ -356,17 +366,17 @@ static int emit_insn(tb_sim *s, const struct tb_pend *p, uint32_t next,
     r.kind = TB_REC_INSN;
     r.seq = s->count++;
     r.cycle = s->cycles;
-    r.u.insn.addr = p->addr;
+    r.u.insn.addr = e->addr;
     r.u.insn.next_addr = next;
-    r.u.insn.opcode = p->opcode;
-    r.u.insn.size = p->size;
-    r.u.insn.isa = p->isa;
+    r.u.insn.opcode = e->opcode;
+    r.u.insn.size = e->size;
+    r.u.insn.isa = isa;
     r.u.insn.next_isa = next_isa;
-    r.u.insn.wp_class = p->wp;
+    r.u.insn.wp_class = e->wp;
     r.u.insn.flags = flags;
     if ((rc = deliver(s, &r)) < 0)
         return rc;
-    if ((p->info & CE_CTXID) && !(flags & TB_INSN_COND_FAILED)) {
+    if ((e->info & CE_CTXID) && !(flags & TB_INSN_COND_FAILED)) {
         uint32_t v;
 
         if (cp15(s, false, 13, 0, 0, 1, &v) == 0 && v != s->ctxid) {
@@ -382,59 +392,123 @@ static int emit_insn(tb_sim *s, const struct tb_pend *p, uint32_t next,
     return 0;
 }
 
-static void it_advance(tb_sim *s)
+/* ITAdvance(), IHI0406C A2.5.2 */
+static uint8_t it_next(uint8_t it)
 {
-    /* ITAdvance(), IHI0406C A2.5.2 */
-    if ((s->itstate & 7) == 0)
-        s->itstate = 0;
-    else
-        s->itstate = (uint8_t)((s->itstate & 0xE0) | ((s->itstate << 1) & 0x1F));
+    if ((it & 7) == 0)
+        return 0;
+    return (uint8_t)((it & 0xE0) | ((it << 1) & 0x1F));
 }
 
-/* Makes the instruction in e at a the pending one. */
-static void make_pending(tb_sim *s, const tb_centry *e, uint32_t a, uint8_t isa,
-                         bool hooked)
+/* Flags an instruction has before its condition is known: IT membership
+ * from the tracked ITSTATE (advanced here), the condition field, and
+ * exception return.  *it is the ITSTATE, updated past the instruction. */
+static uint8_t base_flags(const tb_centry *e, uint8_t isa, uint8_t *it)
 {
-    struct tb_pend *p = &s->pend;
     uint8_t flags = 0;
 
-    p->addr = a;
-    p->opcode = e->opcode;
-    p->target = e->target;
-    p->info = e->info;
-    p->size = e->size;
-    p->isa = isa;
-    p->wp = e->wp;
-    p->cond = e->cond;
-    if (isa == TB_ISA_THUMB && (s->itstate & 0xF)) {
+    if (isa == TB_ISA_THUMB && (*it & 0xF)) {
         flags |= TB_INSN_CONDITIONAL | TB_INSN_IN_IT;
-        /* Unicorn hooks only the IT-block instructions that pass. */
-        if (!hooked)
-            flags |= TB_INSN_COND_FAILED;
-        it_advance(s);
+        *it = it_next(*it);
     } else if (e->cond < 14) {
         flags |= TB_INSN_CONDITIONAL;
-        if ((e->info & CE_ARMCOND) && !tb_cond_passed(e->cond, read_cpsr(s)))
-            flags |= TB_INSN_COND_FAILED;
     }
     if (e->info & CE_IT)
-        s->itstate = e->it;
+        *it = e->it;
     if (e->info & CE_EXC_RET)
         flags |= TB_INSN_EXC_RETURN;
+    return flags;
+}
+
+/* Makes the instruction in e at a the pending one.  passed: 1 or 0 when
+ * its condition is already known, -1 to work it out now (an IT-block
+ * instruction passed if Unicorn hooked it; an ARM conditional
+ * non-branch from the flags now). */
+static void make_pending(tb_sim *s, const tb_centry *e, uint8_t isa, bool hooked,
+                         int passed)
+{
+    struct tb_pend *p = &s->pend;
+    uint8_t flags = base_flags(e, isa, &s->itstate);
+
+    p->ce = *e;
+    p->isa = isa;
+    if (flags & TB_INSN_IN_IT) {
+        /* Unicorn hooks only the IT-block instructions that pass. */
+        if (passed == 0 || (passed < 0 && !hooked))
+            flags |= TB_INSN_COND_FAILED;
+    } else if (e->info & CE_ARMCOND) {
+        if (passed < 0)
+            passed = tb_cond_passed(e->cond, read_cpsr(s));
+        if (!passed)
+            flags |= TB_INSN_COND_FAILED;
+    }
     p->flags = flags;
     s->have_pend = true;
 }
 
+/* The branch check and the final flags of an instruction (e in isa,
+ * flags so far) that went to a; hsize is the size Unicorn's next code
+ * hook gave (0 when unknown).  A non-sequential step needs a branch, a
+ * direct branch must go to its target or, failed, fall through.  Sets
+ * *flagsp and *nisa. */
+static int flow_check(tb_sim *s, const tb_centry *e, uint8_t isa, uint8_t *flagsp,
+                      uint32_t a, uint32_t hsize, uint8_t *nisa)
+{
+    uint32_t seq = e->addr + e->size;
+    uint8_t flags = *flagsp;
+    bool taken = false;
+
+    if (is_direct(e->wp) && (e->info & CE_TARGET)) {
+        if (e->target == seq && a == seq) {
+            taken = !(flags & TB_INSN_COND_FAILED) &&
+                    (e->cond >= 14 || tb_cond_passed(e->cond, read_cpsr(s)));
+        } else if (a == e->target && !(flags & TB_INSN_COND_FAILED)) {
+            taken = true;
+        } else if (a == seq && (e->cond < 14 || (e->info & CE_CBZ) ||
+                                (flags & TB_INSN_COND_FAILED))) {
+            taken = false;
+        } else {
+            return tb_sim_fail(s, TB_ERR_MISMATCH,
+                               "check: direct branch at 0x%08x went to 0x%08x, "
+                               "classifier says 0x%08x", e->addr, a, e->target);
+        }
+        if (!taken)
+            flags |= TB_INSN_COND_FAILED;
+    } else if (is_indirect(e->wp)) {
+        taken = !(flags & TB_INSN_COND_FAILED);
+        if (!taken && a != seq)
+            return tb_sim_fail(s, TB_ERR_MISMATCH,
+                               "check: failed branch at 0x%08x went to 0x%08x",
+                               e->addr, a);
+    } else if (a != seq) {
+        return tb_sim_fail(s, TB_ERR_MISMATCH,
+                           "check: PC moved from 0x%08x to 0x%08x without a "
+                           "branch (opcode 0x%08x, %s)", e->addr, a, e->opcode,
+                           tb_wp_class_name((tb_wp_class)e->wp));
+    }
+    if (taken)
+        flags |= TB_INSN_TAKEN;
+    /* ISA of the next instruction. */
+    if (hsize == 2) {
+        *nisa = TB_ISA_THUMB;
+    } else if (taken && (is_indirect(e->wp) || (e->info & CE_EXC_RET))) {
+        *nisa = (read_cpsr(s) & CPSR_T) ? TB_ISA_THUMB : TB_ISA_ARM;
+    } else if (taken && (e->info & CE_TARGET)) {
+        *nisa = (e->info & CE_TTHUMB) ? TB_ISA_THUMB : TB_ISA_ARM;
+    } else {
+        *nisa = isa;
+    }
+    *flagsp = flags;
+    return 0;
+}
+
 /* Completes the pending instruction now that the next one is at a (size
- * = its hook size, 0 when unknown).  Checks the flow against the
- * classifier: a non-sequential step needs a branch, a direct branch must
- * go to its target or, failed, fall through. */
+ * = its hook size, 0 when unknown). */
 static int finish(tb_sim *s, uint32_t a, uint32_t size)
 {
     struct tb_pend *p = &s->pend;
-    uint32_t seq = p->addr + p->size;
-    uint8_t flags, nisa;
-    bool taken = false;
+    uint32_t seq = p->ce.addr + p->ce.size;
+    uint8_t flags, nisa = p->isa;
     int rc;
 
     /* Skipped IT-block instructions (failed condition). */
@@ -444,56 +518,18 @@ static int finish(tb_sim *s, uint32_t a, uint32_t size)
 
         if (!e)
             return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot read code at 0x%08x", seq);
-        if ((rc = emit_insn(s, p, seq, TB_ISA_THUMB, p->flags)) < 0)
+        if ((rc = emit_insn(s, &p->ce, p->isa, seq, TB_ISA_THUMB, p->flags)) < 0)
             return rc;
-        make_pending(s, e, seq, TB_ISA_THUMB, false);
-        seq = p->addr + p->size;
+        make_pending(s, e, TB_ISA_THUMB, false, -1);
+        seq = p->ce.addr + p->ce.size;
     }
     flags = p->flags;
-    if (is_direct(p->wp) && (p->info & CE_TARGET)) {
-        if (p->target == seq && a == seq) {
-            taken = !(flags & TB_INSN_COND_FAILED) &&
-                    (p->cond >= 14 || tb_cond_passed(p->cond, read_cpsr(s)));
-        } else if (a == p->target && !(flags & TB_INSN_COND_FAILED)) {
-            taken = true;
-        } else if (a == seq && (p->cond < 14 || (p->info & CE_CBZ) ||
-                                (flags & TB_INSN_COND_FAILED))) {
-            taken = false;
-        } else {
-            return tb_sim_fail(s, TB_ERR_MISMATCH,
-                               "check: direct branch at 0x%08x went to 0x%08x, "
-                               "classifier says 0x%08x", p->addr, a, p->target);
-        }
-        if (!taken)
-            flags |= TB_INSN_COND_FAILED;
-    } else if (is_indirect(p->wp)) {
-        taken = !(flags & TB_INSN_COND_FAILED);
-        if (!taken && a != seq)
-            return tb_sim_fail(s, TB_ERR_MISMATCH,
-                               "check: failed branch at 0x%08x went to 0x%08x",
-                               p->addr, a);
-    } else if (a != seq) {
-        return tb_sim_fail(s, TB_ERR_MISMATCH,
-                           "check: PC moved from 0x%08x to 0x%08x without a "
-                           "branch (opcode 0x%08x, %s)", p->addr, a, p->opcode,
-                           tb_wp_class_name((tb_wp_class)p->wp));
-    }
-    if (taken)
-        flags |= TB_INSN_TAKEN;
-    /* ISA of the next instruction. */
-    if (size == 2) {
-        nisa = TB_ISA_THUMB;
-    } else if (taken && (is_indirect(p->wp) || (p->info & CE_EXC_RET))) {
-        nisa = (read_cpsr(s) & CPSR_T) ? TB_ISA_THUMB : TB_ISA_ARM;
-    } else if (taken && (p->info & CE_TARGET)) {
-        nisa = (p->info & CE_TTHUMB) ? TB_ISA_THUMB : TB_ISA_ARM;
-    } else {
-        nisa = p->isa;
-    }
+    if ((rc = flow_check(s, &p->ce, p->isa, &flags, a, size, &nisa)) < 0)
+        return rc;
     s->have_pend = false;
     s->isa = nisa;
     s->isa_known = true;
-    return emit_insn(s, p, a, nisa, flags);
+    return emit_insn(s, &p->ce, p->isa, a, nisa, flags);
 }
 
 /* ------------------------------------------------------------------ */
@@ -584,7 +620,7 @@ static int slow_path(tb_sim *s, uint32_t a, const tb_centry *e, uint8_t isa)
 }
 
 /* ------------------------------------------------------------------ */
-/* Hooks. */
+/* Reference path: one code hook per instruction does everything. */
 
 static void hook_code(uc_engine *uc, uint64_t address, uint32_t size, void *user)
 {
@@ -613,11 +649,275 @@ static void hook_code(uc_engine *uc, uint64_t address, uint32_t size, void *user
     if (((e->info & CE_SPECIAL) || s->count >= s->next_check) &&
         slow_path(s, a, e, isa))
         return;
-    make_pending(s, e, a, isa, true);
+    make_pending(s, e, isa, true, -1);
     if (e->info & CE_WFI) {
         s->act_addr = a;
         stop(s, ACT_WFI);
     }
+}
+
+/* ------------------------------------------------------------------ */
+/* Block path.  Unicorn's block hook reports each translation block
+ * (address and byte size) before it runs; the block is decoded once and
+ * cached.  Inside a block every instruction but the last is a
+ * non-branch that falls through (Unicorn ends a block at every branch),
+ * and the next block's address is where the last one went, so records
+ * are built for a whole block at the next block hook.  The code hook
+ * only notes which instructions ran (IT-block instructions that fail
+ * are not hooked) and stops at the few that need the slow path: ARM
+ * conditional non-branches (flags now), exit and event addresses, WFI,
+ * the instruction after an MCR to CONTEXTIDR, and any instruction at or
+ * after the next count at which an event or the budget is due. */
+
+static void blk_free_all(tb_sim *s)
+{
+    if (!s->blocks)
+        return;
+    for (size_t i = 0; i < (1u << TB_BLK_CACHE_BITS); i++) {
+        free(s->blocks[i]);
+        s->blocks[i] = NULL;
+    }
+}
+
+/* The decoded block at a (Unicorn's size, ISA and ITSTATE at entry).
+ * Instructions come from the per-address cache, so self-modifying code
+ * is as stale here as in the reference path (sim.h). */
+static tb_block *blk_get(tb_sim *s, uint32_t a, uint32_t size, uint8_t isa, uint8_t it)
+{
+    size_t h = ((a >> 1) ^ (a >> (TB_BLK_CACHE_BITS + 1)) ^ isa) &
+               ((1u << TB_BLK_CACHE_BITS) - 1);
+    tb_block *b = s->blocks[h];
+    uint32_t off = 0;
+    unsigned n = 0;
+
+    if (b && b->addr == a && b->size == size && b->isa == isa && b->it_start == it)
+        return b;
+    while (off < size) {
+        tb_binsn *d = &s->tmp[n];
+        const tb_centry *e;
+
+        if (n == TB_BLK_MAX_INSNS) {
+            tb_sim_fail(s, TB_ERR_EMULATOR, "block at 0x%08x has more than %u "
+                        "instructions", a, TB_BLK_MAX_INSNS);
+            return NULL;
+        }
+        if (!(e = lookup(s, a + off, isa))) {
+            tb_sim_fail(s, TB_ERR_EMULATOR, "cannot decode code at 0x%08x", a + off);
+            return NULL;
+        }
+        d->ce = *e;
+        d->it_before = it;
+        d->flags0 = base_flags(e, isa, &it);
+        d->it_after = it;
+        if (d->flags0 & TB_INSN_IN_IT)
+            d->ce.info |= CE_IT_MEMBER;
+        if (n && (s->tmp[n - 1].ce.info & CE_CTXID))
+            d->ce.info |= CE_AFTER_CTXID;
+        off += e->size;
+        n++;
+    }
+    if (off != size || n == 0) {
+        tb_sim_fail(s, TB_ERR_MISMATCH, "check: block at 0x%08x is %u bytes, "
+                    "decoded %u", a, size, off);
+        return NULL;
+    }
+    free(b);
+    s->blocks[h] = NULL;
+    b = malloc(sizeof *b + n * sizeof b->ins[0]);
+    if (!b) {
+        tb_sim_fail(s, TB_ERR_NOMEM, "no memory for a block");
+        return NULL;
+    }
+    b->addr = a;
+    b->size = size;
+    b->isa = isa;
+    b->it_start = s->tmp[0].it_before;
+    b->n = (uint16_t)n;
+    memcpy(b->ins, s->tmp, n * sizeof b->ins[0]);
+    s->blocks[h] = b;
+    return b;
+}
+
+/* Delivers the records of ins[done..upto) of the running block; the last
+ * of them went to last_next.  Instructions from pos on were not hooked:
+ * IT-block instructions whose condition failed. */
+static int blk_flush(tb_sim *s, unsigned upto, uint32_t last_next)
+{
+    const tb_block *b = s->blk;
+    uint8_t isa = b->isa, nisa = isa;
+    int rc;
+
+    for (unsigned j = s->done; j < upto; j++) {
+        const tb_binsn *d = &b->ins[j];
+        uint32_t next = j + 1 < upto ? d->ce.addr + d->ce.size : last_next;
+        uint8_t flags = d->flags0;
+
+        if (d->ce.info & (CE_IT_MEMBER | CE_ARMCOND)) {
+            if (j >= s->pos || !s->pass[j])
+                flags |= TB_INSN_COND_FAILED;
+        } else if (j >= s->pos) {
+            return tb_sim_fail(s, TB_ERR_EMULATOR, "instruction at 0x%08x did not "
+                               "run inside its block", d->ce.addr);
+        }
+        if (d->ce.wp == TB_WP_NONE && next == d->ce.addr + d->ce.size)
+            nisa = isa; /* the common case of flow_check */
+        else if ((rc = flow_check(s, &d->ce, isa, &flags, next, 0, &nisa)) < 0)
+            return rc;
+        s->done = j + 1;
+        s->itstate = d->it_after;
+        if ((rc = emit_insn(s, &d->ce, isa, next, nisa, flags)) < 0)
+            return rc;
+    }
+    s->isa = nisa;
+    s->isa_known = true;
+    return 0;
+}
+
+static void blk_set_limit(tb_sim *s)
+{
+    uint64_t base = s->count - s->done; /* count at the block's start */
+
+    s->klimit = s->next_check > base ? s->next_check - base : 0;
+}
+
+/* The rest of the running block executed and control is now at a. */
+static int blk_end(tb_sim *s, uint32_t a)
+{
+    int rc = blk_flush(s, s->blk->n, a);
+
+    s->blk = NULL;
+    return rc;
+}
+
+static void hook_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+    tb_sim *s = user;
+    uint32_t a = (uint32_t)address;
+    tb_block *b;
+
+    (void)uc;
+    if (s->action != ACT_NONE)
+        return;
+    if ((s->blk && blk_end(s, a) < 0) || (s->have_pend && finish(s, a, 0) < 0)) {
+        stop(s, ACT_ERROR);
+        return;
+    }
+    if (!s->isa_known) {
+        s->isa = (read_cpsr(s) & CPSR_T) ? TB_ISA_THUMB : TB_ISA_ARM;
+        s->isa_known = true;
+    }
+    if (!(b = blk_get(s, a, size, s->isa, s->itstate))) {
+        stop(s, ACT_ERROR);
+        return;
+    }
+    s->blk = b;
+    s->pos = s->done = 0;
+    blk_set_limit(s);
+}
+
+/* The slow part of the block path's code hook, for ins[k]. */
+static void blk_attention(tb_sim *s, unsigned k)
+{
+    const tb_binsn *d = &s->blk->ins[k];
+    uint32_t a = d->ce.addr;
+
+    /* Records up to here: count and ITSTATE as the reference path has
+     * them before this instruction. */
+    if (k > s->done && blk_flush(s, k, a) < 0) {
+        stop(s, ACT_ERROR);
+        return;
+    }
+    s->pos = k;
+    if (((d->ce.info & CE_SPECIAL) || s->count >= s->next_check) &&
+        slow_path(s, a, &d->ce, s->blk->isa))
+        return;
+    blk_set_limit(s);
+    s->pass[k] = (d->ce.info & CE_ARMCOND) ? tb_cond_passed(d->ce.cond, read_cpsr(s))
+                                           : 1;
+    s->pos = k + 1;
+    if (d->ce.info & CE_WFI) {
+        make_pending(s, &d->ce, s->blk->isa, true, s->pass[k]);
+        s->done = k + 1;
+        s->act_addr = a;
+        stop(s, ACT_WFI);
+    }
+}
+
+static void hook_code_blk(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+    tb_sim *s = user;
+    const tb_block *b = s->blk;
+    uint32_t a = (uint32_t)address;
+    unsigned k = s->pos;
+
+    (void)uc;
+    (void)size;
+    if (s->action != ACT_NONE)
+        return;
+    if (!b) {
+        tb_sim_fail(s, TB_ERR_EMULATOR, "code hook at 0x%08x outside a block", a);
+        stop(s, ACT_ERROR);
+        return;
+    }
+    /* Unicorn does not hook IT-block instructions whose condition fails. */
+    while (k < b->n && b->ins[k].ce.addr != a) {
+        if (!(b->ins[k].ce.info & CE_IT_MEMBER))
+            break;
+        s->pass[k++] = 0;
+    }
+    if (k >= b->n || b->ins[k].ce.addr != a) {
+        tb_sim_fail(s, TB_ERR_EMULATOR, "code hook at 0x%08x, expected 0x%08x in "
+                    "the block at 0x%08x", a,
+                    k < b->n ? b->ins[k].ce.addr : b->addr + b->size, b->addr);
+        stop(s, ACT_ERROR);
+        return;
+    }
+    if ((b->ins[k].ce.info & CE_ATTENTION) || k >= s->klimit) {
+        s->pos = k;
+        blk_attention(s, k);
+        return;
+    }
+    s->pass[k] = 1;
+    s->pos = k + 1;
+}
+
+/* After the emulator stopped: the last hooked instruction of the block
+ * that has no record yet (it raised SVC, faulted, or was the last before
+ * an untranslatable fetch) becomes the pending one, as in the reference
+ * path, so handle_stop treats both paths alike. */
+static int blk_settle(tb_sim *s)
+{
+    int rc = 0;
+
+    if (s->blk && s->pos > s->done && !s->have_pend) {
+        unsigned k = s->pos - 1;
+        const tb_binsn *d = &s->blk->ins[k];
+
+        if (k > s->done && (rc = blk_flush(s, k, d->ce.addr)) < 0)
+            return rc;
+        s->itstate = d->it_before;
+        make_pending(s, &d->ce, s->blk->isa, true, s->pass[k]);
+        s->done = k + 1;
+    }
+    s->blk = NULL;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Hooks of both paths. */
+
+static bool in_insn(const tb_sim *s)
+{
+    return s->have_pend || (s->blk && s->pos > s->done);
+}
+
+static uint32_t insn_addr(const tb_sim *s)
+{
+    if (s->have_pend)
+        return s->pend.ce.addr;
+    if (s->blk && s->pos > s->done)
+        return s->blk->ins[s->pos - 1].ce.addr;
+    return 0;
 }
 
 static void hook_intr(uc_engine *uc, uint32_t intno, void *user)
@@ -627,12 +927,12 @@ static void hook_intr(uc_engine *uc, uint32_t intno, void *user)
     (void)uc;
     if (s->action != ACT_NONE)
         return;
-    if (intno == 2 && s->have_pend) { /* EXCP_SWI */
+    if (intno == 2 && in_insn(s)) { /* EXCP_SWI */
         stop(s, ACT_SVC);
         return;
     }
     tb_sim_fail(s, TB_ERR_FAULT, "exception %u (not asked for) at 0x%08x", intno,
-                s->have_pend ? s->pend.addr : 0);
+                insn_addr(s));
     stop(s, ACT_ERROR);
 }
 
@@ -720,6 +1020,8 @@ static int enter_exception(tb_sim *s, tb_exc_kind kind, uint32_t pref,
 
 static void hooks_del(tb_sim *s)
 {
+    if (!s->reference)
+        uc_hook_del(s->uc, s->h_block);
     uc_hook_del(s->uc, s->h_code);
     uc_hook_del(s->uc, s->h_intr);
     uc_hook_del(s->uc, s->h_mem);
@@ -730,7 +1032,7 @@ static void hooks_del(tb_sim *s)
 static int handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
 {
     struct tb_pend *p = &s->pend;
-    uint32_t seq = p->addr + p->size;
+    uint32_t seq = p->ce.addr + p->ce.size;
     uint8_t it_before;
     int rc;
 
@@ -803,9 +1105,9 @@ static int handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
         if (!s->sc.allow_data_abort)
             return tb_sim_fail(s, TB_ERR_FAULT,
                                "data abort at 0x%08x (access to 0x%08x)",
-                               p->addr, s->fault_data);
+                               p->ce.addr, s->fault_data);
         {
-            uint32_t addr = p->addr;
+            uint32_t addr = p->ce.addr;
 
             it_before = s->itstate;
             if ((rc = finish(s, seq, 0)) < 0)
@@ -820,12 +1122,12 @@ static int handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
         break;
     }
     if (uerr == UC_ERR_INSN_INVALID && s->have_pend) {
-        uint32_t addr = p->addr;
+        uint32_t addr = p->ce.addr;
         bool thumb = p->isa == TB_ISA_THUMB;
 
         if (!s->sc.allow_undef)
             return tb_sim_fail(s, TB_ERR_FAULT, "undefined instruction 0x%08x at 0x%08x",
-                               p->opcode, addr);
+                               p->ce.opcode, addr);
         it_before = s->itstate;
         if ((rc = finish(s, seq, 0)) < 0)
             return rc;
@@ -843,6 +1145,16 @@ static int handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
                            uerr == UC_ERR_INSN_INVALID ? TB_ERR_FAULT : TB_ERR_EMULATOR,
                            "emulator stopped at 0x%08x: %s", pc, uc_strerror(uerr));
     }
+}
+
+int tb_sim_set_reference(tb_sim *s, bool on)
+{
+    if (!s)
+        return TB_ERR_INVAL;
+    if (s->ran)
+        return tb_sim_fail(s, TB_ERR_STATE, "already ran");
+    s->reference = on;
+    return 0;
 }
 
 int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res)
@@ -880,7 +1192,14 @@ int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res)
     if (cp15(s, false, 13, 0, 0, 1, &s->ctxid) < 0)
         s->ctxid = 0;
     update_next_check(s);
-    if (uc_hook_add(s->uc, &s->h_code, UC_HOOK_CODE, (void *)hook_code, s, 1, 0) ||
+    if (!s->reference && !s->blocks &&
+        !(s->blocks = calloc((size_t)1 << TB_BLK_CACHE_BITS, sizeof *s->blocks)))
+        return tb_sim_fail(s, TB_ERR_NOMEM, "no memory for the block cache");
+    s->blk = NULL;
+    if ((!s->reference &&
+         uc_hook_add(s->uc, &s->h_block, UC_HOOK_BLOCK, (void *)hook_block, s, 1, 0)) ||
+        uc_hook_add(s->uc, &s->h_code, UC_HOOK_CODE,
+                    s->reference ? (void *)hook_code : (void *)hook_code_blk, s, 1, 0) ||
         uc_hook_add(s->uc, &s->h_intr, UC_HOOK_INTR, (void *)hook_intr, s, 1, 0) ||
         uc_hook_add(s->uc, &s->h_mem, UC_HOOK_MEM_UNMAPPED | UC_HOOK_MEM_PROT,
                     (void *)hook_mem_fault, s, 1, 0))
@@ -895,6 +1214,8 @@ int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res)
         s->action = ACT_NONE;
         /* "until" 1 is never an instruction address. */
         uerr = uc_emu_start(s->uc, begin, 1, 0, 0);
+        if (!s->err && blk_settle(s) < 0 && !s->err)
+            s->err = TB_ERR_EMULATOR;
         if (s->err) {
             rc = s->err;
             break;
@@ -904,6 +1225,8 @@ int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res)
             break;
     }
     hooks_del(s);
+    s->blk = NULL;
+    blk_free_all(s);
     res->insns = s->count;
     res->cycles = s->cycles;
     res->exceptions = s->exceptions;

@@ -20,7 +20,13 @@ enum {
     CE_CBZ = 1u << 8,
     CE_ARMCOND = 1u << 9,    /* ARM cond non-AL, not a direct branch */
     CE_TTHUMB = 1u << 10,    /* direct target is Thumb */
+    /* Set only in block entries (depend on the position in the block). */
+    CE_IT_MEMBER = 1u << 11, /* inside an IT block */
+    CE_AFTER_CTXID = 1u << 12, /* follows an MCR to CONTEXTIDR */
 };
+
+/* Instructions the block path's code hook must look at one by one. */
+#define CE_ATTENTION (CE_SPECIAL | CE_WFI | CE_ARMCOND | CE_AFTER_CTXID)
 
 typedef struct tb_centry {
     uint32_t addr;
@@ -30,6 +36,25 @@ typedef struct tb_centry {
     uint8_t valid;           /* 0 empty, else 1 + isa */
     uint8_t size, wp, cond, it;
 } tb_centry;
+
+/* One instruction of a decoded translation block. */
+typedef struct tb_binsn {
+    tb_centry ce;
+    uint8_t it_before, it_after; /* ITSTATE around it */
+    uint8_t flags0;          /* record flags known from the decode */
+} tb_binsn;
+
+/* Unicorn 2.0.1 translates at most TCG_MAX_INSNS (512) per block. */
+#define TB_BLK_MAX_INSNS 512
+#define TB_BLK_CACHE_BITS 12
+
+/* A translation block as Unicorn's block hook reports it, decoded. */
+typedef struct tb_block {
+    uint32_t addr, size;
+    uint8_t isa, it_start;
+    uint16_t n;
+    tb_binsn ins[];
+} tb_block;
 
 #define TB_CACHE_BITS 16
 #define TB_CACHE_SIZE (1u << TB_CACHE_BITS)
@@ -62,10 +87,10 @@ enum tb_action {
     ACT_ERROR,
 };
 
+/* The instruction whose record waits for its next address. */
 struct tb_pend {
-    uint32_t addr, opcode, target;
-    uint16_t info;
-    uint8_t size, isa, wp, cond, flags;
+    tb_centry ce;
+    uint8_t isa, flags;
 };
 
 struct tb_sim {
@@ -112,7 +137,18 @@ struct tb_sim {
     bool have_pend;
     struct tb_pend pend;
     tb_centry *cache;
-    uc_hook h_code, h_intr, h_mem, h_fetch;
+    uc_hook h_code, h_intr, h_mem, h_fetch, h_block;
+
+    /* Block path (the default): a block hook per translation block and a
+     * light code hook; records are built per block (sim.c). */
+    bool reference;          /* the original one-record-per-hook path */
+    tb_block **blocks;       /* direct-mapped block cache */
+    tb_block *blk;           /* block now running, NULL between runs */
+    unsigned pos;            /* next index the code hook expects */
+    unsigned done;           /* records delivered for ins[0..done) */
+    uint64_t klimit;         /* index from which the slow path must run */
+    uint8_t pass[TB_BLK_MAX_INSNS]; /* ran / condition passed, by index */
+    tb_binsn tmp[TB_BLK_MAX_INSNS]; /* decode scratch */
 };
 
 int tb_sim_fail(tb_sim *s, int err, const char *fmt, ...)

@@ -137,6 +137,12 @@ int tb_sim_set_scenario(tb_sim *s, const tb_scenario *sc);
  * (negative; tb_sim_errmsg says what and where).  Runs once per load. */
 int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res);
 
+/* Reference mode (before tb_sim_run): one Unicorn code hook builds each
+ * record as it happens, the original path; several times slower than
+ * the default block path, which must give identical records (tests
+ * compare the two). */
+int tb_sim_set_reference(tb_sim *s, bool on);
+
 /* The last error's message ("" when none). */
 const char *tb_sim_errmsg(const tb_sim *s);
 

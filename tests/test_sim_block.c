@@ -1,0 +1,230 @@
+/* The simulator's block path (the default) against its reference path
+ * (one code hook per instruction, tb_sim_set_reference): the full record
+ * streams, results, errors and final registers must be identical, on
+ * every vector program with its scenario and on scenarios that cut
+ * blocks at every position (budgets, interrupts due at every count,
+ * interrupts pending while masked, inside IT blocks).  test_sim checks
+ * the reference path against facts; this file carries those facts over
+ * to the fast path. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tb_test.h"
+#include "tracebench/sim.h"
+
+#define PROG(name) TB_BINARY_DIR "/vectors/programs/" name ".elf"
+#define SCN(name) TB_SOURCE_DIR "/vectors/programs/" name ".ini"
+
+typedef struct run {
+    tb_exec_record *rec;
+    size_t n, cap;
+    tb_sim_result res;
+    int rc;
+    char msg[256];
+    uint32_t regs[17];
+} run_t;
+
+static int collect(void *ctx, const tb_exec_record *r)
+{
+    run_t *x = ctx;
+
+    if (x->n == x->cap) {
+        x->cap = x->cap ? x->cap * 2 : 4096;
+        x->rec = realloc(x->rec, x->cap * sizeof *x->rec);
+        cr_assert_not_null(x->rec);
+    }
+    x->rec[x->n++] = *r;
+    return 0;
+}
+
+static void run_mode(run_t *x, const char *elf, const tb_scenario *sc, bool reference)
+{
+    tb_sim *s;
+
+    memset(x, 0, sizeof *x);
+    s = tb_sim_new(sc->cpu);
+    cr_assert_not_null(s);
+    cr_assert_eq(tb_sim_load_elf_file(s, elf), 0, "%s: %s", elf, tb_sim_errmsg(s));
+    cr_assert_eq(tb_sim_set_scenario(s, sc), 0, "%s", tb_sim_errmsg(s));
+    cr_assert_eq(tb_sim_set_reference(s, reference), 0);
+    x->rc = tb_sim_run(s, collect, x, &x->res);
+    snprintf(x->msg, sizeof x->msg, "%s", tb_sim_errmsg(s));
+    for (unsigned r = 0; r <= 16; r++)
+        cr_assert_eq(tb_sim_read_reg(s, r, &x->regs[r]), 0);
+    cr_assert_eq(tb_sim_set_reference(s, !reference), TB_ERR_STATE);
+    tb_sim_free(s);
+}
+
+static void same_record(const tb_exec_record *a, const tb_exec_record *b,
+                        const char *what, size_t i)
+{
+    cr_assert_eq(a->kind, b->kind, "%s: record %zu kind", what, i);
+    cr_assert_eq(a->seq, b->seq, "%s: record %zu seq", what, i);
+    cr_assert_eq(a->cycle, b->cycle, "%s: record %zu cycle", what, i);
+    switch (a->kind) {
+    case TB_REC_INSN:
+        cr_assert_eq(a->u.insn.addr, b->u.insn.addr, "%s: record %zu addr %08x/%08x",
+                     what, i, a->u.insn.addr, b->u.insn.addr);
+        cr_assert_eq(a->u.insn.next_addr, b->u.insn.next_addr,
+                     "%s: record %zu (%08x) next", what, i, a->u.insn.addr);
+        cr_assert_eq(a->u.insn.opcode, b->u.insn.opcode, "%s: record %zu", what, i);
+        cr_assert_eq(a->u.insn.size, b->u.insn.size, "%s: record %zu", what, i);
+        cr_assert_eq(a->u.insn.isa, b->u.insn.isa, "%s: record %zu", what, i);
+        cr_assert_eq(a->u.insn.next_isa, b->u.insn.next_isa,
+                     "%s: record %zu (%08x) next isa", what, i, a->u.insn.addr);
+        cr_assert_eq(a->u.insn.wp_class, b->u.insn.wp_class, "%s: record %zu", what, i);
+        cr_assert_eq(a->u.insn.flags, b->u.insn.flags,
+                     "%s: record %zu (%08x) flags %#x/%#x", what, i, a->u.insn.addr,
+                     a->u.insn.flags, b->u.insn.flags);
+        break;
+    case TB_REC_EXCEPTION:
+        cr_assert_eq(a->u.exc.kind, b->u.exc.kind, "%s: record %zu", what, i);
+        cr_assert_eq(a->u.exc.isa, b->u.exc.isa, "%s: record %zu", what, i);
+        cr_assert_eq(a->u.exc.cancelled, b->u.exc.cancelled, "%s: record %zu", what, i);
+        cr_assert_eq(a->u.exc.pref_return, b->u.exc.pref_return,
+                     "%s: record %zu pref_return", what, i);
+        cr_assert_eq(a->u.exc.vector, b->u.exc.vector, "%s: record %zu", what, i);
+        cr_assert_eq(a->u.exc.cpsr, b->u.exc.cpsr, "%s: record %zu", what, i);
+        break;
+    case TB_REC_CONTEXT:
+        cr_assert_eq(a->u.ctx.context_id, b->u.ctx.context_id, "%s: record %zu", what, i);
+        cr_assert_eq(a->u.ctx.vmid, b->u.ctx.vmid, "%s: record %zu", what, i);
+        break;
+    case TB_REC_END:
+        break;
+    }
+}
+
+/* Runs elf under sc both ways and requires the same everything.  Returns
+ * the number of records (so callers can check the run did something). */
+static size_t compare_paths(const char *elf, const tb_scenario *sc, const char *what)
+{
+    run_t ref, blk;
+    size_t n;
+
+    run_mode(&ref, elf, sc, true);
+    run_mode(&blk, elf, sc, false);
+    cr_assert_eq(blk.rc, ref.rc, "%s: rc %d (%s) vs reference %d (%s)", what, blk.rc,
+                 blk.msg, ref.rc, ref.msg);
+    cr_assert_str_eq(blk.msg, ref.msg, "%s", what);
+    cr_assert_eq(blk.n, ref.n, "%s: %zu records vs reference %zu", what, blk.n, ref.n);
+    for (size_t i = 0; i < ref.n; i++)
+        same_record(&blk.rec[i], &ref.rec[i], what, i);
+    cr_assert_eq(blk.res.stop, ref.res.stop, "%s", what);
+    cr_assert_eq(blk.res.insns, ref.res.insns, "%s", what);
+    cr_assert_eq(blk.res.cycles, ref.res.cycles, "%s", what);
+    cr_assert_eq(blk.res.exceptions, ref.res.exceptions, "%s", what);
+    cr_assert_eq(blk.res.stop_addr, ref.res.stop_addr, "%s", what);
+    for (unsigned r = 0; r <= 16; r++)
+        cr_assert_eq(blk.regs[r], ref.regs[r], "%s: register %u %08x vs %08x", what, r,
+                     blk.regs[r], ref.regs[r]);
+    n = ref.n;
+    free(ref.rec);
+    free(blk.rec);
+    return n;
+}
+
+static void load_scn(tb_scenario *sc, const char *name, const char *extra)
+{
+    char path[512], err[256];
+
+    snprintf(path, sizeof path, TB_SOURCE_DIR "/vectors/programs/%s.ini", name);
+    tb_scenario_init(sc);
+    cr_assert_eq(tb_scenario_load(sc, path, err, sizeof err), 0, "%s: %s", name, err);
+    if (extra)
+        cr_assert_eq(tb_scenario_parse(sc, extra, strlen(extra), err, sizeof err), 0,
+                     "%s", err);
+}
+
+static const char *const programs[] = {
+    "arm_basic", "thumb_basic", "interwork", "cond_arm", "it_blocks", "switch_table",
+    "funcptr", "recursion", "returns", "far_branch", "irq_fiq", "svc", "faults",
+    "ctx_switch", "data_loop", "smc", "long_run",
+};
+
+Test(sim_block, every_program_same_records_as_reference)
+{
+    for (size_t k = 0; k < sizeof programs / sizeof programs[0]; k++) {
+        char elf[512];
+        tb_scenario sc;
+        size_t n;
+
+        snprintf(elf, sizeof elf, TB_BINARY_DIR "/vectors/programs/%s.elf", programs[k]);
+        /* long_run is the benchmark (10^8 instructions): a prefix here. */
+        load_scn(&sc, programs[k],
+                 strcmp(programs[k], "long_run") ? NULL : "[sim]\nmax_insns = 300000\n");
+        n = compare_paths(elf, &sc, programs[k]);
+        cr_assert_gt(n, 10, "%s", programs[k]);
+    }
+}
+
+/* A budget ends the run before any instruction: every cut point in the
+ * first blocks, inside IT blocks and condition-failed runs included. */
+Test(sim_block, budget_at_every_count)
+{
+    static const char *const progs[] = {"it_blocks", "cond_arm", "thumb_basic", "svc"};
+
+    for (size_t p = 0; p < sizeof progs / sizeof progs[0]; p++) {
+        char elf[512], what[64];
+
+        snprintf(elf, sizeof elf, TB_BINARY_DIR "/vectors/programs/%s.elf", progs[p]);
+        for (unsigned m = 1; m <= 160; m += (m < 80 ? 1 : 7)) {
+            tb_scenario sc;
+
+            load_scn(&sc, progs[p], NULL);
+            sc.max_insns = m;
+            snprintf(what, sizeof what, "%s max_insns %u", progs[p], m);
+            compare_paths(elf, &sc, what);
+        }
+    }
+}
+
+/* Interrupts due at every count: taken at once where unmasked (irq_fiq,
+ * ctx_switch), else pending while masked (main runs with I and F set),
+ * which sends every later instruction through the slow path. */
+Test(sim_block, interrupt_at_every_count)
+{
+    static const char *const progs[] = {"irq_fiq", "ctx_switch", "it_blocks", "data_loop"};
+
+    for (size_t p = 0; p < sizeof progs / sizeof progs[0]; p++) {
+        char elf[512], what[96], extra[128];
+
+        snprintf(elf, sizeof elf, TB_BINARY_DIR "/vectors/programs/%s.elf", progs[p]);
+        for (unsigned at = 1; at <= 400; at += (at < 120 ? 1 : 13)) {
+            tb_scenario sc;
+
+            snprintf(extra, sizeof extra, "[sim]\nmax_insns = 3000\n[%s]\nat_insn = %u\n",
+                     (at & 1) ? "irq" : "fiq", at);
+            load_scn(&sc, progs[p], extra);
+            snprintf(what, sizeof what, "%s %s at %u", progs[p], (at & 1) ? "irq" : "fiq",
+                     at);
+            compare_paths(elf, &sc, what);
+        }
+    }
+}
+
+/* Timer-like interrupts every few instructions over a longer run. */
+Test(sim_block, periodic_interrupts)
+{
+    static const unsigned periods[] = {7, 23, 61};
+
+    for (size_t i = 0; i < sizeof periods / sizeof periods[0]; i++) {
+        char extra[128], what[64], err[256];
+        tb_scenario sc;
+
+        snprintf(extra, sizeof extra, "[sim]\nmax_insns = 20000\n[irq]\nat_insn = 50\n"
+                 "every = %u\ncount = 0\n", periods[i]);
+        load_scn(&sc, "ctx_switch", NULL);
+        sc.n_events = 0;
+        cr_assert_eq(tb_scenario_parse(&sc, extra, strlen(extra), err, sizeof err), 0, "%s", err);
+        snprintf(what, sizeof what, "ctx_switch every %u", periods[i]);
+        compare_paths(PROG("ctx_switch"), &sc, what);
+    }
+}
+
+Test(sim_block, reference_mode_needs_a_sim)
+{
+    cr_assert_eq(tb_sim_set_reference(NULL, true), TB_ERR_INVAL);
+}
