@@ -9,10 +9,16 @@
  * reset between passes; both sides keep their warm caches, which is the
  * steady state of a long trace.
  *
- * usage: bench_decode [REFDIR] [--seconds S]
+ * Then a generated trace of >= 10^8 instructions: the long_run vector
+ * program through the simulator and the encoder (PTM and ETMv3), written
+ * once as a snapshot in the build directory (bench/long_run_<proto>) and
+ * decoded once by each side.
+ *
+ * usage: bench_decode [REFDIR] [--seconds S] [--passes N] [--stages]
+ *                     [--only NAME] [--no-opencsd] [--no-long]
  *   REFDIR defaults to $TB_REFERENCE_DIR or ../shared/reference.
- * A generated trace of >= 10^8 instructions is still to come: it needs
- * the encoder's snapshots.
+ *   --passes N: exactly N passes per measurement (for callgrind).
+ *   --stages: also time de-format only and de-format + parse.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +33,12 @@
 
 #ifdef TB_HAVE_OPENCSD
 #include <opencsd/c_api/opencsd_c_api.h>
+#endif
+#ifdef TB_HAVE_SIM
+#include <sys/stat.h>
+
+#include "tracebench/encoder.h"
+#include "tracebench/sim.h"
 #endif
 
 static double now(void)
@@ -260,6 +272,117 @@ static void free_job(job *j)
         free(j->dumps[i].data);
 }
 
+#ifdef TB_HAVE_SIM
+/* ---- the generated long trace ---- */
+
+typedef struct growbuf {
+    uint8_t *p;
+    size_t n, cap;
+} growbuf;
+
+static int gb_sink(void *ctx, const uint8_t *data, size_t len)
+{
+    growbuf *g = ctx;
+
+    if (g->n + len > g->cap) {
+        size_t cap = g->cap ? g->cap : 1u << 20;
+        uint8_t *q;
+
+        while (cap < g->n + len)
+            cap *= 2;
+        q = realloc(g->p, cap);
+        if (!q)
+            return TB_ERR_NOMEM;
+        g->p = q;
+        g->cap = cap;
+    }
+    memcpy(g->p + g->n, data, len);
+    g->n += len;
+    return 0;
+}
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *b = NULL;
+    long n;
+
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
+        b = malloc((size_t)n);
+        if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+            free(b);
+            b = NULL;
+        }
+        *len = (size_t)n;
+    }
+    fclose(f);
+    return b;
+}
+
+/* Runs long_run.elf through sim + encoder and writes the snapshot into
+ * dir, unless a snapshot is already there. */
+static int make_long_snapshot(const char *dir, tb_protocol proto)
+{
+    char path[1200], err[256];
+    struct stat st;
+    size_t elf_len = 0;
+    uint8_t *elf, *storage = NULL;
+    tb_snap_region regs[16];
+    tb_encoder_opts eo;
+    tb_config cfg;
+    tb_encoder *enc;
+    tb_sim *sim;
+    tb_scenario sc;
+    tb_sim_result res;
+    growbuf g = {0};
+    double t0;
+    int n, r;
+
+    snprintf(path, sizeof path, "%s/snapshot.ini", dir);
+    if (stat(path, &st) == 0)
+        return 0;
+    elf = read_file(TB_BINARY_DIR "/vectors/programs/long_run.elf", &elf_len);
+    if (!elf) {
+        fprintf(stderr, "long trace: no %s\n", TB_BINARY_DIR "/vectors/programs/long_run.elf");
+        return -1;
+    }
+    tb_encoder_opts_init(&eo, proto);
+    if (tb_encoder_config(&eo, &cfg) < 0 || !(enc = tb_encoder_new(&eo, gb_sink, &g)))
+        return -1;
+    sim = tb_sim_new(TB_SIM_CPU_A15);
+    tb_scenario_init(&sc);
+    snprintf(path, sizeof path, "%s/vectors/programs/long_run.ini", TB_SOURCE_DIR);
+    if (!sim || tb_scenario_load(&sc, path, err, sizeof err) < 0 ||
+        tb_sim_load_elf(sim, elf, elf_len) < 0 || tb_sim_set_scenario(sim, &sc) < 0) {
+        fprintf(stderr, "long trace: sim setup failed\n");
+        return -1;
+    }
+    t0 = now();
+    r = tb_sim_run(sim, tb_encoder_exec_cb, enc, &res);
+    if (r < 0 || tb_encoder_finish(enc) < 0) {
+        fprintf(stderr, "long trace: %s\n", r < 0 ? tb_sim_errmsg(sim) : "encoder failed");
+        return -1;
+    }
+    fprintf(stderr, "long trace: %s, %llu instructions, %zu bytes, made in %.1f s\n",
+            tb_protocol_name(proto), (unsigned long long)res.insns, g.n, now() - t0);
+    n = tb_encoder_elf_regions(elf, elf_len, regs, 16, &storage);
+    mkdir(dir, 0777);
+    if (n < 0 || tb_encoder_write_snapshot(dir, tb_encoder_get_config(enc), regs, (size_t)n,
+                                           g.p, g.n, true, err, sizeof err) < 0) {
+        fprintf(stderr, "long trace: %s\n", n < 0 ? "no ELF regions" : err);
+        return -1;
+    }
+    tb_sim_free(sim);
+    tb_encoder_free(enc);
+    free(storage);
+    free(elf);
+    free(g.p);
+    return 0;
+}
+#endif
+
 /* Runs fn until `seconds` have passed, or exactly `passes` times when
  * passes > 0 (repeatable instruction counts under callgrind).  The time
  * is measured in batches of about 2 ms and the fastest batch is kept:
@@ -318,16 +441,19 @@ int main(int argc, char **argv)
     const char *ref = getenv("TB_REFERENCE_DIR");
     double seconds = 1.0;
     uint64_t passes = 0;
-    bool stages = false, no_ocsd = false;
+    bool stages = false, no_ocsd = false, no_long = false;
     const char *only = NULL;
     char dir[1024];
-    static const struct { const char *sub; int id; const char *name; } srcs[] = {
-        {"TC2", 0x10, "TC2 ETMv3.5 0x10"},
-        {"TC2", 0x11, "TC2 ETMv3.5 0x11"},
-        {"TC2", 0x12, "TC2 ETMv3.5 0x12"},
-        {"TC2", 0x13, "TC2 PTM1.1 0x13"},
-        {"Snowball", 0x10, "Snowball PTM1.0 0x10"},
-        {"Snowball", 0x11, "Snowball PTM1.0 0x11"},
+    /* proto != 0: the generated long trace, made on first use. */
+    static const struct { const char *sub; int id; const char *name; int proto; } srcs[] = {
+        {"TC2", 0x10, "TC2 ETMv3.5 0x10", 0},
+        {"TC2", 0x11, "TC2 ETMv3.5 0x11", 0},
+        {"TC2", 0x12, "TC2 ETMv3.5 0x12", 0},
+        {"TC2", 0x13, "TC2 PTM1.1 0x13", 0},
+        {"Snowball", 0x10, "Snowball PTM1.0 0x10", 0},
+        {"Snowball", 0x11, "Snowball PTM1.0 0x11", 0},
+        {"long_run_ptm", 0x10, "long_run PTM1.1", TB_PROTO_PTM},
+        {"long_run_etmv3", 0x10, "long_run ETMv3.5", TB_PROTO_ETMV3},
     };
     double tot_o_i = 0, tot_o_t = 0, tot_t_i = 0, tot_t_t = 0, tot_d_i = 0, tot_d_t = 0;
 
@@ -342,6 +468,8 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (strcmp(argv[i], "--no-opencsd") == 0)
             no_ocsd = true;
+        else if (strcmp(argv[i], "--no-long") == 0)
+            no_long = true;
         else
             ref = argv[i];
     }
@@ -356,9 +484,28 @@ int main(int argc, char **argv)
         double t, o_rate, o_mb, dec_rate;
         uint64_t n, insn_pass;
 
+        /* The long trace is decoded once per side: it is its own
+         * steady state, and its packets are not kept. */
+        const bool is_long = srcs[k].proto != 0;
+        const uint64_t np = is_long ? 1 : passes;
+
         if (only && !strstr(srcs[k].name, only))
             continue;
-        snprintf(dir, sizeof dir, "%s/opencsd-snapshots/%s", ref, srcs[k].sub);
+        if (is_long) {
+#ifdef TB_HAVE_SIM
+            if (no_long)
+                continue;
+            snprintf(dir, sizeof dir, "%s/bench/%s", TB_BINARY_DIR, srcs[k].sub);
+            if (make_long_snapshot(dir, (tb_protocol)srcs[k].proto) < 0)
+                continue;
+#else
+            (void)no_long;
+            printf("%-22s (needs the simulator library)\n", srcs[k].name);
+            continue;
+#endif
+        } else {
+            snprintf(dir, sizeof dir, "%s/opencsd-snapshots/%s", ref, srcs[k].sub);
+        }
         if (load_job(&j, dir, srcs[k].id, srcs[k].name) < 0)
             return 1;
         o.id = (uint8_t)srcs[k].id;
@@ -367,22 +514,29 @@ int main(int argc, char **argv)
         o.d = tb_decoder_new(&j.cfg, j.mem);
         if (!o.df || !o.p || !o.d)
             return 1;
-        o.keep = true;
+        o.keep = !is_long;
         ours_pass(&o, &j); /* warm-up, and the per-pass count */
         o.keep = false;
         insn_pass = o.insns;
         /* The decompressor alone, on the packets parsed once. */
-        t = timed(dec_only_pass, &o, &j, seconds / 2, passes, &n);
-        dec_rate = (double)insn_pass / t;
-        tot_d_i += (double)insn_pass;
-        tot_d_t += t;
-        t = timed(ours_pass_v, &o, &j, seconds, passes, &n);
+        dec_rate = 0;
+        if (!is_long) {
+            t = timed(dec_only_pass, &o, &j, seconds / 2, passes, &n);
+            dec_rate = (double)insn_pass / t;
+            tot_d_i += (double)insn_pass;
+            tot_d_t += t;
+        }
+        t = timed(ours_pass_v, &o, &j, seconds, np, &n);
         o_rate = (double)insn_pass / t;
         o_mb = (double)j.len / t / 1e6;
-        tot_o_i += (double)insn_pass;
-        tot_o_t += t;
-        printf("%-22s %10llu %10.1f %10.1f %10.1f |", srcs[k].name,
-               (unsigned long long)insn_pass, o_rate / 1e6, o_mb, dec_rate / 1e6);
+        tot_o_i += is_long ? 0 : (double)insn_pass;
+        tot_o_t += is_long ? 0 : t;
+        printf("%-22s %10llu %10.1f %10.1f ", srcs[k].name,
+               (unsigned long long)insn_pass, o_rate / 1e6, o_mb);
+        if (is_long)
+            printf("%10s |", "-");
+        else
+            printf("%10.1f |", dec_rate / 1e6);
 #ifdef TB_HAVE_OPENCSD
         if (!no_ocsd) {
             theirs th = {0};
@@ -392,15 +546,18 @@ int main(int argc, char **argv)
             if (theirs_open(&th, &j) < 0) {
                 printf(" OpenCSD setup failed\n");
             } else {
-                theirs_pass(&th, &j);
-                t_pass = th.insns;
-                t = timed(theirs_pass_v, &th, &j, seconds, passes, &n);
+                if (!is_long)
+                    theirs_pass(&th, &j);
+                t = timed(theirs_pass_v, &th, &j, seconds, np, &n);
+                t_pass = th.insns / (is_long ? 1 : n + 1);
                 t_rate = (double)t_pass / t;
                 t_mb = (double)j.len / t / 1e6;
-                tot_t_i += (double)t_pass;
-                tot_t_t += t;
-                printf(" %12.1f %10.1f | %6.1fx%s\n", t_rate / 1e6, t_mb, o_rate / t_rate,
-                       t_pass == insn_pass ? "" : "  (instruction counts differ)");
+                tot_t_i += is_long ? 0 : (double)t_pass;
+                tot_t_t += is_long ? 0 : t;
+                printf(" %12.1f %10.1f | %6.1fx", t_rate / 1e6, t_mb, o_rate / t_rate);
+                if (t_pass != insn_pass)
+                    printf("  (OpenCSD counts %llu instructions)", (unsigned long long)t_pass);
+                printf("\n");
                 ocsd_destroy_dcd_tree(th.tree);
             }
         } else
@@ -408,7 +565,7 @@ int main(int argc, char **argv)
         {
             printf(" %12s %10s | %7s\n", "n/a", "n/a", "n/a");
         }
-        if (stages) {
+        if (stages && !is_long) {
             /* Where the time goes: de-format only, then + parse. */
             double t_df, t_pp;
             uint64_t n_df, n_pp, pk_pass, src_pass;
@@ -435,9 +592,12 @@ int main(int argc, char **argv)
         free(o.pk);
         free_job(&j);
     }
-    printf("decompressor alone (packets parsed once): %.1f Mi/s\n", tot_d_i / tot_d_t / 1e6);
+    if (tot_d_t > 0)
+        printf("decompressor alone (packets parsed once): %.1f Mi/s\n", tot_d_i / tot_d_t / 1e6);
+    if (tot_o_t <= 0)
+        return 0;
     if (tot_t_t > 0)
-        printf("overall: ours %.1f Mi/s, OpenCSD %.1f Mi/s, ratio %.1fx\n",
+        printf("real traces overall: ours %.1f Mi/s, OpenCSD %.1f Mi/s, ratio %.1fx\n",
                tot_o_i / tot_o_t / 1e6, tot_t_i / tot_t_t / 1e6,
                (tot_o_i / tot_o_t) / (tot_t_i / tot_t_t));
     else
