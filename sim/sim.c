@@ -345,8 +345,8 @@ static bool is_direct(uint8_t wp)
 /* Delivers the record of the instruction e (in isa) that went to next,
  * then a context record when it changed CONTEXTIDR.  Both paths build
  * every record here, so they share the cycle model's draws too. */
-static int emit_insn(tb_sim *s, const tb_centry *e, uint8_t isa, uint32_t next,
-                     uint8_t next_isa, uint8_t flags)
+static int emit_rec(tb_sim *s, const tb_centry *e, const tb_exec_record *tpl,
+                    uint8_t isa, uint32_t next, uint8_t next_isa, uint8_t flags)
 {
     tb_exec_record r;
     unsigned cost = 1;
@@ -362,17 +362,21 @@ static int emit_insn(tb_sim *s, const tb_centry *e, uint8_t isa, uint32_t next,
             cost += 1 + (unsigned)((x >> 4) & 3);
     }
     s->cycles += cost;
-    memset(&r, 0, sizeof r);
-    r.kind = TB_REC_INSN;
+    if (tpl) {
+        r = *tpl; /* a block instruction's prepared record */
+    } else {
+        memset(&r, 0, sizeof r);
+        r.kind = TB_REC_INSN;
+        r.u.insn.addr = e->addr;
+        r.u.insn.opcode = e->opcode;
+        r.u.insn.size = e->size;
+        r.u.insn.isa = isa;
+        r.u.insn.wp_class = e->wp;
+    }
     r.seq = s->count++;
     r.cycle = s->cycles;
-    r.u.insn.addr = e->addr;
     r.u.insn.next_addr = next;
-    r.u.insn.opcode = e->opcode;
-    r.u.insn.size = e->size;
-    r.u.insn.isa = isa;
     r.u.insn.next_isa = next_isa;
-    r.u.insn.wp_class = e->wp;
     r.u.insn.flags = flags;
     if ((rc = deliver(s, &r)) < 0)
         return rc;
@@ -390,6 +394,12 @@ static int emit_insn(tb_sim *s, const tb_centry *e, uint8_t isa, uint32_t next,
         }
     }
     return 0;
+}
+
+static int emit_insn(tb_sim *s, const tb_centry *e, uint8_t isa, uint32_t next,
+                     uint8_t next_isa, uint8_t flags)
+{
+    return emit_rec(s, e, NULL, isa, next, next_isa, flags);
 }
 
 /* ITAdvance(), IHI0406C A2.5.2 */
@@ -713,6 +723,16 @@ static tb_block *blk_get(tb_sim *s, uint32_t a, uint32_t size, uint8_t isa, uint
             d->ce.info |= CE_IT_MEMBER;
         if (n && (s->tmp[n - 1].ce.info & CE_CTXID))
             d->ce.info |= CE_AFTER_CTXID;
+        d->plain = d->flags0 == 0 && e->wp == TB_WP_NONE && !(e->info & CE_CTXID);
+        memset(&d->tpl, 0, sizeof d->tpl);
+        d->tpl.kind = TB_REC_INSN;
+        d->tpl.u.insn.addr = e->addr;
+        d->tpl.u.insn.next_addr = e->addr + e->size;
+        d->tpl.u.insn.opcode = e->opcode;
+        d->tpl.u.insn.size = e->size;
+        d->tpl.u.insn.isa = isa;
+        d->tpl.u.insn.next_isa = isa;
+        d->tpl.u.insn.wp_class = e->wp;
         off += e->size;
         n++;
     }
@@ -752,6 +772,31 @@ static int blk_flush(tb_sim *s, unsigned upto, uint32_t last_next)
         uint32_t next = j + 1 < upto ? d->ce.addr + d->ce.size : last_next;
         uint8_t flags = d->flags0;
 
+        if (d->plain && next == d->tpl.u.insn.next_addr) {
+            /* Most instructions: the template as it is (emit_insn's
+             * cycle model, without condition or branch). */
+            tb_exec_record r = d->tpl;
+
+            s->cycles += 1;
+            if (d->ce.info & CE_MEM) {
+                uint64_t x = rng_next(s);
+
+                s->cycles += 1;
+                if ((x & 15) == 0)
+                    s->cycles += 1 + (unsigned)((x >> 4) & 3);
+            }
+            r.seq = s->count++;
+            r.cycle = s->cycles;
+            s->done = j + 1;
+            s->itstate = d->it_after;
+            if (s->cb && s->cb(s->cb_ctx, &r)) {
+                tb_sim_fail(s, TB_ERR_STOPPED, "the record callback asked to stop");
+                return TB_ERR_STOPPED;
+            }
+            nisa = isa;
+            continue;
+        }
+
         if (d->ce.info & (CE_IT_MEMBER | CE_ARMCOND)) {
             if (j >= s->pos || !s->pass[j])
                 flags |= TB_INSN_COND_FAILED;
@@ -765,7 +810,7 @@ static int blk_flush(tb_sim *s, unsigned upto, uint32_t last_next)
             return rc;
         s->done = j + 1;
         s->itstate = d->it_after;
-        if ((rc = emit_insn(s, &d->ce, isa, next, nisa, flags)) < 0)
+        if ((rc = emit_rec(s, &d->ce, &d->tpl, isa, next, nisa, flags)) < 0)
             return rc;
     }
     s->isa = nisa;
@@ -843,15 +888,14 @@ static void blk_attention(tb_sim *s, unsigned k)
     }
 }
 
-static void hook_code_blk(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+/* The code hook's rare cases: the first call in a run, IT-block
+ * instructions skipped, instructions that need the slow path, and
+ * inconsistencies. */
+static __attribute__((noinline)) void hook_code_blk_slow(tb_sim *s, uint32_t a)
 {
-    tb_sim *s = user;
     const tb_block *b = s->blk;
-    uint32_t a = (uint32_t)address;
     unsigned k = s->pos;
 
-    (void)uc;
-    (void)size;
     if (s->action != ACT_NONE)
         return;
     if (!b) {
@@ -879,6 +923,28 @@ static void hook_code_blk(uc_engine *uc, uint64_t address, uint32_t size, void *
     }
     s->pass[k] = 1;
     s->pos = k + 1;
+}
+
+/* Per instruction: note that the expected instruction ran.  Anything
+ * else goes to hook_code_blk_slow (while a stop is asked for, too: the
+ * block pointer is then NULL or klimit 0 is not relied on, so the slow
+ * part checks action). */
+static void hook_code_blk(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+    tb_sim *s = user;
+    const tb_block *b = s->blk;
+    unsigned k = s->pos;
+
+    (void)uc;
+    (void)size;
+    if (b && k < b->n && b->ins[k].ce.addr == (uint32_t)address &&
+        !(b->ins[k].ce.info & CE_ATTENTION) && k < s->klimit &&
+        s->action == ACT_NONE) {
+        s->pass[k] = 1;
+        s->pos = k + 1;
+        return;
+    }
+    hook_code_blk_slow(s, (uint32_t)address);
 }
 
 /* After the emulator stopped: the last hooked instruction of the block

@@ -39,9 +39,11 @@ typedef struct tb_centry {
 
 /* One instruction of a decoded translation block. */
 typedef struct tb_binsn {
+    tb_exec_record tpl;      /* its record when it falls through */
     tb_centry ce;
     uint8_t it_before, it_after; /* ITSTATE around it */
     uint8_t flags0;          /* record flags known from the decode */
+    uint8_t plain;           /* no condition, not a waypoint, no CONTEXTIDR */
 } tb_binsn;
 
 /* Unicorn 2.0.1 translates at most TCG_MAX_INSNS (512) per block. */
