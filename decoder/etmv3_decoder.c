@@ -297,6 +297,67 @@ static inline bool atom_fast(tb_etmv3_decoder *d, char atom, uint32_t cycles)
     return true;
 }
 
+/* A run of k E atoms (no W between them, so no cycle counts to share
+ * out): as many as stay inside the current block before its last
+ * instruction and fit the open range are added in one step, exactly as
+ * atom_fast() would one by one.  Returns how many were taken. */
+static unsigned e_run_bulk(tb_etmv3_decoder *d, unsigned k)
+{
+    const tb_block *b = d->blk;
+    tb_element *r = &d->rng;
+    uint32_t addr = d->pc, last, prev = 0;
+    uint8_t size = 4, prev_size = 4;
+    unsigned m, i;
+
+    if (!d->blk_valid || !d->rng_open || r->end != addr || r->isa != d->isa ||
+        d->blk_idx + 1 >= b->n)
+        return 0;
+    m = b->n - 1 - d->blk_idx;
+    if (m > 32 - r->count)
+        m = 32 - r->count;
+    if (m > k)
+        m = k;
+    if (m == 0)
+        return 0;
+    if (d->isa == TB_ISA_ARM) {
+        last = addr + 4 * (m - 1);
+        prev = last - 4;
+    } else {
+        const uint8_t *p = b->code + (addr - b->start);
+
+        last = addr;
+        for (i = 0;; i++) {
+            prev_size = size;
+            size = (uint8_t)tb_thumb_size((uint16_t)(p[0] | p[1] << 8));
+            if (i + 1 == m)
+                break;
+            prev = last;
+            last += size;
+            p += size;
+        }
+    }
+    if (m >= 2) {
+        d->prev_addr = prev;
+        d->prev_size = prev_size;
+        d->prev_wp = TB_WP_NONE;
+        d->prev_atom = 'E';
+    } else {
+        d->prev_addr = r->last_addr;
+        d->prev_size = r->last_size;
+        d->prev_wp = r->last_wp;
+        d->prev_atom = r->last_atom;
+    }
+    r->count += m;
+    r->end = last + size;
+    r->last_addr = last;
+    r->last_size = size;
+    r->last_wp = TB_WP_NONE;
+    r->last_atom = 'E';
+    d->pc = last + size;
+    d->blk_idx += m;
+    return m;
+}
+
 static void do_pheader(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
 {
     const unsigned n = pkt->seq_len < sizeof pkt->seq ? pkt->seq_len
@@ -314,6 +375,21 @@ static void do_pheader(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
         }
         if (a != 'E' && a != 'N')
             continue;
+        if (a == 'E' && !d->cfg.cycle_accurate && i + 1 < n && pkt->seq[i + 1] == 'E') {
+            /* Outside cycle-accurate mode cycles are not counted, so a
+             * run of E atoms can go in bulk (IHI0014Q 7.3.1 format 1
+             * packs up to 15 of them). */
+            unsigned k = 2, m;
+
+            while (i + k < n && pkt->seq[i + k] == 'E')
+                k++;
+            m = e_run_bulk(d, k);
+            if (m) {
+                i += m - 1;
+                w = 0;
+                continue;
+            }
+        }
         if (!atom_fast(d, a, d->cfg.cycle_accurate ? w : 0)) {
             do_atom(d, e, pkt->index, a, w);
             if (e->err)
