@@ -1,0 +1,105 @@
+/*
+ * tracebench fuzz harnesses.
+ *
+ * Each harness is one function, tb_fuzz_<name>(data, len), shared by the
+ * libFuzzer driver (driver_libfuzzer.c), the AFL++ persistent-mode driver
+ * (driver_afl.c) and the ordinary regression test
+ * (tests/test_fuzz_regressions.c).  A harness returns 0; a broken
+ * invariant prints one line to stderr and aborts, so every driver sees it
+ * as a crash and the regression test as a failure.
+ */
+#ifndef TB_FUZZ_H
+#define TB_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracebench/snapshot.h"
+#include "tracebench/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the harnesses ---- */
+int tb_fuzz_etmv3_parser(const uint8_t *data, size_t len);
+int tb_fuzz_ptm_parser(const uint8_t *data, size_t len);
+int tb_fuzz_deformatter(const uint8_t *data, size_t len);
+int tb_fuzz_snapshot(const uint8_t *data, size_t len);
+int tb_fuzz_etmv3_decoder(const uint8_t *data, size_t len);
+int tb_fuzz_ptm_decoder(const uint8_t *data, size_t len);
+
+typedef int (*tb_fuzz_fn)(const uint8_t *data, size_t len);
+typedef struct tb_fuzz_harness {
+    const char *name;        /* as in fuzz/regressions/<name>/ */
+    tb_fuzz_fn fn;
+} tb_fuzz_harness;
+/* Every harness of this build, NULL-terminated. */
+extern const tb_fuzz_harness tb_fuzz_harnesses[];
+
+/* ---- shared helpers (fuzz_util.c) ---- */
+
+/* Longest input a harness looks at; the rest is ignored so that work and
+ * memory per input stay bounded whatever the driver sends. */
+#define TB_FUZZ_MAX_INPUT (64 * 1024)
+
+/* Bytes of configuration at the start of a parser/decoder input. */
+#define TB_FUZZ_CFG_BYTES 4
+
+/* Builds a configuration of protocol `proto` from 4 input bytes: every
+ * ETMCR/ETMIDR/ETMCCER bit that changes the byte stream (protocol-notes
+ * 1.1-1.3) is reachable, through tb_config_from_regs like a snapshot. */
+void tb_fuzz_config(tb_protocol proto, const uint8_t b[TB_FUZZ_CFG_BYTES],
+                    tb_config *cfg);
+/* The inverse for seed makers: the 4 bytes giving a configuration with
+ * these properties (minor version, ETMCR, ETMCCER and alt-branch bit). */
+void tb_fuzz_config_bytes(tb_protocol proto, unsigned minor, bool alt_branch,
+                          uint32_t etmcr, uint32_t etmccer,
+                          uint8_t b[TB_FUZZ_CFG_BYTES]);
+
+/* The fixed memory image the decoder harnesses follow: ARM code at
+ * TB_FUZZ_ARM_BASE, Thumb code at TB_FUZZ_THUMB_BASE, vectors at 0 and
+ * random bytes in the top page up to 2^32 (the end of the address
+ * space).  Built once per process, never freed (the drivers live as long
+ * as the process). */
+#define TB_FUZZ_VEC_BASE 0x00000000u
+#define TB_FUZZ_ARM_BASE 0x00008000u
+#define TB_FUZZ_THUMB_BASE 0x00010000u
+#define TB_FUZZ_CODE_BYTES 0x4000u
+#define TB_FUZZ_TOP_BASE 0xFFFFF000u
+const tb_memimage *tb_fuzz_image(void);
+
+/* Deterministic split point in [0, len] from the input's bytes. */
+size_t tb_fuzz_split(const uint8_t *data, size_t len);
+
+/* 64-bit FNV-1a, chained. */
+uint64_t tb_fuzz_hash(uint64_t h, const void *data, size_t len);
+#define TB_FUZZ_HASH_INIT 0xcbf29ce484222325ull
+
+/* Prints "tb_fuzz: <harness>: <message>" and aborts. */
+#if defined(__GNUC__)
+__attribute__((noreturn, format(printf, 2, 3)))
+#endif
+void tb_fuzz_fail(const char *harness, const char *fmt, ...);
+
+#define TB_FUZZ_CHECK(harness, cond, ...)                                   \
+    do {                                                                    \
+        if (!(cond))                                                        \
+            tb_fuzz_fail(harness, __VA_ARGS__);                             \
+    } while (0)
+
+/* ---- seeds (fuzz_seeds.c) ---- */
+
+/* One seed input.  Returns non-zero to stop. */
+typedef int (*tb_fuzz_seed_cb)(void *ctx, const char *name,
+                               const uint8_t *data, size_t len);
+/* Produces the seeds of harness `name` from the project's own writer,
+ * formatter and snapshot writer (no reference trace involved).  Returns
+ * the number of seeds or a negative TB_ERR_*. */
+int tb_fuzz_seeds(const char *name, tb_fuzz_seed_cb cb, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

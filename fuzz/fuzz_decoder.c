@@ -1,0 +1,204 @@
+/*
+ * Full decoder harnesses (ETMv3 and PTM): input = 4 configuration bytes
+ * (fuzz_util.c) + the trace stream, decoded over the fixed image of
+ * fuzz_util.c (parser -> decoder, as tb_decode_snapshot does).
+ *
+ * Invariants, beyond "no crash, no sanitizer report":
+ *  - the decoder returns no error (decoder.h: errors in the trace are
+ *    elements) and reports exactly the elements it emitted;
+ *  - element indices never go back (END has none); END comes once, last, from finish;
+ *  - each instruction range is consistent: count >= 1 (<= 32 for ETMv3,
+ *    decoder.h), its instructions listed by tb_decoder_range_addrs start
+ *    at start, step by the ISA's sizes, the last is last_addr and ends at
+ *    end; last_atom is E or N; the ISA is one the image can run;
+ *  - chunking invariance and reset: the stream parsed whole into a new
+ *    decoder, and cut in two into the same decoder after
+ *    tb_decoder_reset (warm block cache), give the same elements.
+ */
+#include <string.h>
+
+#include "fuzz.h"
+#include "tracebench/decoder.h"
+#include "tracebench/parser.h"
+
+#define MAX_RANGE (1u << 16)
+
+typedef struct xstate {
+    const char *name;
+    const tb_config *cfg;
+    tb_decoder *dec;
+    uint64_t hash;
+    size_t elements;
+    uint64_t last_index;
+    bool ended;
+    uint64_t insns;
+    bool print;              /* format every element (first run only) */
+} xstate;
+
+#define HF(f) h = tb_fuzz_hash(h, &el->f, sizeof el->f)
+
+/* Field by field (never the padding). */
+static uint64_t hash_element(uint64_t h, const tb_element *el)
+{
+    HF(kind); HF(index); HF(reason); HF(isa); HF(start); HF(end);
+    HF(count); HF(last_addr); HF(last_size); HF(last_wp); HF(last_atom);
+    HF(atom_bits); HF(exc_num); HF(pref_return); HF(cancelled); HF(ts);
+    HF(has_cc); HF(cc); HF(context_id); HF(vmid); HF(ns); HF(hyp);
+    HF(err);
+    return h;
+}
+
+static void check_range(xstate *s, const tb_element *el)
+{
+    static uint32_t addrs[MAX_RANGE];
+    const char *h = s->name;
+    uint32_t sum = 0;
+    int n, i;
+
+    TB_FUZZ_CHECK(h, el->count >= 1 && el->count <= MAX_RANGE,
+                  "range of %u instructions", el->count);
+    if (s->cfg->protocol == TB_PROTO_ETMV3)
+        TB_FUZZ_CHECK(h, el->count <= 32, "ETMv3 range of %u instructions "
+                      "(decoder.h: at most 32)", el->count);
+    TB_FUZZ_CHECK(h, el->isa == TB_ISA_ARM || el->isa == TB_ISA_THUMB ||
+                  el->isa == TB_ISA_THUMBEE, "range in ISA %u", el->isa);
+    TB_FUZZ_CHECK(h, el->last_atom == 'E' || el->last_atom == 'N',
+                  "last atom '%c'", el->last_atom);
+    TB_FUZZ_CHECK(h, el->last_wp <= TB_WP_BARRIER, "last_wp %u", el->last_wp);
+    TB_FUZZ_CHECK(h, el->last_size == (el->isa == TB_ISA_ARM ? 4 : el->last_size) &&
+                  (el->last_size == 2 || el->last_size == 4),
+                  "last_size %u in %s", el->last_size,
+                  tb_isa_name((tb_isa)el->isa));
+    n = tb_decoder_range_addrs(s->dec, el, addrs, MAX_RANGE);
+    TB_FUZZ_CHECK(h, n == (int)el->count,
+                  "range [0x%08x,0x%08x) of %u instructions lists %d",
+                  el->start, el->end, el->count, n);
+    TB_FUZZ_CHECK(h, addrs[0] == el->start && addrs[n - 1] == el->last_addr,
+                  "range [0x%08x,0x%08x): first 0x%08x, last 0x%08x, "
+                  "last_addr 0x%08x", el->start, el->end, addrs[0],
+                  addrs[n - 1], el->last_addr);
+    for (i = 1; i < n; i++) {
+        uint32_t step = addrs[i] - addrs[i - 1];
+        TB_FUZZ_CHECK(h, step == 4 || (el->isa != TB_ISA_ARM && step == 2),
+                      "range at 0x%08x: step %u", el->start, step);
+        sum += step;
+    }
+    TB_FUZZ_CHECK(h, el->end - el->start == sum + el->last_size,
+                  "range [0x%08x,0x%08x) does not end after its last "
+                  "instruction 0x%08x (+%u)", el->start, el->end,
+                  el->last_addr, el->last_size);
+    s->insns += el->count;
+}
+
+static int dec_on_element(void *ctx, const tb_element *el)
+{
+    xstate *s = ctx;
+    const char *h = s->name;
+    char buf[1024];
+    int n;
+
+    TB_FUZZ_CHECK(h, !s->ended, "element after END");
+    TB_FUZZ_CHECK(h, (unsigned)el->kind <= TB_ELEM_END, "element kind %d",
+                  (int)el->kind);
+    /* END belongs to no packet: its index is not checked. */
+    if (el->kind != TB_ELEM_END) {
+        TB_FUZZ_CHECK(h, el->index >= s->last_index,
+                      "%s element at index %llu after one at %llu",
+                      tb_elem_kind_name(el->kind), (unsigned long long)el->index,
+                      (unsigned long long)s->last_index);
+        s->last_index = el->index;
+    }
+    if (el->kind == TB_ELEM_INSN_RANGE)
+        check_range(s, el);
+    if (el->kind == TB_ELEM_END)
+        s->ended = true;
+    s->hash = hash_element(s->hash, el);
+    if (s->print) {
+        n = tb_elem_format_json(el, buf, sizeof buf);
+        TB_FUZZ_CHECK(h, n > 0 && (size_t)n < sizeof buf, "JSON length %d", n);
+        n = tb_elem_format(el, buf, sizeof buf);
+        TB_FUZZ_CHECK(h, n > 0 && (size_t)n < sizeof buf, "text length %d", n);
+    }
+    s->elements++;
+    return 0;
+}
+
+static int dec_on_packet(void *ctx, const tb_packet *p)
+{
+    xstate *s = ctx;
+    size_t before = s->elements;
+    int rc = tb_decoder_packet(s->dec, p, dec_on_element, s);
+
+    TB_FUZZ_CHECK(s->name, rc >= 0 && (size_t)rc == s->elements - before,
+                  "tb_decoder_packet returned %d for %zu elements (%s packet "
+                  "at %llu)", rc, s->elements - before,
+                  tb_pkt_kind_name(p->kind), (unsigned long long)p->index);
+    return 0;
+}
+
+static void decode(xstate *s, const uint8_t *data, size_t len, size_t cut)
+{
+    tb_parser *p = tb_parser_new(s->cfg);
+    size_t before;
+    int rc;
+
+    TB_FUZZ_CHECK(s->name, p != NULL, "tb_parser_new failed");
+    rc = tb_parser_push(p, data, cut, 0, dec_on_packet, s);
+    TB_FUZZ_CHECK(s->name, rc >= 0, "parser push returned %d", rc);
+    rc = tb_parser_push(p, data + cut, len - cut, cut, dec_on_packet, s);
+    TB_FUZZ_CHECK(s->name, rc >= 0, "parser push returned %d", rc);
+    rc = tb_parser_finish(p, dec_on_packet, s);
+    TB_FUZZ_CHECK(s->name, rc >= 0, "parser finish returned %d", rc);
+    tb_parser_free(p);
+    before = s->elements;
+    rc = tb_decoder_finish(s->dec, dec_on_element, s);
+    TB_FUZZ_CHECK(s->name, rc >= 1 && (size_t)rc == s->elements - before,
+                  "tb_decoder_finish returned %d for %zu elements", rc,
+                  s->elements - before);
+    TB_FUZZ_CHECK(s->name, s->ended, "no END element after finish");
+}
+
+static int fuzz_decoder(const char *name, tb_protocol proto,
+                        const uint8_t *data, size_t len)
+{
+    const tb_memimage *mem = tb_fuzz_image();
+    tb_config cfg;
+    xstate a, b;
+    tb_decoder *d;
+
+    if (len < TB_FUZZ_CFG_BYTES)
+        return 0;
+    if (len > TB_FUZZ_MAX_INPUT)
+        len = TB_FUZZ_MAX_INPUT;
+    tb_fuzz_config(proto, data, &cfg);
+    data += TB_FUZZ_CFG_BYTES;
+    len -= TB_FUZZ_CFG_BYTES;
+
+    d = tb_decoder_new(&cfg, mem);
+    TB_FUZZ_CHECK(name, d != NULL, "tb_decoder_new failed");
+    a = (xstate){.name = name, .cfg = &cfg, .dec = d, .hash = TB_FUZZ_HASH_INIT,
+                 .print = true};
+    decode(&a, data, len, len);
+
+    tb_decoder_reset(d);
+    b = (xstate){.name = name, .cfg = &cfg, .dec = d, .hash = TB_FUZZ_HASH_INIT};
+    decode(&b, data, len, tb_fuzz_split(data, len));
+    TB_FUZZ_CHECK(name, a.hash == b.hash && a.elements == b.elements,
+                  "whole input gives %zu elements, split after reset gives "
+                  "%zu (or different fields)", a.elements, b.elements);
+    tb_decoder_free(d);
+    return 0;
+}
+
+int tb_fuzz_etmv3_decoder(const uint8_t *data, size_t len)
+{
+    return fuzz_decoder("etmv3_decoder", TB_PROTO_ETMV3, data, len);
+}
+
+int tb_fuzz_ptm_decoder(const uint8_t *data, size_t len)
+{
+    return fuzz_decoder("ptm_decoder", TB_PROTO_PTM, data, len);
+}
+
+#undef HF
+#undef MAX_RANGE

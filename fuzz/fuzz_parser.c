@@ -1,0 +1,249 @@
+/*
+ * Packet parser harnesses (ETMv3 and PTM): input = 4 configuration bytes
+ * (fuzz_util.c) + the trace stream.
+ *
+ * Invariants, beyond "no crash, no sanitizer report":
+ *  - packets tile the stream: each starts where the previous ended
+ *    (NOTSYNC covers `count` bytes, any other packet `size` bytes, or
+ *    `count` for a zero run longer than bytes[]), its
+ *    bytes[] are the stream's bytes there, and after finish the packets
+ *    cover the whole input (parser.h);
+ *  - fields are within their ranges (size <= TB_PKT_MAX_BYTES, atom
+ *    counts agree with seq[], error kinds carry a negative err);
+ *  - chunking invariance: the whole input, the input cut in two at a
+ *    point chosen from its bytes, and small random chunks give the same
+ *    packets, every field compared; the printers (print.h) format
+ *    each packet of the whole-input run.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "tracebench/parser.h"
+#include "tracebench/print.h"
+
+typedef struct pstate {
+    const char *name;
+    const tb_config *cfg;
+    const uint8_t *stream;
+    size_t len;
+    uint64_t next;           /* stream index the next packet must start at */
+    uint64_t hash;
+    size_t count;
+    bool print;
+} pstate;
+
+#define HF(f) h = tb_fuzz_hash(h, &p->f, sizeof p->f)
+
+/* Field by field (never the padding). */
+static uint64_t hash_packet(uint64_t h, const tb_packet *p)
+{
+    HF(kind); HF(protocol); HF(index); HF(size); HF(bytes); HF(count);
+    HF(err); HF(atom_count); HF(w_count); HF(seq_len); HF(seq);
+    HF(phdr_format); HF(addr); HF(addr_bits); HF(isa); HF(isa_changed);
+    HF(addr_known); HF(has_exc); HF(exc_cancel); HF(exc_num);
+    HF(exc_resume); HF(exc_bytes); HF(legacy_exc); HF(ns); HF(hyp);
+    HF(altisa); HF(ns_valid); HF(hyp_valid); HF(has_cc); HF(cc); HF(ts);
+    HF(ts_bits); HF(has_ctxid); HF(context_id); HF(vmid); HF(reason);
+    HF(jazelle); HF(lsip); HF(lsip_addr); HF(lsip_isa); HF(has_data_addr);
+    HF(data_addr); HF(data_addr_bits); HF(data_be); HF(data_size);
+    HF(data_value); HF(data_tag);
+    return h;
+}
+
+static void check_packet(pstate *s, const tb_packet *p)
+{
+    const char *h = s->name;
+    char buf[2048];
+    int n;
+
+    TB_FUZZ_CHECK(h, p->protocol == s->cfg->protocol, "packet protocol %d",
+                  (int)p->protocol);
+    TB_FUZZ_CHECK(h, (unsigned)p->kind < TB_PKT_KIND_COUNT, "kind %d",
+                  (int)p->kind);
+    TB_FUZZ_CHECK(h, p->index == s->next,
+                  "%s packet at index %llu, expected %llu (packets must tile "
+                  "the stream)", tb_pkt_kind_name(p->kind),
+                  (unsigned long long)p->index, (unsigned long long)s->next);
+    TB_FUZZ_CHECK(h, p->size <= TB_PKT_MAX_BYTES, "size %u", p->size);
+    if (p->kind == TB_PKT_NOTSYNC) {
+        TB_FUZZ_CHECK(h, p->size == 0 && p->count > 0,
+                      "NOTSYNC at %llu: size %u count %llu",
+                      (unsigned long long)p->index, p->size,
+                      (unsigned long long)p->count);
+        s->next += p->count;
+    } else {
+        /* A run of zeros longer than bytes[] (extra A-sync zeros, ETMv3)
+         * keeps its first TB_PKT_MAX_BYTES and its length in count. */
+        uint64_t covers = p->count > p->size ? p->count : p->size;
+        TB_FUZZ_CHECK(h, p->size > 0, "empty %s packet at %llu",
+                      tb_pkt_kind_name(p->kind), (unsigned long long)p->index);
+        TB_FUZZ_CHECK(h, p->count == 0 ||
+                      ((p->kind == TB_PKT_BAD_SEQUENCE ||
+                        p->kind == TB_PKT_INCOMPLETE) &&
+                       (p->count == p->size ||
+                        (p->count > p->size && p->size == TB_PKT_MAX_BYTES))),
+                      "%s packet at %llu with count %llu and size %u",
+                      tb_pkt_kind_name(p->kind), (unsigned long long)p->index,
+                      (unsigned long long)p->count, p->size);
+        TB_FUZZ_CHECK(h, p->index + covers <= s->len &&
+                      memcmp(p->bytes, s->stream + p->index, p->size) == 0,
+                      "%s packet at %llu: bytes[] are not the stream's",
+                      tb_pkt_kind_name(p->kind), (unsigned long long)p->index);
+        s->next += covers;
+    }
+    TB_FUZZ_CHECK(h, s->next <= s->len, "packets run past the input (%llu > %zu)",
+                  (unsigned long long)s->next, s->len);
+    if (p->kind == TB_PKT_RESERVED || p->kind == TB_PKT_BAD_SEQUENCE ||
+        p->kind == TB_PKT_BAD_TRACEMODE)
+        TB_FUZZ_CHECK(h, p->err < 0, "%s packet with err %d",
+                      tb_pkt_kind_name(p->kind), p->err);
+    if (p->kind == TB_PKT_ATOM) {
+        unsigned e = 0, w = 0, i;
+        TB_FUZZ_CHECK(h, p->seq_len <= sizeof p->seq, "seq_len %u", p->seq_len);
+        for (i = 0; i < p->seq_len; i++) {
+            TB_FUZZ_CHECK(h, p->seq[i] == 'E' || p->seq[i] == 'N' ||
+                          p->seq[i] == 'W', "atom '%c'", p->seq[i]);
+            if (p->seq[i] == 'W')
+                w++;
+            else
+                e++;
+        }
+        TB_FUZZ_CHECK(h, e == p->atom_count && w == p->w_count,
+                      "atom packet at %llu: seq has %u E/N and %u W, counts "
+                      "say %u and %u", (unsigned long long)p->index, e, w,
+                      p->atom_count, p->w_count);
+        /* ETMv3 0x80 without cycle accuracy is format 1 with no atoms
+         * (protocol-notes 2.5); a PTM atom header always has one. */
+        TB_FUZZ_CHECK(h, p->seq_len > 0 || p->protocol == TB_PROTO_ETMV3,
+                      "atom packet without atoms at %llu",
+                      (unsigned long long)p->index);
+    }
+    if (p->kind == TB_PKT_BRANCH || p->kind == TB_PKT_ISYNC ||
+        p->kind == TB_PKT_WP_UPDATE)
+        TB_FUZZ_CHECK(h, p->addr_bits <= 32 && (unsigned)p->isa <= TB_ISA_UNKNOWN,
+                      "addr_bits %u isa %d", p->addr_bits, (int)p->isa);
+    if (p->kind == TB_PKT_TIMESTAMP)
+        TB_FUZZ_CHECK(h, p->ts_bits <= 64, "ts_bits %u", p->ts_bits);
+    if (p->kind == TB_PKT_CONTEXT_ID || (p->kind == TB_PKT_ISYNC && p->has_ctxid))
+        TB_FUZZ_CHECK(h, s->cfg->ctxid_bytes == 4 ||
+                      p->context_id < (1u << (8 * s->cfg->ctxid_bytes)),
+                      "context ID 0x%x wider than %u bytes", p->context_id,
+                      s->cfg->ctxid_bytes);
+    if (p->kind == TB_PKT_DATA || p->kind == TB_PKT_OOO_DATA)
+        TB_FUZZ_CHECK(h, p->data_size <= 4 && p->data_size != 3,
+                      "data size %u", p->data_size);
+
+    /* Every field, for the chunking comparison. */
+    s->hash = hash_packet(s->hash, p);
+    /* The printers see every packet of the first run (they are library
+     * code that reads every field). */
+    if (s->print) {
+        n = tb_packet_format_json(p, -1, buf, sizeof buf);
+        TB_FUZZ_CHECK(h, n > 0 && (size_t)n < sizeof buf, "JSON length %d", n);
+        n = tb_packet_format(p, buf, sizeof buf);
+        TB_FUZZ_CHECK(h, n > 0 && (size_t)n < sizeof buf, "text length %d", n);
+    }
+    s->count++;
+}
+
+static int parse_on_packet(void *ctx, const tb_packet *p)
+{
+    check_packet(ctx, p);
+    return 0;
+}
+
+/* Parses the stream in the chunks given by cut[] (ascending ends, the
+ * last = len) and returns the packets' hash. */
+static uint64_t parse_run(const char *name, const tb_config *cfg,
+                          const uint8_t *stream, size_t len,
+                          const size_t *cut, size_t ncut, size_t *count)
+{
+    pstate s = {.name = name, .cfg = cfg, .stream = stream, .len = len,
+                .hash = TB_FUZZ_HASH_INIT, .print = ncut == 1};
+    tb_parser *p = tb_parser_new(cfg);
+    size_t at = 0, i;
+    int rc;
+
+    TB_FUZZ_CHECK(name, p != NULL, "tb_parser_new failed");
+    for (i = 0; i < ncut; i++) {
+        size_t before = s.count;
+        rc = tb_parser_push(p, stream + at, cut[i] - at, at, parse_on_packet, &s);
+        TB_FUZZ_CHECK(name, rc >= 0 && (size_t)rc == s.count - before,
+                      "push returned %d for %zu packets", rc, s.count - before);
+        at = cut[i];
+    }
+    {
+        size_t before = s.count;
+        rc = tb_parser_finish(p, parse_on_packet, &s);
+        TB_FUZZ_CHECK(name, rc >= 0 && (size_t)rc == s.count - before,
+                      "finish returned %d for %zu packets", rc, s.count - before);
+    }
+    TB_FUZZ_CHECK(name, s.next == len,
+                  "packets cover %llu of %zu bytes after finish",
+                  (unsigned long long)s.next, len);
+    /* Packets per byte are bounded: at most one per byte plus the
+     * NOTSYNC/INCOMPLETE at the end. */
+    TB_FUZZ_CHECK(name, s.count <= len + 2, "%zu packets from %zu bytes",
+                  s.count, len);
+    tb_parser_free(p);
+    *count = s.count;
+    return s.hash;
+}
+
+static int fuzz_parser(const char *name, tb_protocol proto,
+                       const uint8_t *data, size_t len)
+{
+    tb_config cfg;
+    size_t cuts[64], ncut, n0, n1, at;
+    uint64_t h0, h1, seed;
+
+    if (len < TB_FUZZ_CFG_BYTES)
+        return 0;
+    if (len > TB_FUZZ_MAX_INPUT)
+        len = TB_FUZZ_MAX_INPUT;
+    tb_fuzz_config(proto, data, &cfg);
+    data += TB_FUZZ_CFG_BYTES;
+    len -= TB_FUZZ_CFG_BYTES;
+
+    cuts[0] = len;
+    h0 = parse_run(name, &cfg, data, len, cuts, 1, &n0);
+
+    cuts[0] = tb_fuzz_split(data, len);
+    cuts[1] = len;
+    h1 = parse_run(name, &cfg, data, len, cuts, 2, &n1);
+    TB_FUZZ_CHECK(name, h0 == h1 && n0 == n1,
+                  "whole input gives %zu packets, split at %zu gives %zu (or "
+                  "different fields)", n0, cuts[0], n1);
+
+    /* Short random chunks (1..16 bytes) over the start of the input. */
+    seed = tb_fuzz_hash(TB_FUZZ_HASH_INIT ^ 1, data, len);
+    ncut = 0;
+    at = 0;
+    while (at < len && ncut < 63) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        at += 1 + (size_t)((seed >> 33) % 16);
+        if (at > len)
+            at = len;
+        cuts[ncut++] = at;
+    }
+    if (ncut == 0 || cuts[ncut - 1] != len)
+        cuts[ncut++] = len;
+    h1 = parse_run(name, &cfg, data, len, cuts, ncut, &n1);
+    TB_FUZZ_CHECK(name, h0 == h1 && n0 == n1,
+                  "whole input gives %zu packets, small chunks give %zu (or "
+                  "different fields)", n0, n1);
+    return 0;
+}
+
+int tb_fuzz_etmv3_parser(const uint8_t *data, size_t len)
+{
+    return fuzz_parser("etmv3_parser", TB_PROTO_ETMV3, data, len);
+}
+
+int tb_fuzz_ptm_parser(const uint8_t *data, size_t len)
+{
+    return fuzz_parser("ptm_parser", TB_PROTO_PTM, data, len);
+}
+
+#undef HF

@@ -1,0 +1,462 @@
+/*
+ * Seed inputs made by the project's own writer, formatter and snapshot
+ * writer (no reference trace is copied).  Each parser/decoder seed is the
+ * 4 configuration bytes of fuzz_util.c and a packet sequence written for
+ * that configuration: A-sync, I-sync into the fixed image's ARM code,
+ * atoms, branches into the Thumb code and back, exceptions, waypoint
+ * updates, timestamps, context IDs and VMIDs where the configuration has
+ * them.  Packets a configuration cannot express are left out (the writer
+ * says TB_ERR_INVAL).
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fuzz.h"
+#include "tracebench/frame.h"
+#include "tracebench/writer.h"
+
+#define SEED_CAP 4096
+
+typedef struct seed_cfg {
+    unsigned minor;
+    bool alt;
+    uint32_t etmcr, etmccer;
+} seed_cfg;
+
+static const seed_cfg etmv3_cfgs[] = {
+    {5, false, 0x00000000, 0x00000000},
+    {5, false, 0x10001000, 0x20000000},   /* CA, 64-bit timestamps (TC2 A7) */
+    {3, false, 0x0000C00C, 0x00000000},   /* 4-byte CtxtID, data trace */
+    {4, true, 0x40000100, 0x04000000},    /* alt branch, VMID, BB, virt */
+    {0, false, 0x00001000, 0x00000000},   /* ETMv3.0 cycle accurate */
+    {2, false, 0x00104000, 0x00000000},   /* data only, 1-byte CtxtID */
+};
+
+static const seed_cfg ptm_cfgs[] = {
+    {1, false, 0x00000000, 0x00000000},
+    {1, false, 0x10001000, 0x30000000},   /* CA, binary 64-bit TS (TC2 A15) */
+    {0, false, 0x20004000, 0x00000000},   /* PFT1.0, return stack, CtxtID */
+    {1, false, 0x4000C100, 0x05000000},   /* BB, VMID, 4-byte CtxtID, DMB */
+};
+
+static tb_packet pk(tb_pkt_kind kind, tb_protocol proto)
+{
+    tb_packet p;
+
+    memset(&p, 0, sizeof p);
+    p.kind = kind;
+    p.protocol = proto;
+    return p;
+}
+
+static tb_packet addr_pk(tb_pkt_kind kind, tb_protocol proto, uint32_t addr,
+                         tb_isa isa)
+{
+    tb_packet p = pk(kind, proto);
+
+    p.addr = addr;
+    p.isa = isa;
+    return p;
+}
+
+static tb_packet atoms(tb_protocol proto, const tb_config *cfg, const char *s)
+{
+    tb_packet p = pk(TB_PKT_ATOM, proto);
+    size_t i;
+
+    p.seq_len = (uint8_t)strlen(s);
+    memcpy(p.seq, s, p.seq_len);
+    for (i = 0; i < p.seq_len; i++) {
+        if (s[i] == 'W')
+            p.w_count++;
+        else
+            p.atom_count++;
+    }
+    if (proto == TB_PROTO_ETMV3) {
+        p.phdr_format = 1;
+        if (cfg->cycle_accurate && p.seq_len == 3)
+            p.phdr_format = 2;
+        else if (!cfg->cycle_accurate && p.seq_len == 2 && s[0] == 'N')
+            p.phdr_format = 2;
+    } else if (cfg->cycle_accurate) {
+        p.has_cc = true;
+        p.cc = 3;
+    }
+    return p;
+}
+
+/* Appends one packet; packets the configuration cannot carry are
+ * skipped. */
+static void put(tb_writer *w, const tb_config *cfg, tb_packet p,
+                uint8_t *out, size_t *n)
+{
+    int r;
+
+    if (cfg->protocol == TB_PROTO_PTM && cfg->cycle_accurate &&
+        (p.kind == TB_PKT_BRANCH ||
+         (p.kind == TB_PKT_ISYNC && p.reason != TB_ISYNC_PERIODIC))) {
+        p.has_cc = true;
+        p.cc = 17;
+    }
+    if (cfg->protocol == TB_PROTO_ETMV3 && cfg->cycle_accurate &&
+        p.kind == TB_PKT_ISYNC) {
+        p.has_cc = true;
+        p.cc = 5;
+    }
+    if (p.kind == TB_PKT_ISYNC && cfg->ctxid_bytes) {
+        p.has_ctxid = true;
+        p.context_id = 0x42;
+    }
+    r = tb_writer_write(w, &p, out + *n, SEED_CAP - *n);
+    if (r > 0)
+        *n += (size_t)r;
+}
+
+static size_t packet_stream(const tb_config *cfg, int variant, uint8_t *out)
+{
+    tb_protocol pr = cfg->protocol;
+    bool etm = pr == TB_PROTO_ETMV3;
+    tb_writer *w = tb_writer_new(cfg);
+    size_t n = 0;
+    tb_packet p;
+    int round;
+
+    if (!w)
+        return 0;
+    for (round = 0; round < 2 + variant; round++) {
+        put(w, cfg, pk(TB_PKT_ASYNC, pr), out, &n);
+        p = addr_pk(TB_PKT_ISYNC, pr, TB_FUZZ_ARM_BASE + 0x40u * (unsigned)round,
+                    TB_ISA_ARM);
+        p.reason = round ? TB_ISYNC_PERIODIC : TB_ISYNC_TRACE_ON;
+        put(w, cfg, p, out, &n);
+        if (cfg->timestamps) {
+            p = pk(TB_PKT_TIMESTAMP, pr);
+            p.ts = 0x123456789ull + (uint64_t)round * 1000;
+            put(w, cfg, p, out, &n);
+        }
+        if (etm && cfg->cycle_accurate) {
+            put(w, cfg, atoms(pr, cfg, "WEWEWN"), out, &n);
+            put(w, cfg, atoms(pr, cfg, "WEN"), out, &n);
+            p = pk(TB_PKT_CYCLE_COUNT, pr);
+            p.cc = 300;
+            put(w, cfg, p, out, &n);
+        } else if (etm) {
+            put(w, cfg, atoms(pr, cfg, "EEEEN"), out, &n);
+            put(w, cfg, atoms(pr, cfg, "NE"), out, &n);
+            put(w, cfg, atoms(pr, cfg, "EEEEEEEE"), out, &n);
+        } else {
+            put(w, cfg, atoms(pr, cfg, cfg->cycle_accurate ? "E" : "EENEE"), out, &n);
+            put(w, cfg, atoms(pr, cfg, cfg->cycle_accurate ? "N" : "NE"), out, &n);
+        }
+        /* Into the Thumb code and back. */
+        put(w, cfg, addr_pk(TB_PKT_BRANCH, pr, TB_FUZZ_THUMB_BASE + 0x20u,
+                            TB_ISA_THUMB), out, &n);
+        put(w, cfg, atoms(pr, cfg, etm ? (cfg->cycle_accurate ? "WEWEWE" : "EEE")
+                                        : "E"), out, &n);
+        if (!etm) {
+            p = addr_pk(TB_PKT_WP_UPDATE, pr, TB_FUZZ_THUMB_BASE + 0x30u,
+                        TB_ISA_THUMB);
+            put(w, cfg, p, out, &n);
+        }
+        /* An IRQ: branch with exception information (protocol-notes 2.7,
+         * 3.13). */
+        p = addr_pk(TB_PKT_BRANCH, pr, TB_FUZZ_ARM_BASE + 0x200u, TB_ISA_ARM);
+        p.has_exc = true;
+        p.exc_num = 5;
+        p.exc_bytes = 1;
+        p.ns_valid = true;
+        put(w, cfg, p, out, &n);
+        put(w, cfg, atoms(pr, cfg, etm && cfg->cycle_accurate ? "WE" : "E"),
+            out, &n);
+        put(w, cfg, pk(TB_PKT_EXC_RETURN, pr), out, &n);
+        put(w, cfg, addr_pk(TB_PKT_BRANCH, pr, TB_FUZZ_ARM_BASE + 0x84u,
+                            TB_ISA_ARM), out, &n);
+        if (cfg->ctxid_bytes) {
+            p = pk(TB_PKT_CONTEXT_ID, pr);
+            p.has_ctxid = true;
+            p.context_id = 0x11;
+            put(w, cfg, p, out, &n);
+        }
+        if (cfg->vmid) {
+            p = pk(TB_PKT_VMID, pr);
+            p.vmid = 3;
+            put(w, cfg, p, out, &n);
+        }
+        put(w, cfg, pk(TB_PKT_TRIGGER, pr), out, &n);
+        put(w, cfg, pk(TB_PKT_IGNORE, pr), out, &n);
+        if (etm && cfg->data_trace) {
+            p = pk(TB_PKT_STORE_FAILED, pr);
+            put(w, cfg, p, out, &n);
+        }
+        /* Top of the address space: ranges that meet 2^32. */
+        if (variant == 1)
+            put(w, cfg, addr_pk(TB_PKT_BRANCH, pr, 0xFFFFFFF0u, TB_ISA_ARM),
+                out, &n);
+        put(w, cfg, atoms(pr, cfg, etm && cfg->cycle_accurate ? "WEWE" : "EE"),
+            out, &n);
+    }
+    tb_writer_free(w);
+    return n;
+}
+
+static int proto_seeds(tb_protocol proto, const char *prefix,
+                       tb_fuzz_seed_cb cb, void *ctx)
+{
+    const seed_cfg *cfgs = proto == TB_PROTO_ETMV3 ? etmv3_cfgs : ptm_cfgs;
+    size_t ncfg = proto == TB_PROTO_ETMV3
+                      ? sizeof etmv3_cfgs / sizeof etmv3_cfgs[0]
+                      : sizeof ptm_cfgs / sizeof ptm_cfgs[0];
+    static uint8_t buf[TB_FUZZ_CFG_BYTES + SEED_CAP];
+    int count = 0;
+    size_t i;
+
+    for (i = 0; i < ncfg; i++) {
+        for (int v = 0; v < 2; v++) {
+            tb_config cfg;
+            char name[64];
+            size_t n;
+            tb_fuzz_config_bytes(proto, cfgs[i].minor, cfgs[i].alt,
+                                 cfgs[i].etmcr, cfgs[i].etmccer, buf);
+            tb_fuzz_config(proto, buf, &cfg);
+            n = packet_stream(&cfg, v, buf + TB_FUZZ_CFG_BYTES);
+            snprintf(name, sizeof name, "%s-cfg%zu-v%d", prefix, i, v);
+            if (cb(ctx, name, buf, TB_FUZZ_CFG_BYTES + n))
+                return count;
+            count++;
+        }
+    }
+    return count;
+}
+
+/* ---- deformatter: formatted buffers of two or three sources ---- */
+
+typedef struct fbuf {
+    uint8_t *data;
+    size_t len, cap;
+} fbuf;
+
+static int sink(void *ctx, const uint8_t *data, size_t len)
+{
+    fbuf *b = ctx;
+
+    if (b->len + len > b->cap)
+        return TB_ERR_NOSPACE;
+    memcpy(b->data + b->len, data, len);
+    b->len += len;
+    return 0;
+}
+
+static int deformatter_seeds(tb_fuzz_seed_cb cb, void *ctx)
+{
+    static const unsigned modes[] = {
+        TB_FRAME_MEM_ALIGNED, TB_FRAME_HAS_FSYNC,
+        TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC, TB_FRAME_HAS_HSYNC,
+    };
+    static uint8_t out[1 + SEED_CAP], src[3][SEED_CAP];
+    size_t slen[3], m;
+    int count = 0;
+
+    for (m = 0; m < 3; m++) {
+        tb_config cfg;
+        uint8_t b[TB_FUZZ_CFG_BYTES];
+        tb_fuzz_config_bytes(m == 1 ? TB_PROTO_ETMV3 : TB_PROTO_PTM, 1 + (unsigned)m,
+                             false, 0x10001000, 0x20000000, b);
+        tb_fuzz_config(m == 1 ? TB_PROTO_ETMV3 : TB_PROTO_PTM, b, &cfg);
+        slen[m] = packet_stream(&cfg, (int)m & 1, src[m]);
+        if (slen[m] > 600)
+            slen[m] = 600;
+    }
+    for (m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        tb_formatter *f = tb_formatter_new(modes[m]);
+        fbuf b = {out + 1, 0, SEED_CAP};
+        size_t at[3] = {0, 0, 0};
+        unsigned turn = 0;
+        char name[64];
+        int rc = 0;
+
+        if (!f)
+            continue;
+        out[0] = (uint8_t)modes[m];
+        /* Interleave the sources in uneven slices, with idles in HSYNC
+         * mode, as a funnel would. */
+        while (rc >= 0 && (at[0] < slen[0] || at[1] < slen[1] || at[2] < slen[2])) {
+            unsigned s = turn++ % 3;
+            size_t k = 1 + (turn * 7) % 23;
+            if (at[s] + k > slen[s])
+                k = slen[s] - at[s];
+            if (k)
+                rc = tb_formatter_put(f, (uint8_t)(0x10 + s * 3), src[s] + at[s], k,
+                                      sink, &b);
+            at[s] += k;
+            if (rc >= 0 && (modes[m] & TB_FRAME_HAS_HSYNC) && turn % 5 == 0)
+                rc = tb_formatter_idle(f, sink, &b);
+        }
+        if (rc >= 0)
+            rc = tb_formatter_flush(f, sink, &b);
+        tb_formatter_free(f);
+        if (rc < 0)
+            continue;
+        snprintf(name, sizeof name, "deformatter-mode%zu", m);
+        if (cb(ctx, name, out, 1 + b.len))
+            return count;
+        count++;
+    }
+    return count;
+}
+
+/* ---- snapshot: tb_snapshot_write output packed as an archive ---- */
+
+static int pack_dir(const char *dir, fbuf *out)
+{
+    static const char *const first = "snapshot.ini";
+    DIR *d;
+    struct dirent *e;
+    char path[640];
+    int pass;
+
+    out->len = 0;
+    /* snapshot.ini first (no header), then every other file. */
+    for (pass = 0; pass < 2; pass++) {
+        d = opendir(dir);
+        if (!d)
+            return TB_ERR_IO;
+        while ((e = readdir(d)) != NULL) {
+            FILE *f;
+            size_t n;
+            if (e->d_name[0] == '.' || (strcmp(e->d_name, first) == 0) != (pass == 0))
+                continue;
+            if (pass == 1) {
+                int k = snprintf((char *)out->data + out->len,
+                                 out->cap - out->len, "%s@@ %s\n",
+                                 out->len ? "\n" : "", e->d_name);
+                if (k < 0 || (size_t)k >= out->cap - out->len) {
+                    closedir(d);
+                    return TB_ERR_NOSPACE;
+                }
+                out->len += (size_t)k;
+            }
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            f = fopen(path, "rb");
+            if (!f) {
+                closedir(d);
+                return TB_ERR_IO;
+            }
+            n = fread(out->data + out->len, 1, out->cap - out->len, f);
+            out->len += n;
+            fclose(f);
+        }
+        closedir(d);
+    }
+    return 0;
+}
+
+static void rm_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[640];
+
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static int snapshot_seeds(tb_fuzz_seed_cb cb, void *ctx)
+{
+    static uint8_t arch[4 * SEED_CAP], trace[2][SEED_CAP], code[2][256];
+    static const char *const formats[] = {"coresight", "dstream_coresight",
+                                          "source_data"};
+    char dir[256], err[256];
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    int count = 0;
+    size_t fi;
+
+    for (fi = 0; fi < 3; fi++) {
+        tb_config cfg[2];
+        uint8_t b[TB_FUZZ_CFG_BYTES];
+        tb_snap_region reg[2];
+        tb_snap_out_source srcs[2];
+        size_t nsrc = fi == 2 ? 1 : 2, tlen[2], i;
+        fbuf out = {arch, 0, sizeof arch};
+        uint8_t fmt[2 * SEED_CAP];
+        fbuf fb = {fmt, 0, sizeof fmt};
+        char name[64];
+        int rc = 0;
+
+        for (i = 0; i < nsrc; i++) {
+            tb_protocol pr = i ? TB_PROTO_ETMV3 : TB_PROTO_PTM;
+            tb_fuzz_config_bytes(pr, i ? 5 : 1, false, 0x10000000, 0x20000000, b);
+            tb_fuzz_config(pr, b, &cfg[i]);
+            cfg[i].trace_id = (uint8_t)(0x10 + i);
+            cfg[i].traceidr = 0x10 + (uint32_t)i;
+            tlen[i] = packet_stream(&cfg[i], 0, trace[i]);
+            if (tlen[i] > 300)
+                tlen[i] = 300;
+            (void)tb_memimage_read(tb_fuzz_image(), TB_FUZZ_ARM_BASE,
+                                   code[i], sizeof code[i]);
+            reg[i] = (tb_snap_region){TB_FUZZ_ARM_BASE, code[i], sizeof code[i]};
+            srcs[i] = (tb_snap_out_source){
+                .name = i ? "ETM_1" : "PTM_0", .cfg = &cfg[i],
+                .core = i ? "cpu_1" : "cpu_0",
+                .core_type = i ? "Cortex-A7" : NULL, .regions = &reg[i],
+                .n_regions = 1};
+        }
+        if (fi == 2) {
+            memcpy(fmt, trace[0], tlen[0]);
+            fb.len = tlen[0];
+        } else {
+            tb_formatter *f = tb_formatter_new(fi == 1 ? TB_FRAME_HAS_FSYNC
+                                                       : TB_FRAME_MEM_ALIGNED);
+            if (!f)
+                continue;
+            for (i = 0; i < nsrc && rc >= 0; i++)
+                rc = tb_formatter_put(f, cfg[i].trace_id, trace[i], tlen[i],
+                                      sink, &fb);
+            if (rc >= 0)
+                rc = tb_formatter_flush(f, sink, &fb);
+            tb_formatter_free(f);
+            if (rc < 0)
+                continue;
+        }
+        snprintf(dir, sizeof dir, "%s/tbfuzz-seed-XXXXXX", base);
+        if (!mkdtemp(dir))
+            return TB_ERR_IO;
+        rc = tb_snapshot_write(dir, srcs, nsrc, fmt, fb.len, formats[fi], err,
+                               sizeof err);
+        if (rc == 0)
+            rc = pack_dir(dir, &out);
+        rm_dir(dir);
+        if (rc < 0)
+            continue;
+        snprintf(name, sizeof name, "snapshot-%s", formats[fi]);
+        if (cb(ctx, name, out.data, out.len))
+            return count;
+        count++;
+    }
+    return count;
+}
+
+int tb_fuzz_seeds(const char *name, tb_fuzz_seed_cb cb, void *ctx)
+{
+    if (strcmp(name, "etmv3_parser") == 0 || strcmp(name, "etmv3_decoder") == 0)
+        return proto_seeds(TB_PROTO_ETMV3, name, cb, ctx);
+    if (strcmp(name, "ptm_parser") == 0 || strcmp(name, "ptm_decoder") == 0)
+        return proto_seeds(TB_PROTO_PTM, name, cb, ctx);
+    if (strcmp(name, "deformatter") == 0)
+        return deformatter_seeds(cb, ctx);
+    if (strcmp(name, "snapshot") == 0)
+        return snapshot_seeds(cb, ctx);
+    return TB_ERR_NOT_FOUND;
+}
+
+#undef SEED_CAP

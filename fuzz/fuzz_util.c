@@ -1,0 +1,288 @@
+/* Helpers shared by the fuzz harnesses (see fuzz.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+
+void tb_fuzz_fail(const char *harness, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "tb_fuzz: %s: ", harness);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fflush(stderr);
+    abort();
+}
+
+uint64_t tb_fuzz_hash(uint64_t h, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+
+    while (len--) {
+        h ^= *p++;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+size_t tb_fuzz_split(const uint8_t *data, size_t len)
+{
+    if (len == 0)
+        return 0;
+    return (size_t)(tb_fuzz_hash(TB_FUZZ_HASH_INIT, data, len) % (len + 1));
+}
+
+/*
+ * Configuration bytes:
+ *   b0[2:0] minor version (ETMv3: 0..5 mod 6; PTM: bit 0), b0[3] ETMIDR[20]
+ *   b1: [0] CA, [2:1] CtxtID size, [4:3] data trace, [5] branch broadcast,
+ *       [6] data only, [7] timestamps            (ETMCR, protocol-notes 1.1)
+ *   b2: [0] VMID, [1] 64-bit TS, [2] binary TS, [3] virtualisation,
+ *       [4] return stack, [5] DMB/DSB waypoints  (ETMCR/ETMCCER 1.1, 1.3)
+ *   b3: trace ID
+ */
+void tb_fuzz_config(tb_protocol proto, const uint8_t b[TB_FUZZ_CFG_BYTES],
+                    tb_config *cfg)
+{
+    uint32_t etmcr = 0, etmidr, etmccer = 0;
+    unsigned minor;
+
+    etmcr |= (uint32_t)(b[1] & 1) << 12;
+    etmcr |= (uint32_t)((b[1] >> 1) & 3) << 14;
+    etmcr |= (uint32_t)((b[1] >> 3) & 3) << 2;
+    etmcr |= (uint32_t)((b[1] >> 5) & 1) << 8;
+    etmcr |= (uint32_t)((b[1] >> 6) & 1) << 20;
+    etmcr |= (uint32_t)((b[1] >> 7) & 1) << 28;
+    etmcr |= (uint32_t)(b[2] & 1) << 30;
+    etmcr |= (uint32_t)((b[2] >> 4) & 1) << 29;
+    etmccer |= (uint32_t)((b[2] >> 1) & 1) << 29;
+    etmccer |= (uint32_t)((b[2] >> 2) & 1) << 28;
+    etmccer |= (uint32_t)((b[2] >> 3) & 1) << 26;
+    etmccer |= (uint32_t)((b[2] >> 5) & 1) << 24;
+    if (proto == TB_PROTO_ETMV3) {
+        minor = (b[0] & 7) % 6;
+        etmidr = 0x410CF200u | (minor << 4) | ((uint32_t)((b[0] >> 3) & 1) << 20);
+    } else {
+        minor = b[0] & 1;
+        etmidr = 0x411CF300u | (minor << 4);
+    }
+    if (tb_config_from_regs(cfg, etmcr, etmidr, etmccer, b[3]) < 0)
+        tb_fuzz_fail("config", "tb_config_from_regs refused ETMIDR 0x%08x",
+                     (unsigned)etmidr);
+}
+
+void tb_fuzz_config_bytes(tb_protocol proto, unsigned minor, bool alt_branch,
+                          uint32_t etmcr, uint32_t etmccer,
+                          uint8_t b[TB_FUZZ_CFG_BYTES])
+{
+    b[0] = (uint8_t)((proto == TB_PROTO_ETMV3 ? minor % 6 : minor & 1) |
+                     (alt_branch ? 8 : 0));
+    b[1] = (uint8_t)(((etmcr >> 12) & 1) | ((etmcr >> 14) & 3) << 1 |
+                     ((etmcr >> 2) & 3) << 3 | ((etmcr >> 8) & 1) << 5 |
+                     ((etmcr >> 20) & 1) << 6 | ((etmcr >> 28) & 1) << 7);
+    b[2] = (uint8_t)(((etmcr >> 30) & 1) | ((etmccer >> 29) & 1) << 1 |
+                     ((etmccer >> 28) & 1) << 2 | ((etmccer >> 26) & 1) << 3 |
+                     ((etmcr >> 29) & 1) << 4 | ((etmccer >> 24) & 1) << 5);
+    b[3] = 0x10;
+}
+
+/* ------------------------------------------------------------------ */
+/* The fixed image: code made of instruction templates that reach every
+ * waypoint class of protocol-notes 3.12 (direct and indirect branches,
+ * with and without link, ISB, DMB/DSB, exception returns, state changes
+ * through BLX), conditional instructions and IT blocks, mixed with
+ * random words so undefined and odd encodings show up too.  Branch
+ * targets stay mostly inside the regions so decodes run long. */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1Dull;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static uint32_t arm_word(uint64_t *s, uint32_t pc)
+{
+    uint32_t r = (uint32_t)rng_next(s);
+    uint32_t cond = (r >> 28) % 14; /* EQ..LE: conditional */
+    int32_t off = (int32_t)((r >> 4) % 128) - 64;      /* words */
+
+    (void)pc;
+    switch (rng_next(s) % 24) {
+    case 0: case 1: case 2: case 3: case 4:
+        return 0xE0800000u | (r & 0x0000FFFFu) | (((r >> 16) % 15) << 16); /* ADD, Rd from r */
+    case 5: case 6:
+        return (cond << 28) | 0x01A00000u | (r & 0x0000F00Fu & 0xEFFFu); /* MOV<c> */
+    case 7: case 8: case 9:
+        return 0xEA000000u | ((uint32_t)off & 0xFFFFFFu);          /* B */
+    case 10: case 11:
+        return (cond << 28) | 0x0A000000u | ((uint32_t)off & 0xFFFFFFu); /* B<c> */
+    case 12:
+        return 0xEB000000u | ((uint32_t)off & 0xFFFFFFu);          /* BL */
+    case 13:
+        return 0xE12FFF1Eu;                                        /* BX lr */
+    case 14:
+        return 0xE12FFF30u | (r & 7);                               /* BLX rN */
+    case 15:
+        return 0xE8BD8000u | (r & 0xFF);                            /* POP {..,pc} */
+    case 16:
+        return 0xE49DF004u;                                        /* LDR pc,[sp],#4 */
+    case 17:
+        return (r & 1) ? 0xE25EF004u : 0xE1B0F00Eu;                /* SUBS pc,lr / MOVS pc,lr */
+    case 18:
+        return (r & 1) ? 0xF57FF06Fu : ((r & 2) ? 0xF57FF05Fu : 0xF57FF04Fu); /* ISB/DMB/DSB */
+    case 19:
+        return 0xEF000000u | (r & 0xFFFF);                          /* SVC */
+    case 20: {
+        /* BLX imm into the Thumb region. */
+        uint32_t target = TB_FUZZ_THUMB_BASE + ((r >> 8) % (TB_FUZZ_CODE_BYTES / 2)) * 2;
+        int32_t d = (int32_t)(target - (pc + 8));
+        return 0xFA000000u | (((uint32_t)d & 2) << 23) | (((uint32_t)d >> 2) & 0xFFFFFFu);
+    }
+    case 21:
+        return (cond << 28) | 0x012FFF10u | (r & 15);              /* BX<c> rN */
+    default:
+        return r;                                                  /* anything */
+    }
+}
+
+/* Writes one Thumb instruction; returns its size (2 or 4). */
+static unsigned thumb_insn(uint64_t *s, uint32_t pc, uint8_t *p, size_t room)
+{
+    uint32_t r = (uint32_t)rng_next(s);
+    unsigned k = (unsigned)(rng_next(s) % 24);
+
+    if (room < 4 && k >= 16)
+        k = 0;
+    switch (k) {
+    case 0: case 1: case 2: case 3:
+        put16(p, (uint16_t)(0x1800u | (r & 0x1FF)));                /* ADDS */
+        return 2;
+    case 4: case 5:
+        put16(p, (uint16_t)(0xD000u | (((r >> 8) % 14) << 8) | (r & 0xFF))); /* B<c> */
+        return 2;
+    case 6:
+        put16(p, (uint16_t)(0xE000u | ((r % 128 - 64) & 0x7FF)));  /* B */
+        return 2;
+    case 7:
+        put16(p, 0x4770);                                           /* BX lr */
+        return 2;
+    case 8:
+        put16(p, (uint16_t)(0x4780u | ((r & 7) << 3)));             /* BLX rN */
+        return 2;
+    case 9:
+        put16(p, (uint16_t)(0xBD00u | (r & 0xFF)));                 /* POP {..,pc} */
+        return 2;
+    case 10:
+        put16(p, (uint16_t)(0xB100u | (r & 0xAFF)));                /* CBZ/CBNZ */
+        return 2;
+    case 11: {
+        unsigned mask = 1 + (r & 7) * 2;                            /* IT, 1-4 slots */
+        put16(p, (uint16_t)(0xBF00u | (((r >> 4) % 14) << 4) | (mask & 0xF)));
+        return 2;
+    }
+    case 12:
+        put16(p, 0xBF00);                                           /* NOP */
+        return 2;
+    case 13: case 14: case 15:
+        put16(p, (uint16_t)r);                                      /* anything */
+        return 2;
+    case 16: case 17: {
+        /* BL with a short offset. */
+        int32_t d = ((int32_t)(r % 256) - 128) * 2;
+        uint32_t u = (uint32_t)d >> 1;
+        uint32_t sgn = (d < 0), i1 = !(((u >> 22) & 1) ^ sgn), i2 = !(((u >> 21) & 1) ^ sgn);
+        put16(p, (uint16_t)(0xF000u | (sgn << 10) | ((u >> 11) & 0x3FF)));
+        put16(p + 2, (uint16_t)(0xD000u | (i1 << 13) | (i2 << 11) | (u & 0x7FF)));
+        return 4;
+    }
+    case 18: {
+        /* BLX imm into the ARM region (J1=J2=1 for a small positive or
+         * negative offset; imm10H/imm10L carry the rest). */
+        uint32_t target = TB_FUZZ_ARM_BASE + ((r >> 8) % (TB_FUZZ_CODE_BYTES / 4)) * 4;
+        int32_t d = (int32_t)(target - ((pc + 4) & ~3u));
+        uint32_t u = (uint32_t)d >> 1, sgn = d < 0;
+        uint32_t i1 = !(((u >> 22) & 1) ^ sgn), i2 = !(((u >> 21) & 1) ^ sgn);
+        put16(p, (uint16_t)(0xF000u | (sgn << 10) | ((u >> 11) & 0x3FF)));
+        put16(p + 2, (uint16_t)(0xC000u | (i1 << 13) | (i2 << 11) | (u & 0x7FE)));
+        return 4;
+    }
+    case 19:
+        put16(p, 0xF3BF); put16(p + 2, 0x8F6F);                     /* ISB */
+        return 4;
+    case 20:
+        put16(p, 0xF8DD); put16(p + 2, (uint16_t)(0xF000u | (r & 0xFF))); /* LDR.W pc,[sp,#i] */
+        return 4;
+    case 21:
+        put16(p, 0xF3DE); put16(p + 2, 0x8F04);                     /* SUBS pc,lr,#4 */
+        return 4;
+    default:
+        put16(p, (uint16_t)(0xE800u | (r & 0x7FF)));                /* 32-bit prefix */
+        put16(p + 2, (uint16_t)(r >> 16));
+        return 4;
+    }
+}
+
+static tb_memimage *build_image(void)
+{
+    static uint8_t arm[TB_FUZZ_CODE_BYTES], thumb[TB_FUZZ_CODE_BYTES];
+    static uint8_t vec[32], top[0x1000];
+    uint64_t s = 0x7472616365626e63ull; /* fixed: the image never changes */
+    tb_memimage *m = tb_memimage_new();
+    size_t i;
+
+    if (!m)
+        return NULL;
+    /* Vectors: B to the ARM region. */
+    for (i = 0; i < sizeof vec; i += 4) {
+        uint32_t target = TB_FUZZ_ARM_BASE + (uint32_t)i * 64;
+        put32(vec + i, 0xEA000000u | (((target - (uint32_t)i - 8) >> 2) & 0xFFFFFFu));
+    }
+    for (i = 0; i < sizeof arm; i += 4)
+        put32(arm + i, arm_word(&s, TB_FUZZ_ARM_BASE + (uint32_t)i));
+    for (i = 0; i < sizeof thumb;)
+        i += thumb_insn(&s, TB_FUZZ_THUMB_BASE + (uint32_t)i, thumb + i,
+                        sizeof thumb - i);
+    for (i = 0; i < sizeof top; i++)
+        top[i] = (uint8_t)rng_next(&s);
+    if (tb_memimage_add(m, TB_FUZZ_VEC_BASE, vec, sizeof vec) < 0 ||
+        tb_memimage_add(m, TB_FUZZ_ARM_BASE, arm, sizeof arm) < 0 ||
+        tb_memimage_add(m, TB_FUZZ_THUMB_BASE, thumb, sizeof thumb) < 0 ||
+        tb_memimage_add(m, TB_FUZZ_TOP_BASE, top, sizeof top) < 0) {
+        tb_memimage_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+const tb_memimage *tb_fuzz_image(void)
+{
+    static tb_memimage *image;
+
+    if (!image) {
+        image = build_image();
+        if (!image)
+            tb_fuzz_fail("image", "cannot build the fixed memory image");
+    }
+    return image;
+}

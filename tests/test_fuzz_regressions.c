@@ -1,0 +1,192 @@
+/*
+ * Fuzz regressions (issue 7): every file in fuzz/regressions/<harness>/
+ * is replayed through the same harness function the libFuzzer and AFL++
+ * drivers call (fuzz/fuzz.h), so an input that ever broke an invariant
+ * stays fixed.  A broken invariant aborts inside the harness, which
+ * Criterion reports as a crashed test.  The writer-made seed inputs of
+ * fuzz/fuzz_seeds.c are replayed too, and must be rich enough to decode
+ * real instruction ranges (otherwise the decoder harnesses would start
+ * from nothing).
+ *
+ * The harness sources are compiled into this test directly (they are
+ * not part of the library).
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tb_test.h"
+
+#include "../fuzz/fuzz.h"
+#include "../fuzz/fuzz_util.c"
+#include "../fuzz/fuzz_table.c"
+#include "../fuzz/fuzz_parser.c"
+#include "../fuzz/fuzz_deformatter.c"
+#include "../fuzz/fuzz_snapshot.c"
+#include "../fuzz/fuzz_decoder.c"
+#include "../fuzz/fuzz_seeds.c"
+
+#include "tracebench/decoder.h"
+#include "tracebench/parser.h"
+
+static int replay_dir(const char *harness, tb_fuzz_fn fn)
+{
+    char dir[1024], path[1400];
+    DIR *d;
+    struct dirent *e;
+    int n = 0;
+
+    snprintf(dir, sizeof dir, "%s/fuzz/regressions/%s", TB_SOURCE_DIR, harness);
+    d = opendir(dir);
+    if (!d)
+        return 0;
+    while ((e = readdir(d)) != NULL) {
+        uint8_t *data;
+        size_t len;
+        if (e->d_name[0] == '.' || strcmp(e->d_name, "README.md") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        data = tb_test_read_file(path, &len);
+        cr_assert_not_null(data, "cannot read %s", path);
+        fprintf(stderr, "replay %s/%s (%zu bytes)\n", harness, e->d_name, len);
+        cr_assert_eq(fn(data, len), 0, "%s", path);
+        free(data);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+Test(fuzz_regressions, every_regression_file_passes_its_harness)
+{
+    const tb_fuzz_harness *h;
+    int total = 0;
+
+    for (h = tb_fuzz_harnesses; h->name; h++)
+        total += replay_dir(h->name, h->fn);
+    fprintf(stderr, "%d regression inputs replayed\n", total);
+}
+
+Test(fuzz_regressions, regression_folders_name_real_harnesses)
+{
+    char dir[1024];
+    DIR *d;
+    struct dirent *e;
+
+    snprintf(dir, sizeof dir, "%s/fuzz/regressions", TB_SOURCE_DIR);
+    d = opendir(dir);
+    cr_assert_not_null(d, "%s missing", dir);
+    while ((e = readdir(d)) != NULL) {
+        const tb_fuzz_harness *h;
+        bool known = false;
+        if (e->d_name[0] == '.' || strcmp(e->d_name, "README.md") == 0)
+            continue;
+        for (h = tb_fuzz_harnesses; h->name; h++)
+            known |= strcmp(h->name, e->d_name) == 0;
+        /* A misspelt folder would silently never be replayed. */
+        cr_assert(known || strncmp(e->d_name, "roundtrip", 9) == 0,
+                  "fuzz/regressions/%s is no harness", e->d_name);
+    }
+    closedir(d);
+}
+
+typedef struct seed_run {
+    tb_fuzz_fn fn;
+    int n;
+} seed_run;
+
+static int run_seed(void *ctx, const char *name, const uint8_t *data,
+                    size_t len)
+{
+    seed_run *r = ctx;
+
+    cr_assert_gt(len, 0, "empty seed %s", name);
+    cr_assert_eq(r->fn(data, len), 0, "seed %s", name);
+    r->n++;
+    return 0;
+}
+
+Test(fuzz_regressions, writer_seeds_pass_every_harness)
+{
+    const tb_fuzz_harness *h;
+
+    for (h = tb_fuzz_harnesses; h->name; h++) {
+        seed_run r = {h->fn, 0};
+        int n = tb_fuzz_seeds(h->name, run_seed, &r);
+        cr_assert_gt(n, 0, "no seeds for %s", h->name);
+        cr_assert_eq(n, r.n);
+    }
+}
+
+/* The decoder seeds are worth starting from only if they reach code in
+ * the fixed image: count instruction ranges per seed. */
+typedef struct range_count {
+    int ranges, nacc;
+    tb_decoder *d;
+} range_count;
+
+static int count_el(void *ctx, const tb_element *el)
+{
+    range_count *c = ctx;
+
+    c->ranges += el->kind == TB_ELEM_INSN_RANGE;
+    c->nacc += el->kind == TB_ELEM_ADDR_NACC;
+    return 0;
+}
+
+static int count_pkt(void *ctx, const tb_packet *p)
+{
+    range_count *c = ctx;
+
+    cr_assert_geq(tb_decoder_packet(c->d, p, count_el, c), 0);
+    return 0;
+}
+
+static int decode_seed(void *ctx, const char *name, const uint8_t *data,
+                       size_t len)
+{
+    tb_protocol proto = *(const tb_protocol *)ctx;
+    range_count c = {0};
+    tb_config cfg;
+    tb_parser *p;
+
+    tb_fuzz_config(proto, data, &cfg);
+    p = tb_parser_new(&cfg);
+    c.d = tb_decoder_new(&cfg, tb_fuzz_image());
+    cr_assert(p && c.d);
+    cr_assert_geq(tb_parser_push(p, data + 4, len - 4, 0, count_pkt, &c), 0);
+    cr_assert_geq(tb_parser_finish(p, count_pkt, &c), 0);
+    cr_assert_geq(tb_decoder_finish(c.d, count_el, &c), 1);
+    /* ETMv3 data-only trace has no instruction trace (protocol-notes 1.1). */
+    if (!cfg.data_only)
+        cr_assert_geq(c.ranges, 3, "seed %s decodes %d ranges", name, c.ranges);
+    tb_parser_free(p);
+    tb_decoder_free(c.d);
+    return 0;
+}
+
+Test(fuzz_regressions, decoder_seeds_reach_the_image)
+{
+    tb_protocol etm = TB_PROTO_ETMV3, ptm = TB_PROTO_PTM;
+
+    cr_assert_gt(tb_fuzz_seeds("etmv3_decoder", decode_seed, &etm), 0);
+    cr_assert_gt(tb_fuzz_seeds("ptm_decoder", decode_seed, &ptm), 0);
+}
+
+/* The image must hold what the harness comments promise: code where the
+ * seeds point, and bytes up to the end of the address space. */
+Test(fuzz_regressions, fixed_image_layout)
+{
+    const tb_memimage *m = tb_fuzz_image();
+    size_t avail;
+
+    cr_assert_not_null(tb_memimage_ptr(m, TB_FUZZ_ARM_BASE, &avail));
+    cr_assert_eq(avail, TB_FUZZ_CODE_BYTES);
+    cr_assert_not_null(tb_memimage_ptr(m, TB_FUZZ_THUMB_BASE, &avail));
+    cr_assert_eq(avail, TB_FUZZ_CODE_BYTES);
+    cr_assert_not_null(tb_memimage_ptr(m, 0xFFFFFFFFu, &avail));
+    cr_assert_eq(avail, 1);
+    cr_assert_null(tb_memimage_ptr(m, TB_FUZZ_ARM_BASE + TB_FUZZ_CODE_BYTES, &avail));
+}
