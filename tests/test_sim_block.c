@@ -192,7 +192,7 @@ Test(sim_block, interrupt_at_every_count)
         char elf[512], what[96], extra[128];
 
         snprintf(elf, sizeof elf, TB_BINARY_DIR "/vectors/programs/%s.elf", progs[p]);
-        for (unsigned at = 1; at <= 400; at += (at < 120 ? 1 : 13)) {
+        for (unsigned at = 1; at <= 400; at += (at < 64 ? 1 : 17)) {
             tb_scenario sc;
 
             snprintf(extra, sizeof extra, "[sim]\nmax_insns = 3000\n[%s]\nat_insn = %u\n",
