@@ -36,6 +36,12 @@ struct tb_ptm_parser {
 
     int state;
     uint8_t buf[TB_PKT_MAX_BYTES];
+    /* The packet being decoded: buf, or in the fast path the caller's
+     * chunk itself (saves copying each packet twice). */
+    const uint8_t *pk;
+    /* hdr_fast[h]: h starts a packet the fast path may take whole (not
+     * an A-sync zero, not reserved); worked out once in _new(). */
+    uint8_t hdr_fast[256];
     uint64_t idx[TB_PKT_MAX_BYTES]; /* stream index of each buf[] byte */
     unsigned n;
 
@@ -67,9 +73,23 @@ void tb_ptm_parser_reset(tb_ptm_parser *p)
         return;
     p->state = ST_HUNT;
     p->n = 0;
+    p->pk = p->buf;
     p->skip_count = 0;
     p->skip_index = 0;
     forget_state(p);
+}
+
+static bool is_reserved(uint8_t h)
+{
+    if ((h & 1) || (h & 0x80))
+        return false; /* branch address or atom */
+    switch (h) {
+    case 0x00: case 0x08: case 0x0C: case 0x3C: case 0x42: case 0x46:
+    case 0x66: case 0x6E: case 0x72: case 0x76:
+        return false;
+    default:
+        return true; /* protocol-notes 3.2: everything else */
+    }
 }
 
 tb_ptm_parser *tb_ptm_parser_new(const tb_config *cfg)
@@ -88,6 +108,8 @@ tb_ptm_parser *tb_ptm_parser_new(const tb_config *cfg)
     /* PFT1.0 has 48-bit timestamps only (protocol-notes 3.1). */
     p->ts64 = cfg->ts64 && cfg->arch_minor >= 1;
     p->ctxid_bytes = cfg->ctxid_bytes;
+    for (unsigned h = 0; h < 256; h++)
+        p->hdr_fast[h] = h != 0x00 && !is_reserved((uint8_t)h);
     tb_ptm_parser_reset(p);
     return p;
 }
@@ -129,19 +151,6 @@ static uint32_t cc_value(const uint8_t *b, unsigned n)
     for (i = 1; i < n; i++, shift += 7)
         v |= (uint32_t)(b[i] & 0x7F) << shift;
     return v;
-}
-
-static bool is_reserved(uint8_t h)
-{
-    if ((h & 1) || (h & 0x80))
-        return false; /* branch address or atom */
-    switch (h) {
-    case 0x00: case 0x08: case 0x0C: case 0x3C: case 0x42: case 0x46:
-    case 0x66: case 0x6E: case 0x72: case 0x76:
-        return false;
-    default:
-        return true; /* protocol-notes 3.2: everything else */
-    }
 }
 
 /* Length of the branch address part (address bytes plus exception
@@ -275,8 +284,10 @@ static void pkt_init(const tb_ptm_parser *p, tb_packet *pkt, tb_pkt_kind k,
     pkt->protocol = TB_PROTO_PTM;
     pkt->index = n ? p->idx[0] : 0;
     pkt->size = (uint8_t)n;
-    if (n)
-        memcpy(pkt->bytes, p->buf, n);
+    if (n == 1)
+        pkt->bytes[0] = p->pk[0];
+    else if (n)
+        memcpy(pkt->bytes, p->pk, n);
 }
 
 static int emit(const tb_packet *pkt, tb_packet_cb cb, void *ctx, int *count)
@@ -338,14 +349,14 @@ static void decode_cc(tb_packet *pkt, const uint8_t *b, unsigned avail)
 
 static void decode_atom(const tb_ptm_parser *p, tb_packet *pkt)
 {
-    uint8_t h = p->buf[0];
+    uint8_t h = p->pk[0];
     unsigned cnt, i;
 
     if (p->ca) {
         /* One atom in bit 1 (0 = E), CC in the rest (protocol-notes 3.5). */
         pkt->seq[0] = (h & 2) ? TB_ATOM_N : TB_ATOM_E;
         cnt = 1;
-        decode_cc(pkt, p->buf, p->n);
+        decode_cc(pkt, p->pk, p->n);
     } else {
         /* The highest set bit of 6..2 marks the field; the oldest atom is
          * just below it, the newest in bit 1 (protocol-notes 3.5).  0x80
@@ -367,7 +378,7 @@ static void decode_atom(const tb_ptm_parser *p, tb_packet *pkt)
 
 static void decode_isync(tb_ptm_parser *p, tb_packet *pkt)
 {
-    const uint8_t *b = p->buf;
+    const uint8_t *b = p->pk;
     uint32_t a = (uint32_t)b[1] | (uint32_t)b[2] << 8 |
                  (uint32_t)b[3] << 16 | (uint32_t)b[4] << 24;
     uint8_t info = b[5];
@@ -407,7 +418,7 @@ static void decode_isync(tb_ptm_parser *p, tb_packet *pkt)
  * (protocol-notes 3.7, 3.8).  off = offset of the first address byte. */
 static int decode_address(tb_ptm_parser *p, tb_packet *pkt, unsigned off)
 {
-    const uint8_t *b = p->buf + off;
+    const uint8_t *b = p->pk + off;
     unsigned a = tb_addr_length(TB_ADDR_SIXBIT, b, p->n - off), bits = 0;
     uint32_t addr = 0;
     tb_isa isa = TB_ISA_UNKNOWN;
@@ -464,7 +475,7 @@ static int decode_and_emit(tb_ptm_parser *p, tb_packet_cb cb, void *ctx,
                            int *count)
 {
     tb_packet pkt;
-    uint8_t h = p->buf[0];
+    uint8_t h = p->pk[0];
     unsigned i;
     int r = TB_OK;
 
@@ -487,26 +498,26 @@ static int decode_and_emit(tb_ptm_parser *p, tb_packet_cb cb, void *ctx,
             break;
         case 0x42:
         case 0x46: {
-            unsigned t = tb_ts_length(p->buf + 1, p->n - 1, p->ts64), bits = 0;
+            unsigned t = tb_ts_length(p->pk + 1, p->n - 1, p->ts64), bits = 0;
             uint64_t v = 0;
             pkt.kind = TB_PKT_TIMESTAMP;
-            tb_ts_decode(p->buf + 1, t, p->ts64, p->ts, &v, &bits);
+            tb_ts_decode(p->pk + 1, t, p->ts64, p->ts, &v, &bits);
             p->ts = v;
             pkt.ts = v;
             pkt.ts_bits = (uint8_t)bits;
             if (p->ca)
-                decode_cc(&pkt, p->buf + 1 + t, p->n - 1 - t);
+                decode_cc(&pkt, p->pk + 1 + t, p->n - 1 - t);
             break;
         }
         case 0x6E:
             pkt.kind = TB_PKT_CONTEXT_ID;
             pkt.has_ctxid = p->ctxid_bytes != 0;
             for (i = 0; i < p->ctxid_bytes; i++)
-                pkt.context_id |= (uint32_t)p->buf[1 + i] << (8 * i);
+                pkt.context_id |= (uint32_t)p->pk[1 + i] << (8 * i);
             break;
         case 0x3C:
             pkt.kind = TB_PKT_VMID;
-            pkt.vmid = p->buf[1];
+            pkt.vmid = p->pk[1];
             break;
         case 0x0C:
             pkt.kind = TB_PKT_TRIGGER;
@@ -633,17 +644,17 @@ int tb_ptm_parser_push(tb_ptm_parser *p, const uint8_t *data, size_t len,
         /* Fast path: a whole packet inside this chunk.  packet_length()
          * gives the same answer on more bytes as the byte loop finds at
          * the packet's last byte, so the output does not change. */
-        if (p->state == ST_SYNC && p->n == 0 && data[i] != 0x00 &&
-            !is_reserved(data[i])) {
+        if (p->state == ST_SYNC && p->n == 0 && p->hdr_fast[data[i]]) {
             size_t avail = len - i;
             int l = packet_length(p, data + i,
                                   avail > TB_PKT_MAX_BYTES ? TB_PKT_MAX_BYTES
                                                            : (unsigned)avail);
             if (l > 0) {
-                memcpy(p->buf, data + i, (size_t)l);
+                p->pk = data + i;
                 p->idx[0] = index + i;
                 p->n = (unsigned)l;
                 r = decode_and_emit(p, cb, ctx, &count);
+                p->pk = p->buf;
                 if (r < 0)
                     return r;
                 i += (size_t)l;
