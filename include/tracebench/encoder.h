@@ -108,11 +108,14 @@ int tb_encoder_finish(tb_encoder *e);
 const tb_encoder_stats *tb_encoder_get_stats(const tb_encoder *e);
 const tb_config *tb_encoder_get_config(const tb_encoder *e);
 
-/* The PT_LOAD segments (file bytes) of an ELF32 little-endian image as
- * snapshot regions pointing into elf; returns the count (<= max) or
- * TB_ERR_FORMAT. */
+/* The PT_LOAD segments of an ELF32 little-endian image as snapshot
+ * regions: the file bytes and then up to 64 zero bytes of the segment's
+ * zero-initialised tail (a decoder reads 4 bytes for a Thumb instruction,
+ * so code that ends a segment needs them).  The bytes live in one
+ * allocation returned in *storage (free() it).  Returns the count
+ * (<= max) or TB_ERR_FORMAT / TB_ERR_NOMEM. */
 int tb_encoder_elf_regions(const uint8_t *elf, size_t len,
-                           tb_snap_region *out, size_t max);
+                           tb_snap_region *out, size_t max, uint8_t **storage);
 
 /* Writes an OpenCSD snapshot of one source: device "ETM_0" (type from
  * the protocol), core "cpu_0" with the regions, the trace either raw
