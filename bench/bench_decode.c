@@ -15,10 +15,11 @@
  * decoded once by each side.
  *
  * usage: bench_decode [REFDIR] [--seconds S] [--passes N] [--stages]
- *                     [--only NAME] [--no-opencsd] [--no-long]
+ *                     [--only NAME] [--no-opencsd] [--no-long] [--dec-only]
  *   REFDIR defaults to $TB_REFERENCE_DIR or ../shared/reference.
  *   --passes N: exactly N passes per measurement (for callgrind).
  *   --stages: also time de-format only and de-format + parse.
+ *   --dec-only: only the decompressor on pre-parsed packets.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -443,7 +444,7 @@ int main(int argc, char **argv)
     const char *ref = getenv("TB_REFERENCE_DIR");
     double seconds = 1.0;
     uint64_t passes = 0;
-    bool stages = false, no_ocsd = false, no_long = false;
+    bool stages = false, no_ocsd = false, no_long = false, dec_only = false;
     const char *only = NULL;
     char dir[1024];
     /* proto != 0: the generated long trace, made on first use. */
@@ -472,6 +473,8 @@ int main(int argc, char **argv)
             no_ocsd = true;
         else if (strcmp(argv[i], "--no-long") == 0)
             no_long = true;
+        else if (strcmp(argv[i], "--dec-only") == 0)
+            dec_only = true; /* for profiling the decompressor */
         else
             ref = argv[i];
     }
@@ -527,6 +530,11 @@ int main(int argc, char **argv)
             dec_rate = (double)insn_pass / t;
             tot_d_i += (double)insn_pass;
             tot_d_t += t;
+        }
+        if (dec_only) {
+            printf("%-22s %10llu %10s %10s %10.1f\n", srcs[k].name,
+                   (unsigned long long)insn_pass, "-", "-", dec_rate / 1e6);
+            goto next;
         }
         t = timed(ours_pass_v, &o, &j, seconds, np, &n);
         o_rate = (double)insn_pass / t;
@@ -588,6 +596,7 @@ int main(int argc, char **argv)
                    (unsigned long long)src_pass, (unsigned long long)pk_pass,
                    t_df * 1e6, t_pp * 1e6, (double)insn_pass / o_rate * 1e6);
         }
+    next:
         tb_deformatter_free(o.df);
         tb_parser_free(o.p);
         tb_decoder_free(o.d);

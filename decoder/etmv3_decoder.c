@@ -529,6 +529,16 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
     if (!d || !pkt)
         return TB_ERR_INVAL;
     tb_emit_init(&e, cb, ctx);
+    if (pkt->kind == TB_PKT_ATOM && d->started && d->synced) {
+        /* Most packets: P-headers.  A cycle-accurate one with W atoms
+         * only (IHI0014Q 7.3.1 format 3 without E, or format 1 with no
+         * atoms) just counts cycles. */
+        if (pkt->w_count == pkt->seq_len && pkt->atom_count == 0)
+            d->pending_cc += pkt->w_count;
+        else
+            do_pheader(d, &e, pkt);
+        return tb_emit_result(&e);
+    }
     if (!d->started) {
         tb_elem_init(&el, TB_ELEM_NO_SYNC, pkt->index);
         el.reason = TB_GAP_INIT;
