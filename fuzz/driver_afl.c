@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h> /* read(), used by __AFL_FUZZ_TESTCASE_LEN */
 
 #include "fuzz.h"
 
@@ -16,6 +17,7 @@
 __AFL_FUZZ_INIT();
 #endif
 
+#ifndef __AFL_FUZZ_TESTCASE_LEN
 static int replay(FILE *f)
 {
     static uint8_t buf[TB_FUZZ_MAX_INPUT];
@@ -23,6 +25,7 @@ static int replay(FILE *f)
 
     return TB_FUZZ_ENTRY(buf, n);
 }
+#endif
 
 int main(int argc, char **argv)
 {

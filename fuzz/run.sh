@@ -40,7 +40,7 @@ case $engine in
     export AFL_USE_ASAN=1 AFL_USE_UBSAN=1
     cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER=afl-clang-fast \
       -DTB_BUILD_FUZZERS=ON -DTB_FUZZ_ENGINE=afl -DTB_BUILD_VECTORS=OFF \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTB_WERROR=ON >/dev/null
     ;;
   *) echo "run.sh: engine must be libfuzzer or afl" >&2; exit 2 ;;
 esac
