@@ -39,7 +39,11 @@ static inline int tb_emit_result(const tb_emit *e)
 
 static inline void tb_elem_init(tb_element *el, tb_elem_kind kind, uint64_t index)
 {
-    memset(el, 0, sizeof *el);
+    /* A copy of a zero element: GCC makes a memset of this size a slow
+     * `rep stos`, half the cost of emitting a range. */
+    static const tb_element zero;
+
+    *el = zero;
     el->kind = kind;
     el->index = index;
 }
