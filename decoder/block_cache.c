@@ -67,6 +67,7 @@ static void fill(tb_block_cache *bc, tb_block *b, uint32_t addr, tb_isa isa)
     b->start = addr;
     b->end = addr;
     b->n = 0;
+    b->wide = 0;
     b->isa = (uint8_t)isa;
     b->valid = true;
     b->code = p;
@@ -84,6 +85,8 @@ static void fill(tb_block_cache *bc, tb_block *b, uint32_t addr, tb_isa isa)
         r = tb_classifier_decode(bc->cls, p + off, avail - off, a, isa, &b->last);
         if (r < 0)
             return; /* truncated at the end of the region */
+        if (r == 4 && b->n < 64)
+            b->wide |= 1ull << b->n;
         b->n++;
         a += (uint32_t)r;
         b->end = a;

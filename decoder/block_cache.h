@@ -31,6 +31,9 @@ typedef struct tb_block {
     uint8_t status;        /* tb_block_status */
     bool valid;
     const uint8_t *code;   /* image bytes at start (NULL if n == 0) */
+    uint64_t wide;         /* Thumb: bit i set when instruction i (< 64)
+                              is 32-bit, so a decoder need not re-read the
+                              code to step through the block */
     tb_insn last;          /* the last instruction (n > 0) */
 } tb_block;
 
@@ -45,6 +48,20 @@ const tb_block *tb_block_get(tb_block_cache *bc, uint32_t addr, tb_isa isa);
 /* Address of the k-th instruction after addr within straight-line code
  * of block b (k < b->n); addr must be an instruction start of b. */
 uint32_t tb_block_advance(const tb_block *b, uint32_t addr, uint32_t k);
+/* Size of instruction idx of block b, at addr. */
+static inline unsigned tb_block_size_at(const tb_block *b, uint32_t idx,
+                                        uint32_t addr)
+{
+    const uint8_t *p;
+
+    if (b->isa == TB_ISA_ARM)
+        return 4;
+    if (idx < 64)
+        return ((b->wide >> idx) & 1) ? 4 : 2;
+    p = b->code + (addr - b->start);
+    return tb_thumb_size((uint16_t)(p[0] | p[1] << 8));
+}
+
 /* Classifies one instruction (for the range walker); size or TB_ERR_*. */
 int tb_block_insn(tb_block_cache *bc, uint32_t addr, tb_isa isa, tb_insn *out);
 

@@ -234,12 +234,8 @@ static void do_atom(tb_etmv3_decoder *d, tb_emit *e, uint64_t index, char atom,
     if (last) {
         size = b->last.size;
         wp = b->last.wp_class;
-    } else if (d->isa == TB_ISA_ARM) {
-        size = 4;
     } else {
-        const uint8_t *p = b->code + (addr - b->start);
-
-        size = (uint8_t)tb_thumb_size((uint16_t)(p[0] | p[1] << 8));
+        size = (uint8_t)tb_block_size_at(b, d->blk_idx, addr);
     }
     add_insn(d, e, index, addr, size, wp, atom, cycles);
     d->pc = addr + size;
@@ -273,13 +269,7 @@ static inline bool atom_fast(tb_etmv3_decoder *d, char atom, uint32_t cycles)
     if (!d->blk_valid || d->blk_idx + 1 >= b->n || !d->rng_open ||
         r->end != addr || r->count == 32 || r->isa != d->isa)
         return false;
-    if (d->isa == TB_ISA_ARM) {
-        size = 4;
-    } else {
-        const uint8_t *p = b->code + (addr - b->start);
-
-        size = (uint8_t)tb_thumb_size((uint16_t)(p[0] | p[1] << 8));
-    }
+    size = (uint8_t)tb_block_size_at(b, d->blk_idx, addr);
     d->prev_addr = r->last_addr;
     d->prev_size = r->last_size;
     d->prev_wp = r->last_wp;
@@ -295,6 +285,16 @@ static inline bool atom_fast(tb_etmv3_decoder *d, char atom, uint32_t cycles)
     d->pc = addr + size;
     d->blk_idx++;
     return true;
+}
+
+/* Bits set in v, without a libgcc call where the target has no
+ * popcount instruction. */
+static inline uint32_t popcount64(uint64_t v)
+{
+    v = v - ((v >> 1) & 0x5555555555555555ull);
+    v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
+    v = (v + (v >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+    return (uint32_t)((v * 0x0101010101010101ull) >> 56);
 }
 
 /* A run of k E atoms (no W between them, so no cycle counts to share
@@ -322,6 +322,17 @@ static unsigned e_run_bulk(tb_etmv3_decoder *d, unsigned k)
     if (d->isa == TB_ISA_ARM) {
         last = addr + 4 * (m - 1);
         prev = last - 4;
+    } else if (d->blk_idx + m <= 64) {
+        /* Sizes from the block's 32-bit-instruction mask. */
+        const uint64_t w = b->wide >> d->blk_idx;
+        const uint64_t before = w & ((1ull << (m - 1)) - 1);
+
+        last = addr + 2 * (m - 1) + 2 * popcount64(before);
+        size = ((w >> (m - 1)) & 1) ? 4 : 2;
+        if (m >= 2) {
+            prev_size = ((w >> (m - 2)) & 1) ? 4 : 2;
+            prev = last - prev_size;
+        }
     } else {
         const uint8_t *p = b->code + (addr - b->start);
 
