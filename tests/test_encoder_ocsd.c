@@ -274,8 +274,8 @@ static void run_case(const char *prog, tb_protocol proto, const char *opts, bool
     }
     tb_scenario_init(&sc);
     cr_assert_eq(tb_scenario_load(&sc, ini, err, sizeof err), 0, "%s", err);
-    if (!sc.max_insns || sc.max_insns > 60000)
-        sc.max_insns = 60000; /* long_run: enough for many sync periods */
+    if (!sc.max_insns || sc.max_insns > 12000)
+        sc.max_insns = 12000; /* several sync periods; keeps the file fast */
     memset(&r, 0, sizeof r);
     r.o = &o;
     r.enc = tb_encoder_new(&o, sink, &r);
