@@ -287,10 +287,9 @@ static void run_case(const char *prog, tb_protocol proto, const char *opts, bool
     cr_assert_eq(tb_sim_set_scenario(s, &sc), 0);
     rc = tb_sim_run(s, on_rec, &r, &res);
     if (rc < 0 && !tb_encoder_error(r.enc)) {
-        cr_log_warn("%s: simulator: %s (%s): not a case", name, tb_err_str(rc),
-                    tb_sim_errmsg(s));
         t->sim_failed++;
-        goto out;
+        cr_assert_fail("%s: simulator: %s (%s)", name, tb_err_str(rc),
+                       tb_sim_errmsg(s));
     }
     cr_assert_eq(tb_encoder_error(r.enc), 0, "%s: encoder error %s", name,
                  tb_err_str(tb_encoder_error(r.enc)));
@@ -320,7 +319,6 @@ static void run_case(const char *prog, tb_protocol proto, const char *opts, bool
             cr_assert_eq(system(cmd), 0);
         }
     }
-out:
     tb_sim_free(s);
     tb_encoder_free(r.enc);
     free(r.v);
@@ -365,6 +363,11 @@ static void run_matrix(tb_protocol proto)
             continue;
         memcpy(prog, de->d_name, l - 4);
         prog[l - 4] = 0;
+        /* smc rewrites its own code: the simulator's branch check refuses
+         * it by design (tests/test_sim.c proves that), so it has no truth
+         * to encode.  Every other program must run. */
+        if (!strcmp(prog, "smc"))
+            continue;
         for (size_t i = 0; i < nsets; i++)
             run_case(prog, proto, sets[i], i == 0, &t);
     }
