@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs missing dependencies, then builds and runs
 # every ctest twice, once plain (warnings as errors) and once under
-# AddressSanitizer + UndefinedBehaviorSanitizer.  Fails on any failure.
+# AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz smoke run.
+# Fails on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -21,4 +22,6 @@ run_config build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_config build-asan -DCMAKE_BUILD_TYPE=Debug -DTB_SANITIZE=ON
-echo "=== all tests passed (plain and ASan+UBSan)"
+echo "=== fuzz smoke (every harness 60 s under libFuzzer + ASan + UBSan)"
+bash scripts/fuzz-smoke.sh "${TB_FUZZ_SECONDS:-60}"
+echo "=== all tests passed (plain, ASan+UBSan, fuzz smoke)"
