@@ -28,6 +28,8 @@ int tb_fuzz_deformatter(const uint8_t *data, size_t len);
 int tb_fuzz_snapshot(const uint8_t *data, size_t len);
 int tb_fuzz_etmv3_decoder(const uint8_t *data, size_t len);
 int tb_fuzz_ptm_decoder(const uint8_t *data, size_t len);
+/* Needs the simulator (Unicorn): built only with it, not in the table. */
+int tb_fuzz_roundtrip(const uint8_t *data, size_t len);
 
 typedef int (*tb_fuzz_fn)(const uint8_t *data, size_t len);
 typedef struct tb_fuzz_harness {

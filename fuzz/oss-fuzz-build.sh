@@ -60,4 +60,28 @@ for h in etmv3_parser ptm_parser deformatter snapshot etmv3_decoder ptm_decoder;
   rm -f "$OUT/fuzz_${h}_seed_corpus.zip"
   (cd "$work/seeds_$h" && zip -q -j "$OUT/fuzz_${h}_seed_corpus.zip" ./*)
 done
+# Round trip: needs Unicorn for the simulator.
+if pkg-config --exists unicorn 2>/dev/null; then
+  uc_cflags=$(pkg-config --cflags unicorn)
+  uc_libs=$(pkg-config --libs unicorn)
+  simobjs=()
+  for src in "$root"/sim/*.c "$here"/fuzz_roundtrip.c; do
+    o=$work/rt_$(basename "$src" .c).o
+    $CC $CFLAGS $std $inc $uc_cflags -I"$root/sim" -c "$src" -o "$o"
+    simobjs+=("$o")
+  done
+  $CC $CFLAGS $std $inc -DTB_FUZZ_ENTRY=tb_fuzz_roundtrip -c "$here/driver_libfuzzer.c" \
+    -o "$work/driver_roundtrip.o"
+  $CC $CFLAGS $LIB_FUZZING_ENGINE -o "$OUT/fuzz_roundtrip" "$work/driver_roundtrip.o" \
+    "${simobjs[@]}" "${objs[@]}" $uc_libs $cap_libs
+  mkdir -p "$work/seeds_roundtrip"
+  "$work/seedgen" roundtrip "$work/seeds_roundtrip" >/dev/null
+  if [ -d "$here/regressions/roundtrip" ]; then
+    cp "$here/regressions/roundtrip"/* "$work/seeds_roundtrip/"
+  fi
+  rm -f "$OUT/fuzz_roundtrip_seed_corpus.zip"
+  (cd "$work/seeds_roundtrip" && zip -q -j "$OUT/fuzz_roundtrip_seed_corpus.zip" ./*)
+else
+  echo "oss-fuzz-build: no Unicorn (pkg-config unicorn): fuzz_roundtrip not built" >&2
+fi
 echo "oss-fuzz-build: fuzzers in $OUT"
