@@ -3,18 +3,9 @@
 
 #include "block_cache.h"
 
-#define BC_BITS 14
-#define BC_SIZE (1u << BC_BITS)
 /* Longest block before a LIMIT split; the walker chains blocks, so this
  * only bounds the work of one miss. */
 #define BC_MAX_INSNS 512
-
-struct tb_block_cache {
-    const tb_memimage *mem;
-    unsigned wp_mask;
-    tb_classifier *cls;
-    tb_block *tab;
-};
 
 tb_block_cache *tb_block_cache_new(const tb_memimage *mem, unsigned wp_mask)
 {
@@ -25,7 +16,7 @@ tb_block_cache *tb_block_cache_new(const tb_memimage *mem, unsigned wp_mask)
     bc->mem = mem;
     bc->wp_mask = wp_mask;
     bc->cls = tb_classifier_new();
-    bc->tab = calloc(BC_SIZE, sizeof *bc->tab);
+    bc->tab = calloc(TB_BC_SIZE, sizeof *bc->tab);
     if (!bc->cls || !bc->tab) {
         tb_block_cache_free(bc);
         return NULL;
@@ -101,13 +92,10 @@ static void fill(tb_block_cache *bc, tb_block *b, uint32_t addr, tb_isa isa)
         b->status = TB_BLOCK_LIMIT;
 }
 
-const tb_block *tb_block_get(tb_block_cache *bc, uint32_t addr, tb_isa isa)
+const tb_block *tb_block_miss(tb_block_cache *bc, tb_block *b, uint32_t addr,
+                              tb_isa isa)
 {
-    uint32_t h = ((addr >> 1) * 0x9E3779B1u) >> (32 - BC_BITS);
-    tb_block *b = &bc->tab[h ^ (isa & 1)];
-
-    if (!(b->valid && b->start == addr && b->isa == isa))
-        fill(bc, b, addr, isa);
+    fill(bc, b, addr, isa);
     return b;
 }
 

@@ -37,14 +37,37 @@ typedef struct tb_block {
     tb_insn last;          /* the last instruction (n > 0) */
 } tb_block;
 
-typedef struct tb_block_cache tb_block_cache;
+#define TB_BC_BITS 14
+#define TB_BC_SIZE (1u << TB_BC_BITS)
+
+/* Visible so that a hit is an inline lookup (the decoders look a block
+ * up for every waypoint); only block_cache.c changes it. */
+typedef struct tb_block_cache {
+    const tb_memimage *mem;
+    unsigned wp_mask;
+    tb_classifier *cls;
+    tb_block *tab;
+} tb_block_cache;
 
 /* wp_mask: bit c set when tb_wp_class c ends a block. */
 tb_block_cache *tb_block_cache_new(const tb_memimage *mem, unsigned wp_mask);
 void tb_block_cache_free(tb_block_cache *bc);
+/* Fills slot b for (addr, isa) (the miss path of tb_block_get). */
+const tb_block *tb_block_miss(tb_block_cache *bc, tb_block *b, uint32_t addr,
+                              tb_isa isa);
+
 /* The block at (addr, isa).  The pointer stays valid only until the next
  * lookup.  Never NULL; n == 0 with status NACC when addr is unmapped. */
-const tb_block *tb_block_get(tb_block_cache *bc, uint32_t addr, tb_isa isa);
+static inline const tb_block *tb_block_get(tb_block_cache *bc, uint32_t addr,
+                                           tb_isa isa)
+{
+    uint32_t h = ((addr >> 1) * 0x9E3779B1u) >> (32 - TB_BC_BITS);
+    tb_block *b = &bc->tab[h ^ (isa & 1)];
+
+    if (b->valid && b->start == addr && b->isa == isa)
+        return b;
+    return tb_block_miss(bc, b, addr, isa);
+}
 /* Address of the k-th instruction after addr within straight-line code
  * of block b (k < b->n); addr must be an instruction start of b. */
 uint32_t tb_block_advance(const tb_block *b, uint32_t addr, uint32_t k);

@@ -179,10 +179,12 @@ static void emit_range(tb_emit *e, const tb_packet *pkt, uint32_t start,
 }
 
 /* Walks from pc through non-waypoints to the next waypoint, which gets
- * `atom`; emits the range.  Returns true with *wp set when a waypoint
- * was reached, false when the address was lost (already reported). */
+ * `atom`; emits the range.  Returns true with *wp pointing at the
+ * waypoint (in the block cache: valid until the next block lookup) when
+ * one was reached, false when the address was lost (already reported). */
 static bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
-                             const tb_packet *pkt, char atom, tb_insn *wp)
+                             const tb_packet *pkt, char atom,
+                             const tb_insn **wp)
 {
     uint32_t start = d->pc, count = 0;
 
@@ -191,7 +193,7 @@ static bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
 
         if (b->status == TB_BLOCK_WP) {
             count += b->n;
-            *wp = b->last;
+            *wp = &b->last;
             emit_range(e, pkt, start, b->end, count, d->isa, &b->last, atom);
             d->pc = b->end;
             return true;
@@ -282,7 +284,7 @@ static void do_atoms(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
 {
     for (unsigned i = 0; i < pkt->seq_len && !e->err; i++) {
         char atom = pkt->seq[i];
-        tb_insn wp;
+        const tb_insn *wp;
 
         if (atom != 'E' && atom != 'N')
             continue;
@@ -291,7 +293,7 @@ static void do_atoms(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
             continue;
         }
         if (walk_to_waypoint(d, e, pkt, atom, &wp))
-            take_waypoint(d, &wp, atom, true);
+            take_waypoint(d, wp, atom, true);
     }
 }
 
@@ -372,11 +374,11 @@ static void do_branch(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
     } else if (d->pc_known) {
         /* branch_no_excp: the next waypoint executed, its target is the
          * packet's address.  No pop; push for a link branch. */
-        tb_insn wp;
+        const tb_insn *wp;
 
         if (walk_to_waypoint(d, e, pkt, 'E', &wp)) {
-            if (wp.link && d->cfg.return_stack)
-                rs_push(d, wp.addr + wp.size, d->isa);
+            if (wp->link && d->cfg.return_stack)
+                rs_push(d, wp->addr + wp->size, d->isa);
         }
     }
     if (pkt->ns_valid && pkt->ns != d->ns) {
@@ -460,6 +462,10 @@ int tb_ptm_decoder_packet(tb_ptm_decoder *d, const tb_packet *pkt,
     if (!d || !pkt)
         return TB_ERR_INVAL;
     tb_emit_init(&e, cb, ctx);
+    if (pkt->kind == TB_PKT_ATOM && d->started && d->synced) {
+        do_atoms(d, &e, pkt); /* most packets */
+        return tb_emit_result(&e);
+    }
     if (!d->started) {
         tb_element el;
 
