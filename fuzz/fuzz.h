@@ -60,15 +60,20 @@ void tb_fuzz_config_bytes(tb_protocol proto, unsigned minor, bool alt_branch,
                           uint8_t b[TB_FUZZ_CFG_BYTES]);
 
 /* The fixed memory image the decoder harnesses follow: ARM code at
- * TB_FUZZ_ARM_BASE, Thumb code at TB_FUZZ_THUMB_BASE, vectors at 0 and
- * random bytes in the top page up to 2^32 (the end of the address
- * space).  Built once per process, never freed (the drivers live as long
+ * TB_FUZZ_ARM_BASE, Thumb code at TB_FUZZ_THUMB_BASE, vectors at 0,
+ * straight-line ARM and Thumb code at TB_FUZZ_LONG_*_BASE and random
+ * bytes in the top page up to 2^32 (the end of the address space).  Built once per process, never freed (the drivers live as long
  * as the process). */
 #define TB_FUZZ_VEC_BASE 0x00000000u
 #define TB_FUZZ_ARM_BASE 0x00008000u
 #define TB_FUZZ_THUMB_BASE 0x00010000u
 #define TB_FUZZ_CODE_BYTES 0x4000u
 #define TB_FUZZ_TOP_BASE 0xFFFFF000u
+/* Straight-line code (no waypoint for 8 KiB, then BX lr): walks longer
+ * than a decoder block (decoder/block_cache.c). */
+#define TB_FUZZ_LONG_ARM_BASE 0x00020000u
+#define TB_FUZZ_LONG_THUMB_BASE 0x00030000u
+#define TB_FUZZ_LONG_BYTES 0x2000u
 const tb_memimage *tb_fuzz_image(void);
 
 /* Deterministic split point in [0, len] from the input's bytes. */

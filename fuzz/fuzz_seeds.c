@@ -187,6 +187,14 @@ static size_t packet_stream(const tb_config *cfg, int variant, uint8_t *out)
         }
         put(w, cfg, pk(TB_PKT_TRIGGER, pr), out, &n);
         put(w, cfg, pk(TB_PKT_IGNORE, pr), out, &n);
+        /* Straight-line code: a walk of many blocks to one waypoint. */
+        if (variant == 1 && round < 2) {
+            put(w, cfg, addr_pk(TB_PKT_BRANCH, pr,
+                                round ? TB_FUZZ_LONG_THUMB_BASE : TB_FUZZ_LONG_ARM_BASE,
+                                round ? TB_ISA_THUMB : TB_ISA_ARM), out, &n);
+            put(w, cfg, atoms(pr, cfg, etm ? (cfg->cycle_accurate ? "WEWEWE" : "EEEEEEEEEEEE")
+                                            : "E"), out, &n);
+        }
         if (etm && cfg->data_trace) {
             p = pk(TB_PKT_STORE_FAILED, pr);
             put(w, cfg, p, out, &n);

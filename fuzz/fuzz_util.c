@@ -247,6 +247,7 @@ static tb_memimage *build_image(void)
 {
     static uint8_t arm[TB_FUZZ_CODE_BYTES], thumb[TB_FUZZ_CODE_BYTES];
     static uint8_t vec[32], top[0x1000];
+    static uint8_t long_arm[TB_FUZZ_LONG_BYTES], long_thumb[TB_FUZZ_LONG_BYTES];
     uint64_t s = 0x7472616365626e63ull; /* fixed: the image never changes */
     tb_memimage *m = tb_memimage_new();
     size_t i;
@@ -265,10 +266,18 @@ static tb_memimage *build_image(void)
                         sizeof thumb - i);
     for (i = 0; i < sizeof top; i++)
         top[i] = (uint8_t)rng_next(&s);
+    for (i = 0; i + 4 < sizeof long_arm; i += 4)
+        put32(long_arm + i, 0xE2800001u | (uint32_t)(i % 5) << 12); /* ADD rN, r0, #1 */
+    put32(long_arm + i, 0xE12FFF1Eu);                               /* BX lr */
+    for (i = 0; i + 2 < sizeof long_thumb; i += 2)
+        put16(long_thumb + i, (uint16_t)(0x3001u | (i % 5) << 8));  /* ADDS rN, #1 */
+    put16(long_thumb + i, 0x4770);                                  /* BX lr */
     if (tb_memimage_add(m, TB_FUZZ_VEC_BASE, vec, sizeof vec) < 0 ||
         tb_memimage_add(m, TB_FUZZ_ARM_BASE, arm, sizeof arm) < 0 ||
         tb_memimage_add(m, TB_FUZZ_THUMB_BASE, thumb, sizeof thumb) < 0 ||
-        tb_memimage_add(m, TB_FUZZ_TOP_BASE, top, sizeof top) < 0) {
+        tb_memimage_add(m, TB_FUZZ_TOP_BASE, top, sizeof top) < 0 ||
+        tb_memimage_add(m, TB_FUZZ_LONG_ARM_BASE, long_arm, sizeof long_arm) < 0 ||
+        tb_memimage_add(m, TB_FUZZ_LONG_THUMB_BASE, long_thumb, sizeof long_thumb) < 0) {
         tb_memimage_free(m);
         return NULL;
     }
