@@ -1,0 +1,203 @@
+/*
+ * Minimal snapshots that prove an OpenCSD 1.3.3 decode bug, so that a
+ * mismatch between OpenCSD and our trace is never "fixed" by bending the
+ * encoder (issue 4).  Each case runs trc_pkt_lister -decode live on a
+ * snapshot written here and checks both decoders against the truth,
+ * which is known by construction.
+ *
+ * ETMv3 BLX(imm) across P-headers (protocol-notes 4.4 item 1, 4.5):
+ * OpenCSD restarts every P-header in the ISA of the last I-sync or branch
+ * packet, so after an ARM BLX to Thumb that ends one P-header, the next
+ * header's instructions are decoded as ARM.  With all atoms in one header
+ * (the control) it decodes Thumb correctly: the trace is well-formed.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tb_test.h"
+#include "tracebench/decoder.h"
+#include "tracebench/snapshot.h"
+
+static bool lister_or_skip(void)
+{
+    const char *ci = getenv("CI");
+
+    if (system("command -v trc_pkt_lister >/dev/null 2>&1") == 0)
+        return true;
+    if (ci && !strcmp(ci, "true"))
+        cr_assert_fail("trc_pkt_lister (libopencsd-bin) missing under CI=true");
+    fprintf(stderr, "\n*** SKIPPED: trc_pkt_lister not installed ***\n\n");
+    cr_skip_test("SKIPPED: trc_pkt_lister not installed");
+    return false;
+}
+
+/* 0x8000: BLX 0x8010 (ARM, to Thumb); 0x8010..: Thumb MOV r8,r8. */
+static void write_blx_snapshot(const char *dir, const uint8_t *atoms,
+                               size_t n_atoms)
+{
+    static const uint8_t head[] = {0, 0, 0, 0, 0, 0x80,              /* A-sync */
+                                   0x08, 0x01, 0x00, 0x80, 0x00, 0x00}; /* I-sync 0x8000 ARM */
+    uint8_t img[64] = {0x02, 0x00, 0x00, 0xFA};
+    uint8_t trace[32];
+    tb_config cfg;
+    tb_snap_region r = {0x8000, img, sizeof img};
+    tb_snap_out_source s = {"ETM_0", &cfg, "cpu_0", "Cortex-A7", &r, 1};
+    char err[256] = "";
+    size_t i;
+
+    for (i = 16; i < sizeof img; i += 2) {
+        img[i] = 0xC0;
+        img[i + 1] = 0x46;
+    }
+    /* ETMv3.4, not cycle-accurate, original branch encoding. */
+    cr_assert_eq(tb_config_from_regs(&cfg, 0, 0x4100F240, 0, 0x10), 0);
+    memcpy(trace, head, sizeof head);
+    memcpy(trace + sizeof head, atoms, n_atoms);
+    cr_assert_eq(tb_snapshot_write(dir, &s, 1, trace, sizeof head + n_atoms,
+                                   "source_data", err, sizeof err), 0, "%s", err);
+}
+
+typedef struct addrs {
+    uint32_t a[16];
+    char isa[16][8];
+    size_t n;
+} addrs;
+
+/* Our decode, as "ADDR ISA" lines, via the CLI-independent API. */
+typedef struct ours {
+    tb_memimage *mem;
+    addrs *out;
+} ours;
+
+static int on_elem(void *ctx, const tb_element *el)
+{
+    ours *o = ctx;
+    uint32_t a[16];
+    int n, i;
+
+    if (el->kind != TB_ELEM_INSN_RANGE)
+        return 0;
+    n = tb_range_addrs(o->mem, el, a, 16);
+    cr_assert_geq(n, 0);
+    for (i = 0; i < n && o->out->n < 16; i++) {
+        o->out->a[o->out->n] = a[i];
+        snprintf(o->out->isa[o->out->n], 8, "%s", tb_isa_name(el->isa));
+        o->out->n++;
+    }
+    return 0;
+}
+
+static void our_decode(const char *dir, addrs *out)
+{
+    tb_snapshot snap;
+    char err[256] = "";
+    ours o = {.out = out};
+
+    cr_assert_eq(tb_snapshot_load(&snap, dir, err, sizeof err), 0, "%s", err);
+    cr_assert_geq(tb_snapshot_source_memory(&snap, &snap.sources[0], &o.mem, err,
+                                            sizeof err), 0, "%s", err);
+    cr_assert_eq(tb_decode_snapshot(dir, -1, on_elem, &o, err, sizeof err), 0,
+                 "%s", err);
+    tb_memimage_free(o.mem);
+    tb_snapshot_fini(&snap);
+}
+
+/* OpenCSD's instruction ranges: "start ISA" per range. */
+static size_t ocsd_ranges(const char *dir, char lines[][64], size_t max)
+{
+    char log[] = "/tmp/tb_ocsdbug_XXXXXX", cmd[1024], buf[512];
+    size_t n = 0;
+    FILE *f;
+    int fd = mkstemp(log);
+
+    cr_assert_geq(fd, 0);
+    close(fd);
+    snprintf(cmd, sizeof cmd,
+             "cd /tmp && trc_pkt_lister -ss_dir '%s' -decode -logfilename '%s' >/dev/null 2>&1",
+             dir, log);
+    cr_assert_eq(system(cmd), 0);
+    f = fopen(log, "r");
+    cr_assert_not_null(f);
+    while (fgets(buf, sizeof buf, f) && n < max) {
+        const char *r = strstr(buf, "exec range=");
+        const char *isa = strstr(buf, "(ISA=");
+        if (!r || !isa)
+            continue;
+        snprintf(lines[n++], 64, "%.*s %.3s", (int)strcspn(r + 11, ":"), r + 11,
+                 isa + 5);
+    }
+    fclose(f);
+    unlink(log);
+    return n;
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[256];
+
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static void check_ours_thumb(const char *dir)
+{
+    addrs a = {0};
+
+    our_decode(dir, &a);
+    cr_assert_eq(a.n, 4);
+    cr_assert_eq(a.a[0], 0x8000);
+    cr_assert_str_eq(a.isa[0], "A32");
+    cr_assert_eq(a.a[1], 0x8010);
+    cr_assert_eq(a.a[2], 0x8012);
+    cr_assert_eq(a.a[3], 0x8014);
+    cr_assert_str_eq(a.isa[1], "T32");
+    cr_assert_str_eq(a.isa[3], "T32");
+}
+
+Test(ocsd_bugs, etmv3_blx_isa_lost_across_pheaders, .timeout = 60)
+{
+    static const uint8_t two_headers[] = {0x84, 0x8C}; /* E | E E E */
+    char dir[] = "/tmp/tb_blx_two_XXXXXX";
+    char r[8][64];
+    size_t n;
+
+    if (!lister_or_skip())
+        return;
+    cr_assert_not_null(mkdtemp(dir));
+    write_blx_snapshot(dir, two_headers, sizeof two_headers);
+    check_ours_thumb(dir);
+    /* OpenCSD 1.3.3: the BLX, then the three E atoms as ARM words at
+     * 0x8010, 0x8014, 0x8018 (the truth: Thumb 0x8010, 0x8012, 0x8014). */
+    n = ocsd_ranges(dir, r, 8);
+    cr_assert_eq(n, 4, "OpenCSD gave %zu ranges", n);
+    cr_assert_str_eq(r[0], "0x8000 A32");
+    cr_assert_str_eq(r[1], "0x8010 A32",
+                     "OpenCSD no longer shows the BLX/P-header bug: update "
+                     "protocol-notes 4.4 and the encoder matrix's allowance");
+    cr_assert_str_eq(r[2], "0x8014 A32");
+    cr_assert_str_eq(r[3], "0x8018 A32");
+    remove_dir(dir);
+}
+
+Test(ocsd_bugs, etmv3_blx_control_one_header, .timeout = 60)
+{
+    static const uint8_t one_header[] = {0x90}; /* E E E E */
+    char dir[] = "/tmp/tb_blx_one_XXXXXX";
+    char r[8][64];
+    size_t n;
+
+    if (!lister_or_skip())
+        return;
+    cr_assert_not_null(mkdtemp(dir));
+    write_blx_snapshot(dir, one_header, sizeof one_header);
+    check_ours_thumb(dir);
+    /* Within one P-header OpenCSD follows the BLX into Thumb. */
+    n = ocsd_ranges(dir, r, 8);
+    cr_assert_geq(n, 2);
+    cr_assert_str_eq(r[0], "0x8000 A32");
+    cr_assert_str_eq(r[1], "0x8010 T32");
+    remove_dir(dir);
+}
