@@ -187,6 +187,7 @@ static bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
                              const tb_insn **wp)
 {
     uint32_t start = d->pc, count = 0;
+    tb_insn prev_last = {0}; /* last instruction of the blocks passed */
 
     for (;;) {
         const tb_block *b = tb_block_get(d->bc, d->pc, (tb_isa)d->isa);
@@ -200,6 +201,7 @@ static bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
         }
         if (b->status == TB_BLOCK_LIMIT && count < TB_WALK_MAX_INSNS) {
             count += b->n;
+            prev_last = b->last;
             d->pc = b->end;
             continue;
         }
@@ -208,10 +210,13 @@ static bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
             return false;
         }
         /* Code ran out before a waypoint: the instructions up to the
-         * hole executed; the waypoint itself is not in the image. */
+         * hole executed; the waypoint itself is not in the image.  When
+         * the hole starts right after a full block, this block is empty
+         * and the last instruction is the previous block's (found by
+         * fuzzing: the range named last_addr 0, last_size 0). */
         count += b->n;
         if (count) {
-            tb_insn last = b->last;
+            tb_insn last = b->n ? b->last : prev_last;
 
             emit_range(e, pkt, start, b->end, count, d->isa, &last, 'E');
         }
@@ -406,6 +411,7 @@ static void do_wp_update(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
 {
     uint32_t target = insn_addr(pkt->addr, d->isa);
     uint32_t start = d->pc, count = 0;
+    tb_insn prev_last = {0}; /* last instruction of the blocks passed */
 
     if (!d->pc_known)
         return;
@@ -437,6 +443,7 @@ static void do_wp_update(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
         }
         if (b->status == TB_BLOCK_LIMIT && count < TB_WALK_MAX_INSNS) {
             count += b->n;
+            prev_last = b->last;
             d->pc = b->end;
             continue;
         }
@@ -446,9 +453,11 @@ static void do_wp_update(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
             lose_sync(d, e, pkt, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
             return;
         }
+        /* As in walk_to_waypoint: an empty block after full ones. */
         count += b->n;
         if (count)
-            emit_range(e, pkt, start, b->end, count, d->isa, &b->last, 'E');
+            emit_range(e, pkt, start, b->end, count, d->isa,
+                       b->n ? &b->last : &prev_last, 'E');
         lose_address(d, e, pkt, b->end, b->status);
         return;
     }
