@@ -239,6 +239,16 @@ void tb_enc_pkt(const tb_encoder *e, tb_packet *p, tb_pkt_kind kind)
     p->protocol = e->cfg.protocol;
 }
 
+void tb_enc_exception_pkt(const tb_encoder *e, tb_packet *p,
+                          const tb_exec_record *r)
+{
+    tb_enc_pkt(e, p, TB_PKT_BRANCH);
+    p->addr = r->u.exc.vector;
+    p->isa = (tb_isa)r->u.exc.isa;
+    p->has_exc = true;
+    p->exc_num = (uint16_t)tb_exc_trace_number((tb_exc_kind)r->u.exc.kind);
+}
+
 /* The port drains fifo_bytes every fifo_cycles cycles. */
 static void fifo_drain(tb_encoder *e)
 {

@@ -94,6 +94,10 @@ extern const enc_ops tb_enc_ptm_ops;
 
 /* Packet with the protocol set and every field zero. */
 void tb_enc_pkt(const tb_encoder *e, tb_packet *p, tb_pkt_kind kind);
+/* The exception branch packet both protocols send on entry: the vector,
+ * its ISA and the trace exception number (protocol-notes 2.7, 3.7). */
+void tb_enc_exception_pkt(const tb_encoder *e, tb_packet *p,
+                          const tb_exec_record *r);
 /* Writes a packet through the FIFO to the sink; 0 when it went out or was
  * lost to an overflow, negative on error (then sticky in e->err). */
 int tb_enc_emit(tb_encoder *e, tb_packet *p);

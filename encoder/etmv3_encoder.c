@@ -325,11 +325,7 @@ static int etm_exception(tb_encoder *e, const tb_exec_record *r)
 
     if ((rc = etm_flush(e)) < 0)
         return rc;
-    tb_enc_pkt(e, &k, TB_PKT_BRANCH);
-    k.addr = r->u.exc.vector;
-    k.isa = (tb_isa)r->u.exc.isa;
-    k.has_exc = true;
-    k.exc_num = (uint16_t)tb_exc_trace_number((tb_exc_kind)r->u.exc.kind);
+    tb_enc_exception_pkt(e, &k, r);
     k.exc_cancel = r->u.exc.cancelled;
     return tb_enc_emit(e, &k);
 }
