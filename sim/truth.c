@@ -3,6 +3,7 @@
  * diff, and as JSON lines for tools.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "tracebench/sim.h"
 
@@ -109,4 +110,91 @@ int tb_truth_format_json(const tb_exec_record *r, char *buf, size_t len)
                     len);
     }
     return TB_ERR_INVAL;
+}
+
+/* ---- reading the text form back (vectors' truth.txt) ---- */
+
+static int name_index(const char *s, const char *(*name)(int), int lo, int hi)
+{
+    for (int i = lo; i <= hi; i++)
+        if (!strcmp(s, name(i)))
+            return i;
+    return -1;
+}
+
+static const char *isa_n(int i) { return tb_isa_name((tb_isa)i); }
+static const char *wp_n(int i) { return tb_wp_class_name((tb_wp_class)i); }
+static const char *exc_n(int i) { return tb_exc_kind_name((tb_exc_kind)i); }
+
+int tb_truth_parse_text(const char *line, tb_exec_record *r)
+{
+    unsigned long long seq, cycle;
+    char kind[4], a[24], b[24], c[24], d[24], e[24];
+    unsigned addr, size, opcode, next, vec, cpsr, ctx, vmid;
+    int n = 0, i, j, k;
+
+    if (!line || !r)
+        return TB_ERR_INVAL;
+    memset(r, 0, sizeof *r);
+    if (sscanf(line, "%llu %llu %3s %n", &seq, &cycle, kind, &n) != 3)
+        return TB_ERR_FORMAT;
+    r->seq = seq;
+    r->cycle = cycle;
+    line += n;
+    if (!strcmp(kind, "I")) {
+        if (sscanf(line, "%x %23s %u %x %23s %23s -> %x %23s", &addr, a, &size, &opcode, b,
+                   c, &next, d) != 8 ||
+            strlen(b) != 5 || (size != 2 && size != 4))
+            return TB_ERR_FORMAT;
+        i = name_index(a, isa_n, TB_ISA_ARM, TB_ISA_JAZELLE);
+        j = name_index(c, wp_n, TB_WP_NONE, TB_WP_BARRIER);
+        k = name_index(d, isa_n, TB_ISA_ARM, TB_ISA_JAZELLE);
+        if (i < 0 || j < 0 || k < 0)
+            return TB_ERR_FORMAT;
+        r->kind = TB_REC_INSN;
+        r->u.insn.addr = addr;
+        r->u.insn.next_addr = next;
+        r->u.insn.opcode = opcode;
+        r->u.insn.size = (uint8_t)size;
+        r->u.insn.isa = (uint8_t)i;
+        r->u.insn.next_isa = (uint8_t)k;
+        r->u.insn.wp_class = (uint8_t)j;
+        r->u.insn.flags = (uint8_t)((b[0] == 'N' ? TB_INSN_COND_FAILED : 0) |
+                                    (b[1] == 'T' ? TB_INSN_TAKEN : 0) |
+                                    (b[2] == 'C' ? TB_INSN_CONDITIONAL : 0) |
+                                    (b[3] == 'I' ? TB_INSN_IN_IT : 0) |
+                                    (b[4] == 'R' ? TB_INSN_EXC_RETURN : 0));
+        return 0;
+    }
+    if (!strcmp(kind, "X")) {
+        e[0] = '\0';
+        if (sscanf(line, "%23s ret=%x vector=%x %23s cpsr=%x %23s", a, &addr, &vec, b, &cpsr,
+                   e) < 5)
+            return TB_ERR_FORMAT;
+        i = name_index(a, exc_n, TB_EXC_RESET, TB_EXC_DEBUG_HALT);
+        k = name_index(b, isa_n, TB_ISA_ARM, TB_ISA_JAZELLE);
+        if (i < 0 || k < 0 || (e[0] && strcmp(e, "cancelled")))
+            return TB_ERR_FORMAT;
+        r->kind = TB_REC_EXCEPTION;
+        r->u.exc.kind = (uint8_t)i;
+        r->u.exc.isa = (uint8_t)k;
+        r->u.exc.cancelled = e[0] != '\0';
+        r->u.exc.pref_return = addr;
+        r->u.exc.vector = vec;
+        r->u.exc.cpsr = cpsr;
+        return 0;
+    }
+    if (!strcmp(kind, "C")) {
+        if (sscanf(line, "ctxid=%x vmid=%u", &ctx, &vmid) != 2 || vmid > 255)
+            return TB_ERR_FORMAT;
+        r->kind = TB_REC_CONTEXT;
+        r->u.ctx.context_id = ctx;
+        r->u.ctx.vmid = (uint8_t)vmid;
+        return 0;
+    }
+    if (!strcmp(kind, "END")) {
+        r->kind = TB_REC_END;
+        return 0;
+    }
+    return TB_ERR_FORMAT;
 }

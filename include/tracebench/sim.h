@@ -155,6 +155,9 @@ int tb_sim_read_mem(tb_sim *s, uint32_t addr, void *buf, size_t len);
  * Return the line length, or TB_ERR_NOSPACE when buf is too small. */
 int tb_truth_format_text(const tb_exec_record *r, char *buf, size_t len);
 int tb_truth_format_json(const tb_exec_record *r, char *buf, size_t len);
+/* Reads one line of the text form back (a vector's truth.txt); the
+ * inverse of tb_truth_format_text.  TB_ERR_FORMAT for anything else. */
+int tb_truth_parse_text(const char *line, tb_exec_record *r);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,159 @@
+/*
+ * Round trip (roundtrip/): a program runs in the simulator, the encoder
+ * turns the run into trace, our decoder reconstructs it from the trace
+ * and the memory image, and the comparator checks the reconstruction
+ * against the simulator's ground truth, instruction by instruction.
+ * Everything streams: the comparator holds only the truth the decoder
+ * has not reached yet (the decoder's lag), never the whole run.
+ *
+ * Comparison rules (what a decoder can know from the trace):
+ * - Instructions: address and ISA always; the condition result (E/N) of
+ *   every instruction on ETMv3 (an atom each), of a range's last
+ *   instruction on PTM when it is a waypoint (IHI0035B B.3.2).
+ * - An instruction an exception cancelled (truth: exception record with
+ *   cancelled set, pref_return = its address) did not execute: it must
+ *   not appear.
+ * - Exceptions: the kind (trace exception number) and the preferred
+ *   return address, in order, between the right instructions.
+ * - Context ID / VMID changes where the configuration traces them;
+ *   timestamps (the cycle stamp of an adjacent truth record, never going
+ *   back); cycle counts (cycle-accurate: the decoded counts summed since
+ *   trace start equal the truth's cycles at each range end).
+ * - Gaps: instructions outside the ViewInst filter, and those lost to a
+ *   FIFO overflow up to the overflow I-sync, are not expected.  The
+ *   decoder may show nothing there, but what it shows must be right, it
+ *   must mark the gap (NO_SYNC / TRACE_ON) rather than silently join,
+ *   and it must resume at the first traced instruction after it.
+ */
+#ifndef TRACEBENCH_ROUNDTRIP_H
+#define TRACEBENCH_ROUNDTRIP_H
+
+#include "tracebench/decoder.h"
+#include "tracebench/encoder.h"
+#include "tracebench/sim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- comparator (roundtrip/compare.c) ---- */
+
+typedef struct tb_compare_stats {
+    uint64_t truth_insns;     /* instruction records received */
+    uint64_t checked;         /* decoded instructions that matched */
+    uint64_t untraced;        /* truth instructions in gaps, not expected */
+    uint64_t cancelled;       /* truth instructions cancelled by exceptions */
+    uint64_t exceptions;      /* exception elements matched */
+    uint64_t contexts;        /* context elements matched */
+    uint64_t timestamps;      /* timestamp elements checked */
+    uint64_t cycle_checks;    /* range ends whose cycle total was checked */
+    uint64_t gaps;            /* gap elements (NO_SYNC / TRACE_ON) seen */
+} tb_compare_stats;
+
+typedef struct tb_compare tb_compare;
+
+/* o: the encoder options of the run (protocol, filter, what is traced).
+ * label: one line naming the case and configuration, quoted in the
+ * report.  NULL when out of memory. */
+tb_compare *tb_compare_new(const tb_encoder_opts *o, const char *label);
+void tb_compare_free(tb_compare *c);
+
+/* Truth side: every exec record of the run, in order.  Give each record
+ * here before pushing it to the encoder: the encoder's trace for it can
+ * reach the decoder during that push. */
+int tb_compare_truth(tb_compare *c, const tb_exec_record *r);
+/* Called when the encoder emits an overflow I-sync: trace resumes at the
+ * instruction record before the last record given to tb_compare_truth
+ * (the encoder runs one record behind: protocol-notes 2.10). */
+void tb_compare_mark_resume(tb_compare *c);
+/* The encoder's last overflow never resumed before the run ended: the
+ * truth the decoder has not shown by the end is lost, not missing. */
+void tb_compare_mark_lost_tail(tb_compare *c);
+
+/* Without resume marks (e.g. checking another decoder against a saved
+ * truth.txt, where the encoder's overflow I-syncs are not known), an
+ * overflow gap ends at the first truth instruction, at or after the
+ * gap, whose address and ISA equal the next decoded one: weaker, so
+ * off by default. */
+void tb_compare_set_resume_search(tb_compare *c, bool on);
+
+/* Decoded side: one element; for INSN_RANGE, addrs lists its el->count
+ * instruction addresses (tb_decoder_range_addrs).  index is the packet
+ * stream offset quoted in the report. */
+int tb_compare_element(tb_compare *c, const tb_element *el, const uint32_t *addrs);
+
+/* Both sides ended: no traced truth instruction may be left over. */
+int tb_compare_finish(tb_compare *c);
+
+/* The functions above return 0, or TB_ERR_MISMATCH from the first
+ * divergence on (sticky: later input is ignored), or TB_ERR_NOMEM. */
+bool tb_compare_matched(const tb_compare *c);
+/* "" while matching; else the first divergence: what differed, the
+ * previous 8 instructions of truth and of decode, the packet offset and
+ * the configuration, several lines. */
+const char *tb_compare_report(const tb_compare *c);
+const tb_compare_stats *tb_compare_get_stats(const tb_compare *c);
+
+/* ---- runner (roundtrip/run.c) ---- */
+
+/* A fault put into the decoded packet stream, to prove the comparator
+ * catches it (the trace written to out_dir stays intact). */
+typedef enum tb_rt_fault_kind {
+    TB_RT_FAULT_NONE = 0,
+    TB_RT_FAULT_ADDR_BIT,     /* flip bit `bit` of the nth branch address */
+    TB_RT_FAULT_DROP_ATOM,    /* drop the last E/N atom of the nth atom packet */
+} tb_rt_fault_kind;
+
+typedef struct tb_rt_fault {
+    tb_rt_fault_kind kind;
+    uint32_t nth;             /* 0-based among packets of that kind */
+    uint8_t bit;
+} tb_rt_fault;
+
+typedef struct tb_rt_case {
+    const char *name;         /* for the report */
+    const char *program;      /* ELF32 ARM executable */
+    const char *scenario;     /* scenario INI, or NULL for the defaults */
+    uint64_t max_insns;       /* non-zero: caps the scenario's budget */
+    tb_encoder_opts opts;
+    bool formatted;           /* CoreSight frames (else the raw source stream) */
+    size_t chunk;             /* bytes per push into the decode side; 0: as produced */
+    tb_rt_fault fault;
+    const char *out_dir;      /* non-NULL: also write the snapshot and truth.txt */
+} tb_rt_case;
+
+typedef struct tb_rt_result {
+    bool match;
+    tb_sim_result sim;
+    tb_encoder_stats enc;
+    tb_compare_stats cmp;
+    bool fault_applied;       /* the fault found its packet */
+    char report[4096];        /* the comparator's report when !match */
+} tb_rt_result;
+
+/* Initialises a case: no scenario, no cap, formatted, no fault, the
+ * protocol's default options. */
+void tb_rt_case_init(tb_rt_case *c, tb_protocol protocol);
+
+/* "filter" in an option list stands for an include range over the middle
+ * half of the program's first loadable segment (it needs the ELF); the
+ * rest goes to tb_encoder_opts_parse.  TB_ERR_INVAL with err set. */
+int tb_rt_case_options(tb_rt_case *c, const char *list, char *err, size_t errlen);
+
+/* Runs one case.  0 when the round trip ran (res->match says whether
+ * decode and truth agree), else TB_ERR_* with a reason in err (the
+ * program would not load or run, the encoder failed, the output could
+ * not be written). */
+int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen);
+
+/* ---- the matrix (roundtrip/suite.c) ---- */
+
+/* The option sets `make roundtrip` runs for a protocol, as option lists
+ * ("" = plain); *n gets the count. */
+const char *const *tb_rt_option_sets(tb_protocol protocol, size_t *n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,666 @@
+/*
+ * Comparator: the simulator's ground truth against the decoder's
+ * elements, as both stream in (rules in roundtrip.h).
+ *
+ * The truth the decoder has not reached yet waits in a ring that grows
+ * with the decoder's lag (a P-header's atoms, a FIFO's bytes), never
+ * with the run.  Each side is consumed from the front; the first
+ * disagreement freezes the comparator and writes the report.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracebench/roundtrip.h"
+
+#define HIST 8
+
+/* A truth record waiting for the decoder. */
+typedef struct tq {
+    uint64_t seq, cycle;
+    uint32_t addr;        /* insn: address; exception: preferred return */
+    uint32_t ctx;         /* context: CONTEXTIDR */
+    uint16_t exc_num;
+    uint8_t kind;         /* tb_rec_kind */
+    uint8_t isa, size, wp, flags, vmid;
+    bool cancelled;       /* insn cancelled by the exception after it */
+    bool untraced;        /* insn outside the ViewInst filter */
+    bool required;        /* exception taken while trace was on */
+    bool resume;          /* the encoder's overflow I-sync resumed here */
+} tq;
+
+/* A decoded instruction, for the report. */
+typedef struct dq {
+    uint32_t addr;
+    uint8_t isa;
+    char atom;            /* 'E', 'N', or '?' where the protocol is silent */
+    uint64_t index;
+} dq;
+
+struct tb_compare {
+    tb_encoder_opts o;
+    char label[256];
+    bool ptm;
+
+    tq *q;
+    size_t cap, head, len;   /* ring of waiting truth */
+    size_t last_insn, prev_last_insn; /* ring positions (absolute counts) */
+    uint64_t pushed;         /* records ever queued */
+    bool have_last, have_prev_last;
+    bool prev_traced;        /* the last truth insn was in the filter */
+    uint64_t last_cycle;     /* newest truth record's cycle */
+
+    /* decode state */
+    bool gap_open;           /* a gap element since the last match */
+    bool overflow_gap;       /* ... and it was an overflow */
+    uint32_t ctx;            /* truth context at the front */
+    uint8_t vmid;
+    uint64_t last_ts;
+    bool have_ts;
+    uint64_t cc_sum;         /* decoded cycle counts so far */
+    bool cc_started;
+    int64_t cc_base;         /* truth cycle minus decoded total */
+    tq last_matched;         /* for EXC_RETURN and timestamps */
+    bool have_matched;
+    bool resume_search;
+    bool lost_tail;          /* overflowed, never resumed */
+
+    tq th[HIST];             /* last matched truth instructions */
+    unsigned th_n;
+    dq dh[HIST];             /* last decoded instructions */
+    unsigned dh_n;
+
+    tb_compare_stats st;
+    int err;
+    char report[4096];
+};
+
+/* ------------------------------------------------------------------ */
+/* The truth ring. */
+
+static tq *at(tb_compare *c, size_t i)
+{
+    return &c->q[(c->head + i) & (c->cap - 1)];
+}
+
+static int push(tb_compare *c, const tq *t)
+{
+    if (c->len == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 1024, i;
+        tq *nq = malloc(nc * sizeof *nq);
+
+        if (!nq)
+            return TB_ERR_NOMEM;
+        for (i = 0; i < c->len; i++)
+            nq[i] = *at(c, i);
+        free(c->q);
+        c->q = nq;
+        c->cap = nc;
+        c->head = 0;
+    }
+    c->q[(c->head + c->len) & (c->cap - 1)] = *t;
+    c->len++;
+    c->pushed++;
+    return 0;
+}
+
+/* Ring position of an absolute record number, or NULL once consumed. */
+static tq *by_number(tb_compare *c, size_t n)
+{
+    size_t first = (size_t)c->pushed - c->len;
+
+    if (n < first || n >= c->pushed)
+        return NULL;
+    return at(c, n - first);
+}
+
+static void pop(tb_compare *c)
+{
+    c->head = (c->head + 1) & (c->cap - 1);
+    c->len--;
+}
+
+/* ------------------------------------------------------------------ */
+/* The report. */
+
+static void add(char *buf, size_t cap, const char *fmt, ...)
+{
+    size_t n = strlen(buf);
+    va_list ap;
+
+    if (n + 1 >= cap)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf + n, cap - n, fmt, ap);
+    va_end(ap);
+}
+
+static void truth_line(char *buf, size_t cap, const tq *t)
+{
+    switch (t->kind) {
+    case TB_REC_INSN:
+        add(buf, cap, "    #%llu 0x%08x %s %c%s%s%s\n", (unsigned long long)t->seq, t->addr,
+            tb_isa_name((tb_isa)t->isa), t->flags & TB_INSN_COND_FAILED ? 'N' : 'E',
+            t->wp ? " " : "", t->wp ? tb_wp_class_name((tb_wp_class)t->wp) : "",
+            t->cancelled ? " (cancelled)" : t->untraced ? " (outside the filter)" : "");
+        break;
+    case TB_REC_EXCEPTION:
+        add(buf, cap, "    #%llu exception %u return 0x%08x%s\n", (unsigned long long)t->seq,
+            t->exc_num, t->addr, t->required ? "" : " (trace off)");
+        break;
+    case TB_REC_CONTEXT:
+        add(buf, cap, "    #%llu context 0x%08x vmid %u\n", (unsigned long long)t->seq, t->ctx,
+            t->vmid);
+        break;
+    default:
+        add(buf, cap, "    #%llu end\n", (unsigned long long)t->seq);
+        break;
+    }
+}
+
+static int fail(tb_compare *c, const tb_element *el, const char *fmt, ...)
+{
+    char *r = c->report;
+    size_t cap = sizeof c->report, i;
+    char line[256];
+    va_list ap;
+
+    if (c->err)
+        return c->err;
+    c->err = TB_ERR_MISMATCH;
+    r[0] = '\0';
+    add(r, cap, "MISMATCH: ");
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    add(r, cap, "%s\n", line);
+    if (el) {
+        tb_elem_format(el, line, sizeof line);
+        add(r, cap, "  at packet offset %llu, element: %s\n", (unsigned long long)el->index,
+            line);
+    }
+    add(r, cap, "  configuration: %s\n", c->label);
+    add(r, cap, "  truth, the last %u instructions matched:\n", c->th_n < HIST ? c->th_n : HIST);
+    for (i = c->th_n < HIST ? 0 : c->th_n - HIST; i < c->th_n; i++)
+        truth_line(r, cap, &c->th[i % HIST]);
+    add(r, cap, "  truth, next:\n");
+    for (i = 0; i < c->len && i < 4; i++)
+        truth_line(r, cap, at(c, i));
+    if (!c->len)
+        add(r, cap, "    (nothing left)\n");
+    add(r, cap, "  decode, the last %u instructions:\n", c->dh_n < HIST ? c->dh_n : HIST);
+    for (i = c->dh_n < HIST ? 0 : c->dh_n - HIST; i < c->dh_n; i++) {
+        const dq *d = &c->dh[i % HIST];
+        add(r, cap, "    0x%08x %s %c  (packet %llu)\n", d->addr, tb_isa_name((tb_isa)d->isa),
+            d->atom, (unsigned long long)d->index);
+    }
+    return c->err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Life cycle and the truth side. */
+
+
+tb_compare *tb_compare_new(const tb_encoder_opts *o, const char *label)
+{
+    tb_compare *c;
+
+    if (!o || !(c = calloc(1, sizeof *c)))
+        return NULL;
+    c->o = *o;
+    c->ptm = o->protocol == TB_PROTO_PTM;
+    snprintf(c->label, sizeof c->label, "%s", label ? label : "");
+    return c;
+}
+
+void tb_compare_free(tb_compare *c)
+{
+    if (!c)
+        return;
+    free(c->q);
+    free(c);
+}
+
+void tb_compare_set_resume_search(tb_compare *c, bool on)
+{
+    if (c)
+        c->resume_search = on;
+}
+
+int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
+{
+    tq t;
+    tq *prev;
+    int rc;
+
+    if (!c || !r)
+        return TB_ERR_INVAL;
+    if (c->err)
+        return c->err;
+    memset(&t, 0, sizeof t);
+    t.kind = (uint8_t)r->kind;
+    t.seq = r->seq;
+    t.cycle = r->cycle;
+    c->last_cycle = r->cycle;
+    c->have_prev_last = c->have_last;
+    c->prev_last_insn = c->last_insn;
+    switch (r->kind) {
+    case TB_REC_INSN:
+        t.addr = r->u.insn.addr;
+        t.isa = r->u.insn.isa;
+        t.size = r->u.insn.size;
+        t.wp = r->u.insn.wp_class;
+        t.flags = r->u.insn.flags;
+        t.untraced = !tb_encoder_in_filter(&c->o, t.addr);
+        c->prev_traced = !t.untraced;
+        c->st.truth_insns++;
+        c->last_insn = (size_t)c->pushed;
+        c->have_last = true;
+        break;
+    case TB_REC_EXCEPTION:
+        t.addr = r->u.exc.pref_return;
+        t.exc_num = (uint16_t)tb_exc_trace_number((tb_exc_kind)r->u.exc.kind);
+        /* Traced when trace is on as it is taken, i.e. the instruction
+         * before it was traced (encoder.c, process_exc). */
+        t.required = c->prev_traced;
+        /* The instruction it cancels did not execute (sim.h). */
+        if (r->u.exc.cancelled && c->have_last &&
+            (prev = by_number(c, c->last_insn)) != NULL && prev->addr == t.addr &&
+            !prev->cancelled) {
+            prev->cancelled = true;
+            c->st.cancelled++;
+        }
+        break;
+    case TB_REC_CONTEXT:
+        t.ctx = r->u.ctx.context_id;
+        t.vmid = r->u.ctx.vmid;
+        break;
+    default:
+        break;
+    }
+    rc = push(c, &t);
+    return rc < 0 ? rc : 0;
+}
+
+void tb_compare_mark_resume(tb_compare *c)
+{
+    tq *t;
+
+    if (c && c->have_prev_last && (t = by_number(c, c->prev_last_insn)) != NULL)
+        t->resume = true;
+}
+
+void tb_compare_mark_lost_tail(tb_compare *c)
+{
+    if (c)
+        c->lost_tail = true;
+}
+
+/* ------------------------------------------------------------------ */
+/* The decoded side. */
+
+static void note_matched(tb_compare *c, const tq *t)
+{
+    c->th[c->th_n++ % HIST] = *t;
+    if (c->th_n >= 2 * HIST)
+        c->th_n -= HIST;
+    c->last_matched = *t;
+    c->have_matched = true;
+}
+
+static void note_decoded(tb_compare *c, uint32_t addr, uint8_t isa, char atom, uint64_t index)
+{
+    c->dh[c->dh_n++ % HIST] = (dq){addr, isa, atom, index};
+    if (c->dh_n >= 2 * HIST)
+        c->dh_n -= HIST;
+}
+
+static uint32_t ctx_mask(const tb_compare *c)
+{
+    return c->o.ctxid_bytes >= 4 ? 0xFFFFFFFFu : (1u << (8 * c->o.ctxid_bytes)) - 1;
+}
+
+/* Consumes what the decoder need not show before its next item: context
+ * records (noting the value), cancelled instructions, and inside a gap
+ * the untraced instructions and the exceptions taken with trace off.
+ * Returns the front record, or NULL when the truth is used up. */
+static tq *front(tb_compare *c, bool for_exception)
+{
+    while (c->len) {
+        tq *t = at(c, 0);
+
+        if (t->kind == TB_REC_CONTEXT) {
+            c->ctx = t->ctx;
+            c->vmid = t->vmid;
+        } else if (t->kind == TB_REC_INSN && t->cancelled) {
+            /* counted when marked */
+        } else if (t->kind == TB_REC_INSN && t->untraced && c->gap_open) {
+            c->st.untraced++;
+        } else if (t->kind == TB_REC_EXCEPTION && !for_exception &&
+                   (!t->required || c->gap_open)) {
+            /* taken while trace was off: shown at most as an I-sync */
+        } else if (t->kind == TB_REC_END) {
+            return NULL;
+        } else {
+            return t;
+        }
+        pop(c);
+    }
+    return NULL;
+}
+
+/* After an overflow gap: drops the truth up to the instruction the
+ * encoder's overflow I-sync resumed at. */
+static int skip_overflow(tb_compare *c, const tb_element *el, uint32_t addr, uint8_t isa)
+{
+    size_t i;
+
+    for (i = 0; i < c->len; i++) {
+        const tq *t = at(c, i);
+
+        if (t->kind != TB_REC_INSN)
+            continue;
+        if (c->resume_search ? (!t->cancelled && !t->untraced && t->addr == addr &&
+                                t->isa == isa)
+                             : t->resume)
+            break;
+    }
+    if (i == c->len)
+        return fail(c, el, "trace resumes after an overflow at 0x%08x %s, but the encoder "
+                    "resumed nowhere ahead in the truth", addr, tb_isa_name((tb_isa)isa));
+    while (i--) {
+        const tq *t = at(c, 0);
+
+        if (t->kind == TB_REC_CONTEXT) {
+            c->ctx = t->ctx;
+            c->vmid = t->vmid;
+        } else if (t->kind == TB_REC_INSN && !t->cancelled) {
+            c->st.untraced++;
+        }
+        pop(c);
+    }
+    c->overflow_gap = false;
+    return 0;
+}
+
+static int compare_insn(tb_compare *c, const tb_element *el, uint32_t addr, unsigned i,
+                        bool last)
+{
+    char atom = '?';
+    tq *t;
+    int rc;
+
+    if (!c->ptm)
+        atom = (el->atom_bits >> i) & 1 ? 'N' : 'E';
+    else if (last && el->last_wp != TB_WP_NONE && el->last_wp != TB_WP_BARRIER)
+        atom = el->last_atom;
+    note_decoded(c, addr, el->isa, atom, el->index);
+    if (c->overflow_gap && (rc = skip_overflow(c, el, addr, el->isa)) < 0)
+        return rc;
+    t = front(c, false);
+    if (!t)
+        return fail(c, el, "decoded 0x%08x %s beyond the end of the truth (%llu instructions)",
+                    addr, tb_isa_name((tb_isa)el->isa),
+                    (unsigned long long)c->st.truth_insns);
+    if (t->kind == TB_REC_EXCEPTION)
+        return fail(c, el, "decoded 0x%08x %s where the truth takes exception %u "
+                    "(return 0x%08x): the exception is missing", addr,
+                    tb_isa_name((tb_isa)el->isa), t->exc_num, t->addr);
+    if (t->untraced)
+        return fail(c, el, "decoded 0x%08x %s where the truth runs 0x%08x outside the filter, "
+                    "with no gap element before it", addr, tb_isa_name((tb_isa)el->isa),
+                    t->addr);
+    if (t->addr != addr || t->isa != el->isa)
+        return fail(c, el, "decoded 0x%08x %s, truth #%llu is 0x%08x %s", addr,
+                    tb_isa_name((tb_isa)el->isa), (unsigned long long)t->seq, t->addr,
+                    tb_isa_name((tb_isa)t->isa));
+    if (atom != '?' && (atom == 'N') != ((t->flags & TB_INSN_COND_FAILED) != 0))
+        return fail(c, el, "decoded 0x%08x %s %c, truth #%llu executed it %c", addr,
+                    tb_isa_name((tb_isa)el->isa), atom, (unsigned long long)t->seq,
+                    t->flags & TB_INSN_COND_FAILED ? 'N' : 'E');
+    note_matched(c, t);
+    pop(c);
+    c->gap_open = false;
+    c->st.checked++;
+    return 0;
+}
+
+/* Cycle-accurate trace: the decoded counts, summed from the first one,
+ * must follow the truth's cycle stamps exactly at each range end. */
+static int check_cycles(tb_compare *c, const tb_element *el, uint64_t ref_cycle)
+{
+    int64_t base;
+
+    if (!c->o.cycle_accurate || !el->has_cc)
+        return 0;
+    base = (int64_t)ref_cycle - (int64_t)c->cc_sum;
+    if (!c->cc_started) {
+        c->cc_started = true;
+        c->cc_base = base;
+        return 0;
+    }
+    if (base != c->cc_base)
+        return fail(c, el, "cycle counts: %llu cycles decoded up to here since they started, "
+                    "the truth ran %lld (to cycle %llu)", (unsigned long long)c->cc_sum,
+                    (long long)ref_cycle - (long long)c->cc_base,
+                    (unsigned long long)ref_cycle);
+    c->st.cycle_checks++;
+    return 0;
+}
+
+static int on_range(tb_compare *c, const tb_element *el, const uint32_t *addrs)
+{
+    uint64_t ref;
+    uint32_t i;
+    int rc;
+
+    if (!addrs && el->count)
+        return TB_ERR_INVAL;
+    for (i = 0; i < el->count; i++)
+        if ((rc = compare_insn(c, el, addrs[i], i, i + 1 == el->count)) < 0)
+            return rc;
+    if (el->has_cc)
+        c->cc_sum += el->cc;
+    /* A range with its own count ends at an atom that carries it; the
+     * instructions of a PTM waypoint update wait for the next one. */
+    if (!el->count)
+        return 0;
+    /* A cancelled instruction was traced with an atom, and its cycles
+     * (protocol-notes 2.7, 4.2): the range that ends before it holds
+     * them. */
+    ref = c->last_matched.cycle;
+    if (c->len && at(c, 0)->kind == TB_REC_INSN && at(c, 0)->cancelled)
+        ref = at(c, 0)->cycle;
+    return check_cycles(c, el, ref);
+}
+
+static int on_exception(tb_compare *c, const tb_element *el)
+{
+    uint64_t cycle;
+    tq *t;
+    int rc;
+
+    if (c->overflow_gap) {
+        /* Shown before the resume point is known: accept it only at the
+         * resume point itself. */
+        return 0;
+    }
+    t = front(c, true);
+    /* Exceptions taken with trace off may be shown or not. */
+    while (t && t->kind == TB_REC_EXCEPTION && t->exc_num != el->exc_num && !t->required) {
+        pop(c);
+        t = front(c, true);
+    }
+    if (!t || t->kind != TB_REC_EXCEPTION)
+        return fail(c, el, "decoded exception %u (return 0x%08x) where the truth has %s",
+                    el->exc_num, el->pref_return,
+                    !t ? "nothing more" : t->kind == TB_REC_INSN ? "an instruction" : "other");
+    if (t->exc_num != el->exc_num || t->addr != el->pref_return)
+        return fail(c, el, "decoded exception %u return 0x%08x, truth #%llu is exception %u "
+                    "return 0x%08x", el->exc_num, el->pref_return,
+                    (unsigned long long)t->seq, t->exc_num, t->addr);
+    cycle = t->cycle;
+    pop(c);
+    c->st.exceptions++;
+    if (el->has_cc) {
+        c->cc_sum += el->cc;
+        if ((rc = check_cycles(c, el, cycle)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int on_context(tb_compare *c, const tb_element *el)
+{
+    uint32_t m = ctx_mask(c);
+
+    uint32_t ctx;
+    uint8_t vmid;
+    size_t i;
+    bool ok;
+
+    front(c, false);
+    ctx = c->ctx;
+    vmid = c->vmid;
+    ok = (!c->o.ctxid_bytes || (el->context_id & m) == (ctx & m)) &&
+         (!c->o.vmid || el->vmid == vmid);
+    /* PTM traces a context change at once, but the instructions before
+     * it only with the next waypoint (protocol-notes 0.3): the change may
+     * be one still waiting ahead of the decoded instructions. */
+    for (i = 0; !ok && c->ptm && i < c->len; i++) {
+        const tq *t = at(c, i);
+
+        if (t->kind == TB_REC_CONTEXT) {
+            ctx = t->ctx;
+            vmid = t->vmid;
+            ok = (!c->o.ctxid_bytes || (el->context_id & m) == (ctx & m)) &&
+                 (!c->o.vmid || el->vmid == vmid);
+        } else if (t->kind != TB_REC_INSN || (t->wp != TB_WP_NONE && t->wp != TB_WP_BARRIER)) {
+            break;
+        }
+    }
+    if (!ok)
+        return fail(c, el, "decoded context ID 0x%08x VMID %u, the truth's is 0x%08x VMID %u",
+                    el->context_id, el->vmid, c->ctx, c->vmid);
+    c->st.contexts++;
+    return 0;
+}
+
+/* A timestamp is the cycle stamp of the record the encoder was handling:
+ * the last one matched, or one still waiting; never earlier than the
+ * previous timestamp. */
+static int on_timestamp(tb_compare *c, const tb_element *el)
+{
+    size_t i;
+    bool seen = c->have_matched && c->last_matched.cycle == el->ts;
+
+    if (c->have_ts && el->ts < c->last_ts)
+        return fail(c, el, "timestamp %llu goes back from %llu", (unsigned long long)el->ts,
+                    (unsigned long long)c->last_ts);
+    for (i = 0; i < c->len && !seen; i++)
+        seen = at(c, i)->cycle == el->ts;
+    if (!seen)
+        return fail(c, el, "timestamp %llu is no cycle stamp of the truth around here "
+                    "(last matched instruction at cycle %llu)", (unsigned long long)el->ts,
+                    (unsigned long long)(c->have_matched ? c->last_matched.cycle : 0));
+    c->last_ts = el->ts;
+    c->have_ts = true;
+    c->st.timestamps++;
+    if (el->has_cc)
+        c->cc_sum += el->cc;
+    return 0;
+}
+
+int tb_compare_element(tb_compare *c, const tb_element *el, const uint32_t *addrs)
+{
+    if (!c || !el)
+        return TB_ERR_INVAL;
+    if (c->err)
+        return c->err;
+    switch (el->kind) {
+    case TB_ELEM_INSN_RANGE:
+        return on_range(c, el, addrs);
+    case TB_ELEM_EXCEPTION:
+        return on_exception(c, el);
+    case TB_ELEM_EXC_RETURN:
+        if (!c->have_matched || !(c->last_matched.flags & TB_INSN_EXC_RETURN))
+            return fail(c, el, "exception return after 0x%08x, which is no exception return",
+                        c->last_matched.addr);
+        return 0;
+    case TB_ELEM_CONTEXT:
+        return on_context(c, el);
+    case TB_ELEM_TIMESTAMP:
+        return on_timestamp(c, el);
+    case TB_ELEM_CYCLE_COUNT:
+        if (el->has_cc)
+            c->cc_sum += el->cc;
+        return 0;
+    case TB_ELEM_NO_SYNC:
+    case TB_ELEM_TRACE_ON:
+        if (el->kind == TB_ELEM_NO_SYNC && el->reason != TB_GAP_INIT &&
+            el->reason != TB_GAP_OVERFLOW && el->reason != TB_GAP_FILTER)
+            return fail(c, el, "the decoder lost synchronisation (%s)",
+                        tb_gap_reason_name((tb_gap_reason)el->reason));
+        if ((el->kind == TB_ELEM_NO_SYNC && el->reason == TB_GAP_OVERFLOW) ||
+            (el->kind == TB_ELEM_TRACE_ON && el->reason == TB_ISYNC_OVERFLOW))
+            c->overflow_gap = true;
+        if (el->kind == TB_ELEM_TRACE_ON && el->has_cc)
+            c->cc_sum += el->cc;
+        /* Cycle totals restart at every gap: what the gap held is lost. */
+        c->cc_started = false;
+        c->gap_open = true;
+        c->st.gaps++;
+        return 0;
+    case TB_ELEM_ADDR_NACC:
+        return fail(c, el, "the decoder found code missing from the image at 0x%08x",
+                    el->start);
+    case TB_ELEM_ADDR_UNKNOWN:
+        return fail(c, el, "the decoder lost the address");
+    case TB_ELEM_EVENT:
+    case TB_ELEM_END:
+        return 0;
+    }
+    return 0;
+}
+
+int tb_compare_finish(tb_compare *c)
+{
+    tq *t;
+
+    if (!c)
+        return TB_ERR_INVAL;
+    if (c->err)
+        return c->err;
+    if (c->overflow_gap || c->lost_tail) {
+        /* Trace lost at the very end: nothing more can be expected. */
+        while (c->len) {
+            if (at(c, 0)->kind == TB_REC_INSN && !at(c, 0)->cancelled)
+                c->st.untraced++;
+            pop(c);
+        }
+        return 0;
+    }
+    c->gap_open = true; /* trace may end switched off */
+    t = front(c, false);
+    if (t)
+        return fail(c, NULL, "the decode ended; truth #%llu (%s 0x%08x) and %zu more records "
+                    "were never shown", (unsigned long long)t->seq,
+                    t->kind == TB_REC_INSN ? "instruction" : "exception", t->addr, c->len - 1);
+    return 0;
+}
+
+bool tb_compare_matched(const tb_compare *c)
+{
+    return c && !c->err;
+}
+
+const char *tb_compare_report(const tb_compare *c)
+{
+    return c ? c->report : "";
+}
+
+const tb_compare_stats *tb_compare_get_stats(const tb_compare *c)
+{
+    return c ? &c->st : NULL;
+}

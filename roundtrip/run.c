@@ -1,0 +1,462 @@
+/*
+ * Runner: one round trip, streaming end to end.
+ *
+ *   sim --records--> comparator (truth side)
+ *    \--records--> encoder --bytes--> [formatter -> deformatter] -> parser
+ *                  --packets--> [fault] -> decoder --elements--> comparator
+ *
+ * Each record goes to the comparator before the encoder, so whatever the
+ * decoder makes of it finds its truth waiting (roundtrip.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tracebench/frame.h"
+#include "tracebench/parser.h"
+#include "tracebench/roundtrip.h"
+
+typedef struct rt {
+    const tb_rt_case *c;
+    tb_rt_result *res;
+    tb_compare *cmp;
+    tb_encoder *enc;
+    tb_formatter *fmt;
+    tb_deformatter *dfm;
+    tb_parser *parser;
+    tb_decoder *dec;
+    uint8_t trace_id;
+    uint64_t in_index;       /* bytes given to the decode side */
+    uint32_t *addrs;
+    size_t addrs_cap;
+    uint32_t nth_branch, nth_atom;
+    uint64_t resumes;        /* overflow I-syncs the encoder emitted */
+    int err;                 /* first pipeline error (not a mismatch) */
+    const char *err_where;
+    FILE *truth;
+    uint8_t *trace;          /* kept only for the snapshot */
+    size_t tlen, tcap;
+} rt;
+
+static int set_err(rt *r, int rc, const char *where)
+{
+    if (!r->err) {
+        r->err = rc;
+        r->err_where = where;
+    }
+    return rc;
+}
+
+/* ---- decoded side ---- */
+
+static int on_element(void *ctx, const tb_element *el)
+{
+    rt *r = ctx;
+    int n = 0;
+
+    if (el->kind == TB_ELEM_INSN_RANGE && el->count) {
+        if (el->count > r->addrs_cap) {
+            uint32_t *a = realloc(r->addrs, el->count * sizeof *a);
+
+            if (!a)
+                return set_err(r, TB_ERR_NOMEM, "decoder");
+            r->addrs = a;
+            r->addrs_cap = el->count;
+        }
+        n = tb_decoder_range_addrs(r->dec, el, r->addrs, r->addrs_cap);
+        if (n < 0)
+            return set_err(r, n, "decoder range");
+    }
+    /* A mismatch is the comparator's verdict, not a pipeline error: the
+     * rest of the run is still useful for the statistics. */
+    tb_compare_element(r->cmp, el, r->addrs);
+    return 0;
+}
+
+static void apply_fault(rt *r, tb_packet *p)
+{
+    const tb_rt_fault *f = &r->c->fault;
+
+    if (f->kind == TB_RT_FAULT_ADDR_BIT && p->kind == TB_PKT_BRANCH &&
+        r->nth_branch++ == f->nth) {
+        p->addr ^= 1u << (f->bit & 31);
+        r->res->fault_applied = true;
+    } else if (f->kind == TB_RT_FAULT_DROP_ATOM && p->kind == TB_PKT_ATOM && p->atom_count &&
+               r->nth_atom++ == f->nth) {
+        /* The newest E/N atom goes; W atoms (ETMv3 cycle-accurate) stay. */
+        for (int i = p->seq_len - 1; i >= 0; i--) {
+            if (p->seq[i] == 'E' || p->seq[i] == 'N') {
+                memmove(p->seq + i, p->seq + i + 1, (size_t)(p->seq_len - i - 1));
+                p->seq_len--;
+                p->atom_count--;
+                break;
+            }
+        }
+        r->res->fault_applied = true;
+    }
+}
+
+static int on_packet(void *ctx, const tb_packet *pkt)
+{
+    rt *r = ctx;
+    int rc;
+
+    if (r->c->fault.kind != TB_RT_FAULT_NONE) {
+        tb_packet p = *pkt;
+
+        apply_fault(r, &p);
+        rc = tb_decoder_packet(r->dec, &p, on_element, r);
+    } else {
+        rc = tb_decoder_packet(r->dec, pkt, on_element, r);
+    }
+    return rc < 0 ? set_err(r, rc, "decoder") : 0;
+}
+
+static int on_frame(void *ctx, uint8_t id, uint64_t index, const uint8_t *data, size_t len)
+{
+    rt *r = ctx;
+    int rc;
+
+    if (id != r->trace_id)
+        return 0; /* no other source is in the buffer */
+    rc = tb_parser_push(r->parser, data, len, index, on_packet, r);
+    return rc < 0 ? set_err(r, rc, "parser") : 0;
+}
+
+/* Bytes for the decode side, cut into the case's chunk size. */
+static int feed(rt *r, const uint8_t *data, size_t len)
+{
+    size_t step = r->c->chunk ? r->c->chunk : len;
+    int rc;
+
+    while (len) {
+        size_t n = len < step ? len : step;
+
+        rc = r->dfm ? tb_deformatter_push(r->dfm, data, n, r->in_index, on_frame, r)
+                    : tb_parser_push(r->parser, data, n, r->in_index, on_packet, r);
+        if (rc < 0)
+            return set_err(r, rc, r->dfm ? "deformatter" : "parser");
+        if (r->err)
+            return r->err;
+        r->in_index += n;
+        data += n;
+        len -= n;
+    }
+    return 0;
+}
+
+static int frame_sink(void *ctx, const uint8_t *data, size_t len)
+{
+    return feed(ctx, data, len);
+}
+
+/* ---- encoder side ---- */
+
+static int trace_sink(void *ctx, const uint8_t *data, size_t len)
+{
+    rt *r = ctx;
+    int rc;
+
+    if (r->c->out_dir) {
+        if (r->tlen + len > r->tcap) {
+            size_t nc = r->tcap ? r->tcap * 2 : 65536;
+            uint8_t *nb;
+
+            while (nc < r->tlen + len)
+                nc *= 2;
+            if (!(nb = realloc(r->trace, nc)))
+                return set_err(r, TB_ERR_NOMEM, "trace buffer");
+            r->trace = nb;
+            r->tcap = nc;
+        }
+        memcpy(r->trace + r->tlen, data, len);
+        r->tlen += len;
+    }
+    rc = r->fmt ? tb_formatter_put(r->fmt, r->trace_id, data, len, frame_sink, r)
+                : feed(r, data, len);
+    return rc < 0 ? set_err(r, rc, r->fmt ? "formatter" : "decode") : 0;
+}
+
+static int on_enc_packet(void *ctx, const tb_packet *p)
+{
+    rt *r = ctx;
+
+    if (p->kind == TB_PKT_ISYNC && p->reason == TB_ISYNC_OVERFLOW) {
+        tb_compare_mark_resume(r->cmp);
+        r->resumes++;
+    }
+    return 0;
+}
+
+static int on_record(void *ctx, const tb_exec_record *rec)
+{
+    rt *r = ctx;
+    int rc;
+
+    if (r->truth) {
+        char line[256];
+
+        if (tb_truth_format_text(rec, line, sizeof line) < 0 ||
+            fprintf(r->truth, "%s\n", line) < 0) {
+            set_err(r, TB_ERR_IO, "truth.txt");
+            return 1;
+        }
+    }
+    if ((rc = tb_compare_truth(r->cmp, rec)) < 0 && rc != TB_ERR_MISMATCH) {
+        set_err(r, rc, "comparator");
+        return 1;
+    }
+    if (tb_encoder_push(r->enc, rec) < 0) {
+        set_err(r, tb_encoder_error(r->enc), "encoder");
+        return 1;
+    }
+    return r->err != 0;
+}
+
+/* ---- the case ---- */
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf = NULL;
+    long n;
+
+    if (!f)
+        return NULL;
+    if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 && !fseek(f, 0, SEEK_SET) &&
+        (buf = malloc((size_t)n + 1)) != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    } else if (buf) {
+        *len = (size_t)n;
+    }
+    fclose(f);
+    return buf;
+}
+
+void tb_rt_case_init(tb_rt_case *c, tb_protocol protocol)
+{
+    memset(c, 0, sizeof *c);
+    tb_encoder_opts_init(&c->opts, protocol);
+    c->formatted = true;
+}
+
+int tb_rt_case_options(tb_rt_case *c, const char *list, char *err, size_t errlen)
+{
+    char buf[512], rest[512] = "";
+    bool filter = false;
+    char *tok, *save = NULL;
+
+    if (!c || !list)
+        return TB_ERR_INVAL;
+    if (strlen(list) >= sizeof buf) {
+        snprintf(err, errlen, "option list too long");
+        return TB_ERR_INVAL;
+    }
+    strcpy(buf, list);
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(tok, "filter")) {
+            filter = true;
+            continue;
+        }
+        if (rest[0])
+            strcat(rest, ",");
+        strcat(rest, tok);
+    }
+    if (tb_encoder_opts_parse(&c->opts, rest, err, errlen) < 0)
+        return TB_ERR_INVAL;
+    if (filter) {
+        tb_snap_region regs[16];
+        uint8_t *store = NULL, *elf;
+        size_t len = 0;
+        int n;
+
+        if (!c->program || !(elf = read_file(c->program, &len))) {
+            snprintf(err, errlen, "filter: cannot read the program %s",
+                     c->program ? c->program : "(none)");
+            return TB_ERR_INVAL;
+        }
+        n = tb_encoder_elf_regions(elf, len, regs, 16, &store);
+        free(elf);
+        if (n <= 0 || c->opts.n_ranges >= TB_ENC_MAX_RANGES) {
+            free(store);
+            snprintf(err, errlen, "filter: %s has no loadable segment", c->program);
+            return TB_ERR_INVAL;
+        }
+        /* The middle half of the code: the filter turns trace off and on
+         * inside the program, not just at its ends. */
+        c->opts.ranges[c->opts.n_ranges++] =
+            (tb_encoder_range){regs[0].address + (uint32_t)regs[0].len / 4,
+                               regs[0].address + (uint32_t)regs[0].len * 3 / 4, false};
+        free(store);
+    }
+    return 0;
+}
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, const char *a,
+                const char *b)
+{
+    if (err && errlen)
+        snprintf(err, errlen, fmt, a, b);
+    return rc;
+}
+
+int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
+{
+    rt r;
+    tb_config cfg;
+    tb_scenario sc;
+    tb_snap_region regs[16];
+    uint8_t *elf = NULL, *store = NULL;
+    size_t elen = 0;
+    tb_memimage *mem = NULL;
+    tb_sim *sim = NULL;
+    char label[256], msg[256];
+    int nr, rc;
+
+    if (!c || !res || !c->program)
+        return TB_ERR_INVAL;
+    memset(res, 0, sizeof *res);
+    memset(&r, 0, sizeof r);
+    r.c = c;
+    r.res = res;
+    if (err && errlen)
+        err[0] = '\0';
+    if (tb_encoder_config(&c->opts, &cfg) < 0)
+        return fail(err, errlen, TB_ERR_CONFIG, "%s%sinconsistent encoder options", "", "");
+    r.trace_id = cfg.trace_id;
+
+    tb_scenario_init(&sc);
+    if (c->scenario && (rc = tb_scenario_load(&sc, c->scenario, msg, sizeof msg)) < 0)
+        return fail(err, errlen, rc, "%s: %s", c->scenario, msg);
+    if (c->max_insns && (!sc.max_insns || sc.max_insns > c->max_insns))
+        sc.max_insns = c->max_insns;
+
+    if (!(elf = read_file(c->program, &elen)))
+        return fail(err, errlen, TB_ERR_IO, "%s: %s", c->program, "cannot read");
+    nr = tb_encoder_elf_regions(elf, elen, regs, 16, &store);
+    if (nr <= 0) {
+        rc = fail(err, errlen, nr < 0 ? nr : TB_ERR_FORMAT, "%s: %s", c->program,
+                  "no loadable segment");
+        goto out;
+    }
+    mem = tb_memimage_new();
+    rc = mem ? 0 : TB_ERR_NOMEM;
+    for (int i = 0; i < nr && rc >= 0; i++)
+        rc = tb_memimage_add(mem, regs[i].address, regs[i].data, regs[i].len);
+    if (rc < 0) {
+        fail(err, errlen, rc, "%s: %s", c->program, "memory image");
+        goto out;
+    }
+
+    sim = tb_sim_new(sc.cpu);
+    if (!sim) {
+        rc = fail(err, errlen, TB_ERR_EMULATOR, "%s%scannot start the emulator", "", "");
+        goto out;
+    }
+    if ((rc = tb_sim_load_elf(sim, elf, elen)) < 0 ||
+        (rc = tb_sim_set_scenario(sim, &sc)) < 0) {
+        fail(err, errlen, rc, "%s: %s", c->program, tb_sim_errmsg(sim));
+        goto out;
+    }
+
+    /* The configuration as the registers say it, so a report can be
+     * reproduced with any decoder. */
+    snprintf(label, sizeof label,
+             "%s: %s %s%u.%u ETMCR=0x%08x ETMIDR=0x%08x ETMCCER=0x%08x trace ID 0x%02x, "
+             "%s buffer, %u filter range(s), FIFO %u bytes, sync every %u bytes%s%s",
+             c->name ? c->name : c->program, tb_protocol_name(c->opts.protocol),
+             c->opts.protocol == TB_PROTO_PTM ? "PFT" : "ETMv", c->opts.protocol == TB_PROTO_PTM ? 1 : 3,
+             c->opts.arch_minor, cfg.etmcr, cfg.etmidr, cfg.etmccer, cfg.trace_id,
+             c->formatted ? "CoreSight" : "raw", c->opts.n_ranges, c->opts.fifo_depth,
+             c->opts.sync_period, c->scenario ? ", scenario " : "",
+             c->scenario ? c->scenario : "");
+    r.cmp = tb_compare_new(&c->opts, label);
+    r.enc = tb_encoder_new(&c->opts, trace_sink, &r);
+    r.parser = tb_parser_new(&cfg);
+    r.dec = tb_decoder_new(&cfg, mem);
+    if (c->formatted) {
+        r.fmt = tb_formatter_new(TB_FRAME_MEM_ALIGNED);
+        r.dfm = tb_deformatter_new(TB_FRAME_MEM_ALIGNED);
+    }
+    if (!r.cmp || !r.enc || !r.parser || !r.dec || (c->formatted && (!r.fmt || !r.dfm))) {
+        rc = fail(err, errlen, TB_ERR_NOMEM, "%s%scannot set up the pipeline", "", "");
+        goto out;
+    }
+    tb_encoder_set_packet_cb(r.enc, on_enc_packet, &r);
+
+    if (c->out_dir) {
+        char path[1024];
+
+        if (mkdir(c->out_dir, 0777) != 0 && errno != EEXIST) {
+            rc = fail(err, errlen, TB_ERR_IO, "%s: %s", c->out_dir, "cannot create");
+            goto out;
+        }
+        snprintf(path, sizeof path, "%s/truth.txt", c->out_dir);
+        if (!(r.truth = fopen(path, "w"))) {
+            rc = fail(err, errlen, TB_ERR_IO, "%s: %s", path, "cannot write");
+            goto out;
+        }
+    }
+
+    rc = tb_sim_run(sim, on_record, &r, &res->sim);
+    if (rc < 0 && !r.err) {
+        fail(err, errlen, rc, "%s: %s", c->program, tb_sim_errmsg(sim));
+        goto out;
+    }
+    if (!r.err && (rc = tb_encoder_finish(r.enc)) < 0)
+        set_err(&r, tb_encoder_error(r.enc) ? tb_encoder_error(r.enc) : rc, "encoder");
+    if (!r.err && r.fmt && (rc = tb_formatter_flush(r.fmt, frame_sink, &r)) < 0)
+        set_err(&r, rc, "formatter");
+    if (!r.err && r.dfm && (rc = tb_deformatter_finish(r.dfm, on_frame, &r)) < 0)
+        set_err(&r, rc, "deformatter");
+    if (!r.err && (rc = tb_parser_finish(r.parser, on_packet, &r)) < 0)
+        set_err(&r, rc, "parser");
+    if (!r.err && (rc = tb_decoder_finish(r.dec, on_element, &r)) < 0)
+        set_err(&r, rc, "decoder");
+    if (r.err) {
+        rc = fail(err, errlen, r.err, "%s: %s", r.err_where, tb_err_str(r.err));
+        goto out;
+    }
+    if (tb_encoder_get_stats(r.enc)->overflows > r.resumes)
+        tb_compare_mark_lost_tail(r.cmp);
+    tb_compare_finish(r.cmp);
+    res->match = tb_compare_matched(r.cmp);
+    res->enc = *tb_encoder_get_stats(r.enc);
+    res->cmp = *tb_compare_get_stats(r.cmp);
+    snprintf(res->report, sizeof res->report, "%s", tb_compare_report(r.cmp));
+
+    if (c->out_dir) {
+        if (fclose(r.truth)) {
+            r.truth = NULL;
+            rc = fail(err, errlen, TB_ERR_IO, "%s/truth.txt: %s", c->out_dir, "write failed");
+            goto out;
+        }
+        r.truth = NULL;
+        rc = tb_encoder_write_snapshot(c->out_dir, &cfg, regs, (size_t)nr, r.trace, r.tlen,
+                                       c->formatted, msg, sizeof msg);
+        if (rc < 0) {
+            fail(err, errlen, rc, "%s: %s", c->out_dir, msg);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    if (r.truth)
+        fclose(r.truth);
+    tb_compare_free(r.cmp);
+    tb_encoder_free(r.enc);
+    tb_parser_free(r.parser);
+    tb_decoder_free(r.dec);
+    tb_formatter_free(r.fmt);
+    tb_deformatter_free(r.dfm);
+    tb_memimage_free(mem);
+    tb_sim_free(sim);
+    free(r.addrs);
+    free(r.trace);
+    free(store);
+    free(elf);
+    return rc;
+}
