@@ -10,6 +10,9 @@
  * packet, so after an ARM BLX to Thumb that ends one P-header, the next
  * header's instructions are decoded as ARM.  With all atoms in one header
  * (the control) it decodes Thumb correctly: the trace is well-formed.
+ *
+ * ETMv3 Cancel dropped (docs/opencsd-bugs.md bug 2): further down, with
+ * a control for each of plain and cycle-accurate trace.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -105,7 +108,8 @@ static void our_decode(const char *dir, addrs *out)
     tb_snapshot_fini(&snap);
 }
 
-/* OpenCSD's instruction ranges: "start ISA" per range. */
+/* OpenCSD's instruction ranges: "start ISA" per range, and "exc NUM"
+ * per exception element, in output order. */
 static size_t ocsd_ranges(const char *dir, char lines[][64], size_t max)
 {
     char log[] = "/tmp/tb_ocsdbug_XXXXXX", cmd[1024], buf[512];
@@ -124,6 +128,12 @@ static size_t ocsd_ranges(const char *dir, char lines[][64], size_t max)
     while (fgets(buf, sizeof buf, f) && n < max) {
         const char *r = strstr(buf, "exec range=");
         const char *isa = strstr(buf, "(ISA=");
+        const char *exc = strstr(buf, "ELEM_EXCEPTION(excep num (");
+
+        if (exc) {
+            snprintf(lines[n++], 64, "exc %.4s", exc + 26);
+            continue;
+        }
         if (!r || !isa)
             continue;
         snprintf(lines[n++], 64, "%.*s %.3s", (int)strcspn(r + 11, ":"), r + 11,
@@ -200,4 +210,141 @@ Test(ocsd_bugs, etmv3_blx_control_one_header, .timeout = 60)
     cr_assert_str_eq(r[0], "0x8000 A32");
     cr_assert_str_eq(r[1], "0x8010 T32");
     remove_dir(dir);
+}
+
+/*
+ * ETMv3 Cancel dropped (docs/opencsd-bugs.md bug 2).  A branch packet
+ * with exception bytes whose Cancel bit is set says the instruction of
+ * the last E/N atom did not complete (IHI0014Q 6.7.1 exception
+ * information; protocol-notes 2.7), so a decoder must not list it.
+ * OpenCSD 1.3.3 holds a P-header's last instruction range back for that
+ * purpose, but its element list only agrees to hold it when nothing else
+ * is in the list: so the Cancel works when the cancelled atom is alone in
+ * its P-header and the packet before left nothing held, and is ignored
+ * when (a) the header has other atoms before it, or (b) the packet
+ * before was itself a lone-atom header whose range was still held.
+ *
+ * Image: 0x8000, 0x8004, 0x8008 MOV r0,r0; 0x800C LDR r1,[r4] (the load
+ * that aborts); trace: A-sync, I-sync at 0x8000 (ARM), P-header(s) with
+ * the four atoms, then the data-abort branch to 0x10 with Cancel.
+ */
+static const uint8_t cancel_async[] = {0, 0, 0, 0, 0, 0x80};
+/* Branch to 0x10 (5 address bytes, original encoding, ARM), exception
+ * byte 0x38: Cancel (bit 5), exception 12 = data abort (bits 4:1). */
+static const uint8_t cancel_branch[] = {0x89, 0x80, 0x80, 0x80, 0x48, 0x38};
+
+static void write_cancel_snapshot(const char *dir, bool ca, const uint8_t *hdrs,
+                                  size_t n_hdrs)
+{
+    static const uint8_t isync[] = {0x08, 0x01, 0x00, 0x80, 0x00, 0x00};
+    /* I-sync with cycle count 0 (0x70, CC byte 0x00), CA trace. */
+    static const uint8_t isync_cc[] = {0x70, 0x00, 0x01, 0x00, 0x80, 0x00, 0x00};
+    uint8_t img[64], trace[64];
+    size_t n = 0, i;
+    tb_config cfg;
+    tb_snap_region r = {0x8000, img, sizeof img};
+    tb_snap_out_source s = {"ETM_0", &cfg, "cpu_0", "Cortex-A7", &r, 1};
+    char err[256] = "";
+
+    for (i = 0; i < sizeof img; i += 4) { /* MOV r0, r0 */
+        img[i] = 0x00;
+        img[i + 1] = 0x00;
+        img[i + 2] = 0xA0;
+        img[i + 3] = 0xE1;
+    }
+    memcpy(img + 12, (const uint8_t[]){0x00, 0x10, 0x94, 0xE5}, 4); /* LDR r1,[r4] */
+    /* ETMv3.4, ETMCR[12] cycle-accurate or not, original branch encoding. */
+    cr_assert_eq(tb_config_from_regs(&cfg, ca ? 0x1000 : 0, 0x4100F240, 0, 0x10), 0);
+    memcpy(trace + n, cancel_async, sizeof cancel_async);
+    n += sizeof cancel_async;
+    memcpy(trace + n, ca ? isync_cc : isync, ca ? sizeof isync_cc : sizeof isync);
+    n += ca ? sizeof isync_cc : sizeof isync;
+    memcpy(trace + n, hdrs, n_hdrs);
+    n += n_hdrs;
+    memcpy(trace + n, cancel_branch, sizeof cancel_branch);
+    n += sizeof cancel_branch;
+    cr_assert_eq(tb_snapshot_write(dir, &s, 1, trace, n, "source_data", err, sizeof err),
+                 0, "%s", err);
+}
+
+/* Ours (and the truth by construction): the three MOVs, not the LDR. */
+static void check_ours_cancelled(const char *dir)
+{
+    addrs a = {0};
+
+    our_decode(dir, &a);
+    cr_assert_eq(a.n, 3, "our decoder listed %zu instructions", a.n);
+    cr_assert_eq(a.a[0], 0x8000);
+    cr_assert_eq(a.a[1], 0x8004);
+    cr_assert_eq(a.a[2], 0x8008);
+}
+
+/* OpenCSD's ranges and exception, with or without the LDR at 0x800C. */
+static void check_ocsd_cancel(const char *dir, bool ldr_listed, const char *why)
+{
+    char r[8][64];
+    size_t n = ocsd_ranges(dir, r, 8), i = 0;
+
+    cr_assert_eq(n, ldr_listed ? 5 : 4, "OpenCSD gave %zu elements: %s", n, why);
+    cr_assert_str_eq(r[i++], "0x8000 A32");
+    cr_assert_str_eq(r[i++], "0x8004 A32");
+    cr_assert_str_eq(r[i++], "0x8008 A32");
+    if (ldr_listed)
+        cr_assert_str_eq(r[i++], "0x800c A32", "%s", why);
+    cr_assert_str_eq(r[i], "exc 0x0c");
+}
+
+static void cancel_case(bool ca, const uint8_t *hdrs, size_t n_hdrs, bool ldr_listed,
+                        const char *why)
+{
+    char dir[] = "/tmp/tb_cancel_XXXXXX";
+
+    if (!lister_or_skip())
+        return;
+    cr_assert_not_null(mkdtemp(dir));
+    write_cancel_snapshot(dir, ca, hdrs, n_hdrs);
+    check_ours_cancelled(dir);
+    check_ocsd_cancel(dir, ldr_listed, why);
+    remove_dir(dir);
+}
+
+Test(ocsd_bugs, etmv3_cancel_control_lone_atom, .timeout = 60)
+{
+    /* E E E | E: the cancelled atom alone, after a header of three whose
+     * ranges all went out: OpenCSD applies the Cancel. */
+    static const uint8_t h[] = {0x8C, 0x84};
+
+    cancel_case(false, h, sizeof h, false, "the control should drop the LDR");
+}
+
+Test(ocsd_bugs, etmv3_cancel_lost_in_multi_atom_header, .timeout = 60)
+{
+    /* E E E E in one format-1 header (IHI0014Q 7.3.1), as the encoder
+     * packs them: OpenCSD lists the cancelled LDR. */
+    static const uint8_t h[] = {0x90};
+
+    cancel_case(false, h, sizeof h, true,
+                "OpenCSD no longer drops a Cancel in a multi-atom P-header: update "
+                "docs/opencsd-bugs.md and the encoder matrix's ocsd_model");
+}
+
+Test(ocsd_bugs, etmv3_cancel_control_ca_lone_atom, .timeout = 60)
+{
+    /* Cycle-accurate WE WE WE | WWE (format 1, then format 3 with its E,
+     * protocol-notes 2.5): the lone E follows a header that went out. */
+    static const uint8_t h[] = {0x8C, 0xE4};
+
+    cancel_case(true, h, sizeof h, false, "the CA control should drop the LDR");
+}
+
+Test(ocsd_bugs, etmv3_cancel_lost_after_held_range, .timeout = 60)
+{
+    /* Cycle-accurate WE WE | WE | WWE: the WE header's range is held
+     * (alone in the list), so the next lone-atom header's range finds
+     * it there and is not held: OpenCSD lists the cancelled LDR. */
+    static const uint8_t h[] = {0x88, 0x84, 0xE4};
+
+    cancel_case(true, h, sizeof h, true,
+                "OpenCSD no longer drops a Cancel after a held range: update "
+                "docs/opencsd-bugs.md and the encoder matrix's ocsd_model");
 }
