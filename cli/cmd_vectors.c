@@ -1,0 +1,733 @@
+/* tracebench vectors [--list FILE] [--programs DIR] [--scenarios DIR]
+ *                    [--out DIR] [--only NAME] [--check]
+ *
+ * Regenerates the conformance vectors (issue 6): for every section of the
+ * vector list, a round trip (sim -> encoder -> our decoder -> comparator)
+ * that writes OUT/NAME/ (OpenCSD snapshot, truth.txt), then our decode in
+ * addr format (decode.addr) and README.md, and OUT/README.md as an index.
+ * Every vector must round-trip.  Output is deterministic: no times, paths
+ * or host names, so regenerating gives byte-identical files; --check
+ * regenerates into a temporary directory and compares byte for byte.
+ *
+ * Defaults: --list vectors/vectors.ini; programs: <dir of the
+ * executable>/vectors/programs (the build tree); scenarios: the list's
+ * directory /scenarios; default scenario: the list's directory
+ * /programs/NAME.ini; --out: the list's directory /generated.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "tracebench/decoder.h"
+#include "tracebench/snapshot.h"
+#include "tracebench/types.h"
+
+#ifdef TB_HAVE_ROUNDTRIP
+#include "tracebench/roundtrip.h"
+#endif
+
+int tb_cli_vectors(int argc, char **argv);
+
+#ifdef TB_HAVE_ROUNDTRIP
+
+#define VEC_MAX 128
+#define VEC_STR 256
+
+typedef struct vec {
+    char name[96];
+    char program[64];
+    char scenario[128];
+    char protocol[16];
+    char options[VEC_STR];
+    char buffer[16];
+    char opencsd[64];
+    char about[VEC_STR];
+    uint64_t max_insns;
+    /* Filled in by the run, for the index. */
+    uint64_t insns, bytes, buf_bytes;
+    unsigned exceptions;
+    uint8_t trace_id;
+} vec;
+
+/* snprintf for paths and messages: false when the result was cut. */
+static bool strf(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static bool strf(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    return n >= 0 && (size_t)n < len;
+}
+
+static char *trim(char *s)
+{
+    char *e;
+
+    while (*s == ' ' || *s == '\t')
+        s++;
+    e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
+        *--e = 0;
+    return s;
+}
+
+static int set_str(char *dst, size_t cap, const char *v, const char *path, int line)
+{
+    if (strlen(v) >= cap) {
+        fprintf(stderr, "tracebench vectors: %s:%d: value too long\n", path, line);
+        return -1;
+    }
+    strcpy(dst, v);
+    return 0;
+}
+
+/* The vector list: INI, one section per vector (vectors/vectors.ini). */
+static int load_list(const char *path, vec *v, size_t *n)
+{
+    FILE *f = fopen(path, "r");
+    char buf[1024];
+    int line = 0;
+    vec *cur = NULL;
+
+    *n = 0;
+    if (!f) {
+        fprintf(stderr, "tracebench vectors: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    while (fgets(buf, sizeof buf, f)) {
+        char *s = trim(buf), *eq, *k, *val;
+        int r = 0;
+
+        line++;
+        if (!*s || *s == ';' || *s == '#')
+            continue;
+        if (*s == '[') {
+            char *e = strchr(s, ']');
+
+            if (!e || e[1] || e == s + 1 || *n == VEC_MAX ||
+                (size_t)(e - s - 1) >= sizeof v->name) {
+                fprintf(stderr, "tracebench vectors: %s:%d: bad section\n", path, line);
+                goto fail;
+            }
+            *e = 0;
+            cur = &v[(*n)++];
+            memset(cur, 0, sizeof *cur);
+            strcpy(cur->name, s + 1);
+            for (size_t i = 0; i + 1 < *n; i++)
+                if (!strcmp(v[i].name, cur->name)) {
+                    fprintf(stderr, "tracebench vectors: %s:%d: duplicate vector %s\n",
+                            path, line, cur->name);
+                    goto fail;
+                }
+            strcpy(cur->buffer, "coresight");
+            continue;
+        }
+        eq = strchr(s, '=');
+        if (!cur || !eq) {
+            fprintf(stderr, "tracebench vectors: %s:%d: expected [name] or key = value\n",
+                    path, line);
+            goto fail;
+        }
+        *eq = 0;
+        k = trim(s);
+        val = trim(eq + 1);
+        if (!strcmp(k, "program"))
+            r = set_str(cur->program, sizeof cur->program, val, path, line);
+        else if (!strcmp(k, "scenario"))
+            r = set_str(cur->scenario, sizeof cur->scenario, val, path, line);
+        else if (!strcmp(k, "protocol"))
+            r = set_str(cur->protocol, sizeof cur->protocol, val, path, line);
+        else if (!strcmp(k, "options"))
+            r = set_str(cur->options, sizeof cur->options, val, path, line);
+        else if (!strcmp(k, "buffer"))
+            r = set_str(cur->buffer, sizeof cur->buffer, val, path, line);
+        else if (!strcmp(k, "opencsd"))
+            r = set_str(cur->opencsd, sizeof cur->opencsd, val, path, line);
+        else if (!strcmp(k, "about"))
+            r = set_str(cur->about, sizeof cur->about, val, path, line);
+        else if (!strcmp(k, "max_insns")) {
+            char *end;
+
+            errno = 0;
+            cur->max_insns = strtoull(val, &end, 0);
+            if (errno || *end || !*val)
+                r = -1;
+        } else {
+            fprintf(stderr, "tracebench vectors: %s:%d: unknown key '%s'\n", path, line, k);
+            goto fail;
+        }
+        if (r < 0) {
+            fprintf(stderr, "tracebench vectors: %s:%d: bad value for %s\n", path, line, k);
+            goto fail;
+        }
+    }
+    fclose(f);
+    for (size_t i = 0; i < *n; i++) {
+        const vec *c = &v[i];
+
+        if (!c->program[0] || (strcmp(c->protocol, "ptm") && strcmp(c->protocol, "etmv3")) ||
+            (strcmp(c->buffer, "coresight") && strcmp(c->buffer, "raw")) || !c->about[0]) {
+            fprintf(stderr, "tracebench vectors: %s: [%s] needs program, protocol "
+                            "ptm|etmv3, buffer coresight|raw and about\n", path, c->name);
+            return -1;
+        }
+    }
+    return 0;
+fail:
+    fclose(f);
+    return -1;
+}
+
+static int make_dirs(const char *path)
+{
+    char tmp[1024];
+
+    if (strlen(path) >= sizeof tmp)
+        return -1;
+    strcpy(tmp, path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(tmp, 0777) < 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0777) < 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+/* Removes a directory tree (a vector's old output, the --check copy). */
+static int remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *de;
+    int r = 0;
+
+    if (!d)
+        return errno == ENOENT ? 0 : remove(path);
+    while ((de = readdir(d))) {
+        char sub[2048];
+        struct stat st;
+
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        strf(sub, sizeof sub, "%s/%s", path, de->d_name);
+        if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+            r |= remove_tree(sub);
+        else
+            r |= remove(sub);
+    }
+    closedir(d);
+    return r | rmdir(path);
+}
+
+/* ---- decode.addr: exactly what `tracebench decode DIR --format addr`
+ * prints (cli/cmd_decode.c), one executed instruction per line. ---- */
+
+struct addr_out {
+    FILE *f;
+    tb_memimage *mem;
+    uint32_t *addrs;
+    size_t cap;
+    int err;
+};
+
+static int on_addr_elem(void *ctx, const tb_element *el)
+{
+    struct addr_out *o = ctx;
+    int n;
+
+    if (el->kind == TB_ELEM_ADDR_NACC) {
+        fprintf(o->f, "0x%08X ? NACC\n", (unsigned)el->start);
+        return 0;
+    }
+    if (el->kind == TB_ELEM_ADDR_UNKNOWN) {
+        fprintf(o->f, "? ? %c\n", el->last_atom ? el->last_atom : '?');
+        return 0;
+    }
+    if (el->kind != TB_ELEM_INSN_RANGE)
+        return 0;
+    if (el->count > o->cap) {
+        uint32_t *a = realloc(o->addrs, el->count * sizeof *a);
+
+        if (!a) {
+            o->err = TB_ERR_NOMEM;
+            return 1;
+        }
+        o->addrs = a;
+        o->cap = el->count;
+    }
+    n = tb_range_addrs(o->mem, el, o->addrs, el->count);
+    if (n < 0) {
+        o->err = n;
+        return 1;
+    }
+    for (int i = 0; i < n; i++) {
+        char atom = 'E';
+
+        if (el->isa != TB_ISA_ARM && el->isa != TB_ISA_THUMB)
+            atom = '?';
+        else if (i + 1 == n)
+            atom = el->last_atom;
+        else if (i < 32 && ((el->atom_bits >> i) & 1))
+            atom = 'N';
+        fprintf(o->f, "0x%08X %s %c\n", (unsigned)o->addrs[i], tb_isa_name((tb_isa)el->isa),
+                atom);
+    }
+    return 0;
+}
+
+static int write_decode_addr(const char *dir, int id, char *err, size_t errlen)
+{
+    char path[1024];
+    struct addr_out o = {NULL, NULL, NULL, 0, 0};
+    tb_snapshot s;
+    int r = tb_snapshot_load(&s, dir, err, errlen);
+
+    if (r < 0)
+        return r;
+    r = TB_ERR_NOT_FOUND;
+    strf(err, errlen, "no trace source with ID 0x%x", (unsigned)id);
+    for (size_t i = 0; i < s.n_sources; i++) {
+        tb_config cfg;
+
+        if (tb_snapshot_source_config(&s, &s.sources[i], &cfg, err, errlen) < 0 ||
+            cfg.trace_id != id)
+            continue;
+        r = tb_snapshot_source_memory(&s, &s.sources[i], &o.mem, err, errlen);
+        break;
+    }
+    tb_snapshot_fini(&s);
+    if (r < 0)
+        return r;
+    strf(path, sizeof path, "%s/decode.addr", dir);
+    o.f = fopen(path, "w");
+    if (!o.f) {
+        strf(err, errlen, "%s: %s", path, strerror(errno));
+        tb_memimage_free(o.mem);
+        return TB_ERR_IO;
+    }
+    r = tb_decode_snapshot(dir, id, on_addr_elem, &o, err, errlen);
+    if (o.err)
+        r = o.err;
+    if (fclose(o.f) != 0 && r >= 0) {
+        strf(err, errlen, "%s: write failed", path);
+        r = TB_ERR_IO;
+    }
+    free(o.addrs);
+    tb_memimage_free(o.mem);
+    return r < 0 ? r : 0;
+}
+
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+static void bits_per_insn(char *buf, size_t len, uint64_t bytes, uint64_t insns)
+{
+    /* Integer arithmetic: the same digits on every host. */
+    uint64_t milli = insns ? bytes * 8 * 1000 / insns : 0;
+
+    strf(buf, len, "%llu.%03llu", (unsigned long long)(milli / 1000),
+             (unsigned long long)(milli % 1000));
+}
+
+static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
+                        const char *scn_name)
+{
+    char path[1024], bpi[32];
+    FILE *f;
+
+    strf(path, sizeof path, "%s/README.md", dir);
+    f = fopen(path, "w");
+    if (!f)
+        return -1;
+    bits_per_insn(bpi, sizeof bpi, v->bytes, v->insns);
+    fprintf(f, "# Vector %s\n\n%s.\n\n", v->name, v->about);
+    fprintf(f, "| | |\n|---|---|\n");
+    fprintf(f, "| program | `%s` (vectors/programs) |\n", v->program);
+    fprintf(f, "| scenario | `%s` |\n", scn_name);
+    fprintf(f, "| protocol | %s |\n", !strcmp(v->protocol, "ptm") ? "PTM (PFT)" : "ETMv3");
+    fprintf(f, "| options | `%s` |\n", v->options[0] ? v->options : "(plain)");
+    fprintf(f, "| trace ID | 0x%02X |\n", v->trace_id);
+    fprintf(f, "| buffer | %s (`%s`) |\n",
+            !strcmp(v->buffer, "raw") ? "raw source stream" : "CoreSight formatted frames",
+            !strcmp(v->buffer, "raw") ? "source_data" : "coresight");
+    fprintf(f, "| instruction cap | %llu |\n", (unsigned long long)v->max_insns);
+    fprintf(f, "| instructions executed | %llu (stop: %s) |\n",
+            (unsigned long long)res->sim.insns, tb_sim_stop_name(res->sim.stop));
+    fprintf(f, "| instructions traced | %llu |\n", (unsigned long long)res->enc.traced);
+    fprintf(f, "| exceptions | %llu |\n", (unsigned long long)res->sim.exceptions);
+    fprintf(f, "| trace bytes | %llu (buffer file %llu) |\n", (unsigned long long)v->bytes,
+            (unsigned long long)v->buf_bytes);
+    fprintf(f, "| bits per instruction | %s |\n", bpi);
+    fprintf(f, "| FIFO overflows | %llu |\n", (unsigned long long)res->enc.overflows);
+    fprintf(f, "| round trip | match: %llu instructions checked, %llu exceptions, "
+               "%llu contexts, %llu timestamps, %llu cycle checks, %llu untraced |\n",
+            (unsigned long long)res->cmp.checked, (unsigned long long)res->cmp.exceptions,
+            (unsigned long long)res->cmp.contexts, (unsigned long long)res->cmp.timestamps,
+            (unsigned long long)res->cmp.cycle_checks, (unsigned long long)res->cmp.untraced);
+    fprintf(f, "| OpenCSD 1.3.3 | %s |\n",
+            v->opencsd[0] ? v->opencsd : "decodes it to the ground truth");
+    fprintf(f, "\n## Files\n\n"
+               "- `snapshot.ini`, `trace.ini`, device and core `.ini` files, memory dumps and "
+               "the trace buffer: an OpenCSD / DS-5 trace snapshot.\n"
+               "- `truth.txt`: the simulator's ground truth, one record per line "
+               "(`tb_truth_format_text`).\n"
+               "- `decode.addr`: tracebench's decode, one executed instruction per line "
+               "(address, ISA, E/N).\n\n");
+    fprintf(f, "## Decoding it\n\n```\ntrc_pkt_lister -ss_dir . -id 0x%02X -decode\n"
+               "tracebench decode . --id 0x%02X --format addr\n```\n",
+            v->trace_id, v->trace_id);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+static int write_index(const char *out, const vec *v, size_t n)
+{
+    char path[1024], bpi[32];
+    uint64_t insns = 0, bytes = 0;
+    FILE *f;
+
+    strf(path, sizeof path, "%s/README.md", out);
+    f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "# Conformance vectors\n\n"
+               "Generated by `tracebench vectors` from `vectors/vectors.ini`; do not edit.\n"
+               "Each directory is an OpenCSD trace snapshot with the simulator's ground truth\n"
+               "(`truth.txt`) and tracebench's decode (`decode.addr`).  Every vector "
+               "round-trips:\ntracebench decodes it to the ground truth.  "
+               "`tracebench vectors --check` regenerates them and\ncompares byte for byte.\n\n");
+    fprintf(f, "| vector | program | protocol | options | buffer | insns | trace bytes | "
+               "bits/insn | OpenCSD | exercises |\n");
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|\n");
+    for (size_t i = 0; i < n; i++) {
+        bits_per_insn(bpi, sizeof bpi, v[i].bytes, v[i].insns);
+        fprintf(f, "| [%s](%s/README.md) | %s | %s | `%s` | %s | %llu | %llu | %s | %s | %s |\n",
+                v[i].name, v[i].name, v[i].program, v[i].protocol,
+                v[i].options[0] ? v[i].options : "plain", v[i].buffer,
+                (unsigned long long)v[i].insns, (unsigned long long)v[i].bytes, bpi,
+                v[i].opencsd[0] ? v[i].opencsd : "match", v[i].about);
+        insns += v[i].insns;
+        bytes += v[i].bytes;
+    }
+    bits_per_insn(bpi, sizeof bpi, bytes, insns);
+    fprintf(f, "\n%zu vectors, %llu instructions, %llu trace bytes, %s bits per instruction.\n",
+            n, (unsigned long long)insns, (unsigned long long)bytes, bpi);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+typedef struct paths {
+    const char *programs, *scenarios, *default_scn;
+} paths;
+
+static int run_vector(vec *v, const paths *p, const char *out)
+{
+    char elf[1024], scn[1024], dir[1024], err[512] = "", scn_name[160];
+    tb_rt_case c;
+    static tb_rt_result res;
+    bool ptm = !strcmp(v->protocol, "ptm");
+    int r;
+
+    strf(elf, sizeof elf, "%s/%s.elf", p->programs, v->program);
+    if (v->scenario[0]) {
+        strf(scn, sizeof scn, "%s/%s", p->scenarios, v->scenario);
+        strf(scn_name, sizeof scn_name, "vectors/scenarios/%s", v->scenario);
+    } else {
+        strf(scn, sizeof scn, "%s/%s.ini", p->default_scn, v->program);
+        strf(scn_name, sizeof scn_name, "vectors/programs/%s.ini", v->program);
+    }
+    if (!strf(dir, sizeof dir, "%s/%s", out, v->name) ||
+        !strf(elf, sizeof elf, "%s/%s.elf", p->programs, v->program) ||
+        (v->scenario[0] && !strf(scn, sizeof scn, "%s/%s", p->scenarios, v->scenario))) {
+        fprintf(stderr, "tracebench vectors: %s: path too long\n", v->name);
+        return -1;
+    }
+    if (remove_tree(dir) != 0 || make_dirs(dir) != 0) {
+        fprintf(stderr, "tracebench vectors: %s: cannot create %s\n", v->name, dir);
+        return -1;
+    }
+    tb_rt_case_init(&c, ptm ? TB_PROTO_PTM : TB_PROTO_ETMV3);
+    c.name = v->name;
+    c.program = elf;
+    c.scenario = scn;
+    c.max_insns = v->max_insns;
+    c.formatted = !strcmp(v->buffer, "coresight");
+    c.out_dir = dir;
+    if (v->options[0] && tb_rt_case_options(&c, v->options, err, sizeof err) < 0) {
+        fprintf(stderr, "tracebench vectors: %s: options '%s': %s\n", v->name, v->options, err);
+        return -1;
+    }
+    memset(&res, 0, sizeof res);
+    r = tb_rt_run(&c, &res, err, sizeof err);
+    if (r < 0) {
+        fprintf(stderr, "tracebench vectors: %s: %s\n", v->name, err[0] ? err : tb_err_str(r));
+        return -1;
+    }
+    if (!res.match) {
+        fprintf(stderr, "tracebench vectors: %s: ROUND TRIP MISMATCH\n%s\n", v->name,
+                res.report);
+        return -1;
+    }
+    v->trace_id = c.opts.trace_id;
+    v->insns = res.sim.insns;
+    v->bytes = res.enc.bytes;
+    v->exceptions = (unsigned)res.sim.exceptions;
+    {
+        char buf[1100];
+
+        strf(buf, sizeof buf, "%s/trace_buffer.bin", dir);
+        v->buf_bytes = file_size(buf);
+    }
+    r = write_decode_addr(dir, v->trace_id, err, sizeof err);
+    if (r < 0) {
+        fprintf(stderr, "tracebench vectors: %s: decode.addr: %s\n", v->name, err);
+        return -1;
+    }
+    if (write_readme(dir, v, &res, scn_name) < 0) {
+        fprintf(stderr, "tracebench vectors: %s: cannot write README.md\n", v->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- --check: byte-for-byte comparison of two trees ---- */
+
+static int same_file(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+
+    while (same) {
+        char ba[8192], bb[8192];
+        size_t na = fread(ba, 1, sizeof ba, fa), nb = fread(bb, 1, sizeof bb, fb);
+
+        if (na != nb || memcmp(ba, bb, na))
+            same = 0;
+        if (na < sizeof ba)
+            break;
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
+/* Files under `want` missing from or different in `have` (and, with
+ * both_ways, files only in `have`).  rel: path below the roots. */
+static unsigned diff_tree(const char *want, const char *have, const char *rel, bool both_ways,
+                          bool report_extra)
+{
+    char pa[2048], pb[2048];
+    unsigned bad = 0;
+    DIR *d;
+    struct dirent *de;
+
+    strf(pa, sizeof pa, "%s%s%s", want, *rel ? "/" : "", rel);
+    d = opendir(pa);
+    if (!d) {
+        printf("missing: %s\n", *rel ? rel : ".");
+        return 1;
+    }
+    while ((de = readdir(d))) {
+        char sub[1024];
+        struct stat sa, sb;
+
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        strf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", de->d_name);
+        strf(pa, sizeof pa, "%s/%s", want, sub);
+        strf(pb, sizeof pb, "%s/%s", have, sub);
+        if (lstat(pa, &sa) != 0)
+            continue;
+        if (lstat(pb, &sb) != 0) {
+            printf("%s: %s\n", report_extra ? "not generated" : "missing", sub);
+            bad++;
+            continue;
+        }
+        if (S_ISDIR(sa.st_mode) != S_ISDIR(sb.st_mode)) {
+            printf("differs: %s\n", sub);
+            bad++;
+        } else if (S_ISDIR(sa.st_mode)) {
+            bad += diff_tree(want, have, sub, false, report_extra);
+        } else if (!report_extra && !same_file(pa, pb)) {
+            printf("differs: %s\n", sub);
+            bad++;
+        }
+    }
+    closedir(d);
+    if (both_ways)
+        bad += diff_tree(have, want, rel, false, !report_extra);
+    return bad;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: tracebench vectors [--list FILE] [--programs DIR] "
+                    "[--scenarios DIR] [--out DIR] [--only NAME] [--check]\n");
+    return 2;
+}
+
+/* <dir of this executable>/vectors/programs: the build tree's programs. */
+static void default_programs(char *buf, size_t len)
+{
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash;
+
+    buf[0] = 0;
+    if (n <= 0)
+        return;
+    exe[n] = 0;
+    slash = strrchr(exe, '/');
+    if (!slash)
+        return;
+    *slash = 0;
+    strf(buf, len, "%s/vectors/programs", exe);
+}
+
+int tb_cli_vectors(int argc, char **argv)
+{
+    const char *list = "vectors/vectors.ini", *programs = NULL, *scenarios = NULL;
+    const char *out = NULL, *only = NULL;
+    bool check = false;
+    char base[1024], prog_buf[1100], scn_buf[1100], def_buf[1100], out_buf[1100];
+    char tmpl[] = "/tmp/tb_vectors_XXXXXX";
+    static vec v[VEC_MAX];
+    size_t n, done = 0;
+    const char *gen;
+    paths p;
+    int status = 0;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--list") && i + 1 < argc)
+            list = argv[++i];
+        else if (!strcmp(argv[i], "--programs") && i + 1 < argc)
+            programs = argv[++i];
+        else if (!strcmp(argv[i], "--scenarios") && i + 1 < argc)
+            scenarios = argv[++i];
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+            out = argv[++i];
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
+        else if (!strcmp(argv[i], "--check"))
+            check = true;
+        else
+            return usage();
+    }
+    if (load_list(list, v, &n) < 0)
+        return 1;
+    strf(base, sizeof base, "%s", list);
+    {
+        char *slash = strrchr(base, '/');
+
+        if (slash)
+            *slash = 0;
+        else
+            strcpy(base, ".");
+    }
+    if (!programs) {
+        default_programs(prog_buf, sizeof prog_buf);
+        programs = prog_buf;
+    }
+    if (!scenarios) {
+        strf(scn_buf, sizeof scn_buf, "%s/scenarios", base);
+        scenarios = scn_buf;
+    }
+    strf(def_buf, sizeof def_buf, "%s/programs", base);
+    if (!out) {
+        strf(out_buf, sizeof out_buf, "%s/generated", base);
+        out = out_buf;
+    }
+    p = (paths){programs, scenarios, def_buf};
+    if (only) {
+        bool found = false;
+
+        for (size_t i = 0; i < n; i++)
+            found |= !strcmp(v[i].name, only);
+        if (!found) {
+            fprintf(stderr, "tracebench vectors: no vector named %s in %s\n", only, list);
+            return 1;
+        }
+    }
+    gen = out;
+    if (check) {
+        if (!mkdtemp(tmpl)) {
+            fprintf(stderr, "tracebench vectors: mkdtemp: %s\n", strerror(errno));
+            return 1;
+        }
+        gen = tmpl;
+    } else if (make_dirs(out) != 0) {
+        fprintf(stderr, "tracebench vectors: cannot create %s\n", out);
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (only && strcmp(v[i].name, only))
+            continue;
+        fprintf(stderr, "[%zu/%zu] %s\n", i + 1, n, v[i].name);
+        if (run_vector(&v[i], &p, gen) < 0)
+            status = 1;
+        done++;
+    }
+    if (!status && !only && write_index(gen, v, n) < 0) {
+        fprintf(stderr, "tracebench vectors: cannot write %s/README.md\n", gen);
+        status = 1;
+    }
+    if (check && !status) {
+        unsigned bad;
+
+        if (only) {
+            char a[1100], b[1100];
+
+            strf(a, sizeof a, "%s/%s", gen, only);
+            strf(b, sizeof b, "%s/%s", out, only);
+            bad = diff_tree(a, b, "", true, false);
+        } else {
+            bad = diff_tree(gen, out, "", true, false);
+        }
+        if (bad) {
+            printf("vectors --check: %u file(s) differ from %s\n", bad, out);
+            status = 1;
+        } else {
+            printf("vectors --check: %zu vector(s) regenerate byte for byte\n", done);
+        }
+    }
+    if (check) {
+        if (status)
+            fprintf(stderr, "regenerated copy kept in %s\n", gen);
+        else
+            remove_tree(gen);
+    }
+    if (!check && !status)
+        printf("%zu vector(s) written to %s\n", done, out);
+    return status;
+}
+
+#else
+
+int tb_cli_vectors(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "tracebench vectors: built without the round trip\n");
+    return 1;
+}
+
+#endif
