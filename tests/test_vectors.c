@@ -309,6 +309,9 @@ static void on_line(ocsd_run *o, const char *line, const char *name)
         el.kind = TB_ELEM_ADDR_NACC;
         el.start = (uint32_t)strtoul(g + 10, NULL, 16);
         feed(o, &el, NULL);
+    } else if (!strncmp(g, "ADDR_UNKNOWN(", 13)) {
+        el.kind = TB_ELEM_ADDR_UNKNOWN;
+        feed(o, &el, NULL);
     } else if (!strncmp(g, "EO_TRACE(", 9)) {
         /* the end: tb_compare_finish */
     } else {
@@ -409,22 +412,31 @@ static void check_vector(const vinfo *v, totals *t)
                             "to the truth: drop the opencsd key", v->name, v->opencsd);
         if (!matched) {
             /* The bug signatures (docs/opencsd-bugs.md, test_encoder_ocsd.c). */
+            const char *rep = tb_compare_report(o.cmp);
+            char sig1[96], sig2[96];
+
             if (!strcmp(v->opencsd, "blx-isa-bug")) {
                 /* ETMv3: after a BLX(imm) that switched ISA at a P-header
-                 * end OpenCSD walks on in the old ISA: the first wrong
-                 * range is in the wrong ISA. */
-                cr_expect(o.etmv3 && o.bad.kind == TB_ELEM_INSN_RANGE,
-                          "%s: first divergence is not the BLX ISA bug:\n%s", v->name,
-                          tb_compare_report(o.cmp));
-                cr_expect(strstr(tb_compare_report(o.cmp), "ISA") != NULL,
-                          "%s: first divergence is not an ISA difference:\n%s", v->name,
-                          tb_compare_report(o.cmp));
+                 * end OpenCSD walks on in the old ISA (protocol-notes
+                 * 4.4.1): the first wrong range starts at the right
+                 * address in the wrong ISA. */
+                snprintf(sig1, sizeof sig1, "decoded 0x%08x %s, truth #", o.bad_first,
+                         tb_isa_name((tb_isa)o.bad.isa));
+                snprintf(sig2, sizeof sig2, " is 0x%08x %s", o.bad_first,
+                         tb_isa_name(o.bad.isa == TB_ISA_ARM ? TB_ISA_THUMB : TB_ISA_ARM));
+                cr_expect(o.etmv3 && o.bad.kind == TB_ELEM_INSN_RANGE && strstr(rep, sig1) &&
+                              strstr(rep, sig2),
+                          "%s: first divergence is not the BLX ISA bug:\n%s", v->name, rep);
             } else if (!strcmp(v->opencsd, "ignored-cancel")) {
-                /* ETMv3: OpenCSD shows the instruction a Cancel retracted. */
-                cr_expect(o.etmv3 && o.bad.kind == TB_ELEM_INSN_RANGE &&
-                              strstr(tb_compare_report(o.cmp), "cancelled") != NULL,
-                          "%s: first divergence is not an ignored Cancel:\n%s", v->name,
-                          tb_compare_report(o.cmp));
+                /* ETMv3: OpenCSD shows the instruction a Cancel retracted:
+                 * the first wrong range starts at the cancelled
+                 * instruction, the exception's return address. */
+                snprintf(sig1, sizeof sig1, "decoded 0x%08x ", o.bad_first);
+                snprintf(sig2, sizeof sig2, "(return 0x%08x): the exception is missing",
+                         o.bad_first);
+                cr_expect(o.etmv3 && o.bad.kind == TB_ELEM_INSN_RANGE && strstr(rep, sig1) &&
+                              strstr(rep, sig2),
+                          "%s: first divergence is not an ignored Cancel:\n%s", v->name, rep);
             } else {
                 cr_expect_fail("%s: unknown OpenCSD bug name '%s'", v->name, v->opencsd);
             }
