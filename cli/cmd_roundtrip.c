@@ -28,7 +28,7 @@ static int usage(void)
             "           [--options LIST] [--buffer coresight|raw] [--max N] [--chunk N]\n"
             "           [--out DIR] [--fault addr-bit:N:BIT|drop-atom:N]\n"
             "       tracebench roundtrip --suite [--programs DIR] [--vectors DIR] [--max N]\n"
-            "           [--protocol ptm|etmv3] [--only TEXT] [--reports N]\n"
+            "           [--protocol ptm|etmv3] [--only TEXT] [--reports N]   (--max default 200000)\n"
             "  LIST: encoder options (see tracebench sim), plus `filter` for an include\n"
             "        range over the middle half of the program\n"
             "  --suite: programs from DIR (default build/vectors/programs), scenarios\n"
@@ -435,7 +435,7 @@ int tb_cli_roundtrip(int argc, char **argv)
             return usage();
     }
     if (do_suite)
-        return prog ? usage() : suite(pdir, vdir, proto, max ? max : 20000, only, reports);
+        return prog ? usage() : suite(pdir, vdir, proto, max ? max : 200000, only, reports);
     if (!prog || (out && !proto))
         return usage();
     return one(prog, scn, proto, opts, raw, max, chunk, out, &fault);

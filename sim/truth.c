@@ -144,7 +144,9 @@ int tb_truth_parse_text(const char *line, tb_exec_record *r)
     if (!strcmp(kind, "I")) {
         if (sscanf(line, "%x %23s %u %x %23s %23s -> %x %23s", &addr, a, &size, &opcode, b,
                    c, &next, d) != 8 ||
-            strlen(b) != 5 || (size != 2 && size != 4))
+            strlen(b) != 5 || (size != 2 && size != 4) || (b[0] != 'E' && b[0] != 'N') ||
+            (b[1] != 'T' && b[1] != '-') || (b[2] != 'C' && b[2] != '-') ||
+            (b[3] != 'I' && b[3] != '-') || (b[4] != 'R' && b[4] != '-'))
             return TB_ERR_FORMAT;
         i = name_index(a, isa_n, TB_ISA_ARM, TB_ISA_JAZELLE);
         j = name_index(c, wp_n, TB_WP_NONE, TB_WP_BARRIER);

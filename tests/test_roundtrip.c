@@ -1,0 +1,410 @@
+/*
+ * The round-trip comparator and runner (roundtrip.h).
+ *
+ * - Fault injection: one address bit flipped in one branch packet, one
+ *   atom dropped from one atom packet, on real runs of the vector
+ *   programs; the comparator must report the first divergence readably
+ *   (what differed, the last 8 instructions of truth and of decode, the
+ *   packet offset, the configuration), and the same case without the
+ *   fault must match.
+ * - The comparison rules on hand-made records and elements: cancelled
+ *   instructions, exceptions, filter gaps, overflow resume points,
+ *   timestamps, E/N.
+ * - The truth text form reads back to the records it was written from.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tb_test.h"
+#include "tracebench/roundtrip.h"
+
+static char elf_path[1024], ini_path[1024];
+
+static void program(tb_rt_case *c, const char *name, tb_protocol p)
+{
+    tb_rt_case_init(c, p);
+    snprintf(elf_path, sizeof elf_path, "%s/vectors/programs/%s.elf", TB_BINARY_DIR, name);
+    snprintf(ini_path, sizeof ini_path, "%s/vectors/programs/%s.ini", TB_SOURCE_DIR, name);
+    c->name = name;
+    c->program = elf_path;
+    c->scenario = ini_path;
+}
+
+static void run(const tb_rt_case *c, tb_rt_result *res)
+{
+    char err[512];
+    int rc = tb_rt_run(c, res, err, sizeof err);
+
+    cr_assert_eq(rc, 0, "%s: %s", tb_err_str(rc), err);
+}
+
+/* The report's fixed parts, whatever the fault. */
+static void check_report(const tb_rt_result *res)
+{
+    const char *r = res->report;
+
+    cr_assert(!res->match);
+    cr_assert(strncmp(r, "MISMATCH: ", 10) == 0, "%s", r);
+    cr_assert(strstr(r, "  at packet offset "), "%s", r);
+    cr_assert(strstr(r, "  configuration: "), "%s", r);
+    cr_assert(strstr(r, "ETMCR=0x"), "%s", r);
+    cr_assert(strstr(r, "  truth, the last 8 instructions matched:\n"), "%s", r);
+    cr_assert(strstr(r, "  decode, the last 8 instructions:\n"), "%s", r);
+}
+
+static void addr_bit_case(tb_protocol p, bool formatted)
+{
+    tb_rt_case c;
+    tb_rt_result res;
+    unsigned dec, tru, bit = 4;
+    unsigned long long seq;
+    char di[8], ti[8];
+    const char *m;
+
+    program(&c, "funcptr", p);
+    c.formatted = formatted;
+    run(&c, &res);
+    cr_assert(res.match, "control run: %s", res.report);
+    cr_assert_gt(res.cmp.checked, 400);
+
+    c.fault = (tb_rt_fault){TB_RT_FAULT_ADDR_BIT, 3, (uint8_t)bit};
+    run(&c, &res);
+    cr_assert(res.fault_applied);
+    check_report(&res);
+    /* The decoder follows the corrupted target: the first divergence is
+     * exactly the truth's instruction with that bit flipped. */
+    m = strstr(res.report, "MISMATCH: decoded 0x");
+    cr_assert(m, "%s", res.report);
+    cr_assert_eq(sscanf(m, "MISMATCH: decoded 0x%x %7s truth #%llu is 0x%x %7s", &dec, di, &seq,
+                        &tru, ti), 5, "%s", res.report);
+    cr_assert_eq(dec, tru ^ (1u << bit), "%s", res.report);
+    cr_assert_str_eq(di, "T32,");
+    cr_assert_str_eq(ti, "T32");
+    cr_assert_eq(res.cmp.checked, seq, "matched up to the divergence");
+}
+
+Test(roundtrip, flipped_address_bit_is_caught_ptm)
+{
+    addr_bit_case(TB_PROTO_PTM, true);
+}
+
+Test(roundtrip, flipped_address_bit_is_caught_etmv3)
+{
+    addr_bit_case(TB_PROTO_ETMV3, false);
+}
+
+static void drop_atom_case(tb_protocol p, const char *opts)
+{
+    tb_rt_case c;
+    tb_rt_result res;
+    char err[256];
+
+    program(&c, "recursion", p);
+    cr_assert_eq(tb_rt_case_options(&c, opts, err, sizeof err), 0, "%s", err);
+    run(&c, &res);
+    cr_assert(res.match, "control run: %s", res.report);
+    c.fault = (tb_rt_fault){TB_RT_FAULT_DROP_ATOM, 10, 0};
+    run(&c, &res);
+    cr_assert(res.fault_applied);
+    check_report(&res);
+    /* Nothing after the dropped atom may be taken as matching for long:
+     * the divergence comes before the run's end. */
+    cr_assert_lt(res.cmp.checked, res.sim.insns);
+}
+
+Test(roundtrip, dropped_atom_is_caught_ptm)
+{
+    drop_atom_case(TB_PROTO_PTM, "");
+}
+
+Test(roundtrip, dropped_atom_is_caught_etmv3_cycle_accurate)
+{
+    drop_atom_case(TB_PROTO_ETMV3, "ca");
+}
+
+/* Any chunking of the decode side gives the same verdict and counts. */
+Test(roundtrip, chunking_does_not_matter)
+{
+    static const size_t chunks[] = {0, 1, 3, 16, 4096};
+    uint64_t checked = 0;
+
+    for (size_t k = 0; k < 2; k++) {
+        for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
+            tb_rt_case c;
+            tb_rt_result res;
+            char err[256];
+
+            program(&c, "irq_fiq", k ? TB_PROTO_ETMV3 : TB_PROTO_PTM);
+            cr_assert_eq(tb_rt_case_options(&c, "ca,ts,sync=64", err, sizeof err), 0);
+            c.chunk = chunks[i];
+            c.formatted = i % 2;
+            run(&c, &res);
+            cr_assert(res.match, "%s", res.report);
+            if (i == 0)
+                checked = res.cmp.checked;
+            cr_assert_eq(res.cmp.checked, checked);
+            cr_assert_eq(res.cmp.exceptions, 6);
+        }
+    }
+}
+
+/* ---- the rules, on hand-made streams ---- */
+
+static tb_exec_record insn(uint64_t seq, uint32_t addr, uint8_t flags)
+{
+    tb_exec_record r = {.kind = TB_REC_INSN, .seq = seq, .cycle = seq * 2};
+
+    r.u.insn.addr = addr;
+    r.u.insn.next_addr = addr + 4;
+    r.u.insn.size = 4;
+    r.u.insn.isa = TB_ISA_ARM;
+    r.u.insn.next_isa = TB_ISA_ARM;
+    r.u.insn.flags = flags;
+    return r;
+}
+
+static tb_exec_record exc(uint64_t seq, tb_exc_kind k, uint32_t ret, bool cancelled)
+{
+    tb_exec_record r = {.kind = TB_REC_EXCEPTION, .seq = seq, .cycle = seq * 2 + 1};
+
+    r.u.exc.kind = (uint8_t)k;
+    r.u.exc.pref_return = ret;
+    r.u.exc.cancelled = cancelled;
+    r.u.exc.vector = 0x18;
+    return r;
+}
+
+static tb_element range(uint32_t start, uint32_t n, uint32_t n_bits)
+{
+    tb_element e = {.kind = TB_ELEM_INSN_RANGE, .start = start, .end = start + 4 * n,
+                    .count = n, .isa = TB_ISA_ARM, .last_addr = start + 4 * (n - 1),
+                    .last_size = 4, .last_atom = 'E', .atom_bits = n_bits};
+    return e;
+}
+
+static int feed_range(tb_compare *c, uint32_t start, uint32_t n, uint32_t n_bits)
+{
+    uint32_t a[32];
+    tb_element e = range(start, n, n_bits);
+
+    for (uint32_t i = 0; i < n; i++)
+        a[i] = start + 4 * i;
+    return tb_compare_element(c, &e, a);
+}
+
+static tb_compare *etm(const char *opts)
+{
+    tb_encoder_opts o;
+    char err[128];
+
+    tb_encoder_opts_init(&o, TB_PROTO_ETMV3);
+    cr_assert_eq(tb_encoder_opts_parse(&o, opts, err, sizeof err), 0, "%s", err);
+    return tb_compare_new(&o, "hand-made");
+}
+
+Test(compare, cancelled_instruction_must_not_appear)
+{
+    tb_compare *c = etm("");
+    tb_exec_record t[] = {insn(0, 0x1000, 0), insn(1, 0x1004, 0),
+                          exc(2, TB_EXC_IRQ, 0x1004, true), insn(2, 0x18, 0),
+                          {.kind = TB_REC_END, .seq = 3}};
+    tb_element x = {.kind = TB_ELEM_EXCEPTION, .exc_num = 14, .pref_return = 0x1004};
+
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(tb_compare_truth(c, &t[i]), 0);
+    cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0);
+    cr_assert_eq(tb_compare_element(c, &x, NULL), 0, "%s", tb_compare_report(c));
+    cr_assert_eq(feed_range(c, 0x18, 1, 0), 0);
+    cr_assert_eq(tb_compare_finish(c), 0);
+    cr_assert_eq(tb_compare_get_stats(c)->cancelled, 1);
+    cr_assert_eq(tb_compare_get_stats(c)->checked, 2);
+    tb_compare_free(c);
+
+    /* Showing the cancelled instruction is a divergence. */
+    c = etm("");
+    for (size_t i = 0; i < 5; i++)
+        tb_compare_truth(c, &t[i]);
+    cr_assert_eq(feed_range(c, 0x1000, 2, 0), TB_ERR_MISMATCH);
+    cr_assert(strstr(tb_compare_report(c), "decoded 0x00001004 A32 where the truth takes "
+                                           "exception 14 (return 0x00001004)"),
+              "%s", tb_compare_report(c));
+    tb_compare_free(c);
+}
+
+Test(compare, wrong_exception_and_wrong_atom)
+{
+    tb_compare *c = etm("");
+    tb_exec_record t[] = {insn(0, 0x1000, TB_INSN_COND_FAILED), exc(1, TB_EXC_SVC, 0x1004, false)};
+    tb_element x = {.kind = TB_ELEM_EXCEPTION, .exc_num = 14, .pref_return = 0x1004};
+    char want[160];
+
+    tb_compare_truth(c, &t[0]);
+    tb_compare_truth(c, &t[1]);
+    cr_assert_eq(feed_range(c, 0x1000, 1, 1), 0, "%s", tb_compare_report(c));
+    cr_assert_eq(tb_compare_element(c, &x, NULL), TB_ERR_MISMATCH);
+    snprintf(want, sizeof want, "decoded exception 14 return 0x00001004, truth #1 is "
+             "exception %d return 0x00001004", tb_exc_trace_number(TB_EXC_SVC));
+    cr_assert(strstr(tb_compare_report(c), want), "%s", tb_compare_report(c));
+    /* Sticky: nothing after the first divergence changes the report. */
+    cr_assert_eq(feed_range(c, 0x2000, 1, 0), TB_ERR_MISMATCH);
+    tb_compare_free(c);
+
+    c = etm("");
+    tb_compare_truth(c, &t[0]);
+    cr_assert_eq(feed_range(c, 0x1000, 1, 0), TB_ERR_MISMATCH);
+    cr_assert(strstr(tb_compare_report(c), "decoded 0x00001000 A32 E, truth #0 executed it N"),
+              "%s", tb_compare_report(c));
+    tb_compare_free(c);
+}
+
+Test(compare, filter_gap_needs_a_gap_element)
+{
+    tb_compare *c = etm("include=0x1000-0x1008");
+    tb_exec_record t[] = {insn(0, 0x1000, 0), insn(1, 0x1004, 0), insn(2, 0x2000, 0),
+                          insn(3, 0x2004, 0), insn(4, 0x1000, 0)};
+    tb_element on = {.kind = TB_ELEM_TRACE_ON, .reason = TB_ISYNC_TRACE_ON};
+
+    for (size_t i = 0; i < 5; i++)
+        tb_compare_truth(c, &t[i]);
+    cr_assert_eq(feed_range(c, 0x1000, 2, 0), 0);
+    cr_assert_eq(feed_range(c, 0x1000, 1, 0), TB_ERR_MISMATCH);
+    cr_assert(strstr(tb_compare_report(c), "outside the filter, with no gap element"), "%s",
+              tb_compare_report(c));
+    tb_compare_free(c);
+
+    c = etm("include=0x1000-0x1008");
+    for (size_t i = 0; i < 5; i++)
+        tb_compare_truth(c, &t[i]);
+    cr_assert_eq(feed_range(c, 0x1000, 2, 0), 0);
+    cr_assert_eq(tb_compare_element(c, &on, NULL), 0);
+    cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0);
+    cr_assert_eq(tb_compare_finish(c), 0);
+    cr_assert_eq(tb_compare_get_stats(c)->untraced, 2);
+    tb_compare_free(c);
+}
+
+Test(compare, overflow_resumes_exactly_where_the_encoder_did)
+{
+    tb_exec_record t[6];
+    tb_element ov = {.kind = TB_ELEM_TRACE_ON, .reason = TB_ISYNC_OVERFLOW};
+
+    for (unsigned i = 0; i < 6; i++)
+        t[i] = insn(i, 0x1000 + 4 * i, 0);
+    for (int wrong = 0; wrong < 2; wrong++) {
+        tb_compare *c = etm("");
+
+        for (unsigned i = 0; i < 6; i++) {
+            tb_compare_truth(c, &t[i]);
+            if (i == 4)
+                tb_compare_mark_resume(c); /* names record 3: one behind */
+        }
+        cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0);
+        cr_assert_eq(tb_compare_element(c, &ov, NULL), 0);
+        if (!wrong) {
+            cr_assert_eq(feed_range(c, 0x100c, 3, 0), 0, "%s", tb_compare_report(c));
+            cr_assert_eq(tb_compare_finish(c), 0);
+            cr_assert_eq(tb_compare_get_stats(c)->untraced, 2);
+        } else {
+            cr_assert_eq(feed_range(c, 0x1008, 1, 0), TB_ERR_MISMATCH);
+            cr_assert(strstr(tb_compare_report(c), "decoded 0x00001008 A32, truth #3 is "
+                                                   "0x0000100c A32"),
+                      "%s", tb_compare_report(c));
+        }
+        tb_compare_free(c);
+    }
+}
+
+Test(compare, timestamps_are_cycle_stamps_that_never_go_back)
+{
+    tb_compare *c = etm("ts");
+    tb_exec_record t[] = {insn(1, 0x1000, 0), insn(2, 0x1004, 0), insn(3, 0x1008, 0)};
+    tb_element ts = {.kind = TB_ELEM_TIMESTAMP};
+
+    for (size_t i = 0; i < 3; i++)
+        tb_compare_truth(c, &t[i]);
+    ts.ts = 4; /* cycle of record 2 */
+    cr_assert_eq(tb_compare_element(c, &ts, NULL), 0);
+    ts.ts = 2;
+    cr_assert_eq(tb_compare_element(c, &ts, NULL), TB_ERR_MISMATCH);
+    cr_assert(strstr(tb_compare_report(c), "timestamp 2 goes back from 4"), "%s",
+              tb_compare_report(c));
+    tb_compare_free(c);
+
+    c = etm("ts");
+    tb_compare_truth(c, &t[0]);
+    ts.ts = 5;
+    cr_assert_eq(tb_compare_element(c, &ts, NULL), TB_ERR_MISMATCH);
+    tb_compare_free(c);
+}
+
+Test(compare, leftover_truth_is_reported_at_the_end)
+{
+    tb_compare *c = etm("");
+    tb_exec_record t[] = {insn(0, 0x1000, 0), insn(1, 0x1004, 0)};
+
+    tb_compare_truth(c, &t[0]);
+    tb_compare_truth(c, &t[1]);
+    cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0);
+    cr_assert_eq(tb_compare_finish(c), TB_ERR_MISMATCH);
+    cr_assert(strstr(tb_compare_report(c), "truth #1 (instruction 0x00001004)"), "%s",
+              tb_compare_report(c));
+    tb_compare_free(c);
+}
+
+/* ---- truth text ---- */
+
+typedef struct reread {
+    unsigned n, kinds[4];
+} reread;
+
+static int reparse(void *ctx, const tb_exec_record *r)
+{
+    reread *rr = ctx;
+    char a[256], b[256];
+    tb_exec_record back;
+
+    cr_assert_gt(tb_truth_format_text(r, a, sizeof a), 0);
+    cr_assert_eq(tb_truth_parse_text(a, &back), 0, "%s", a);
+    cr_assert_gt(tb_truth_format_text(&back, b, sizeof b), 0);
+    cr_assert_str_eq(a, b);
+    cr_assert_eq(back.kind, r->kind);
+    if (r->kind == TB_REC_INSN)
+        cr_assert(memcmp(&back.u.insn, &r->u.insn, sizeof r->u.insn) == 0, "%s", a);
+    rr->n++;
+    rr->kinds[r->kind]++;
+    return 0;
+}
+
+Test(truth, text_reads_back_to_the_same_records)
+{
+    static const char *const progs[] = {"faults", "ctx_switch", "it_blocks"};
+    reread rr = {0};
+
+    for (size_t i = 0; i < 3; i++) {
+        tb_rt_case c;
+        tb_scenario sc;
+        tb_sim_result res;
+        char err[256];
+        tb_sim *s;
+
+        program(&c, progs[i], TB_PROTO_PTM);
+        tb_scenario_init(&sc);
+        cr_assert_eq(tb_scenario_load(&sc, c.scenario, err, sizeof err), 0, "%s", err);
+        sc.max_insns = 3000;
+        s = tb_sim_new(sc.cpu);
+        cr_assert_not_null(s);
+        cr_assert_eq(tb_sim_load_elf_file(s, c.program), 0);
+        cr_assert_eq(tb_sim_set_scenario(s, &sc), 0);
+        cr_assert_eq(tb_sim_run(s, reparse, &rr, &res), 0);
+        tb_sim_free(s);
+    }
+    cr_assert_gt(rr.kinds[TB_REC_INSN], 1000);
+    cr_assert_gt(rr.kinds[TB_REC_EXCEPTION], 3);
+    cr_assert_gt(rr.kinds[TB_REC_CONTEXT], 2);
+    cr_assert_eq(rr.kinds[TB_REC_END], 3);
+    cr_assert_eq(tb_truth_parse_text("0 1 I 00001000 A32 4 e1a00000 Z---- none -> 00001004 A32",
+                                     &(tb_exec_record){0}), TB_ERR_FORMAT);
+    cr_assert_eq(tb_truth_parse_text("0 1 Q", &(tb_exec_record){0}), TB_ERR_FORMAT);
+}
