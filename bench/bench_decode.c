@@ -16,10 +16,14 @@
  *
  * usage: bench_decode [REFDIR] [--seconds S] [--passes N] [--stages]
  *                     [--only NAME] [--no-opencsd] [--no-long] [--dec-only]
+ *                     [--digest]
  *   REFDIR defaults to $TB_REFERENCE_DIR or ../shared/reference.
  *   --passes N: exactly N passes per measurement (for callgrind).
  *   --stages: also time de-format only and de-format + parse.
  *   --dec-only: only the decompressor on pre-parsed packets.
+ *   --digest: no timing; a hash of every element field per trace (to
+ *     check that a speed change leaves the elements as they were), also
+ *     with the parser fed 1, 7 and 4096 bytes at a time.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,7 +83,38 @@ typedef struct ours {
     bool keep;
     int stop_at;         /* 0 full decode, 1 parse only, 2 de-format only */
     uint64_t npkts;
+    /* --digest: every element field hashed, source bytes pushed to the
+     * parser in pieces of `chunk` bytes (0: as the deformatter gives). */
+    bool digest;
+    uint64_t hash, nel;
+    size_t chunk;
 } ours;
+
+static uint64_t fnv(uint64_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++, v >>= 8)
+        h = (h ^ (v & 0xFF)) * 0x100000001B3ull;
+    return h;
+}
+
+/* All fields of an element, one by one (padding is not hashed), so that
+ * a speed change can be checked to leave the element stream as it was. */
+static void hash_elem(ours *o, const tb_element *el)
+{
+    const uint64_t f[] = {
+        (uint64_t)el->kind, el->index, el->reason, el->isa, el->start, el->end,
+        el->count, el->last_addr, el->last_size, el->last_wp,
+        (uint64_t)(uint8_t)el->last_atom, el->atom_bits, el->exc_num, el->pref_return,
+        el->cancelled, el->ts, el->has_cc, el->cc, el->context_id, el->vmid, el->ns,
+        el->hyp, (uint64_t)(int64_t)el->err,
+    };
+    uint64_t h = o->hash;
+
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        h = fnv(h, f[i]);
+    o->hash = h;
+    o->nel++;
+}
 
 static int o_elem(void *ctx, const tb_element *el)
 {
@@ -87,6 +122,8 @@ static int o_elem(void *ctx, const tb_element *el)
 
     if (el->kind == TB_ELEM_INSN_RANGE)
         o->insns += el->count;
+    if (o->digest)
+        hash_elem(o, el);
     return 0;
 }
 
@@ -118,6 +155,15 @@ static int o_bytes(void *ctx, uint8_t id, uint64_t index, const uint8_t *data, s
     o->src_bytes += len;
     if (o->stop_at == 2)
         return 0;
+    if (o->chunk) {
+        for (size_t k = 0; k < len; k += o->chunk) {
+            size_t n = len - k < o->chunk ? len - k : o->chunk;
+
+            if (tb_parser_push(o->p, data + k, n, index + k, o_pkt, o) < 0)
+                return 1;
+        }
+        return 0;
+    }
     return tb_parser_push(o->p, data, len, index, o_pkt, o) < 0;
 }
 
@@ -326,7 +372,7 @@ static uint8_t *read_file(const char *path, size_t *len)
 
 /* Runs long_run.elf through sim + encoder and writes the snapshot into
  * dir, unless a snapshot is already there. */
-static int make_long_snapshot(const char *dir, tb_protocol proto)
+static int make_long_snapshot(const char *dir, tb_protocol proto, const char *opts)
 {
     char path[1200], err[256];
     struct stat st;
@@ -352,6 +398,10 @@ static int make_long_snapshot(const char *dir, tb_protocol proto)
         return -1;
     }
     tb_encoder_opts_init(&eo, proto);
+    if (opts && tb_encoder_opts_parse(&eo, opts, err, sizeof err) < 0) {
+        fprintf(stderr, "long trace: %s\n", err);
+        return -1;
+    }
     if (tb_encoder_config(&eo, &cfg) < 0 || !(enc = tb_encoder_new(&eo, gb_sink, &g)))
         return -1;
     sim = tb_sim_new(TB_SIM_CPU_A15);
@@ -368,8 +418,9 @@ static int make_long_snapshot(const char *dir, tb_protocol proto)
         fprintf(stderr, "long trace: %s\n", r < 0 ? tb_sim_errmsg(sim) : "encoder failed");
         return -1;
     }
-    fprintf(stderr, "long trace: %s, %llu instructions, %zu bytes, made in %.1f s\n",
-            tb_protocol_name(proto), (unsigned long long)res.insns, g.n, now() - t0);
+    fprintf(stderr, "long trace: %s %s, %llu instructions, %zu bytes, made in %.1f s\n",
+            tb_protocol_name(proto), opts ? opts : "", (unsigned long long)res.insns, g.n,
+            now() - t0);
     n = tb_encoder_elf_regions(elf, elf_len, regs, 16, &storage);
     mkdir(dir, 0777);
     if (n < 0 || tb_encoder_write_snapshot(dir, tb_encoder_get_config(enc), regs, (size_t)n,
@@ -444,19 +495,24 @@ int main(int argc, char **argv)
     const char *ref = getenv("TB_REFERENCE_DIR");
     double seconds = 1.0;
     uint64_t passes = 0;
-    bool stages = false, no_ocsd = false, no_long = false, dec_only = false;
+    bool stages = false, no_ocsd = false, no_long = false, dec_only = false, digest = false;
     const char *only = NULL;
     char dir[1024];
     /* proto != 0: the generated long trace, made on first use. */
-    static const struct { const char *sub; int id; const char *name; int proto; } srcs[] = {
-        {"TC2", 0x10, "TC2 ETMv3.5 0x10", 0},
-        {"TC2", 0x11, "TC2 ETMv3.5 0x11", 0},
-        {"TC2", 0x12, "TC2 ETMv3.5 0x12", 0},
-        {"TC2", 0x13, "TC2 PTM1.1 0x13", 0},
-        {"Snowball", 0x10, "Snowball PTM1.0 0x10", 0},
-        {"Snowball", 0x11, "Snowball PTM1.0 0x11", 0},
-        {"long_run_ptm", 0x10, "long_run PTM1.1", TB_PROTO_PTM},
-        {"long_run_etmv3", 0x10, "long_run ETMv3.5", TB_PROTO_ETMV3},
+    /* The _ca traces use TC2's settings (cycle-accurate, timestamps). */
+    static const struct {
+        const char *sub; int id; const char *name; int proto; const char *opts;
+    } srcs[] = {
+        {"TC2", 0x10, "TC2 ETMv3.5 0x10", 0, NULL},
+        {"TC2", 0x11, "TC2 ETMv3.5 0x11", 0, NULL},
+        {"TC2", 0x12, "TC2 ETMv3.5 0x12", 0, NULL},
+        {"TC2", 0x13, "TC2 PTM1.1 0x13", 0, NULL},
+        {"Snowball", 0x10, "Snowball PTM1.0 0x10", 0, NULL},
+        {"Snowball", 0x11, "Snowball PTM1.0 0x11", 0, NULL},
+        {"long_run_ptm", 0x10, "long_run PTM1.1", TB_PROTO_PTM, NULL},
+        {"long_run_etmv3", 0x10, "long_run ETMv3.5", TB_PROTO_ETMV3, NULL},
+        {"long_run_ptm_ca", 0x10, "long_run PTM1.1 CA", TB_PROTO_PTM, "ca,ts"},
+        {"long_run_etmv3_ca", 0x10, "long_run ETMv3.5 CA", TB_PROTO_ETMV3, "ca,ts"},
     };
     double tot_o_i = 0, tot_o_t = 0, tot_t_i = 0, tot_t_t = 0, tot_d_i = 0, tot_d_t = 0;
 
@@ -475,14 +531,17 @@ int main(int argc, char **argv)
             no_long = true;
         else if (strcmp(argv[i], "--dec-only") == 0)
             dec_only = true; /* for profiling the decompressor */
+        else if (strcmp(argv[i], "--digest") == 0)
+            digest = true;
         else
             ref = argv[i];
     }
     if (!ref)
         ref = TB_SOURCE_DIR "/../shared/reference";
 
-    printf("%-22s %10s %10s %10s %10s | %12s %10s | %7s\n", "trace", "instr/pass",
-           "ours Mi/s", "ours MB/s", "dec-only", "OpenCSD Mi/s", "MB/s", "ratio");
+    if (!digest)
+        printf("%-22s %10s %10s %10s %10s | %12s %10s | %7s\n", "trace", "instr/pass",
+               "ours Mi/s", "ours MB/s", "dec-only", "OpenCSD Mi/s", "MB/s", "ratio");
     for (size_t k = 0; k < sizeof srcs / sizeof srcs[0]; k++) {
         job j;
         ours o = {0};
@@ -501,7 +560,7 @@ int main(int argc, char **argv)
             if (no_long)
                 continue;
             snprintf(dir, sizeof dir, "%s/bench/%s", TB_BINARY_DIR, srcs[k].sub);
-            if (make_long_snapshot(dir, (tb_protocol)srcs[k].proto) < 0)
+            if (make_long_snapshot(dir, (tb_protocol)srcs[k].proto, srcs[k].opts) < 0)
                 continue;
 #else
             (void)no_long;
@@ -519,6 +578,30 @@ int main(int argc, char **argv)
         o.d = tb_decoder_new(&j.cfg, j.mem);
         if (!o.df || !o.p || !o.d)
             return 1;
+        if (digest) {
+            /* Element stream digest, as the deformatter chunks it and
+             * in 1, 7 and 4096-byte pieces: all four must agree. */
+            static const size_t chunks[] = {0, 1, 7, 4096};
+            uint64_t h0 = 0;
+
+            o.digest = true;
+            for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+                o.chunk = chunks[c];
+                o.hash = 0xCBF29CE484222325ull;
+                o.nel = o.insns = 0;
+                ours_pass(&o, &j);
+                if (c == 0) {
+                    h0 = o.hash;
+                    printf("%-22s %10llu instructions %9llu elements digest %016llx\n",
+                           srcs[k].name, (unsigned long long)o.insns,
+                           (unsigned long long)o.nel, (unsigned long long)h0);
+                } else if (o.hash != h0) {
+                    printf("%-22s CHUNKING CHANGES THE ELEMENTS (chunk %zu: %016llx)\n",
+                           srcs[k].name, chunks[c], (unsigned long long)o.hash);
+                }
+            }
+            goto next;
+        }
         o.keep = !is_long;
         ours_pass(&o, &j); /* warm-up, and the per-pass count */
         o.keep = false;
