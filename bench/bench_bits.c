@@ -416,7 +416,7 @@ int main(int argc, char **argv)
         for (int p = 0; p < 2; p++) {
             const run *t = p ? ptm : etm;
 
-            char sil[64] = "SKIPPED (no TC2 snapshot)";
+            char sil[64] = "SKIPPED (no TC2 snapshot), no";
 
             if (si.have && si.insns[p])
                 snprintf(sil, sizeof sil, "%.3f", bpi(si.bytes[p], si.insns[p]));
