@@ -437,11 +437,25 @@ typedef struct paths {
     const char *programs, *scenarios, *default_scn;
 } paths;
 
+typedef struct resumes {
+    uint64_t seq[4096];
+    size_t n;
+} resumes;
+
+static void note_resume(void *ctx, uint64_t seq)
+{
+    resumes *o = ctx;
+
+    if (o->n < sizeof o->seq / sizeof o->seq[0])
+        o->seq[o->n++] = seq;
+}
+
 static int run_vector(vec *v, const paths *p, const char *out)
 {
     char elf[1024], scn[1024], dir[1024], err[512] = "", scn_name[160];
     tb_rt_case c;
     static tb_rt_result res;
+    static resumes ovf;
     bool ptm = !strcmp(v->protocol, "ptm");
     int r;
 
@@ -474,8 +488,33 @@ static int run_vector(vec *v, const paths *p, const char *out)
         fprintf(stderr, "tracebench vectors: %s: options '%s': %s\n", v->name, v->options, err);
         return -1;
     }
+    /* Where overflow I-syncs resumed trace: an encoder fact a saved
+     * truth cannot show, so another decoder's check needs it. */
+    ovf.n = 0;
+    c.on_resume = note_resume;
+    c.resume_ctx = &ovf;
     memset(&res, 0, sizeof res);
     r = tb_rt_run(&c, &res, err, sizeof err);
+    if (r >= 0 && res.enc.overflows) {
+        char path[1200];
+        FILE *f;
+
+        strf(path, sizeof path, "%s/overflow.txt", dir);
+        if (!(f = fopen(path, "w"))) {
+            fprintf(stderr, "tracebench vectors: %s: cannot write %s\n", v->name, path);
+            return -1;
+        }
+        fprintf(f, "# trace lost to FIFO overflow; each line: the truth seq of the\n"
+                   "# instruction where an overflow I-sync resumed it\n");
+        for (size_t i = 0; i < ovf.n; i++)
+            fprintf(f, "resume %llu\n", (unsigned long long)ovf.seq[i]);
+        if (res.lost_tail)
+            fprintf(f, "lost-tail\n");
+        if (fclose(f)) {
+            fprintf(stderr, "tracebench vectors: %s: cannot write %s\n", v->name, path);
+            return -1;
+        }
+    }
     if (r < 0) {
         fprintf(stderr, "tracebench vectors: %s: %s\n", v->name, err[0] ? err : tb_err_str(r));
         return -1;

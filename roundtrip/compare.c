@@ -63,7 +63,6 @@ struct tb_compare {
     int64_t cc_base;         /* truth cycle minus decoded total */
     tq last_matched;         /* for EXC_RETURN and timestamps */
     bool have_matched;
-    bool resume_search;
     bool lost_tail;          /* overflowed, never resumed */
 
     tq th[HIST];             /* last matched truth instructions */
@@ -222,12 +221,6 @@ void tb_compare_free(tb_compare *c)
     free(c);
 }
 
-void tb_compare_set_resume_search(tb_compare *c, bool on)
-{
-    if (c)
-        c->resume_search = on;
-}
-
 int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
 {
     tq t;
@@ -288,6 +281,14 @@ void tb_compare_mark_resume(tb_compare *c)
     tq *t;
 
     if (c && c->have_prev_last && (t = by_number(c, c->prev_last_insn)) != NULL)
+        t->resume = true;
+}
+
+void tb_compare_mark_resume_last(tb_compare *c)
+{
+    tq *t;
+
+    if (c && c->have_last && (t = by_number(c, c->last_insn)) != NULL)
         t->resume = true;
 }
 
@@ -361,9 +362,7 @@ static int skip_overflow(tb_compare *c, const tb_element *el, uint32_t addr, uin
 
         if (t->kind != TB_REC_INSN)
             continue;
-        if (c->resume_search ? (!t->cancelled && !t->untraced && t->addr == addr &&
-                                t->isa == isa)
-                             : t->resume)
+        if (t->resume)
             break;
     }
     if (i == c->len)
@@ -428,7 +427,8 @@ static int compare_insn(tb_compare *c, const tb_element *el, uint32_t addr, unsi
 
 /* Cycle-accurate trace: the decoded counts, summed from the first one,
  * must follow the truth's cycle stamps exactly at each range end. */
-static int check_cycles(tb_compare *c, const tb_element *el, uint64_t ref_cycle)
+static int check_cycles(tb_compare *c, const tb_element *el, uint64_t ref_cycle,
+                        uint64_t alt_cycle)
 {
     int64_t base;
 
@@ -440,6 +440,8 @@ static int check_cycles(tb_compare *c, const tb_element *el, uint64_t ref_cycle)
         c->cc_base = base;
         return 0;
     }
+    if (base != c->cc_base && (int64_t)alt_cycle - (int64_t)c->cc_sum == c->cc_base)
+        base = c->cc_base;
     if (base != c->cc_base)
         return fail(c, el, "cycle counts: %llu cycles decoded up to here since they started, "
                     "the truth ran %lld (to cycle %llu)", (unsigned long long)c->cc_sum,
@@ -467,12 +469,12 @@ static int on_range(tb_compare *c, const tb_element *el, const uint32_t *addrs)
     if (!el->count)
         return 0;
     /* A cancelled instruction was traced with an atom, and its cycles
-     * (protocol-notes 2.7, 4.2): the range that ends before it holds
+     * (protocol-notes 2.7, 4.2): the range that ends before it may hold
      * them. */
     ref = c->last_matched.cycle;
     if (c->len && at(c, 0)->kind == TB_REC_INSN && at(c, 0)->cancelled)
         ref = at(c, 0)->cycle;
-    return check_cycles(c, el, ref);
+    return check_cycles(c, el, ref, c->last_matched.cycle);
 }
 
 static int on_exception(tb_compare *c, const tb_element *el)
@@ -505,7 +507,7 @@ static int on_exception(tb_compare *c, const tb_element *el)
     c->st.exceptions++;
     if (el->has_cc) {
         c->cc_sum += el->cc;
-        if ((rc = check_cycles(c, el, cycle)) < 0)
+        if ((rc = check_cycles(c, el, cycle, cycle)) < 0)
             return rc;
     }
     return 0;

@@ -33,6 +33,7 @@ typedef struct rt {
     size_t addrs_cap;
     uint32_t nth_branch, nth_atom;
     uint64_t resumes;        /* overflow I-syncs the encoder emitted */
+    uint64_t last_insn_seq, resume_seq; /* see on_record */
     int err;                 /* first pipeline error (not a mismatch) */
     const char *err_where;
     FILE *truth;
@@ -186,6 +187,8 @@ static int on_enc_packet(void *ctx, const tb_packet *p)
     if (p->kind == TB_PKT_ISYNC && p->reason == TB_ISYNC_OVERFLOW) {
         tb_compare_mark_resume(r->cmp);
         r->resumes++;
+        if (r->c->on_resume)
+            r->c->on_resume(r->c->resume_ctx, r->resume_seq);
     }
     return 0;
 }
@@ -208,10 +211,15 @@ static int on_record(void *ctx, const tb_exec_record *rec)
         set_err(r, rc, "comparator");
         return 1;
     }
+    /* The encoder runs one record behind: an I-sync it emits now names
+     * the instruction before this record (tb_compare_mark_resume). */
+    r->resume_seq = r->last_insn_seq;
     if (tb_encoder_push(r->enc, rec) < 0) {
         set_err(r, tb_encoder_error(r->enc), "encoder");
         return 1;
     }
+    if (rec->kind == TB_REC_INSN)
+        r->last_insn_seq = rec->seq;
     return r->err != 0;
 }
 
@@ -420,7 +428,9 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
         rc = fail(err, errlen, r.err, "%s: %s", r.err_where, tb_err_str(r.err));
         goto out;
     }
-    if (tb_encoder_get_stats(r.enc)->overflows > r.resumes)
+    res->resumes = r.resumes;
+    res->lost_tail = tb_encoder_get_stats(r.enc)->overflows > r.resumes;
+    if (res->lost_tail)
         tb_compare_mark_lost_tail(r.cmp);
     tb_compare_finish(r.cmp);
     res->match = tb_compare_matched(r.cmp);

@@ -69,13 +69,10 @@ void tb_compare_mark_resume(tb_compare *c);
 /* The encoder's last overflow never resumed before the run ended: the
  * truth the decoder has not shown by the end is lost, not missing. */
 void tb_compare_mark_lost_tail(tb_compare *c);
-
-/* Without resume marks (e.g. checking another decoder against a saved
- * truth.txt, where the encoder's overflow I-syncs are not known), an
- * overflow gap ends at the first truth instruction, at or after the
- * gap, whose address and ISA equal the next decoded one: weaker, so
- * off by default. */
-void tb_compare_set_resume_search(tb_compare *c, bool on);
+/* The same resume point given by record: trace resumed at the last
+ * instruction record given to tb_compare_truth (for a saved truth.txt
+ * and its overflow.txt, where the encoder is not running). */
+void tb_compare_mark_resume_last(tb_compare *c);
 
 /* Decoded side: one element; for INSN_RANGE, addrs lists its el->count
  * instruction addresses (tb_decoder_range_addrs).  index is the packet
@@ -120,6 +117,10 @@ typedef struct tb_rt_case {
     size_t chunk;             /* bytes per push into the decode side; 0: as produced */
     tb_rt_fault fault;
     const char *out_dir;      /* non-NULL: also write the snapshot and truth.txt */
+    /* Optional: told the seq of each instruction at which an overflow
+     * I-sync resumed trace. */
+    void (*on_resume)(void *ctx, uint64_t seq);
+    void *resume_ctx;
 } tb_rt_case;
 
 typedef struct tb_rt_result {
@@ -128,6 +129,8 @@ typedef struct tb_rt_result {
     tb_encoder_stats enc;
     tb_compare_stats cmp;
     bool fault_applied;       /* the fault found its packet */
+    uint64_t resumes;         /* overflow I-syncs */
+    bool lost_tail;           /* the last overflow never resumed */
     char report[4096];        /* the comparator's report when !match */
 } tb_rt_result;
 
