@@ -19,6 +19,8 @@ run_config() {
 }
 
 run_config build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+echo "=== make roundtrip (the round-trip matrix, with its summary table)"
+cmake --build build --target roundtrip
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_config build-asan -DCMAKE_BUILD_TYPE=Debug -DTB_SANITIZE=ON
