@@ -471,9 +471,26 @@ static int process_exc(tb_encoder *e, const tb_exec_record *r)
      * trace is off shows as the I-sync at the first traced instruction
      * (IHI0035B 5.2.3, "Turning trace on between two back-to-back
      * exceptions"). */
-    if (e->on && !e->dropping)
+    if (!e->on && !e->dropping && e->cfg.protocol == TB_PROTO_PTM &&
+        tb_encoder_in_filter(&e->o, r->u.exc.pref_return) &&
+        (r->u.exc.cancelled || e->have_flow_isa)) {
+        /* ...unless the preferred return address is itself traced (the
+         * IRQ vector when the FIQ comes before its first instruction):
+         * trace turns on there, so an I-sync at that address and then
+         * the exception packet, with no WP update (IHI0035B 5.2.3, same
+         * section).  The section is PFT's; ETMv3 is left as it was. */
+        tb_isa isa = r->u.exc.cancelled ? (tb_isa)e->pending.u.insn.isa
+                                        : (tb_isa)e->flow_isa;
+
+        rc = enc_isync(e, e->next_reason, r->u.exc.pref_return, isa);
+        e->on = true;
+        e->next_reason = TB_ISYNC_TRACE_ON;
+    }
+    if (rc >= 0 && e->on && !e->dropping)
         rc = e->ops->exception(e, r);
     e->prev_cycle = r->cycle;
+    e->flow_isa = r->u.exc.isa;
+    e->have_flow_isa = true;
     return rc;
 }
 
@@ -556,6 +573,8 @@ int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
         rc = flush_pending(e, false);
         e->pending = *r;
         e->have_pending = true;
+        e->flow_isa = r->u.insn.next_isa;
+        e->have_flow_isa = true;
         break;
     case TB_REC_EXCEPTION:
         if (r->u.exc.isa != TB_ISA_ARM && r->u.exc.isa != TB_ISA_THUMB)

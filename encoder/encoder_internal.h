@@ -72,6 +72,9 @@ struct tb_encoder {
     bool sync_due;
     bool on;             /* trace enabled and synchronised */
     uint8_t next_reason; /* reason of the next non-periodic I-sync */
+    bool have_flow_isa;  /* flow_isa is known */
+    uint8_t flow_isa;    /* ISA execution goes on in: the last insn's
+                          * next ISA, or the last exception's vector ISA */
     bool dropping;       /* FIFO overflowed, waiting for it to drain */
     uint64_t fifo_level, fifo_cycle, fifo_credit;
 
