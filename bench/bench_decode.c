@@ -88,6 +88,7 @@ typedef struct ours {
     bool digest;
     uint64_t hash, nel;
     size_t chunk;
+    bool fused;          /* tb_decoder_push (else parser -> packets) */
 } ours;
 
 static uint64_t fnv(uint64_t h, uint64_t v)
@@ -155,16 +156,17 @@ static int o_bytes(void *ctx, uint8_t id, uint64_t index, const uint8_t *data, s
     o->src_bytes += len;
     if (o->stop_at == 2)
         return 0;
-    if (o->chunk) {
-        for (size_t k = 0; k < len; k += o->chunk) {
-            size_t n = len - k < o->chunk ? len - k : o->chunk;
+    for (size_t k = 0; k < len;) {
+        size_t n = o->chunk && len - k > o->chunk ? o->chunk : len - k;
 
-            if (tb_parser_push(o->p, data + k, n, index + k, o_pkt, o) < 0)
-                return 1;
-        }
-        return 0;
+        /* The library's fused parse + decode, unless this pass keeps or
+         * counts packets. */
+        if (o->fused ? tb_decoder_push(o->d, o->p, data + k, n, index + k, o_elem, o) < 0
+                     : tb_parser_push(o->p, data + k, n, index + k, o_pkt, o) < 0)
+            return 1;
+        k += n;
     }
-    return tb_parser_push(o->p, data, len, index, o_pkt, o) < 0;
+    return 0;
 }
 
 static int ours_pass(ours *o, const job *j)
@@ -179,8 +181,12 @@ static int ours_pass(ours *o, const job *j)
     } else if (o_bytes(o, o->id, 0, j->buf, j->len)) {
         return -1;
     }
-    tb_parser_finish(o->p, o_pkt, o);
-    tb_decoder_finish(o->d, o_elem, o);
+    if (o->fused) {
+        tb_decoder_push_finish(o->d, o->p, o_elem, o);
+    } else {
+        tb_parser_finish(o->p, o_pkt, o);
+        tb_decoder_finish(o->d, o_elem, o);
+    }
     return 0;
 }
 
@@ -579,14 +585,16 @@ int main(int argc, char **argv)
         if (!o.df || !o.p || !o.d)
             return 1;
         if (digest) {
-            /* Element stream digest, as the deformatter chunks it and
-             * in 1, 7 and 4096-byte pieces: all four must agree. */
-            static const size_t chunks[] = {0, 1, 7, 4096};
+            /* Element stream digest through the packet path as the
+             * deformatter chunks it, then the fused path in those and
+             * in 1, 7 and 4096-byte pieces: all must agree. */
+            static const size_t chunks[] = {0, 0, 1, 7, 4096};
             uint64_t h0 = 0;
 
             o.digest = true;
             for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
                 o.chunk = chunks[c];
+                o.fused = c > 0;
                 o.hash = 0xCBF29CE484222325ull;
                 o.nel = o.insns = 0;
                 ours_pass(&o, &j);
@@ -596,7 +604,8 @@ int main(int argc, char **argv)
                            srcs[k].name, (unsigned long long)o.insns,
                            (unsigned long long)o.nel, (unsigned long long)h0);
                 } else if (o.hash != h0) {
-                    printf("%-22s CHUNKING CHANGES THE ELEMENTS (chunk %zu: %016llx)\n",
+                    printf("%-22s FUSED PATH / CHUNKING CHANGES THE ELEMENTS "
+                           "(chunk %zu: %016llx)\n",
                            srcs[k].name, chunks[c], (unsigned long long)o.hash);
                 }
             }
@@ -605,6 +614,7 @@ int main(int argc, char **argv)
         o.keep = !is_long;
         ours_pass(&o, &j); /* warm-up, and the per-pass count */
         o.keep = false;
+        o.fused = true;
         insn_pass = o.insns;
         /* The decompressor alone, on the packets parsed once. */
         dec_rate = 0;
@@ -663,6 +673,7 @@ int main(int argc, char **argv)
             double t_df, t_pp;
             uint64_t n_df, n_pp, pk_pass, src_pass;
 
+            o.fused = false;
             o.stop_at = 2;
             o.src_bytes = 0;
             ours_pass(&o, &j);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "fused.h"
 #include "tracebench/classify.h"
 #include "tracebench/decoder.h"
 #include "tracebench/parser.h"
@@ -67,6 +68,75 @@ int tb_decoder_finish(tb_decoder *d, tb_element_cb cb, void *ctx)
     if (d->protocol == TB_PROTO_ETMV3)
         return tb_etmv3_decoder_finish(d->u.etmv3, cb, ctx);
     return tb_ptm_decoder_finish(d->u.ptm, cb, ctx);
+}
+
+tb_etmv3_decoder *tb_decoder_etmv3(tb_decoder *d)
+{
+    return d && d->protocol == TB_PROTO_ETMV3 ? d->u.etmv3 : NULL;
+}
+
+/* ---- fused parse + decode ---- */
+
+struct fused {
+    tb_decoder *d;
+    tb_element_cb cb;
+    void *ctx;
+    int nel;
+    int err;
+};
+
+static int fused_pkt(void *ctx, const tb_packet *pkt)
+{
+    struct fused *f = ctx;
+    int n = tb_decoder_packet(f->d, pkt, f->cb, f->ctx);
+
+    if (n < 0) {
+        f->err = n;
+        return 1;
+    }
+    f->nel += n;
+    return 0;
+}
+
+static int fused_run(void *ctx, const uint8_t *hdr, size_t n, uint64_t index)
+{
+    struct fused *f = ctx;
+
+    return tb_etmv3_decoder_phdrs(f->d->u.etmv3, hdr, n, index, f->cb, f->ctx, &f->nel);
+}
+
+int tb_decoder_push(tb_decoder *d, tb_parser *p, const uint8_t *data, size_t len,
+                    uint64_t index, tb_element_cb cb, void *ctx)
+{
+    struct fused f = {d, cb, ctx, 0, 0};
+    tb_etmv3_parser *ep = tb_parser_etmv3(p);
+    int r;
+
+    if (!d || !p || (!data && len) || (d->protocol == TB_PROTO_ETMV3) != (ep != NULL))
+        return TB_ERR_INVAL;
+    if (ep)
+        r = tb_etmv3_parser_push_fused(ep, data, len, index, fused_pkt, &f, fused_run, &f);
+    else
+        r = tb_parser_push(p, data, len, index, fused_pkt, &f);
+    if (f.err)
+        return f.err;
+    return r < 0 ? r : f.nel;
+}
+
+int tb_decoder_push_finish(tb_decoder *d, tb_parser *p, tb_element_cb cb, void *ctx)
+{
+    struct fused f = {d, cb, ctx, 0, 0};
+    int r;
+
+    if (!d || !p || (d->protocol == TB_PROTO_ETMV3) != (tb_parser_etmv3(p) != NULL))
+        return TB_ERR_INVAL;
+    r = tb_parser_finish(p, fused_pkt, &f);
+    if (f.err)
+        return f.err;
+    if (r < 0)
+        return r;
+    r = tb_decoder_finish(d, cb, ctx);
+    return r < 0 ? r : f.nel + r;
 }
 
 void tb_decoder_reset(tb_decoder *d)
@@ -137,7 +207,7 @@ static int on_packet(void *ctx, const tb_packet *pkt)
 static int on_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
 {
     struct snap_run *r = ctx;
-    int n = tb_parser_push(r->parser, data, len, index, on_packet, r);
+    int n = tb_decoder_push(r->dec, r->parser, data, len, index, r->cb, r->ctx);
 
     if (n < 0 && !r->err)
         r->err = n;

@@ -18,6 +18,16 @@
 
 #include "block_cache.h"
 #include "dec_util.h"
+#include "fused.h"
+
+/* A P-header's atoms for the bulk walker: n E/N atoms (bit i of nmask
+ * set when atom i is N), S[i] the W atoms before atom i-1's cycle ends
+ * (so atoms a..b-1 take S[b] - S[a] cycles), wtot all its W atoms. */
+typedef struct phdr_atoms {
+    uint8_t valid, n, wtot;
+    uint8_t S[21];
+    uint32_t nmask;
+} phdr_atoms;
 
 struct tb_etmv3_decoder {
     tb_config cfg;
@@ -49,7 +59,33 @@ struct tb_etmv3_decoder {
     uint32_t prev_addr;    /* the instruction before rng.last_addr */
     uint8_t prev_size, prev_wp;
     char prev_atom;
+
+    /* Each P-header byte's atoms under cfg (IHI0014Q 7.3.1), for the
+     * fused path (tb_etmv3_decoder_phdrs). */
+    phdr_atoms ptab[256];
 };
+
+/* Atoms of a W/E/N sequence; other letters are skipped, as the
+ * per-atom walker always did. */
+static void atoms_from_seq(const char *seq, unsigned len, phdr_atoms *a)
+{
+    unsigned w = 0, n = 0;
+
+    a->nmask = 0;
+    a->S[0] = 0;
+    for (unsigned i = 0; i < len; i++) {
+        if (seq[i] == 'W') {
+            w++;
+        } else if (seq[i] == 'E' || seq[i] == 'N') {
+            if (seq[i] == 'N')
+                a->nmask |= 1u << n;
+            a->S[++n] = (uint8_t)w;
+        }
+    }
+    a->n = (uint8_t)n;
+    a->wtot = (uint8_t)w;
+    a->valid = 1;
+}
 
 static void reset_state(tb_etmv3_decoder *d)
 {
@@ -79,6 +115,13 @@ tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
         return NULL;
     d->cfg = *cfg;
     d->mem = mem;
+    for (unsigned h = 0; h < 256; h++) {
+        char seq[20];
+        int len = tb_etmv3_phdr_seq(cfg, (uint8_t)h, seq);
+
+        if (len >= 0)
+            atoms_from_seq(seq, (unsigned)len, &d->ptab[h]);
+    }
     /* Only flow changes end a block: every instruction has its atom. */
     d->bc = tb_block_cache_new(mem, TB_WPMASK_BRANCHES);
     if (!d->bc) {
@@ -256,37 +299,6 @@ static void do_atom(tb_etmv3_decoder *d, tb_emit *e, uint64_t index, char atom,
     }
 }
 
-/* The common case of do_atom, inlined into the P-header loop: pc inside
- * the current block, not its last instruction, extending the open
- * range.  Returns false when do_atom must decide. */
-static inline bool atom_fast(tb_etmv3_decoder *d, char atom, uint32_t cycles)
-{
-    const tb_block *b = d->blk;
-    tb_element *r = &d->rng;
-    uint32_t addr = d->pc;
-    uint8_t size;
-
-    if (!d->blk_valid || d->blk_idx + 1 >= b->n || !d->rng_open ||
-        r->end != addr || r->count == 32 || r->isa != d->isa)
-        return false;
-    size = (uint8_t)tb_block_size_at(b, d->blk_idx, addr);
-    d->prev_addr = r->last_addr;
-    d->prev_size = r->last_size;
-    d->prev_wp = r->last_wp;
-    d->prev_atom = r->last_atom;
-    r->atom_bits |= (uint32_t)(atom == 'N') << r->count;
-    r->count++;
-    r->end = addr + size;
-    r->last_addr = addr;
-    r->last_size = size;
-    r->last_wp = TB_WP_NONE;
-    r->last_atom = atom;
-    r->cc += cycles; /* has_cc was set when the range opened */
-    d->pc = addr + size;
-    d->blk_idx++;
-    return true;
-}
-
 /* Bits set in v, without a libgcc call where the target has no
  * popcount instruction. */
 static inline uint32_t popcount64(uint64_t v)
@@ -297,118 +309,169 @@ static inline uint32_t popcount64(uint64_t v)
     return (uint32_t)((v * 0x0101010101010101ull) >> 56);
 }
 
-/* A run of k E atoms (no W between them, so no cycle counts to share
- * out): as many as stay inside the current block before its last
- * instruction and fit the open range are added in one step, exactly as
- * atom_fast() would one by one.  Returns how many were taken. */
-static unsigned e_run_bulk(tb_etmv3_decoder *d, unsigned k)
+/* The atoms of one P-header (IHI0014Q 7.3.1: one atom per instruction),
+ * taken in bulk: each step adds as many atoms as stay inside the current
+ * block (its last instruction included) and fit the range, with the N
+ * flags as a bit field and the sizes from the block's mask of 32-bit
+ * instructions.  The result is exactly what do_atom() gives one atom at
+ * a time; anything unusual (address unknown, no code, a long Thumb
+ * block) goes through do_atom(). */
+static inline void run_atoms(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
+                             const phdr_atoms *a)
 {
-    const tb_block *b = d->blk;
+    const bool ca = d->cfg.cycle_accurate;
+    const unsigned n = a->n;
+    const uint32_t pend = d->pending_cc;
     tb_element *r = &d->rng;
-    uint32_t addr = d->pc, last, prev = 0;
-    uint8_t size = 4, prev_size = 4;
-    unsigned m, i;
+    unsigned i = 0;
 
-    if (!d->blk_valid || !d->rng_open || r->end != addr || r->isa != d->isa ||
-        d->blk_idx + 1 >= b->n)
-        return 0;
-    m = b->n - 1 - d->blk_idx;
-    if (m > 32 - r->count)
-        m = 32 - r->count;
-    if (m > k)
-        m = k;
-    if (m == 0)
-        return 0;
-    if (d->isa == TB_ISA_ARM) {
-        last = addr + 4 * (m - 1);
-        prev = last - 4;
-    } else if (d->blk_idx + m <= 64) {
-        /* Sizes from the block's 32-bit-instruction mask. */
-        const uint64_t w = b->wide >> d->blk_idx;
-        const uint64_t before = w & ((1ull << (m - 1)) - 1);
+    while (i < n) {
+        const tb_block *b;
+        unsigned m, room;
+        uint32_t addr = d->pc, last, bits, cyc;
+        uint8_t size, psize;
+        bool stop = false;
 
-        last = addr + 2 * (m - 1) + 2 * popcount64(before);
-        size = ((w >> (m - 1)) & 1) ? 4 : 2;
+        if (!d->pc_known)
+            goto slow;
+        if (!d->blk_valid) {
+            d->blk = tb_block_get(d->bc, addr, (tb_isa)d->isa);
+            d->blk_idx = 0;
+            d->blk_valid = true;
+        }
+        b = d->blk;
+        if (b->n == 0)
+            goto slow;
+        m = n - i;
+        if (m > b->n - d->blk_idx)
+            m = b->n - d->blk_idx;
+        if (b->isa != TB_ISA_ARM && d->blk_idx + m > 64)
+            goto slow; /* sizes beyond the block's mask */
+        /* The range the next instruction joins (add_insn's rule). */
+        if (!d->rng_open || r->end != addr || r->isa != d->isa || r->count == 32) {
+            flush_range(d, e);
+            tb_elem_init(r, TB_ELEM_INSN_RANGE, index);
+            r->start = addr;
+            r->end = addr;
+            r->isa = d->isa;
+            r->has_cc = ca;
+            d->rng_valid = d->rng_open = true;
+            if (e->err) {
+                m = 1; /* the callback stopped: as do_atom, one more */
+                stop = true;
+            }
+        }
+        room = 32 - r->count;
+        if (m > room)
+            m = room;
+        bits = (uint32_t)((a->nmask >> i) & ((1ull << m) - 1));
+        if (b->isa == TB_ISA_ARM) {
+            last = addr + 4 * (m - 1);
+            size = psize = 4;
+        } else {
+            const uint64_t w = b->wide >> d->blk_idx;
+
+            last = addr + 2 * (m - 1) + 2 * popcount64(w & ((1ull << (m - 1)) - 1));
+            size = ((w >> (m - 1)) & 1) ? 4 : 2;
+            psize = m >= 2 && ((w >> (m - 2)) & 1) ? 4 : 2;
+        }
+        /* The instruction before the newest, for a Cancel. */
         if (m >= 2) {
-            prev_size = ((w >> (m - 2)) & 1) ? 4 : 2;
-            prev = last - prev_size;
+            d->prev_addr = last - psize;
+            d->prev_size = psize;
+            d->prev_wp = TB_WP_NONE;
+            d->prev_atom = ((bits >> (m - 2)) & 1) ? 'N' : 'E';
+        } else if (r->count > 0) {
+            d->prev_addr = r->last_addr;
+            d->prev_size = r->last_size;
+            d->prev_wp = r->last_wp;
+            d->prev_atom = r->last_atom;
         }
-    } else {
-        const uint8_t *p = b->code + (addr - b->start);
-
-        last = addr;
-        for (i = 0;; i++) {
-            prev_size = size;
-            size = (uint8_t)tb_thumb_size((uint16_t)(p[0] | p[1] << 8));
-            if (i + 1 == m)
-                break;
-            prev = last;
-            last += size;
-            p += size;
+        r->atom_bits |= bits << r->count;
+        r->count += m;
+        r->end = last + size;
+        r->last_addr = last;
+        r->last_size = size;
+        r->last_atom = ((bits >> (m - 1)) & 1) ? 'N' : 'E';
+        cyc = (uint32_t)(a->S[i + m] - a->S[i]) + (i == 0 ? pend : 0);
+        if (ca)
+            r->cc += cyc;
+        d->pc = last + size;
+        i += m;
+        if (d->blk_idx + m < b->n) {
+            r->last_wp = TB_WP_NONE;
+            d->blk_idx += m;
+        } else {
+            r->last_wp = b->last.wp_class;
+            d->blk_valid = false;
+            if (b->status == TB_BLOCK_WP && !((bits >> (m - 1)) & 1)) {
+                /* A taken branch ends the range. */
+                d->rng_open = false;
+                if (b->last.has_target) {
+                    d->pc = b->last.target;
+                    d->isa = b->last.target_isa;
+                } else {
+                    d->pc_known = false; /* the branch packet brings it */
+                }
+            }
+        }
+        if (stop) {
+            d->pending_cc = cyc;
+            return;
+        }
+        continue;
+    slow:
+        cyc = (uint32_t)(a->S[i + 1] - a->S[i]) + (i == 0 ? pend : 0);
+        do_atom(d, e, index, ((a->nmask >> i) & 1) ? 'N' : 'E', cyc);
+        i++;
+        if (e->err) {
+            d->pending_cc = cyc;
+            return;
         }
     }
-    if (m >= 2) {
-        d->prev_addr = prev;
-        d->prev_size = prev_size;
-        d->prev_wp = TB_WP_NONE;
-        d->prev_atom = 'E';
-    } else {
-        d->prev_addr = r->last_addr;
-        d->prev_size = r->last_size;
-        d->prev_wp = r->last_wp;
-        d->prev_atom = r->last_atom;
-    }
-    r->count += m;
-    r->end = last + size;
-    r->last_addr = last;
-    r->last_size = size;
-    r->last_wp = TB_WP_NONE;
-    r->last_atom = 'E';
-    d->pc = last + size;
-    d->blk_idx += m;
-    return m;
+    d->pending_cc = (uint32_t)(a->wtot - a->S[n]) + (n == 0 ? pend : 0);
 }
 
 static void do_pheader(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
 {
     const unsigned n = pkt->seq_len < sizeof pkt->seq ? pkt->seq_len
                                                       : sizeof pkt->seq;
-    uint32_t w = d->pending_cc;
+    phdr_atoms a;
 
     if (e->err)
         return;
-    for (unsigned i = 0; i < n; i++) {
-        char a = pkt->seq[i];
+    atoms_from_seq(pkt->seq, n, &a);
+    run_atoms(d, e, pkt->index, &a);
+}
 
-        if (a == 'W') {
-            w++;
+int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
+                           uint64_t index, tb_element_cb cb, void *ctx,
+                           int *nel)
+{
+    tb_emit e;
+    size_t k;
+
+    /* Before the first I-sync the packet path has elements to give. */
+    if (!d || !d->started || !d->synced)
+        return 0;
+    tb_emit_init(&e, cb, ctx);
+    for (k = 0; k < n; k++) {
+        const phdr_atoms *a = &d->ptab[hdr[k]];
+
+        if (a->n == 0) {
+            if (!a->valid)
+                break; /* not a P-header here: the packet path decides */
+            d->pending_cc += a->wtot;
             continue;
         }
-        if (a != 'E' && a != 'N')
-            continue;
-        if (a == 'E' && !d->cfg.cycle_accurate && i + 1 < n && pkt->seq[i + 1] == 'E') {
-            /* Outside cycle-accurate mode cycles are not counted, so a
-             * run of E atoms can go in bulk (IHI0014Q 7.3.1 format 1
-             * packs up to 15 of them). */
-            unsigned k = 2, m;
-
-            while (i + k < n && pkt->seq[i + k] == 'E')
-                k++;
-            m = e_run_bulk(d, k);
-            if (m) {
-                i += m - 1;
-                w = 0;
-                continue;
-            }
+        run_atoms(d, &e, index + k, a);
+        if (e.err) {
+            k++;
+            break;
         }
-        if (!atom_fast(d, a, d->cfg.cycle_accurate ? w : 0)) {
-            do_atom(d, e, pkt->index, a, w);
-            if (e->err)
-                break;
-        }
-        w = 0;
     }
-    d->pending_cc = w;
+    *nel += e.n;
+    return e.err ? e.err : (int)k;
 }
 
 static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)

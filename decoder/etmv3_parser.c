@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fused.h"
 #include "tracebench/parser.h"
 #include "tracebench/pkt_codec.h"
 
@@ -507,12 +508,12 @@ static void set_seq(tb_packet *pkt, const char *s, unsigned n, uint8_t fmt)
 /* P-headers, IHI0014Q 7.3.1 tables 7.2 (non-CA) and 7.3 (CA); the
  * sequence is in time order as trc_pkt_lister prints it.  Returns false
  * for a reserved encoding. */
-static bool decode_phdr(const tb_etmv3_parser *p, uint8_t h, tb_packet *pkt)
+static bool decode_phdr(const tb_config *cfg, uint8_t h, tb_packet *pkt)
 {
     char s[20];
     unsigned n = 0, i, k;
 
-    if (!p->cfg.cycle_accurate) {
+    if (!cfg->cycle_accurate) {
         if ((h & 0x83) == 0x80) { /* format 1 b1NEEEE00 */
             k = (h >> 2) & 0xF;
             for (i = 0; i < k; i++)
@@ -531,7 +532,7 @@ static bool decode_phdr(const tb_etmv3_parser *p, uint8_t h, tb_packet *pkt)
         return false;
     }
     if (h == 0x80) { /* format 0, ETMv3.0 only */
-        if (p->cfg.arch_minor != 0)
+        if (cfg->arch_minor != 0)
             return false;
         set_seq(pkt, "W", 1, 0);
         return true;
@@ -565,7 +566,7 @@ static bool decode_phdr(const tb_etmv3_parser *p, uint8_t h, tb_packet *pkt)
         set_seq(pkt, s, n, 2);
         return true;
     }
-    if ((h & 0xFB) == 0x92 && p->cfg.arch_minor >= 3) { /* format 4 */
+    if ((h & 0xFB) == 0x92 && cfg->arch_minor >= 3) { /* format 4 */
         s[n++] = (h & 0x04) ? 'N' : 'E';
         set_seq(pkt, s, n, 4);
         return true;
@@ -586,7 +587,7 @@ static void build_tables(tb_etmv3_parser *p)
         if (kind != TB_PKT_ATOM)
             continue;
         memset(&pkt, 0, sizeof pkt);
-        if (!decode_phdr(p, (uint8_t)h, &pkt))
+        if (!decode_phdr(&p->cfg, (uint8_t)h, &pkt))
             continue;
         e->valid = 1;
         e->fmt = pkt.phdr_format;
@@ -595,6 +596,17 @@ static void build_tables(tb_etmv3_parser *p)
         e->w_count = pkt.w_count;
         memcpy(e->seq, pkt.seq, sizeof e->seq);
     }
+}
+
+int tb_etmv3_phdr_seq(const tb_config *cfg, uint8_t h, char seq[20])
+{
+    tb_packet pkt;
+
+    memset(&pkt, 0, sizeof pkt);
+    if (!cfg || !decode_phdr(cfg, h, &pkt))
+        return -1;
+    memcpy(seq, pkt.seq, sizeof pkt.seq);
+    return pkt.seq_len;
 }
 
 /* Fills an atom packet from the P-header table; false if reserved. */
@@ -968,8 +980,9 @@ static int body_byte(tb_etmv3_parser *p, uint8_t by, tb_packet_cb cb,
     return finish_packet(p, kind, cb, ctx);
 }
 
-int tb_etmv3_parser_push(tb_etmv3_parser *p, const uint8_t *data, size_t len,
-                         uint64_t index, tb_packet_cb cb, void *ctx)
+static inline int push_impl(tb_etmv3_parser *p, const uint8_t *data, size_t len,
+                            uint64_t index, tb_packet_cb cb, void *ctx,
+                            tb_phdr_run_fn fn, void *fctx)
 {
     size_t i;
     int r = TB_OK;
@@ -995,6 +1008,29 @@ int tb_etmv3_parser_push(tb_etmv3_parser *p, const uint8_t *data, size_t len,
             if (hc == H_SINGLE && p->hkind[by] == TB_PKT_ATOM &&
                 p->phdr[by].valid) {
                 tb_packet pkt;
+
+                if (fn) {
+                    /* Fused: the whole run of P-headers to the decoder;
+                     * a header it hands back goes out as a packet. */
+                    size_t j = i + 1;
+                    int c;
+
+                    while (j < len && p->phdr[data[j]].valid)
+                        j++;
+                    c = fn(fctx, data + i, j - i, idx);
+                    if (c < 0) {
+                        p->stopped = true;
+                        r = c;
+                        break;
+                    }
+                    i += (size_t)c;
+                    if (i == j) {
+                        i--;
+                        continue;
+                    }
+                    by = data[i];
+                    idx = index + i;
+                }
 
                 pkt_init(p, &pkt, TB_PKT_ATOM, idx);
                 pkt.size = 1;
@@ -1028,6 +1064,19 @@ int tb_etmv3_parser_push(tb_etmv3_parser *p, const uint8_t *data, size_t len,
     if (r < 0)
         return r;
     return p->emitted;
+}
+
+int tb_etmv3_parser_push(tb_etmv3_parser *p, const uint8_t *data, size_t len,
+                         uint64_t index, tb_packet_cb cb, void *ctx)
+{
+    return push_impl(p, data, len, index, cb, ctx, NULL, NULL);
+}
+
+int tb_etmv3_parser_push_fused(tb_etmv3_parser *p, const uint8_t *data,
+                               size_t len, uint64_t index, tb_packet_cb cb,
+                               void *ctx, tb_phdr_run_fn fn, void *fctx)
+{
+    return push_impl(p, data, len, index, cb, ctx, fn, fctx);
 }
 
 int tb_etmv3_parser_finish(tb_etmv3_parser *p, tb_packet_cb cb, void *ctx)

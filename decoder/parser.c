@@ -1,6 +1,7 @@
 /* tb_parser: one front for the per-protocol packet parsers. */
 #include <stdlib.h>
 
+#include "fused.h"
 #include "tracebench/parser.h"
 
 struct tb_parser {
@@ -60,6 +61,11 @@ int tb_parser_finish(tb_parser *p, tb_packet_cb cb, void *ctx)
     if (p->protocol == TB_PROTO_ETMV3)
         return tb_etmv3_parser_finish(p->u.etmv3, cb, ctx);
     return tb_ptm_parser_finish(p->u.ptm, cb, ctx);
+}
+
+tb_etmv3_parser *tb_parser_etmv3(tb_parser *p)
+{
+    return p && p->protocol == TB_PROTO_ETMV3 ? p->u.etmv3 : NULL;
 }
 
 void tb_parser_reset(tb_parser *p)
