@@ -612,6 +612,7 @@ int main(int argc, char **argv)
             goto next;
         }
         o.keep = !is_long;
+        o.fused = is_long; /* long: no packets kept, warm-up as timed */
         ours_pass(&o, &j); /* warm-up, and the per-pass count */
         o.keep = false;
         o.fused = true;

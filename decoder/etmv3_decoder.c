@@ -309,19 +309,76 @@ static inline uint32_t popcount64(uint64_t v)
     return (uint32_t)((v * 0x0101010101010101ull) >> 56);
 }
 
-/* The atoms of one P-header (IHI0014Q 7.3.1: one atom per instruction),
+/* Atoms of one or more P-headers, in time order, for run_atoms(): bit i
+ * of nmask set when atom i is N.  With has_S, atom i takes S[i+1] - S[i]
+ * cycles (the W atoms since the atom before, S[1] including the pending
+ * ones); without (no W atoms: plain trace), atom 0 takes the pending
+ * cycles and the rest none.  hbits marks each header's first atom and
+ * hoff[j] is the j-th such header's byte offset, for element indices. */
+#define BATCH_ATOMS 64
+typedef struct atom_batch {
+    uint64_t nmask, hbits;
+    unsigned n, nh;
+    bool has_S;
+    uint32_t pend;                /* cycles pending before atom 0 */
+    uint32_t wsum;                /* all W atoms, pending ones included */
+    uint32_t S[BATCH_ATOMS + 1];
+    uint8_t hoff[BATCH_ATOMS];
+} atom_batch;
+
+static inline void batch_init(atom_batch *ab, uint32_t pend, bool has_S)
+{
+    ab->nmask = ab->hbits = 0;
+    ab->n = ab->nh = 0;
+    ab->has_S = has_S;
+    ab->pend = ab->wsum = pend;
+    ab->S[0] = 0;
+}
+
+/* Appends header a, k bytes after the first; the caller checks room. */
+static inline void batch_add(atom_batch *ab, const phdr_atoms *a, unsigned k)
+{
+    const unsigned n0 = ab->n;
+
+    if (a->n) {
+        ab->nmask |= (uint64_t)a->nmask << n0;
+        ab->hbits |= 1ull << n0;
+        ab->hoff[ab->nh++] = (uint8_t)k;
+        if (ab->has_S)
+            for (unsigned j = 0; j < a->n; j++)
+                ab->S[n0 + j + 1] = ab->wsum + a->S[j + 1];
+        ab->n = n0 + a->n;
+    }
+    ab->wsum += a->wtot;
+}
+
+/* Cycles of atoms [i, j). */
+static inline uint32_t batch_cycles(const atom_batch *ab, unsigned i, unsigned j)
+{
+    if (ab->has_S)
+        return ab->S[j] - ab->S[i];
+    return i == 0 && j > 0 ? ab->pend : 0;
+}
+
+/* Byte offset of the header atom i came in. */
+static inline unsigned batch_hdr(const atom_batch *ab, unsigned i)
+{
+    return ab->hoff[popcount64(ab->hbits & ((2ull << i) - 1)) - 1];
+}
+
+/* The atoms of a batch (IHI0014Q 7.3.1: one atom per instruction),
  * taken in bulk: each step adds as many atoms as stay inside the current
  * block (its last instruction included) and fit the range, with the N
  * flags as a bit field and the sizes from the block's mask of 32-bit
  * instructions.  The result is exactly what do_atom() gives one atom at
  * a time; anything unusual (address unknown, no code, a long Thumb
- * block) goes through do_atom(). */
-static inline void run_atoms(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
-                             const phdr_atoms *a)
+ * block) goes through do_atom().  Returns -1, or the atom after which a
+ * callback stopped the walk (the rest are dropped, as before). */
+static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
+                     const atom_batch *ab)
 {
     const bool ca = d->cfg.cycle_accurate;
-    const unsigned n = a->n;
-    const uint32_t pend = d->pending_cc;
+    const unsigned n = ab->n;
     tb_element *r = &d->rng;
     unsigned i = 0;
 
@@ -350,7 +407,7 @@ static inline void run_atoms(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
         /* The range the next instruction joins (add_insn's rule). */
         if (!d->rng_open || r->end != addr || r->isa != d->isa || r->count == 32) {
             flush_range(d, e);
-            tb_elem_init(r, TB_ELEM_INSN_RANGE, index);
+            tb_elem_init(r, TB_ELEM_INSN_RANGE, index + batch_hdr(ab, i));
             r->start = addr;
             r->end = addr;
             r->isa = d->isa;
@@ -364,7 +421,7 @@ static inline void run_atoms(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
         room = 32 - r->count;
         if (m > room)
             m = room;
-        bits = (uint32_t)((a->nmask >> i) & ((1ull << m) - 1));
+        bits = (uint32_t)((ab->nmask >> i) & ((1ull << m) - 1));
         if (b->isa == TB_ISA_ARM) {
             last = addr + 4 * (m - 1);
             size = psize = 4;
@@ -393,9 +450,8 @@ static inline void run_atoms(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
         r->last_addr = last;
         r->last_size = size;
         r->last_atom = ((bits >> (m - 1)) & 1) ? 'N' : 'E';
-        cyc = (uint32_t)(a->S[i + m] - a->S[i]) + (i == 0 ? pend : 0);
         if (ca)
-            r->cc += cyc;
+            r->cc += batch_cycles(ab, i, i + m);
         d->pc = last + size;
         i += m;
         if (d->blk_idx + m < b->n) {
@@ -416,20 +472,21 @@ static inline void run_atoms(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
             }
         }
         if (stop) {
-            d->pending_cc = cyc;
-            return;
+            d->pending_cc = batch_cycles(ab, i - 1, i);
+            return (int)(i - 1);
         }
         continue;
     slow:
-        cyc = (uint32_t)(a->S[i + 1] - a->S[i]) + (i == 0 ? pend : 0);
-        do_atom(d, e, index, ((a->nmask >> i) & 1) ? 'N' : 'E', cyc);
+        cyc = batch_cycles(ab, i, i + 1);
+        do_atom(d, e, index + batch_hdr(ab, i), ((ab->nmask >> i) & 1) ? 'N' : 'E', cyc);
         i++;
         if (e->err) {
             d->pending_cc = cyc;
-            return;
+            return (int)(i - 1);
         }
     }
-    d->pending_cc = (uint32_t)(a->wtot - a->S[n]) + (n == 0 ? pend : 0);
+    d->pending_cc = ab->has_S ? ab->wsum - ab->S[n] : n ? 0 : ab->wsum;
+    return -1;
 }
 
 static void do_pheader(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
@@ -437,11 +494,14 @@ static void do_pheader(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
     const unsigned n = pkt->seq_len < sizeof pkt->seq ? pkt->seq_len
                                                       : sizeof pkt->seq;
     phdr_atoms a;
+    atom_batch ab;
 
     if (e->err)
         return;
     atoms_from_seq(pkt->seq, n, &a);
-    run_atoms(d, e, pkt->index, &a);
+    batch_init(&ab, d->pending_cc, true);
+    batch_add(&ab, &a, 0);
+    (void)run_atoms(d, e, pkt->index, &ab);
 }
 
 int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
@@ -449,24 +509,33 @@ int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
                            int *nel)
 {
     tb_emit e;
-    size_t k;
+    size_t k = 0;
+    atom_batch ab;
 
     /* Before the first I-sync the packet path has elements to give. */
     if (!d || !d->started || !d->synced)
         return 0;
     tb_emit_init(&e, cb, ctx);
-    for (k = 0; k < n; k++) {
-        const phdr_atoms *a = &d->ptab[hdr[k]];
+    while (k < n) {
+        /* Up to 64 atoms of consecutive headers in one walk. */
+        const size_t k0 = k;
+        int stop;
 
-        if (a->n == 0) {
-            if (!a->valid)
-                break; /* not a P-header here: the packet path decides */
-            d->pending_cc += a->wtot;
-            continue;
-        }
-        run_atoms(d, &e, index + k, a);
-        if (e.err) {
+        /* Plain trace has no W atoms (IHI0014Q 7.3.1 table 7.2). */
+        batch_init(&ab, d->pending_cc, d->cfg.cycle_accurate);
+        while (k < n && k - k0 < 255) {
+            const phdr_atoms *a = &d->ptab[hdr[k]];
+
+            if (!a->valid || ab.n + a->n > BATCH_ATOMS)
+                break;
+            batch_add(&ab, a, (unsigned)(k - k0));
             k++;
+        }
+        if (k == k0)
+            break; /* not a P-header here: the packet path decides */
+        stop = run_atoms(d, &e, index + k0, &ab);
+        if (stop >= 0) {
+            k = k0 + batch_hdr(&ab, (unsigned)stop) + 1u;
             break;
         }
     }
