@@ -16,7 +16,7 @@
  *
  * usage: bench_decode [REFDIR] [--seconds S] [--passes N] [--stages]
  *                     [--only NAME] [--no-opencsd] [--no-long] [--dec-only]
- *                     [--digest]
+ *                     [--digest] [--setup]
  *   REFDIR defaults to $TB_REFERENCE_DIR or ../shared/reference.
  *   --passes N: exactly N passes per measurement (for callgrind).
  *   --stages: also time de-format only and de-format + parse.
@@ -24,6 +24,8 @@
  *   --digest: no timing; a hash of every element field per trace (to
  *     check that a speed change leaves the elements as they were), also
  *     with the parser fed 1, 7 and 4096 bytes at a time.
+ *   --setup: fixed costs per snapshot (real traces): load, create, first
+ *     (cold-cache) pass against a warm pass, both sides.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -496,12 +498,108 @@ static int theirs_pass_v(void *t, const job *j)
 }
 #endif
 
+/* Fixed costs of one snapshot, the best of `reps` runs each: snapshot
+ * load (ini files, buffer, image), object creation (our classifier and
+ * block cache; OpenCSD's tree, decoder and memory accessors), the first
+ * pass on cold caches, then a warm pass.  Setup share = what a one-shot
+ * decode pays beyond the warm pass. */
+static int setup_costs(const char *ref, const char *only, bool no_ocsd)
+{
+    static const struct { const char *sub; int id; const char *name; } srcs[] = {
+        {"TC2", 0x10, "TC2 ETMv3.5 0x10"}, {"TC2", 0x11, "TC2 ETMv3.5 0x11"},
+        {"TC2", 0x12, "TC2 ETMv3.5 0x12"}, {"TC2", 0x13, "TC2 PTM1.1 0x13"},
+        {"Snowball", 0x10, "Snowball PTM1.0 0x10"}, {"Snowball", 0x11, "Snowball PTM1.0 0x11"},
+    };
+    const int reps = 20;
+    char dir[1024];
+
+    (void)no_ocsd;
+    printf("%-22s %9s %9s %9s %9s %7s | %9s %9s %9s %7s\n", "trace (us)", "load",
+           "create", "cold", "warm", "setup%", "OCSD crt", "cold", "warm", "setup%");
+    for (size_t k = 0; k < sizeof srcs / sizeof srcs[0]; k++) {
+        double t_load = 1e30, t_new = 1e30, t_cold = 1e30, t_warm = 1e30, t0, t1, t2, t3, t4;
+        double tot;
+
+        if (only && !strstr(srcs[k].name, only))
+            continue;
+        snprintf(dir, sizeof dir, "%s/opencsd-snapshots/%s", ref, srcs[k].sub);
+        for (int r = 0; r < reps; r++) {
+            job j;
+            ours o = {0};
+
+            t0 = now();
+            if (load_job(&j, dir, srcs[k].id, srcs[k].name) < 0)
+                return 1;
+            t1 = now();
+            o.id = (uint8_t)srcs[k].id;
+            o.fused = true;
+            o.df = tb_deformatter_new(j.frame_flags);
+            o.p = tb_parser_new(&j.cfg);
+            o.d = tb_decoder_new(&j.cfg, j.mem);
+            if (!o.df || !o.p || !o.d)
+                return 1;
+            t2 = now();
+            ours_pass(&o, &j);
+            t3 = now();
+            ours_pass(&o, &j);
+            t4 = now();
+            t_load = t1 - t0 < t_load ? t1 - t0 : t_load;
+            t_new = t2 - t1 < t_new ? t2 - t1 : t_new;
+            t_cold = t3 - t2 < t_cold ? t3 - t2 : t_cold;
+            t_warm = t4 - t3 < t_warm ? t4 - t3 : t_warm;
+            tb_deformatter_free(o.df);
+            tb_parser_free(o.p);
+            tb_decoder_free(o.d);
+            if (r + 1 < reps)
+                free_job(&j);
+            else
+                break;
+        }
+        tot = t_load + t_new + t_cold;
+        printf("%-22s %9.1f %9.1f %9.1f %9.1f %6.0f%% |", srcs[k].name, t_load * 1e6,
+               t_new * 1e6, t_cold * 1e6, t_warm * 1e6, 100 * (tot - t_warm) / tot);
+#ifdef TB_HAVE_OPENCSD
+        if (!no_ocsd) {
+            double c_new = 1e30, c_cold = 1e30, c_warm = 1e30;
+            job j;
+
+            if (load_job(&j, dir, srcs[k].id, srcs[k].name) < 0)
+                return 1;
+            for (int r = 0; r < reps; r++) {
+                theirs th = {0};
+
+                t0 = now();
+                if (theirs_open(&th, &j) < 0)
+                    return 1;
+                t1 = now();
+                theirs_pass(&th, &j);
+                t2 = now();
+                theirs_pass(&th, &j);
+                t3 = now();
+                ocsd_destroy_dcd_tree(th.tree);
+                c_new = t1 - t0 < c_new ? t1 - t0 : c_new;
+                c_cold = t2 - t1 < c_cold ? t2 - t1 : c_cold;
+                c_warm = t3 - t2 < c_warm ? t3 - t2 : c_warm;
+            }
+            tot = c_new + c_cold;
+            printf(" %9.1f %9.1f %9.1f %6.0f%%", c_new * 1e6, c_cold * 1e6, c_warm * 1e6,
+                   100 * (tot - c_warm) / tot);
+            free_job(&j);
+        }
+#endif
+        printf("\n");
+    }
+    printf("(OpenCSD's load: its snapshot reader is not used here, so no load column)\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *ref = getenv("TB_REFERENCE_DIR");
     double seconds = 1.0;
     uint64_t passes = 0;
     bool stages = false, no_ocsd = false, no_long = false, dec_only = false, digest = false;
+    bool setup = false;
     const char *only = NULL;
     char dir[1024];
     /* proto != 0: the generated long trace, made on first use. */
@@ -539,12 +637,16 @@ int main(int argc, char **argv)
             dec_only = true; /* for profiling the decompressor */
         else if (strcmp(argv[i], "--digest") == 0)
             digest = true;
+        else if (strcmp(argv[i], "--setup") == 0)
+            setup = true;
         else
             ref = argv[i];
     }
     if (!ref)
         ref = TB_SOURCE_DIR "/../shared/reference";
 
+    if (setup)
+        return setup_costs(ref, only, no_ocsd);
     if (!digest)
         printf("%-22s %10s %10s %10s %10s | %12s %10s | %7s\n", "trace", "instr/pass",
                "ours Mi/s", "ours MB/s", "dec-only", "OpenCSD Mi/s", "MB/s", "ratio");
