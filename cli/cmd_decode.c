@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "tracebench/decoder.h"
 #include "tracebench/snapshot.h"
 
@@ -11,17 +12,13 @@ int tb_cli_decode(int argc, char **argv);
 struct out {
     FILE *f;
     int format; /* 0 text, 1 json, 2 addr */
-    tb_memimage *mem;
-    uint32_t *addrs;
-    size_t cap;
-    int err;
+    tb_cli_addr_out addr;
 };
 
 static int on_elem(void *ctx, const tb_element *el)
 {
     struct out *o = ctx;
     char line[512];
-    int n;
 
     if (o->format == 0 || o->format == 1) {
         if (o->format == 0)
@@ -31,46 +28,7 @@ static int on_elem(void *ctx, const tb_element *el)
         fprintf(o->f, "%s\n", line);
         return 0;
     }
-    /* addr: one executed instruction per line, so decoders can be
-     * diffed; ADDR_NACC / ADDR_UNKNOWN atoms keep their place. */
-    if (el->kind == TB_ELEM_ADDR_NACC) {
-        fprintf(o->f, "0x%08X ? NACC\n", (unsigned)el->start);
-        return 0;
-    }
-    if (el->kind == TB_ELEM_ADDR_UNKNOWN) {
-        fprintf(o->f, "? ? %c\n", el->last_atom ? el->last_atom : '?');
-        return 0;
-    }
-    if (el->kind != TB_ELEM_INSN_RANGE)
-        return 0;
-    if (el->count > o->cap) {
-        uint32_t *a = realloc(o->addrs, el->count * sizeof *a);
-
-        if (!a) {
-            o->err = TB_ERR_NOMEM;
-            return 1;
-        }
-        o->addrs = a;
-        o->cap = el->count;
-    }
-    n = tb_range_addrs(o->mem, el, o->addrs, el->count);
-    if (n < 0) {
-        o->err = n;
-        return 1;
-    }
-    for (int i = 0; i < n; i++) {
-        char atom = 'E';
-
-        if (el->isa != TB_ISA_ARM && el->isa != TB_ISA_THUMB)
-            atom = '?';
-        else if (i + 1 == n)
-            atom = el->last_atom;
-        else if (i < 32 && ((el->atom_bits >> i) & 1))
-            atom = 'N';
-        fprintf(o->f, "0x%08X %s %c\n", (unsigned)o->addrs[i],
-                tb_isa_name((tb_isa)el->isa), atom);
-    }
-    return 0;
+    return tb_cli_addr_element(&o->addr, el) < 0;
 }
 
 static int usage(void)
@@ -108,7 +66,8 @@ int tb_cli_decode(int argc, char **argv)
 {
     const char *dir = NULL;
     int id = -1;
-    struct out o = {stdout, 0, NULL, NULL, 0, 0};
+    struct out o = {stdout, 0, {stdout, NULL, NULL, 0, 0}};
+    tb_memimage *mem = NULL;
     char err[512] = "";
     int r;
 
@@ -140,17 +99,18 @@ int tb_cli_decode(int argc, char **argv)
     if (!dir)
         return usage();
     if (o.format == 2) {
-        r = load_image(dir, id, &o.mem, err, sizeof err);
+        r = load_image(dir, id, &mem, err, sizeof err);
+        o.addr.mem = mem;
         if (r < 0) {
             fprintf(stderr, "tracebench decode: %s\n", err);
             return 1;
         }
     }
     r = tb_decode_snapshot(dir, id, on_elem, &o, err, sizeof err);
-    if (o.err)
-        r = o.err;
-    free(o.addrs);
-    tb_memimage_free(o.mem);
+    if (o.addr.err)
+        r = o.addr.err;
+    free(o.addr.addrs);
+    tb_memimage_free(mem);
     if (r < 0) {
         fprintf(stderr, "tracebench decode: %s\n", err[0] ? err : tb_err_str(r));
         return 1;

@@ -237,63 +237,16 @@ static int remove_tree(const char *path)
 /* ---- decode.addr: exactly what `tracebench decode DIR --format addr`
  * prints (cli/cmd_decode.c), one executed instruction per line. ---- */
 
-struct addr_out {
-    FILE *f;
-    tb_memimage *mem;
-    uint32_t *addrs;
-    size_t cap;
-    int err;
-};
-
 static int on_addr_elem(void *ctx, const tb_element *el)
 {
-    struct addr_out *o = ctx;
-    int n;
-
-    if (el->kind == TB_ELEM_ADDR_NACC) {
-        fprintf(o->f, "0x%08X ? NACC\n", (unsigned)el->start);
-        return 0;
-    }
-    if (el->kind == TB_ELEM_ADDR_UNKNOWN) {
-        fprintf(o->f, "? ? %c\n", el->last_atom ? el->last_atom : '?');
-        return 0;
-    }
-    if (el->kind != TB_ELEM_INSN_RANGE)
-        return 0;
-    if (el->count > o->cap) {
-        uint32_t *a = realloc(o->addrs, el->count * sizeof *a);
-
-        if (!a) {
-            o->err = TB_ERR_NOMEM;
-            return 1;
-        }
-        o->addrs = a;
-        o->cap = el->count;
-    }
-    n = tb_range_addrs(o->mem, el, o->addrs, el->count);
-    if (n < 0) {
-        o->err = n;
-        return 1;
-    }
-    for (int i = 0; i < n; i++) {
-        char atom = 'E';
-
-        if (el->isa != TB_ISA_ARM && el->isa != TB_ISA_THUMB)
-            atom = '?';
-        else if (i + 1 == n)
-            atom = el->last_atom;
-        else if (i < 32 && ((el->atom_bits >> i) & 1))
-            atom = 'N';
-        fprintf(o->f, "0x%08X %s %c\n", (unsigned)o->addrs[i], tb_isa_name((tb_isa)el->isa),
-                atom);
-    }
-    return 0;
+    return tb_cli_addr_element(ctx, el) < 0;
 }
 
 static int write_decode_addr(const char *dir, int id, char *err, size_t errlen)
 {
     char path[1024];
-    struct addr_out o = {NULL, NULL, NULL, 0, 0};
+    tb_cli_addr_out o = {NULL, NULL, NULL, 0, 0};
+    tb_memimage *mem = NULL;
     tb_snapshot s;
     int r = tb_snapshot_load(&s, dir, err, errlen);
 
@@ -307,7 +260,8 @@ static int write_decode_addr(const char *dir, int id, char *err, size_t errlen)
         if (tb_snapshot_source_config(&s, &s.sources[i], &cfg, err, errlen) < 0 ||
             cfg.trace_id != id)
             continue;
-        r = tb_snapshot_source_memory(&s, &s.sources[i], &o.mem, err, errlen);
+        r = tb_snapshot_source_memory(&s, &s.sources[i], &mem, err, errlen);
+        o.mem = mem;
         break;
     }
     tb_snapshot_fini(&s);
@@ -317,7 +271,7 @@ static int write_decode_addr(const char *dir, int id, char *err, size_t errlen)
     o.f = fopen(path, "w");
     if (!o.f) {
         strf(err, errlen, "%s: %s", path, strerror(errno));
-        tb_memimage_free(o.mem);
+        tb_memimage_free(mem);
         return TB_ERR_IO;
     }
     r = tb_decode_snapshot(dir, id, on_addr_elem, &o, err, errlen);
@@ -328,7 +282,7 @@ static int write_decode_addr(const char *dir, int id, char *err, size_t errlen)
         r = TB_ERR_IO;
     }
     free(o.addrs);
-    tb_memimage_free(o.mem);
+    tb_memimage_free(mem);
     return r < 0 ? r : 0;
 }
 
