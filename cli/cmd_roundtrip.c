@@ -115,9 +115,13 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
 
 /* ---- the suite ---- */
 
+typedef struct scn_entry {
+    char name[64];           /* "" for the program's own, else the variant */
+    char path[1024];
+} scn_entry;
+
 typedef struct scn_list {
-    char (*name)[64];        /* "" for the program's own, else the variant */
-    char (*path)[1024];
+    scn_entry *v;
     size_t n, cap;
 } scn_list;
 
@@ -125,20 +129,22 @@ static int scn_add(scn_list *l, const char *name, const char *path)
 {
     if (l->n == l->cap) {
         size_t nc = l->cap ? l->cap * 2 : 8;
-        void *a = realloc(l->name, nc * sizeof *l->name), *b;
+        scn_entry *a = realloc(l->v, nc * sizeof *a);
 
         if (!a)
             return -1;
-        l->name = a;
-        if (!(b = realloc(l->path, nc * sizeof *l->path)))
-            return -1;
-        l->path = b;
+        l->v = a;
         l->cap = nc;
     }
-    snprintf(l->name[l->n], sizeof l->name[0], "%s", name);
-    snprintf(l->path[l->n], sizeof l->path[0], "%s", path);
+    snprintf(l->v[l->n].name, sizeof l->v[0].name, "%s", name);
+    snprintf(l->v[l->n].path, sizeof l->v[0].path, "%s", path);
     l->n++;
     return 0;
+}
+
+static int cmp_scn(const void *a, const void *b)
+{
+    return strcmp(((const scn_entry *)a)->name, ((const scn_entry *)b)->name);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -204,18 +210,16 @@ static void list_scenarios(const char *vdir, const char *prog, scn_list *l)
     }
     closedir(d);
     /* readdir order is the file system's: sort the variants by name. */
-    for (size_t i = first; i < l->n; i++)
-        for (size_t j = i + 1; j < l->n; j++)
-            if (strcmp(l->name[j], l->name[i]) < 0) {
-                char tn[64], tp[1024];
+    qsort(l->v + first, l->n - first, sizeof *l->v, cmp_scn);
+}
 
-                memcpy(tn, l->name[i], sizeof tn);
-                memcpy(l->name[i], l->name[j], sizeof tn);
-                memcpy(l->name[j], tn, sizeof tn);
-                memcpy(tp, l->path[i], sizeof tp);
-                memcpy(l->path[i], l->path[j], sizeof tp);
-                memcpy(l->path[j], tp, sizeof tp);
-            }
+/* "PROGRAM[.VARIANT] PROTOCOL OPTIONS": names a case in the progress line,
+ * the failure list and --only. */
+static void case_id(char *buf, size_t len, const char *prog, const scn_entry *sc, tb_protocol p,
+                    const char *set)
+{
+    snprintf(buf, len, "%s%s%s %s %s", prog, *sc->name ? "." : "", sc->name,
+             tb_protocol_name(p), *set ? set : "plain");
 }
 
 typedef struct row {
@@ -260,14 +264,11 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
                     for (size_t v = 0; v < sl.n; v++) {
                         char id[256];
 
-                        snprintf(id, sizeof id, "%s%s%s %s %s", progs[i], sl.n && *sl.name[v] ? "." : "",
-                                 sl.name[v], tb_protocol_name(protos[k]),
-                                 *sets[k][s] ? sets[k][s] : "plain");
+                        case_id(id, sizeof id, progs[i], &sl.v[v], protos[k], sets[k][s]);
                         if (!only || strstr(id, only))
                             total++;
                     }
-        free(sl.name);
-        free(sl.path);
+        free(sl.v);
     }
 
     for (size_t i = 0; i < np; i++) {
@@ -288,9 +289,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
                     char id[256], err[512];
                     int rc;
 
-                    snprintf(id, sizeof id, "%s%s%s %s %s", progs[i], *sl.name[v] ? "." : "",
-                             sl.name[v], tb_protocol_name(protos[k]),
-                             *sets[k][s] ? sets[k][s] : "plain");
+                    case_id(id, sizeof id, progs[i], &sl.v[v], protos[k], sets[k][s]);
                     if (only && !strstr(id, only))
                         continue;
                     done++;
@@ -301,7 +300,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
                     tb_rt_case_init(&c, protos[k]);
                     c.name = id;
                     c.program = elf;
-                    c.scenario = sl.path[v];
+                    c.scenario = sl.v[v].path;
                     c.max_insns = max;
                     /* Alternate the buffer kind and the chunking so both
                      * paths and odd pieces run across the matrix. */
@@ -336,8 +335,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
                 }
             }
         }
-        free(sl.name);
-        free(sl.path);
+        free(sl.v);
     }
     if (tty)
         fprintf(stderr, "\r\033[K");

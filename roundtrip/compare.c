@@ -49,7 +49,6 @@ struct tb_compare {
     uint64_t pushed;         /* records ever queued */
     bool have_last, have_prev_last;
     bool prev_traced;        /* the last truth insn was in the filter */
-    uint64_t last_cycle;     /* newest truth record's cycle */
 
     /* decode state */
     bool gap_open;           /* a gap element since the last match */
@@ -235,7 +234,6 @@ int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
     t.kind = (uint8_t)r->kind;
     t.seq = r->seq;
     t.cycle = r->cycle;
-    c->last_cycle = r->cycle;
     c->have_prev_last = c->have_last;
     c->prev_last_insn = c->last_insn;
     switch (r->kind) {

@@ -9,6 +9,7 @@
  * decoder makes of it finds its truth waiting (roundtrip.h).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,11 +304,19 @@ int tb_rt_case_options(tb_rt_case *c, const char *list, char *err, size_t errlen
     return 0;
 }
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, const char *a,
-                const char *b)
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Writes the reason into err and returns rc. */
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
-    if (err && errlen)
-        snprintf(err, errlen, fmt, a, b);
+    va_list ap;
+
+    if (err && errlen) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
     return rc;
 }
 
@@ -333,7 +342,7 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
     if (err && errlen)
         err[0] = '\0';
     if (tb_encoder_config(&c->opts, &cfg) < 0)
-        return fail(err, errlen, TB_ERR_CONFIG, "%s%sinconsistent encoder options", "", "");
+        return fail(err, errlen, TB_ERR_CONFIG, "inconsistent encoder options");
     r.trace_id = cfg.trace_id;
 
     tb_scenario_init(&sc);
@@ -343,7 +352,7 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
         sc.max_insns = c->max_insns;
 
     if (!(elf = read_file(c->program, &elen)))
-        return fail(err, errlen, TB_ERR_IO, "%s: %s", c->program, "cannot read");
+        return fail(err, errlen, TB_ERR_IO, "%s: cannot read", c->program);
     nr = tb_encoder_elf_regions(elf, elen, regs, 16, &store);
     if (nr <= 0) {
         rc = fail(err, errlen, nr < 0 ? nr : TB_ERR_FORMAT, "%s: %s", c->program,
@@ -355,13 +364,13 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
     for (int i = 0; i < nr && rc >= 0; i++)
         rc = tb_memimage_add(mem, regs[i].address, regs[i].data, regs[i].len);
     if (rc < 0) {
-        fail(err, errlen, rc, "%s: %s", c->program, "memory image");
+        fail(err, errlen, rc, "%s: memory image", c->program);
         goto out;
     }
 
     sim = tb_sim_new(sc.cpu);
     if (!sim) {
-        rc = fail(err, errlen, TB_ERR_EMULATOR, "%s%scannot start the emulator", "", "");
+        rc = fail(err, errlen, TB_ERR_EMULATOR, "cannot start the emulator");
         goto out;
     }
     if ((rc = tb_sim_load_elf(sim, elf, elen)) < 0 ||
@@ -390,7 +399,7 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
         r.dfm = tb_deformatter_new(TB_FRAME_MEM_ALIGNED);
     }
     if (!r.cmp || !r.enc || !r.parser || !r.dec || (c->formatted && (!r.fmt || !r.dfm))) {
-        rc = fail(err, errlen, TB_ERR_NOMEM, "%s%scannot set up the pipeline", "", "");
+        rc = fail(err, errlen, TB_ERR_NOMEM, "cannot set up the pipeline");
         goto out;
     }
     tb_encoder_set_packet_cb(r.enc, on_enc_packet, &r);
@@ -399,12 +408,12 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
         char path[1024];
 
         if (mkdir(c->out_dir, 0777) != 0 && errno != EEXIST) {
-            rc = fail(err, errlen, TB_ERR_IO, "%s: %s", c->out_dir, "cannot create");
+            rc = fail(err, errlen, TB_ERR_IO, "%s: cannot create", c->out_dir);
             goto out;
         }
         snprintf(path, sizeof path, "%s/truth.txt", c->out_dir);
         if (!(r.truth = fopen(path, "w"))) {
-            rc = fail(err, errlen, TB_ERR_IO, "%s: %s", path, "cannot write");
+            rc = fail(err, errlen, TB_ERR_IO, "%s: cannot write", path);
             goto out;
         }
     }
@@ -441,7 +450,7 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
     if (c->out_dir) {
         if (fclose(r.truth)) {
             r.truth = NULL;
-            rc = fail(err, errlen, TB_ERR_IO, "%s/truth.txt: %s", c->out_dir, "write failed");
+            rc = fail(err, errlen, TB_ERR_IO, "%s/truth.txt: write failed", c->out_dir);
             goto out;
         }
         r.truth = NULL;
