@@ -21,6 +21,7 @@
  *   --passes N: exactly N passes per measurement (for callgrind).
  *   --stages: also time de-format only and de-format + parse.
  *   --dec-only: only the decompressor on pre-parsed packets.
+ *   --no-dec-only: skip that measurement (for profiling the full path).
  *   --digest: no timing; a hash of every element field per trace (to
  *     check that a speed change leaves the elements as they were), also
  *     with the parser fed 1, 7 and 4096 bytes at a time.
@@ -599,6 +600,7 @@ int main(int argc, char **argv)
     double seconds = 1.0;
     uint64_t passes = 0;
     bool stages = false, no_ocsd = false, no_long = false, dec_only = false, digest = false;
+    bool no_dec_only = false;
     bool setup = false;
     const char *only = NULL;
     char dir[1024];
@@ -633,6 +635,8 @@ int main(int argc, char **argv)
             no_ocsd = true;
         else if (strcmp(argv[i], "--no-long") == 0)
             no_long = true;
+        else if (strcmp(argv[i], "--no-dec-only") == 0)
+            no_dec_only = true;
         else if (strcmp(argv[i], "--dec-only") == 0)
             dec_only = true; /* for profiling the decompressor */
         else if (strcmp(argv[i], "--digest") == 0)
@@ -721,7 +725,7 @@ int main(int argc, char **argv)
         insn_pass = o.insns;
         /* The decompressor alone, on the packets parsed once. */
         dec_rate = 0;
-        if (!is_long) {
+        if (!is_long && !no_dec_only) {
             t = timed(dec_only_pass, &o, &j, seconds / 2, passes, &n);
             dec_rate = (double)insn_pass / t;
             tot_d_i += (double)insn_pass;

@@ -313,22 +313,23 @@ static inline uint32_t popcount64(uint64_t v)
  * of nmask set when atom i is N.  With has_S, atom i takes S[i+1] - S[i]
  * cycles (the W atoms since the atom before, S[1] including the pending
  * ones); without (no W atoms: plain trace), atom 0 takes the pending
- * cycles and the rest none.  hbits marks each header's first atom and
- * hoff[j] is the j-th such header's byte offset, for element indices. */
+ * cycles and the rest none.  The j-th header with atoms starts at atom
+ * hstart[j] and byte offset hoff[j], for element indices. */
 #define BATCH_ATOMS 64
 typedef struct atom_batch {
-    uint64_t nmask, hbits;
+    uint64_t nmask;
     unsigned n, nh;
     bool has_S;
     uint32_t pend;                /* cycles pending before atom 0 */
     uint32_t wsum;                /* all W atoms, pending ones included */
     uint32_t S[BATCH_ATOMS + 1];
     uint8_t hoff[BATCH_ATOMS];
+    uint8_t hstart[BATCH_ATOMS + 1];
 } atom_batch;
 
 static inline void batch_init(atom_batch *ab, uint32_t pend, bool has_S)
 {
-    ab->nmask = ab->hbits = 0;
+    ab->nmask = 0;
     ab->n = ab->nh = 0;
     ab->has_S = has_S;
     ab->pend = ab->wsum = pend;
@@ -342,7 +343,7 @@ static inline void batch_add(atom_batch *ab, const phdr_atoms *a, unsigned k)
 
     if (a->n) {
         ab->nmask |= (uint64_t)a->nmask << n0;
-        ab->hbits |= 1ull << n0;
+        ab->hstart[ab->nh] = (uint8_t)n0;
         ab->hoff[ab->nh++] = (uint8_t)k;
         if (ab->has_S)
             for (unsigned j = 0; j < a->n; j++)
@@ -360,10 +361,16 @@ static inline uint32_t batch_cycles(const atom_batch *ab, unsigned i, unsigned j
     return i == 0 && j > 0 ? ab->pend : 0;
 }
 
-/* Byte offset of the header atom i came in. */
-static inline unsigned batch_hdr(const atom_batch *ab, unsigned i)
+/* Byte offset of the header atom i came in.  *j is a cursor over the
+ * headers (start at 0), for callers that ask with i never decreasing. */
+static inline unsigned batch_hdr(const atom_batch *ab, unsigned i, unsigned *j)
 {
-    return ab->hoff[popcount64(ab->hbits & ((2ull << i) - 1)) - 1];
+    unsigned h = *j;
+
+    while (h + 1 < ab->nh && ab->hstart[h + 1] <= i)
+        h++;
+    *j = h;
+    return ab->hoff[h];
 }
 
 /* The atoms of a batch (IHI0014Q 7.3.1: one atom per instruction),
@@ -380,7 +387,7 @@ static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
     const bool ca = d->cfg.cycle_accurate;
     const unsigned n = ab->n;
     tb_element *r = &d->rng;
-    unsigned i = 0;
+    unsigned i = 0, hj = 0;
 
     while (i < n) {
         const tb_block *b;
@@ -407,7 +414,7 @@ static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
         /* The range the next instruction joins (add_insn's rule). */
         if (!d->rng_open || r->end != addr || r->isa != d->isa || r->count == 32) {
             flush_range(d, e);
-            tb_elem_init(r, TB_ELEM_INSN_RANGE, index + batch_hdr(ab, i));
+            tb_elem_init(r, TB_ELEM_INSN_RANGE, index + batch_hdr(ab, i, &hj));
             r->start = addr;
             r->end = addr;
             r->isa = d->isa;
@@ -425,6 +432,12 @@ static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
         if (b->isa == TB_ISA_ARM) {
             last = addr + 4 * (m - 1);
             size = psize = 4;
+        } else if (d->blk_idx + m == b->n) {
+            /* The rest of the block (the usual step): its last
+             * instruction is known, no sizes to add up. */
+            last = b->last.addr;
+            size = b->last.size;
+            psize = m >= 2 && ((b->wide >> (b->n - 2)) & 1) ? 4 : 2;
         } else {
             const uint64_t w = b->wide >> d->blk_idx;
 
@@ -478,7 +491,7 @@ static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
         continue;
     slow:
         cyc = batch_cycles(ab, i, i + 1);
-        do_atom(d, e, index + batch_hdr(ab, i), ((ab->nmask >> i) & 1) ? 'N' : 'E', cyc);
+        do_atom(d, e, index + batch_hdr(ab, i, &hj), ((ab->nmask >> i) & 1) ? 'N' : 'E', cyc);
         i++;
         if (e->err) {
             d->pending_cc = cyc;
@@ -535,7 +548,9 @@ int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
             break; /* not a P-header here: the packet path decides */
         stop = run_atoms(d, &e, index + k0, &ab);
         if (stop >= 0) {
-            k = k0 + batch_hdr(&ab, (unsigned)stop) + 1u;
+            unsigned hj = 0;
+
+            k = k0 + batch_hdr(&ab, (unsigned)stop, &hj) + 1u;
             break;
         }
     }
