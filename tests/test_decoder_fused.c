@@ -1,0 +1,706 @@
+/*
+ * The decoder's two ways in give the same elements (decoder.h):
+ *   packet path: tb_parser_push() -> tb_decoder_packet() per packet,
+ *                then tb_parser_finish() + tb_decoder_finish();
+ *   fused path:  tb_decoder_push() + tb_decoder_push_finish() (ETMv3
+ *                P-header runs straight into the decompressor).
+ *
+ * Inputs are real: every committed vector (vectors/generated, traces of
+ * the emulator's runs) and the real silicon captures (TC2, Snowball,
+ * trace_cov_a15) when the reference directory is present.  The packet
+ * path is the oracle for the fused path; the element totals of the real
+ * TC2 sources are pinned to the instruction counts of Arm DS-5's decode
+ * (TC2/ds5-dumps, also checked row by row in test_decoder_real).
+ *
+ * Elements are compared field by field (never memcmp: tb_element has
+ * padding), and the first difference is reported with its position.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tb_test.h"
+#include "tracebench/decoder.h"
+#include "tracebench/parser.h"
+#include "tracebench/snapshot.h"
+#include "tracebench/stream.h"
+
+/* ------------------------------------------------------------------ */
+/* Element lists and their comparison. */
+
+typedef struct elist {
+    tb_element *v;
+    size_t n, cap;
+} elist;
+
+static void elist_push(elist *l, const tb_element *el)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 1024;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+        cr_assert_not_null(l->v);
+    }
+    l->v[l->n++] = *el;
+}
+
+static void elist_free(elist *l)
+{
+    free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+}
+
+/* The first field (types.h order) in which a and b differ, written into
+ * buf; false when every field is equal. */
+static bool elem_differs(const tb_element *a, const tb_element *b, char *buf, size_t len)
+{
+#define CMP_U(f)                                                                          \
+    if (a->f != b->f) {                                                                   \
+        snprintf(buf, len, #f " 0x%llx vs 0x%llx", (unsigned long long)a->f,             \
+                 (unsigned long long)b->f);                                               \
+        return true;                                                                      \
+    }
+#define CMP_S(f)                                                                          \
+    if (a->f != b->f) {                                                                   \
+        snprintf(buf, len, #f " %lld vs %lld", (long long)a->f, (long long)b->f);         \
+        return true;                                                                      \
+    }
+    CMP_U(kind)
+    CMP_U(index)
+    CMP_U(reason)
+    CMP_U(isa)
+    CMP_U(start)
+    CMP_U(end)
+    CMP_U(count)
+    CMP_U(last_addr)
+    CMP_U(last_size)
+    CMP_U(last_wp)
+    CMP_S(last_atom)
+    CMP_U(atom_bits)
+    CMP_U(exc_num)
+    CMP_U(pref_return)
+    CMP_U(cancelled)
+    CMP_U(ts)
+    CMP_U(has_cc)
+    CMP_U(cc)
+    CMP_U(context_id)
+    CMP_U(vmid)
+    CMP_U(ns)
+    CMP_U(hyp)
+    CMP_S(err)
+#undef CMP_U
+#undef CMP_S
+    return false;
+}
+
+/* want[0..n) and got[0..n) equal element for element; n is want->n
+ * unless prefix is non-zero (then the first `prefix` elements). */
+static void expect_same(const char *what, const elist *want, const elist *got, size_t prefix)
+{
+    size_t n = prefix ? prefix : want->n;
+    char diff[160], line[256];
+
+    if (!prefix)
+        cr_assert_eq(got->n, want->n, "%s: %zu elements, packet path %zu", what, got->n,
+                     want->n);
+    cr_assert_geq(got->n, n, "%s: %zu elements, want at least %zu", what, got->n, n);
+    for (size_t i = 0; i < n; i++)
+        if (elem_differs(&got->v[i], &want->v[i], diff, sizeof diff)) {
+            tb_elem_format(&want->v[i], line, sizeof line);
+            cr_assert_fail("%s: element %zu (%s, index %llu) differs: %s (fused vs packet); "
+                           "packet path: %s",
+                           what, i, tb_elem_kind_name(want->v[i].kind),
+                           (unsigned long long)want->v[i].index, diff, line);
+        }
+}
+
+/* ------------------------------------------------------------------ */
+/* A trace source: configuration, image and its bytes as the
+ * deformatter gives them (runs, each with the stream index of its first
+ * byte, frame.h). */
+
+typedef struct brun {
+    uint64_t index;
+    size_t off, len;
+} brun;
+
+typedef struct source {
+    char name[160];
+    tb_config cfg;
+    tb_memimage *mem;
+    bool own_mem;
+    uint8_t *data;
+    size_t len, cap;
+    brun *runs;
+    size_t nruns, capruns;
+} source;
+
+static int collect_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
+{
+    source *s = ctx;
+
+    if (s->len + len > s->cap) {
+        s->cap = (s->len + len) * 2;
+        s->data = realloc(s->data, s->cap);
+        cr_assert_not_null(s->data);
+    }
+    if (s->nruns == s->capruns) {
+        s->capruns = s->capruns ? 2 * s->capruns : 256;
+        s->runs = realloc(s->runs, s->capruns * sizeof *s->runs);
+        cr_assert_not_null(s->runs);
+    }
+    memcpy(s->data + s->len, data, len);
+    s->runs[s->nruns++] = (brun){index, s->len, len};
+    s->len += len;
+    return 0;
+}
+
+/* Loads source `id` (< 0: the only one) of the snapshot in dir, the way
+ * tb_decode_snapshot() does: snapshot -> stream (deformatter) -> bytes. */
+static void source_load(source *s, const char *dir, int id, const char *name)
+{
+    tb_snapshot snap;
+    const tb_snap_source *src;
+    char err[512];
+
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    cr_assert_eq(tb_snapshot_load(&snap, dir, err, sizeof err), 0, "%s: %s", name, err);
+    src = tb_stream_find_source(&snap, id, err, sizeof err);
+    cr_assert_not_null(src, "%s: %s", name, err);
+    cr_assert_eq(tb_snapshot_source_config(&snap, src, &s->cfg, err, sizeof err), 0, "%s: %s",
+                 name, err);
+    cr_assert_geq(tb_snapshot_source_memory(&snap, src, &s->mem, err, sizeof err), 0,
+                  "%s: %s", name, err);
+    s->own_mem = true;
+    cr_assert_eq(tb_stream_source(&snap, src, NULL, collect_bytes, s, err, sizeof err), 0,
+                 "%s: %s", name, err);
+    tb_snapshot_fini(&snap);
+    cr_assert_gt(s->len, 0u, "%s: no trace bytes", name);
+}
+
+/* A source with the same configuration and image but other bytes (one
+ * run from index 0), for the corrupt-input cases. */
+static void source_from_bytes(source *s, const source *base, const uint8_t *data, size_t len,
+                              const char *name)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->cfg = base->cfg;
+    s->mem = base->mem;
+    if (len)
+        collect_bytes(s, 0, data, len);
+}
+
+static void source_fini(source *s)
+{
+    if (s->own_mem)
+        tb_memimage_free(s->mem);
+    free(s->data);
+    free(s->runs);
+    memset(s, 0, sizeof *s);
+}
+
+static void vector_dir(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "%s/vectors/generated/%s", TB_SOURCE_DIR, name);
+}
+
+/* ------------------------------------------------------------------ */
+/* The two paths. */
+
+/* How the bytes are cut: as the deformatter gives them (each run with
+ * its own index), or all of the source's bytes as one stream from
+ * index 0 (so that pieces cross the deformatter's run boundaries). */
+enum mode { MODE_RUNS, MODE_FLAT };
+
+/* Where an element was emitted in the packet path: the packet being
+ * decoded (its ordinal), or one of the finish calls. */
+#define AT_PARSER_FINISH ((size_t)-1)
+#define AT_DECODER_FINISH ((size_t)-2)
+
+typedef struct drive {
+    tb_parser *p;
+    tb_decoder *d;
+    elist out;
+    size_t stop_at;     /* the callback returns 1 on this element (1-based); 0 never */
+    size_t calls;       /* element callbacks */
+    size_t pkts;        /* packets the parser delivered (packet path) */
+    int dec_neg;        /* first negative tb_decoder_packet() return */
+    int first_neg;      /* first negative return of any call */
+    size_t calls_at_neg;
+    bool late_call;     /* the callback ran after it asked to stop */
+    /* packet path, when recording: packet kinds and where elements came from */
+    bool record;
+    tb_pkt_kind *pk;
+    size_t npk, cappk;
+    size_t *at;
+    size_t nat, capat;
+    size_t cur;
+} drive;
+
+static int on_elem(void *ctx, const tb_element *el)
+{
+    drive *dv = ctx;
+
+    if (dv->stop_at && dv->calls >= dv->stop_at)
+        dv->late_call = true;
+    dv->calls++;
+    elist_push(&dv->out, el);
+    if (dv->record) {
+        if (dv->nat == dv->capat) {
+            dv->capat = dv->capat ? 2 * dv->capat : 1024;
+            dv->at = realloc(dv->at, dv->capat * sizeof *dv->at);
+            cr_assert_not_null(dv->at);
+        }
+        dv->at[dv->nat++] = dv->cur;
+    }
+    return dv->stop_at && dv->calls == dv->stop_at;
+}
+
+static int on_pkt(void *ctx, const tb_packet *pkt)
+{
+    drive *dv = ctx;
+    size_t before = dv->calls;
+    int r;
+
+    if (dv->record) {
+        if (dv->npk == dv->cappk) {
+            dv->cappk = dv->cappk ? 2 * dv->cappk : 1024;
+            dv->pk = realloc(dv->pk, dv->cappk * sizeof *dv->pk);
+            cr_assert_not_null(dv->pk);
+        }
+        dv->cur = dv->npk;
+        dv->pk[dv->npk++] = pkt->kind;
+    }
+    dv->pkts++;
+    r = tb_decoder_packet(dv->d, pkt, on_elem, dv);
+    if (r < 0) {
+        dv->dec_neg = r;
+        return 1;
+    }
+    cr_assert_eq((size_t)r, dv->calls - before,
+                 "tb_decoder_packet returned %d, %zu elements delivered", r,
+                 dv->calls - before);
+    return 0;
+}
+
+/* Checks one call's return: a count equal to what was delivered during
+ * it, or the first negative (recorded).  Returns true to go on. */
+static bool take(drive *dv, const char *what, int r, size_t delivered, size_t before)
+{
+    if (r < 0) {
+        dv->first_neg = r;
+        dv->calls_at_neg = dv->calls;
+        return false;
+    }
+    cr_assert_eq((size_t)r, delivered - before, "%s returned %d, %zu delivered", what, r,
+                 delivered - before);
+    return true;
+}
+
+static void drive_open(drive *dv, const source *s, size_t stop_at)
+{
+    memset(dv, 0, sizeof *dv);
+    dv->stop_at = stop_at;
+    dv->p = tb_parser_new(&s->cfg);
+    dv->d = tb_decoder_new(&s->cfg, s->mem);
+    cr_assert_not_null(dv->p);
+    cr_assert_not_null(dv->d);
+}
+
+static void drive_close(drive *dv)
+{
+    tb_parser_free(dv->p);
+    tb_decoder_free(dv->d);
+    elist_free(&dv->out);
+    free(dv->pk);
+    free(dv->at);
+    memset(dv, 0, sizeof *dv);
+}
+
+/* Pushes the source's bytes in pieces of at most `chunk` bytes (0: each
+ * run whole) through the packet path (fused false) or the fused path;
+ * stops at the first negative return, as a caller must. */
+static void drive_run(drive *dv, const source *s, enum mode mode, size_t chunk, bool fused)
+{
+    brun flat = {0, 0, s->len};
+    const brun *runs = mode == MODE_FLAT ? &flat : s->runs;
+    size_t nruns = mode == MODE_FLAT ? 1 : s->nruns;
+    size_t before;
+    int r;
+
+    for (size_t i = 0; i < nruns; i++) {
+        for (size_t k = 0; k < runs[i].len;) {
+            size_t n = chunk && runs[i].len - k > chunk ? chunk : runs[i].len - k;
+            const uint8_t *data = s->data + runs[i].off + k;
+            uint64_t index = runs[i].index + k;
+
+            if (fused) {
+                before = dv->calls;
+                r = tb_decoder_push(dv->d, dv->p, data, n, index, on_elem, dv);
+                if (!take(dv, "tb_decoder_push", r, dv->calls, before))
+                    return;
+            } else {
+                before = dv->pkts;
+                r = tb_parser_push(dv->p, data, n, index, on_pkt, dv);
+                if (!take(dv, "tb_parser_push", r, dv->pkts, before))
+                    return;
+            }
+            k += n;
+        }
+    }
+    if (fused) {
+        before = dv->calls;
+        dv->cur = AT_PARSER_FINISH;
+        r = tb_decoder_push_finish(dv->d, dv->p, on_elem, dv);
+        take(dv, "tb_decoder_push_finish", r, dv->calls, before);
+        return;
+    }
+    before = dv->pkts;
+    dv->cur = AT_PARSER_FINISH;
+    r = tb_parser_finish(dv->p, on_pkt, dv);
+    if (!take(dv, "tb_parser_finish", r, dv->pkts, before))
+        return;
+    before = dv->calls;
+    dv->cur = AT_DECODER_FINISH;
+    r = tb_decoder_finish(dv->d, on_elem, dv);
+    take(dv, "tb_decoder_finish", r, dv->calls, before);
+}
+
+/* A whole decode of good or corrupt trace: no negative return (errors
+ * in the trace are elements, decoder.h), END last and only there. */
+static void decode(const source *s, enum mode mode, size_t chunk, bool fused, elist *out)
+{
+    drive dv;
+
+    drive_open(&dv, s, 0);
+    drive_run(&dv, s, mode, chunk, fused);
+    cr_assert_eq(dv.first_neg, 0, "%s (%s, chunk %zu): %s", s->name,
+                 fused ? "fused" : "packet path", chunk, tb_err_str(dv.first_neg));
+    cr_assert_eq(dv.dec_neg, 0);
+    cr_assert_eq(dv.calls, dv.out.n);
+    cr_assert_gt(dv.out.n, 0u);
+    for (size_t i = 0; i + 1 < dv.out.n; i++)
+        cr_assert_neq(dv.out.v[i].kind, TB_ELEM_END, "%s: END at %zu of %zu", s->name, i,
+                      dv.out.n);
+    cr_assert_eq(dv.out.v[dv.out.n - 1].kind, TB_ELEM_END, "%s: no END last", s->name);
+    *out = dv.out;
+    dv.out = (elist){0};
+    drive_close(&dv);
+}
+
+static uint64_t insns_of(const elist *l)
+{
+    uint64_t n = 0;
+
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].kind == TB_ELEM_INSN_RANGE)
+            n += l->v[i].count;
+    return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* 1. Both paths, every chunking. */
+
+static const size_t chunks[] = {1, 2, 3, 7, 64, 4096, 0};
+#define NCHUNKS (sizeof chunks / sizeof chunks[0])
+
+typedef struct totals {
+    size_t sources, elements, insns, compared;
+} totals;
+
+/* The packet path once per cut of the stream (runs as the deformatter
+ * gives them; the flat stream); the fused path in every chunk size
+ * against it.  Returns the packet path's list (runs). */
+static void both_paths(const source *s, totals *t, elist *ref_out)
+{
+    static const enum mode modes[] = {MODE_RUNS, MODE_FLAT};
+    char what[256];
+
+    for (size_t m = 0; m < 2; m++) {
+        elist ref;
+
+        decode(s, modes[m], 0, false, &ref);
+        for (size_t c = 0; c < NCHUNKS; c++) {
+            elist got;
+
+            snprintf(what, sizeof what, "%s (%s, fused, chunk %zu)", s->name,
+                     modes[m] == MODE_RUNS ? "deformatter runs" : "flat stream", chunks[c]);
+            decode(s, modes[m], chunks[c], true, &got);
+            expect_same(what, &ref, &got, 0);
+            t->compared += got.n;
+            elist_free(&got);
+        }
+        if (modes[m] == MODE_RUNS) {
+            t->elements += ref.n;
+            t->insns += insns_of(&ref);
+            if (ref_out) {
+                *ref_out = ref;
+                continue;
+            }
+        }
+        elist_free(&ref);
+    }
+    t->sources++;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Names of the committed vectors (directories with a snapshot.ini),
+ * sorted. */
+static size_t list_vectors(char ***out)
+{
+    char dir[1024], path[1400];
+    DIR *dp;
+    struct dirent *de;
+    char **v = NULL;
+    size_t n = 0;
+    struct stat st;
+
+    snprintf(dir, sizeof dir, "%s/vectors/generated", TB_SOURCE_DIR);
+    dp = opendir(dir);
+    cr_assert_not_null(dp, "%s", dir);
+    while ((de = readdir(dp))) {
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s/snapshot.ini", dir, de->d_name);
+        if (stat(path, &st) != 0)
+            continue;
+        v = realloc(v, (n + 1) * sizeof *v);
+        cr_assert_not_null(v);
+        v[n] = strdup(de->d_name);
+        cr_assert_not_null(v[n]);
+        n++;
+    }
+    closedir(dp);
+    qsort(v, n, sizeof *v, cmp_str);
+    *out = v;
+    return n;
+}
+
+static void free_names(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+Test(decoder_fused, every_vector_every_chunking)
+{
+    char **names, dir[1400];
+    size_t n = list_vectors(&names), etm = 0, ptm = 0;
+    totals t = {0};
+
+    for (size_t i = 0; i < n; i++) {
+        source s;
+
+        vector_dir(dir, sizeof dir, names[i]);
+        source_load(&s, dir, -1, names[i]);
+        etm += s.cfg.protocol == TB_PROTO_ETMV3;
+        ptm += s.cfg.protocol == TB_PROTO_PTM;
+        both_paths(&s, &t, NULL);
+        source_fini(&s);
+    }
+    cr_log_info("vectors: %zu (%zu ETMv3, %zu PTM), %zu elements, %zu instructions; "
+                "%zu fused elements compared",
+                t.sources, etm, ptm, t.elements, t.insns, t.compared);
+    /* Both protocols present, and every fused run compared element by
+     * element (2 cuts x 7 chunkings of each packet-path list). */
+    cr_assert_gt(etm, 0u);
+    cr_assert_gt(ptm, 0u);
+    cr_assert_eq(t.compared, 14 * t.elements);
+    /* The committed set gave 59 vectors, 13774 elements and 60960
+     * instructions; the set may grow, never shrink. */
+    cr_assert_geq(t.sources, 59u);
+    cr_assert_geq(t.elements, 13774u);
+    cr_assert_geq(t.insns, 60960u);
+    free_names(names, n);
+}
+
+/* A real capture's source: exact element and instruction totals (the
+ * same through both paths, since the lists are equal). */
+static void real_source(const char *snap, int id, size_t want_elements, uint64_t want_insns)
+{
+    const char *ref = tb_test_reference_dir("fused decoder on real traces");
+    char dir[1100], name[200];
+    totals t = {0};
+    source s;
+
+    if (!ref)
+        return;
+    snprintf(dir, sizeof dir, "%s/opencsd-snapshots/%s", ref, snap);
+    if (id < 0)
+        snprintf(name, sizeof name, "%s", snap);
+    else
+        snprintf(name, sizeof name, "%s 0x%x", snap, id);
+    source_load(&s, dir, id, name);
+    both_paths(&s, &t, NULL);
+    cr_log_info("%s: %zu elements, %zu instructions, %zu fused elements compared", name,
+                t.elements, t.insns, t.compared);
+    cr_assert_eq(t.elements, want_elements, "%s: %zu elements", name, t.elements);
+    cr_assert_eq(t.insns, want_insns, "%s: %zu instructions", name, t.insns);
+    cr_assert_eq(t.compared, 14 * t.elements);
+    source_fini(&s);
+}
+
+/* Instruction totals: TC2's equal Arm DS-5's dumps (TC2/ds5-dumps);
+ * Snowball's and trace_cov_a15's equal the sum of num_i over OpenCSD
+ * 1.3.3's INSTR_RANGE elements (trc_pkt_lister -decode).  TC2 0x14
+ * carries no trace. */
+Test(decoder_fused, tc2_etmv3_0x10) { real_source("TC2", 0x10, 929, 7205); }
+Test(decoder_fused, tc2_etmv3_0x11) { real_source("TC2", 0x11, 923, 7471); }
+Test(decoder_fused, tc2_etmv3_0x12) { real_source("TC2", 0x12, 229, 1947); }
+Test(decoder_fused, tc2_ptm_0x13) { real_source("TC2", 0x13, 1779, 9548); }
+Test(decoder_fused, snowball_ptm_0x10) { real_source("Snowball", 0x10, 953, 3968); }
+Test(decoder_fused, snowball_ptm_0x11) { real_source("Snowball", 0x11, 746, 3577); }
+Test(decoder_fused, trace_cov_a15) { real_source("trace_cov_a15", -1, 27, 57); }
+
+/* ------------------------------------------------------------------ */
+/* 2. Corrupt input: flipped bytes and truncations.  Errors in the trace
+ * are elements (decoder.h), so both paths must still agree, return no
+ * negative, and end with END. */
+
+static bool has_error_element(const elist *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        const tb_element *e = &l->v[i];
+
+        if ((e->kind == TB_ELEM_NO_SYNC && e->reason != TB_GAP_INIT) ||
+            e->kind == TB_ELEM_ADDR_NACC || e->kind == TB_ELEM_ADDR_UNKNOWN || e->err)
+            return true;
+    }
+    return false;
+}
+
+static bool lists_equal(const elist *a, const elist *b)
+{
+    char diff[160];
+
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (elem_differs(&a->v[i], &b->v[i], diff, sizeof diff))
+            return false;
+    return true;
+}
+
+/* One mutant: the packet path on the whole stream, the fused path in
+ * every chunk size.  Counts mutants that show an error element and
+ * mutants whose elements differ from the clean trace's. */
+static void mutant(const source *base, const elist *clean, const uint8_t *data, size_t len,
+                   const char *desc, size_t *with_error, size_t *changed)
+{
+    char what[400];
+    source s;
+    elist ref;
+
+    source_from_bytes(&s, base, data, len, desc);
+    decode(&s, MODE_FLAT, 0, false, &ref);
+    for (size_t c = 0; c < NCHUNKS; c++) {
+        elist got;
+
+        snprintf(what, sizeof what, "%s (fused, chunk %zu)", desc, chunks[c]);
+        decode(&s, MODE_FLAT, chunks[c], true, &got);
+        expect_same(what, &ref, &got, 0);
+        elist_free(&got);
+    }
+    *with_error += has_error_element(&ref);
+    *changed += !lists_equal(&ref, clean);
+    elist_free(&ref);
+    source_fini(&s);
+}
+
+/* Deterministic mutants of the vector's source bytes (after the
+ * deformatter, so every change hits the protocol, not the frames).
+ * Returns the number of mutants. */
+static size_t corrupt_vector(const char *vec, size_t *with_error, size_t *changed)
+{
+    static const uint8_t flips[] = {0xFF, 0x80, 0x01, 0x40, 0x08};
+    char dir[1400], desc[300];
+    source base;
+    elist clean;
+    uint8_t *buf;
+    uint64_t rng = 0x5EEDF00Dull;
+    size_t len, n = 0;
+
+    vector_dir(dir, sizeof dir, vec);
+    source_load(&base, dir, -1, vec);
+    len = base.len;
+    decode(&base, MODE_FLAT, 0, false, &clean);
+    buf = malloc(len);
+    cr_assert_not_null(buf);
+
+    /* One byte changed at 12 spread positions, 5 patterns each. */
+    for (size_t k = 1; k <= 12; k++) {
+        size_t pos = k * len / 13;
+
+        for (size_t f = 0; f < sizeof flips; f++) {
+            memcpy(buf, base.data, len);
+            buf[pos] ^= flips[f];
+            snprintf(desc, sizeof desc, "%s: byte %zu ^= 0x%02X", vec, pos, flips[f]);
+            mutant(&base, &clean, buf, len, desc, with_error, changed);
+            n++;
+        }
+    }
+    /* Cut short at 9 places, and at one byte before the end. */
+    for (size_t k = 1; k <= 10; k++) {
+        size_t cut = k < 10 ? k * len / 10 : len - 1;
+
+        snprintf(desc, sizeof desc, "%s: truncated to %zu of %zu bytes", vec, cut, len);
+        mutant(&base, &clean, base.data, cut, desc, with_error, changed);
+        n++;
+    }
+    /* 16 mutants with 1..6 bytes set to pseudo-random values. */
+    for (size_t k = 0; k < 16; k++) {
+        size_t m = 1 + tb_test_rand(&rng) % 6;
+
+        memcpy(buf, base.data, len);
+        for (size_t j = 0; j < m; j++)
+            buf[tb_test_rand(&rng) % len] = (uint8_t)tb_test_rand(&rng);
+        snprintf(desc, sizeof desc, "%s: random mutant %zu (%zu bytes)", vec, k, m);
+        mutant(&base, &clean, buf, len, desc, with_error, changed);
+        n++;
+    }
+    free(buf);
+    elist_free(&clean);
+    source_fini(&base);
+    return n;
+}
+
+Test(decoder_fused, corrupt_etmv3_cycle_accurate)
+{
+    size_t err = 0, changed = 0, n = corrupt_vector("cond_arm-etmv33-ca", &err, &changed);
+
+    cr_log_info("cond_arm-etmv33-ca: %zu mutants, %zu with error elements, %zu changed", n,
+                err, changed);
+    cr_assert_eq(n, 86u);
+    cr_assert_gt(changed, n / 2, "%zu of %zu mutants changed the elements", changed, n);
+    cr_assert_gt(err, 0u);
+}
+
+Test(decoder_fused, corrupt_etmv3)
+{
+    size_t err = 0, changed = 0, n = corrupt_vector("irq_fiq-etmv3", &err, &changed);
+
+    cr_log_info("irq_fiq-etmv3: %zu mutants, %zu with error elements, %zu changed", n, err,
+                changed);
+    cr_assert_gt(changed, n / 2, "%zu of %zu mutants changed the elements", changed, n);
+    cr_assert_gt(err, 0u);
+}
+
+Test(decoder_fused, corrupt_ptm)
+{
+    size_t err = 0, changed = 0, n = corrupt_vector("irq_fiq-ptm-ca-ts", &err, &changed);
+
+    cr_log_info("irq_fiq-ptm-ca-ts: %zu mutants, %zu with error elements, %zu changed", n,
+                err, changed);
+    cr_assert_gt(changed, n / 2, "%zu of %zu mutants changed the elements", changed, n);
+    cr_assert_gt(err, 0u);
+}
