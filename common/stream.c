@@ -113,9 +113,14 @@ int tb_stream_source(const tb_snapshot *s, const tb_snap_source *src,
     r = (route){.id = cfg.trace_id, .all = formatted == 1,
                 .max_chunk = opts ? opts->max_chunk : 0, .cb = cb, .ctx = ctx};
     if (!r.all) {
+        uint8_t id = (uint8_t)cfg.trace_id;
+
         dfm = tb_deformatter_new(flags);
         if (!dfm)
             return TB_ERR_NOMEM;
+        /* The other sources' bytes need not be copied out at all. */
+        if (id != TB_TRACE_ID_NULL && id < 0x70)
+            (void)tb_deformatter_set_ids(dfm, &id, 1);
     }
     block = malloc(chunk);
     if (!block) {

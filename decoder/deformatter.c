@@ -21,6 +21,7 @@
 
 struct tb_deformatter {
     unsigned flags;
+    uint64_t want[2];        /* IDs delivered: bit id (0x01..0x6F) */
     bool sync_mode;          /* FSYNC and/or HSYNC in the stream */
     bool synced;             /* sync mode: frame boundary known */
     bool in_frame;           /* sync mode: frame start passed */
@@ -49,9 +50,12 @@ static const uint8_t FSYNC[4] = {0xFF, 0xFF, 0xFF, 0x7F};
 static void reset_state(tb_deformatter *d)
 {
     unsigned flags = d->flags;
+    uint64_t want[2] = {d->want[0], d->want[1]};
 
     memset(d, 0, sizeof *d);
     d->flags = flags;
+    d->want[0] = want[0];
+    d->want[1] = want[1];
     d->sync_mode = (flags & (TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC)) != 0;
     /* Without FSYNCs there is nothing to search for: frames start at the
      * first byte (OpenCSD does the same for HSYNC-only streams). */
@@ -70,8 +74,31 @@ tb_deformatter *tb_deformatter_new(unsigned flags)
     if (!d)
         return NULL;
     d->flags = flags;
+    d->want[0] = d->want[1] = 0;
+    (void)tb_deformatter_set_ids(d, NULL, 0);
     reset_state(d);
     return d;
+}
+
+int tb_deformatter_set_ids(tb_deformatter *d, const uint8_t *ids, size_t n)
+{
+    uint64_t want[2] = {0, 0};
+
+    if (!d || (!ids && n))
+        return TB_ERR_INVAL;
+    for (size_t i = 0; i < n; i++) {
+        /* 0x00 is the null ID, 0x70-0x7F reserved (protocol-notes 5.1). */
+        if (ids[i] == TB_TRACE_ID_NULL || ids[i] >= 0x70)
+            return TB_ERR_INVAL;
+        want[ids[i] >> 6] |= 1ull << (ids[i] & 63);
+    }
+    if (n == 0) {
+        want[0] = ~1ull;                    /* 0x01..0x3F */
+        want[1] = (1ull << (0x70 - 64)) - 1; /* 0x40..0x6F */
+    }
+    d->want[0] = want[0];
+    d->want[1] = want[1];
+    return 0;
 }
 
 void tb_deformatter_free(tb_deformatter *d)
@@ -143,10 +170,11 @@ static inline void store64(uint8_t *p, uint64_t v)
     memcpy(p, &v, 8);
 }
 
-/* Unknown (before any ID), null and reserved IDs are dropped. */
-static inline bool deliverable(unsigned id)
+/* Unknown (before any ID), null and reserved IDs are dropped, and so
+ * are those the caller did not select (want never holds those three). */
+static inline bool deliverable(const tb_deformatter *d, unsigned id)
 {
-    return id != ID_UNKNOWN && id != TB_TRACE_ID_NULL && id < 0x70;
+    return id < 0x80 && ((d->want[id >> 6] >> (id & 63)) & 1);
 }
 
 /*
@@ -173,11 +201,33 @@ static int unpack_frame(tb_deformatter *d, const uint8_t *f,
         /* No ID byte (bit 0 clear at every even position, protocol-notes
          * 5.1): fifteen data bytes for the current ID, the aux bits
          * restoring bit 0 of the even ones. */
-        if (!deliverable(d->cur_id) || !cb)
+        if (!deliverable(d, d->cur_id) || !cb)
             return 0;
         store64(out, w0 | SPREAD4[aux & 15]);
         store64(out + 8, w1 | SPREAD4[aux >> 4]);
         return cb(ctx, (uint8_t)d->cur_id, d->sof, out, 15) ? TB_ERR_STOPPED : 0;
+    }
+
+    ids = (unsigned)((w0 & 1) | (w0 >> 15 & 2) | (w0 >> 30 & 4) | (w0 >> 45 & 8) |
+                     (w1 << 4 & 16) | (w1 >> 11 & 32) | (w1 >> 26 & 64) |
+                     (w1 >> 41 & 128));
+    if (!deliverable(d, d->cur_id)) {
+        /* Nothing for the caller unless an ID byte here selects a
+         * wanted source: then only the ID changes are followed. */
+        unsigned t = ids;
+
+        while (t && !deliverable(d, f[2 * (unsigned)__builtin_ctz(t)] >> 1))
+            t &= t - 1;
+        if (!t) {
+            while (ids) {
+                const unsigned i = 2 * (unsigned)__builtin_ctz(ids);
+
+                ids &= ids - 1;
+                if (i == 14 || (unsigned)(f[i] >> 1) != d->cur_id)
+                    set_id(d, f[i] >> 1, d->sof + i);
+            }
+            return 0;
+        }
     }
 
     /* ID bytes are rare (about one frame in two has one): walk only
@@ -187,9 +237,6 @@ static int unpack_frame(tb_deformatter *d, const uint8_t *f,
     store64(d16 + 8, w1 | SPREAD4[aux >> 4]);
     store64(d16 + 16, 0);
     store64(d16 + 24, 0);
-    ids = (unsigned)((w0 & 1) | (w0 >> 15 & 2) | (w0 >> 30 & 4) | (w0 >> 45 & 8) |
-                     (w1 << 4 & 16) | (w1 >> 11 & 32) | (w1 >> 26 & 64) |
-                     (w1 >> 41 & 128));
     start[0] = 0;
     id[0] = d->cur_id;
     idx[0] = d->sof;
@@ -229,7 +276,7 @@ static int unpack_frame(tb_deformatter *d, const uint8_t *f,
     start[nr + 1] = n;
 
     for (k = 0; k <= nr; k++) {
-        if (start[k + 1] == start[k] || !deliverable(id[k]))
+        if (start[k + 1] == start[k] || !deliverable(d, id[k]))
             continue;
         if (cb && cb(ctx, (uint8_t)id[k], idx[k], out + start[k],
                      start[k + 1] - start[k]))

@@ -37,6 +37,12 @@ typedef struct tb_deformatter tb_deformatter;
 
 tb_deformatter *tb_deformatter_new(unsigned flags);
 void tb_deformatter_free(tb_deformatter *d);
+/* Delivers only the runs of the n trace IDs in ids (n == 0: every valid
+ * ID, the default).  The other sources are still followed through the
+ * frames, so indices and errors do not change, but their bytes are
+ * neither copied nor called back.  Kept across reset.  TB_ERR_INVAL for
+ * an ID outside 0x01..0x6F. */
+int tb_deformatter_set_ids(tb_deformatter *d, const uint8_t *ids, size_t n);
 /* Feeds len bytes whose first has buffer offset `offset`; chunks of any
  * size.  Returns 0 or TB_ERR_BAD_FRAME (a corrupt sync pattern or a
  * reserved ID; the deformatter then drops data until the next frame it
