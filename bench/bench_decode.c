@@ -535,6 +535,8 @@ static int setup_costs(const char *ref, const char *only, bool no_ocsd)
             o.id = (uint8_t)srcs[k].id;
             o.fused = true;
             o.df = tb_deformatter_new(j.frame_flags);
+            if (o.df)
+                (void)tb_deformatter_set_ids(o.df, &o.id, 1);
             o.p = tb_parser_new(&j.cfg);
             o.d = tb_decoder_new(&j.cfg, j.mem);
             if (!o.df || !o.p || !o.d)
@@ -686,6 +688,9 @@ int main(int argc, char **argv)
             return 1;
         o.id = (uint8_t)srcs[k].id;
         o.df = tb_deformatter_new(j.frame_flags);
+        /* As OpenCSD's tree, which only has a decoder for this ID. */
+        if (o.df)
+            (void)tb_deformatter_set_ids(o.df, &o.id, 1);
         o.p = tb_parser_new(&j.cfg);
         o.d = tb_decoder_new(&j.cfg, j.mem);
         if (!o.df || !o.p || !o.d)

@@ -75,6 +75,11 @@ tb_etmv3_decoder *tb_decoder_etmv3(tb_decoder *d)
     return d && d->protocol == TB_PROTO_ETMV3 ? d->u.etmv3 : NULL;
 }
 
+tb_ptm_decoder *tb_decoder_ptm(tb_decoder *d)
+{
+    return d && d->protocol == TB_PROTO_PTM ? d->u.ptm : NULL;
+}
+
 /* ---- fused parse + decode ---- */
 
 struct fused {
@@ -105,11 +110,22 @@ static int fused_run(void *ctx, const uint8_t *hdr, size_t n, uint64_t index)
     return tb_etmv3_decoder_phdrs(f->d->u.etmv3, hdr, n, index, f->cb, f->ctx, &f->nel);
 }
 
+static int fused_atom(void *ctx, const tb_ptm_atom_run *run)
+{
+    struct fused *f = ctx;
+    int r = tb_ptm_decoder_atoms(f->d->u.ptm, run, f->cb, f->ctx, &f->nel);
+
+    if (r < 0)
+        f->err = r;
+    return r;
+}
+
 int tb_decoder_push(tb_decoder *d, tb_parser *p, const uint8_t *data, size_t len,
                     uint64_t index, tb_element_cb cb, void *ctx)
 {
     struct fused f = {d, cb, ctx, 0, 0};
     tb_etmv3_parser *ep = tb_parser_etmv3(p);
+    tb_ptm_parser *pp = tb_parser_ptm(p);
     int r;
 
     if (!d || !p || (!data && len) || (d->protocol == TB_PROTO_ETMV3) != (ep != NULL))
@@ -117,7 +133,7 @@ int tb_decoder_push(tb_decoder *d, tb_parser *p, const uint8_t *data, size_t len
     if (ep)
         r = tb_etmv3_parser_push_fused(ep, data, len, index, fused_pkt, &f, fused_run, &f);
     else
-        r = tb_parser_push(p, data, len, index, fused_pkt, &f);
+        r = tb_ptm_parser_push_fused(pp, data, len, index, fused_pkt, &f, fused_atom, &f);
     if (f.err)
         return f.err;
     return r < 0 ? r : f.nel;

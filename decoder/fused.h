@@ -1,7 +1,7 @@
 /*
- * Fused parse + decode (private to decoder/): runs of ETMv3 P-headers go
- * from the parser's input straight to the decompressor, without a
- * tb_packet per header.  Behind tb_decoder_push(); the elements are the
+ * Fused parse + decode (private to decoder/): runs of ETMv3 P-headers,
+ * and PTM atom packets, go from the parser's input straight to the
+ * decompressor, without a tb_packet each.  Behind tb_decoder_push(); the elements are the
  * same, in the same order, as the packet path gives.
  */
 #ifndef TB_FUSED_H
@@ -33,8 +33,39 @@ int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
                            uint64_t index, tb_element_cb cb, void *ctx,
                            int *nel);
 
+/* PTM: a run of consecutive atom packets (protocol-notes 3.5), decoded
+ * by the parser without a tb_packet each.  Packet k has n[k] atoms,
+ * oldest first, bit i of nbits[k] set when atom i is N, and its cycle
+ * count cc[k] when has_cc (cycle-accurate trace). */
+#define TB_PTM_ATOM_RUN 32
+typedef struct tb_ptm_atom_run {
+    unsigned count;
+    bool has_cc;
+    uint8_t n[TB_PTM_ATOM_RUN], nbits[TB_PTM_ATOM_RUN];
+    uint32_t cc[TB_PTM_ATOM_RUN];
+    uint64_t index[TB_PTM_ATOM_RUN];
+} tb_ptm_atom_run;
+
+/* Takes the run; returns how many packets it consumed (all, or 0 when
+ * they must go through the packet path: not synchronised yet), or
+ * TB_ERR_STOPPED (the packet whose elements stopped is consumed, the
+ * rest of the chunk is lost, as in the packet path). */
+typedef int (*tb_ptm_atom_fn)(void *ctx, const tb_ptm_atom_run *run);
+
+/* tb_ptm_parser_push(), but runs of atom packets go to fn first. */
+int tb_ptm_parser_push_fused(tb_ptm_parser *p, const uint8_t *data,
+                             size_t len, uint64_t index, tb_packet_cb cb,
+                             void *ctx, tb_ptm_atom_fn fn, void *fctx);
+
+/* The decompressor's side of fn above; *nel gets the elements emitted
+ * added. */
+int tb_ptm_decoder_atoms(tb_ptm_decoder *d, const tb_ptm_atom_run *run,
+                         tb_element_cb cb, void *ctx, int *nel);
+
 /* The per-protocol objects behind the fronts. */
 tb_etmv3_parser *tb_parser_etmv3(tb_parser *p);
 tb_etmv3_decoder *tb_decoder_etmv3(tb_decoder *d);
+tb_ptm_parser *tb_parser_ptm(tb_parser *p);
+tb_ptm_decoder *tb_decoder_ptm(tb_decoder *d);
 
 #endif

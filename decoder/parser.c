@@ -68,6 +68,11 @@ tb_etmv3_parser *tb_parser_etmv3(tb_parser *p)
     return p && p->protocol == TB_PROTO_ETMV3 ? p->u.etmv3 : NULL;
 }
 
+tb_ptm_parser *tb_parser_ptm(tb_parser *p)
+{
+    return p && p->protocol == TB_PROTO_PTM ? p->u.ptm : NULL;
+}
+
 void tb_parser_reset(tb_parser *p)
 {
     if (!p)

@@ -16,6 +16,7 @@
 
 #include "block_cache.h"
 #include "dec_util.h"
+#include "fused.h"
 
 struct tb_ptm_decoder {
     tb_config cfg;
@@ -113,6 +114,19 @@ static bool rs_pop(tb_ptm_decoder *d, uint32_t *addr, uint8_t *isa)
     return true;
 }
 
+/* What the elements of a walk take from the packet behind them: the
+ * fused path (tb_ptm_decoder_atoms) has no tb_packet. */
+typedef struct pkt_ctx {
+    uint64_t index;
+    bool has_cc;
+    uint32_t cc;
+} pkt_ctx;
+
+static inline pkt_ctx ctx_of(const tb_packet *pkt)
+{
+    return (pkt_ctx){pkt->index, pkt->has_cc, pkt->cc};
+}
+
 static void emit_simple(tb_emit *e, tb_elem_kind kind, const tb_packet *pkt)
 {
     tb_element el;
@@ -121,12 +135,12 @@ static void emit_simple(tb_emit *e, tb_elem_kind kind, const tb_packet *pkt)
     tb_emit_el(e, &el);
 }
 
-static void lose_sync(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt,
+static void lose_sync(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
                       tb_gap_reason reason, int err)
 {
     tb_element el;
 
-    tb_elem_init(&el, TB_ELEM_NO_SYNC, pkt->index);
+    tb_elem_init(&el, TB_ELEM_NO_SYNC, pc->index);
     el.reason = (uint8_t)reason;
     el.err = err;
     el.start = d->pc;
@@ -140,12 +154,12 @@ static void lose_sync(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt,
 
 /* The address left the image (or the ISA cannot be decoded): report it
  * once and wait for the next explicit address (protocol-notes 4.1). */
-static void lose_address(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt,
+static void lose_address(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
                          uint32_t addr, uint8_t status)
 {
     tb_element el;
 
-    tb_elem_init(&el, TB_ELEM_ADDR_NACC, pkt->index);
+    tb_elem_init(&el, TB_ELEM_ADDR_NACC, pc->index);
     el.start = addr;
     el.isa = d->isa;
     el.ns = d->ns;
@@ -155,13 +169,13 @@ static void lose_address(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt,
     d->pc_known = false;
 }
 
-static void emit_range(tb_emit *e, const tb_packet *pkt, uint32_t start,
+static void emit_range(tb_emit *e, const pkt_ctx *pc, uint32_t start,
                        uint32_t end, uint32_t count, uint8_t isa,
                        const tb_insn *last, char atom)
 {
     tb_element el;
 
-    tb_elem_init(&el, TB_ELEM_INSN_RANGE, pkt->index);
+    tb_elem_init(&el, TB_ELEM_INSN_RANGE, pc->index);
     el.start = start;
     el.end = end;
     el.count = count;
@@ -171,9 +185,9 @@ static void emit_range(tb_emit *e, const tb_packet *pkt, uint32_t start,
     el.last_wp = last->wp_class;
     el.last_atom = atom;
     el.atom_bits = atom == 'N';
-    if (pkt->has_cc) {
+    if (pc->has_cc) {
         el.has_cc = true;
-        el.cc = pkt->cc;
+        el.cc = pc->cc;
     }
     tb_emit_el(e, &el);
 }
@@ -183,7 +197,7 @@ static void emit_range(tb_emit *e, const tb_packet *pkt, uint32_t start,
  * waypoint (in the block cache: valid until the next block lookup) when
  * one was reached, false when the address was lost (already reported). */
 static bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
-                             const tb_packet *pkt, char atom,
+                             const pkt_ctx *pc, char atom,
                              const tb_insn **wp)
 {
     uint32_t start = d->pc, count = 0;
@@ -195,7 +209,7 @@ static bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
         if (b->status == TB_BLOCK_WP) {
             count += b->n;
             *wp = &b->last;
-            emit_range(e, pkt, start, b->end, count, d->isa, &b->last, atom);
+            emit_range(e, pc, start, b->end, count, d->isa, &b->last, atom);
             d->pc = b->end;
             return true;
         }
@@ -206,7 +220,7 @@ static bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
             continue;
         }
         if (b->status == TB_BLOCK_LIMIT) {
-            lose_sync(d, e, pkt, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
+            lose_sync(d, e, pc, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
             return false;
         }
         /* Code ran out before a waypoint: the instructions up to the
@@ -218,9 +232,9 @@ static bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
         if (count) {
             tb_insn last = b->n ? b->last : prev_last;
 
-            emit_range(e, pkt, start, b->end, count, d->isa, &last, 'E');
+            emit_range(e, pc, start, b->end, count, d->isa, &last, 'E');
         }
-        lose_address(d, e, pkt, b->end, b->status);
+        lose_address(d, e, pc, b->end, b->status);
         return false;
     }
 }
@@ -269,37 +283,70 @@ static void take_waypoint(tb_ptm_decoder *d, const tb_insn *wp, char atom,
         rs_push(d, ret, ret_isa);
 }
 
-static void unknown_atom(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt,
+static void unknown_atom(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
                          char atom)
 {
     tb_element el;
 
-    tb_elem_init(&el, TB_ELEM_ADDR_UNKNOWN, pkt->index);
+    tb_elem_init(&el, TB_ELEM_ADDR_UNKNOWN, pc->index);
     el.last_atom = atom;
     el.count = 1;
     el.isa = d->isa;
-    if (pkt->has_cc) {
+    if (pc->has_cc) {
         el.has_cc = true;
-        el.cc = pkt->cc;
+        el.cc = pc->cc;
     }
     tb_emit_el(e, &el);
 }
 
-static void do_atoms(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
+/* analyze_atomheader (IHI0035B B.3.2): n atoms, oldest first, bit i of
+ * nbits set when atom i is N. */
+static void run_atoms(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
+                      unsigned n, unsigned nbits)
 {
-    for (unsigned i = 0; i < pkt->seq_len && !e->err; i++) {
-        char atom = pkt->seq[i];
+    for (unsigned i = 0; i < n && !e->err; i++) {
+        const char atom = ((nbits >> i) & 1) ? 'N' : 'E';
         const tb_insn *wp;
 
-        if (atom != 'E' && atom != 'N')
-            continue;
         if (!d->pc_known) {
-            unknown_atom(d, e, pkt, atom);
+            unknown_atom(d, e, pc, atom);
             continue;
         }
-        if (walk_to_waypoint(d, e, pkt, atom, &wp))
+        if (walk_to_waypoint(d, e, pc, atom, &wp))
             take_waypoint(d, wp, atom, true);
     }
+}
+
+static void do_atoms(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
+{
+    const pkt_ctx pc = ctx_of(pkt);
+    unsigned n = 0, nbits = 0;
+
+    for (unsigned i = 0; i < pkt->seq_len && i < sizeof pkt->seq; i++) {
+        if (pkt->seq[i] == 'N')
+            nbits |= 1u << n;
+        if (pkt->seq[i] == 'E' || pkt->seq[i] == 'N')
+            n++;
+    }
+    run_atoms(d, e, &pc, n, nbits);
+}
+
+int tb_ptm_decoder_atoms(tb_ptm_decoder *d, const tb_ptm_atom_run *run,
+                         tb_element_cb cb, void *ctx, int *nel)
+{
+    tb_emit e;
+
+    /* Before the first I-sync the packet path has elements to give. */
+    if (!d || !run || !d->started || !d->synced)
+        return 0;
+    tb_emit_init(&e, cb, ctx);
+    for (unsigned k = 0; k < run->count && !e.err; k++) {
+        const pkt_ctx pc = {run->index[k], run->has_cc, run->cc[k]};
+
+        run_atoms(d, &e, &pc, run->n[k], run->nbits[k]);
+    }
+    *nel += e.n;
+    return e.err ? e.err : (int)run->count;
 }
 
 static void emit_context(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
@@ -379,9 +426,10 @@ static void do_branch(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
     } else if (d->pc_known) {
         /* branch_no_excp: the next waypoint executed, its target is the
          * packet's address.  No pop; push for a link branch. */
+        const pkt_ctx pc = ctx_of(pkt);
         const tb_insn *wp;
 
-        if (walk_to_waypoint(d, e, pkt, 'E', &wp)) {
+        if (walk_to_waypoint(d, e, &pc, 'E', &wp)) {
             if (wp->link && d->cfg.return_stack)
                 rs_push(d, wp->addr + wp->size, d->isa);
         }
@@ -409,6 +457,7 @@ static void do_branch(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
  * instruction at the packet's address (protocol-notes 3.8, 4.3). */
 static void do_wp_update(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
 {
+    const pkt_ctx pc = ctx_of(pkt);
     uint32_t target = insn_addr(pkt->addr, d->isa);
     uint32_t start = d->pc, count = 0;
     tb_insn prev_last = {0}; /* last instruction of the blocks passed */
@@ -417,7 +466,7 @@ static void do_wp_update(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
         return;
     if (target < d->pc) {
         /* Execution only moves forward between waypoints. */
-        lose_sync(d, e, pkt, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
+        lose_sync(d, e, &pc, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
         return;
     }
     for (;;) {
@@ -433,11 +482,11 @@ static void do_wp_update(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
                 k++;
             }
             if (a != target || tb_block_insn(d->bc, a, (tb_isa)d->isa, &last) < 0) {
-                lose_sync(d, e, pkt, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
+                lose_sync(d, e, &pc, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
                 return;
             }
             count += k + 1;
-            emit_range(e, pkt, start, a + last.size, count, d->isa, &last, 'E');
+            emit_range(e, &pc, start, a + last.size, count, d->isa, &last, 'E');
             d->pc = a + last.size;
             return;
         }
@@ -450,15 +499,15 @@ static void do_wp_update(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
         if (b->status == TB_BLOCK_WP || b->status == TB_BLOCK_LIMIT) {
             /* A waypoint comes first, or the address is behind us: the
              * packet contradicts the image. */
-            lose_sync(d, e, pkt, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
+            lose_sync(d, e, &pc, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
             return;
         }
         /* As in walk_to_waypoint: an empty block after full ones. */
         count += b->n;
         if (count)
-            emit_range(e, pkt, start, b->end, count, d->isa,
+            emit_range(e, &pc, start, b->end, count, d->isa,
                        b->n ? &b->last : &prev_last, 'E');
-        lose_address(d, e, pkt, b->end, b->status);
+        lose_address(d, e, &pc, b->end, b->status);
         return;
     }
 }
@@ -487,12 +536,18 @@ int tb_ptm_decoder_packet(tb_ptm_decoder *d, const tb_packet *pkt,
     switch (pkt->kind) {
     case TB_PKT_RESERVED:
     case TB_PKT_BAD_SEQUENCE:
-    case TB_PKT_BAD_TRACEMODE:
-        lose_sync(d, &e, pkt, TB_GAP_BAD_PACKET, pkt->err ? pkt->err : TB_ERR_BAD_PACKET);
+    case TB_PKT_BAD_TRACEMODE: {
+        const pkt_ctx pc = ctx_of(pkt);
+
+        lose_sync(d, &e, &pc, TB_GAP_BAD_PACKET, pkt->err ? pkt->err : TB_ERR_BAD_PACKET);
         return tb_emit_result(&e);
-    case TB_PKT_INCOMPLETE:
-        lose_sync(d, &e, pkt, TB_GAP_BAD_PACKET, TB_ERR_TRUNCATED);
+    }
+    case TB_PKT_INCOMPLETE: {
+        const pkt_ctx pc = ctx_of(pkt);
+
+        lose_sync(d, &e, &pc, TB_GAP_BAD_PACKET, TB_ERR_TRUNCATED);
         return tb_emit_result(&e);
+    }
     case TB_PKT_ISYNC:
         do_isync(d, &e, pkt);
         return tb_emit_result(&e);

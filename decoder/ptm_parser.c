@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fused.h"
 #include "tracebench/parser.h"
 #include "tracebench/pkt_codec.h"
 
@@ -42,6 +43,9 @@ struct tb_ptm_parser {
     /* hdr_fast[h]: h starts a packet the fast path may take whole (not
      * an A-sync zero, not reserved); worked out once in _new(). */
     uint8_t hdr_fast[256];
+    /* Plain atom headers (protocol-notes 3.5): count and N bits (bit i
+     * for atom i, oldest first), for the fused path. */
+    uint8_t atom_n[256], atom_nbits[256];
     uint64_t idx[TB_PKT_MAX_BYTES]; /* stream index of each buf[] byte */
     unsigned n;
 
@@ -92,6 +96,30 @@ static bool is_reserved(uint8_t h)
     }
 }
 
+/* Plain (not cycle-accurate) atom header h: the atom count, and in
+ * *nbits bit i set when atom i, oldest first, is N.  The highest set bit
+ * of 6..2 marks the field; the oldest atom is just below it, the newest
+ * in bit 1 (protocol-notes 3.5).  0x80 and 0x82 have no marker; OpenCSD
+ * reads one atom from bit 1. */
+static unsigned plain_atoms(uint8_t h, unsigned *nbits)
+{
+    unsigned cnt, i, b = 0;
+
+    if ((h & 0xF0) == 0x80)
+        cnt = (h & 0x08) ? 2 : 1;
+    else if ((h & 0xF0) == 0x90)
+        cnt = 3;
+    else if ((h & 0xE0) == 0xA0)
+        cnt = 4;
+    else
+        cnt = 5;
+    for (i = 0; i < cnt; i++)
+        if ((h >> (cnt - i)) & 1)
+            b |= 1u << i;
+    *nbits = b;
+    return cnt;
+}
+
 tb_ptm_parser *tb_ptm_parser_new(const tb_config *cfg)
 {
     tb_ptm_parser *p;
@@ -108,8 +136,15 @@ tb_ptm_parser *tb_ptm_parser_new(const tb_config *cfg)
     /* PFT1.0 has 48-bit timestamps only (protocol-notes 3.1). */
     p->ts64 = cfg->ts64 && cfg->arch_minor >= 1;
     p->ctxid_bytes = cfg->ctxid_bytes;
-    for (unsigned h = 0; h < 256; h++)
+    for (unsigned h = 0; h < 256; h++) {
         p->hdr_fast[h] = h != 0x00 && !is_reserved((uint8_t)h);
+        if ((h & 0x81) == 0x80) {
+            unsigned nbits;
+
+            p->atom_n[h] = (uint8_t)plain_atoms((uint8_t)h, &nbits);
+            p->atom_nbits[h] = (uint8_t)nbits;
+        }
+    }
     tb_ptm_parser_reset(p);
     return p;
 }
@@ -358,19 +393,11 @@ static void decode_atom(const tb_ptm_parser *p, tb_packet *pkt)
         cnt = 1;
         decode_cc(pkt, p->pk, p->n);
     } else {
-        /* The highest set bit of 6..2 marks the field; the oldest atom is
-         * just below it, the newest in bit 1 (protocol-notes 3.5).  0x80
-         * and 0x82 have no marker; OpenCSD reads one atom from bit 1. */
-        if ((h & 0xF0) == 0x80)
-            cnt = (h & 0x08) ? 2 : 1;
-        else if ((h & 0xF0) == 0x90)
-            cnt = 3;
-        else if ((h & 0xE0) == 0xA0)
-            cnt = 4;
-        else
-            cnt = 5;
+        unsigned nbits;
+
+        cnt = plain_atoms(h, &nbits);
         for (i = 0; i < cnt; i++)
-            pkt->seq[i] = ((h >> (cnt - i)) & 1) ? TB_ATOM_N : TB_ATOM_E;
+            pkt->seq[i] = ((nbits >> i) & 1) ? TB_ATOM_N : TB_ATOM_E;
     }
     pkt->seq_len = (uint8_t)cnt;
     pkt->atom_count = (uint8_t)cnt;
@@ -632,8 +659,9 @@ static int feed(tb_ptm_parser *p, uint8_t byte, uint64_t index,
     return decode_and_emit(p, cb, ctx, count);
 }
 
-int tb_ptm_parser_push(tb_ptm_parser *p, const uint8_t *data, size_t len,
-                       uint64_t index, tb_packet_cb cb, void *ctx)
+static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
+                            uint64_t index, tb_packet_cb cb, void *ctx,
+                            tb_ptm_atom_fn fn, void *fctx)
 {
     int count = 0, r;
     size_t i;
@@ -646,9 +674,54 @@ int tb_ptm_parser_push(tb_ptm_parser *p, const uint8_t *data, size_t len,
          * the packet's last byte, so the output does not change. */
         if (p->state == ST_SYNC && p->n == 0 && p->hdr_fast[data[i]]) {
             size_t avail = len - i;
-            int l = packet_length(p, data + i,
-                                  avail > TB_PKT_MAX_BYTES ? TB_PKT_MAX_BYTES
-                                                           : (unsigned)avail);
+            int l;
+
+            if (fn && (data[i] & 0x81) == 0x80) {
+                /* Fused: a run of atom packets (the most common) goes
+                 * straight to the decompressor.  Atoms change no parser
+                 * state, so the packets after the run parse the same. */
+                tb_ptm_atom_run run;
+                size_t j = i;
+                int t;
+
+                run.count = 0;
+                run.has_cc = p->ca;
+                while (j < len && run.count < TB_PTM_ATOM_RUN && (data[j] & 0x81) == 0x80) {
+                    const uint8_t h = data[j];
+                    const unsigned k = run.count;
+                    unsigned c = 1;
+
+                    if (p->ca) {
+                        /* One atom in bit 1, CC in the rest
+                         * (protocol-notes 3.5). */
+                        c = cc_length(data + j, len - j > 5 ? 5 : (unsigned)(len - j));
+                        if (!c)
+                            break; /* completed by the next chunk */
+                        run.n[k] = 1;
+                        run.nbits[k] = (h >> 1) & 1;
+                        run.cc[k] = cc_value(data + j, c);
+                    } else {
+                        run.n[k] = p->atom_n[h];
+                        run.nbits[k] = p->atom_nbits[h];
+                        run.cc[k] = 0;
+                    }
+                    run.index[k] = index + j;
+                    run.count++;
+                    j += c;
+                }
+                t = run.count ? fn(fctx, &run) : 0;
+                if (t < 0)
+                    return t;
+                if (t > 0) {
+                    /* All taken (the decoder takes all or none). */
+                    count = count > INT_MAX - t ? INT_MAX : count + t;
+                    i = j;
+                    continue;
+                }
+            }
+            l = packet_length(p, data + i,
+                              avail > TB_PKT_MAX_BYTES ? TB_PKT_MAX_BYTES
+                                                       : (unsigned)avail);
             if (l > 0) {
                 p->pk = data + i;
                 p->idx[0] = index + i;
@@ -667,6 +740,19 @@ int tb_ptm_parser_push(tb_ptm_parser *p, const uint8_t *data, size_t len,
         i++;
     }
     return count;
+}
+
+int tb_ptm_parser_push(tb_ptm_parser *p, const uint8_t *data, size_t len,
+                       uint64_t index, tb_packet_cb cb, void *ctx)
+{
+    return push_impl(p, data, len, index, cb, ctx, NULL, NULL);
+}
+
+int tb_ptm_parser_push_fused(tb_ptm_parser *p, const uint8_t *data,
+                             size_t len, uint64_t index, tb_packet_cb cb,
+                             void *ctx, tb_ptm_atom_fn fn, void *fctx)
+{
+    return push_impl(p, data, len, index, cb, ctx, fn, fctx);
 }
 
 int tb_ptm_parser_finish(tb_ptm_parser *p, tb_packet_cb cb, void *ctx)

@@ -55,8 +55,8 @@ void tb_decoder_reset(tb_decoder *d);
 /* Parse and decode in one call: trace bytes -> elements through parser
  * p (same configuration as d).  Exactly the elements, in the same order,
  * that tb_parser_push() feeding every packet to tb_decoder_packet()
- * gives, for any chunking; faster, because runs of ETMv3 P-headers reach
- * the decompressor without a tb_packet each.  Returns the number of
+ * gives, for any chunking; faster, because runs of ETMv3 P-headers and
+ * PTM atom packets reach the decompressor without a tb_packet each.  Returns the number of
  * elements emitted or TB_ERR_* (TB_ERR_INVAL when p and d are for
  * different protocols). */
 int tb_decoder_push(tb_decoder *d, tb_parser *p, const uint8_t *data,
