@@ -53,7 +53,9 @@ struct tb_etmv3_decoder {
     const tb_block *blk;
     uint32_t blk_idx;
 
-    /* The newest range, not yet emitted. */
+    /* The newest range, not yet emitted.  Only ranges live here, so the
+     * fields a range never has stay zero from _new() on, and opening a
+     * range writes only the others (cheaper than a fresh element). */
     bool rng_valid, rng_open;
     tb_element rng;
     uint32_t prev_addr;    /* the instruction before rng.last_addr */
@@ -115,6 +117,7 @@ tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
         return NULL;
     d->cfg = *cfg;
     d->mem = mem;
+    tb_elem_init(&d->rng, TB_ELEM_INSN_RANGE, 0);
     for (unsigned h = 0; h < 256; h++) {
         char seq[20];
         int len = tb_etmv3_phdr_seq(cfg, (uint8_t)h, seq);
@@ -144,6 +147,21 @@ void tb_etmv3_decoder_reset(tb_etmv3_decoder *d)
 {
     if (d)
         reset_state(d);
+}
+
+/* Starts the newest range at addr (the caller flushed the last one). */
+static inline void open_range(tb_etmv3_decoder *d, uint64_t index, uint32_t addr)
+{
+    tb_element *r = &d->rng;
+
+    r->index = index;
+    r->start = r->end = addr;
+    r->isa = d->isa;
+    r->count = 0;
+    r->atom_bits = 0;
+    r->has_cc = d->cfg.cycle_accurate;
+    r->cc = 0;
+    d->rng_valid = d->rng_open = true;
 }
 
 static void flush_range(tb_etmv3_decoder *d, tb_emit *e)
@@ -194,11 +212,7 @@ static void add_insn(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
 
     if (!d->rng_open || r->end != addr || r->isa != d->isa || r->count == 32) {
         flush_range(d, e);
-        tb_elem_init(r, TB_ELEM_INSN_RANGE, index);
-        r->start = addr;
-        r->end = addr;
-        r->isa = d->isa;
-        d->rng_valid = d->rng_open = true;
+        open_range(d, index, addr);
     } else {
         d->prev_addr = r->last_addr;
         d->prev_size = r->last_size;
@@ -213,10 +227,8 @@ static void add_insn(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
     r->last_size = size;
     r->last_wp = wp;
     r->last_atom = atom;
-    if (d->cfg.cycle_accurate) {
-        r->has_cc = true;
+    if (d->cfg.cycle_accurate)
         r->cc += cycles;
-    }
 }
 
 static void lose_address(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
@@ -414,12 +426,7 @@ static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
         /* The range the next instruction joins (add_insn's rule). */
         if (!d->rng_open || r->end != addr || r->isa != d->isa || r->count == 32) {
             flush_range(d, e);
-            tb_elem_init(r, TB_ELEM_INSN_RANGE, index + batch_hdr(ab, i, &hj));
-            r->start = addr;
-            r->end = addr;
-            r->isa = d->isa;
-            r->has_cc = ca;
-            d->rng_valid = d->rng_open = true;
+            open_range(d, index + batch_hdr(ab, i, &hj), addr);
             if (e->err) {
                 m = 1; /* the callback stopped: as do_atom, one more */
                 stop = true;

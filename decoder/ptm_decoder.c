@@ -39,6 +39,10 @@ struct tb_ptm_decoder {
     uint32_t rs_addr[TB_RSTACK_DEPTH];
     uint8_t rs_isa[TB_RSTACK_DEPTH];
     unsigned rs_top, rs_n;
+
+    /* The range element, its other fields zero for good: emit_range()
+     * writes only what a range has (cheaper than a fresh element). */
+    tb_element rng;
 };
 
 static void reset_state(tb_ptm_decoder *d)
@@ -76,6 +80,7 @@ tb_ptm_decoder *tb_ptm_decoder_new(const tb_config *cfg, const tb_memimage *mem)
         free(d);
         return NULL;
     }
+    tb_elem_init(&d->rng, TB_ELEM_INSN_RANGE, 0);
     reset_state(d);
     return d;
 }
@@ -169,27 +174,25 @@ static void lose_address(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
     d->pc_known = false;
 }
 
-static void emit_range(tb_emit *e, const pkt_ctx *pc, uint32_t start,
-                       uint32_t end, uint32_t count, uint8_t isa,
-                       const tb_insn *last, char atom)
+static void emit_range(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
+                       uint32_t start, uint32_t end, uint32_t count,
+                       uint8_t isa, const tb_insn *last, char atom)
 {
-    tb_element el;
+    tb_element *el = &d->rng;
 
-    tb_elem_init(&el, TB_ELEM_INSN_RANGE, pc->index);
-    el.start = start;
-    el.end = end;
-    el.count = count;
-    el.isa = isa;
-    el.last_addr = last->addr;
-    el.last_size = last->size;
-    el.last_wp = last->wp_class;
-    el.last_atom = atom;
-    el.atom_bits = atom == 'N';
-    if (pc->has_cc) {
-        el.has_cc = true;
-        el.cc = pc->cc;
-    }
-    tb_emit_el(e, &el);
+    el->index = pc->index;
+    el->start = start;
+    el->end = end;
+    el->count = count;
+    el->isa = isa;
+    el->last_addr = last->addr;
+    el->last_size = last->size;
+    el->last_wp = last->wp_class;
+    el->last_atom = atom;
+    el->atom_bits = atom == 'N';
+    el->has_cc = pc->has_cc;
+    el->cc = pc->has_cc ? pc->cc : 0;
+    tb_emit_el(e, el);
 }
 
 /* Walks from pc through non-waypoints to the next waypoint, which gets
@@ -209,7 +212,7 @@ static bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
         if (b->status == TB_BLOCK_WP) {
             count += b->n;
             *wp = &b->last;
-            emit_range(e, pc, start, b->end, count, d->isa, &b->last, atom);
+            emit_range(d, e, pc, start, b->end, count, d->isa, &b->last, atom);
             d->pc = b->end;
             return true;
         }
@@ -232,7 +235,7 @@ static bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
         if (count) {
             tb_insn last = b->n ? b->last : prev_last;
 
-            emit_range(e, pc, start, b->end, count, d->isa, &last, 'E');
+            emit_range(d, e, pc, start, b->end, count, d->isa, &last, 'E');
         }
         lose_address(d, e, pc, b->end, b->status);
         return false;
@@ -486,7 +489,7 @@ static void do_wp_update(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
                 return;
             }
             count += k + 1;
-            emit_range(e, &pc, start, a + last.size, count, d->isa, &last, 'E');
+            emit_range(d, e, &pc, start, a + last.size, count, d->isa, &last, 'E');
             d->pc = a + last.size;
             return;
         }
@@ -505,7 +508,7 @@ static void do_wp_update(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
         /* As in walk_to_waypoint: an empty block after full ones. */
         count += b->n;
         if (count)
-            emit_range(e, &pc, start, b->end, count, d->isa,
+            emit_range(d, e, &pc, start, b->end, count, d->isa,
                        b->n ? &b->last : &prev_last, 'E');
         lose_address(d, e, &pc, b->end, b->status);
         return;
