@@ -13,7 +13,10 @@
  *    end; last_atom is E or N; the ISA is one the image can run;
  *  - chunking invariance and reset: the stream parsed whole into a new
  *    decoder, and cut in two into the same decoder after
- *    tb_decoder_reset (warm block cache), give the same elements.
+ *    tb_decoder_reset (warm block cache), give the same elements;
+ *  - the fused path (tb_decoder_push, which skips the tb_packet of
+ *    ETMv3 P-headers and PTM atom packets) gives those elements too,
+ *    again cut in two.
  */
 #include <string.h>
 
@@ -158,12 +161,36 @@ static void decode(xstate *s, const uint8_t *data, size_t len, size_t cut)
     TB_FUZZ_CHECK(s->name, s->ended, "no END element after finish");
 }
 
+/* decode() through tb_decoder_push. */
+static void decode_fused(xstate *s, const uint8_t *data, size_t len, size_t cut)
+{
+    tb_parser *p = tb_parser_new(s->cfg);
+    size_t before = s->elements;
+    int rc;
+
+    TB_FUZZ_CHECK(s->name, p != NULL, "tb_parser_new failed");
+    rc = tb_decoder_push(s->dec, p, data, cut, 0, dec_on_element, s);
+    TB_FUZZ_CHECK(s->name, rc >= 0 && (size_t)rc == s->elements - before,
+                  "tb_decoder_push returned %d for %zu elements", rc, s->elements - before);
+    before = s->elements;
+    rc = tb_decoder_push(s->dec, p, data + cut, len - cut, cut, dec_on_element, s);
+    TB_FUZZ_CHECK(s->name, rc >= 0 && (size_t)rc == s->elements - before,
+                  "tb_decoder_push returned %d for %zu elements", rc, s->elements - before);
+    before = s->elements;
+    rc = tb_decoder_push_finish(s->dec, p, dec_on_element, s);
+    TB_FUZZ_CHECK(s->name, rc >= 1 && (size_t)rc == s->elements - before,
+                  "tb_decoder_push_finish returned %d for %zu elements", rc,
+                  s->elements - before);
+    TB_FUZZ_CHECK(s->name, s->ended, "no END element after finish");
+    tb_parser_free(p);
+}
+
 static int fuzz_decoder(const char *name, tb_protocol proto,
                         const uint8_t *data, size_t len)
 {
     const tb_memimage *mem = tb_fuzz_image();
     tb_config cfg;
-    xstate a, b;
+    xstate a, b, c;
     tb_decoder *d;
 
     if (len < TB_FUZZ_CFG_BYTES)
@@ -186,6 +213,13 @@ static int fuzz_decoder(const char *name, tb_protocol proto,
     TB_FUZZ_CHECK(name, a.hash == b.hash && a.elements == b.elements,
                   "whole input gives %zu elements, split after reset gives "
                   "%zu (or different fields)", a.elements, b.elements);
+
+    tb_decoder_reset(d);
+    c = (xstate){.name = name, .cfg = &cfg, .dec = d, .hash = TB_FUZZ_HASH_INIT};
+    decode_fused(&c, data, len, tb_fuzz_split(data, len));
+    TB_FUZZ_CHECK(name, a.hash == c.hash && a.elements == c.elements,
+                  "packet path gives %zu elements, fused path %zu (or different "
+                  "fields)", a.elements, c.elements);
     tb_decoder_free(d);
     return 0;
 }
