@@ -591,11 +591,29 @@ static bool lists_equal(const elist *a, const elist *b)
     return true;
 }
 
+typedef struct corrupt_stats {
+    size_t mutants, with_error, changed;
+    size_t stop_budget; /* mutants with NACC / unknown-address atoms still to stop on */
+    size_t stopped;     /* mutants the stop cases ran on */
+} corrupt_stats;
+
+static size_t stop_cases(const source *s, size_t step);
+
+static bool has_lost_atoms(const elist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].kind == TB_ELEM_ADDR_NACC || l->v[i].kind == TB_ELEM_ADDR_UNKNOWN)
+            return true;
+    return false;
+}
+
 /* One mutant: the packet path on the whole stream, the fused path in
  * every chunk size.  Counts mutants that show an error element and
- * mutants whose elements differ from the clean trace's. */
+ * mutants whose elements differ from the clean trace's.  The first
+ * mutants whose atoms fall on missing code or an unknown address (the
+ * ETMv3 walker's one-atom path) also get the stop cases of part 3. */
 static void mutant(const source *base, const elist *clean, const uint8_t *data, size_t len,
-                   const char *desc, size_t *with_error, size_t *changed)
+                   const char *desc, corrupt_stats *st)
 {
     char what[400];
     source s;
@@ -611,29 +629,31 @@ static void mutant(const source *base, const elist *clean, const uint8_t *data, 
         expect_same(what, &ref, &got, 0);
         elist_free(&got);
     }
-    *with_error += has_error_element(&ref);
-    *changed += !lists_equal(&ref, clean);
+    st->mutants++;
+    st->with_error += has_error_element(&ref);
+    st->changed += !lists_equal(&ref, clean);
+    if (st->stop_budget && has_lost_atoms(&ref)) {
+        st->stop_budget--;
+        st->stopped++;
+        stop_cases(&s, 1);
+    }
     elist_free(&ref);
     source_fini(&s);
 }
 
-/* Deterministic mutants of the vector's source bytes (after the
- * deformatter, so every change hits the protocol, not the frames).
- * Returns the number of mutants. */
-static size_t corrupt_vector(const char *vec, size_t *with_error, size_t *changed)
+/* Deterministic mutants of the source's bytes (after the deformatter,
+ * so every change hits the protocol, not the frames). */
+static void corrupt_source(const source *base, corrupt_stats *st)
 {
     static const uint8_t flips[] = {0xFF, 0x80, 0x01, 0x40, 0x08};
-    char dir[1400], desc[300];
-    source base;
+    const char *vec = base->name;
+    char desc[300];
     elist clean;
     uint8_t *buf;
     uint64_t rng = 0x5EEDF00Dull;
-    size_t len, n = 0;
+    size_t len = base->len;
 
-    vector_dir(dir, sizeof dir, vec);
-    source_load(&base, dir, -1, vec);
-    len = base.len;
-    decode(&base, MODE_FLAT, 0, false, &clean);
+    decode(base, MODE_FLAT, 0, false, &clean);
     buf = malloc(len);
     cr_assert_not_null(buf);
 
@@ -642,11 +662,10 @@ static size_t corrupt_vector(const char *vec, size_t *with_error, size_t *change
         size_t pos = k * len / 13;
 
         for (size_t f = 0; f < sizeof flips; f++) {
-            memcpy(buf, base.data, len);
+            memcpy(buf, base->data, len);
             buf[pos] ^= flips[f];
             snprintf(desc, sizeof desc, "%s: byte %zu ^= 0x%02X", vec, pos, flips[f]);
-            mutant(&base, &clean, buf, len, desc, with_error, changed);
-            n++;
+            mutant(base, &clean, buf, len, desc, st);
         }
     }
     /* Cut short at 9 places, and at one byte before the end. */
@@ -654,53 +673,220 @@ static size_t corrupt_vector(const char *vec, size_t *with_error, size_t *change
         size_t cut = k < 10 ? k * len / 10 : len - 1;
 
         snprintf(desc, sizeof desc, "%s: truncated to %zu of %zu bytes", vec, cut, len);
-        mutant(&base, &clean, base.data, cut, desc, with_error, changed);
-        n++;
+        mutant(base, &clean, base->data, cut, desc, st);
     }
-    /* 16 mutants with 1..6 bytes set to pseudo-random values. */
-    for (size_t k = 0; k < 16; k++) {
+    /* 48 mutants with 1..6 bytes set to pseudo-random values. */
+    for (size_t k = 0; k < 48; k++) {
         size_t m = 1 + tb_test_rand(&rng) % 6;
 
-        memcpy(buf, base.data, len);
+        memcpy(buf, base->data, len);
         for (size_t j = 0; j < m; j++)
             buf[tb_test_rand(&rng) % len] = (uint8_t)tb_test_rand(&rng);
         snprintf(desc, sizeof desc, "%s: random mutant %zu (%zu bytes)", vec, k, m);
-        mutant(&base, &clean, buf, len, desc, with_error, changed);
-        n++;
+        mutant(base, &clean, buf, len, desc, st);
     }
     free(buf);
     elist_free(&clean);
+    cr_log_info("%s: %zu mutants, %zu with error elements, %zu changed, %zu also stopped",
+                vec, st->mutants, st->with_error, st->changed, st->stopped);
+    /* The mutations reach the decoder: nearly all change the elements. */
+    cr_assert_gt(st->changed, st->mutants / 2, "%zu of %zu mutants changed the elements",
+                 st->changed, st->mutants);
+    cr_assert_gt(st->with_error, 0u);
+}
+
+static void corrupt_vector(const char *vec, corrupt_stats *st)
+{
+    char dir[1400];
+    source base;
+
+    vector_dir(dir, sizeof dir, vec);
+    source_load(&base, dir, -1, vec);
+    corrupt_source(&base, st);
     source_fini(&base);
-    return n;
 }
 
 Test(decoder_fused, corrupt_etmv3_cycle_accurate)
 {
-    size_t err = 0, changed = 0, n = corrupt_vector("cond_arm-etmv33-ca", &err, &changed);
+    corrupt_stats st = {.stop_budget = 4};
 
-    cr_log_info("cond_arm-etmv33-ca: %zu mutants, %zu with error elements, %zu changed", n,
-                err, changed);
-    cr_assert_eq(n, 86u);
-    cr_assert_gt(changed, n / 2, "%zu of %zu mutants changed the elements", changed, n);
-    cr_assert_gt(err, 0u);
+    corrupt_vector("cond_arm-etmv33-ca", &st);
+    cr_assert_gt(st.stopped, 0u);
 }
 
 Test(decoder_fused, corrupt_etmv3)
 {
-    size_t err = 0, changed = 0, n = corrupt_vector("irq_fiq-etmv3", &err, &changed);
+    corrupt_stats st = {.stop_budget = 4};
 
-    cr_log_info("irq_fiq-etmv3: %zu mutants, %zu with error elements, %zu changed", n, err,
-                changed);
-    cr_assert_gt(changed, n / 2, "%zu of %zu mutants changed the elements", changed, n);
-    cr_assert_gt(err, 0u);
+    corrupt_vector("irq_fiq-etmv3", &st);
+    cr_assert_gt(st.stopped, 0u);
 }
 
 Test(decoder_fused, corrupt_ptm)
 {
-    size_t err = 0, changed = 0, n = corrupt_vector("irq_fiq-ptm-ca-ts", &err, &changed);
+    corrupt_stats st = {.stop_budget = 2};
 
-    cr_log_info("irq_fiq-ptm-ca-ts: %zu mutants, %zu with error elements, %zu changed", n,
-                err, changed);
-    cr_assert_gt(changed, n / 2, "%zu of %zu mutants changed the elements", changed, n);
-    cr_assert_gt(err, 0u);
+    corrupt_vector("irq_fiq-ptm-ca-ts", &st);
 }
+
+/* Real silicon: TC2's ETMv3 0x10 and PTM 0x13 mutated the same way. */
+static void corrupt_real(int id)
+{
+    const char *ref = tb_test_reference_dir("fused decoder on corrupt real trace");
+    char dir[1100], name[64];
+    corrupt_stats st = {0};
+    source base;
+
+    if (!ref)
+        return;
+    snprintf(dir, sizeof dir, "%s/opencsd-snapshots/TC2", ref);
+    snprintf(name, sizeof name, "TC2 0x%x", id);
+    source_load(&base, dir, id, name);
+    corrupt_source(&base, &st);
+    source_fini(&base);
+}
+
+Test(decoder_fused, corrupt_tc2_etmv3_0x10) { corrupt_real(0x10); }
+Test(decoder_fused, corrupt_tc2_ptm_0x13) { corrupt_real(0x13); }
+
+/* ------------------------------------------------------------------ */
+/* 3. A callback that stops.  decoder.h promises: the call during which
+ * the element callback returned non-zero returns TB_ERR_STOPPED (the
+ * packet path: tb_decoder_packet, then the parser whose packet callback
+ * stopped, types.h tb_packet_cb); the producer stops, so the callback is
+ * not called again; and tb_parser_reset() + tb_decoder_reset() forget
+ * all state, as after construction.  Nothing is promised about going on
+ * without a reset, so that is not tested.  The elements delivered up to
+ * the stop are the first k of the full list on both paths. */
+
+static void rearm(drive *dv, size_t stop_at)
+{
+    dv->out.n = 0;
+    dv->stop_at = stop_at;
+    dv->calls = dv->pkts = 0;
+    dv->dec_neg = dv->first_neg = 0;
+    dv->calls_at_neg = 0;
+    dv->late_call = false;
+    tb_parser_reset(dv->p);
+    tb_decoder_reset(dv->d);
+}
+
+/* Stops at element k (1-based) of s's flat stream in pieces of `chunk`,
+ * then decodes the whole again after a reset. */
+static void stop_once(drive *dv, const source *s, const elist *ref, size_t k, size_t chunk,
+                      bool fused)
+{
+    const char *path = fused ? "fused" : "packet path";
+    char what[300];
+
+    rearm(dv, k);
+    drive_run(dv, s, MODE_FLAT, chunk, fused);
+    cr_assert_eq(dv->first_neg, TB_ERR_STOPPED, "%s %s chunk %zu, stop at %zu: returned %d",
+                 s->name, path, chunk, k, dv->first_neg);
+    cr_assert_eq(dv->calls_at_neg, k, "%s %s chunk %zu: stop at %zu reported after %zu",
+                 s->name, path, chunk, k, dv->calls_at_neg);
+    cr_assert(!dv->late_call, "%s %s chunk %zu: callback called after stop at %zu", s->name,
+              path, chunk, k);
+    cr_assert_eq(dv->calls, k);
+    if (!fused && dv->pkts && dv->dec_neg)
+        cr_assert_eq(dv->dec_neg, TB_ERR_STOPPED);
+    snprintf(what, sizeof what, "%s %s chunk %zu, stopped at %zu", s->name, path, chunk, k);
+    cr_assert_eq(dv->out.n, k);
+    expect_same(what, ref, &dv->out, k);
+
+    rearm(dv, 0);
+    drive_run(dv, s, MODE_FLAT, chunk, fused);
+    cr_assert_eq(dv->first_neg, 0, "%s after reset: %s", what, tb_err_str(dv->first_neg));
+    snprintf(what, sizeof what, "%s %s chunk %zu, after a stop at %zu and reset", s->name,
+             path, chunk, k);
+    expect_same(what, ref, &dv->out, 0);
+}
+
+/* Stops at every step-th element, every element that is not a range,
+ * and the last (END), on both paths and in three chunkings.  Returns how many of the stops fell in the middle
+ * of a run of P-headers / atoms: the element emitted while the packet
+ * path decoded an atom packet with atom packets on both sides. */
+static size_t stop_cases(const source *s, size_t step)
+{
+    static const size_t stop_chunks[] = {0, 1, 7};
+    drive ref, pk, fu;
+    size_t midrun = 0, tried = 0;
+
+    drive_open(&ref, s, 0);
+    ref.record = true;
+    drive_run(&ref, s, MODE_FLAT, 0, false);
+    cr_assert_eq(ref.first_neg, 0);
+    cr_assert_eq(ref.nat, ref.out.n);
+    drive_open(&pk, s, 0);
+    drive_open(&fu, s, 0);
+    for (size_t k = 1; k <= ref.out.n; k++) {
+        const size_t o = ref.at[k - 1];
+
+        /* Every step-th element, the last, and every one that is not a
+         * range (NACC / unknown-address atoms take the walker's slow
+         * path). */
+        if ((k - 1) % step && k != ref.out.n && ref.out.v[k - 1].kind == TB_ELEM_INSN_RANGE)
+            continue;
+
+        for (size_t c = 0; c < sizeof stop_chunks / sizeof stop_chunks[0]; c++) {
+            stop_once(&pk, s, &ref.out, k, stop_chunks[c], false);
+            stop_once(&fu, s, &ref.out, k, stop_chunks[c], true);
+        }
+        if (o < ref.npk && o > 0 && o + 1 < ref.npk && ref.pk[o] == TB_PKT_ATOM &&
+            ref.pk[o - 1] == TB_PKT_ATOM && ref.pk[o + 1] == TB_PKT_ATOM)
+            midrun++;
+        tried++;
+    }
+    cr_log_info("%s: %zu stops x 3 chunkings x 2 paths, %zu inside a run of atom packets "
+                "(of %zu elements)",
+                s->name, tried, midrun, ref.out.n);
+    drive_close(&ref);
+    drive_close(&pk);
+    drive_close(&fu);
+    return midrun;
+}
+
+static size_t stop_vector(const char *vec, size_t step)
+{
+    char dir[1400];
+    source s;
+    size_t midrun;
+
+    vector_dir(dir, sizeof dir, vec);
+    source_load(&s, dir, -1, vec);
+    midrun = stop_cases(&s, step);
+    source_fini(&s);
+    return midrun;
+}
+
+/* Every element of a cycle-accurate ETMv3 vector: many stops fall inside
+ * a batch of P-headers (the fused path's run_atoms). */
+Test(decoder_fused, stop_every_element_etmv3_cycle_accurate)
+{
+    cr_assert_gt(stop_vector("cond_arm-etmv33-ca", 1), 0u);
+}
+
+Test(decoder_fused, stop_every_element_etmv3)
+{
+    cr_assert_gt(stop_vector("cond_arm-etmv3", 1), 0u);
+}
+
+Test(decoder_fused, stop_every_element_ptm)
+{
+    stop_vector("irq_fiq-ptm-ca-ts", 1);
+}
+
+Test(decoder_fused, stop_tc2_etmv3_0x10)
+{
+    const char *ref = tb_test_reference_dir("fused decoder stop on real trace");
+    char dir[1100];
+    source s;
+
+    if (!ref)
+        return;
+    snprintf(dir, sizeof dir, "%s/opencsd-snapshots/TC2", ref);
+    source_load(&s, dir, 0x10, "TC2 0x10");
+    cr_assert_gt(stop_cases(&s, 7), 0u);
+    source_fini(&s);
+}
+
