@@ -74,8 +74,7 @@ tb_deformatter *tb_deformatter_new(unsigned flags)
     if (!d)
         return NULL;
     d->flags = flags;
-    d->want[0] = d->want[1] = 0;
-    (void)tb_deformatter_set_ids(d, NULL, 0);
+    (void)tb_deformatter_set_ids(d, NULL, 0); /* every ID */
     reset_state(d);
     return d;
 }
