@@ -42,13 +42,21 @@ typedef struct route {
     uint8_t id;
     bool all;            /* source_data: every byte is the source's */
     size_t max_chunk;
-    tb_stream_cb cb;
+    tb_stream_cb cb;     /* one of these two */
+    tb_stream_span_cb span_cb;
     void *ctx;
 } route;
 
 static int deliver(const route *r, uint64_t index, const uint8_t *data,
                    size_t len)
 {
+    if (r->span_cb) {
+        /* An unformatted buffer: each read is one segment. */
+        const size_t end = len;
+        const tb_span_map map = {1, &end, &index};
+
+        return r->span_cb(r->ctx, data, len, &map) ? TB_ERR_STOPPED : 0;
+    }
     while (len) {
         size_t n = r->max_chunk && len > r->max_chunk ? r->max_chunk : len;
         if (r->cb(r->ctx, index, data, n))
@@ -70,6 +78,16 @@ static int on_run(void *ctx, uint8_t id, uint64_t index, const uint8_t *data,
     return deliver(r, index, data, len) < 0 ? 1 : 0;
 }
 
+static int on_span(void *ctx, uint8_t id, const uint8_t *data, size_t len,
+                   const tb_span_map *map)
+{
+    const route *r = ctx;
+
+    if (id != r->id)
+        return 0;
+    return r->span_cb(r->ctx, data, len, map) ? 1 : 0;
+}
+
 static const tb_snap_buffer *find_buffer(const tb_snapshot *s, const char *name)
 {
     size_t i;
@@ -80,9 +98,10 @@ static const tb_snap_buffer *find_buffer(const tb_snapshot *s, const char *name)
     return NULL;
 }
 
-int tb_stream_source(const tb_snapshot *s, const tb_snap_source *src,
-                     const tb_stream_opts *opts, tb_stream_cb cb, void *ctx,
-                     char *err, size_t errlen)
+static int stream(const tb_snapshot *s, const tb_snap_source *src,
+                  const tb_stream_opts *opts, tb_stream_cb cb,
+                  tb_stream_span_cb span_cb, void *ctx, char *err,
+                  size_t errlen)
 {
     const tb_snap_buffer *buf;
     tb_deformatter *dfm = NULL;
@@ -111,7 +130,8 @@ int tb_stream_source(const tb_snapshot *s, const tb_snap_source *src,
         return TB_ERR_FORMAT;
     }
     r = (route){.id = cfg.trace_id, .all = formatted == 1,
-                .max_chunk = opts ? opts->max_chunk : 0, .cb = cb, .ctx = ctx};
+                .max_chunk = opts ? opts->max_chunk : 0, .cb = cb,
+                .span_cb = span_cb, .ctx = ctx};
     if (!r.all) {
         uint8_t id = (uint8_t)cfg.trace_id;
 
@@ -145,6 +165,8 @@ int tb_stream_source(const tb_snapshot *s, const tb_snap_source *src,
         while (rc == 0 && (n = fread(block, 1, chunk, fp)) > 0) {
             if (r.all)
                 rc = deliver(&r, offset, block, n);
+            else if (span_cb)
+                rc = tb_deformatter_push_spans(dfm, block, n, offset, on_span, &r);
             else
                 rc = tb_deformatter_push(dfm, block, n, offset, on_run, &r);
             if (rc < 0 && rc != TB_ERR_STOPPED)
@@ -159,7 +181,8 @@ int tb_stream_source(const tb_snapshot *s, const tb_snap_source *src,
         fclose(fp);
     }
     if (rc == 0 && dfm) {
-        rc = tb_deformatter_finish(dfm, on_run, &r);
+        rc = span_cb ? tb_deformatter_finish_spans(dfm, on_span, &r)
+                     : tb_deformatter_finish(dfm, on_run, &r);
         if (rc < 0)
             snprintf(err, errlen, "buffer %s: %s at its end", buf->name,
                      tb_err_str(rc));
@@ -167,4 +190,22 @@ int tb_stream_source(const tb_snapshot *s, const tb_snap_source *src,
     free(block);
     tb_deformatter_free(dfm);
     return rc;
+}
+
+int tb_stream_source(const tb_snapshot *s, const tb_snap_source *src,
+                     const tb_stream_opts *opts, tb_stream_cb cb, void *ctx,
+                     char *err, size_t errlen)
+{
+    if (!s || !src || !cb)
+        return TB_ERR_INVAL;
+    return stream(s, src, opts, cb, NULL, ctx, err, errlen);
+}
+
+int tb_stream_source_spans(const tb_snapshot *s, const tb_snap_source *src,
+                           const tb_stream_opts *opts, tb_stream_span_cb cb,
+                           void *ctx, char *err, size_t errlen)
+{
+    if (!s || !src || !cb || (opts && opts->max_chunk))
+        return TB_ERR_INVAL;
+    return stream(s, src, opts, NULL, cb, ctx, err, errlen);
 }

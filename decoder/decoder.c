@@ -103,11 +103,13 @@ static int fused_pkt(void *ctx, const tb_packet *pkt)
     return 0;
 }
 
-static int fused_run(void *ctx, const uint8_t *hdr, size_t n, uint64_t index)
+static int fused_run(void *ctx, const uint8_t *hdr, size_t n, tb_span_cur *cur,
+                     size_t pos)
 {
     struct fused *f = ctx;
 
-    return tb_etmv3_decoder_phdrs(f->d->u.etmv3, hdr, n, index, f->cb, f->ctx, &f->nel);
+    return tb_etmv3_decoder_phdrs(f->d->u.etmv3, hdr, n, cur, pos, f->cb, f->ctx,
+                                  &f->nel);
 }
 
 static int fused_atom(void *ctx, const tb_ptm_atom_run *run)
@@ -120,23 +122,52 @@ static int fused_atom(void *ctx, const tb_ptm_atom_run *run)
     return r;
 }
 
-int tb_decoder_push(tb_decoder *d, tb_parser *p, const uint8_t *data, size_t len,
-                    uint64_t index, tb_element_cb cb, void *ctx)
+static int push_fused(tb_decoder *d, tb_parser *p, const uint8_t *data,
+                      size_t len, tb_span_cur *cur, tb_element_cb cb, void *ctx)
 {
     struct fused f = {d, cb, ctx, 0, 0};
     tb_etmv3_parser *ep = tb_parser_etmv3(p);
-    tb_ptm_parser *pp = tb_parser_ptm(p);
     int r;
 
-    if (!d || !p || (!data && len) || (d->protocol == TB_PROTO_ETMV3) != (ep != NULL))
-        return TB_ERR_INVAL;
     if (ep)
-        r = tb_etmv3_parser_push_fused(ep, data, len, index, fused_pkt, &f, fused_run, &f);
+        r = tb_etmv3_parser_push_fused(ep, data, len, cur, fused_pkt, &f, fused_run, &f);
     else
-        r = tb_ptm_parser_push_fused(pp, data, len, index, fused_pkt, &f, fused_atom, &f);
+        r = tb_ptm_parser_push_fused(tb_parser_ptm(p), data, len, cur, fused_pkt, &f,
+                                     fused_atom, &f);
     if (f.err)
         return f.err;
     return r < 0 ? r : f.nel;
+}
+
+static bool same_protocol(const tb_decoder *d, tb_parser *p)
+{
+    return (d->protocol == TB_PROTO_ETMV3) == (tb_parser_etmv3(p) != NULL);
+}
+
+int tb_decoder_push(tb_decoder *d, tb_parser *p, const uint8_t *data, size_t len,
+                    uint64_t index, tb_element_cb cb, void *ctx)
+{
+    tb_span_cur cur;
+
+    if (!d || !p || (!data && len) || !same_protocol(d, p))
+        return TB_ERR_INVAL;
+    tb_span_cur_flat(&cur, index);
+    return push_fused(d, p, data, len, &cur, cb, ctx);
+}
+
+int tb_decoder_push_span(tb_decoder *d, tb_parser *p, const uint8_t *data,
+                         size_t len, const tb_span_map *map, tb_element_cb cb,
+                         void *ctx)
+{
+    tb_span_cur cur;
+
+    if (!d || !p || (!data && len) || !same_protocol(d, p) ||
+        (len && !tb_span_map_ok(map, len)))
+        return TB_ERR_INVAL;
+    if (!len)
+        return 0;
+    tb_span_cur_init(&cur, map);
+    return push_fused(d, p, data, len, &cur, cb, ctx);
 }
 
 int tb_decoder_push_finish(tb_decoder *d, tb_parser *p, tb_element_cb cb, void *ctx)
@@ -144,7 +175,7 @@ int tb_decoder_push_finish(tb_decoder *d, tb_parser *p, tb_element_cb cb, void *
     struct fused f = {d, cb, ctx, 0, 0};
     int r;
 
-    if (!d || !p || (d->protocol == TB_PROTO_ETMV3) != (tb_parser_etmv3(p) != NULL))
+    if (!d || !p || !same_protocol(d, p))
         return TB_ERR_INVAL;
     r = tb_parser_finish(p, fused_pkt, &f);
     if (f.err)
@@ -220,10 +251,11 @@ static int on_packet(void *ctx, const tb_packet *pkt)
     return 0;
 }
 
-static int on_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
+static int on_span(void *ctx, const uint8_t *data, size_t len,
+                   const tb_span_map *map)
 {
     struct snap_run *r = ctx;
-    int n = tb_decoder_push(r->dec, r->parser, data, len, index, r->cb, r->ctx);
+    int n = tb_decoder_push_span(r->dec, r->parser, data, len, map, r->cb, r->ctx);
 
     if (n < 0 && !r->err)
         r->err = n;
@@ -266,7 +298,7 @@ int tb_decode_snapshot(const char *dir, int id, tb_element_cb cb, void *ctx,
         r = TB_ERR_NOMEM;
         goto out;
     }
-    r = tb_stream_source(&snap, src, NULL, on_bytes, &run, err, errlen);
+    r = tb_stream_source_spans(&snap, src, NULL, on_span, &run, err, errlen);
     if (run.err)
         r = run.err;
     if (r >= 0) {

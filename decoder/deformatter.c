@@ -12,12 +12,17 @@
  * State is a frame buffer and a 3-byte look-ahead carry, so memory does
  * not depend on input length, and chunking cannot change the output.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tracebench/frame.h"
 
 #define ID_UNKNOWN 0xFFu /* no ID seen since start/reset: data dropped */
+/* A span's limits: runs are at most 15 bytes, about 9 on a busy
+ * multi-source buffer, so 512 segments rarely end a span first. */
+#define SPAN_BYTES 4096
+#define SPAN_SEGS 512
 
 struct tb_deformatter {
     unsigned flags;
@@ -43,6 +48,17 @@ struct tb_deformatter {
     uint64_t n_errors;
     uint64_t last_err_off;
     bool err_this_call;
+
+    /* Span mode (tb_deformatter_push_spans): consecutive runs of one ID
+     * joined, with their indices.  Not cleared by reset_state(), so that
+     * finish can hand on what its last frames added; never holds bytes
+     * between two calls. */
+    size_t span_len, span_segs;
+    uint64_t span_base;      /* index of span byte pos in the last segment */
+    uint8_t span_id;
+    uint8_t span[SPAN_BYTES];
+    size_t span_end[SPAN_SEGS];
+    uint64_t span_idx[SPAN_SEGS];
 };
 
 static const uint8_t FSYNC[4] = {0xFF, 0xFF, 0xFF, 0x7F};
@@ -52,7 +68,7 @@ static void reset_state(tb_deformatter *d)
     unsigned flags = d->flags;
     uint64_t want[2] = {d->want[0], d->want[1]};
 
-    memset(d, 0, sizeof *d);
+    memset(d, 0, offsetof(tb_deformatter, span_len));
     d->flags = flags;
     d->want[0] = want[0];
     d->want[1] = want[1];
@@ -76,6 +92,7 @@ tb_deformatter *tb_deformatter_new(unsigned flags)
     d->flags = flags;
     (void)tb_deformatter_set_ids(d, NULL, 0); /* every ID */
     reset_state(d);
+    d->span_len = d->span_segs = 0;
     return d;
 }
 
@@ -107,8 +124,10 @@ void tb_deformatter_free(tb_deformatter *d)
 
 void tb_deformatter_reset(tb_deformatter *d)
 {
-    if (d)
+    if (d) {
         reset_state(d);
+        d->span_len = d->span_segs = 0;
+    }
 }
 
 int tb_deformatter_error_info(const tb_deformatter *d, uint64_t *count,
@@ -538,4 +557,86 @@ int tb_deformatter_finish(tb_deformatter *d, tb_frame_data_cb cb, void *ctx)
     d->n_errors = n_errors;
     d->last_err_off = last_err;
     return rc;
+}
+
+/* ---- spans ---- */
+
+typedef struct span_sink {
+    tb_deformatter *d;
+    tb_frame_span_cb cb;
+    void *ctx;
+} span_sink;
+
+static int span_flush(tb_deformatter *d, tb_frame_span_cb cb, void *ctx)
+{
+    const tb_span_map map = {d->span_segs, d->span_end, d->span_idx};
+    const size_t n = d->span_len;
+
+    d->span_len = d->span_segs = 0;
+    if (n && cb && cb(ctx, d->span_id, d->span, n, &map))
+        return TB_ERR_STOPPED;
+    return 0;
+}
+
+/* The run callback of span mode: appends the run to the span. */
+static int span_run(void *vs, uint8_t id, uint64_t index, const uint8_t *data,
+                    size_t len)
+{
+    const span_sink *s = vs;
+    tb_deformatter *d = s->d;
+
+    if (d->span_len && (id != d->span_id || d->span_len + len > SPAN_BYTES ||
+                        d->span_segs == SPAN_SEGS) &&
+        span_flush(d, s->cb, s->ctx) < 0)
+        return 1;
+    if (d->span_len && index == d->span_base + d->span_len) {
+        /* Continues the last segment's numbering (never so across
+         * frames, whose runs restart at the frame offset). */
+        d->span_end[d->span_segs - 1] += len;
+    } else {
+        d->span_idx[d->span_segs] = index;
+        d->span_end[d->span_segs++] = d->span_len + len;
+        d->span_base = index - d->span_len;
+    }
+    d->span_id = id;
+    memcpy(d->span + d->span_len, data, len);
+    d->span_len += len;
+    return 0;
+}
+
+/* A run-mode result, then the span still gathered. */
+static int span_end_call(tb_deformatter *d, int rc, tb_frame_span_cb cb,
+                         void *ctx)
+{
+    if (rc == TB_ERR_STOPPED) {
+        d->span_len = d->span_segs = 0;
+        return rc;
+    }
+    if (span_flush(d, cb, ctx) < 0)
+        return TB_ERR_STOPPED;
+    return rc;
+}
+
+int tb_deformatter_push_spans(tb_deformatter *d, const uint8_t *data,
+                              size_t len, uint64_t offset, tb_frame_span_cb cb,
+                              void *ctx)
+{
+    span_sink s = {d, cb, ctx};
+
+    if (!d)
+        return TB_ERR_INVAL;
+    d->span_len = d->span_segs = 0;
+    return span_end_call(d, tb_deformatter_push(d, data, len, offset, span_run, &s),
+                         cb, ctx);
+}
+
+int tb_deformatter_finish_spans(tb_deformatter *d, tb_frame_span_cb cb,
+                                void *ctx)
+{
+    span_sink s = {d, cb, ctx};
+
+    if (!d)
+        return TB_ERR_INVAL;
+    d->span_len = d->span_segs = 0;
+    return span_end_call(d, tb_deformatter_finish(d, span_run, &s), cb, ctx);
 }

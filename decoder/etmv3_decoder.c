@@ -393,8 +393,8 @@ static inline unsigned batch_hdr(const atom_batch *ab, unsigned i, unsigned *j)
  * a time; anything unusual (address unknown, no code, a long Thumb
  * block) goes through do_atom().  Returns -1, or the atom after which a
  * callback stopped the walk (the rest are dropped, as before). */
-static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
-                     const atom_batch *ab)
+static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, tb_span_cur *cur,
+                     size_t pos, const atom_batch *ab)
 {
     const bool ca = d->cfg.cycle_accurate;
     const unsigned n = ab->n;
@@ -426,7 +426,7 @@ static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
         /* The range the next instruction joins (add_insn's rule). */
         if (!d->rng_open || r->end != addr || r->isa != d->isa || r->count == 32) {
             flush_range(d, e);
-            open_range(d, index + batch_hdr(ab, i, &hj), addr);
+            open_range(d, tb_span_at(cur, pos + batch_hdr(ab, i, &hj)), addr);
             if (e->err) {
                 m = 1; /* the callback stopped: as do_atom, one more */
                 stop = true;
@@ -498,7 +498,8 @@ static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
         continue;
     slow:
         cyc = batch_cycles(ab, i, i + 1);
-        do_atom(d, e, index + batch_hdr(ab, i, &hj), ((ab->nmask >> i) & 1) ? 'N' : 'E', cyc);
+        do_atom(d, e, tb_span_at(cur, pos + batch_hdr(ab, i, &hj)),
+                ((ab->nmask >> i) & 1) ? 'N' : 'E', cyc);
         i++;
         if (e->err) {
             d->pending_cc = cyc;
@@ -515,18 +516,20 @@ static void do_pheader(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
                                                       : sizeof pkt->seq;
     phdr_atoms a;
     atom_batch ab;
+    tb_span_cur cur;
 
     if (e->err)
         return;
     atoms_from_seq(pkt->seq, n, &a);
     batch_init(&ab, d->pending_cc, true);
     batch_add(&ab, &a, 0);
-    (void)run_atoms(d, e, pkt->index, &ab);
+    tb_span_cur_flat(&cur, pkt->index);
+    (void)run_atoms(d, e, &cur, 0, &ab);
 }
 
 int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
-                           uint64_t index, tb_element_cb cb, void *ctx,
-                           int *nel)
+                           tb_span_cur *cur, size_t pos, tb_element_cb cb,
+                           void *ctx, int *nel)
 {
     tb_emit e;
     size_t k = 0;
@@ -553,7 +556,7 @@ int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
         }
         if (k == k0)
             break; /* not a P-header here: the packet path decides */
-        stop = run_atoms(d, &e, index + k0, &ab);
+        stop = run_atoms(d, &e, cur, pos + k0, &ab);
         if (stop >= 0) {
             unsigned hj = 0;
 

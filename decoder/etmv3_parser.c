@@ -981,19 +981,17 @@ static int body_byte(tb_etmv3_parser *p, uint8_t by, tb_packet_cb cb,
 }
 
 static inline int push_impl(tb_etmv3_parser *p, const uint8_t *data, size_t len,
-                            uint64_t index, tb_packet_cb cb, void *ctx,
+                            tb_span_cur *cur, tb_packet_cb cb, void *ctx,
                             tb_phdr_run_fn fn, void *fctx)
 {
     size_t i;
     int r = TB_OK;
 
-    if (!p || (!data && len))
-        return TB_ERR_INVAL;
     p->emitted = 0;
     p->stopped = false;
     for (i = 0; i < len && r >= 0; i++) {
         uint8_t by = data[i];
-        uint64_t idx = index + i;
+        uint64_t idx = tb_span_at(cur, i);
 
         if (p->state == ST_HDR) {
             /* Fast paths, same output as the byte machine: a P-header
@@ -1017,7 +1015,7 @@ static inline int push_impl(tb_etmv3_parser *p, const uint8_t *data, size_t len,
 
                     while (j < len && p->phdr[data[j]].valid)
                         j++;
-                    c = fn(fctx, data + i, j - i, idx);
+                    c = fn(fctx, data + i, j - i, cur, i);
                     if (c < 0) {
                         p->stopped = true;
                         r = c;
@@ -1029,7 +1027,7 @@ static inline int push_impl(tb_etmv3_parser *p, const uint8_t *data, size_t len,
                         continue;
                     }
                     by = data[i];
-                    idx = index + i;
+                    idx = tb_span_at(cur, i);
                 }
 
                 pkt_init(p, &pkt, TB_PKT_ATOM, idx);
@@ -1069,14 +1067,35 @@ static inline int push_impl(tb_etmv3_parser *p, const uint8_t *data, size_t len,
 int tb_etmv3_parser_push(tb_etmv3_parser *p, const uint8_t *data, size_t len,
                          uint64_t index, tb_packet_cb cb, void *ctx)
 {
-    return push_impl(p, data, len, index, cb, ctx, NULL, NULL);
+    tb_span_cur cur;
+
+    if (!p || (!data && len))
+        return TB_ERR_INVAL;
+    tb_span_cur_flat(&cur, index);
+    return push_impl(p, data, len, &cur, cb, ctx, NULL, NULL);
+}
+
+int tb_etmv3_parser_push_span(tb_etmv3_parser *p, const uint8_t *data,
+                              size_t len, const tb_span_map *map,
+                              tb_packet_cb cb, void *ctx)
+{
+    tb_span_cur cur;
+
+    if (!p || (!data && len) || (len && !tb_span_map_ok(map, len)))
+        return TB_ERR_INVAL;
+    if (!len)
+        return 0;
+    tb_span_cur_init(&cur, map);
+    return push_impl(p, data, len, &cur, cb, ctx, NULL, NULL);
 }
 
 int tb_etmv3_parser_push_fused(tb_etmv3_parser *p, const uint8_t *data,
-                               size_t len, uint64_t index, tb_packet_cb cb,
+                               size_t len, tb_span_cur *cur, tb_packet_cb cb,
                                void *ctx, tb_phdr_run_fn fn, void *fctx)
 {
-    return push_impl(p, data, len, index, cb, ctx, fn, fctx);
+    if (!p || (!data && len))
+        return TB_ERR_INVAL;
+    return push_impl(p, data, len, cur, cb, ctx, fn, fctx);
 }
 
 int tb_etmv3_parser_finish(tb_etmv3_parser *p, tb_packet_cb cb, void *ctx)

@@ -9,29 +9,32 @@
 
 #include "tracebench/decoder.h"
 #include "tracebench/parser.h"
+#include "span.h"
 
 /* The atom sequence of ETMv3 P-header h under cfg (IHI0014Q 7.3.1
  * tables 7.2/7.3), 'W'/'E'/'N' in time order as in tb_packet.seq.
  * Returns its length, or -1 for a reserved encoding. */
 int tb_etmv3_phdr_seq(const tb_config *cfg, uint8_t h, char seq[20]);
 
-/* Takes a run of n valid P-header bytes, hdr[0] at stream index `index`.
+/* Takes a run of n valid P-header bytes, hdr[0] at span position pos
+ * (cur gives the stream indices; positions asked never go back).
  * Returns how many it consumed (all of them, or fewer when the next one
  * must go through the packet path), or TB_ERR_STOPPED. */
 typedef int (*tb_phdr_run_fn)(void *ctx, const uint8_t *hdr, size_t n,
-                              uint64_t index);
+                              tb_span_cur *cur, size_t pos);
 
-/* tb_etmv3_parser_push(), but runs of valid P-headers met in header
- * position go to fn instead of cb. */
+/* tb_etmv3_parser_push(), data[i] at stream index tb_span_at(cur, i),
+ * but runs of valid P-headers met in header position go to fn instead
+ * of cb. */
 int tb_etmv3_parser_push_fused(tb_etmv3_parser *p, const uint8_t *data,
-                               size_t len, uint64_t index, tb_packet_cb cb,
+                               size_t len, tb_span_cur *cur, tb_packet_cb cb,
                                void *ctx, tb_phdr_run_fn fn, void *fctx);
 
 /* The decompressor's side: n valid P-header bytes, as fn above.  *nel
  * gets the elements emitted added. */
 int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
-                           uint64_t index, tb_element_cb cb, void *ctx,
-                           int *nel);
+                           tb_span_cur *cur, size_t pos, tb_element_cb cb,
+                           void *ctx, int *nel);
 
 /* PTM: a run of consecutive atom packets (protocol-notes 3.5), decoded
  * by the parser without a tb_packet each.  Packet k has n[k] atoms,
@@ -52,9 +55,10 @@ typedef struct tb_ptm_atom_run {
  * rest of the chunk is lost, as in the packet path). */
 typedef int (*tb_ptm_atom_fn)(void *ctx, const tb_ptm_atom_run *run);
 
-/* tb_ptm_parser_push(), but runs of atom packets go to fn first. */
+/* tb_ptm_parser_push(), data[i] at stream index tb_span_at(cur, i), but
+ * runs of atom packets go to fn first. */
 int tb_ptm_parser_push_fused(tb_ptm_parser *p, const uint8_t *data,
-                             size_t len, uint64_t index, tb_packet_cb cb,
+                             size_t len, tb_span_cur *cur, tb_packet_cb cb,
                              void *ctx, tb_ptm_atom_fn fn, void *fctx);
 
 /* The decompressor's side of fn above; *nel gets the elements emitted

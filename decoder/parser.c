@@ -54,6 +54,16 @@ int tb_parser_push(tb_parser *p, const uint8_t *data, size_t len,
     return tb_ptm_parser_push(p->u.ptm, data, len, index, cb, ctx);
 }
 
+int tb_parser_push_span(tb_parser *p, const uint8_t *data, size_t len,
+                        const tb_span_map *map, tb_packet_cb cb, void *ctx)
+{
+    if (!p)
+        return TB_ERR_INVAL;
+    if (p->protocol == TB_PROTO_ETMV3)
+        return tb_etmv3_parser_push_span(p->u.etmv3, data, len, map, cb, ctx);
+    return tb_ptm_parser_push_span(p->u.ptm, data, len, map, cb, ctx);
+}
+
 int tb_parser_finish(tb_parser *p, tb_packet_cb cb, void *ctx)
 {
     if (!p)

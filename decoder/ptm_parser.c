@@ -660,14 +660,12 @@ static int feed(tb_ptm_parser *p, uint8_t byte, uint64_t index,
 }
 
 static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
-                            uint64_t index, tb_packet_cb cb, void *ctx,
+                            tb_span_cur *cur, tb_packet_cb cb, void *ctx,
                             tb_ptm_atom_fn fn, void *fctx)
 {
     int count = 0, r;
     size_t i;
 
-    if (!p || (!data && len))
-        return TB_ERR_INVAL;
     for (i = 0; i < len;) {
         /* Fast path: a whole packet inside this chunk.  packet_length()
          * gives the same answer on more bytes as the byte loop finds at
@@ -705,7 +703,7 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                         run.nbits[k] = p->atom_nbits[h];
                         run.cc[k] = 0;
                     }
-                    run.index[k] = index + j;
+                    run.index[k] = tb_span_at(cur, j);
                     run.count++;
                     j += c;
                 }
@@ -724,7 +722,7 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                                                        : (unsigned)avail);
             if (l > 0) {
                 p->pk = data + i;
-                p->idx[0] = index + i;
+                p->idx[0] = tb_span_at(cur, i);
                 p->n = (unsigned)l;
                 r = decode_and_emit(p, cb, ctx, &count);
                 p->pk = p->buf;
@@ -734,7 +732,7 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                 continue;
             }
         }
-        r = feed(p, data[i], index + i, cb, ctx, &count);
+        r = feed(p, data[i], tb_span_at(cur, i), cb, ctx, &count);
         if (r < 0)
             return r;
         i++;
@@ -745,14 +743,34 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
 int tb_ptm_parser_push(tb_ptm_parser *p, const uint8_t *data, size_t len,
                        uint64_t index, tb_packet_cb cb, void *ctx)
 {
-    return push_impl(p, data, len, index, cb, ctx, NULL, NULL);
+    tb_span_cur cur;
+
+    if (!p || (!data && len))
+        return TB_ERR_INVAL;
+    tb_span_cur_flat(&cur, index);
+    return push_impl(p, data, len, &cur, cb, ctx, NULL, NULL);
+}
+
+int tb_ptm_parser_push_span(tb_ptm_parser *p, const uint8_t *data, size_t len,
+                            const tb_span_map *map, tb_packet_cb cb, void *ctx)
+{
+    tb_span_cur cur;
+
+    if (!p || (!data && len) || (len && !tb_span_map_ok(map, len)))
+        return TB_ERR_INVAL;
+    if (!len)
+        return 0;
+    tb_span_cur_init(&cur, map);
+    return push_impl(p, data, len, &cur, cb, ctx, NULL, NULL);
 }
 
 int tb_ptm_parser_push_fused(tb_ptm_parser *p, const uint8_t *data,
-                             size_t len, uint64_t index, tb_packet_cb cb,
+                             size_t len, tb_span_cur *cur, tb_packet_cb cb,
                              void *ctx, tb_ptm_atom_fn fn, void *fctx)
 {
-    return push_impl(p, data, len, index, cb, ctx, fn, fctx);
+    if (!p || (!data && len))
+        return TB_ERR_INVAL;
+    return push_impl(p, data, len, cur, cb, ctx, fn, fctx);
 }
 
 int tb_ptm_parser_finish(tb_ptm_parser *p, tb_packet_cb cb, void *ctx)

@@ -61,6 +61,13 @@ void tb_decoder_reset(tb_decoder *d);
  * different protocols). */
 int tb_decoder_push(tb_decoder *d, tb_parser *p, const uint8_t *data,
                     size_t len, uint64_t index, tb_element_cb cb, void *ctx);
+/* tb_decoder_push() for a span (tb_deformatter_push_spans): byte i has
+ * the stream index map gives it, as in tb_parser_push_span().  A span
+ * joins the deformatter's short runs, so the parser and decompressor
+ * are entered once per span, not once per run. */
+int tb_decoder_push_span(tb_decoder *d, tb_parser *p, const uint8_t *data,
+                         size_t len, const tb_span_map *map, tb_element_cb cb,
+                         void *ctx);
 /* End of stream for tb_decoder_push(): tb_parser_finish() into d, then
  * tb_decoder_finish().  Returns the elements emitted or TB_ERR_*. */
 int tb_decoder_push_finish(tb_decoder *d, tb_parser *p, tb_element_cb cb,

@@ -56,6 +56,19 @@ int tb_deformatter_push(tb_deformatter *d, const uint8_t *data, size_t len,
  * TB_ERR_NO_SYNC if an FSYNC stream never showed an FSYNC.  Leaves the
  * deformatter reset for the next buffer. */
 int tb_deformatter_finish(tb_deformatter *d, tb_frame_data_cb cb, void *ctx);
+/* Span mode: the same runs, but consecutive runs of one ID are joined
+ * into a span of up to 4096 bytes, delivered with the stream index of
+ * every byte (tb_span_map), so a parser is entered once per span instead
+ * of once per run (at most 15 bytes).  A span never outlives the call
+ * that filled it.  Same returns as tb_deformatter_push() and
+ * tb_deformatter_finish(); a stop loses the rest of the chunk. */
+typedef int (*tb_frame_span_cb)(void *ctx, uint8_t id, const uint8_t *data,
+                                size_t len, const tb_span_map *map);
+int tb_deformatter_push_spans(tb_deformatter *d, const uint8_t *data,
+                              size_t len, uint64_t offset, tb_frame_span_cb cb,
+                              void *ctx);
+int tb_deformatter_finish_spans(tb_deformatter *d, tb_frame_span_cb cb,
+                                void *ctx);
 void tb_deformatter_reset(tb_deformatter *d);
 /* Frame errors seen so far (kept across finish, cleared by reset):
  * *count of them and the buffer offset of the last.  Returns 1 if there

@@ -35,6 +35,16 @@ int tb_stream_source(const tb_snapshot *s, const tb_snap_source *src,
                      const tb_stream_opts *opts, tb_stream_cb cb, void *ctx,
                      char *err, size_t errlen);
 
+/* The same bytes as spans (tb_deformatter_push_spans): the source's runs
+ * joined, with each byte's stream index in map; an unformatted buffer
+ * gives one segment per read.  For tb_parser_push_span() and
+ * tb_decoder_push_span().  TB_ERR_INVAL with opts->max_chunk set. */
+typedef int (*tb_stream_span_cb)(void *ctx, const uint8_t *data, size_t len,
+                                 const tb_span_map *map);
+int tb_stream_source_spans(const tb_snapshot *s, const tb_snap_source *src,
+                           const tb_stream_opts *opts, tb_stream_span_cb cb,
+                           void *ctx, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -218,6 +218,18 @@ typedef struct tb_packet {
  * then returns TB_ERR_STOPPED. */
 typedef int (*tb_packet_cb)(void *ctx, const tb_packet *pkt);
 
+/* Stream indices of a span: bytes of one source joined from several
+ * deformatter runs (tb_deformatter_push_spans), so that the parser sees
+ * them in one piece.  Segment s is span bytes [s ? end[s-1] : 0, end[s]);
+ * its first byte has stream index index[s] and the rest follow
+ * consecutively.  end[] rises strictly and end[n-1] is the span's
+ * length. */
+typedef struct tb_span_map {
+    size_t n;
+    const size_t *end;
+    const uint64_t *index;
+} tb_span_map;
+
 /* ------------------------------------------------------------------ */
 /* Exec records: the simulator's ground truth, the encoder's input. */
 
