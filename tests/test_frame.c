@@ -898,3 +898,410 @@ Test(formatter, opencsd_lists_formatted_buffer)
     }
     free(ref);
 }
+
+/* ------------------------------------------------------------------ */
+/* Span mode (frame.h tb_deformatter_push_spans / _finish_spans): each
+ * span, expanded through its map, must give exactly the (ID, stream
+ * index, byte) triples of run mode, in the same order, with the same
+ * return from every call and the same frame errors; spans hold at most
+ * 4096 bytes and their maps are well formed (types.h tb_span_map).  Run
+ * mode is the oracle: it equals OpenCSD's unpacked runs above. */
+
+typedef struct triple {
+    uint8_t id, byte;
+    bool first;      /* a run (run mode) or segment (span mode) starts here */
+    uint64_t index;
+    size_t call;     /* the push / finish call that delivered it (0-based) */
+} triple;
+
+typedef struct tlist {
+    triple *v;
+    size_t n, cap;
+    int *rc;         /* return of every push / finish call, in order */
+    size_t nrc, caprc;
+    bool in_finish;
+    /* span mode */
+    size_t spans, segs, max_span, full_spans;
+    size_t finish_spans; /* spans (span mode) or runs (run mode) from finish */
+    size_t stop_after; /* the span callback returns 1 on this span (1-based); 0 never */
+    bool late;         /* a callback came after the one that stopped */
+} tlist;
+
+static void tlist_add(tlist *t, uint8_t id, uint64_t index, const uint8_t *data, size_t len)
+{
+    if (t->n + len > t->cap) {
+        t->cap = (t->n + len) * 2 + 1024;
+        t->v = realloc(t->v, t->cap * sizeof *t->v);
+        cr_assert_not_null(t->v);
+    }
+    for (size_t k = 0; k < len; k++)
+        t->v[t->n++] = (triple){id, data[k], k == 0, index + k, t->nrc};
+}
+
+static void tlist_rc(tlist *t, int rc)
+{
+    if (t->nrc == t->caprc) {
+        t->caprc = t->caprc ? 2 * t->caprc : 256;
+        t->rc = realloc(t->rc, t->caprc * sizeof *t->rc);
+        cr_assert_not_null(t->rc);
+    }
+    t->rc[t->nrc++] = rc;
+}
+
+static void tlist_free(tlist *t)
+{
+    free(t->v);
+    free(t->rc);
+    memset(t, 0, sizeof *t);
+}
+
+static int run_triples(void *ctx, uint8_t id, uint64_t index, const uint8_t *data, size_t len)
+{
+    cr_assert(len > 0 && len <= 15, "run of %zu bytes", len);
+    cr_assert(id >= 1 && id < 0x70, "run for id 0x%02x", id);
+    ((tlist *)ctx)->finish_spans += ((tlist *)ctx)->in_finish;
+    tlist_add(ctx, id, index, data, len);
+    return 0;
+}
+
+static int span_triples(void *ctx, uint8_t id, const uint8_t *data, size_t len,
+                        const tb_span_map *m)
+{
+    tlist *t = ctx;
+    size_t start = 0;
+
+    if (t->stop_after && t->spans >= t->stop_after)
+        t->late = true;
+    cr_assert(id >= 1 && id < 0x70, "span for id 0x%02x", id);
+    cr_assert(len > 0 && len <= 4096, "span of %zu bytes", len);
+    cr_assert_not_null(data);
+    cr_assert_not_null(m);
+    cr_assert(m->n > 0 && m->end && m->index, "span map n %zu", m->n);
+    for (size_t s = 0; s < m->n; s++) {
+        cr_assert_gt(m->end[s], start, "span of %zu: segment %zu ends at %zu, after %zu",
+                     len, s, m->end[s], start);
+        cr_assert_leq(m->end[s], len);
+        tlist_add(t, id, m->index[s], data + start, m->end[s] - start);
+        start = m->end[s];
+    }
+    cr_assert_eq(start, len, "span of %zu bytes, map ends at %zu", len, start);
+    t->spans++;
+    t->segs += m->n;
+    t->full_spans += len == 4096;
+    t->finish_spans += t->in_finish;
+    if (len > t->max_span)
+        t->max_span = len;
+    return t->stop_after && t->spans == t->stop_after;
+}
+
+/* One pass in run or span mode, pushed in pieces of `chunk` bytes (0:
+ * whole), only `ids` selected (nids 0: all).  Stops pushing after
+ * TB_ERR_STOPPED, as a caller must.  *err_ret, *nerr, *last_err: what
+ * tb_deformatter_error_info() says at the end. */
+static void deformat_triples(const uint8_t *buf, size_t len, unsigned flags, size_t chunk,
+                             const uint8_t *ids, size_t nids, bool spans, tlist *out,
+                             uint64_t err[3])
+{
+    tb_deformatter *d = tb_deformatter_new(flags);
+    size_t p = 0;
+    int rc = 0;
+
+    cr_assert_not_null(d);
+    cr_assert_eq(tb_deformatter_set_ids(d, ids, nids), 0);
+    while (p < len) {
+        size_t n = chunk && len - p > chunk ? chunk : len - p, before = out->spans;
+
+        rc = spans ? tb_deformatter_push_spans(d, buf + p, n, p, span_triples, out)
+                   : tb_deformatter_push(d, buf + p, n, p, run_triples, out);
+        tlist_rc(out, rc);
+        /* TB_ERR_STOPPED exactly from the call whose callback stopped. */
+        if (spans && out->stop_after)
+            cr_assert_eq(rc == TB_ERR_STOPPED,
+                         before < out->stop_after && out->spans >= out->stop_after,
+                         "push at %zu returned %d, spans %zu -> %zu, stop at %zu", p, rc,
+                         before, out->spans, out->stop_after);
+        if (rc == TB_ERR_STOPPED)
+            break;
+        p += n;
+    }
+    if (rc != TB_ERR_STOPPED) {
+        size_t before = out->spans;
+
+        out->in_finish = true;
+        rc = spans ? tb_deformatter_finish_spans(d, span_triples, out)
+                   : tb_deformatter_finish(d, run_triples, out);
+        out->in_finish = false;
+        tlist_rc(out, rc);
+        if (spans && out->stop_after)
+            cr_assert_eq(rc == TB_ERR_STOPPED,
+                         before < out->stop_after && out->spans >= out->stop_after,
+                         "finish returned %d, spans %zu -> %zu, stop at %zu", rc, before,
+                         out->spans, out->stop_after);
+    }
+    err[0] = (uint64_t)tb_deformatter_error_info(d, &err[1], &err[2]);
+    tb_deformatter_free(d);
+}
+
+/* want[0..n) equals got[0..n) triple for triple; every segment of a
+ * span starts where a run starts (segments are whole runs). */
+static void expect_triples(const char *what, const tlist *want, const tlist *got, size_t n)
+{
+    cr_assert_leq(n, want->n);
+    cr_assert_leq(n, got->n);
+    for (size_t i = 0; i < n; i++) {
+        const triple *a = &want->v[i], *b = &got->v[i];
+
+        cr_assert(a->id == b->id && a->index == b->index && a->byte == b->byte,
+                  "%s: byte %zu: runs give id 0x%02x index %llu 0x%02x, spans id 0x%02x "
+                  "index %llu 0x%02x",
+                  what, i, a->id, (unsigned long long)a->index, a->byte, b->id,
+                  (unsigned long long)b->index, b->byte);
+        /* A span never outlives the call that filled it (frame.h). */
+        cr_assert_eq(a->call, b->call, "%s: byte %zu (index %llu) from call %zu in run "
+                     "mode, %zu in span mode", what, i, (unsigned long long)a->index,
+                     a->call, b->call);
+        cr_assert(!b->first || a->first, "%s: byte %zu (index %llu): a segment starts "
+                  "inside a run", what, i, (unsigned long long)a->index);
+    }
+}
+
+typedef struct span_stats {
+    size_t passes, bytes, spans, segs, full_spans, finish_spans, finish_runs, max_span, errs;
+    size_t truncated; /* passes whose finish said TB_ERR_TRUNCATED */
+} span_stats;
+
+/* Every chunking and ID selection ({one}, all): spans equal runs. */
+static void spans_equal_runs(const uint8_t *buf, size_t len, unsigned flags, uint8_t one,
+                             const char *what, span_stats *st)
+{
+    static const size_t chunks[] = {1, 7, 16, 4096, 0};
+    char desc[200];
+
+    for (size_t sel = 0; sel < 2; sel++) {
+        for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+            tlist r = {0}, s = {0};
+            uint64_t er[3], es[3];
+
+            deformat_triples(buf, len, flags, chunks[c], &one, sel ? 0 : 1, false, &r, er);
+            deformat_triples(buf, len, flags, chunks[c], &one, sel ? 0 : 1, true, &s, es);
+            snprintf(desc, sizeof desc, "%s, flags %u, %s, chunk %zu", what, flags,
+                     sel ? "all IDs" : "one ID", chunks[c]);
+            cr_assert_eq(s.n, r.n, "%s: %zu bytes in spans, %zu in runs", desc, s.n, r.n);
+            expect_triples(desc, &r, &s, r.n);
+            cr_assert_eq(s.nrc, r.nrc, "%s: %zu calls vs %zu", desc, s.nrc, r.nrc);
+            for (size_t i = 0; i < r.nrc; i++)
+                cr_assert_eq(s.rc[i], r.rc[i], "%s: call %zu returned %d in span mode, %d "
+                             "in run mode", desc, i, s.rc[i], r.rc[i]);
+            cr_assert(es[0] == er[0] && es[1] == er[1] && es[2] == er[2],
+                      "%s: error info %llu/%llu/%llu vs %llu/%llu/%llu", desc,
+                      (unsigned long long)es[0], (unsigned long long)es[1],
+                      (unsigned long long)es[2], (unsigned long long)er[0],
+                      (unsigned long long)er[1], (unsigned long long)er[2]);
+            st->passes++;
+            st->bytes += s.n;
+            st->spans += s.spans;
+            st->segs += s.segs;
+            st->full_spans += s.full_spans;
+            st->finish_spans += s.finish_spans;
+            st->finish_runs += r.finish_spans;
+            cr_assert_eq(s.finish_spans > 0, r.finish_spans > 0, "%s: finish", desc);
+            st->errs += er[1];
+            st->truncated += r.rc[r.nrc - 1] == TB_ERR_TRUNCATED;
+            if (s.max_span > st->max_span)
+                st->max_span = s.max_span;
+            tlist_free(&r);
+            tlist_free(&s);
+        }
+    }
+}
+
+static void log_stats(const char *what, const span_stats *st)
+{
+    cr_log_info("%s: %zu passes, %zu bytes compared, %zu spans (%zu segments, %zu of 4096 "
+                "bytes, %zu from finish (run mode: %zu runs), longest %zu), %zu frame errors",
+                what, st->passes, st->bytes, st->spans, st->segs, st->full_spans,
+                st->finish_spans, st->finish_runs, st->max_span, st->errs);
+}
+
+Test(deformatter_spans, real_buffers_equal_runs)
+{
+    static const char *snaps[] = {"TC2", "Snowball"};
+    span_stats st = {0};
+
+    for (size_t s = 0; s < 2; s++) {
+        size_t len;
+        uint8_t *buf = load_ref(snaps[s], "cstrace.bin", &len);
+
+        if (!buf)
+            return;
+        spans_equal_runs(buf, len, TB_FRAME_MEM_ALIGNED, 0x10, snaps[s], &st);
+        free(buf);
+    }
+    log_stats("real ETB buffers", &st);
+    /* TC2 + Snowball: 2 selections x 5 chunkings each; all the trace
+     * bytes of both, once with every ID and once with 0x10 only. */
+    cr_assert_eq(st.passes, 20u);
+    cr_assert_eq(st.errs, 0u);
+    /* Runs join into long spans. */
+    cr_assert_gt(st.max_span, 4000u);
+}
+
+Test(deformatter_spans, corrupt_and_random_equal_runs)
+{
+    static const char *snaps[] = {"TC2", "Snowball"};
+    static const unsigned modes[] = {0, TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC,
+                                     TB_FRAME_HAS_FSYNC, TB_FRAME_RESET_ON_4FSYNC};
+    uint64_t seed = 0x5A5A;
+    span_stats st = {0};
+    uint8_t *junk;
+
+    for (size_t s = 0; s < 2; s++) {
+        size_t len;
+        uint8_t *buf = load_ref(snaps[s], "cstrace.bin", &len);
+
+        if (!buf)
+            return;
+        for (int it = 0; it < 4; it++) {
+            /* Flipped bits, and an ID byte made reserved (0x70-0x7F). */
+            for (int k = 0; k < 30; k++)
+                buf[tb_test_rand(&seed) % len] ^= (uint8_t)(1u << (tb_test_rand(&seed) % 8));
+            for (int k = 0; k < 3; k++)
+                buf[tb_test_rand(&seed) % (len / 16) * 16 + 2 * (tb_test_rand(&seed) % 7)] =
+                    (uint8_t)(((0x70 + tb_test_rand(&seed) % 16) << 1) | 1);
+            spans_equal_runs(buf, len, modes[it], 0x10, snaps[s], &st);
+        }
+        free(buf);
+    }
+    junk = malloc(4096);
+    cr_assert_not_null(junk);
+    for (int it = 0; it < 4; it++) {
+        for (size_t k = 0; k < 4096; k++)
+            junk[k] = (uint8_t)tb_test_rand(&seed);
+        for (size_t k = 0; k + 4 <= 4096; k += 4)
+            if (it % 2 && tb_test_rand(&seed) % 8 == 0)
+                memcpy(junk + k, "\xFF\xFF\xFF\x7F", 4);
+        spans_equal_runs(junk, 4096 - (size_t)it * 5, modes[it], (uint8_t)(1 + it * 0x11),
+                         "random bytes", &st);
+    }
+    free(junk);
+    log_stats("corrupt and random", &st);
+    cr_assert_gt(st.errs, 0u);
+}
+
+/* A TPIU-style stream from the formatter (FSYNC, HSYNC idles), three
+ * sources, one of them in long stretches so spans fill to 4096 bytes. */
+static void tpiu_stream(unsigned flags, uint64_t seed, outbuf *o)
+{
+    static const uint8_t ids[3] = {0x10, 0x22, 0x35};
+    tb_formatter *f = tb_formatter_new(flags);
+    uint8_t d[6000];
+
+    cr_assert_not_null(f);
+    for (int k = 0; k < 300; k++) {
+        uint8_t id = ids[tb_test_rand(&seed) % 3];
+        size_t n = k % 50 == 7 ? sizeof d : 1 + (size_t)(tb_test_rand(&seed) % 40);
+
+        for (size_t j = 0; j < n; j++)
+            d[j] = (uint8_t)tb_test_rand(&seed);
+        cr_assert_eq(tb_formatter_put(f, k % 50 == 7 ? 0x10 : id, d, n, sink, o), 0);
+        if ((flags & TB_FRAME_HAS_HSYNC) && tb_test_rand(&seed) % 4 == 0)
+            cr_assert_eq(tb_formatter_idle(f, sink, o), 0);
+    }
+    cr_assert_eq(tb_formatter_flush(f, sink, o), 0);
+    tb_formatter_free(f);
+}
+
+Test(deformatter_spans, tpiu_stream_equal_runs)
+{
+    static const unsigned modes[] = {TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC,
+                                     TB_FRAME_HAS_FSYNC};
+    span_stats st = {0};
+
+    for (size_t m = 0; m < 2; m++) {
+        outbuf o = {0};
+
+        tpiu_stream(modes[m], 11 + m, &o);
+        spans_equal_runs(o.d, o.n, modes[m], 0x10, "TPIU stream", &st);
+        /* Cut short: finish ends on a partial frame. */
+        spans_equal_runs(o.d, o.n - 5, modes[m], 0x22, "TPIU stream cut short", &st);
+        free(o.d);
+    }
+    log_stats("TPIU streams", &st);
+    cr_assert_eq(st.max_span, 4096u);
+    cr_assert_gt(st.full_spans, 0u);
+    /* The streams cut short end in partial frames: finish says so (in
+     * both modes, compared above), with every chunking and selection. */
+    cr_assert_eq(st.truncated, 20u);
+}
+
+/* A span callback that stops: TB_ERR_STOPPED from that call (checked in
+ * deformat_triples), no callback after it, and the bytes delivered are
+ * the first ones of run mode. */
+static void stop_spans(const uint8_t *buf, size_t len, unsigned flags, const uint8_t *ids,
+                       size_t nids, const char *what, size_t *stops)
+{
+    static const size_t chunks[] = {7, 4096, 0};
+    char desc[200];
+
+    for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+        tlist r = {0}, all = {0};
+        uint64_t e[3];
+        size_t ks[5];
+
+        deformat_triples(buf, len, flags, chunks[c], ids, nids, false, &r, e);
+        deformat_triples(buf, len, flags, chunks[c], ids, nids, true, &all, e);
+        cr_assert_geq(all.spans, 2u, "%s chunk %zu: %zu spans, %zu bytes, rc %d", what,
+                     chunks[c], all.spans, all.n, all.rc[0]);
+        ks[0] = 1;
+        ks[1] = 2;
+        ks[2] = all.spans / 2;
+        ks[3] = all.spans - 1;
+        ks[4] = all.spans; /* the last: from finish_spans when it gives one */
+        for (size_t i = 0; i < 5; i++) {
+            tlist s = {.stop_after = ks[i]};
+
+            deformat_triples(buf, len, flags, chunks[c], ids, nids, true, &s, e);
+            snprintf(desc, sizeof desc, "%s, chunk %zu, stop at span %zu of %zu", what,
+                     chunks[c], ks[i], all.spans);
+            cr_assert_eq(s.spans, ks[i], "%s: %zu spans", desc, s.spans);
+            cr_assert(!s.late, "%s: callback after the stop", desc);
+            cr_assert_eq(s.rc[s.nrc - 1], TB_ERR_STOPPED, "%s", desc);
+            cr_assert_gt(s.n, 0u);
+            expect_triples(desc, &r, &s, s.n);
+            (*stops)++;
+            tlist_free(&s);
+        }
+        tlist_free(&r);
+        tlist_free(&all);
+    }
+}
+
+Test(deformatter_spans, stop_from_callback)
+{
+    size_t len, stops = 0;
+    uint8_t *buf = load_ref("TC2", "cstrace.bin", &len);
+    const uint8_t id13 = 0x13;
+    outbuf o = {0};
+
+    if (!buf)
+        return;
+    stop_spans(buf, len, 0, NULL, 0, "TC2 all IDs", &stops);
+    stop_spans(buf, len, 0, &id13, 1, "TC2 0x13", &stops);
+    tpiu_stream(TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC, 3, &o);
+    stop_spans(o.d, o.n, TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC, NULL, 0, "TPIU stream",
+               &stops);
+    cr_assert_eq(stops, 45u);
+    free(o.d);
+    free(buf);
+}
+
+Test(deformatter_spans, null_deformatter)
+{
+    tlist t = {0};
+    const uint8_t b[16] = {0x21};
+
+    cr_assert_eq(tb_deformatter_push_spans(NULL, b, sizeof b, 0, span_triples, &t),
+                 TB_ERR_INVAL);
+    cr_assert_eq(tb_deformatter_finish_spans(NULL, span_triples, &t), TB_ERR_INVAL);
+    cr_assert_eq(t.spans, 0u);
+}
