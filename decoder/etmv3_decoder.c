@@ -63,9 +63,13 @@ struct tb_etmv3_decoder {
     char prev_atom;
 
     /* Each P-header byte's atoms under cfg (IHI0014Q 7.3.1), for the
-     * fused path (tb_etmv3_decoder_phdrs). */
+     * fused path (tb_etmv3_decoder_phdrs); pq the same in brief for its
+     * scan: PQ_VALID, E/N atoms << 8, W atoms. */
     phdr_atoms ptab[256];
+    uint16_t pq[256];
 };
+
+#define PQ_VALID 0x8000u
 
 /* Atoms of a W/E/N sequence; other letters are skipped, as the
  * per-atom walker always did. */
@@ -122,8 +126,10 @@ tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
         char seq[20];
         int len = tb_etmv3_phdr_seq(cfg, (uint8_t)h, seq);
 
-        if (len >= 0)
+        if (len >= 0) {
             atoms_from_seq(seq, (unsigned)len, &d->ptab[h]);
+            d->pq[h] = (uint16_t)(PQ_VALID | d->ptab[h].n << 8 | d->ptab[h].wtot);
+        }
     }
     /* Only flow changes end a block: every instruction has its atom. */
     d->bc = tb_block_cache_new(mem, TB_WPMASK_BRANCHES);
@@ -544,14 +550,25 @@ int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
         const size_t k0 = k;
         int stop;
 
+        const size_t kend = n - k0 > 255 ? k0 + 255 : n;
+
         /* Plain trace has no W atoms (IHI0014Q 7.3.1 table 7.2). */
         batch_init(&ab, d->pending_cc, d->cfg.cycle_accurate);
-        while (k < n && k - k0 < 255) {
-            const phdr_atoms *a = &d->ptab[hdr[k]];
+        while (k < kend) {
+            const uint8_t h = hdr[k];
+            const unsigned q = d->pq[h];
 
-            if (!a->valid || ab.n + a->n > BATCH_ATOMS)
-                break;
-            batch_add(&ab, a, (unsigned)(k - k0));
+            if (!(q & 0x7F00u)) {
+                /* Only W atoms (most headers of a cycle-accurate trace
+                 * that waits), or no P-header: the scan ends. */
+                if (!q)
+                    break;
+                ab.wsum += q & 0xFFu;
+            } else {
+                if (ab.n + ((q >> 8) & 0x7Fu) > BATCH_ATOMS)
+                    break;
+                batch_add(&ab, &d->ptab[h], (unsigned)(k - k0));
+            }
             k++;
         }
         if (k == k0)

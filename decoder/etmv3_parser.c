@@ -1008,26 +1008,22 @@ static inline int push_impl(tb_etmv3_parser *p, const uint8_t *data, size_t len,
                 tb_packet pkt;
 
                 if (fn) {
-                    /* Fused: the whole run of P-headers to the decoder;
-                     * a header it hands back goes out as a packet. */
-                    size_t j = i + 1;
-                    int c;
+                    /* Fused: the rest of the chunk to the decoder, which
+                     * takes the P-headers from here on (the parser's
+                     * table and its agree on which bytes are P-headers)
+                     * and stops at the first other byte.  A header it
+                     * hands back (none taken) goes out as a packet. */
+                    int c = fn(fctx, data + i, len - i, cur, i);
 
-                    while (j < len && p->phdr[data[j]].valid)
-                        j++;
-                    c = fn(fctx, data + i, j - i, cur, i);
                     if (c < 0) {
                         p->stopped = true;
                         r = c;
                         break;
                     }
-                    i += (size_t)c;
-                    if (i == j) {
-                        i--;
+                    if (c > 0) {
+                        i += (size_t)c - 1;
                         continue;
                     }
-                    by = data[i];
-                    idx = tb_span_at(cur, i);
                 }
 
                 pkt_init(p, &pkt, TB_PKT_ATOM, idx);

@@ -16,10 +16,11 @@
  * Returns its length, or -1 for a reserved encoding. */
 int tb_etmv3_phdr_seq(const tb_config *cfg, uint8_t h, char seq[20]);
 
-/* Takes a run of n valid P-header bytes, hdr[0] at span position pos
- * (cur gives the stream indices; positions asked never go back).
- * Returns how many it consumed (all of them, or fewer when the next one
- * must go through the packet path), or TB_ERR_STOPPED. */
+/* Takes the P-headers at the start of hdr[0..n), hdr[0] (a valid
+ * P-header) at span position pos (cur gives the stream indices;
+ * positions asked never go back).  Returns how many it consumed (up to
+ * the first byte that is no valid P-header, or 0 when the packet path
+ * must take hdr[0]), or TB_ERR_STOPPED. */
 typedef int (*tb_phdr_run_fn)(void *ctx, const uint8_t *hdr, size_t n,
                               tb_span_cur *cur, size_t pos);
 
@@ -30,8 +31,8 @@ int tb_etmv3_parser_push_fused(tb_etmv3_parser *p, const uint8_t *data,
                                size_t len, tb_span_cur *cur, tb_packet_cb cb,
                                void *ctx, tb_phdr_run_fn fn, void *fctx);
 
-/* The decompressor's side: n valid P-header bytes, as fn above.  *nel
- * gets the elements emitted added. */
+/* The decompressor's side of fn above.  *nel gets the elements emitted
+ * added. */
 int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
                            tb_span_cur *cur, size_t pos, tb_element_cb cb,
                            void *ctx, int *nel);
