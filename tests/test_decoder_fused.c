@@ -24,6 +24,7 @@
 
 #include "tb_test.h"
 #include "tracebench/decoder.h"
+#include "tracebench/frame.h"
 #include "tracebench/parser.h"
 #include "tracebench/snapshot.h"
 #include "tracebench/stream.h"
@@ -136,6 +137,13 @@ typedef struct source {
     size_t len, cap;
     brun *runs;
     size_t nruns, capruns;
+    /* source_load only: where it came from, and its buffer as stored */
+    char dir[1100];
+    int id;
+    uint8_t *raw;
+    size_t rawlen;
+    bool formatted;
+    unsigned frame_flags;
 } source;
 
 static int collect_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
@@ -171,6 +179,21 @@ static void source_load(source *s, const char *dir, int id, const char *name)
     cr_assert_eq(tb_snapshot_load(&snap, dir, err, sizeof err), 0, "%s: %s", name, err);
     src = tb_stream_find_source(&snap, id, err, sizeof err);
     cr_assert_not_null(src, "%s: %s", name, err);
+    snprintf(s->dir, sizeof s->dir, "%s", dir);
+    s->id = id;
+    for (size_t b = 0; b < snap.n_buffers; b++) {
+        int f;
+
+        if (strcmp(snap.buffers[b].name, src->buffer) != 0)
+            continue;
+        f = tb_snap_buffer_frame_flags(&snap.buffers[b], &s->frame_flags);
+        cr_assert_geq(f, 0, "%s: buffer format", name);
+        s->formatted = f == 0;
+        cr_assert_eq(tb_snapshot_read_buffer(&snap, &snap.buffers[b], &s->raw, &s->rawlen,
+                                             err, sizeof err),
+                     0, "%s: %s", name, err);
+    }
+    cr_assert_not_null(s->raw, "%s: no buffer", name);
     cr_assert_eq(tb_snapshot_source_config(&snap, src, &s->cfg, err, sizeof err), 0, "%s: %s",
                  name, err);
     cr_assert_geq(tb_snapshot_source_memory(&snap, src, &s->mem, err, sizeof err), 0,
@@ -199,6 +222,7 @@ static void source_fini(source *s)
 {
     if (s->own_mem)
         tb_memimage_free(s->mem);
+    free(s->raw);
     free(s->data);
     free(s->runs);
     memset(s, 0, sizeof *s);
@@ -322,6 +346,8 @@ static void drive_close(drive *dv)
     memset(dv, 0, sizeof *dv);
 }
 
+static void drive_finish(drive *dv, bool fused);
+
 /* Pushes the source's bytes in pieces of at most `chunk` bytes (0: each
  * run whole) through the packet path (fused false) or the fused path;
  * stops at the first negative return, as a caller must. */
@@ -353,6 +379,15 @@ static void drive_run(drive *dv, const source *s, enum mode mode, size_t chunk, 
             k += n;
         }
     }
+    drive_finish(dv, fused);
+}
+
+/* The finish calls of either path, after the last push. */
+static void drive_finish(drive *dv, bool fused)
+{
+    size_t before;
+    int r;
+
     if (fused) {
         before = dv->calls;
         dv->cur = AT_PARSER_FINISH;
@@ -891,3 +926,688 @@ Test(decoder_fused, stop_tc2_etmv3_0x10)
     source_fini(&s);
 }
 
+
+/* ------------------------------------------------------------------ */
+/* 4. Spans (types.h tb_span_map): bytes joined from several segments,
+ * each with its own stream index.  parser.h and decoder.h promise that
+ * a span gives exactly the packets and elements of pushing each segment
+ * on its own at its index; the per-segment path is the oracle. */
+
+/* Spans as a list: span k is segments first[k] .. first[k+1] (or nseg),
+ * its bytes data[start[k] ..); rel[] are segment ends relative to their
+ * span's start (the map's end[]), index[] their first bytes' indices. */
+typedef struct spanset {
+    uint8_t *data;
+    size_t len, cap;
+    size_t *rel;
+    uint64_t *index;
+    size_t nseg, capseg;
+    size_t *first, *start;
+    size_t nspan, capspan;
+    bool open;
+} spanset;
+
+static void ss_seg(spanset *ss, const uint8_t *data, size_t len, uint64_t index)
+{
+    if (!ss->open) {
+        if (ss->nspan == ss->capspan) {
+            ss->capspan = ss->capspan ? 2 * ss->capspan : 64;
+            ss->first = realloc(ss->first, ss->capspan * sizeof *ss->first);
+            ss->start = realloc(ss->start, ss->capspan * sizeof *ss->start);
+            cr_assert(ss->first && ss->start);
+        }
+        ss->first[ss->nspan] = ss->nseg;
+        ss->start[ss->nspan] = ss->len;
+        ss->open = true;
+    }
+    if (ss->len + len > ss->cap) {
+        ss->cap = (ss->len + len) * 2;
+        ss->data = realloc(ss->data, ss->cap);
+        cr_assert_not_null(ss->data);
+    }
+    if (ss->nseg == ss->capseg) {
+        ss->capseg = ss->capseg ? 2 * ss->capseg : 256;
+        ss->rel = realloc(ss->rel, ss->capseg * sizeof *ss->rel);
+        ss->index = realloc(ss->index, ss->capseg * sizeof *ss->index);
+        cr_assert(ss->rel && ss->index);
+    }
+    memcpy(ss->data + ss->len, data, len);
+    ss->len += len;
+    ss->rel[ss->nseg] = ss->len - ss->start[ss->nspan];
+    ss->index[ss->nseg++] = index;
+}
+
+static void ss_close(spanset *ss)
+{
+    if (ss->open)
+        ss->nspan++;
+    ss->open = false;
+}
+
+static void ss_free(spanset *ss)
+{
+    free(ss->data);
+    free(ss->rel);
+    free(ss->index);
+    free(ss->first);
+    free(ss->start);
+    memset(ss, 0, sizeof *ss);
+}
+
+/* Span k: its bytes, length and map. */
+static const uint8_t *ss_span(const spanset *ss, size_t k, size_t *len, tb_span_map *m)
+{
+    const size_t f = ss->first[k], e = k + 1 < ss->nspan ? ss->first[k + 1] : ss->nseg;
+
+    *m = (tb_span_map){e - f, ss->rel + f, ss->index + f};
+    *len = ss->rel[e - 1];
+    return ss->data + ss->start[k];
+}
+
+/* Segment s of span k: bytes and length (index: ss->index[s]). */
+static const uint8_t *ss_segment(const spanset *ss, size_t k, size_t s, size_t *len)
+{
+    const size_t from = s > ss->first[k] ? ss->rel[s - 1] : 0;
+
+    *len = ss->rel[s] - from;
+    return ss->data + ss->start[k] + from;
+}
+
+static size_t ss_span_end(const spanset *ss, size_t k)
+{
+    return k + 1 < ss->nspan ? ss->first[k + 1] : ss->nseg;
+}
+
+/* A flat stream cut into segments of 1..40 bytes whose indices jump
+ * forward by 0..31 (as frames' runs do, protocol-notes 5.1), grouped
+ * into spans of 1..max_segs segments and at most 4096 bytes. */
+static void ss_random(spanset *ss, const uint8_t *data, size_t len, uint64_t seed,
+                      size_t max_segs)
+{
+    uint64_t index = 1000 + tb_test_rand(&seed) % 5000;
+    size_t p = 0, in_span = 0, span_bytes = 0, want = 0;
+
+    memset(ss, 0, sizeof *ss);
+    while (p < len) {
+        size_t n = 1 + (size_t)(tb_test_rand(&seed) % 40);
+
+        if (n > len - p)
+            n = len - p;
+        if (in_span == want || span_bytes + n > 4096) {
+            ss_close(ss);
+            in_span = span_bytes = 0;
+            want = 1 + (size_t)(tb_test_rand(&seed) % max_segs);
+        }
+        ss_seg(ss, data + p, n, index);
+        in_span++;
+        span_bytes += n;
+        index += n + tb_test_rand(&seed) % 32;
+        p += n;
+    }
+    ss_close(ss);
+}
+
+/* The spans of tb_stream_source_spans() on s's snapshot. */
+static int ss_stream_cb(void *ctx, const uint8_t *data, size_t len, const tb_span_map *m)
+{
+    spanset *ss = ctx;
+    size_t from = 0;
+
+    cr_assert(m && m->n && m->end[m->n - 1] == len, "stream span map");
+    for (size_t i = 0; i < m->n; i++) {
+        ss_seg(ss, data + from, m->end[i] - from, m->index[i]);
+        from = m->end[i];
+    }
+    ss_close(ss);
+    return 0;
+}
+
+static tb_snapshot *open_snap(const source *s, const tb_snap_source **src)
+{
+    static tb_snapshot snap; /* one at a time; freed by close_snap */
+    char err[512];
+
+    cr_assert_eq(tb_snapshot_load(&snap, s->dir, err, sizeof err), 0, "%s: %s", s->name, err);
+    *src = tb_stream_find_source(&snap, s->id, err, sizeof err);
+    cr_assert_not_null(*src, "%s: %s", s->name, err);
+    return &snap;
+}
+
+static void ss_from_stream(spanset *ss, const source *s)
+{
+    const tb_snap_source *src;
+    tb_snapshot *snap = open_snap(s, &src);
+    char err[512];
+
+    memset(ss, 0, sizeof *ss);
+    cr_assert_eq(tb_stream_source_spans(snap, src, NULL, ss_stream_cb, ss, err, sizeof err),
+                 0, "%s: %s", s->name, err);
+    tb_snapshot_fini(snap);
+    cr_assert_eq(ss->len, s->len, "%s: spans hold %zu bytes, runs %zu", s->name, ss->len,
+                 s->len);
+}
+
+/* ---- packets ---- */
+
+typedef struct plist {
+    tb_packet *v;
+    size_t n, cap;
+    size_t calls;
+} plist;
+
+static int on_collect_pkt(void *ctx, const tb_packet *pkt)
+{
+    plist *l = ctx;
+
+    l->calls++;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 1024;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+        cr_assert_not_null(l->v);
+    }
+    l->v[l->n++] = *pkt;
+    return 0;
+}
+
+/* The first field (types.h order) in which two packets differ. */
+static bool pkt_differs(const tb_packet *a, const tb_packet *b, char *buf, size_t len)
+{
+#define CMP_P(f)                                                                          \
+    if (a->f != b->f) {                                                                   \
+        snprintf(buf, len, #f " 0x%llx vs 0x%llx", (unsigned long long)a->f,             \
+                 (unsigned long long)b->f);                                               \
+        return true;                                                                      \
+    }
+    CMP_P(kind) CMP_P(protocol) CMP_P(index) CMP_P(size) CMP_P(count) CMP_P(err)
+    CMP_P(atom_count) CMP_P(w_count) CMP_P(seq_len) CMP_P(phdr_format) CMP_P(addr)
+    CMP_P(addr_bits) CMP_P(isa) CMP_P(isa_changed) CMP_P(addr_known) CMP_P(has_exc)
+    CMP_P(exc_cancel) CMP_P(exc_num) CMP_P(exc_resume) CMP_P(exc_bytes)
+    CMP_P(legacy_exc) CMP_P(ns) CMP_P(hyp) CMP_P(altisa) CMP_P(ns_valid)
+    CMP_P(hyp_valid) CMP_P(has_cc) CMP_P(cc) CMP_P(ts) CMP_P(ts_bits)
+    CMP_P(has_ctxid) CMP_P(context_id) CMP_P(vmid) CMP_P(reason) CMP_P(jazelle)
+    CMP_P(lsip) CMP_P(lsip_addr) CMP_P(lsip_isa) CMP_P(has_data_addr)
+    CMP_P(data_addr) CMP_P(data_addr_bits) CMP_P(data_be) CMP_P(data_size)
+    CMP_P(data_value) CMP_P(data_tag)
+#undef CMP_P
+    if (a->size <= TB_PKT_MAX_BYTES && memcmp(a->bytes, b->bytes, a->size)) {
+        snprintf(buf, len, "bytes");
+        return true;
+    }
+    if (a->seq_len <= sizeof a->seq && memcmp(a->seq, b->seq, a->seq_len)) {
+        snprintf(buf, len, "seq");
+        return true;
+    }
+    return false;
+}
+
+static void expect_same_packets(const char *what, const plist *want, const plist *got)
+{
+    char diff[160];
+
+    cr_assert_eq(got->n, want->n, "%s: %zu packets from spans, %zu per segment", what,
+                 got->n, want->n);
+    for (size_t i = 0; i < want->n; i++)
+        cr_assert(!pkt_differs(&got->v[i], &want->v[i], diff, sizeof diff),
+                  "%s: packet %zu (%s at index %llu) differs: %s (span vs per segment)", what,
+                  i, tb_pkt_kind_name(want->v[i].kind), (unsigned long long)want->v[i].index,
+                  diff);
+}
+
+/* Parses ss span by span (tb_parser_push_span) or segment by segment
+ * (tb_parser_push at each segment's index); each call's return is the
+ * packets it delivered. */
+static void parse_ss(const tb_config *cfg, const spanset *ss, bool spans, plist *out)
+{
+    tb_parser *p = tb_parser_new(cfg);
+    size_t before;
+    int r;
+
+    cr_assert_not_null(p);
+    memset(out, 0, sizeof *out);
+    for (size_t k = 0; k < ss->nspan; k++) {
+        if (spans) {
+            tb_span_map m;
+            size_t len;
+            const uint8_t *d = ss_span(ss, k, &len, &m);
+
+            before = out->n;
+            r = tb_parser_push_span(p, d, len, &m, on_collect_pkt, out);
+            cr_assert_eq(r, (int)(out->n - before), "tb_parser_push_span: %d for %zu", r,
+                         out->n - before);
+            continue;
+        }
+        for (size_t s = ss->first[k]; s < ss_span_end(ss, k); s++) {
+            size_t len;
+            const uint8_t *d = ss_segment(ss, k, s, &len);
+
+            before = out->n;
+            r = tb_parser_push(p, d, len, ss->index[s], on_collect_pkt, out);
+            cr_assert_eq(r, (int)(out->n - before), "tb_parser_push: %d for %zu", r,
+                         out->n - before);
+        }
+    }
+    before = out->n;
+    r = tb_parser_finish(p, on_collect_pkt, out);
+    cr_assert_eq(r, (int)(out->n - before), "tb_parser_finish: %d", r);
+    tb_parser_free(p);
+}
+
+/* ---- elements ---- */
+
+enum how { HOW_PACKET, HOW_FUSED, HOW_SPAN };
+
+/* drive_run() over a spanset: the packet path or tb_decoder_push per
+ * segment, or tb_decoder_push_span per span. */
+static void drive_ss(drive *dv, const spanset *ss, enum how how)
+{
+    size_t before;
+    int r;
+
+    for (size_t k = 0; k < ss->nspan; k++) {
+        if (how == HOW_SPAN) {
+            tb_span_map m;
+            size_t len;
+            const uint8_t *d = ss_span(ss, k, &len, &m);
+
+            before = dv->calls;
+            r = tb_decoder_push_span(dv->d, dv->p, d, len, &m, on_elem, dv);
+            if (!take(dv, "tb_decoder_push_span", r, dv->calls, before))
+                return;
+            continue;
+        }
+        for (size_t s = ss->first[k]; s < ss_span_end(ss, k); s++) {
+            size_t len;
+            const uint8_t *d = ss_segment(ss, k, s, &len);
+
+            if (how == HOW_FUSED) {
+                before = dv->calls;
+                r = tb_decoder_push(dv->d, dv->p, d, len, ss->index[s], on_elem, dv);
+                if (!take(dv, "tb_decoder_push", r, dv->calls, before))
+                    return;
+            } else {
+                before = dv->pkts;
+                r = tb_parser_push(dv->p, d, len, ss->index[s], on_pkt, dv);
+                if (!take(dv, "tb_parser_push", r, dv->pkts, before))
+                    return;
+            }
+        }
+    }
+    drive_finish(dv, how != HOW_PACKET);
+}
+
+static void decode_ss(const source *s, const spanset *ss, enum how how, elist *out)
+{
+    drive dv;
+
+    drive_open(&dv, s, 0);
+    drive_ss(&dv, ss, how);
+    cr_assert_eq(dv.first_neg, 0, "%s: %s", s->name, tb_err_str(dv.first_neg));
+    cr_assert_gt(dv.out.n, 0u);
+    cr_assert_eq(dv.out.v[dv.out.n - 1].kind, TB_ELEM_END, "%s: no END last", s->name);
+    *out = dv.out;
+    dv.out = (elist){0};
+    drive_close(&dv);
+}
+
+typedef struct span_totals {
+    size_t sources, bytes, spans, segs, packets, elements;
+} span_totals;
+
+/* Packets and elements of ss: spans equal segments. */
+static void spans_vs_segments(const source *s, const spanset *ss, const char *cut,
+                              span_totals *t)
+{
+    char what[300];
+    plist a, b;
+    elist ea, eb;
+
+    snprintf(what, sizeof what, "%s (%s: %zu spans, %zu segments)", s->name, cut, ss->nspan,
+             ss->nseg);
+    parse_ss(&s->cfg, ss, false, &a);
+    parse_ss(&s->cfg, ss, true, &b);
+    expect_same_packets(what, &a, &b);
+    decode_ss(s, ss, HOW_FUSED, &ea);
+    decode_ss(s, ss, HOW_SPAN, &eb);
+    expect_same(what, &ea, &eb, 0);
+    t->bytes += ss->len;
+    t->spans += ss->nspan;
+    t->segs += ss->nseg;
+    t->packets += a.n;
+    t->elements += ea.n;
+    free(a.v);
+    free(b.v);
+    elist_free(&ea);
+    elist_free(&eb);
+}
+
+Test(decoder_fused, spans_every_vector)
+{
+    char **names, dir[1400];
+    size_t n = list_vectors(&names);
+    span_totals t = {0};
+
+    for (size_t i = 0; i < n; i++) {
+        source s;
+        spanset ss;
+
+        vector_dir(dir, sizeof dir, names[i]);
+        source_load(&s, dir, -1, names[i]);
+        /* Short spans (1..4 segments) and long ones (up to 4096 bytes). */
+        ss_random(&ss, s.data, s.len, 0xC0FFEE + i, 4);
+        spans_vs_segments(&s, &ss, "random cut, short spans", &t);
+        ss_free(&ss);
+        ss_random(&ss, s.data, s.len, 0xBEEF + i, 400);
+        spans_vs_segments(&s, &ss, "random cut, long spans", &t);
+        ss_free(&ss);
+        t.sources++;
+        source_fini(&s);
+    }
+    cr_log_info("span vectors: %zu sources x 2 cuts, %zu bytes, %zu spans, %zu segments, "
+                "%zu packets and %zu elements compared",
+                t.sources, t.bytes, t.spans, t.segs, t.packets, t.elements);
+    cr_assert_geq(t.sources, 59u);
+    /* Every packet and element of both cuts (test 1's totals, twice). */
+    cr_assert_geq(t.elements, 2 * 13774u);
+    free_names(names, n);
+}
+
+/* Real sources: (1) the deformatter's spans (tb_deformatter_push_spans,
+ * buffer pushed in several chunkings, straight into
+ * tb_decoder_push_span) and tb_stream_source_spans give the packet
+ * path's elements over the deformatter's runs; (2) the stream's spans
+ * parse and decode as their segments do. */
+typedef struct span_drive {
+    drive *dv;
+    uint8_t id;
+    bool failed;
+} span_drive;
+
+static int span_to_decoder(void *ctx, uint8_t id, const uint8_t *data, size_t len,
+                           const tb_span_map *m)
+{
+    span_drive *sd = ctx;
+    size_t before = sd->dv->calls;
+    int r;
+
+    cr_assert_eq(id, sd->id);
+    r = tb_decoder_push_span(sd->dv->d, sd->dv->p, data, len, m, on_elem, sd->dv);
+    if (!take(sd->dv, "tb_decoder_push_span", r, sd->dv->calls, before)) {
+        sd->failed = true;
+        return 1;
+    }
+    return 0;
+}
+
+static int stream_to_decoder(void *ctx, const uint8_t *data, size_t len, const tb_span_map *m)
+{
+    span_drive *sd = ctx;
+
+    return span_to_decoder(ctx, sd->id, data, len, m);
+}
+
+static void real_spans(const char *snap, int id)
+{
+    static const size_t dchunks[] = {1, 7, 64, 4096, 0};
+    const char *refdir = tb_test_reference_dir("span path on real traces");
+    char dir[1100], name[200], what[300];
+    span_totals t = {0};
+    size_t compared = 0;
+    source s;
+    elist ref;
+    spanset ss;
+
+    if (!refdir)
+        return;
+    snprintf(dir, sizeof dir, "%s/opencsd-snapshots/%s", refdir, snap);
+    if (id < 0)
+        snprintf(name, sizeof name, "%s (spans)", snap);
+    else
+        snprintf(name, sizeof name, "%s 0x%x (spans)", snap, id);
+    source_load(&s, dir, id, name);
+    decode(&s, MODE_RUNS, 0, false, &ref);
+
+    for (size_t c = 0; s.formatted && c < sizeof dchunks / sizeof dchunks[0]; c++) {
+        tb_deformatter *dfm = tb_deformatter_new(s.frame_flags);
+        const uint8_t tid = (uint8_t)s.cfg.trace_id;
+        const size_t chunk = dchunks[c] ? dchunks[c] : s.rawlen;
+        drive dv;
+        span_drive sd = {&dv, tid, false};
+        int rc = 0;
+
+        cr_assert_not_null(dfm);
+        cr_assert_eq(tb_deformatter_set_ids(dfm, &tid, 1), 0);
+        drive_open(&dv, &s, 0);
+        for (size_t p = 0; p < s.rawlen && rc == 0; p += chunk)
+            rc = tb_deformatter_push_spans(dfm, s.raw + p,
+                                           s.rawlen - p < chunk ? s.rawlen - p : chunk, p,
+                                           span_to_decoder, &sd);
+        cr_assert_eq(rc, 0, "%s: deformatter chunk %zu: %s", name, chunk, tb_err_str(rc));
+        cr_assert_eq(tb_deformatter_finish_spans(dfm, span_to_decoder, &sd), 0);
+        cr_assert(!sd.failed);
+        drive_finish(&dv, true);
+        cr_assert_eq(dv.first_neg, 0);
+        snprintf(what, sizeof what, "%s (deformatter spans, buffer chunk %zu)", name, dchunks[c]);
+        expect_same(what, &ref, &dv.out, 0);
+        compared += dv.out.n;
+        drive_close(&dv);
+        tb_deformatter_free(dfm);
+    }
+    {
+        static const size_t reads[] = {7, 0};
+
+        for (size_t c = 0; c < 2; c++) {
+            const tb_snap_source *src;
+            tb_snapshot *sn = open_snap(&s, &src);
+            tb_stream_opts o = {.read_chunk = reads[c]};
+            char err[512];
+            drive dv;
+            span_drive sd = {&dv, 0, false};
+
+            drive_open(&dv, &s, 0);
+            cr_assert_eq(tb_stream_source_spans(sn, src, &o, stream_to_decoder, &sd, err,
+                                                sizeof err), 0, "%s: %s", name, err);
+            tb_snapshot_fini(sn);
+            cr_assert(!sd.failed);
+            drive_finish(&dv, true);
+            snprintf(what, sizeof what, "%s (tb_stream_source_spans, read %zu)", name,
+                     reads[c]);
+            expect_same(what, &ref, &dv.out, 0);
+            compared += dv.out.n;
+            drive_close(&dv);
+        }
+    }
+    ss_from_stream(&ss, &s);
+    spans_vs_segments(&s, &ss, "stream spans", &t);
+    cr_log_info("%s: %zu elements, %zu compared from spans; stream: %zu spans, %zu segments, "
+                "%zu packets", name, ref.n, compared, ss.nspan, ss.nseg, t.packets);
+    {
+        spanset cut;
+
+        /* The same bytes cut anywhere, packets crossing segments. */
+        ss_random(&cut, s.data, s.len, 0xABCD + (uint64_t)id, 60);
+        spans_vs_segments(&s, &cut, "random cut", &t);
+        ss_free(&cut);
+    }
+    cr_assert_eq(compared, (s.formatted ? 7 : 2) * ref.n);
+    /* The stream joins the runs of a formatted buffer into spans. */
+    if (s.formatted)
+        cr_assert_lt(ss.nspan, ss.nseg);
+    ss_free(&ss);
+    elist_free(&ref);
+    source_fini(&s);
+}
+
+Test(decoder_fused, spans_tc2_etmv3_0x10) { real_spans("TC2", 0x10); }
+Test(decoder_fused, spans_tc2_etmv3_0x11) { real_spans("TC2", 0x11); }
+Test(decoder_fused, spans_tc2_etmv3_0x12) { real_spans("TC2", 0x12); }
+Test(decoder_fused, spans_tc2_ptm_0x13) { real_spans("TC2", 0x13); }
+Test(decoder_fused, spans_snowball_ptm_0x10) { real_spans("Snowball", 0x10); }
+Test(decoder_fused, spans_snowball_ptm_0x11) { real_spans("Snowball", 0x11); }
+Test(decoder_fused, spans_trace_cov_a15) { real_spans("trace_cov_a15", -1); }
+
+/* Maps that do not cover the span exactly (types.h tb_span_map) are
+ * refused with TB_ERR_INVAL before any byte is taken: no callback, and
+ * the stream pushed afterwards decodes as if they had never come. */
+static int count_pkt(void *ctx, const tb_packet *pkt)
+{
+    (void)pkt;
+    (*(size_t *)ctx)++;
+    return 0;
+}
+
+static int count_elem(void *ctx, const tb_element *el)
+{
+    (void)el;
+    (*(size_t *)ctx)++;
+    return 0;
+}
+
+static void bad_maps(const char *vec, size_t *refused)
+{
+    static const size_t e_ok[2] = {4, 10}, e_flat[2] = {4, 4}, e_down[2] = {6, 3},
+                        e_zero[2] = {0, 10}, e_short[2] = {4, 9}, e_long[2] = {4, 11};
+    static const uint64_t idx[2] = {100, 200};
+    const tb_span_map maps[] = {
+        {0, e_ok, idx},      /* n == 0 */
+        {2, e_flat, idx},    /* end not strictly rising */
+        {2, e_down, idx},    /* end going down */
+        {2, e_zero, idx},    /* an empty first segment */
+        {2, e_short, idx},   /* end[n-1] < len */
+        {2, e_long, idx},    /* end[n-1] > len */
+        {1, e_ok + 1, idx},  /* 1 segment, still right: the control */
+        {2, NULL, idx},      /* no end[] */
+        {2, e_ok, NULL},     /* no index[] */
+    };
+    char dir[1400];
+    source s;
+    elist ref, got;
+    drive dv;
+    tb_etmv3_parser *ep;
+    tb_ptm_parser *pp;
+    size_t calls = 0;
+
+    vector_dir(dir, sizeof dir, vec);
+    source_load(&s, dir, -1, vec);
+    cr_assert_geq(s.len, 10u);
+    decode(&s, MODE_FLAT, 0, true, &ref);
+    drive_open(&dv, &s, 0);
+    ep = s.cfg.protocol == TB_PROTO_ETMV3 ? tb_etmv3_parser_new(&s.cfg) : NULL;
+    pp = s.cfg.protocol == TB_PROTO_PTM ? tb_ptm_parser_new(&s.cfg) : NULL;
+    cr_assert(ep || pp);
+    for (size_t i = 0; i <= sizeof maps / sizeof maps[0]; i++) {
+        const tb_span_map *m = i < sizeof maps / sizeof maps[0] ? &maps[i] : NULL;
+
+        if (m == &maps[6])
+            continue;
+        cr_assert_eq(tb_parser_push_span(dv.p, s.data, 10, m, count_pkt, &calls),
+                     TB_ERR_INVAL, "%s: map %zu", vec, i);
+        cr_assert_eq(ep ? tb_etmv3_parser_push_span(ep, s.data, 10, m, count_pkt, &calls)
+                        : tb_ptm_parser_push_span(pp, s.data, 10, m, count_pkt, &calls),
+                     TB_ERR_INVAL, "%s: map %zu (per protocol)", vec, i);
+        cr_assert_eq(tb_decoder_push_span(dv.d, dv.p, s.data, 10, m, count_elem, &calls),
+                     TB_ERR_INVAL, "%s: map %zu (decoder)", vec, i);
+        *refused += 3;
+    }
+    cr_assert_eq(calls, 0u, "%s: %zu callbacks from refused spans", vec, calls);
+    /* The control map is taken (so the refusals above are about the
+     * maps, not the bytes). */
+    {
+        tb_parser *p = tb_parser_new(&s.cfg);
+
+        cr_assert_geq(tb_parser_push_span(p, s.data, 10, &maps[6], count_pkt, &calls), 0);
+        tb_parser_free(p);
+    }
+    /* Nothing of the refused calls stayed behind. */
+    drive_run(&dv, &s, MODE_FLAT, 0, true);
+    cr_assert_eq(dv.first_neg, 0);
+    got = dv.out;
+    expect_same(vec, &ref, &got, 0);
+    tb_etmv3_parser_free(ep);
+    tb_ptm_parser_free(pp);
+    drive_close(&dv);
+    elist_free(&ref);
+    source_fini(&s);
+}
+
+Test(decoder_fused, span_bad_maps)
+{
+    size_t refused = 0;
+
+    bad_maps("cond_arm-etmv3", &refused);
+    bad_maps("irq_fiq-ptm", &refused);
+    cr_assert_eq(refused, 2u * 9 * 3);
+}
+
+/* A callback that stops inside a span: TB_ERR_STOPPED from that
+ * tb_decoder_push_span, no callback after, the first k elements of the
+ * packet path over the same segments; after a reset the whole decode
+ * again.  Returns the stops tried. */
+static size_t stop_spans(const source *s, const spanset *ss, size_t step)
+{
+    drive ref, sp;
+    size_t tried = 0;
+    char what[300];
+
+    drive_open(&ref, s, 0);
+    drive_ss(&ref, ss, HOW_PACKET);
+    cr_assert_eq(ref.first_neg, 0);
+    drive_open(&sp, s, 0);
+    for (size_t k = 1; k <= ref.out.n; k++) {
+        if ((k - 1) % step && k != ref.out.n && ref.out.v[k - 1].kind == TB_ELEM_INSN_RANGE)
+            continue;
+        rearm(&sp, k);
+        drive_ss(&sp, ss, HOW_SPAN);
+        snprintf(what, sizeof what, "%s spans, stop at %zu of %zu", s->name, k, ref.out.n);
+        cr_assert_eq(sp.first_neg, TB_ERR_STOPPED, "%s: returned %d", what, sp.first_neg);
+        cr_assert_eq(sp.calls_at_neg, k, "%s: reported after %zu", what, sp.calls_at_neg);
+        cr_assert(!sp.late_call, "%s: callback after the stop", what);
+        expect_same(what, &ref.out, &sp.out, k);
+        cr_assert_eq(sp.out.n, k);
+        tried++;
+    }
+    rearm(&sp, 0);
+    drive_ss(&sp, ss, HOW_SPAN);
+    snprintf(what, sizeof what, "%s spans after stops and reset", s->name);
+    expect_same(what, &ref.out, &sp.out, 0);
+    drive_close(&ref);
+    drive_close(&sp);
+    return tried;
+}
+
+static size_t stop_spans_vector(const char *vec, size_t step)
+{
+    char dir[1400];
+    source s;
+    spanset ss;
+    size_t tried;
+
+    vector_dir(dir, sizeof dir, vec);
+    source_load(&s, dir, -1, vec);
+    ss_random(&ss, s.data, s.len, 77, 30);
+    tried = stop_spans(&s, &ss, step);
+    cr_log_info("%s: %zu stops inside %zu spans", vec, tried, ss.nspan);
+    ss_free(&ss);
+    source_fini(&s);
+    return tried;
+}
+
+Test(decoder_fused, span_stop_every_element)
+{
+    const char *refdir;
+
+    cr_assert_gt(stop_spans_vector("cond_arm-etmv33-ca", 1), 50u);
+    cr_assert_gt(stop_spans_vector("irq_fiq-ptm-ca-ts", 1), 50u);
+    refdir = tb_test_reference_dir("span stop on real trace");
+    if (refdir) {
+        char dir[1100];
+        source s;
+        spanset ss;
+
+        snprintf(dir, sizeof dir, "%s/opencsd-snapshots/TC2", refdir);
+        source_load(&s, dir, 0x10, "TC2 0x10");
+        ss_from_stream(&ss, &s);
+        cr_assert_gt(stop_spans(&s, &ss, 7), 100u);
+        ss_free(&ss);
+        source_fini(&s);
+    }
+}
