@@ -16,7 +16,14 @@
  *    tb_decoder_reset (warm block cache), give the same elements;
  *  - the fused path (tb_decoder_push, which skips the tb_packet of
  *    ETMv3 P-headers and PTM atom packets) gives those elements too,
- *    again cut in two.
+ *    again cut in two;
+ *  - spans (types.h tb_span_map): the input cut into segments of 1..40
+ *    bytes (the cut and the indices derived from the input, indices
+ *    jumping forward as the deformatter's runs do across frames),
+ *    grouped into spans of 1..64 segments: tb_decoder_push_span gives
+ *    exactly the elements of tb_decoder_push per segment at its index;
+ *    and apart from the index, those of the packet path above (indices
+ *    label elements, they never steer the decode).
  */
 #include <string.h>
 
@@ -31,6 +38,7 @@ typedef struct xstate {
     const tb_config *cfg;
     tb_decoder *dec;
     uint64_t hash;
+    uint64_t hash_noidx;     /* every field but index */
     size_t elements;
     uint64_t last_index;
     bool ended;
@@ -41,9 +49,12 @@ typedef struct xstate {
 #define HF(f) h = tb_fuzz_hash(h, &el->f, sizeof el->f)
 
 /* Field by field (never the padding). */
-static uint64_t hash_element(uint64_t h, const tb_element *el)
+static uint64_t hash_element(uint64_t h, const tb_element *el, bool with_index)
 {
-    HF(kind); HF(index); HF(reason); HF(isa); HF(start); HF(end);
+    HF(kind);
+    if (with_index)
+        HF(index);
+    HF(reason); HF(isa); HF(start); HF(end);
     HF(count); HF(last_addr); HF(last_size); HF(last_wp); HF(last_atom);
     HF(atom_bits); HF(exc_num); HF(pref_return); HF(cancelled); HF(ts);
     HF(has_cc); HF(cc); HF(context_id); HF(vmid); HF(ns); HF(hyp);
@@ -115,7 +126,8 @@ static int dec_on_element(void *ctx, const tb_element *el)
         check_range(s, el);
     if (el->kind == TB_ELEM_END)
         s->ended = true;
-    s->hash = hash_element(s->hash, el);
+    s->hash = hash_element(s->hash, el, true);
+    s->hash_noidx = hash_element(s->hash_noidx, el, false);
     if (s->print) {
         n = tb_elem_format_json(el, buf, sizeof buf);
         TB_FUZZ_CHECK(h, n > 0 && (size_t)n < sizeof buf, "JSON length %d", n);
@@ -185,12 +197,82 @@ static void decode_fused(xstate *s, const uint8_t *data, size_t len, size_t cut)
     tb_parser_free(p);
 }
 
+static uint64_t seg_rand(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+#define MAX_SEGS 64
+
+/* The input as segments (see the top): per segment through
+ * tb_decoder_push at its index (span false), or per span through
+ * tb_decoder_push_span with its map.  The cut is the same for both. */
+static void decode_segments(xstate *s, const uint8_t *data, size_t len, bool span)
+{
+    tb_parser *p = tb_parser_new(s->cfg);
+    uint64_t rng = tb_fuzz_hash(TB_FUZZ_HASH_INIT, data, len) | 1;
+    /* Small first index: segment indices below their span position
+     * make the map's base wrap (decoder/span.h: modular). */
+    uint64_t index = seg_rand(&rng) % 4096;
+    size_t pos = 0, before;
+    int rc;
+
+    TB_FUZZ_CHECK(s->name, p != NULL, "tb_parser_new failed");
+    while (pos < len) {
+        size_t end[MAX_SEGS], n = 0, slen = 0;
+        uint64_t idx[MAX_SEGS];
+        const size_t want = 1 + (size_t)(seg_rand(&rng) % MAX_SEGS);
+
+        while (n < want && pos + slen < len) {
+            size_t l = 1 + (size_t)(seg_rand(&rng) % 40);
+
+            if (l > len - pos - slen)
+                l = len - pos - slen;
+            idx[n] = index;
+            slen += l;
+            end[n++] = slen;
+            index += l + seg_rand(&rng) % 32;
+        }
+        if (span) {
+            const tb_span_map map = {n, end, idx};
+
+            before = s->elements;
+            rc = tb_decoder_push_span(s->dec, p, data + pos, slen, &map, dec_on_element, s);
+            TB_FUZZ_CHECK(s->name, rc >= 0 && (size_t)rc == s->elements - before,
+                          "tb_decoder_push_span (%zu bytes, %zu segments) returned %d for "
+                          "%zu elements", slen, n, rc, s->elements - before);
+        } else {
+            for (size_t k = 0; k < n; k++) {
+                const size_t from = k ? end[k - 1] : 0;
+
+                before = s->elements;
+                rc = tb_decoder_push(s->dec, p, data + pos + from, end[k] - from, idx[k],
+                                     dec_on_element, s);
+                TB_FUZZ_CHECK(s->name, rc >= 0 && (size_t)rc == s->elements - before,
+                              "tb_decoder_push returned %d for %zu elements", rc,
+                              s->elements - before);
+            }
+        }
+        pos += slen;
+    }
+    before = s->elements;
+    rc = tb_decoder_push_finish(s->dec, p, dec_on_element, s);
+    TB_FUZZ_CHECK(s->name, rc >= 1 && (size_t)rc == s->elements - before,
+                  "tb_decoder_push_finish returned %d for %zu elements", rc,
+                  s->elements - before);
+    TB_FUZZ_CHECK(s->name, s->ended, "no END element after finish");
+    tb_parser_free(p);
+}
+
 static int fuzz_decoder(const char *name, tb_protocol proto,
                         const uint8_t *data, size_t len)
 {
     const tb_memimage *mem = tb_fuzz_image();
     tb_config cfg;
-    xstate a, b, c;
+    xstate a, b, c, e, f;
     tb_decoder *d;
 
     if (len < TB_FUZZ_CFG_BYTES)
@@ -204,7 +286,7 @@ static int fuzz_decoder(const char *name, tb_protocol proto,
     d = tb_decoder_new(&cfg, mem);
     TB_FUZZ_CHECK(name, d != NULL, "tb_decoder_new failed");
     a = (xstate){.name = name, .cfg = &cfg, .dec = d, .hash = TB_FUZZ_HASH_INIT,
-                 .print = true};
+                 .hash_noidx = TB_FUZZ_HASH_INIT, .print = true};
     decode(&a, data, len, len);
 
     tb_decoder_reset(d);
@@ -220,6 +302,21 @@ static int fuzz_decoder(const char *name, tb_protocol proto,
     TB_FUZZ_CHECK(name, a.hash == c.hash && a.elements == c.elements,
                   "packet path gives %zu elements, fused path %zu (or different "
                   "fields)", a.elements, c.elements);
+
+    tb_decoder_reset(d);
+    e = (xstate){.name = name, .cfg = &cfg, .dec = d, .hash = TB_FUZZ_HASH_INIT,
+                 .hash_noidx = TB_FUZZ_HASH_INIT};
+    decode_segments(&e, data, len, false);
+    tb_decoder_reset(d);
+    f = (xstate){.name = name, .cfg = &cfg, .dec = d, .hash = TB_FUZZ_HASH_INIT,
+                 .hash_noidx = TB_FUZZ_HASH_INIT};
+    decode_segments(&f, data, len, true);
+    TB_FUZZ_CHECK(name, e.hash == f.hash && e.elements == f.elements,
+                  "segments one by one give %zu elements, the same segments as spans "
+                  "%zu (or different fields)", e.elements, f.elements);
+    TB_FUZZ_CHECK(name, e.hash_noidx == a.hash_noidx && e.elements == a.elements,
+                  "segments at their own indices give %zu elements, the packet path "
+                  "%zu (or fields other than index differ)", e.elements, a.elements);
     tb_decoder_free(d);
     return 0;
 }
@@ -236,3 +333,4 @@ int tb_fuzz_ptm_decoder(const uint8_t *data, size_t len)
 
 #undef HF
 #undef MAX_RANGE
+#undef MAX_SEGS
