@@ -54,7 +54,6 @@ struct tb_deformatter {
      * finish can hand on what its last frames added; never holds bytes
      * between two calls. */
     size_t span_len, span_segs;
-    uint64_t span_base;      /* index of span byte pos in the last segment */
     uint8_t span_id;
     uint8_t span[SPAN_BYTES];
     size_t span_end[SPAN_SEGS];
@@ -578,7 +577,10 @@ static int span_flush(tb_deformatter *d, tb_frame_span_cb cb, void *ctx)
     return 0;
 }
 
-/* The run callback of span mode: appends the run to the span. */
+/* The run callback of span mode: appends the run to the span as a new
+ * segment.  Runs never continue one another's numbering (it restarts at
+ * each frame, and a run of another ID always lies between two of one
+ * ID in a frame), so there is nothing to merge. */
 static int span_run(void *vs, uint8_t id, uint64_t index, const uint8_t *data,
                     size_t len)
 {
@@ -589,15 +591,8 @@ static int span_run(void *vs, uint8_t id, uint64_t index, const uint8_t *data,
                         d->span_segs == SPAN_SEGS) &&
         span_flush(d, s->cb, s->ctx) < 0)
         return 1;
-    if (d->span_len && index == d->span_base + d->span_len) {
-        /* Continues the last segment's numbering (never so across
-         * frames, whose runs restart at the frame offset). */
-        d->span_end[d->span_segs - 1] += len;
-    } else {
-        d->span_idx[d->span_segs] = index;
-        d->span_end[d->span_segs++] = d->span_len + len;
-        d->span_base = index - d->span_len;
-    }
+    d->span_idx[d->span_segs] = index;
+    d->span_end[d->span_segs++] = d->span_len + len;
     d->span_id = id;
     memcpy(d->span + d->span_len, data, len);
     d->span_len += len;
