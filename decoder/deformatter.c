@@ -27,6 +27,7 @@
 struct tb_deformatter {
     unsigned flags;
     uint64_t want[2];        /* IDs delivered: bit id (0x01..0x6F) */
+    uint64_t stop[2];        /* want and the reserved IDs 0x70..0x7F */
     bool sync_mode;          /* FSYNC and/or HSYNC in the stream */
     bool synced;             /* sync mode: frame boundary known */
     bool in_frame;           /* sync mode: frame start passed */
@@ -66,11 +67,14 @@ static void reset_state(tb_deformatter *d)
 {
     unsigned flags = d->flags;
     uint64_t want[2] = {d->want[0], d->want[1]};
+    uint64_t stop[2] = {d->stop[0], d->stop[1]};
 
     memset(d, 0, offsetof(tb_deformatter, span_len));
     d->flags = flags;
     d->want[0] = want[0];
     d->want[1] = want[1];
+    d->stop[0] = stop[0];
+    d->stop[1] = stop[1];
     d->sync_mode = (flags & (TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC)) != 0;
     /* Without FSYNCs there is nothing to search for: frames start at the
      * first byte (OpenCSD does the same for HSYNC-only streams). */
@@ -113,6 +117,8 @@ int tb_deformatter_set_ids(tb_deformatter *d, const uint8_t *ids, size_t n)
     }
     d->want[0] = want[0];
     d->want[1] = want[1];
+    d->stop[0] = want[0];
+    d->stop[1] = want[1] | 0xFFFFull << (0x70 - 64);
     return 0;
 }
 
@@ -194,40 +200,32 @@ static inline bool deliverable(const tb_deformatter *d, unsigned id)
     return id < 0x80 && ((d->want[id >> 6] >> (id & 63)) & 1);
 }
 
+#if defined(__GNUC__)
+#define TB_NOINLINE __attribute__((noinline))
+#else
+#define TB_NOINLINE
+#endif
+
 /*
- * Unpacks the complete frame f (buffer offset d->sof) and delivers its
- * runs.  The run and index rules restate OpenCSD's so indices agree
- * (frame.h): the first run starts at the frame offset; an ID change opens
- * a new run at frame offset + position only if the current run already
- * holds data.
+ * The frame's runs, for a frame with ID bytes (ids: bit j for byte 2j)
+ * that may hold data for the caller.  The run and index rules restate
+ * OpenCSD's so indices agree (frame.h): the first run starts at the frame
+ * offset; an ID change opens a new run at frame offset + position only if
+ * the current run already holds data.  Out of line: its arrays cost a
+ * stack frame that the common frames do without.
  */
-static int unpack_frame(tb_deformatter *d, const uint8_t *f,
-                        tb_frame_data_cb cb, void *ctx)
+static TB_NOINLINE int unpack_runs(tb_deformatter *d, const uint8_t *f,
+                                   uint64_t w0, uint64_t w1, unsigned ids,
+                                   tb_frame_data_cb cb, void *ctx)
 {
     const uint8_t aux = f[15];
-    uint64_t w0 = load64(f), w1 = load64(f + 8);
     /* Room for a 16-byte move at any offset below 16. */
     uint8_t out[32], d16[32];
     /* Run k is out[start[k] .. start[k+1]), ID id[k], index idx[k]. */
     unsigned start[9], id[8];
     uint64_t idx[8];
-    unsigned nr = 0, n = 0, pos = 0, ids, k;
+    unsigned nr = 0, n = 0, pos = 0, k;
 
-    d->fill = 0;
-    if (!((w0 | w1) & 0x0001000100010001ull)) {
-        /* No ID byte (bit 0 clear at every even position, protocol-notes
-         * 5.1): fifteen data bytes for the current ID, the aux bits
-         * restoring bit 0 of the even ones. */
-        if (!deliverable(d, d->cur_id) || !cb)
-            return 0;
-        store64(out, w0 | SPREAD4[aux & 15]);
-        store64(out + 8, w1 | SPREAD4[aux >> 4]);
-        return cb(ctx, (uint8_t)d->cur_id, d->sof, out, 15) ? TB_ERR_STOPPED : 0;
-    }
-
-    ids = (unsigned)((w0 & 1) | (w0 >> 15 & 2) | (w0 >> 30 & 4) | (w0 >> 45 & 8) |
-                     (w1 << 4 & 16) | (w1 >> 11 & 32) | (w1 >> 26 & 64) |
-                     (w1 >> 41 & 128));
     if (!deliverable(d, d->cur_id)) {
         /* Nothing for the caller unless an ID byte here selects a
          * wanted source: then only the ID changes are followed. */
@@ -300,6 +298,52 @@ static int unpack_frame(tb_deformatter *d, const uint8_t *f,
             return TB_ERR_STOPPED;
     }
     return 0;
+}
+
+/*
+ * Unpacks the complete frame f (buffer offset d->sof) and delivers its
+ * runs.  Most frames of a multi-source buffer bring the caller nothing:
+ * those are settled here without unpack_runs().
+ */
+static inline int unpack_frame(tb_deformatter *d, const uint8_t *f,
+                               tb_frame_data_cb cb, void *ctx)
+{
+    const uint64_t w0 = load64(f), w1 = load64(f + 8);
+    unsigned ids;
+
+    d->fill = 0;
+    if (!((w0 | w1) & 0x0001000100010001ull)) {
+        /* No ID byte (bit 0 clear at every even position, protocol-notes
+         * 5.1): fifteen data bytes for the current ID, the aux bits
+         * restoring bit 0 of the even ones. */
+        uint8_t out[16];
+
+        if (!deliverable(d, d->cur_id) || !cb)
+            return 0;
+        store64(out, w0 | SPREAD4[f[15] & 15]);
+        store64(out + 8, w1 | SPREAD4[f[15] >> 4]);
+        return cb(ctx, (uint8_t)d->cur_id, d->sof, out, 15) ? TB_ERR_STOPPED : 0;
+    }
+    ids = (unsigned)((w0 & 1) | (w0 >> 15 & 2) | (w0 >> 30 & 4) | (w0 >> 45 & 8) |
+                     (w1 << 4 & 16) | (w1 >> 11 & 32) | (w1 >> 26 & 64) |
+                     (w1 >> 41 & 128));
+    if (!deliverable(d, d->cur_id)) {
+        /* Data of other sources only, unless an ID byte names a wanted
+         * or a reserved (corrupt) ID: then only the last ID byte
+         * matters. */
+        unsigned hit = 0;
+
+        for (unsigned t = ids; t; t &= t - 1) {
+            const unsigned v = f[2 * (unsigned)__builtin_ctz(t)] >> 1;
+
+            hit |= (unsigned)(d->stop[v >> 6] >> (v & 63)) & 1u;
+        }
+        if (!hit) {
+            d->cur_id = f[2 * (31u - (unsigned)__builtin_clz(ids))] >> 1;
+            return 0;
+        }
+    }
+    return unpack_runs(d, f, w0, w1, ids, cb, ctx);
 }
 
 /* ---- memory-aligned frames ---- */
