@@ -58,9 +58,6 @@ struct tb_etmv3_decoder {
      * range writes only the others (cheaper than a fresh element). */
     bool rng_valid, rng_open;
     tb_element rng;
-    uint32_t prev_addr;    /* the instruction before rng.last_addr */
-    uint8_t prev_size, prev_wp;
-    char prev_atom;
 
     /* Each P-header byte's atoms under cfg (IHI0014Q 7.3.1), for the
      * fused path (tb_etmv3_decoder_phdrs); pq the same in brief for its
@@ -219,11 +216,6 @@ static void add_insn(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
     if (!d->rng_open || r->end != addr || r->isa != d->isa || r->count == 32) {
         flush_range(d, e);
         open_range(d, index, addr);
-    } else {
-        d->prev_addr = r->last_addr;
-        d->prev_size = r->last_size;
-        d->prev_wp = r->last_wp;
-        d->prev_atom = r->last_atom;
     }
     if (atom == 'N')
         r->atom_bits |= 1u << r->count;
@@ -411,7 +403,7 @@ static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, tb_span_cur *cur,
         const tb_block *b;
         unsigned m, room;
         uint32_t addr = d->pc, last, bits, cyc;
-        uint8_t size, psize;
+        uint8_t size;
         bool stop = false;
 
         if (!d->pc_known)
@@ -444,31 +436,17 @@ static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, tb_span_cur *cur,
         bits = (uint32_t)((ab->nmask >> i) & ((1ull << m) - 1));
         if (b->isa == TB_ISA_ARM) {
             last = addr + 4 * (m - 1);
-            size = psize = 4;
+            size = 4;
         } else if (d->blk_idx + m == b->n) {
             /* The rest of the block (the usual step): its last
              * instruction is known, no sizes to add up. */
             last = b->last.addr;
             size = b->last.size;
-            psize = m >= 2 && ((b->wide >> (b->n - 2)) & 1) ? 4 : 2;
         } else {
             const uint64_t w = b->wide >> d->blk_idx;
 
             last = addr + 2 * (m - 1) + 2 * popcount64(w & ((1ull << (m - 1)) - 1));
             size = ((w >> (m - 1)) & 1) ? 4 : 2;
-            psize = m >= 2 && ((w >> (m - 2)) & 1) ? 4 : 2;
-        }
-        /* The instruction before the newest, for a Cancel. */
-        if (m >= 2) {
-            d->prev_addr = last - psize;
-            d->prev_size = psize;
-            d->prev_wp = TB_WP_NONE;
-            d->prev_atom = ((bits >> (m - 2)) & 1) ? 'N' : 'E';
-        } else if (r->count > 0) {
-            d->prev_addr = r->last_addr;
-            d->prev_size = r->last_size;
-            d->prev_wp = r->last_wp;
-            d->prev_atom = r->last_atom;
         }
         r->atom_bits |= bits << r->count;
         r->count += m;
@@ -641,6 +619,32 @@ static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
     }
 }
 
+/* Drops the newest instruction of range r (count >= 2) for a Cancel.
+ * Cancels are rare, so the instruction before it is found again from
+ * the image here instead of being tracked at every step of the walk. */
+static bool retract_last(tb_etmv3_decoder *d, tb_element *r)
+{
+    uint32_t addrs[32];
+    const tb_block *b;
+    uint32_t prev;
+
+    if (tb_range_addrs(d->mem, r, addrs, r->count) != (int)r->count)
+        return false;
+    prev = addrs[r->count - 2];
+    /* Its waypoint class: a waypoint is a one-instruction block of its
+     * own (only flow changes end blocks here). */
+    d->blk_valid = false;
+    b = tb_block_get(d->bc, prev, (tb_isa)r->isa);
+    r->count--;
+    r->atom_bits &= ~(1u << r->count);
+    r->end = r->last_addr;
+    r->last_size = (uint8_t)(r->last_addr - prev);
+    r->last_addr = prev;
+    r->last_wp = b->n == 1 ? b->last.wp_class : TB_WP_NONE;
+    r->last_atom = ((r->atom_bits >> (r->count - 1)) & 1) ? 'N' : 'E';
+    return true;
+}
+
 static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
 {
     bool cancelled = false, ctx_changed = false;
@@ -656,16 +660,9 @@ static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
             cancelled_addr = r->last_addr;
             if (r->count == 1) {
                 d->rng_valid = d->rng_open = false;
-            } else {
-                r->count--;
-                r->atom_bits &= ~(1u << r->count);
-                r->end = r->last_addr;
-                r->last_addr = d->prev_addr;
-                r->last_size = d->prev_size;
-                r->last_wp = d->prev_wp;
-                r->last_atom = d->prev_atom;
-                /* prev_* now unknown: a second cancel cannot follow
-                 * without a new atom. */
+            } else if (!retract_last(d, r)) {
+                cancelled = false;
+                err = TB_ERR_STATE; /* cannot happen: its code was read */
             }
         } else {
             err = TB_ERR_STATE; /* already emitted: flag the element */

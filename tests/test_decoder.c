@@ -231,6 +231,58 @@ Test(decoder_etmv3, n_atoms_and_cancel)
     tb_memimage_free(m);
 }
 
+/* Cancel in a Thumb range (IHI0014Q 6.7.1): the instruction before the
+ * retracted one becomes the range's last with its own size, waypoint
+ * class and atom, here a failed BEQ (16-bit) and then a MOV.W (32-bit). */
+Test(decoder_etmv3, thumb_cancel_restores_the_previous_instruction)
+{
+    uint8_t code[0x20];
+    tb_memimage *m = tb_memimage_new();
+    tb_config c = config(TB_PROTO_ETMV3, false);
+    const tb_element *r[4], *x[2];
+
+    memset(code, 0, sizeof code);
+    put16(code, 0x2001);      /* 0x8000 MOVS r0,#1 */
+    put16(code + 2, 0xF04F);  /* 0x8002 MOV.W r0,#2 */
+    put16(code + 4, 0x0002);
+    put16(code + 6, 0xD004);  /* 0x8006 BEQ 0x8012 */
+    put16(code + 8, 0x2103);  /* 0x8008 MOVS r1,#3 */
+    for (int i = 10; i < 0x20; i += 2)
+        put16(code + i, 0xBF00); /* NOP */
+    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
+
+    for (int k = 0; k < 2; k++) {
+        tb_decoder *d = tb_decoder_new(&c, m);
+        elems e = {0};
+        /* k = 0: E E N(beq) E, cancel retracts 0x8008;
+         * k = 1: E E N(beq), cancel retracts the BEQ. */
+        tb_packet p[] = {isync(0x8000, TB_ISA_THUMB, 0), atoms(k ? "EEN" : "EENE"),
+                         exc_branch(0xFFFF0018, 14, true)};
+
+        feed(d, &e, p, 3);
+        cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 4), 1);
+        cr_assert_eq(only(&e, TB_ELEM_EXCEPTION, x, 2), 1);
+        cr_assert(x[0]->cancelled);
+        if (k == 0) {
+            check_range(r[0], 0x8000, 0x8008, 3, TB_ISA_THUMB, 'N');
+            cr_assert_eq(r[0]->last_addr, 0x8006);
+            cr_assert_eq(r[0]->last_size, 2);
+            cr_assert_eq(r[0]->last_wp, TB_WP_DIRECT);
+            cr_assert_eq(r[0]->atom_bits, 0x4u);
+            cr_assert_eq(x[0]->pref_return, 0x8008);
+        } else {
+            check_range(r[0], 0x8000, 0x8006, 2, TB_ISA_THUMB, 'E');
+            cr_assert_eq(r[0]->last_addr, 0x8002);
+            cr_assert_eq(r[0]->last_size, 4);
+            cr_assert_eq(r[0]->last_wp, TB_WP_NONE);
+            cr_assert_eq(r[0]->atom_bits, 0u);
+            cr_assert_eq(x[0]->pref_return, 0x8006);
+        }
+        tb_decoder_free(d);
+    }
+    tb_memimage_free(m);
+}
+
 /* PTM return stack (protocol-notes 3.10): E on BX LR pops the BL's
  * return address; without the stack the address is unknown. */
 Test(decoder_ptm, return_stack)
