@@ -1,5 +1,6 @@
 /* Block cache: see block_cache.h. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "block_cache.h"
 
@@ -16,8 +17,10 @@ tb_block_cache *tb_block_cache_new(const tb_memimage *mem, unsigned wp_mask)
     bc->mem = mem;
     bc->wp_mask = wp_mask;
     bc->cls = tb_classifier_new();
-    bc->tab = calloc(TB_BC_SIZE, sizeof *bc->tab);
-    if (!bc->cls || !bc->tab) {
+    bc->slot = calloc(TB_BC_SIZE, sizeof *bc->slot);
+    /* Not zeroed: fill() writes a block before any read of it. */
+    bc->pool = malloc(TB_BC_SIZE * sizeof *bc->pool);
+    if (!bc->cls || !bc->slot || !bc->pool) {
         tb_block_cache_free(bc);
         return NULL;
     }
@@ -29,7 +32,8 @@ void tb_block_cache_free(tb_block_cache *bc)
     if (!bc)
         return;
     tb_classifier_free(bc->cls);
-    free(bc->tab);
+    free(bc->slot);
+    free(bc->pool);
     free(bc);
 }
 
@@ -60,8 +64,8 @@ static void fill(tb_block_cache *bc, tb_block *b, uint32_t addr, tb_isa isa)
     b->n = 0;
     b->wide = 0;
     b->isa = (uint8_t)isa;
-    b->valid = true;
     b->code = p;
+    memset(&b->last, 0, sizeof b->last); /* defined even when n == 0 */
     if (isa == TB_ISA_THUMBEE || isa == TB_ISA_JAZELLE) {
         b->status = TB_BLOCK_BAD_ISA;
         return;
@@ -92,9 +96,14 @@ static void fill(tb_block_cache *bc, tb_block *b, uint32_t addr, tb_isa isa)
         b->status = TB_BLOCK_LIMIT;
 }
 
-const tb_block *tb_block_miss(tb_block_cache *bc, tb_block *b, uint32_t addr,
+const tb_block *tb_block_miss(tb_block_cache *bc, uint32_t h, uint32_t addr,
                               tb_isa isa)
 {
+    tb_block *b;
+
+    if (!bc->slot[h])
+        bc->slot[h] = (uint16_t)++bc->used;
+    b = &bc->pool[bc->slot[h] - 1];
     fill(bc, b, addr, isa);
     return b;
 }

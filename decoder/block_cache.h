@@ -29,7 +29,6 @@ typedef struct tb_block {
     uint32_t n;            /* instructions, the last included */
     uint8_t isa;
     uint8_t status;        /* tb_block_status */
-    bool valid;
     const uint8_t *code;   /* image bytes at start (NULL if n == 0) */
     uint64_t wide;         /* Thumb: bit i set when instruction i (< 64)
                               is 32-bit, so a decoder need not re-read the
@@ -37,23 +36,32 @@ typedef struct tb_block {
     tb_insn last;          /* the last instruction (n > 0) */
 } tb_block;
 
-#define TB_BC_BITS 14
+#define TB_BC_BITS 14 /* at most 65535 blocks: slot is 16-bit */
 #define TB_BC_SIZE (1u << TB_BC_BITS)
 
 /* Visible so that a hit is an inline lookup (the decoders look a block
- * up for every waypoint); only block_cache.c changes it. */
+ * up for every waypoint); only block_cache.c changes it.  Direct mapped:
+ * hash slot h holds at most one block, pool[slot[h] - 1], which a miss
+ * in h overwrites.  The blocks sit in the pool in the order their slots
+ * were first used, so a trace touches memory in proportion to the
+ * blocks it needs: a table of blocks indexed by hash would spread even a
+ * short trace's few hundred blocks over all of its 1 MiB, a page fault
+ * each on first touch. */
 typedef struct tb_block_cache {
     const tb_memimage *mem;
     unsigned wp_mask;
     tb_classifier *cls;
-    tb_block *tab;
+    uint16_t *slot;        /* 0: empty, else 1 + pool index */
+    tb_block *pool;        /* TB_BC_SIZE blocks, the first `used` made */
+    uint32_t used;
 } tb_block_cache;
 
 /* wp_mask: bit c set when tb_wp_class c ends a block. */
 tb_block_cache *tb_block_cache_new(const tb_memimage *mem, unsigned wp_mask);
 void tb_block_cache_free(tb_block_cache *bc);
-/* Fills slot b for (addr, isa) (the miss path of tb_block_get). */
-const tb_block *tb_block_miss(tb_block_cache *bc, tb_block *b, uint32_t addr,
+/* Fills hash slot h with the block at (addr, isa) (the miss path of
+ * tb_block_get). */
+const tb_block *tb_block_miss(tb_block_cache *bc, uint32_t h, uint32_t addr,
                               tb_isa isa);
 
 /* The block at (addr, isa).  The pointer stays valid only until the next
@@ -61,12 +69,16 @@ const tb_block *tb_block_miss(tb_block_cache *bc, tb_block *b, uint32_t addr,
 static inline const tb_block *tb_block_get(tb_block_cache *bc, uint32_t addr,
                                            tb_isa isa)
 {
-    uint32_t h = ((addr >> 1) * 0x9E3779B1u) >> (32 - TB_BC_BITS);
-    tb_block *b = &bc->tab[h ^ (isa & 1)];
+    const uint32_t h = (((addr >> 1) * 0x9E3779B1u) >> (32 - TB_BC_BITS)) ^ (isa & 1);
+    const unsigned s = bc->slot[h];
 
-    if (b->valid && b->start == addr && b->isa == isa)
-        return b;
-    return tb_block_miss(bc, b, addr, isa);
+    if (s) {
+        const tb_block *b = &bc->pool[s - 1];
+
+        if (b->start == addr && b->isa == isa)
+            return b;
+    }
+    return tb_block_miss(bc, h, addr, isa);
 }
 /* Address of the k-th instruction after addr within straight-line code
  * of block b (k < b->n); addr must be an instruction start of b. */
