@@ -31,6 +31,12 @@ struct cache_entry {
 };
 
 struct tb_classifier {
+    bool fast;           /* plain encodings without Capstone (default) */
+    /* Capstone's T32 handle follows IT blocks itself (an instruction in
+     * one takes the IT condition): while it is inside one, every Thumb
+     * instruction goes to it, as before the fast path, so that its view
+     * of the block does not change. */
+    unsigned it_left;
     csh arm, thumb;
     cs_insn *ci_arm, *ci_thumb;
     struct cache_entry *cache;
@@ -42,6 +48,7 @@ tb_classifier *tb_classifier_new(void)
 
     if (!c)
         return NULL;
+    c->fast = true;
     c->cache = calloc(CACHE_SIZE, sizeof *c->cache);
     if (!c->cache)
         goto fail;
@@ -261,6 +268,190 @@ static void classify(const cs_insn *ci, tb_insn *in)
     }
 }
 
+/*
+ * The fast path: encodings that are certainly plain instructions (no
+ * waypoint, no PC write, no link, IT, SVC, WFI/WFE or exception return,
+ * defined), decided from the bits, so most of a program never reaches
+ * Capstone.  Anything else, branches included, goes to Capstone.  Each
+ * predicate only accepts encodings whose Capstone classification is the
+ * plain one (test_classify checks every T16 halfword and samples of A32
+ * and T32 against Capstone).  Section numbers: ARM DDI 0406C.
+ */
+
+/* T16 (A6.2). */
+static bool plain_t16(uint32_t hw)
+{
+    switch (hw >> 10) {
+    case 0x10: /* 010000: data processing, r0-r7 */
+        return true;
+    case 0x11: /* 010001: special data (A6.2.3) */
+        switch ((hw >> 8) & 3) {
+        case 0: /* ADD Rdn, Rm: Rdn = D:Rdn */
+        case 2: /* MOV Rd, Rm */
+            return (((hw >> 4) & 8) | (hw & 7)) != 15;
+        case 1: /* CMP */
+            return true;
+        default: /* BX, BLX */
+            return false;
+        }
+    case 0x2C: case 0x2D: case 0x2E: case 0x2F: /* 1011xx: misc (A6.2.5) */
+        switch ((hw >> 8) & 15) {
+        case 0x0: /* ADD/SUB SP, SP, #imm */
+        case 0x2: /* SXTH, SXTB, UXTH, UXTB */
+            return true;
+        case 0x4: case 0x5: /* PUSH, not of an empty list */
+            return (hw & 0x1FF) != 0;
+        case 0xC: /* POP without PC, not of an empty list */
+            return (hw & 0xFF) != 0;
+        case 0xA: /* REV, REV16, REVSH; 10 is undefined */
+            return ((hw >> 6) & 3) != 2;
+        default: /* CBZ/CBNZ, SETEND/CPS, POP {..pc}, BKPT, IT and hints */
+            return false;
+        }
+    default:
+        break;
+    }
+    /* 00xxxx shift/add/sub/move/compare, 01001x LDR literal, 0101xx
+     * 011xxx 100xxx loads/stores, 1010xx ADR and ADD SP, 1100xx STM/LDM
+     * (r0-r7 only); 1101xx B<c>/UDF/SVC and 11100x B are not plain. */
+    if (hw >= 0xC000 && hw < 0xD000)
+        return (hw & 0xFF) != 0; /* an empty list is undefined */
+    return hw < 0x4000 || (hw >= 0x4800 && hw < 0xB000);
+}
+
+/* T32 load/store single (A6.3.7-10), hw1 = 1111 100x xxxx Rn: the
+ * word, halfword and byte forms; Rt = PC (hints, PC loads) and Rn = PC
+ * (literal loads) are left to Capstone. */
+static bool plain_t32_ldst(unsigned hw1, unsigned hw2)
+{
+    const unsigned sz = (hw1 >> 4) & 7, rn = hw1 & 15, rt = hw2 >> 12;
+
+    if (rt == 15 || rn == 15)
+        return false;
+    if (hw1 & 0x0100) {
+        if (sz != 1 && sz != 3)
+            return false; /* only LDRSB, LDRSH */
+    } else if (sz > 5) {
+        return false;
+    }
+    if (hw1 & 0x0080)
+        return true; /* 12-bit offset */
+    if (hw2 & 0x0800)
+        return (hw2 & 0x0500) != 0; /* 8-bit offset; P = W = 0 undefined */
+    /* Register offset: Rm not SP or PC. */
+    return (hw2 & 0x07C0) == 0 && (hw2 & 15) != 13 && (hw2 & 15) != 15;
+}
+
+/* T32 (A6.3), op = hw1 << 16 | hw2: data processing (immediate and
+ * shifted register), load/store single, LDRD/STRD, LDM/STM. */
+static bool plain_t32(uint32_t op)
+{
+    const unsigned hw1 = op >> 16, hw2 = op & 0xFFFF;
+    const unsigned rd = (hw2 >> 8) & 15, rt = hw2 >> 12, rn = hw1 & 15;
+
+    if ((hw1 & 0xFE00) == 0xF800)
+        return plain_t32_ldst(hw1, hw2);
+    if ((hw1 & 0xFE00) == 0xEA00) {
+        /* Data processing, shifted register (A6.3.11): as the modified
+         * immediate group (PKH, 0110, left to Capstone); hw2[15] (0). */
+        const unsigned opc = (hw1 >> 5) & 15;
+
+        return !(hw2 & 0x8000) && rd != 15 && ((0x6D1Fu >> opc) & 1u);
+    }
+    if ((hw1 & 0xFE40) == 0xE840 && (hw1 & 0x0120)) {
+        /* LDRD/STRD (immediate) (A6.3.6): P or W set; not with PC. */
+        return rt != 15 && rd != 15 && rn != 15;
+    }
+    if ((hw1 & 0xFE40) == 0xE800) {
+        /* LDM/STM (A6.3.5), IA or DB only (not SRS/RFE); neither PC
+         * loaded nor SP in the list, two registers at least. */
+        const unsigned opc = (hw1 >> 7) & 3;
+
+        if (opc == 0 || opc == 3 || rn == 15 || (hw2 & 0x2000))
+            return false;
+        if ((hw1 & 0x10) ? (hw2 & 0x8000) != 0 : (hw2 & 0x8000) != 0)
+            return false;
+        return (hw2 & (hw2 - 1)) != 0;
+    }
+
+    if ((hw1 & 0xF800) == 0xF000 && !(hw2 & 0x8000)) {
+        if (rd == 15)
+            return false; /* TST/TEQ/CMP/CMN forms, or UNPREDICTABLE */
+        if (!(hw1 & 0x0200)) {
+            /* Modified immediate (A6.3.1): opcodes 0101-0111, 1001,
+             * 1100 and 1111 are undefined. */
+            const unsigned opc = (hw1 >> 5) & 15;
+
+            return (0x6D1Fu >> opc) & 1u; /* 0,1,2,3,4,8,10,11,13,14 */
+        }
+        /* Plain binary immediate (A6.3.3): op even and not 00010,
+         * 00110, 01000, 01110, 11110. */
+        {
+            const unsigned o = (hw1 >> 4) & 0x1F;
+
+            /* SSAT/USAT with ASR (0x12, 0x1A) hide the 16-bit forms. */
+            if ((o & 1) || o == 0x02 || o == 0x06 || o == 0x08 ||
+                o == 0x0E || o == 0x12 || o == 0x1A || o == 0x1E)
+                return false;
+            /* Saturate and bit-field forms: no i bit, hw2[5] (0). */
+            return o < 0x10 || !((hw1 & 0x0400) || (hw2 & 0x20));
+        }
+    }
+    return false;
+}
+
+/* A32 data processing (A5.2.1-3): MOV/MVN need Rn = 0 and the tests
+ * Rd = 0 (SBZ fields Capstone holds to). */
+static bool a32_dp_fields_ok(uint32_t w)
+{
+    const unsigned opc = (w >> 21) & 15;
+
+    if (opc == 13 || opc == 15)
+        return ((w >> 16) & 15) == 0;
+    if (opc >= 8 && opc <= 11)
+        return ((w >> 12) & 15) == 0;
+    return true;
+}
+
+/* A32 (A5.1), cond != 1111. */
+static bool plain_a32(uint32_t w)
+{
+    const unsigned rd = (w >> 12) & 15;
+
+    switch ((w >> 25) & 7) {
+    case 0:
+        /* Data processing (register): not multiplies and extra loads /
+         * stores (bits 7 and 4 set), not the miscellaneous group and the
+         * halfword multiplies (op 10xx0, A5.2). */
+        if ((w & 0x90) == 0x90 || (w & 0x01900000) == 0x01000000)
+            return false;
+        return rd != 15 && a32_dp_fields_ok(w);
+    case 1:
+        /* Data processing (immediate); in op 10xx0 only MOVW/MOVT, not
+         * MSR (immediate) and the hints. */
+        if ((w & 0x01900000) == 0x01000000)
+            return !(w & 0x00200000) && rd != 15; /* MOVW, MOVT */
+        return rd != 15 && a32_dp_fields_ok(w);
+    case 2:
+        return rd != 15; /* LDR/STR (immediate) */
+    case 3:
+        return !(w & 0x10) && rd != 15; /* register offset; else media */
+    case 4:
+        /* LDM/STM without the S bit, no PC loaded, a register list. */
+        return !(w & (1u << 22)) && !((w & (1u << 20)) && (w & 0x8000)) &&
+               (w & 0xFFFF) != 0;
+    default:
+        return false; /* branches, coprocessor, SVC */
+    }
+}
+
+static bool fast_classify(uint32_t opcode, tb_isa isa, unsigned size)
+{
+    if (isa == TB_ISA_ARM)
+        return (opcode >> 28) != 15 && plain_a32(opcode);
+    return size == 2 ? plain_t16(opcode) : plain_t32(opcode);
+}
+
 int tb_classifier_decode(tb_classifier *c, const uint8_t *bytes, size_t avail,
                          uint32_t addr, tb_isa isa, tb_insn *out)
 {
@@ -299,6 +490,19 @@ int tb_classifier_decode(tb_classifier *c, const uint8_t *bytes, size_t avail,
             opcode = (uint32_t)hw1 << 16 | (uint32_t)(bytes[2] | bytes[3] << 8);
     }
 
+    if (c->fast && !(isa == TB_ISA_THUMB && c->it_left) &&
+        fast_classify(opcode, isa, size)) {
+        /* As the Capstone path leaves a plain instruction. */
+        memset(out, 0, sizeof *out);
+        out->addr = addr;
+        out->opcode = opcode;
+        out->size = (uint8_t)size;
+        out->isa = (uint8_t)isa;
+        out->cond = isa == TB_ISA_ARM ? (uint8_t)(opcode >> 28) : 14;
+        out->target_isa = (uint8_t)isa;
+        return (int)size;
+    }
+
     e = &c->cache[((addr >> 1) ^ (addr >> (CACHE_BITS + 1))) & (CACHE_SIZE - 1)];
     if (e->valid && e->addr == addr && e->isa == isa && e->opcode == opcode) {
         *out = e->insn;
@@ -324,6 +528,17 @@ int tb_classifier_decode(tb_classifier *c, const uint8_t *bytes, size_t avail,
         classify(ci, out);
     else
         out->undefined = true;
+    if (isa == TB_ISA_THUMB && !out->undefined) {
+        /* Capstone moves through an IT block only on instructions it
+         * decodes. */
+        if (c->it_left)
+            c->it_left--;
+        /* IT (A8.8.54): 4 - trailing zeros of the mask instructions,
+         * added to what is left of an enclosing block (Capstone stacks
+         * a nested IT's conditions on the old ones). */
+        if (out->is_it && out->it_mask)
+            c->it_left += 4u - (unsigned)__builtin_ctz(out->it_mask);
+    }
 
     e->addr = addr;
     e->isa = (uint8_t)isa;
@@ -331,4 +546,10 @@ int tb_classifier_decode(tb_classifier *c, const uint8_t *bytes, size_t avail,
     e->insn = *out;
     e->valid = true;
     return (int)size;
+}
+
+void tb_classifier_set_fast(tb_classifier *c, bool on)
+{
+    if (c)
+        c->fast = on;
 }

@@ -349,3 +349,157 @@ Test(classify, ds5_tc2_branch_column)
     /* 7205 + 7471 + 1947 + 9548: every instruction DS-5 could read. */
     cr_assert_eq(total, 26171u);
 }
+
+/* ---- the fast path against Capstone ----
+ * tb_classifier_set_fast(c, false) gives Capstone's classification of
+ * every instruction, the reference: with the fast path on, every field
+ * must be the same.  Addresses never repeat, so neither cache answers. */
+
+static void same_insn(const tb_insn *a, const tb_insn *b, uint32_t op)
+{
+#define SAME(f) cr_assert_eq(a->f, b->f, "opcode %08x: " #f " %u, Capstone %u", op, \
+                             (unsigned)a->f, (unsigned)b->f)
+    SAME(addr); SAME(opcode); SAME(size); SAME(isa); SAME(wp_class); SAME(cond);
+    SAME(link); SAME(has_target); SAME(target); SAME(target_isa); SAME(exc_return);
+    SAME(writes_pc); SAME(is_it); SAME(it_cond); SAME(it_mask); SAME(is_svc);
+    SAME(is_wfi); SAME(undefined);
+#undef SAME
+}
+
+typedef struct pair {
+    tb_classifier *fast, *ref;
+    uint32_t addr;
+    uint64_t rng;
+} pair;
+
+static void pair_init(pair *p)
+{
+    p->fast = tb_classifier_new();
+    p->ref = tb_classifier_new();
+    cr_assert(p->fast && p->ref);
+    tb_classifier_set_fast(p->ref, false);
+    p->addr = 0x10000;
+    p->rng = 0x9E3779B97F4A7C15ull;
+}
+
+static void pair_fini(pair *p)
+{
+    tb_classifier_free(p->fast);
+    tb_classifier_free(p->ref);
+}
+
+static uint32_t pair_rand(pair *p)
+{
+    p->rng ^= p->rng << 13;
+    p->rng ^= p->rng >> 7;
+    p->rng ^= p->rng << 17;
+    return (uint32_t)(p->rng >> 16);
+}
+
+/* Classifies op (A32 word, T16 halfword or hw1 << 16 | hw2) both ways. */
+static void pair_check(pair *p, tb_isa isa, uint32_t op)
+{
+    uint8_t b[4];
+    tb_insn x, y;
+    int rx, ry;
+
+    if (isa == TB_ISA_ARM || op > 0xFFFF) {
+        uint32_t w = isa == TB_ISA_ARM ? op : (op >> 16 | op << 16);
+
+        for (int i = 0; i < 4; i++)
+            b[i] = (uint8_t)(w >> (8 * i));
+    } else {
+        b[0] = (uint8_t)op;
+        b[1] = (uint8_t)(op >> 8);
+        b[2] = b[3] = 0;
+    }
+    p->addr += 4;
+    rx = tb_classifier_decode(p->fast, b, 4, p->addr, isa, &x);
+    ry = tb_classifier_decode(p->ref, b, 4, p->addr, isa, &y);
+    cr_assert_eq(rx, ry, "opcode %08x: size %d, Capstone %d", op, rx, ry);
+    same_insn(&x, &y, op);
+}
+
+/* A T32 opcode whose first halfword starts with h1 (random rest). */
+static uint32_t t32_with(pair *p, unsigned h1_fixed, unsigned h1_free)
+{
+    const uint32_t r = pair_rand(p);
+    const unsigned hw1 = h1_fixed | (r & h1_free);
+
+    return (uint32_t)hw1 << 16 | (pair_rand(p) & 0xFFFF);
+}
+
+Test(classify, fast_path_equals_capstone_every_t16)
+{
+    pair p;
+
+    pair_init(&p);
+    for (uint32_t hw = 0; hw <= 0xFFFF; hw++)
+        if (tb_thumb_size((uint16_t)hw) == 2)
+            pair_check(&p, TB_ISA_THUMB, hw);
+    pair_fini(&p);
+}
+
+Test(classify, fast_path_equals_capstone_a32_samples)
+{
+    pair p;
+
+    pair_init(&p);
+    for (int i = 0; i < 400000; i++)
+        pair_check(&p, TB_ISA_ARM, pair_rand(&p));
+    /* Data processing and loads/stores with every Rd/Rt and SBZ field. */
+    for (int i = 0; i < 200000; i++)
+        pair_check(&p, TB_ISA_ARM, 0xE0000000u | (pair_rand(&p) & 0x09FFFFFFu));
+    pair_fini(&p);
+}
+
+Test(classify, fast_path_equals_capstone_t32_samples)
+{
+    pair p;
+
+    pair_init(&p);
+    for (int i = 0; i < 150000; i++) {
+        /* Any T32 prefix (11101, 11110, 11111), then each group the
+         * fast path takes. */
+        pair_check(&p, TB_ISA_THUMB, t32_with(&p, 0xE800, 0x17FF));
+        pair_check(&p, TB_ISA_THUMB, t32_with(&p, 0xF000, 0x07FF) & ~0x8000u);
+        pair_check(&p, TB_ISA_THUMB, t32_with(&p, 0xF800, 0x01FF));
+        pair_check(&p, TB_ISA_THUMB, t32_with(&p, 0xE800, 0x03FF));
+    }
+    pair_fini(&p);
+}
+
+/* Capstone carries IT state from one call to the next (an instruction in
+ * a block gets the IT condition), so the classifier sends every Thumb
+ * instruction of a block to it.  Blocks here are as compilers make them:
+ * an IT, then as many instructions as its mask says, none an IT.  (A
+ * nested IT or an unconditional coprocessor instruction in a block is
+ * UNPREDICTABLE, and Capstone's handling of those depended on call order
+ * before the fast path too.) */
+Test(classify, fast_path_equals_capstone_in_it_blocks)
+{
+    pair p;
+
+    pair_init(&p);
+    for (int i = 0; i < 60000; i++) {
+        const uint32_t r = pair_rand(&p);
+        unsigned mask = r & 15, n;
+
+        if (!mask)
+            mask = 8;
+        n = 4u - (unsigned)__builtin_ctz(mask);
+        /* IT with a condition other than AL/NV (A8.8.54). */
+        pair_check(&p, TB_ISA_THUMB, 0xBF00u | ((r >> 4) % 14) << 4 | mask);
+        for (unsigned k = 0; k < n + 2; k++) {
+            uint32_t op;
+
+            do {
+                op = pair_rand(&p) & 0xFFFF;
+                if (tb_thumb_size((uint16_t)op) == 4)
+                    op = op << 16 | (pair_rand(&p) & 0xFFFF);
+            } while ((op & 0xFF00) == 0xBF00 || (op >> 26) == 0x3F);
+            pair_check(&p, TB_ISA_THUMB, op);
+        }
+    }
+    pair_fini(&p);
+}

@@ -50,6 +50,12 @@ void tb_classifier_free(tb_classifier *c);
 int tb_classifier_decode(tb_classifier *c, const uint8_t *bytes, size_t avail,
                          uint32_t addr, tb_isa isa, tb_insn *out);
 
+/* Plain instructions (most of a program: no branch, no PC write, no
+ * IT/SVC/WFI, defined) are recognised from their bits without Capstone;
+ * on by default.  Off: Capstone classifies every instruction (the
+ * reference the fast path is tested against). */
+void tb_classifier_set_fast(tb_classifier *c, bool on);
+
 /* Thumb instruction size from its first halfword (protocol-notes 3.12). */
 static inline unsigned tb_thumb_size(uint16_t hw1)
 {
