@@ -8,8 +8,10 @@
  * access flags are unreliable too (T32 SUBS pc,lr reports none), so a
  * PC destination counts as a write unless the id is a compare or a store.
  *
- * Capstone manages a few million instructions per second, so the result
- * is cached per (address, ISA) and checked against the opcode, which
+ * Capstone manages a few million instructions per second, so plain
+ * instructions are recognised from their bits first (fast_classify), and
+ * Capstone's result is cached per (address, ISA) and checked against
+ * the opcode, which
  * keeps the cache right when the caller's code bytes change.
  */
 #include <stdlib.h>
