@@ -11,8 +11,8 @@
  * Capstone manages a few million instructions per second, so plain
  * instructions are recognised from their bits first (fast_classify), and
  * Capstone's result is cached per (address, ISA) and checked against
- * the opcode, which
- * keeps the cache right when the caller's code bytes change.
+ * the opcode, which keeps the cache right when the caller's code bytes
+ * change.
  */
 #include <stdlib.h>
 #include <string.h>
