@@ -122,6 +122,16 @@ static int fused_atom(void *ctx, const tb_ptm_atom_run *run)
     return r;
 }
 
+static int fused_branch(void *ctx, const tb_ptm_branch *br)
+{
+    struct fused *f = ctx;
+    int r = tb_ptm_decoder_branch(f->d->u.ptm, br, f->cb, f->ctx, &f->nel);
+
+    if (r < 0)
+        f->err = r;
+    return r;
+}
+
 static int push_fused(tb_decoder *d, tb_parser *p, const uint8_t *data,
                       size_t len, tb_span_cur *cur, tb_element_cb cb, void *ctx)
 {
@@ -133,7 +143,7 @@ static int push_fused(tb_decoder *d, tb_parser *p, const uint8_t *data,
         r = tb_etmv3_parser_push_fused(ep, data, len, cur, fused_pkt, &f, fused_run, &f);
     else
         r = tb_ptm_parser_push_fused(tb_parser_ptm(p), data, len, cur, fused_pkt, &f,
-                                     fused_atom, &f);
+                                     fused_atom, fused_branch, &f);
     if (f.err)
         return f.err;
     return r < 0 ? r : f.nel;

@@ -56,16 +56,45 @@ typedef struct tb_ptm_atom_run {
  * rest of the chunk is lost, as in the packet path). */
 typedef int (*tb_ptm_atom_fn)(void *ctx, const tb_ptm_atom_run *run);
 
-/* tb_ptm_parser_push(), data[i] at stream index tb_span_at(cur, i), but
- * runs of atom packets go to fn first. */
-int tb_ptm_parser_push_fused(tb_ptm_parser *p, const uint8_t *data,
-                             size_t len, tb_span_cur *cur, tb_packet_cb cb,
-                             void *ctx, tb_ptm_atom_fn fn, void *fctx);
+
 
 /* The decompressor's side of fn above; *nel gets the elements emitted
  * added. */
 int tb_ptm_decoder_atoms(tb_ptm_decoder *d, const tb_ptm_atom_run *run,
                          tb_element_cb cb, void *ctx, int *nel);
+
+/* PTM: a branch address packet's fields (protocol-notes 3.7), what the
+ * decompressor needs of it, so the fused path can hand it on without a
+ * tb_packet.  The parser's decode_address() fills one for the packet
+ * path too. */
+typedef struct tb_ptm_branch {
+    uint64_t index;
+    uint32_t addr;
+    uint8_t addr_bits;
+    bool addr_known, isa_changed;
+    uint8_t isa;                 /* tb_isa after the branch */
+    bool ns, hyp, altisa;
+    bool has_exc, ns_valid, hyp_valid;
+    uint8_t exc_bytes;
+    uint16_t exc_num;
+    bool has_cc;
+    uint32_t cc;
+} tb_ptm_branch;
+
+/* Takes the branch; 1 when decoded, 0 when it must go through the packet
+ * path (not synchronised yet), or TB_ERR_STOPPED. */
+typedef int (*tb_ptm_branch_fn)(void *ctx, const tb_ptm_branch *br);
+
+/* The decompressor's side of bfn; *nel gets the elements emitted added. */
+int tb_ptm_decoder_branch(tb_ptm_decoder *d, const tb_ptm_branch *br,
+                          tb_element_cb cb, void *ctx, int *nel);
+
+/* tb_ptm_parser_push(), data[i] at stream index tb_span_at(cur, i), but
+ * runs of atom packets go to fn and branch packets to bfn first. */
+int tb_ptm_parser_push_fused(tb_ptm_parser *p, const uint8_t *data,
+                             size_t len, tb_span_cur *cur, tb_packet_cb cb,
+                             void *ctx, tb_ptm_atom_fn fn,
+                             tb_ptm_branch_fn bfn, void *fctx);
 
 /* The per-protocol objects behind the fronts. */
 tb_etmv3_parser *tb_parser_etmv3(tb_parser *p);

@@ -13,6 +13,7 @@
  * keeps CurrentState (pc, isa).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "block_cache.h"
 #include "dec_util.h"
@@ -352,11 +353,11 @@ int tb_ptm_decoder_atoms(tb_ptm_decoder *d, const tb_ptm_atom_run *run,
     return e.err ? e.err : (int)run->count;
 }
 
-static void emit_context(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
+static void emit_context(tb_ptm_decoder *d, tb_emit *e, uint64_t index)
 {
     tb_element el;
 
-    tb_elem_init(&el, TB_ELEM_CONTEXT, pkt->index);
+    tb_elem_init(&el, TB_ELEM_CONTEXT, index);
     el.isa = d->isa;
     el.ns = d->ns;
     el.hyp = d->hyp;
@@ -401,10 +402,10 @@ static void do_isync(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
     /* The PTM empties its return stack at every I-sync (3.4, 4.4 #10). */
     d->rs_n = 0;
     if (ctx_changed)
-        emit_context(d, e, pkt);
+        emit_context(d, e, pkt->index);
 }
 
-static void do_branch(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
+static void do_branch(tb_ptm_decoder *d, tb_emit *e, const tb_ptm_branch *pkt)
 {
     bool ctx_changed = false;
     uint8_t new_isa = pkt->isa;
@@ -429,7 +430,7 @@ static void do_branch(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
     } else if (d->pc_known) {
         /* branch_no_excp: the next waypoint executed, its target is the
          * packet's address.  No pop; push for a link branch. */
-        const pkt_ctx pc = ctx_of(pkt);
+        const pkt_ctx pc = {pkt->index, pkt->has_cc, pkt->cc};
         const tb_insn *wp;
 
         if (walk_to_waypoint(d, e, &pc, 'E', &wp)) {
@@ -453,7 +454,42 @@ static void do_branch(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
     d->pc = insn_addr(pkt->addr, new_isa);
     d->pc_known = true;
     if (ctx_changed)
-        emit_context(d, e, pkt);
+        emit_context(d, e, pkt->index);
+}
+
+/* The fields do_branch() reads, from a packet of the packet path. */
+static tb_ptm_branch branch_of(const tb_packet *pkt)
+{
+    tb_ptm_branch br;
+
+    memset(&br, 0, sizeof br);
+    br.index = pkt->index;
+    br.addr = pkt->addr;
+    br.addr_known = pkt->addr_known;
+    br.isa = pkt->isa;
+    br.ns = pkt->ns;
+    br.hyp = pkt->hyp;
+    br.has_exc = pkt->has_exc;
+    br.exc_num = pkt->exc_num;
+    br.ns_valid = pkt->ns_valid;
+    br.hyp_valid = pkt->hyp_valid;
+    br.has_cc = pkt->has_cc;
+    br.cc = pkt->cc;
+    return br;
+}
+
+int tb_ptm_decoder_branch(tb_ptm_decoder *d, const tb_ptm_branch *br,
+                          tb_element_cb cb, void *ctx, int *nel)
+{
+    tb_emit e;
+
+    /* Before the first I-sync the packet path has elements to give. */
+    if (!d || !br || !d->started || !d->synced)
+        return 0;
+    tb_emit_init(&e, cb, ctx);
+    do_branch(d, &e, br);
+    *nel += e.n;
+    return e.err ? e.err : 1;
 }
 
 /* analyze_waypoint_update: execution went on, up to and including the
@@ -566,9 +602,12 @@ int tb_ptm_decoder_packet(tb_ptm_decoder *d, const tb_packet *pkt,
     case TB_PKT_ATOM:
         do_atoms(d, &e, pkt);
         break;
-    case TB_PKT_BRANCH:
-        do_branch(d, &e, pkt);
+    case TB_PKT_BRANCH: {
+        const tb_ptm_branch br = branch_of(pkt);
+
+        do_branch(d, &e, &br);
         break;
+    }
     case TB_PKT_WP_UPDATE:
         do_wp_update(d, &e, pkt);
         break;
@@ -590,13 +629,13 @@ int tb_ptm_decoder_packet(tb_ptm_decoder *d, const tb_packet *pkt,
     case TB_PKT_CONTEXT_ID:
         if (pkt->context_id != d->context_id || !d->ctx_known) {
             d->context_id = pkt->context_id;
-            emit_context(d, &e, pkt);
+            emit_context(d, &e, pkt->index);
         }
         break;
     case TB_PKT_VMID:
         if (pkt->vmid != d->vmid || !d->ctx_known) {
             d->vmid = pkt->vmid;
-            emit_context(d, &e, pkt);
+            emit_context(d, &e, pkt->index);
         }
         break;
     case TB_PKT_TRIGGER:

@@ -442,11 +442,14 @@ static void decode_isync(tb_ptm_parser *p, tb_packet *pkt)
 }
 
 /* Branch address and waypoint update share the address layout
- * (protocol-notes 3.7, 3.8).  off = offset of the first address byte. */
-static int decode_address(tb_ptm_parser *p, tb_packet *pkt, unsigned off)
+ * (protocol-notes 3.7, 3.8).  b: the address bytes (n of the packet's
+ * from there); wp: a waypoint update, else a branch, whose exception
+ * bytes and CC follow the address.  Updates the parser's address state
+ * and fills br (index aside). */
+static int decode_address(tb_ptm_parser *p, const uint8_t *b, unsigned n,
+                          bool wp, tb_ptm_branch *br)
 {
-    const uint8_t *b = p->pk + off;
-    unsigned a = tb_addr_length(TB_ADDR_SIXBIT, b, p->n - off), bits = 0;
+    unsigned a = tb_addr_length(TB_ADDR_SIXBIT, b, n), bits = 0;
     uint32_t addr = 0;
     tb_isa isa = TB_ISA_UNKNOWN;
     bool named = false, x = false;
@@ -460,42 +463,72 @@ static int decode_address(tb_ptm_parser *p, tb_packet *pkt, unsigned off)
     p->family = isa;
     if (bits > p->addr_valid_bits)
         p->addr_valid_bits = bits;
-    pkt->addr = addr;
-    pkt->addr_bits = (uint8_t)bits;
-    pkt->isa_changed = named;
-    pkt->addr_known = p->addr_valid_bits >= 32;
+    br->addr = addr;
+    br->addr_bits = (uint8_t)bits;
+    br->isa_changed = named;
+    br->addr_known = p->addr_valid_bits >= 32;
+    br->has_exc = br->ns_valid = br->hyp_valid = false;
+    br->exc_bytes = 0;
+    br->exc_num = 0;
+    br->has_cc = false;
+    br->cc = 0;
 
-    if (off == 0) {
+    if (!wp) {
         /* Branch: exception bytes E1 [E2] (protocol-notes 3.7). */
         if (x) {
             uint8_t e1 = b[a];
-            pkt->has_exc = true;
-            pkt->exc_bytes = 1;
-            pkt->exc_num = (e1 >> 1) & 0xF;
+            br->has_exc = true;
+            br->exc_bytes = 1;
+            br->exc_num = (e1 >> 1) & 0xF;
             p->ns = e1 & 1;
             p->altisa = (e1 >> 6) & 1;
-            pkt->ns_valid = true;
+            br->ns_valid = true;
             if (e1 & 0x80) {
                 uint8_t e2 = b[a + 1];
-                pkt->exc_bytes = 2;
-                pkt->exc_num |= (uint16_t)((e2 & 0x1F) << 4);
+                br->exc_bytes = 2;
+                br->exc_num |= (uint16_t)((e2 & 0x1F) << 4);
                 p->hyp = (e2 >> 5) & 1;
-                pkt->hyp_valid = true;
+                br->hyp_valid = true;
             }
-            a += pkt->exc_bytes;
+            a += br->exc_bytes;
         }
-        if (p->ca)
-            decode_cc(pkt, b + a, p->n - a);
+        if (p->ca) {
+            unsigned c = cc_length(b + a, n - a);
+
+            if (c) {
+                br->has_cc = true;
+                br->cc = cc_value(b + a, c);
+            }
+        }
     } else if (a == 5 && x) {
         /* WP update: the byte after a five-byte address holds AltISA. */
         p->altisa = (b[5] >> 6) & 1;
-        pkt->exc_bytes = 1;
+        br->exc_bytes = 1;
     }
-    pkt->isa = out_isa(p);
-    pkt->ns = p->ns;
-    pkt->hyp = p->hyp;
-    pkt->altisa = p->altisa;
+    br->isa = (uint8_t)out_isa(p);
+    br->ns = p->ns;
+    br->hyp = p->hyp;
+    br->altisa = p->altisa;
     return TB_OK;
+}
+
+static void address_to_packet(const tb_ptm_branch *br, tb_packet *pkt)
+{
+    pkt->addr = br->addr;
+    pkt->addr_bits = br->addr_bits;
+    pkt->isa_changed = br->isa_changed;
+    pkt->addr_known = br->addr_known;
+    pkt->has_exc = br->has_exc;
+    pkt->exc_bytes = br->exc_bytes;
+    pkt->exc_num = br->exc_num;
+    pkt->ns_valid = br->ns_valid;
+    pkt->hyp_valid = br->hyp_valid;
+    pkt->has_cc = br->has_cc;
+    pkt->cc = br->cc;
+    pkt->isa = br->isa;
+    pkt->ns = br->ns;
+    pkt->hyp = br->hyp;
+    pkt->altisa = br->altisa;
 }
 
 static int decode_and_emit(tb_ptm_parser *p, tb_packet_cb cb, void *ctx,
@@ -508,8 +541,12 @@ static int decode_and_emit(tb_ptm_parser *p, tb_packet_cb cb, void *ctx,
 
     pkt_init(p, &pkt, TB_PKT_RESERVED, p->n);
     if (h & 1) {
+        tb_ptm_branch br;
+
         pkt.kind = TB_PKT_BRANCH;
-        r = decode_address(p, &pkt, 0);
+        r = decode_address(p, p->pk, p->n, false, &br);
+        if (r == TB_OK)
+            address_to_packet(&br, &pkt);
     } else if (h & 0x80) {
         pkt.kind = TB_PKT_ATOM;
         decode_atom(p, &pkt);
@@ -519,10 +556,15 @@ static int decode_and_emit(tb_ptm_parser *p, tb_packet_cb cb, void *ctx,
             pkt.kind = TB_PKT_ISYNC;
             decode_isync(p, &pkt);
             break;
-        case 0x72:
+        case 0x72: {
+            tb_ptm_branch br;
+
             pkt.kind = TB_PKT_WP_UPDATE;
-            r = decode_address(p, &pkt, 1);
+            r = decode_address(p, p->pk + 1, p->n - 1, true, &br);
+            if (r == TB_OK)
+                address_to_packet(&br, &pkt);
             break;
+        }
         case 0x42:
         case 0x46: {
             unsigned t = tb_ts_length(p->pk + 1, p->n - 1, p->ts64), bits = 0;
@@ -661,7 +703,7 @@ static int feed(tb_ptm_parser *p, uint8_t byte, uint64_t index,
 
 static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                             tb_span_cur *cur, tb_packet_cb cb, void *ctx,
-                            tb_ptm_atom_fn fn, void *fctx)
+                            tb_ptm_atom_fn fn, tb_ptm_branch_fn bfn, void *fctx)
 {
     int count = 0, r;
     size_t i;
@@ -720,6 +762,38 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
             l = packet_length(p, data + i,
                               avail > TB_PKT_MAX_BYTES ? TB_PKT_MAX_BYTES
                                                        : (unsigned)avail);
+            if (l > 0 && bfn && (data[i] & 1)) {
+                /* Fused: a branch goes to the decompressor as its fields;
+                 * a bad one takes the packet path below, which reports
+                 * it (decode_address changes nothing when it fails). */
+                tb_ptm_branch br;
+
+                if (decode_address(p, data + i, (unsigned)l, false, &br) == TB_OK) {
+                    int t;
+
+                    br.index = tb_span_at(cur, i);
+                    t = bfn(fctx, &br);
+                    if (t < 0)
+                        return t;
+                    if (t == 0) {
+                        /* Not taken: the packet path gets the packet. */
+                        tb_packet pkt;
+
+                        p->idx[0] = br.index;
+                        p->pk = data + i;
+                        pkt_init(p, &pkt, TB_PKT_BRANCH, (unsigned)l);
+                        p->pk = p->buf;
+                        address_to_packet(&br, &pkt);
+                        r = emit(&pkt, cb, ctx, &count);
+                        if (r < 0)
+                            return r;
+                    } else if (count < INT_MAX) {
+                        count++;
+                    }
+                    i += (size_t)l;
+                    continue;
+                }
+            }
             if (l > 0) {
                 p->pk = data + i;
                 p->idx[0] = tb_span_at(cur, i);
@@ -748,7 +822,7 @@ int tb_ptm_parser_push(tb_ptm_parser *p, const uint8_t *data, size_t len,
     if (!p || (!data && len))
         return TB_ERR_INVAL;
     tb_span_cur_flat(&cur, index);
-    return push_impl(p, data, len, &cur, cb, ctx, NULL, NULL);
+    return push_impl(p, data, len, &cur, cb, ctx, NULL, NULL, NULL);
 }
 
 int tb_ptm_parser_push_span(tb_ptm_parser *p, const uint8_t *data, size_t len,
@@ -761,16 +835,17 @@ int tb_ptm_parser_push_span(tb_ptm_parser *p, const uint8_t *data, size_t len,
     if (!len)
         return 0;
     tb_span_cur_init(&cur, map);
-    return push_impl(p, data, len, &cur, cb, ctx, NULL, NULL);
+    return push_impl(p, data, len, &cur, cb, ctx, NULL, NULL, NULL);
 }
 
 int tb_ptm_parser_push_fused(tb_ptm_parser *p, const uint8_t *data,
                              size_t len, tb_span_cur *cur, tb_packet_cb cb,
-                             void *ctx, tb_ptm_atom_fn fn, void *fctx)
+                             void *ctx, tb_ptm_atom_fn fn,
+                             tb_ptm_branch_fn bfn, void *fctx)
 {
     if (!p || (!data && len))
         return TB_ERR_INVAL;
-    return push_impl(p, data, len, cur, cb, ctx, fn, fctx);
+    return push_impl(p, data, len, cur, cb, ctx, fn, bfn, fctx);
 }
 
 int tb_ptm_parser_finish(tb_ptm_parser *p, tb_packet_cb cb, void *ctx)
