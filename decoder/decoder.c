@@ -132,6 +132,18 @@ static int fused_branch(void *ctx, const tb_ptm_branch *br)
     return r;
 }
 
+static int fused_isync(void *ctx, const tb_ptm_isync *is)
+{
+    struct fused *f = ctx;
+    int r = tb_ptm_decoder_isync(f->d->u.ptm, is, f->cb, f->ctx, &f->nel);
+
+    if (r < 0)
+        f->err = r;
+    return r;
+}
+
+static const tb_ptm_fused_fns ptm_fused = {fused_atom, fused_branch, fused_isync};
+
 static int push_fused(tb_decoder *d, tb_parser *p, const uint8_t *data,
                       size_t len, tb_span_cur *cur, tb_element_cb cb, void *ctx)
 {
@@ -143,7 +155,7 @@ static int push_fused(tb_decoder *d, tb_parser *p, const uint8_t *data,
         r = tb_etmv3_parser_push_fused(ep, data, len, cur, fused_pkt, &f, fused_run, &f);
     else
         r = tb_ptm_parser_push_fused(tb_parser_ptm(p), data, len, cur, fused_pkt, &f,
-                                     fused_atom, fused_branch, &f);
+                                     &ptm_fused, &f);
     if (f.err)
         return f.err;
     return r < 0 ? r : f.nel;

@@ -50,12 +50,6 @@ typedef struct tb_ptm_atom_run {
     uint64_t index[TB_PTM_ATOM_RUN];
 } tb_ptm_atom_run;
 
-/* Takes the run; returns how many packets it consumed (all, or 0 when
- * they must go through the packet path: not synchronised yet), or
- * TB_ERR_STOPPED (the packet whose elements stopped is consumed, the
- * rest of the chunk is lost, as in the packet path). */
-typedef int (*tb_ptm_atom_fn)(void *ctx, const tb_ptm_atom_run *run);
-
 
 
 /* The decompressor's side of fn above; *nel gets the elements emitted
@@ -81,20 +75,40 @@ typedef struct tb_ptm_branch {
     uint32_t cc;
 } tb_ptm_branch;
 
-/* Takes the branch; 1 when decoded, 0 when it must go through the packet
- * path (not synchronised yet), or TB_ERR_STOPPED. */
-typedef int (*tb_ptm_branch_fn)(void *ctx, const tb_ptm_branch *br);
+/* PTM: an I-sync's fields (protocol-notes 3.4), likewise. */
+typedef struct tb_ptm_isync {
+    uint64_t index;
+    uint32_t addr;
+    uint8_t isa, reason;
+    bool ns, hyp, altisa;
+    bool has_cc, has_ctxid;
+    uint32_t cc, context_id;
+} tb_ptm_isync;
 
-/* The decompressor's side of bfn; *nel gets the elements emitted added. */
+/* The decompressor's entries for the fused PTM path.  Each returns how
+ * many packets it took (an atom run: all or none; 0: the packet path
+ * must take them, e.g. before synchronisation), or TB_ERR_STOPPED (the
+ * packet whose elements stopped is consumed, the rest of the chunk is
+ * lost, as in the packet path). */
+typedef struct tb_ptm_fused_fns {
+    int (*atoms)(void *ctx, const tb_ptm_atom_run *run);
+    int (*branch)(void *ctx, const tb_ptm_branch *br);
+    int (*isync)(void *ctx, const tb_ptm_isync *is);
+} tb_ptm_fused_fns;
+
+/* The decompressor's side of fns->branch and fns->isync; *nel gets the
+ * elements emitted added. */
 int tb_ptm_decoder_branch(tb_ptm_decoder *d, const tb_ptm_branch *br,
                           tb_element_cb cb, void *ctx, int *nel);
+int tb_ptm_decoder_isync(tb_ptm_decoder *d, const tb_ptm_isync *is,
+                         tb_element_cb cb, void *ctx, int *nel);
 
 /* tb_ptm_parser_push(), data[i] at stream index tb_span_at(cur, i), but
- * runs of atom packets go to fn and branch packets to bfn first. */
+ * runs of atom packets, branches and I-syncs go to fns first. */
 int tb_ptm_parser_push_fused(tb_ptm_parser *p, const uint8_t *data,
                              size_t len, tb_span_cur *cur, tb_packet_cb cb,
-                             void *ctx, tb_ptm_atom_fn fn,
-                             tb_ptm_branch_fn bfn, void *fctx);
+                             void *ctx, const tb_ptm_fused_fns *fns,
+                             void *fctx);
 
 /* The per-protocol objects behind the fronts. */
 tb_etmv3_parser *tb_parser_etmv3(tb_parser *p);

@@ -372,7 +372,7 @@ static uint32_t insn_addr(uint32_t addr, uint8_t isa)
     return isa == TB_ISA_ARM ? addr & ~3u : addr & ~1u;
 }
 
-static void do_isync(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
+static void do_isync(tb_ptm_decoder *d, tb_emit *e, const tb_ptm_isync *pkt)
 {
     bool ctx_changed = !d->ctx_known || pkt->ns != d->ns || pkt->hyp != d->hyp ||
                        (pkt->has_ctxid && pkt->context_id != d->context_id);
@@ -455,6 +455,39 @@ static void do_branch(tb_ptm_decoder *d, tb_emit *e, const tb_ptm_branch *pkt)
     d->pc_known = true;
     if (ctx_changed)
         emit_context(d, e, pkt->index);
+}
+
+/* The fields do_isync() reads, from a packet of the packet path. */
+static tb_ptm_isync isync_of(const tb_packet *pkt)
+{
+    tb_ptm_isync is;
+
+    memset(&is, 0, sizeof is);
+    is.index = pkt->index;
+    is.addr = pkt->addr;
+    is.isa = pkt->isa;
+    is.reason = pkt->reason;
+    is.ns = pkt->ns;
+    is.hyp = pkt->hyp;
+    is.has_cc = pkt->has_cc;
+    is.cc = pkt->cc;
+    is.has_ctxid = pkt->has_ctxid;
+    is.context_id = pkt->context_id;
+    return is;
+}
+
+int tb_ptm_decoder_isync(tb_ptm_decoder *d, const tb_ptm_isync *is,
+                         tb_element_cb cb, void *ctx, int *nel)
+{
+    tb_emit e;
+
+    /* Before anything else the packet path reports the initial gap. */
+    if (!d || !is || !d->started)
+        return 0;
+    tb_emit_init(&e, cb, ctx);
+    do_isync(d, &e, is);
+    *nel += e.n;
+    return e.err ? e.err : 1;
 }
 
 /* The fields do_branch() reads, from a packet of the packet path. */
@@ -587,9 +620,12 @@ int tb_ptm_decoder_packet(tb_ptm_decoder *d, const tb_packet *pkt,
         lose_sync(d, &e, &pc, TB_GAP_BAD_PACKET, TB_ERR_TRUNCATED);
         return tb_emit_result(&e);
     }
-    case TB_PKT_ISYNC:
-        do_isync(d, &e, pkt);
+    case TB_PKT_ISYNC: {
+        const tb_ptm_isync is = isync_of(pkt);
+
+        do_isync(d, &e, &is);
         return tb_emit_result(&e);
+    }
     default:
         break;
     }

@@ -403,9 +403,11 @@ static void decode_atom(const tb_ptm_parser *p, tb_packet *pkt)
     pkt->atom_count = (uint8_t)cnt;
 }
 
-static void decode_isync(tb_ptm_parser *p, tb_packet *pkt)
+/* I-sync (protocol-notes 3.4): b, n the whole packet.  Updates the
+ * parser's state and fills is (index aside). */
+static void decode_isync(tb_ptm_parser *p, const uint8_t *b, unsigned n,
+                         tb_ptm_isync *is)
 {
-    const uint8_t *b = p->pk;
     uint32_t a = (uint32_t)b[1] | (uint32_t)b[2] << 8 |
                  (uint32_t)b[3] << 16 | (uint32_t)b[4] << 24;
     uint8_t info = b[5];
@@ -420,25 +422,41 @@ static void decode_isync(tb_ptm_parser *p, tb_packet *pkt)
     p->altisa = (info >> 2) & 1;
     p->hyp = (info >> 1) & 1;
 
-    pkt->reason = (info >> 5) & 3;
-    pkt->addr = p->addr;
-    pkt->addr_bits = 32;
-    pkt->addr_known = true;
-    pkt->isa = out_isa(p);
-    pkt->ns = p->ns;
-    pkt->hyp = p->hyp;
-    pkt->altisa = p->altisa;
-    if (p->ca && pkt->reason != TB_ISYNC_PERIODIC) {
-        unsigned c = cc_length(b + pos, p->n - pos);
-        pkt->has_cc = true;
-        pkt->cc = cc_value(b + pos, c);
+    is->reason = (info >> 5) & 3;
+    is->addr = p->addr;
+    is->isa = (uint8_t)out_isa(p);
+    is->ns = p->ns;
+    is->hyp = p->hyp;
+    is->altisa = p->altisa;
+    is->has_cc = is->has_ctxid = false;
+    is->cc = is->context_id = 0;
+    if (p->ca && is->reason != TB_ISYNC_PERIODIC) {
+        unsigned c = cc_length(b + pos, n - pos);
+        is->has_cc = true;
+        is->cc = cc_value(b + pos, c);
         pos += c;
     }
     if (p->ctxid_bytes) {
-        pkt->has_ctxid = true;
+        is->has_ctxid = true;
         for (i = 0; i < p->ctxid_bytes; i++)
-            pkt->context_id |= (uint32_t)b[pos + i] << (8 * i);
+            is->context_id |= (uint32_t)b[pos + i] << (8 * i);
     }
+}
+
+static void isync_to_packet(const tb_ptm_isync *is, tb_packet *pkt)
+{
+    pkt->reason = is->reason;
+    pkt->addr = is->addr;
+    pkt->addr_bits = 32;
+    pkt->addr_known = true;
+    pkt->isa = is->isa;
+    pkt->ns = is->ns;
+    pkt->hyp = is->hyp;
+    pkt->altisa = is->altisa;
+    pkt->has_cc = is->has_cc;
+    pkt->cc = is->cc;
+    pkt->has_ctxid = is->has_ctxid;
+    pkt->context_id = is->context_id;
 }
 
 /* Branch address and waypoint update share the address layout
@@ -552,10 +570,14 @@ static int decode_and_emit(tb_ptm_parser *p, tb_packet_cb cb, void *ctx,
         decode_atom(p, &pkt);
     } else {
         switch (h) {
-        case 0x08:
+        case 0x08: {
+            tb_ptm_isync is;
+
             pkt.kind = TB_PKT_ISYNC;
-            decode_isync(p, &pkt);
+            decode_isync(p, p->pk, p->n, &is);
+            isync_to_packet(&is, &pkt);
             break;
+        }
         case 0x72: {
             tb_ptm_branch br;
 
@@ -703,7 +725,7 @@ static int feed(tb_ptm_parser *p, uint8_t byte, uint64_t index,
 
 static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                             tb_span_cur *cur, tb_packet_cb cb, void *ctx,
-                            tb_ptm_atom_fn fn, tb_ptm_branch_fn bfn, void *fctx)
+                            const tb_ptm_fused_fns *fns, void *fctx)
 {
     int count = 0, r;
     size_t i;
@@ -716,7 +738,7 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
             size_t avail = len - i;
             int l;
 
-            if (fn && (data[i] & 0x81) == 0x80) {
+            if (fns && (data[i] & 0x81) == 0x80) {
                 /* Fused: a run of atom packets (the most common) goes
                  * straight to the decompressor.  Atoms change no parser
                  * state, so the packets after the run parse the same. */
@@ -749,7 +771,7 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                     run.count++;
                     j += c;
                 }
-                t = run.count ? fn(fctx, &run) : 0;
+                t = run.count ? fns->atoms(fctx, &run) : 0;
                 if (t < 0)
                     return t;
                 if (t > 0) {
@@ -762,7 +784,7 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
             l = packet_length(p, data + i,
                               avail > TB_PKT_MAX_BYTES ? TB_PKT_MAX_BYTES
                                                        : (unsigned)avail);
-            if (l > 0 && bfn && (data[i] & 1)) {
+            if (l > 0 && fns && (data[i] & 1)) {
                 /* Fused: a branch goes to the decompressor as its fields;
                  * a bad one takes the packet path below, which reports
                  * it (decode_address changes nothing when it fails). */
@@ -772,7 +794,7 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                     int t;
 
                     br.index = tb_span_at(cur, i);
-                    t = bfn(fctx, &br);
+                    t = fns->branch(fctx, &br);
                     if (t < 0)
                         return t;
                     if (t == 0) {
@@ -793,6 +815,34 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                     i += (size_t)l;
                     continue;
                 }
+            }
+            if (l > 0 && fns && data[i] == 0x08) {
+                /* Fused: an I-sync likewise (it cannot be malformed once
+                 * delimited). */
+                tb_ptm_isync is;
+                int t;
+
+                decode_isync(p, data + i, (unsigned)l, &is);
+                is.index = tb_span_at(cur, i);
+                t = fns->isync(fctx, &is);
+                if (t < 0)
+                    return t;
+                if (t == 0) {
+                    tb_packet pkt;
+
+                    p->idx[0] = is.index;
+                    p->pk = data + i;
+                    pkt_init(p, &pkt, TB_PKT_ISYNC, (unsigned)l);
+                    p->pk = p->buf;
+                    isync_to_packet(&is, &pkt);
+                    r = emit(&pkt, cb, ctx, &count);
+                    if (r < 0)
+                        return r;
+                } else if (count < INT_MAX) {
+                    count++;
+                }
+                i += (size_t)l;
+                continue;
             }
             if (l > 0) {
                 p->pk = data + i;
@@ -822,7 +872,7 @@ int tb_ptm_parser_push(tb_ptm_parser *p, const uint8_t *data, size_t len,
     if (!p || (!data && len))
         return TB_ERR_INVAL;
     tb_span_cur_flat(&cur, index);
-    return push_impl(p, data, len, &cur, cb, ctx, NULL, NULL, NULL);
+    return push_impl(p, data, len, &cur, cb, ctx, NULL, NULL);
 }
 
 int tb_ptm_parser_push_span(tb_ptm_parser *p, const uint8_t *data, size_t len,
@@ -835,17 +885,17 @@ int tb_ptm_parser_push_span(tb_ptm_parser *p, const uint8_t *data, size_t len,
     if (!len)
         return 0;
     tb_span_cur_init(&cur, map);
-    return push_impl(p, data, len, &cur, cb, ctx, NULL, NULL, NULL);
+    return push_impl(p, data, len, &cur, cb, ctx, NULL, NULL);
 }
 
 int tb_ptm_parser_push_fused(tb_ptm_parser *p, const uint8_t *data,
                              size_t len, tb_span_cur *cur, tb_packet_cb cb,
-                             void *ctx, tb_ptm_atom_fn fn,
-                             tb_ptm_branch_fn bfn, void *fctx)
+                             void *ctx, const tb_ptm_fused_fns *fns,
+                             void *fctx)
 {
     if (!p || (!data && len))
         return TB_ERR_INVAL;
-    return push_impl(p, data, len, cur, cb, ctx, fn, bfn, fctx);
+    return push_impl(p, data, len, cur, cb, ctx, fns, fctx);
 }
 
 int tb_ptm_parser_finish(tb_ptm_parser *p, tb_packet_cb cb, void *ctx)
