@@ -7,7 +7,9 @@
  * buffer; at most 15 data bytes come out of
  * each 16-byte frame; the output bytes, their IDs and indices, the error
  * count and the return codes are the same whole, cut in two, and in
- * small chunks (frame.h: chunks of any size).
+ * small chunks (frame.h: chunks of any size), and in span mode
+ * (tb_deformatter_push_spans: valid maps, spans of at most 4096 bytes,
+ * segment by segment the same bytes and indices as the runs).
  */
 #include <string.h>
 
@@ -58,6 +60,25 @@ static int dfm_on_run(void *ctx, uint8_t id, uint64_t index, const uint8_t *data
     return 0;
 }
 
+/* Span mode: each segment checked and hashed as a run would be. */
+static int dfm_on_span(void *ctx, uint8_t id, const uint8_t *data, size_t len,
+                       const tb_span_map *map)
+{
+    size_t s, start = 0;
+
+    TB_FUZZ_CHECK(H, map != NULL && map->n > 0 && len > 0 && len <= 4096,
+                  "span of %zu bytes with %zu segments", len, map ? map->n : 0);
+    for (s = 0; s < map->n; s++) {
+        TB_FUZZ_CHECK(H, map->end[s] > start && map->end[s] <= len,
+                      "segment %zu ends at %zu after %zu (span %zu)", s,
+                      map->end[s], start, len);
+        (void)dfm_on_run(ctx, id, map->index[s], data + start, map->end[s] - start);
+        start = map->end[s];
+    }
+    TB_FUZZ_CHECK(H, start == len, "segments cover %zu of %zu bytes", start, len);
+    return 0;
+}
+
 typedef struct dresult {
     uint64_t hash, bytes, errors;
     bool bad_frame;
@@ -65,7 +86,7 @@ typedef struct dresult {
 } dresult;
 
 static dresult run(unsigned flags, const uint8_t *buf, size_t len,
-                   const size_t *cut, size_t ncut)
+                   const size_t *cut, size_t ncut, bool spans)
 {
     dstate s = {.len = len, .hash = TB_FUZZ_HASH_INIT};
     dresult r = {0};
@@ -74,13 +95,16 @@ static dresult run(unsigned flags, const uint8_t *buf, size_t len,
 
     TB_FUZZ_CHECK(H, d != NULL, "tb_deformatter_new(0x%x) failed", flags);
     for (i = 0; i < ncut; i++) {
-        int rc = tb_deformatter_push(d, buf + at, cut[i] - at, at, dfm_on_run, &s);
+        int rc = spans ? tb_deformatter_push_spans(d, buf + at, cut[i] - at, at,
+                                                   dfm_on_span, &s)
+                       : tb_deformatter_push(d, buf + at, cut[i] - at, at, dfm_on_run, &s);
         TB_FUZZ_CHECK(H, rc == 0 || rc == TB_ERR_BAD_FRAME,
                       "push at %zu returned %d", at, rc);
         r.bad_frame |= rc == TB_ERR_BAD_FRAME;
         at = cut[i];
     }
-    r.finish = tb_deformatter_finish(d, dfm_on_run, &s);
+    r.finish = spans ? tb_deformatter_finish_spans(d, dfm_on_span, &s)
+                     : tb_deformatter_finish(d, dfm_on_run, &s);
     TB_FUZZ_CHECK(H, r.finish == 0 || r.finish == TB_ERR_TRUNCATED ||
                   r.finish == TB_ERR_NO_SYNC || r.finish == TB_ERR_BAD_FRAME,
                   "finish returned %d", r.finish);
@@ -127,11 +151,13 @@ int tb_fuzz_deformatter(const uint8_t *data, size_t len)
     len--;
 
     cut[0] = len;
-    whole = run(flags, data, len, cut, 1);
+    whole = run(flags, data, len, cut, 1, false);
+    part = run(flags, data, len, cut, 1, true);
+    same(&whole, &part, "spans");
 
     cut[0] = tb_fuzz_split(data, len);
     cut[1] = len;
-    part = run(flags, data, len, cut, 2);
+    part = run(flags, data, len, cut, 2, false);
     same(&whole, &part, "cut in two");
 
     seed = tb_fuzz_hash(TB_FUZZ_HASH_INIT ^ 2, data, len);
@@ -144,8 +170,10 @@ int tb_fuzz_deformatter(const uint8_t *data, size_t len)
     }
     if (n == 0 || cut[n - 1] != len)
         cut[n++] = len;
-    part = run(flags, data, len, cut, n);
+    part = run(flags, data, len, cut, n, false);
     same(&whole, &part, "small chunks");
+    part = run(flags, data, len, cut, n, true);
+    same(&whole, &part, "spans in small chunks");
     return 0;
 }
 
