@@ -4,7 +4,8 @@
  *
  * Both sides take the formatted ETB buffer from memory (no file I/O in
  * the timed loop), de-format it, parse and decode one trace ID, and only
- * count instructions in their element callback.  The real traces are
+ * count instructions in their element callback (ours as a user would:
+ * deformatter spans into tb_decoder_push_span).  The real traces are
  * small (32 KiB buffers), so each is decoded repeatedly with the decoder
  * reset between passes; both sides keep their warm caches, which is the
  * steady state of a long trace.
