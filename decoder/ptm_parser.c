@@ -723,6 +723,34 @@ static int feed(tb_ptm_parser *p, uint8_t byte, uint64_t index,
     return decode_and_emit(p, cb, ctx, count);
 }
 
+/* What became of a packet (l bytes at `at`) handed to a fused entry as
+ * its fields, br or is: t > 0 taken, t < 0 a stop, t == 0 declined, and
+ * then the packet path gets it, built from the fields. */
+static int fused_outcome(tb_ptm_parser *p, int t, const uint8_t *at,
+                         unsigned l, const tb_ptm_branch *br,
+                         const tb_ptm_isync *is, tb_packet_cb cb, void *ctx,
+                         int *count)
+{
+    tb_packet pkt;
+
+    if (t < 0)
+        return t;
+    if (t > 0) {
+        if (*count < INT_MAX)
+            (*count)++;
+        return TB_OK;
+    }
+    p->idx[0] = br ? br->index : is->index;
+    p->pk = at;
+    pkt_init(p, &pkt, br ? TB_PKT_BRANCH : TB_PKT_ISYNC, l);
+    p->pk = p->buf;
+    if (br)
+        address_to_packet(br, &pkt);
+    else
+        isync_to_packet(is, &pkt);
+    return emit(&pkt, cb, ctx, count);
+}
+
 static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                             tb_span_cur *cur, tb_packet_cb cb, void *ctx,
                             const tb_ptm_fused_fns *fns, void *fctx)
@@ -791,27 +819,11 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                 tb_ptm_branch br;
 
                 if (decode_address(p, data + i, (unsigned)l, false, &br) == TB_OK) {
-                    int t;
-
                     br.index = tb_span_at(cur, i);
-                    t = fns->branch(fctx, &br);
-                    if (t < 0)
-                        return t;
-                    if (t == 0) {
-                        /* Not taken: the packet path gets the packet. */
-                        tb_packet pkt;
-
-                        p->idx[0] = br.index;
-                        p->pk = data + i;
-                        pkt_init(p, &pkt, TB_PKT_BRANCH, (unsigned)l);
-                        p->pk = p->buf;
-                        address_to_packet(&br, &pkt);
-                        r = emit(&pkt, cb, ctx, &count);
-                        if (r < 0)
-                            return r;
-                    } else if (count < INT_MAX) {
-                        count++;
-                    }
+                    r = fused_outcome(p, fns->branch(fctx, &br), data + i,
+                                      (unsigned)l, &br, NULL, cb, ctx, &count);
+                    if (r < 0)
+                        return r;
                     i += (size_t)l;
                     continue;
                 }
@@ -820,27 +832,13 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                 /* Fused: an I-sync likewise (it cannot be malformed once
                  * delimited). */
                 tb_ptm_isync is;
-                int t;
 
                 decode_isync(p, data + i, (unsigned)l, &is);
                 is.index = tb_span_at(cur, i);
-                t = fns->isync(fctx, &is);
-                if (t < 0)
-                    return t;
-                if (t == 0) {
-                    tb_packet pkt;
-
-                    p->idx[0] = is.index;
-                    p->pk = data + i;
-                    pkt_init(p, &pkt, TB_PKT_ISYNC, (unsigned)l);
-                    p->pk = p->buf;
-                    isync_to_packet(&is, &pkt);
-                    r = emit(&pkt, cb, ctx, &count);
-                    if (r < 0)
-                        return r;
-                } else if (count < INT_MAX) {
-                    count++;
-                }
+                r = fused_outcome(p, fns->isync(fctx, &is), data + i, (unsigned)l,
+                                  NULL, &is, cb, ctx, &count);
+                if (r < 0)
+                    return r;
                 i += (size_t)l;
                 continue;
             }
