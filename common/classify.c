@@ -454,6 +454,22 @@ static bool fast_classify(uint32_t opcode, tb_isa isa, unsigned size)
     return size == 2 ? plain_t16(opcode) : plain_t32(opcode);
 }
 
+/* A plain instruction: what both paths start from (A32 carries its
+ * condition field, except in the unconditional space). */
+static void insn_init(tb_insn *out, uint32_t addr, uint32_t opcode,
+                      unsigned size, tb_isa isa)
+{
+    memset(out, 0, sizeof *out);
+    out->addr = addr;
+    out->opcode = opcode;
+    out->size = (uint8_t)size;
+    out->isa = (uint8_t)isa;
+    out->cond = 14;
+    out->target_isa = (uint8_t)isa;
+    if (isa == TB_ISA_ARM && (opcode >> 28) != 15)
+        out->cond = (uint8_t)(opcode >> 28);
+}
+
 int tb_classifier_decode(tb_classifier *c, const uint8_t *bytes, size_t avail,
                          uint32_t addr, tb_isa isa, tb_insn *out)
 {
@@ -494,14 +510,7 @@ int tb_classifier_decode(tb_classifier *c, const uint8_t *bytes, size_t avail,
 
     if (c->fast && !(isa == TB_ISA_THUMB && c->it_left) &&
         fast_classify(opcode, isa, size)) {
-        /* As the Capstone path leaves a plain instruction. */
-        memset(out, 0, sizeof *out);
-        out->addr = addr;
-        out->opcode = opcode;
-        out->size = (uint8_t)size;
-        out->isa = (uint8_t)isa;
-        out->cond = isa == TB_ISA_ARM ? (uint8_t)(opcode >> 28) : 14;
-        out->target_isa = (uint8_t)isa;
+        insn_init(out, addr, opcode, size, isa); /* a plain instruction */
         return (int)size;
     }
 
@@ -511,15 +520,7 @@ int tb_classifier_decode(tb_classifier *c, const uint8_t *bytes, size_t avail,
         return (int)size;
     }
 
-    memset(out, 0, sizeof *out);
-    out->addr = addr;
-    out->opcode = opcode;
-    out->size = (uint8_t)size;
-    out->isa = (uint8_t)isa;
-    out->cond = 14;
-    out->target_isa = (uint8_t)isa;
-    if (isa == TB_ISA_ARM && (opcode >> 28) != 15)
-        out->cond = (uint8_t)(opcode >> 28);
+    insn_init(out, addr, opcode, size, isa);
 
     h = isa == TB_ISA_ARM ? c->arm : c->thumb;
     ci = isa == TB_ISA_ARM ? c->ci_arm : c->ci_thumb;

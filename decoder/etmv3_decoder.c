@@ -524,11 +524,10 @@ int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
         return 0;
     tb_emit_init(&e, cb, ctx);
     while (k < n) {
-        /* Up to 64 atoms of consecutive headers in one walk. */
-        const size_t k0 = k;
+        /* Up to 64 atoms of consecutive headers in one walk; hoff[] holds
+         * byte offsets below 256. */
+        const size_t k0 = k, kend = n - k0 > 255 ? k0 + 255 : n;
         int stop;
-
-        const size_t kend = n - k0 > 255 ? k0 + 255 : n;
 
         /* Plain trace has no W atoms (IHI0014Q 7.3.1 table 7.2). */
         batch_init(&ab, d->pending_cc, d->cfg.cycle_accurate);
