@@ -557,26 +557,35 @@ Test(decoder_fused, every_vector_every_chunking)
 
 /* A real capture's source: exact element and instruction totals (the
  * same through both paths, since the lists are equal). */
+/* Loads reference snapshot snap, source id (-1: its only one), named
+ * for messages with suffix appended. */
+static void real_load(source *s, const char *ref, const char *snap, int id,
+                      const char *suffix)
+{
+    char dir[1100], name[200];
+
+    snprintf(dir, sizeof dir, "%s/opencsd-snapshots/%s", ref, snap);
+    if (id < 0)
+        snprintf(name, sizeof name, "%s%s", snap, suffix);
+    else
+        snprintf(name, sizeof name, "%s 0x%x%s", snap, id, suffix);
+    source_load(s, dir, id, name);
+}
+
 static void real_source(const char *snap, int id, size_t want_elements, uint64_t want_insns)
 {
     const char *ref = tb_test_reference_dir("fused decoder on real traces");
-    char dir[1100], name[200];
     totals t = {0};
     source s;
 
     if (!ref)
         return;
-    snprintf(dir, sizeof dir, "%s/opencsd-snapshots/%s", ref, snap);
-    if (id < 0)
-        snprintf(name, sizeof name, "%s", snap);
-    else
-        snprintf(name, sizeof name, "%s 0x%x", snap, id);
-    source_load(&s, dir, id, name);
+    real_load(&s, ref, snap, id, "");
     both_paths(&s, &t);
-    cr_log_info("%s: %zu elements, %zu instructions, %zu fused elements compared", name,
+    cr_log_info("%s: %zu elements, %zu instructions, %zu fused elements compared", s.name,
                 t.elements, t.insns, t.compared);
-    cr_assert_eq(t.elements, want_elements, "%s: %zu elements", name, t.elements);
-    cr_assert_eq(t.insns, want_insns, "%s: %zu instructions", name, t.insns);
+    cr_assert_eq(t.elements, want_elements, "%s: %zu elements", s.name, t.elements);
+    cr_assert_eq(t.insns, want_insns, "%s: %zu instructions", s.name, t.insns);
     cr_assert_eq(t.compared, 14 * t.elements);
     source_fini(&s);
 }
@@ -1349,7 +1358,7 @@ static void real_spans(const char *snap, int id)
 {
     static const size_t dchunks[] = {1, 7, 64, 4096, 0};
     const char *refdir = tb_test_reference_dir("span path on real traces");
-    char dir[1100], name[200], what[300];
+    char what[300];
     span_totals t = {0};
     size_t compared = 0;
     source s;
@@ -1358,12 +1367,7 @@ static void real_spans(const char *snap, int id)
 
     if (!refdir)
         return;
-    snprintf(dir, sizeof dir, "%s/opencsd-snapshots/%s", refdir, snap);
-    if (id < 0)
-        snprintf(name, sizeof name, "%s (spans)", snap);
-    else
-        snprintf(name, sizeof name, "%s 0x%x (spans)", snap, id);
-    source_load(&s, dir, id, name);
+    real_load(&s, refdir, snap, id, " (spans)");
     decode(&s, MODE_RUNS, 0, false, &ref);
 
     for (size_t c = 0; s.formatted && c < sizeof dchunks / sizeof dchunks[0]; c++) {
@@ -1381,12 +1385,12 @@ static void real_spans(const char *snap, int id)
             rc = tb_deformatter_push_spans(dfm, s.raw + p,
                                            s.rawlen - p < chunk ? s.rawlen - p : chunk, p,
                                            span_to_decoder, &sd);
-        cr_assert_eq(rc, 0, "%s: deformatter chunk %zu: %s", name, chunk, tb_err_str(rc));
+        cr_assert_eq(rc, 0, "%s: deformatter chunk %zu: %s", s.name, chunk, tb_err_str(rc));
         cr_assert_eq(tb_deformatter_finish_spans(dfm, span_to_decoder, &sd), 0);
         cr_assert(!sd.failed);
         drive_finish(&dv, true);
         cr_assert_eq(dv.first_neg, 0);
-        snprintf(what, sizeof what, "%s (deformatter spans, buffer chunk %zu)", name, dchunks[c]);
+        snprintf(what, sizeof what, "%s (deformatter spans, buffer chunk %zu)", s.name, dchunks[c]);
         expect_same(what, &ref, &dv.out, 0);
         compared += dv.out.n;
         drive_close(&dv);
@@ -1405,11 +1409,11 @@ static void real_spans(const char *snap, int id)
 
             drive_open(&dv, &s, 0);
             cr_assert_eq(tb_stream_source_spans(sn, src, &o, stream_to_decoder, &sd, err,
-                                                sizeof err), 0, "%s: %s", name, err);
+                                                sizeof err), 0, "%s: %s", s.name, err);
             tb_snapshot_fini(sn);
             cr_assert(!sd.failed);
             drive_finish(&dv, true);
-            snprintf(what, sizeof what, "%s (tb_stream_source_spans, read %zu)", name,
+            snprintf(what, sizeof what, "%s (tb_stream_source_spans, read %zu)", s.name,
                      reads[c]);
             expect_same(what, &ref, &dv.out, 0);
             compared += dv.out.n;
@@ -1419,7 +1423,7 @@ static void real_spans(const char *snap, int id)
     ss_from_stream(&ss, &s);
     spans_vs_segments(&s, &ss, "stream spans", &t);
     cr_log_info("%s: %zu elements, %zu compared from spans; stream: %zu spans, %zu segments, "
-                "%zu packets", name, ref.n, compared, ss.nspan, ss.nseg, t.packets);
+                "%zu packets", s.name, ref.n, compared, ss.nspan, ss.nseg, t.packets);
     {
         spanset cut;
 
