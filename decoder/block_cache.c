@@ -96,13 +96,40 @@ static void fill(tb_block_cache *bc, tb_block *b, uint32_t addr, tb_isa isa)
         b->status = TB_BLOCK_LIMIT;
 }
 
+/*
+ * Slots h and h ^ 1 form a set of two: a block lives in its own slot or
+ * in the partner, and the one used last sits in its own slot, where the
+ * inline lookup finds it.  A kernel trace of a few thousand blocks had
+ * dozens of pairs of hot blocks sharing a slot when the table was direct
+ * mapped, each pair refilling the other (a classification per
+ * instruction) on every pass.
+ */
 const tb_block *tb_block_miss(tb_block_cache *bc, uint32_t h, uint32_t addr,
                               tb_isa isa)
 {
+    const uint32_t h2 = h ^ 1u;
+    const uint16_t own = bc->slot[h], other = bc->slot[h2];
     tb_block *b;
 
-    if (!bc->slot[h])
+    if (other) {
+        b = &bc->pool[other - 1];
+        if (b->start == addr && b->isa == isa) {
+            bc->slot[h] = other;
+            bc->slot[h2] = own;
+            return b;
+        }
+    }
+    if (!own) {
         bc->slot[h] = (uint16_t)++bc->used;
+    } else if (!other) {
+        bc->slot[h2] = own;
+        bc->slot[h] = (uint16_t)++bc->used;
+    } else {
+        /* Both taken: the partner's block, used less recently, makes way;
+         * the block in h moves over. */
+        bc->slot[h] = other;
+        bc->slot[h2] = own;
+    }
     b = &bc->pool[bc->slot[h] - 1];
     fill(bc, b, addr, isa);
     return b;

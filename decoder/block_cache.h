@@ -7,8 +7,8 @@
  * Which classes end a block is fixed per cache (PTM: branches, ISB, and
  * DMB/DSB when ETMCCER[24] says so, protocol-notes 3.12; ETMv3: only
  * instructions that can change the flow).  The image is const for the
- * cache's life, so entries never go stale; the table is direct-mapped
- * and fixed in size.
+ * cache's life, so entries never go stale; the table is two-way set
+ * associative and fixed in size.
  */
 #ifndef TB_BLOCK_CACHE_H
 #define TB_BLOCK_CACHE_H
@@ -40,13 +40,13 @@ typedef struct tb_block {
 #define TB_BC_SIZE (1u << TB_BC_BITS)
 
 /* Visible so that a hit is an inline lookup (the decoders look a block
- * up for every waypoint); only block_cache.c changes it.  Direct mapped:
- * hash slot h holds at most one block, pool[slot[h] - 1], which a miss
- * in h overwrites.  The blocks sit in the pool in the order their slots
- * were first used, so a trace touches memory in proportion to the
- * blocks it needs: a table of blocks indexed by hash would spread even a
- * short trace's few hundred blocks over all of its 1 MiB, a page fault
- * each on first touch. */
+ * up for every waypoint); only block_cache.c changes it.  Hash slot h
+ * holds at most one block, pool[slot[h] - 1]; the inline lookup checks
+ * h, the miss path the partner slot h ^ 1 (tb_block_miss).  The blocks
+ * sit in the pool in the order their slots were first used, so a trace
+ * touches memory in proportion to the blocks it needs: a table of
+ * blocks indexed by hash would spread even a short trace's few hundred
+ * blocks over all of its 1 MiB, a page fault each on first touch. */
 typedef struct tb_block_cache {
     const tb_memimage *mem;
     unsigned wp_mask;
@@ -59,17 +59,25 @@ typedef struct tb_block_cache {
 /* wp_mask: bit c set when tb_wp_class c ends a block. */
 tb_block_cache *tb_block_cache_new(const tb_memimage *mem, unsigned wp_mask);
 void tb_block_cache_free(tb_block_cache *bc);
-/* Fills hash slot h with the block at (addr, isa) (the miss path of
+/* The block at (addr, isa) when it is not in hash slot h: found in the
+ * partner slot, or made; either way it then sits in h (the miss path of
  * tb_block_get). */
 const tb_block *tb_block_miss(tb_block_cache *bc, uint32_t h, uint32_t addr,
                               tb_isa isa);
+
+/* The hash slot of (addr, isa), the block's own; the partner slot is
+ * the hash ^ 1. */
+static inline uint32_t tb_block_hash(uint32_t addr, tb_isa isa)
+{
+    return (((addr >> 1) * 0x9E3779B1u) >> (32 - TB_BC_BITS)) ^ (isa & 1);
+}
 
 /* The block at (addr, isa).  The pointer stays valid only until the next
  * lookup.  Never NULL; n == 0 with status NACC when addr is unmapped. */
 static inline const tb_block *tb_block_get(tb_block_cache *bc, uint32_t addr,
                                            tb_isa isa)
 {
-    const uint32_t h = (((addr >> 1) * 0x9E3779B1u) >> (32 - TB_BC_BITS)) ^ (isa & 1);
+    const uint32_t h = tb_block_hash(addr, isa);
     const unsigned s = bc->slot[h];
 
     if (s) {
