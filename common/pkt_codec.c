@@ -129,7 +129,7 @@ int tb_addr_decode(tb_addr_scheme s, const uint8_t *b, unsigned n,
 {
     tb_isa use = last_isa;
     bool named = false, x = false;
-    unsigned i, used, bits, shift;
+    unsigned bits, shift;
     uint32_t v;
 
     if (!b || n < 1 || n > 5)
@@ -150,18 +150,28 @@ int tb_addr_decode(tb_addr_scheme s, const uint8_t *b, unsigned n,
     }
     shift = tb_addr_shift(use);
 
+    /* Six bits from the header, seven from each byte up to the fourth;
+     * in the six-bit scheme the last of those gives six and the X bit
+     * (protocol-notes 2.7).  Straight-line: a decoder calls this for
+     * every branch packet. */
     v = (uint32_t)((b[0] >> 1) & 0x3F);
-    used = 6;
-    for (i = 1; i < n && i < 4; i++) {
-        bool last = (i == n - 1);
-        if (last && s == TB_ADDR_SIXBIT) {
-            v |= (uint32_t)(b[i] & 0x3F) << used;
-            x = (b[i] & 0x40) != 0;
-            used += 6;
-        } else {
-            v |= (uint32_t)(b[i] & 0x7F) << used;
-            used += 7;
-        }
+    switch (n) {
+    case 5:
+    case 4:
+        v |= (uint32_t)(b[3] & 0x7F) << 20;
+        /* fall through */
+    case 3:
+        v |= (uint32_t)(b[2] & 0x7F) << 13;
+        /* fall through */
+    case 2:
+        v |= (uint32_t)(b[1] & 0x7F) << 6;
+        break;
+    default:
+        break;
+    }
+    if (s == TB_ADDR_SIXBIT && n >= 2 && n <= 4) {
+        v &= ~(0x40u << (6 + 7 * (n - 2)));
+        x = (b[n - 1] & 0x40) != 0;
     }
     v <<= shift;
     if (n == 5) {
