@@ -18,6 +18,10 @@
 
 #include "tracebench/frame.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define ID_UNKNOWN 0xFFu /* no ID seen since start/reset: data dropped */
 /* A span's limits: runs are at most 15 bytes, about 9 on a busy
  * multi-source buffer, so 512 segments rarely end a span first. */
@@ -28,6 +32,7 @@ struct tb_deformatter {
     unsigned flags;
     uint64_t want[2];        /* IDs delivered: bit id (0x01..0x6F) */
     uint64_t stop[2];        /* want and the reserved IDs 0x70..0x7F */
+    unsigned one_id;         /* the only ID wanted, or 0 */
     bool sync_mode;          /* FSYNC and/or HSYNC in the stream */
     bool synced;             /* sync mode: frame boundary known */
     bool in_frame;           /* sync mode: frame start passed */
@@ -68,6 +73,7 @@ static void reset_state(tb_deformatter *d)
     unsigned flags = d->flags;
     uint64_t want[2] = {d->want[0], d->want[1]};
     uint64_t stop[2] = {d->stop[0], d->stop[1]};
+    unsigned one_id = d->one_id;
 
     memset(d, 0, offsetof(tb_deformatter, span_len));
     d->flags = flags;
@@ -75,6 +81,7 @@ static void reset_state(tb_deformatter *d)
     d->want[1] = want[1];
     d->stop[0] = stop[0];
     d->stop[1] = stop[1];
+    d->one_id = one_id;
     d->sync_mode = (flags & (TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC)) != 0;
     /* Without FSYNCs there is nothing to search for: frames start at the
      * first byte (OpenCSD does the same for HSYNC-only streams). */
@@ -119,6 +126,7 @@ int tb_deformatter_set_ids(tb_deformatter *d, const uint8_t *ids, size_t n)
     d->want[1] = want[1];
     d->stop[0] = want[0];
     d->stop[1] = want[1] | 0xFFFFull << (0x70 - 64);
+    d->one_id = n == 1 ? ids[0] : 0;
     return 0;
 }
 
@@ -348,6 +356,53 @@ static inline int unpack_frame(tb_deformatter *d, const uint8_t *f,
 
 /* ---- memory-aligned frames ---- */
 
+/*
+ * Whole frames that bring a one-ID caller nothing, while the current ID
+ * is not the wanted one: no ID byte names the wanted ID or a reserved one
+ * (0x70-0x7F, corrupt; an FSYNC's first byte is one), so all their data
+ * is dropped and only the last ID byte counts.  Returns how many of the
+ * n frames at f are such, with d->cur_id set past them; unpack_frame()
+ * takes the one that stops the scan.  On a multi-source buffer most
+ * frames are like this, and SSE2 (in every x86-64) tests one in a few
+ * instructions without a data-dependent branch.  Elsewhere 0: every
+ * frame goes through unpack_frame(), which gives the same result.
+ */
+static size_t skip_unwanted(tb_deformatter *d, const uint8_t *f, size_t n)
+{
+#if defined(__SSE2__)
+    /* ID bytes are the even ones with bit 0 set (protocol-notes 5.1);
+     * as 16-bit lanes, low byte first. */
+    const __m128i even = _mm_set1_epi16(0x00FF), bit0 = _mm_set1_epi16(0x0001);
+    const __m128i want = _mm_set1_epi8((char)(d->one_id << 1 | 1));
+    /* Bits 7-5 and 0 set: the ID bytes of 0x70-0x7F. */
+    const __m128i rsvd = _mm_set1_epi8((char)0xE1);
+    size_t k, last = 0;
+    unsigned last_ids = 0;
+
+    for (k = 0; k < n; k++) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(f + 16 * k));
+        const __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, want),
+                                         _mm_cmpeq_epi8(_mm_and_si128(v, rsvd), rsvd));
+        unsigned ids;
+
+        if (_mm_movemask_epi8(_mm_and_si128(hit, even)))
+            break;
+        /* Two mask bits per ID byte: 2j and 2j+1 for byte 2j. */
+        ids = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(v, bit0), bit0));
+        last = ids ? k : last;
+        last_ids = ids ? ids : last_ids;
+    }
+    if (last_ids)
+        d->cur_id = f[16 * last + ((31u - (unsigned)__builtin_clz(last_ids)) & ~1u)] >> 1;
+    return k;
+#else
+    (void)d;
+    (void)f;
+    (void)n;
+    return 0;
+#endif
+}
+
 static int push_aligned(tb_deformatter *d, const uint8_t *data, size_t len,
                         uint64_t offset, tb_frame_data_cb cb, void *ctx)
 {
@@ -360,6 +415,11 @@ static int push_aligned(tb_deformatter *d, const uint8_t *data, size_t len,
 
         if (d->fill == 0 && len - p >= TB_FRAME_SIZE) {
             /* A whole frame in this chunk: unpack it in place. */
+            if (d->one_id && !deliverable(d, d->cur_id)) {
+                p += TB_FRAME_SIZE * skip_unwanted(d, data + p, (len - p) / TB_FRAME_SIZE);
+                if (len - p < TB_FRAME_SIZE)
+                    continue;
+            }
             f = data + p;
             d->sof = offset + p;
             p += TB_FRAME_SIZE;

@@ -9,7 +9,8 @@
  * count and the return codes are the same whole, cut in two, and in
  * small chunks (frame.h: chunks of any size), and in span mode
  * (tb_deformatter_push_spans: valid maps, spans of at most 4096 bytes,
- * segment by segment the same bytes and indices as the runs).
+ * segment by segment the same bytes and indices as the runs); with one
+ * ID selected, exactly that ID's runs and the same errors.
  */
 #include <string.h>
 
@@ -24,6 +25,8 @@ typedef struct dstate {
     uint64_t bytes;          /* data bytes delivered */
     bool have_last;
     uint64_t last_index;
+    uint8_t sel;             /* with every ID: the one also hashed alone */
+    uint64_t sel_hash, sel_bytes;
 } dstate;
 
 static int dfm_on_run(void *ctx, uint8_t id, uint64_t index, const uint8_t *data,
@@ -55,8 +58,12 @@ static int dfm_on_run(void *ctx, uint8_t id, uint64_t index, const uint8_t *data
         memcpy(rec + 1, &at, 8);
         rec[9] = data[i];
         s->hash = tb_fuzz_hash(s->hash, rec, sizeof rec);
+        if (id == s->sel)
+            s->sel_hash = tb_fuzz_hash(s->sel_hash, rec, sizeof rec);
     }
     s->bytes += len;
+    if (id == s->sel)
+        s->sel_bytes += len;
     return 0;
 }
 
@@ -81,19 +88,24 @@ static int dfm_on_span(void *ctx, uint8_t id, const uint8_t *data, size_t len,
 
 typedef struct dresult {
     uint64_t hash, bytes, errors;
+    uint64_t sel_hash, sel_bytes;
     bool bad_frame;
     int finish;
 } dresult;
 
+/* sel: with only, the one ID delivered; else the ID also hashed alone. */
 static dresult run(unsigned flags, const uint8_t *buf, size_t len,
-                   const size_t *cut, size_t ncut, bool spans)
+                   const size_t *cut, size_t ncut, bool spans, uint8_t sel, bool only)
 {
-    dstate s = {.len = len, .hash = TB_FUZZ_HASH_INIT};
+    dstate s = {.len = len, .hash = TB_FUZZ_HASH_INIT, .sel = sel,
+                .sel_hash = TB_FUZZ_HASH_INIT};
     dresult r = {0};
     tb_deformatter *d = tb_deformatter_new(flags);
     size_t at = 0, i;
 
     TB_FUZZ_CHECK(H, d != NULL, "tb_deformatter_new(0x%x) failed", flags);
+    if (only)
+        TB_FUZZ_CHECK(H, tb_deformatter_set_ids(d, &sel, 1) == 0, "set_ids(0x%02x)", sel);
     for (i = 0; i < ncut; i++) {
         int rc = spans ? tb_deformatter_push_spans(d, buf + at, cut[i] - at, at,
                                                    dfm_on_span, &s)
@@ -119,6 +131,8 @@ static dresult run(unsigned flags, const uint8_t *buf, size_t len,
     tb_deformatter_free(d);
     r.hash = s.hash;
     r.bytes = s.bytes;
+    r.sel_hash = s.sel_hash;
+    r.sel_bytes = s.sel_bytes;
     return r;
 }
 
@@ -141,6 +155,7 @@ int tb_fuzz_deformatter(const uint8_t *data, size_t len)
     size_t cut[80], n, at;
     dresult whole, part;
     uint64_t seed;
+    uint8_t sel;
 
     if (len < 1)
         return 0;
@@ -150,15 +165,38 @@ int tb_fuzz_deformatter(const uint8_t *data, size_t len)
     data++;
     len--;
 
+    /* The one-ID selection is checked with the ID of the first ID byte
+     * (else 0x10): the bytes the input most likely holds. */
+    sel = 0x10;
+    for (at = 0; at + 1 < len; at += 2) {
+        if ((data[at] & 1) && data[at] >> 1 != 0 && data[at] >> 1 < 0x70) {
+            sel = data[at] >> 1;
+            break;
+        }
+    }
+
     cut[0] = len;
-    whole = run(flags, data, len, cut, 1, false);
-    part = run(flags, data, len, cut, 1, true);
+    whole = run(flags, data, len, cut, 1, false, sel, false);
+    part = run(flags, data, len, cut, 1, true, sel, false);
     same(&whole, &part, "spans");
 
     cut[0] = tb_fuzz_split(data, len);
     cut[1] = len;
-    part = run(flags, data, len, cut, 2, false);
+    part = run(flags, data, len, cut, 2, false, sel, false);
     same(&whole, &part, "cut in two");
+    /* Selecting one ID gives exactly its runs from the whole (frame.h
+     * tb_deformatter_set_ids), with the same errors. */
+    for (int spans = 0; spans < 2; spans++) {
+        part = run(flags, data, len, cut, 2, spans, sel, true);
+        TB_FUZZ_CHECK(H, part.hash == whole.sel_hash && part.bytes == whole.sel_bytes,
+                      "ID 0x%02x alone%s: %llu data bytes vs %llu of all IDs (or other "
+                      "indices)", sel, spans ? " (spans)" : "",
+                      (unsigned long long)part.bytes, (unsigned long long)whole.sel_bytes);
+        TB_FUZZ_CHECK(H, part.errors == whole.errors && part.finish == whole.finish,
+                      "ID 0x%02x alone: errors %llu/%d vs all IDs %llu/%d", sel,
+                      (unsigned long long)part.errors, part.finish,
+                      (unsigned long long)whole.errors, whole.finish);
+    }
 
     seed = tb_fuzz_hash(TB_FUZZ_HASH_INIT ^ 2, data, len);
     for (n = 0, at = 0; at < len && n < 79;) {
@@ -170,9 +208,9 @@ int tb_fuzz_deformatter(const uint8_t *data, size_t len)
     }
     if (n == 0 || cut[n - 1] != len)
         cut[n++] = len;
-    part = run(flags, data, len, cut, n, false);
+    part = run(flags, data, len, cut, n, false, sel, false);
     same(&whole, &part, "small chunks");
-    part = run(flags, data, len, cut, n, true);
+    part = run(flags, data, len, cut, n, true, sel, false);
     same(&whole, &part, "spans in small chunks");
     return 0;
 }

@@ -409,6 +409,54 @@ Test(deformatter, id_selection_real_and_corrupt)
     tb_deformatter_free(d);
 }
 
+/* Frames dense in ID bytes drawn from a few IDs: repeated IDs (no
+ * change, so no new run), the null ID, reserved IDs, byte 14 as an ID,
+ * aux bits on changes, whole-frame FSYNC pads, and long stretches of frames that name none of
+ * the selected IDs.  A one-ID selection skips such stretches in bulk
+ * (deformatter.c skip_unwanted), so the ID they leave current, which
+ * decides the run indices of the next frame, must be the last one. */
+static void dense_frames(uint8_t *buf, size_t nframes, uint64_t *seed)
+{
+    static const uint8_t ids[] = {0x10, 0x11, 0x13, 0x13, 0x22, 0x00};
+
+    for (size_t k = 0; k < nframes; k++) {
+        uint8_t *f = buf + 16 * k;
+        /* One stretch in four names only IDs 0x13, 0x22 and null. */
+        const size_t lo = (k / 12) % 4 == 0 ? 3 : 0;
+
+        for (size_t i = 0; i < 15; i += 2) {
+            const uint64_t r = tb_test_rand(seed);
+
+            if (r % 3 == 0) {
+                uint8_t id = ids[lo + (r >> 8) % (sizeof ids - lo)];
+
+                if ((r >> 16) % 97 == 0)
+                    id = (uint8_t)(0x70 + (r >> 24) % 16);
+                f[i] = (uint8_t)(id << 1 | 1);
+            } else {
+                f[i] = (uint8_t)(r >> 32) & 0xFE;
+            }
+            if (i < 14)
+                f[i + 1] = (uint8_t)(r >> 40);
+        }
+        f[15] = (uint8_t)tb_test_rand(seed);
+        if (tb_test_rand(seed) % 50 == 0)
+            memcpy(f, "\xFF\xFF\xFF\x7F\xFF\xFF\xFF\x7F\xFF\xFF\xFF\x7F\xFF\xFF\xFF\x7F", 16);
+    }
+}
+
+Test(deformatter, id_selection_dense_ids)
+{
+    uint64_t seed = 0xD15E;
+    uint8_t buf[16 * 400];
+
+    for (int it = 0; it < 6; it++) {
+        dense_frames(buf, sizeof buf / 16, &seed);
+        check_selection(buf, sizeof buf, 0, "dense ID bytes");
+        check_selection(buf, sizeof buf, TB_FRAME_RESET_ON_4FSYNC, "dense ID bytes, 4-FSYNC");
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* Hand-made frames: every rule of protocol-notes 5.1. */
 
