@@ -61,12 +61,19 @@ struct tb_deformatter {
      * between two calls. */
     size_t span_len, span_segs;
     uint8_t span_id;
-    uint8_t span[SPAN_BYTES];
+    /* Inside push_spans/finish_spans: frames of one ID's data write the
+     * span directly, and a full span goes to span_cb. */
+    bool spans;
+    tb_frame_span_cb span_cb;
+    void *span_ctx;
+    uint8_t span[SPAN_BYTES + 1]; /* + 1: the frame path's 16-byte moves */
     size_t span_end[SPAN_SEGS];
     uint64_t span_idx[SPAN_SEGS];
 };
 
 static const uint8_t FSYNC[4] = {0xFF, 0xFF, 0xFF, 0x7F};
+
+static int span_flush(tb_deformatter *d, tb_frame_span_cb cb, void *ctx);
 
 static void reset_state(tb_deformatter *d)
 {
@@ -103,6 +110,7 @@ tb_deformatter *tb_deformatter_new(unsigned flags)
     (void)tb_deformatter_set_ids(d, NULL, 0); /* every ID */
     reset_state(d);
     d->span_len = d->span_segs = 0;
+    d->spans = false;
     return d;
 }
 
@@ -328,6 +336,22 @@ static inline int unpack_frame(tb_deformatter *d, const uint8_t *f,
 
         if (!deliverable(d, d->cur_id) || !cb)
             return 0;
+        if (d->spans) {
+            /* Straight into the span: handing span_run() a run in a
+             * just-written stack buffer stalls its loads on failed store
+             * forwards.  Same cut rule as span_run(). */
+            if (d->span_len && (d->span_id != d->cur_id || d->span_len > SPAN_BYTES - 15 ||
+                                d->span_segs == SPAN_SEGS) &&
+                span_flush(d, d->span_cb, d->span_ctx) < 0)
+                return TB_ERR_STOPPED;
+            store64(d->span + d->span_len, w0 | SPREAD4[f[15] & 15]);
+            store64(d->span + d->span_len + 8, w1 | SPREAD4[f[15] >> 4]);
+            d->span_idx[d->span_segs] = d->sof;
+            d->span_end[d->span_segs++] = d->span_len + 15;
+            d->span_len += 15;
+            d->span_id = (uint8_t)d->cur_id;
+            return 0;
+        }
         store64(out, w0 | SPREAD4[f[15] & 15]);
         store64(out + 8, w1 | SPREAD4[f[15] >> 4]);
         return cb(ctx, (uint8_t)d->cur_id, d->sof, out, 15) ? TB_ERR_STOPPED : 0;
@@ -703,6 +727,14 @@ static int span_run(void *vs, uint8_t id, uint64_t index, const uint8_t *data,
     return 0;
 }
 
+/* Whole frames write the span themselves until the call's end. */
+static void span_begin(tb_deformatter *d, tb_frame_span_cb cb, void *ctx)
+{
+    d->spans = true;
+    d->span_cb = cb;
+    d->span_ctx = ctx;
+}
+
 /* A run-mode result, then the span still gathered. */
 static int span_end_call(tb_deformatter *d, int rc, tb_frame_span_cb cb,
                          void *ctx)
@@ -722,11 +754,15 @@ int tb_deformatter_push_spans(tb_deformatter *d, const uint8_t *data,
 {
     span_sink s = {d, cb, ctx};
 
+    int rc;
+
     if (!d)
         return TB_ERR_INVAL;
     d->span_len = d->span_segs = 0;
-    return span_end_call(d, tb_deformatter_push(d, data, len, offset, span_run, &s),
-                         cb, ctx);
+    span_begin(d, cb, ctx);
+    rc = tb_deformatter_push(d, data, len, offset, span_run, &s);
+    d->spans = false;
+    return span_end_call(d, rc, cb, ctx);
 }
 
 int tb_deformatter_finish_spans(tb_deformatter *d, tb_frame_span_cb cb,
@@ -734,8 +770,13 @@ int tb_deformatter_finish_spans(tb_deformatter *d, tb_frame_span_cb cb,
 {
     span_sink s = {d, cb, ctx};
 
+    int rc;
+
     if (!d)
         return TB_ERR_INVAL;
     d->span_len = d->span_segs = 0;
-    return span_end_call(d, tb_deformatter_finish(d, span_run, &s), cb, ctx);
+    span_begin(d, cb, ctx);
+    rc = tb_deformatter_finish(d, span_run, &s);
+    d->spans = false;
+    return span_end_call(d, rc, cb, ctx);
 }
