@@ -1236,6 +1236,26 @@ Test(deformatter_spans, corrupt_and_random_equal_runs)
     cr_assert_gt(st.errs, 0u);
 }
 
+/* Dense ID bytes (dense_frames): spans equal runs with one ID selected
+ * too, where whole frames of the ID go straight into the span and
+ * stretches without it are skipped in bulk. */
+Test(deformatter_spans, dense_ids_equal_runs)
+{
+    static const uint8_t ids[] = {0x10, 0x11, 0x13};
+    uint64_t seed = 0xDE5E;
+    span_stats st = {0};
+    uint8_t buf[16 * 400];
+
+    for (int it = 0; it < 3; it++) {
+        dense_frames(buf, sizeof buf / 16, &seed);
+        spans_equal_runs(buf, sizeof buf, it == 2 ? TB_FRAME_RESET_ON_4FSYNC : 0, ids[it],
+                         "dense ID bytes", &st);
+    }
+    log_stats("dense ID bytes", &st);
+    cr_assert_eq(st.passes, 30u);
+    cr_assert_gt(st.segs, 1000u);
+}
+
 /* A TPIU-style stream from the formatter (FSYNC, HSYNC idles), three
  * sources, one of them in long stretches so spans fill to 4096 bytes. */
 static void tpiu_stream(unsigned flags, uint64_t seed, outbuf *o)
