@@ -730,9 +730,11 @@ static int span_run(void *vd, uint8_t id, uint64_t index, const uint8_t *data,
     return 0;
 }
 
-/* Whole frames write the span themselves until the call's end. */
+/* A span-mode call starts: an empty span, which span_run() and whole
+ * frames append to until span_end_call(). */
 static void span_begin(tb_deformatter *d, tb_frame_span_cb cb, void *ctx)
 {
+    d->span_len = d->span_segs = 0;
     d->spans = true;
     d->span_cb = cb;
     d->span_ctx = ctx;
@@ -742,6 +744,7 @@ static void span_begin(tb_deformatter *d, tb_frame_span_cb cb, void *ctx)
 static int span_end_call(tb_deformatter *d, int rc, tb_frame_span_cb cb,
                          void *ctx)
 {
+    d->spans = false;
     if (rc == TB_ERR_STOPPED) {
         d->span_len = d->span_segs = 0;
         return rc;
@@ -755,27 +758,18 @@ int tb_deformatter_push_spans(tb_deformatter *d, const uint8_t *data,
                               size_t len, uint64_t offset, tb_frame_span_cb cb,
                               void *ctx)
 {
-    int rc;
-
     if (!d)
         return TB_ERR_INVAL;
-    d->span_len = d->span_segs = 0;
     span_begin(d, cb, ctx);
-    rc = tb_deformatter_push(d, data, len, offset, span_run, d);
-    d->spans = false;
-    return span_end_call(d, rc, cb, ctx);
+    return span_end_call(d, tb_deformatter_push(d, data, len, offset, span_run, d), cb,
+                         ctx);
 }
 
 int tb_deformatter_finish_spans(tb_deformatter *d, tb_frame_span_cb cb,
                                 void *ctx)
 {
-    int rc;
-
     if (!d)
         return TB_ERR_INVAL;
-    d->span_len = d->span_segs = 0;
     span_begin(d, cb, ctx);
-    rc = tb_deformatter_finish(d, span_run, d);
-    d->spans = false;
-    return span_end_call(d, rc, cb, ctx);
+    return span_end_call(d, tb_deformatter_finish(d, span_run, d), cb, ctx);
 }
