@@ -29,10 +29,13 @@
 #define SPAN_SEGS 512
 
 struct tb_deformatter {
+    /* Settings: kept by reset_state(). */
     unsigned flags;
     uint64_t want[2];        /* IDs delivered: bit id (0x01..0x6F) */
     uint64_t stop[2];        /* want and the reserved IDs 0x70..0x7F */
     unsigned one_id;         /* the only ID wanted, or 0 */
+
+    /* Stream state: reset_state() clears sync_mode .. before span_len. */
     bool sync_mode;          /* FSYNC and/or HSYNC in the stream */
     bool synced;             /* sync mode: frame boundary known */
     bool in_frame;           /* sync mode: frame start passed */
@@ -67,7 +70,7 @@ struct tb_deformatter {
     bool spans;
     tb_frame_span_cb span_cb;
     void *span_ctx;
-    uint8_t span[SPAN_BYTES + 1]; /* + 1: the frame path's 16-byte moves */
+    uint8_t span[SPAN_BYTES + 1]; /* + 1: a whole frame is stored as 16 bytes for 15 */
     size_t span_end[SPAN_SEGS];
     uint64_t span_idx[SPAN_SEGS];
 };
@@ -97,22 +100,12 @@ static inline void span_add(tb_deformatter *d, unsigned id, uint64_t index, size
 
 static void reset_state(tb_deformatter *d)
 {
-    unsigned flags = d->flags;
-    uint64_t want[2] = {d->want[0], d->want[1]};
-    uint64_t stop[2] = {d->stop[0], d->stop[1]};
-    unsigned one_id = d->one_id;
-
-    memset(d, 0, offsetof(tb_deformatter, span_len));
-    d->flags = flags;
-    d->want[0] = want[0];
-    d->want[1] = want[1];
-    d->stop[0] = stop[0];
-    d->stop[1] = stop[1];
-    d->one_id = one_id;
-    d->sync_mode = (flags & (TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC)) != 0;
+    memset(&d->sync_mode, 0,
+           offsetof(tb_deformatter, span_len) - offsetof(tb_deformatter, sync_mode));
+    d->sync_mode = (d->flags & (TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC)) != 0;
     /* Without FSYNCs there is nothing to search for: frames start at the
      * first byte (OpenCSD does the same for HSYNC-only streams). */
-    d->synced = !(flags & TB_FRAME_HAS_FSYNC);
+    d->synced = !(d->flags & TB_FRAME_HAS_FSYNC);
     d->cur_id = ID_UNKNOWN;
 }
 
