@@ -18,8 +18,9 @@ tb_block_cache *tb_block_cache_new(const tb_memimage *mem, unsigned wp_mask)
     bc->wp_mask = wp_mask;
     bc->cls = tb_classifier_new();
     bc->slot = calloc(TB_BC_SIZE, sizeof *bc->slot);
-    /* Not zeroed: fill() writes a block before any read of it. */
-    bc->pool = malloc(TB_BC_SIZE * sizeof *bc->pool);
+    /* Not zeroed: fill() writes a block before any read of it.  One
+     * cache line per block (64 bytes), so a lookup touches one line. */
+    bc->pool = aligned_alloc(64, TB_BC_SIZE * sizeof *bc->pool);
     if (!bc->cls || !bc->slot || !bc->pool) {
         tb_block_cache_free(bc);
         return NULL;
@@ -66,6 +67,8 @@ static void fill(tb_block_cache *bc, tb_block *b, uint32_t addr, tb_isa isa)
     b->isa = (uint8_t)isa;
     b->code = p;
     memset(&b->last, 0, sizeof b->last); /* defined even when n == 0 */
+    /* No link yet: the block itself, right only for a loop to itself. */
+    b->next[0] = b->next[1] = (uint16_t)(b - bc->pool);
     if (isa == TB_ISA_THUMBEE || isa == TB_ISA_JAZELLE) {
         b->status = TB_BLOCK_BAD_ISA;
         return;

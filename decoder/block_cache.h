@@ -26,9 +26,14 @@ enum tb_block_status {
 typedef struct tb_block {
     uint32_t start;
     uint32_t end;          /* address after the last instruction */
-    uint32_t n;            /* instructions, the last included */
+    uint16_t n;            /* instructions, the last included */
     uint8_t isa;
     uint8_t status;        /* tb_block_status */
+    /* Where the flow went from here last time (tb_block_follow), as pool
+     * indices: next[0] past the last instruction, next[1] its branch
+     * taken.  A guess, checked on use; the block's own index until the
+     * edge is first followed. */
+    uint16_t next[2];
     const uint8_t *code;   /* image bytes at start (NULL if n == 0) */
     uint64_t wide;         /* Thumb: bit i set when instruction i (< 64)
                               is 32-bit, so a decoder need not re-read the
@@ -88,6 +93,37 @@ static inline const tb_block *tb_block_get(tb_block_cache *bc, uint32_t addr,
     }
     return tb_block_miss(bc, h, addr, isa);
 }
+
+/* Edges out of a block, for tb_block_follow. */
+#define TB_EDGE_ON 0    /* on past the last instruction (not taken, limit) */
+#define TB_EDGE_TAKEN 1 /* the waypoint's branch taken, to any address */
+
+/*
+ * The block at (addr, isa) when the flow comes to it from block `from`
+ * (NULL: from nowhere known) by `edge`.  `from` remembers where that
+ * edge led last time; when that block is still the one at addr, finding
+ * it is one load from `from`, instead of the hash, slot and pool loads
+ * that otherwise stand between one block and the next on the decoders'
+ * critical path.  The link is only a guess checked like a slot's block,
+ * so `from` may be any block this cache ever gave, even one whose pool
+ * entry has since been refilled (then the link just misses).
+ */
+static inline const tb_block *tb_block_follow(tb_block_cache *bc, const tb_block *from,
+                                              unsigned edge, uint32_t addr, tb_isa isa)
+{
+    const tb_block *b;
+
+    if (from) {
+        b = &bc->pool[from->next[edge]];
+        if (b->start == addr && b->isa == isa)
+            return b;
+    }
+    b = tb_block_get(bc, addr, isa);
+    if (from)
+        bc->pool[from - bc->pool].next[edge] = (uint16_t)(b - bc->pool);
+    return b;
+}
+
 /* Address of the k-th instruction after addr within straight-line code
  * of block b (k < b->n); addr must be an instruction start of b. */
 uint32_t tb_block_advance(const tb_block *b, uint32_t addr, uint32_t k);

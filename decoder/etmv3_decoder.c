@@ -52,6 +52,10 @@ struct tb_etmv3_decoder {
     bool blk_valid;
     const tb_block *blk;
     uint32_t blk_idx;
+    /* The block the flow last left, and by which edge, for the next
+     * lookup (tb_block_follow); NULL after a jump from nowhere known. */
+    const tb_block *blk_from;
+    unsigned blk_edge;
 
     /* The newest range, not yet emitted.  Only ranges live here, so the
      * fields a range never has stay zero from _new() on, and opening a
@@ -103,6 +107,7 @@ static void reset_state(tb_etmv3_decoder *d)
     d->vmid = 0;
     d->pending_cc = 0;
     d->blk_valid = false;
+    d->blk_from = NULL;
     d->rng_valid = d->rng_open = false;
 }
 
@@ -248,6 +253,7 @@ static void lose_address(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
     emit(d, e, &el);
     d->pc_known = false;
     d->blk_valid = false;
+    d->blk_from = NULL;
 }
 
 /* One E or N atom: the fate of the instruction at pc. */
@@ -274,7 +280,7 @@ static void do_atom(tb_etmv3_decoder *d, tb_emit *e, uint64_t index, char atom,
         return;
     }
     if (!d->blk_valid) {
-        d->blk = tb_block_get(d->bc, addr, (tb_isa)d->isa);
+        d->blk = tb_block_follow(d->bc, d->blk_from, d->blk_edge, addr, (tb_isa)d->isa);
         d->blk_idx = 0;
         d->blk_valid = true;
     }
@@ -297,6 +303,8 @@ static void do_atom(tb_etmv3_decoder *d, tb_emit *e, uint64_t index, char atom,
         return;
     }
     d->blk_valid = false;
+    d->blk_from = b;
+    d->blk_edge = b->status == TB_BLOCK_WP && atom == 'E' ? TB_EDGE_TAKEN : TB_EDGE_ON;
     if (b->status != TB_BLOCK_WP || atom == 'N')
         return;
     /* A taken branch ends the range. */
@@ -409,7 +417,8 @@ static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, tb_span_cur *cur,
         if (!d->pc_known)
             goto slow;
         if (!d->blk_valid) {
-            d->blk = tb_block_get(d->bc, addr, (tb_isa)d->isa);
+            d->blk = tb_block_follow(d->bc, d->blk_from, d->blk_edge, addr,
+                                     (tb_isa)d->isa);
             d->blk_idx = 0;
             d->blk_valid = true;
         }
@@ -462,9 +471,13 @@ static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, tb_span_cur *cur,
             r->last_wp = TB_WP_NONE;
             d->blk_idx += m;
         } else {
+            const bool taken = b->status == TB_BLOCK_WP && !((bits >> (m - 1)) & 1);
+
             r->last_wp = b->last.wp_class;
             d->blk_valid = false;
-            if (b->status == TB_BLOCK_WP && !((bits >> (m - 1)) & 1)) {
+            d->blk_from = b;
+            d->blk_edge = taken ? TB_EDGE_TAKEN : TB_EDGE_ON;
+            if (taken) {
                 /* A taken branch ends the range. */
                 d->rng_open = false;
                 if (b->last.has_target) {
@@ -599,6 +612,7 @@ static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
     d->pc = insn_addr(pkt->addr, isa);
     d->pc_known = true;
     d->blk_valid = false;
+    d->blk_from = NULL;
     if (pkt->lsip) {
         /* IHI0014Q 7.10.5: the address is the load/store in progress,
          * executed as if by an E atom; decoding resumes at the
@@ -615,6 +629,7 @@ static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
         d->pc = insn_addr(pkt->lsip_addr, d->isa);
         d->pc_known = true;
         d->blk_valid = false;
+        d->blk_from = NULL;
     }
 }
 
@@ -690,6 +705,8 @@ static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
         ctx_changed = true;
     }
     d->blk_valid = false;
+    if (pkt->has_exc)
+        d->blk_from = NULL; /* the vector is no edge of the code */
     if (!pkt->addr_known) {
         d->pc_known = false;
         return;
@@ -740,6 +757,7 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
         d->gap = true;
         d->pc_known = false;
         d->blk_valid = false;
+        d->blk_from = NULL;
         d->pending_cc = 0;
         return tb_emit_result(&e);
     case TB_PKT_ISYNC:

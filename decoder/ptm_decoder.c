@@ -41,6 +41,11 @@ struct tb_ptm_decoder {
     uint8_t rs_isa[TB_RSTACK_DEPTH];
     unsigned rs_top, rs_n;
 
+    /* The block the flow last left, and by which edge, for the next
+     * lookup (tb_block_follow); NULL after a jump from nowhere known. */
+    const tb_block *blk_from;
+    unsigned blk_edge;
+
     /* The range element, its other fields zero for good: emit_range()
      * writes only what a range has (cheaper than a fresh element). */
     tb_element rng;
@@ -59,6 +64,7 @@ static void reset_state(tb_ptm_decoder *d)
     d->context_id = 0;
     d->vmid = 0;
     d->rs_top = d->rs_n = 0;
+    d->blk_from = NULL;
 }
 
 tb_ptm_decoder *tb_ptm_decoder_new(const tb_config *cfg, const tb_memimage *mem)
@@ -153,6 +159,7 @@ static void lose_sync(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
     el.isa = d->isa;
     tb_emit_el(e, &el);
     d->pc_known = false;
+    d->blk_from = NULL;
     d->gap = true;
     if (reason == TB_GAP_BAD_PACKET)
         d->synced = false;
@@ -173,6 +180,7 @@ static void lose_address(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
     el.reason = TB_GAP_NO_MEMORY;
     tb_emit_el(e, &el);
     d->pc_known = false;
+    d->blk_from = NULL;
 }
 
 static void emit_range(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
@@ -208,9 +216,15 @@ static bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
     tb_insn prev_last = {0}; /* last instruction of the blocks passed */
 
     for (;;) {
-        const tb_block *b = tb_block_get(d->bc, d->pc, (tb_isa)d->isa);
+        const tb_block *b = tb_block_follow(d->bc, d->blk_from, d->blk_edge,
+                                            d->pc, (tb_isa)d->isa);
 
+        d->blk_from = b;
+        d->blk_edge = TB_EDGE_ON;
         if (b->status == TB_BLOCK_WP) {
+            /* Where take_waypoint() or a branch packet sends the flow. */
+            if (atom == 'E')
+                d->blk_edge = TB_EDGE_TAKEN;
             count += b->n;
             *wp = &b->last;
             emit_range(d, e, pc, start, b->end, count, d->isa, &b->last, atom);
@@ -395,6 +409,7 @@ static void do_isync(tb_ptm_decoder *d, tb_emit *e, const tb_ptm_isync *pkt)
     d->isa = pkt->isa;
     d->pc = insn_addr(pkt->addr, pkt->isa);
     d->pc_known = true;
+    d->blk_from = NULL;
     d->ns = pkt->ns;
     d->hyp = pkt->hyp;
     if (pkt->has_ctxid)
@@ -416,6 +431,7 @@ static void do_branch(tb_ptm_decoder *d, tb_emit *e, const tb_ptm_branch *pkt)
          * give two packets with nothing between). */
         tb_element el;
 
+        d->blk_from = NULL; /* the vector is no edge of the code */
         tb_elem_init(&el, TB_ELEM_EXCEPTION, pkt->index);
         el.exc_num = pkt->exc_num;
         el.pref_return = d->pc_known ? d->pc : 0;
@@ -560,6 +576,7 @@ static void do_wp_update(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
             count += k + 1;
             emit_range(d, e, &pc, start, a + last.size, count, d->isa, &last, 'E');
             d->pc = a + last.size;
+            d->blk_from = NULL; /* mid-block: no edge */
             return;
         }
         if (b->status == TB_BLOCK_LIMIT && count < TB_WALK_MAX_INSNS) {

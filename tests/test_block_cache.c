@@ -113,3 +113,69 @@ Test(block_cache, more_blocks_than_slots)
     tb_block_cache_free(bc);
     tb_memimage_free(m);
 }
+
+/* tb_block_follow: a block remembers where each edge led, and the link
+ * is only a guess.  An edge that goes somewhere new (an indirect branch
+ * with another target) gives the block at the new address; following
+ * the same edge again makes nothing new. */
+Test(block_cache, follow_link_is_checked)
+{
+    tb_memimage *m = code_image();
+    tb_block_cache *bc = tb_block_cache_new(m, TB_WPMASK_BRANCHES);
+    const tb_block *from, *x, *y;
+    uint32_t used;
+
+    cr_assert(bc);
+    from = tb_block_get(bc, BASE, TB_ISA_ARM);
+    x = tb_block_follow(bc, from, TB_EDGE_TAKEN, BASE + 0x800, TB_ISA_ARM);
+    check_block(x, BASE + 0x800);
+    cr_assert_eq(from->next[TB_EDGE_TAKEN], (uint16_t)(x - bc->pool));
+    used = bc->used;
+    cr_assert_eq(tb_block_follow(bc, from, TB_EDGE_TAKEN, BASE + 0x800, TB_ISA_ARM), x);
+    cr_assert_eq(bc->used, used);
+    /* The other edge has its own link: none yet, so a lookup. */
+    check_block(tb_block_follow(bc, from, TB_EDGE_ON, BASE + 8, TB_ISA_ARM), BASE + 8);
+    cr_assert_eq(from->next[TB_EDGE_TAKEN], (uint16_t)(x - bc->pool));
+    /* A new target on the same edge, then another ISA at the old one. */
+    y = tb_block_follow(bc, from, TB_EDGE_TAKEN, BASE + 0x1000, TB_ISA_ARM);
+    check_block(y, BASE + 0x1000);
+    cr_assert_eq(tb_block_follow(bc, from, TB_EDGE_TAKEN, BASE + 0x1000, TB_ISA_ARM), y);
+    x = tb_block_follow(bc, from, TB_EDGE_TAKEN, BASE + 0x1000, TB_ISA_THUMB);
+    cr_assert_eq(x->start, BASE + 0x1000);
+    cr_assert_eq(x->isa, TB_ISA_THUMB);
+    /* From nowhere: a plain lookup. */
+    check_block(tb_block_follow(bc, NULL, TB_EDGE_TAKEN, BASE + 0x800, TB_ISA_ARM),
+                BASE + 0x800);
+    /* A block that loops to itself finds itself before any link. */
+    x = tb_block_get(bc, BASE + 0x2000, TB_ISA_ARM);
+    cr_assert_eq(tb_block_follow(bc, x, TB_EDGE_TAKEN, BASE + 0x2000, TB_ISA_ARM), x);
+    tb_block_cache_free(bc);
+    tb_memimage_free(m);
+}
+
+/* A link into a pool entry that a replacement has since refilled with
+ * another block must miss, and so must the links of a `from` whose own
+ * entry was refilled. */
+Test(block_cache, follow_after_refill)
+{
+    tb_memimage *m = code_image();
+    tb_block_cache *bc = tb_block_cache_new(m, TB_WPMASK_BRANCHES);
+    uint32_t a[3];
+    const tb_block *from, *pa, *b;
+
+    cr_assert(bc);
+    same_slot(a, 3);
+    from = tb_block_get(bc, BASE + 0x10, TB_ISA_ARM);
+    pa = tb_block_follow(bc, from, TB_EDGE_TAKEN, a[0], TB_ISA_ARM);
+    check_block(pa, a[0]);
+    /* a[1] takes the partner slot, a[2] then replaces a[0] in place. */
+    check_block(tb_block_get(bc, a[1], TB_ISA_ARM), a[1]);
+    cr_assert_eq(tb_block_get(bc, a[2], TB_ISA_ARM), pa);
+    check_block(pa, a[2]);
+    b = tb_block_follow(bc, from, TB_EDGE_TAKEN, a[0], TB_ISA_ARM);
+    check_block(b, a[0]);
+    /* pa, refilled, kept no link of the block it held before. */
+    check_block(tb_block_follow(bc, pa, TB_EDGE_TAKEN, a[0], TB_ISA_ARM), a[0]);
+    tb_block_cache_free(bc);
+    tb_memimage_free(m);
+}
