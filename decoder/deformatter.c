@@ -21,6 +21,14 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+/* The one-ID span path for 64-byte groups of frames (span_groups) needs
+ * AVX-512 VBMI2 and BMI2, checked at run time. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TB_DF_GROUPS 1
+#include <immintrin.h>
+#else
+#define TB_DF_GROUPS 0
+#endif
 
 #define ID_UNKNOWN 0xFFu /* no ID seen since start/reset: data dropped */
 /* A span's limits: runs are at most 15 bytes, about 9 on a busy
@@ -34,6 +42,7 @@ struct tb_deformatter {
     uint64_t want[2];        /* IDs delivered: bit id (0x01..0x6F) */
     uint64_t stop[2];        /* want and the reserved IDs 0x70..0x7F */
     unsigned one_id;         /* the only ID wanted, or 0 */
+    bool groups;             /* the CPU can run span_groups() */
 
     /* Stream state: reset_state() clears sync_mode .. before span_len. */
     bool sync_mode;          /* FSYNC and/or HSYNC in the stream */
@@ -70,7 +79,9 @@ struct tb_deformatter {
     bool spans;
     tb_frame_span_cb span_cb;
     void *span_ctx;
-    uint8_t span[SPAN_BYTES + 1]; /* + 1: a whole frame is stored as 16 bytes for 15 */
+    /* + 64: a whole frame is stored as 16 bytes for 15, a group of
+     * frames as 64 bytes for up to 60. */
+    uint8_t span[SPAN_BYTES + 64];
     size_t span_end[SPAN_SEGS];
     uint64_t span_idx[SPAN_SEGS];
 };
@@ -120,6 +131,12 @@ tb_deformatter *tb_deformatter_new(unsigned flags)
     if (!d)
         return NULL;
     d->flags = flags;
+#if TB_DF_GROUPS
+    d->groups = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi") &&
+                __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi2");
+#else
+    d->groups = false;
+#endif
     (void)tb_deformatter_set_ids(d, NULL, 0); /* every ID */
     reset_state(d);
     d->span_len = d->span_segs = 0;
@@ -435,10 +452,138 @@ static size_t skip_unwanted(tb_deformatter *d, const uint8_t *f, size_t n)
 #endif
 }
 
+#if TB_DF_GROUPS
+/*
+ * Span mode with one ID wanted (W): four memory-aligned frames at a time
+ * as bit masks over their 64 bytes, with no branch per frame or ID byte.
+ * The walk of unpack_runs() mispredicts on every frame of a buffer dense
+ * in ID changes; this gives the same span bytes and segments.
+ *  - ID bytes: even bytes with bit 0 set (protocol-notes 5.1).  The new
+ *    ID owns the bytes from the next one on, or from the one after that
+ *    when the frame's aux bit for the pair is set (that byte is still
+ *    the old ID's).  An ID in byte 14 owns from the next frame, which an
+ *    owner change at byte 15 (the aux byte, never data) gives as well.
+ *  - Owned by W: a prefix XOR over the positions where the owner turns
+ *    to or from W, which are ID changes only.
+ *  - Segments: a W run starts at such a turn or at a frame start.  Its
+ *    index is unpack_runs()' run index: the frame offset plus the pair
+ *    position of the last ID change at or before the turn that opened a
+ *    new run.  A change opens one unless the run before it is empty,
+ *    that is the pair before was a change whose aux bit kept the next
+ *    byte for the old ID, and this pair's aux bit does not do the same.
+ *  - A reserved ID (0x70-0x7F, also an FSYNC's first byte) is an error
+ *    unpack_frame() reports: such a group is left to it.
+ * Processes up to n groups from f (buffer offset sof); *used gets the
+ * bytes taken.
+ */
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt,lzcnt")))
+static int span_groups(tb_deformatter *d, const uint8_t *f, size_t n, uint64_t sof,
+                       size_t *used)
+{
+    const uint64_t EVEN = 0x5555555555555555ull;
+    const uint64_t AUX_BYTES = 0x8000800080008000ull;  /* byte 15 of each frame */
+    const uint64_t PAIR7 = 0x4000400040004000ull;      /* byte 14 of each frame */
+    const unsigned w = d->one_id;
+    const __m512i one = _mm512_set1_epi8(1), low7 = _mm512_set1_epi8(0x7F);
+    const __m512i rsvd = _mm512_set1_epi8((char)0xE1);
+    const __m512i wid = _mm512_set1_epi8((char)(w << 1 | 1));
+    const __m512i wv = _mm512_set1_epi8((char)w);
+    /* Lane i takes lane i - 1, for each ID byte's predecessor. */
+    const __m512i up1 = _mm512_set_epi8(
+        62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47,
+        46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31,
+        30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15,
+        14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0);
+    unsigned cur = d->cur_id;
+    size_t g;
+
+    for (g = 0; g < n; g++, f += 64, sof += 64) {
+        const __m512i v = _mm512_loadu_si512((const void *)f);
+        const uint64_t id = _mm512_test_epi8_mask(v, one) & EVEN;
+        const uint64_t curw = cur == w;
+        uint64_t aux, chg, t, dep, owned, m, starts, opens;
+        unsigned nid;
+        __m512i c, prev;
+
+        if (_mm512_cmpeq_epi8_mask(_mm512_and_si512(v, rsvd), rsvd) & id)
+            break;
+        nid = (unsigned)_mm_popcnt_u64(id);
+        if (!curw && !(_mm512_cmpeq_epi8_mask(v, wid) & id)) {
+            /* Nothing of W's here: only the last ID counts. */
+            if (nid)
+                cur = f[63 - _lzcnt_u64(id)] >> 1;
+            continue;
+        }
+        /* Room for 60 bytes and 20 runs (5 a frame: one from its start,
+         * four more turns to W among its eight pairs). */
+        if (d->span_len > SPAN_BYTES - 60 || d->span_segs > SPAN_SEGS - 20)
+            if (span_flush(d, d->span_cb, d->span_ctx) < 0)
+                return TB_ERR_STOPPED;
+        aux = _pdep_u64((uint64_t)f[15] | (uint64_t)f[31] << 8 |
+                        (uint64_t)f[47] << 16 | (uint64_t)f[63] << 24, EVEN);
+        /* The IDs in order, each against the one before (cur first). */
+        c = _mm512_maskz_compress_epi8(id, _mm512_and_si512(_mm512_srli_epi16(v, 1), low7));
+        prev = _mm512_mask_mov_epi8(_mm512_permutexvar_epi8(up1, c), 1,
+                                    _mm512_set1_epi8((char)cur));
+        {
+            const uint64_t live = _bzhi_u64(~0ull, nid);
+            const uint64_t wk = _mm512_cmpeq_epi8_mask(c, wv) & live;
+
+            chg = _pdep_u64(_mm512_cmpneq_epi8_mask(c, prev) & live, id);
+            /* The owner turns to or from W: at these ID bytes, in effect
+             * one or two bytes later. */
+            t = _pdep_u64((wk ^ (wk << 1 | curw)) & live, id);
+        }
+        dep = (t & ~(aux & ~PAIR7)) << 1 | (t & aux & ~PAIR7) << 2;
+        owned = dep;
+        owned ^= owned << 1;
+        owned ^= owned << 2;
+        owned ^= owned << 4;
+        owned ^= owned << 8;
+        owned ^= owned << 16;
+        owned ^= owned << 32;
+        owned ^= 0 - curw;
+        m = owned & ~id & ~AUX_BYTES;
+        opens = chg & (aux | ~((chg & aux) << 2));
+        starts = owned & (~(owned << 1) | 0x0001000100010001ull);
+        _mm512_storeu_si512((void *)(d->span + d->span_len),
+                            _mm512_maskz_compress_epi8(
+                                m, _mm512_or_si512(v, _mm512_maskz_mov_epi8(aux, one))));
+        while (starts) {
+            const unsigned p = (unsigned)_tzcnt_u64(starts);
+            const uint64_t frame = 0xFFFFull << (p & ~15u);
+            uint64_t before, o;
+            size_t end;
+
+            starts &= starts - 1;
+            before = _bzhi_u64(m, (unsigned)_tzcnt_u64(starts)); /* 64 when none */
+            end = d->span_len + (size_t)_mm_popcnt_u64(before);
+            if (end == d->span_len + (size_t)_mm_popcnt_u64(_bzhi_u64(m, p)))
+                continue; /* a run without data */
+            /* The frame offset, or the pair of the last opening change
+             * before p in its frame. */
+            o = opens & _bzhi_u64(~0ull, p) & frame;
+            d->span_idx[d->span_segs] = sof + (o ? 63 - _lzcnt_u64(o) : (p & ~15u));
+            d->span_end[d->span_segs++] = end;
+        }
+        d->span_id = (uint8_t)w;
+        d->span_len += (size_t)_mm_popcnt_u64(m);
+        if (nid)
+            cur = f[63 - _lzcnt_u64(id)] >> 1;
+    }
+    d->cur_id = cur;
+    *used = 64 * g;
+    return 0;
+}
+#endif
+
 static int push_aligned(tb_deformatter *d, const uint8_t *data, size_t len,
                         uint64_t offset, tb_frame_data_cb cb, void *ctx)
 {
     size_t p = 0;
+#if TB_DF_GROUPS
+    unsigned by_frame = 0; /* frames span_groups() left to unpack_frame() */
+#endif
 
     while (p < len) {
         size_t take = TB_FRAME_SIZE - d->fill;
@@ -446,6 +591,20 @@ static int push_aligned(tb_deformatter *d, const uint8_t *data, size_t len,
         int rc;
 
         if (d->fill == 0 && len - p >= TB_FRAME_SIZE) {
+#if TB_DF_GROUPS
+            if (d->groups && d->spans && d->one_id && !by_frame && len - p >= 64) {
+                size_t used = 0;
+
+                if (span_groups(d, data + p, (len - p) / 64, offset + p, &used) < 0)
+                    return TB_ERR_STOPPED;
+                p += used;
+                if (len - p >= 64)
+                    by_frame = 4; /* a reserved ID */
+                continue;
+            }
+            if (by_frame)
+                by_frame--;
+#endif
             /* A whole frame in this chunk: unpack it in place. */
             if (d->one_id && !deliverable(d, d->cur_id)) {
                 p += TB_FRAME_SIZE * skip_unwanted(d, data + p, (len - p) / TB_FRAME_SIZE);
