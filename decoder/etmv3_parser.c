@@ -993,6 +993,20 @@ static inline int push_impl(tb_etmv3_parser *p, const uint8_t *data, size_t len,
         uint8_t by = data[i];
         uint64_t idx = tb_span_at(cur, i);
 
+        if (p->state == ST_HUNT && p->zeros == 0 && by != 0x00) {
+            /* Hunting with no zeros in hand: only a zero can start an
+             * A-sync, so the bytes up to the next one are unsynchronised,
+             * counted in one step as hunt_byte() would one by one (an
+             * ETB dump that wrapped starts with hundreds of them). */
+            const uint8_t *z = memchr(data + i, 0x00, len - i);
+            const size_t k = z ? (size_t)(z - (data + i)) : len - i;
+
+            if (p->skip_count == 0)
+                p->skip_index = idx;
+            p->skip_count += k;
+            i += k - 1;
+            continue;
+        }
         if (p->state == ST_HDR) {
             /* Fast paths, same output as the byte machine: a P-header
              * (most of the stream) is emitted straight from the table;

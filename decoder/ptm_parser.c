@@ -759,6 +759,18 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
     size_t i;
 
     for (i = 0; i < len;) {
+        if (p->state == ST_HUNT && p->n == 0 && data[i] != 0x00) {
+            /* Hunting with no zeros in hand: only a zero can start an
+             * A-sync, so the bytes up to the next one are unsynchronised,
+             * counted in one step as feed() would one by one (an ETB dump
+             * that wrapped starts with hundreds of them). */
+            const uint8_t *z = memchr(data + i, 0x00, len - i);
+            const size_t k = z ? (size_t)(z - (data + i)) : len - i;
+
+            skip_add(p, tb_span_at(cur, i), k);
+            i += k;
+            continue;
+        }
         /* Fast path: a whole packet inside this chunk.  packet_length()
          * gives the same answer on more bytes as the byte loop finds at
          * the packet's last byte, so the output does not change. */

@@ -811,6 +811,63 @@ Test(etmv3_packets, writer_minimal)
 /* ------------------------------------------------------------------ */
 /* Sync, errors and resync. */
 
+/* A wrapped ETB dump starts with hundreds of bytes before the first
+ * A-sync (TC2 0x10's: 776).  Runs of one to four zeros, each ending in
+ * 0x80, start no A-sync, and the second half has no zero at all; it is
+ * all one NOTSYNC, the same in any chunks (the hunt skips to the next
+ * zero in one step). */
+Test(etmv3_packets, long_junk_before_async)
+{
+    enum { JUNK = 400 };
+    static const uint8_t tail[] = {0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x0C};
+    tb_config cfg = tc2_cfg();
+    uint8_t s[JUNK + sizeof tail];
+    pktvec whole, part;
+    size_t at, z;
+
+    for (at = 0; at < JUNK; at++)
+        s[at] = (uint8_t)(1 + at * 97 % 255);
+    for (at = 20, z = 1; at < JUNK / 2; at += 45, z = z % 4 + 1) {
+        memset(s + at, 0x00, z);
+        s[at + z] = 0x80;
+    }
+    memcpy(s + JUNK, tail, sizeof tail);
+    whole = parse_all(&cfg, s, sizeof s, 1000);
+    cr_assert_eq(whole.n, 3);
+    cr_assert_eq(whole.v[0].kind, TB_PKT_NOTSYNC);
+    cr_assert_eq(whole.v[0].index, 1000);
+    cr_assert_eq(whole.v[0].count, JUNK);
+    cr_assert_eq(whole.v[1].kind, TB_PKT_ASYNC);
+    cr_assert_eq(whole.v[1].index, 1000 + JUNK);
+    cr_assert_eq(whole.v[2].kind, TB_PKT_TRIGGER);
+    for (size_t chunk = 1; chunk <= 64; chunk *= 4) {
+        tb_etmv3_parser *p = tb_etmv3_parser_new(&cfg);
+
+        cr_assert_not_null(p);
+        memset(&part, 0, sizeof part);
+        for (at = 0; at < sizeof s; at += chunk) {
+            const size_t c = sizeof s - at < chunk ? sizeof s - at : chunk;
+
+            cr_assert_geq(tb_etmv3_parser_push(p, s + at, c, 1000 + at, collect, &part), 0);
+        }
+        cr_assert_geq(tb_etmv3_parser_finish(p, collect, &part), 0);
+        tb_etmv3_parser_free(p);
+        cr_assert_eq(part.n, whole.n, "chunks of %zu", chunk);
+        for (size_t i = 0; i < part.n; i++)
+            cr_assert(memcmp(&part.v[i], &whole.v[i], sizeof part.v[i]) == 0,
+                      "chunks of %zu: packet %zu differs", chunk, i);
+        free(part.v);
+    }
+    free(whole.v);
+    /* Junk only: one NOTSYNC at finish. */
+    whole = parse_all(&cfg, s, JUNK, 7);
+    cr_assert_eq(whole.n, 1);
+    cr_assert_eq(whole.v[0].kind, TB_PKT_NOTSYNC);
+    cr_assert_eq(whole.v[0].index, 7);
+    cr_assert_eq(whole.v[0].count, JUNK);
+    free(whole.v);
+}
+
 Test(etmv3_packets, extra_zeros_and_notsync)
 {
     /* Unsynchronised: 3 junk bytes and 2 extra zeros before the A-sync. */

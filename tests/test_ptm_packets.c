@@ -394,6 +394,51 @@ Test(ptm_worked, async_and_notsync)
     pvec_free(&pv);
 }
 
+/* A wrapped ETB dump starts with hundreds of bytes before the first
+ * A-sync (Snowball's: 977).  Runs of one to four zeros, each ending in
+ * 0x80, start no A-sync, and the second half has no zero at all; it is
+ * all one NOTSYNC, the same in any chunks (the hunt skips to the next
+ * zero in one step). */
+Test(ptm_worked, long_junk_before_async)
+{
+    enum { JUNK = 400 };
+    static const uint8_t tail[] = {0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x0C, 0x76};
+    tb_config cfg = cfg_rstk();
+    uint8_t s[JUNK + sizeof tail];
+    pvec whole = {0}, part = {0};
+    size_t at, z;
+
+    for (at = 0; at < JUNK; at++)
+        s[at] = (uint8_t)(1 + at * 97 % 255);
+    for (at = 20, z = 1; at < JUNK / 2; at += 45, z = z % 4 + 1) {
+        memset(s + at, 0x00, z);
+        s[at + z] = 0x80;
+    }
+    memcpy(s + JUNK, tail, sizeof tail);
+    parse_bytes(&cfg, s, sizeof s, 1000, &whole);
+    cr_assert_eq(whole.n, 4);
+    cr_assert_eq(whole.v[0].kind, TB_PKT_NOTSYNC);
+    cr_assert_eq(whole.v[0].index, 1000);
+    cr_assert_eq(whole.v[0].count, JUNK);
+    cr_assert_eq(whole.v[1].kind, TB_PKT_ASYNC);
+    cr_assert_eq(whole.v[1].index, 1000 + JUNK);
+    cr_assert_eq(whole.v[2].kind, TB_PKT_TRIGGER);
+    cr_assert_eq(whole.v[3].kind, TB_PKT_EXC_RETURN);
+    for (size_t maxchunk = 1; maxchunk <= 64; maxchunk *= 4) {
+        parse_stream(&cfg, s, NULL, 1000, sizeof s, maxchunk, maxchunk, &part);
+        assert_same_packets(&whole, &part, "chunked");
+        pvec_free(&part);
+    }
+    /* Junk only: one NOTSYNC at finish, whatever the chunks. */
+    parse_stream(&cfg, s, NULL, 7, JUNK, 13, 5, &part);
+    cr_assert_eq(part.n, 1);
+    cr_assert_eq(part.v[0].kind, TB_PKT_NOTSYNC);
+    cr_assert_eq(part.v[0].index, 7);
+    cr_assert_eq(part.v[0].count, JUNK);
+    pvec_free(&part);
+    pvec_free(&whole);
+}
+
 /* Context ID (per ETMCR[15:14]), VMID, and the I-sync's CtxtID after its
  * info byte and CC (protocol-notes 3.4, 3.9). */
 Test(ptm_worked, context_and_vmid)
