@@ -59,3 +59,15 @@ uint64_t tb_test_rand(uint64_t *state)
     *state = x;
     return x * 0x2545F4914F6CDD1Dull;
 }
+
+void tb_test_junk(uint8_t *buf, size_t n)
+{
+    size_t at, z;
+
+    for (at = 0; at < n; at++)
+        buf[at] = (uint8_t)(1 + at * 97 % 255);
+    for (at = 20, z = 1; at < n / 2; at += 45, z = z % 4 + 1) {
+        memset(buf + at, 0x00, z);
+        buf[at + z] = 0x80;
+    }
+}

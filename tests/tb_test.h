@@ -17,4 +17,9 @@ uint8_t *tb_test_read_file(const char *path, size_t *len);
 /* Deterministic PRNG for randomised tests (xorshift64*). */
 uint64_t tb_test_rand(uint64_t *state);
 
+/* n bytes (n >= 40) that hold no A-sync and end in a non-zero byte, as
+ * a wrapped ETB dump starts: runs of one to four zeros, each ending in
+ * 0x80, in the first half; no zero at all in the second. */
+void tb_test_junk(uint8_t *buf, size_t n);
+
 #endif

@@ -812,10 +812,9 @@ Test(etmv3_packets, writer_minimal)
 /* Sync, errors and resync. */
 
 /* A wrapped ETB dump starts with hundreds of bytes before the first
- * A-sync (TC2 0x10's: 776).  Runs of one to four zeros, each ending in
- * 0x80, start no A-sync, and the second half has no zero at all; it is
- * all one NOTSYNC, the same in any chunks (the hunt skips to the next
- * zero in one step). */
+ * A-sync (TC2 0x10's: 776; tb_test_junk's bytes hold none): it is all
+ * one NOTSYNC, the same in any chunks (the hunt skips to the next zero
+ * in one step). */
 Test(etmv3_packets, long_junk_before_async)
 {
     enum { JUNK = 400 };
@@ -823,14 +822,9 @@ Test(etmv3_packets, long_junk_before_async)
     tb_config cfg = tc2_cfg();
     uint8_t s[JUNK + sizeof tail];
     pktvec whole, part;
-    size_t at, z;
+    size_t at;
 
-    for (at = 0; at < JUNK; at++)
-        s[at] = (uint8_t)(1 + at * 97 % 255);
-    for (at = 20, z = 1; at < JUNK / 2; at += 45, z = z % 4 + 1) {
-        memset(s + at, 0x00, z);
-        s[at + z] = 0x80;
-    }
+    tb_test_junk(s, JUNK);
     memcpy(s + JUNK, tail, sizeof tail);
     whole = parse_all(&cfg, s, sizeof s, 1000);
     cr_assert_eq(whole.n, 3);

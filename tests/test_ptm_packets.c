@@ -395,10 +395,9 @@ Test(ptm_worked, async_and_notsync)
 }
 
 /* A wrapped ETB dump starts with hundreds of bytes before the first
- * A-sync (Snowball's: 977).  Runs of one to four zeros, each ending in
- * 0x80, start no A-sync, and the second half has no zero at all; it is
- * all one NOTSYNC, the same in any chunks (the hunt skips to the next
- * zero in one step). */
+ * A-sync (Snowball's: 977; tb_test_junk's bytes hold none): it is all
+ * one NOTSYNC, the same in any chunks (the hunt skips to the next zero
+ * in one step). */
 Test(ptm_worked, long_junk_before_async)
 {
     enum { JUNK = 400 };
@@ -406,14 +405,8 @@ Test(ptm_worked, long_junk_before_async)
     tb_config cfg = cfg_rstk();
     uint8_t s[JUNK + sizeof tail];
     pvec whole = {0}, part = {0};
-    size_t at, z;
 
-    for (at = 0; at < JUNK; at++)
-        s[at] = (uint8_t)(1 + at * 97 % 255);
-    for (at = 20, z = 1; at < JUNK / 2; at += 45, z = z % 4 + 1) {
-        memset(s + at, 0x00, z);
-        s[at + z] = 0x80;
-    }
+    tb_test_junk(s, JUNK);
     memcpy(s + JUNK, tail, sizeof tail);
     parse_bytes(&cfg, s, sizeof s, 1000, &whole);
     cr_assert_eq(whole.n, 4);
