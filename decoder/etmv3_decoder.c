@@ -94,6 +94,22 @@ static void atoms_from_seq(const char *seq, unsigned len, phdr_atoms *a)
     a->valid = 1;
 }
 
+/* The walk leaves block b by its branch (taken) or past its end: the
+ * next lookup follows that edge's link (tb_block_follow). */
+static inline void leave_block(tb_etmv3_decoder *d, const tb_block *b, bool taken)
+{
+    d->blk_valid = false;
+    d->blk_from = b;
+    d->blk_edge = taken ? TB_EDGE_TAKEN : TB_EDGE_ON;
+}
+
+/* The flow jumps to an address no block edge leads to. */
+static inline void forget_block(tb_etmv3_decoder *d)
+{
+    d->blk_valid = false;
+    d->blk_from = NULL;
+}
+
 static void reset_state(tb_etmv3_decoder *d)
 {
     d->started = d->synced = false;
@@ -106,8 +122,7 @@ static void reset_state(tb_etmv3_decoder *d)
     d->context_id = 0;
     d->vmid = 0;
     d->pending_cc = 0;
-    d->blk_valid = false;
-    d->blk_from = NULL;
+    forget_block(d);
     d->rng_valid = d->rng_open = false;
 }
 
@@ -252,8 +267,7 @@ static void lose_address(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
     }
     emit(d, e, &el);
     d->pc_known = false;
-    d->blk_valid = false;
-    d->blk_from = NULL;
+    forget_block(d);
 }
 
 /* One E or N atom: the fate of the instruction at pc. */
@@ -302,9 +316,7 @@ static void do_atom(tb_etmv3_decoder *d, tb_emit *e, uint64_t index, char atom,
         d->blk_idx++;
         return;
     }
-    d->blk_valid = false;
-    d->blk_from = b;
-    d->blk_edge = b->status == TB_BLOCK_WP && atom == 'E' ? TB_EDGE_TAKEN : TB_EDGE_ON;
+    leave_block(d, b, b->status == TB_BLOCK_WP && atom == 'E');
     if (b->status != TB_BLOCK_WP || atom == 'N')
         return;
     /* A taken branch ends the range. */
@@ -474,9 +486,7 @@ static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, tb_span_cur *cur,
             const bool taken = b->status == TB_BLOCK_WP && !((bits >> (m - 1)) & 1);
 
             r->last_wp = b->last.wp_class;
-            d->blk_valid = false;
-            d->blk_from = b;
-            d->blk_edge = taken ? TB_EDGE_TAKEN : TB_EDGE_ON;
+            leave_block(d, b, taken);
             if (taken) {
                 /* A taken branch ends the range. */
                 d->rng_open = false;
@@ -611,8 +621,7 @@ static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
         emit_context(d, e, pkt->index);
     d->pc = insn_addr(pkt->addr, isa);
     d->pc_known = true;
-    d->blk_valid = false;
-    d->blk_from = NULL;
+    forget_block(d);
     if (pkt->lsip) {
         /* IHI0014Q 7.10.5: the address is the load/store in progress,
          * executed as if by an E atom; decoding resumes at the
@@ -628,8 +637,7 @@ static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
         d->isa = pkt->lsip_isa;
         d->pc = insn_addr(pkt->lsip_addr, d->isa);
         d->pc_known = true;
-        d->blk_valid = false;
-        d->blk_from = NULL;
+        forget_block(d);
     }
 }
 
@@ -704,9 +712,10 @@ static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
         d->hyp = pkt->hyp;
         ctx_changed = true;
     }
-    d->blk_valid = false;
     if (pkt->has_exc)
-        d->blk_from = NULL; /* the vector is no edge of the code */
+        forget_block(d); /* the vector is no edge of the code */
+    else
+        d->blk_valid = false; /* the link of the branch's edge stays */
     if (!pkt->addr_known) {
         d->pc_known = false;
         return;
@@ -756,8 +765,7 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
         d->synced = false;
         d->gap = true;
         d->pc_known = false;
-        d->blk_valid = false;
-        d->blk_from = NULL;
+        forget_block(d);
         d->pending_cc = 0;
         return tb_emit_result(&e);
     case TB_PKT_ISYNC:
