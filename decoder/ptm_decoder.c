@@ -213,7 +213,9 @@ static bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
                              const tb_insn **wp)
 {
     uint32_t start = d->pc, count = 0;
-    tb_insn prev_last = {0}; /* last instruction of the blocks passed */
+    /* The last instruction of the LIMIT blocks passed, read only after
+     * one (count > 0 with an empty block): not zeroed on every call. */
+    tb_insn prev_last;
 
     for (;;) {
         const tb_block *b = tb_block_follow(d->bc, d->blk_from, d->blk_edge,
