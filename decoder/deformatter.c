@@ -22,7 +22,7 @@
 #include <emmintrin.h>
 #endif
 /* The one-ID span path for 64-byte groups of frames (span_groups) needs
- * AVX-512 VBMI2 and BMI2, checked at run time. */
+ * AVX-512 VBMI2, BMI1/2 and POPCNT, checked at run time. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define TB_DF_GROUPS 1
 #include <immintrin.h>
@@ -133,7 +133,8 @@ tb_deformatter *tb_deformatter_new(unsigned flags)
     d->flags = flags;
 #if TB_DF_GROUPS
     d->groups = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi") &&
-                __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi2");
+                __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi") &&
+                __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
 #else
     d->groups = false;
 #endif
@@ -476,7 +477,7 @@ static size_t skip_unwanted(tb_deformatter *d, const uint8_t *f, size_t n)
  * Processes up to n groups from f (buffer offset sof); *used gets the
  * bytes taken.
  */
-__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt,lzcnt")))
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")))
 static int span_groups(tb_deformatter *d, const uint8_t *f, size_t n, uint64_t sof,
                        size_t *used)
 {
@@ -511,7 +512,7 @@ static int span_groups(tb_deformatter *d, const uint8_t *f, size_t n, uint64_t s
         if (!curw && !(_mm512_cmpeq_epi8_mask(v, wid) & id)) {
             /* Nothing of W's here: only the last ID counts. */
             if (nid)
-                cur = f[63 - _lzcnt_u64(id)] >> 1;
+                cur = f[63 - __builtin_clzll(id)] >> 1;
             continue;
         }
         /* Room for 60 bytes and 20 runs (5 a frame: one from its start,
@@ -563,13 +564,13 @@ static int span_groups(tb_deformatter *d, const uint8_t *f, size_t n, uint64_t s
             /* The frame offset, or the pair of the last opening change
              * before p in its frame. */
             o = opens & _bzhi_u64(~0ull, p) & frame;
-            d->span_idx[d->span_segs] = sof + (o ? 63 - _lzcnt_u64(o) : (p & ~15u));
+            d->span_idx[d->span_segs] = sof + (o ? 63u - (unsigned)__builtin_clzll(o) : (p & ~15u));
             d->span_end[d->span_segs++] = end;
         }
         d->span_id = (uint8_t)w;
         d->span_len += (size_t)_mm_popcnt_u64(m);
         if (nid)
-            cur = f[63 - _lzcnt_u64(id)] >> 1;
+            cur = f[63 - __builtin_clzll(id)] >> 1;
     }
     d->cur_id = cur;
     *used = 64 * g;
