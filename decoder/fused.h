@@ -50,10 +50,8 @@ typedef struct tb_ptm_atom_run {
     uint64_t index[TB_PTM_ATOM_RUN];
 } tb_ptm_atom_run;
 
-
-
-/* The decompressor's side of fn above; *nel gets the elements emitted
- * added. */
+/* The decompressor's side of fns->atoms (tb_ptm_fused_fns below); *nel
+ * gets the elements emitted added. */
 int tb_ptm_decoder_atoms(tb_ptm_decoder *d, const tb_ptm_atom_run *run,
                          tb_element_cb cb, void *ctx, int *nel);
 
