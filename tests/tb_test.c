@@ -71,3 +71,15 @@ void tb_test_junk(uint8_t *buf, size_t n)
         buf[at + z] = 0x80;
     }
 }
+
+void tb_test_expect_junk(const tb_packet *v, size_t n, uint64_t base, size_t junk)
+{
+    cr_assert_geq(n, 1);
+    cr_assert_eq(v[0].kind, TB_PKT_NOTSYNC);
+    cr_assert_eq(v[0].index, base);
+    cr_assert_eq(v[0].count, junk);
+    if (n > 1) {
+        cr_assert_eq(v[1].kind, TB_PKT_ASYNC);
+        cr_assert_eq(v[1].index, base + junk);
+    }
+}

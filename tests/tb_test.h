@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tracebench/types.h"
+
 /* The real-silicon reference directory (TB_REFERENCE_DIR, else
  * ../shared/reference beside the project), or NULL when it is absent.
  * When absent it prints a loud SKIPPED line; under CI=true the calling
@@ -21,5 +23,10 @@ uint64_t tb_test_rand(uint64_t *state);
  * a wrapped ETB dump starts: runs of one to four zeros, each ending in
  * 0x80, in the first half; no zero at all in the second. */
 void tb_test_junk(uint8_t *buf, size_t n);
+
+/* The packets v[0..n) a parser gave for `junk` such bytes at stream
+ * index `base`: one NOTSYNC for all of them, then (when n > 1) the
+ * A-sync right after. */
+void tb_test_expect_junk(const tb_packet *v, size_t n, uint64_t base, size_t junk);
 
 #endif

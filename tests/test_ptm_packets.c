@@ -410,11 +410,7 @@ Test(ptm_worked, long_junk_before_async)
     memcpy(s + JUNK, tail, sizeof tail);
     parse_bytes(&cfg, s, sizeof s, 1000, &whole);
     cr_assert_eq(whole.n, 4);
-    cr_assert_eq(whole.v[0].kind, TB_PKT_NOTSYNC);
-    cr_assert_eq(whole.v[0].index, 1000);
-    cr_assert_eq(whole.v[0].count, JUNK);
-    cr_assert_eq(whole.v[1].kind, TB_PKT_ASYNC);
-    cr_assert_eq(whole.v[1].index, 1000 + JUNK);
+    tb_test_expect_junk(whole.v, whole.n, 1000, JUNK);
     cr_assert_eq(whole.v[2].kind, TB_PKT_TRIGGER);
     cr_assert_eq(whole.v[3].kind, TB_PKT_EXC_RETURN);
     for (size_t maxchunk = 1; maxchunk <= 64; maxchunk *= 4) {
@@ -425,9 +421,7 @@ Test(ptm_worked, long_junk_before_async)
     /* Junk only: one NOTSYNC at finish, whatever the chunks. */
     parse_stream(&cfg, s, NULL, 7, JUNK, 13, 5, &part);
     cr_assert_eq(part.n, 1);
-    cr_assert_eq(part.v[0].kind, TB_PKT_NOTSYNC);
-    cr_assert_eq(part.v[0].index, 7);
-    cr_assert_eq(part.v[0].count, JUNK);
+    tb_test_expect_junk(part.v, part.n, 7, JUNK);
     pvec_free(&part);
     pvec_free(&whole);
 }
