@@ -15,10 +15,20 @@
  * its load/store instruction.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "block_cache.h"
 #include "dec_util.h"
 #include "fused.h"
+
+/* The P-header scan takes 32 headers at a time with AVX-512 VBMI
+ * (scan32), checked at run time; elsewhere one at a time, same batch. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TB_ETMV3_SCAN32 1
+#include <immintrin.h>
+#else
+#define TB_ETMV3_SCAN32 0
+#endif
 
 /* A P-header's atoms for the bulk walker: n E/N atoms (bit i of nmask
  * set when atom i is N), S[i] the W atoms before atom i-1's cycle ends
@@ -68,6 +78,11 @@ struct tb_etmv3_decoder {
      * scan: PQ_VALID, E/N atoms << 8, W atoms. */
     phdr_atoms ptab[256];
     uint16_t pq[256];
+    /* The same for scan32, by the low 7 bits of a header byte (all
+     * P-headers have bit 7 set): E/N atoms (0x80 if no P-header), and W
+     * atoms. */
+    bool scan32;
+    uint8_t sna[128], swt[128];
 };
 
 #define PQ_VALID 0x8000u
@@ -147,7 +162,22 @@ tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
             atoms_from_seq(seq, (unsigned)len, &d->ptab[h]);
             d->pq[h] = (uint16_t)(PQ_VALID | d->ptab[h].n << 8 | d->ptab[h].wtot);
         }
+        if (h & 0x80) {
+            d->sna[h & 0x7F] = len >= 0 ? d->ptab[h].n : 0x80;
+            d->swt[h & 0x7F] = len >= 0 ? d->ptab[h].wtot : 0;
+        }
     }
+#if TB_ETMV3_SCAN32
+    /* Without cycle accuracy every P-header has E/N atoms (IHI0014Q
+     * 7.3.1 table 7.2): nothing for scan32 to skip. */
+    d->scan32 = cfg->cycle_accurate && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vl") &&
+                __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+                __builtin_cpu_supports("bmi2");
+    for (unsigned h = 0; h < 128; h++)
+        if (d->swt[h] > 8)
+            d->scan32 = false; /* the W sums would not fit a byte */
+#endif
     /* Only flow changes end a block: every instruction has its atom. */
     d->bc = tb_block_cache_new(mem, TB_WPMASK_BRANCHES);
     if (!d->bc) {
@@ -343,24 +373,26 @@ static inline uint32_t popcount64(uint64_t v)
  * of nmask set when atom i is N.  With has_S, atom i takes S[i+1] - S[i]
  * cycles (the W atoms since the atom before, S[1] including the pending
  * ones); without (no W atoms: plain trace), atom 0 takes the pending
- * cycles and the rest none.  The j-th header with atoms starts at atom
- * hstart[j] and byte offset hoff[j], for element indices. */
+ * cycles and the rest none.  Atom i came in the header hoff[i] bytes
+ * after the batch's first, for element indices.  A header writes its
+ * hoff and S entries in one fixed-size store each, past its own atoms
+ * (the next header's overwrite them), hence the slack. */
 #define BATCH_ATOMS 64
+#define HDR_ATOMS_MAX 16 /* IHI0014Q 7.3.1: format 1, 15 E and an N */
 typedef struct atom_batch {
     uint64_t nmask;
-    unsigned n, nh;
+    unsigned n;
     bool has_S;
     uint32_t pend;                /* cycles pending before atom 0 */
     uint32_t wsum;                /* all W atoms, pending ones included */
-    uint32_t S[BATCH_ATOMS + 1];
-    uint8_t hoff[BATCH_ATOMS];
-    uint8_t hstart[BATCH_ATOMS + 1];
+    uint32_t S[BATCH_ATOMS + 1 + 8];
+    uint8_t hoff[BATCH_ATOMS + HDR_ATOMS_MAX];
 } atom_batch;
 
 static inline void batch_init(atom_batch *ab, uint32_t pend, bool has_S)
 {
     ab->nmask = 0;
-    ab->n = ab->nh = 0;
+    ab->n = 0;
     ab->has_S = has_S;
     ab->pend = ab->wsum = pend;
     ab->S[0] = 0;
@@ -373,8 +405,7 @@ static inline void batch_add(atom_batch *ab, const phdr_atoms *a, unsigned k)
 
     if (a->n) {
         ab->nmask |= (uint64_t)a->nmask << n0;
-        ab->hstart[ab->nh] = (uint8_t)n0;
-        ab->hoff[ab->nh++] = (uint8_t)k;
+        memset(&ab->hoff[n0], (int)k, HDR_ATOMS_MAX);
         if (ab->has_S)
             for (unsigned j = 0; j < a->n; j++)
                 ab->S[n0 + j + 1] = ab->wsum + a->S[j + 1];
@@ -391,18 +422,6 @@ static inline uint32_t batch_cycles(const atom_batch *ab, unsigned i, unsigned j
     return i == 0 && j > 0 ? ab->pend : 0;
 }
 
-/* Byte offset of the header atom i came in.  *j is a cursor over the
- * headers (start at 0), for callers that ask with i never decreasing. */
-static inline unsigned batch_hdr(const atom_batch *ab, unsigned i, unsigned *j)
-{
-    unsigned h = *j;
-
-    while (h + 1 < ab->nh && ab->hstart[h + 1] <= i)
-        h++;
-    *j = h;
-    return ab->hoff[h];
-}
-
 /* The atoms of a batch (IHI0014Q 7.3.1: one atom per instruction),
  * taken in bulk: each step adds as many atoms as stay inside the current
  * block (its last instruction included) and fit the range, with the N
@@ -417,7 +436,7 @@ static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, tb_span_cur *cur,
     const bool ca = d->cfg.cycle_accurate;
     const unsigned n = ab->n;
     tb_element *r = &d->rng;
-    unsigned i = 0, hj = 0;
+    unsigned i = 0;
 
     while (i < n) {
         const tb_block *b;
@@ -445,7 +464,7 @@ static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, tb_span_cur *cur,
         /* The range the next instruction joins (add_insn's rule). */
         if (!d->rng_open || r->end != addr || r->isa != d->isa || r->count == 32) {
             flush_range(d, e);
-            open_range(d, tb_span_at(cur, pos + batch_hdr(ab, i, &hj)), addr);
+            open_range(d, tb_span_at(cur, pos + ab->hoff[i]), addr);
             if (e->err) {
                 m = 1; /* the callback stopped: as do_atom, one more */
                 stop = true;
@@ -505,7 +524,7 @@ static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, tb_span_cur *cur,
         continue;
     slow:
         cyc = batch_cycles(ab, i, i + 1);
-        do_atom(d, e, tb_span_at(cur, pos + batch_hdr(ab, i, &hj)),
+        do_atom(d, e, tb_span_at(cur, pos + ab->hoff[i]),
                 ((ab->nmask >> i) & 1) ? 'N' : 'E', cyc);
         i++;
         if (e->err) {
@@ -534,6 +553,66 @@ static void do_pheader(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
     (void)run_atoms(d, e, &cur, 0, &ab);
 }
 
+#if TB_ETMV3_SCAN32
+/* batch_add() for the valid P-headers at the start of hdr[0..32), the
+ * first koff bytes after the batch's: returns how many it took, 32
+ * unless a byte is no P-header or the batch is full.  One vector step
+ * classifies the 32 bytes and sums their W atoms (a prefix sum; at most
+ * 8 a header, checked in _new(), so bytes do), so only headers with
+ * E/N atoms (about half of a cycle-accurate trace's) take a turn of the
+ * loop, and whether a header has them costs no branch. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vl,avx2,bmi,bmi2")))
+static unsigned scan32(const tb_etmv3_decoder *d, const uint8_t *hdr, unsigned koff,
+                       atom_batch *ab)
+{
+    const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)hdr);
+    /* 128-entry tables need the 512-bit form. */
+    const __m512i vz = _mm512_zextsi256_si512(v);
+    const __m256i na = _mm512_castsi512_si256(_mm512_permutex2var_epi8(
+        _mm512_loadu_si512(d->sna), vz, _mm512_loadu_si512(d->sna + 64)));
+    const __m256i wt = _mm512_castsi512_si256(_mm512_permutex2var_epi8(
+        _mm512_loadu_si512(d->swt), vz, _mm512_loadu_si512(d->swt + 64)));
+    const uint32_t valid = (uint32_t)_mm256_movemask_epi8(_mm256_andnot_si256(na, v));
+    const unsigned len = _tzcnt_u32(~valid); /* 32 when all are */
+    uint32_t ah = (uint32_t)_mm256_test_epi8_mask(na, na) & _bzhi_u32(valid, len);
+    uint8_t pw[32]; /* pw[j]: W atoms of the headers before j */
+    __m256i x = wt;
+    const uint32_t wb = ab->wsum;
+    uint64_t nm = ab->nmask;
+    unsigned n0 = ab->n, took = len;
+
+    x = _mm256_add_epi8(x, _mm256_slli_si256(x, 1));
+    x = _mm256_add_epi8(x, _mm256_slli_si256(x, 2));
+    x = _mm256_add_epi8(x, _mm256_slli_si256(x, 4));
+    x = _mm256_add_epi8(x, _mm256_slli_si256(x, 8));
+    x = _mm256_add_epi8(x, _mm256_permute2x128_si256(
+                               _mm256_shuffle_epi8(x, _mm256_set1_epi8(15)), x, 0x08));
+    _mm256_storeu_si256((__m256i *)(void *)pw, _mm256_sub_epi8(x, wt));
+    while (ah) {
+        const unsigned j = _tzcnt_u32(ah);
+        const phdr_atoms *a = &d->ptab[hdr[j]];
+
+        ah &= ah - 1;
+        if (n0 + a->n > BATCH_ATOMS) {
+            took = j;
+            break;
+        }
+        nm |= (uint64_t)a->nmask << n0;
+        _mm_storeu_si128((__m128i *)(void *)&ab->hoff[n0], _mm_set1_epi8((char)(koff + j)));
+        if (ab->has_S)
+            _mm256_storeu_si256((__m256i *)(void *)&ab->S[n0 + 1],
+                                _mm256_add_epi32(_mm256_set1_epi32((int)(wb + pw[j])),
+                                                 _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+                                                     (const __m128i *)(const void *)&a->S[1]))));
+        n0 += a->n;
+    }
+    ab->n = n0;
+    ab->nmask = nm;
+    ab->wsum = wb + (took < 32 ? pw[took] : pw[31] + d->swt[hdr[31] & 0x7F]);
+    return took;
+}
+#endif
+
 int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
                            tb_span_cur *cur, size_t pos, tb_element_cb cb,
                            void *ctx, int *nel)
@@ -552,12 +631,24 @@ int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
         const size_t k0 = k, kend = n - k0 > 255 ? k0 + 255 : n;
         int stop;
 
+        if (!d->pq[hdr[k]])
+            break; /* not a P-header here: the packet path decides */
         /* Plain trace has no W atoms (IHI0014Q 7.3.1 table 7.2). */
         batch_init(&ab, d->pending_cc, d->cfg.cycle_accurate);
         while (k < kend) {
             const uint8_t h = hdr[k];
             const unsigned q = d->pq[h];
 
+#if TB_ETMV3_SCAN32
+            if (d->scan32 && kend - k >= 32) {
+                const unsigned took = scan32(d, hdr + k, (unsigned)(k - k0), &ab);
+
+                k += took;
+                if (took < 32)
+                    break;
+                continue;
+            }
+#endif
             if (!(q & 0x7F00u)) {
                 /* Only W atoms (most headers of a cycle-accurate trace
                  * that waits), or no P-header: the scan ends. */
@@ -575,9 +666,7 @@ int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
             break; /* not a P-header here: the packet path decides */
         stop = run_atoms(d, &e, cur, pos + k0, &ab);
         if (stop >= 0) {
-            unsigned hj = 0;
-
-            k = k0 + batch_hdr(&ab, (unsigned)stop, &hj) + 1u;
+            k = k0 + ab.hoff[stop] + 1u;
             break;
         }
     }
