@@ -83,6 +83,12 @@ struct tb_etmv3_decoder {
      * atoms. */
     bool scan32;
     uint8_t sna[128], swt[128];
+    /* ...and for the atoms of a header with E/N atoms: its N flags, and
+     * the W atoms before atom t in it as base + t * step (bits 6..0:
+     * base, bit 7: step 1), the one shape the cycle-accurate formats
+     * have (checked in _new()). */
+    uint8_t snb[128], sbs[128];
+    uint16_t sls[128][8];   /* the same, as scan32()'s loop adds them */
 };
 
 #define PQ_VALID 0x8000u
@@ -174,9 +180,24 @@ tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
                 __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vl") &&
                 __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
                 __builtin_cpu_supports("bmi2");
-    for (unsigned h = 0; h < 128; h++)
-        if (d->swt[h] > 8)
-            d->scan32 = false; /* the W sums would not fit a byte */
+    for (unsigned h = 0x80; h < 0x100; h++) {
+        const phdr_atoms *a = &d->ptab[h];
+        const unsigned base = a->S[1], step = a->n > 1 ? a->S[2] - a->S[1] : 0;
+
+        if (!a->valid)
+            continue;
+        /* Bytes hold the W sums of 31 headers, the atom counts and the N
+         * flags; or the one-header loop does it. */
+        if (a->wtot > 8 || a->n > 8 || base > 0x7F || step > 1)
+            d->scan32 = false;
+        for (unsigned t = 0; t < a->n; t++)
+            if (a->S[t + 1] != base + t * step)
+                d->scan32 = false;
+        for (unsigned t = 0; t < 8; t++)
+            d->sls[h & 0x7F][t] = a->S[t + 1];
+        d->snb[h & 0x7F] = (uint8_t)a->nmask;
+        d->sbs[h & 0x7F] = (uint8_t)(base | step << 7);
+    }
 #endif
     /* Only flow changes end a block: every instruction has its atom. */
     d->bc = tb_block_cache_new(mem, TB_WPMASK_BRANCHES);
@@ -371,12 +392,13 @@ static inline uint32_t popcount64(uint64_t v)
 
 /* Atoms of one or more P-headers, in time order, for run_atoms(): bit i
  * of nmask set when atom i is N.  With has_S, atom i takes S[i+1] - S[i]
- * cycles (the W atoms since the atom before, S[1] including the pending
- * ones); without (no W atoms: plain trace), atom 0 takes the pending
- * cycles and the rest none.  Atom i came in the header hoff[i] bytes
- * after the batch's first, for element indices.  A header writes its
- * hoff and S entries in one fixed-size store each, past its own atoms
- * (the next header's overwrite them), hence the slack. */
+ * cycles (the W atoms since the atom before), atom 0 also the pend ones
+ * before the batch; without (no W atoms: plain trace), atom 0 takes the
+ * pending cycles and the rest none.  S counts from the batch's start (at
+ * most 255 headers of at most 20 W), so 16 bits hold it.  Atom i came in
+ * the header hoff[i] bytes after the batch's first, for element indices.
+ * batch_add() writes a header's hoff entries in one 16-byte store, past
+ * its own atoms (the next header's overwrite them). */
 #define BATCH_ATOMS 64
 #define HDR_ATOMS_MAX 16 /* IHI0014Q 7.3.1: format 1, 15 E and an N */
 typedef struct atom_batch {
@@ -384,9 +406,10 @@ typedef struct atom_batch {
     unsigned n;
     bool has_S;
     uint32_t pend;                /* cycles pending before atom 0 */
-    uint32_t wsum;                /* all W atoms, pending ones included */
-    uint32_t S[BATCH_ATOMS + 1 + 8];
-    uint8_t hoff[BATCH_ATOMS + HDR_ATOMS_MAX];
+    uint32_t wsum;                /* W atoms of the batch's headers */
+    /* Room past the atoms for scan32()'s 64-lane masked stores. */
+    uint16_t S[BATCH_ATOMS + 1 + 64];
+    uint8_t hoff[BATCH_ATOMS + 64];
 } atom_batch;
 
 static inline void batch_init(atom_batch *ab, uint32_t pend, bool has_S)
@@ -394,7 +417,8 @@ static inline void batch_init(atom_batch *ab, uint32_t pend, bool has_S)
     ab->nmask = 0;
     ab->n = 0;
     ab->has_S = has_S;
-    ab->pend = ab->wsum = pend;
+    ab->pend = pend;
+    ab->wsum = 0;
     ab->S[0] = 0;
 }
 
@@ -408,7 +432,7 @@ static inline void batch_add(atom_batch *ab, const phdr_atoms *a, unsigned k)
         memset(&ab->hoff[n0], (int)k, HDR_ATOMS_MAX);
         if (ab->has_S)
             for (unsigned j = 0; j < a->n; j++)
-                ab->S[n0 + j + 1] = ab->wsum + a->S[j + 1];
+                ab->S[n0 + j + 1] = (uint16_t)(ab->wsum + a->S[j + 1]);
         ab->n = n0 + a->n;
     }
     ab->wsum += a->wtot;
@@ -417,9 +441,19 @@ static inline void batch_add(atom_batch *ab, const phdr_atoms *a, unsigned k)
 /* Cycles of atoms [i, j). */
 static inline uint32_t batch_cycles(const atom_batch *ab, unsigned i, unsigned j)
 {
+    const uint32_t pend = i == 0 && j > 0 ? ab->pend : 0;
+
     if (ab->has_S)
-        return ab->S[j] - ab->S[i];
-    return i == 0 && j > 0 ? ab->pend : 0;
+        return (uint32_t)(ab->S[j] - ab->S[i]) + pend;
+    return pend;
+}
+
+/* The cycles left pending after the whole batch. */
+static inline uint32_t batch_rest(const atom_batch *ab)
+{
+    if (!ab->n)
+        return ab->pend + ab->wsum;
+    return ab->has_S ? ab->wsum - ab->S[ab->n] : 0;
 }
 
 /* The atoms of a batch (IHI0014Q 7.3.1: one atom per instruction),
@@ -532,7 +566,7 @@ static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, tb_span_cur *cur,
             return (int)(i - 1);
         }
     }
-    d->pending_cc = ab->has_S ? ab->wsum - ab->S[n] : n ? 0 : ab->wsum;
+    d->pending_cc = batch_rest(ab);
     return -1;
 }
 
@@ -554,14 +588,126 @@ static void do_pheader(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
 }
 
 #if TB_ETMV3_SCAN32
+/* Up to this many headers with atoms in 32, scan32() loops over them;
+ * past it, its lanes do them all at once.  TC2's cycle-accurate trace
+ * has about 8 in 32 and the long generated one many more; 8 and 16 gave
+ * the same on both. */
+#define SCAN32_LOOP_MAX 12
+/* Lane i takes lane i - s (s < 64); lanes below s are masked off. */
+#define TB_LANES_BACK(s) _mm512_sub_epi8(lane, _mm512_set1_epi8((char)(s)))
+
+/* Inclusive prefix sum of the 32 bytes of x (wrapping, or saturating). */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx2")))
+static inline __m256i prefix32(__m256i x, bool sat)
+{
+#define TB_STEP(n) (x = sat ? _mm256_adds_epu8(x, _mm256_slli_si256(x, n)) \
+                            : _mm256_add_epi8(x, _mm256_slli_si256(x, n)))
+    TB_STEP(1);
+    TB_STEP(2);
+    TB_STEP(4);
+    TB_STEP(8);
+#undef TB_STEP
+    {
+        /* Lane 0's total into lane 1. */
+        const __m256i t = _mm256_permute2x128_si256(
+            _mm256_shuffle_epi8(x, _mm256_set1_epi8(15)), x, 0x08);
+
+        return sat ? _mm256_adds_epu8(x, t) : _mm256_add_epi8(x, t);
+    }
+}
+
+/* Byte lane i (< 32) of x. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vl,avx2")))
+static inline unsigned lane_u8(__m256i x, unsigned i)
+{
+    return (unsigned)_mm_extract_epi8(_mm256_castsi256_si128(
+        _mm256_permutexvar_epi8(_mm256_set1_epi8((char)i), x)), 0);
+}
+
+/* scan32()'s many-atom case, with no loop over headers or atoms: ah the
+ * headers taken that have atoms, ai and a0 the atoms up to and before
+ * each (a prefix sum that saturates past the batch's room), pw the W
+ * before each.  Each atom lane finds its header by expanding the
+ * headers' numbers to their first atoms and carrying them forward (a
+ * prefix maximum), and takes hoff, S and its N flag from there. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,avx512vl,avx2,bmi,bmi2,popcnt")))
+static void scan32_lanes(const tb_etmv3_decoder *d, __m512i vz, uint32_t ah, __m256i ai,
+                         __m256i a0, __m256i pw, unsigned koff, atom_batch *ab)
+{
+    const __m512i lane = _mm512_set_epi8(
+        63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48,
+        47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32,
+        31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
+        15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const unsigned n0 = ab->n;
+    const uint32_t wb = ab->wsum;
+    const unsigned last = 31 - (unsigned)__builtin_clz(ah);
+    const unsigned nadd = lane_u8(ai, last);
+    const uint64_t live = _bzhi_u64(~0ull, nadd);
+    const __m512i a0z = _mm512_zextsi256_si512(a0);
+    const __m512i nbz = _mm512_permutex2var_epi8(_mm512_loadu_si512(d->snb), vz,
+                                                 _mm512_loadu_si512(d->snb + 64));
+    const __m512i one = _mm512_set1_epi64(1);
+    __m512i st = _mm512_setzero_si512(), nq = _mm512_setzero_si512();
+    __m512i hx, hb, bs, li, loc, pwa;
+    uint64_t starts, nbits;
+
+    /* Each atom header's first atom (bit a0) and N flags (at a0). */
+    for (unsigned g = 0; g < 4; g++) {
+        const __mmask8 k = (__mmask8)(ah >> (8 * g));
+        const __m512i q = _mm512_cvtepu8_epi64(_mm512_castsi512_si128(
+            _mm512_permutexvar_epi8(_mm512_add_epi8(lane, _mm512_set1_epi8((char)(8 * g))), a0z)));
+        const __m512i nb = _mm512_cvtepu8_epi64(_mm512_castsi512_si128(
+            _mm512_permutexvar_epi8(_mm512_add_epi8(lane, _mm512_set1_epi8((char)(8 * g))), nbz)));
+
+        st = _mm512_or_si512(st, _mm512_maskz_sllv_epi64(k, one, q));
+        nq = _mm512_or_si512(nq, _mm512_maskz_sllv_epi64(k, nb, q));
+    }
+    starts = (uint64_t)_mm512_reduce_or_epi64(st);
+    nbits = (uint64_t)_mm512_reduce_or_epi64(nq);
+    /* Header number + 1 at each first atom, carried forward: at most 7
+     * lanes, a header having at most 8 atoms (checked in _new()). */
+    hx = _mm512_maskz_expand_epi8(starts, _mm512_maskz_compress_epi8(
+                                              ah, _mm512_add_epi8(lane, _mm512_set1_epi8(1))));
+    for (unsigned s = 1; s < 8; s <<= 1)
+        hx = _mm512_max_epu8(hx, _mm512_maskz_permutexvar_epi8(~0ull << s, TB_LANES_BACK(s), hx));
+    hx = _mm512_sub_epi8(hx, _mm512_set1_epi8(1));
+    _mm512_mask_storeu_epi8(&ab->hoff[n0], live,
+                            _mm512_add_epi8(hx, _mm512_set1_epi8((char)koff)));
+    /* S: the batch's W before the header, then the header's W up to
+     * the atom (base + step * its place in the header). */
+    hb = _mm512_permutexvar_epi8(hx, vz);
+    bs = _mm512_permutex2var_epi8(_mm512_loadu_si512(d->sbs), hb,
+                                  _mm512_loadu_si512(d->sbs + 64));
+    li = _mm512_sub_epi8(lane, _mm512_permutexvar_epi8(hx, a0z));
+    loc = _mm512_mask_add_epi8(_mm512_and_si512(bs, _mm512_set1_epi8(0x7F)),
+                               _mm512_movepi8_mask(bs),
+                               _mm512_and_si512(bs, _mm512_set1_epi8(0x7F)), li);
+    pwa = _mm512_permutexvar_epi8(hx, _mm512_zextsi256_si512(pw));
+    {
+        const __m512i w16 = _mm512_set1_epi16((short)wb);
+        const __m512i lo = _mm512_add_epi16(
+            w16, _mm512_add_epi16(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(pwa)),
+                                  _mm512_cvtepu8_epi16(_mm512_castsi512_si256(loc))));
+        const __m512i hi = _mm512_add_epi16(
+            w16, _mm512_add_epi16(_mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(pwa, 1)),
+                                  _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(loc, 1))));
+
+        _mm512_mask_storeu_epi16(&ab->S[n0 + 1], (__mmask32)live, lo);
+        _mm512_mask_storeu_epi16(&ab->S[n0 + 33], (__mmask32)(live >> 32), hi);
+    }
+    ab->nmask |= (nbits & live) << n0;
+    ab->n = n0 + nadd;
+}
+
 /* batch_add() for the valid P-headers at the start of hdr[0..32), the
  * first koff bytes after the batch's: returns how many it took, 32
- * unless a byte is no P-header or the batch is full.  One vector step
- * classifies the 32 bytes and sums their W atoms (a prefix sum; at most
- * 8 a header, checked in _new(), so bytes do), so only headers with
- * E/N atoms (about half of a cycle-accurate trace's) take a turn of the
- * loop, and whether a header has them costs no branch. */
-__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vl,avx2,bmi,bmi2")))
+ * unless a byte is no P-header or the batch is full.  Byte lookups give
+ * each header's E/N and W atoms, and a prefix sum the W before each
+ * (pw; at most 8 W a header, checked in _new(), so 31 headers' fit a
+ * byte), so a header with W atoms only costs no branch.  Then either a
+ * turn for each header with atoms, or scan32_lanes(). */
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,avx512vl,avx2,bmi,bmi2,popcnt")))
 static unsigned scan32(const tb_etmv3_decoder *d, const uint8_t *hdr, unsigned koff,
                        atom_batch *ab)
 {
@@ -574,43 +720,56 @@ static unsigned scan32(const tb_etmv3_decoder *d, const uint8_t *hdr, unsigned k
         _mm512_loadu_si512(d->swt), vz, _mm512_loadu_si512(d->swt + 64)));
     const uint32_t valid = (uint32_t)_mm256_movemask_epi8(_mm256_andnot_si256(na, v));
     const unsigned len = _tzcnt_u32(~valid); /* 32 when all are */
-    uint32_t ah = (uint32_t)_mm256_test_epi8_mask(na, na) & _bzhi_u32(valid, len);
-    uint8_t pw[32]; /* pw[j]: W atoms of the headers before j */
-    __m256i x = wt;
+    const unsigned n0 = ab->n;
+    const __m256i nav = _mm256_maskz_mov_epi8(_bzhi_u32(valid, len), na);
+    const __m256i pw = _mm256_sub_epi8(prefix32(wt, false), wt); /* W before */
+    const uint32_t ah0 = _mm256_test_epi8_mask(nav, nav);
     const uint32_t wb = ab->wsum;
-    uint64_t nm = ab->nmask;
-    unsigned n0 = ab->n, took = len;
+    unsigned took = len;
+    uint8_t pwb[32];
 
-    x = _mm256_add_epi8(x, _mm256_slli_si256(x, 1));
-    x = _mm256_add_epi8(x, _mm256_slli_si256(x, 2));
-    x = _mm256_add_epi8(x, _mm256_slli_si256(x, 4));
-    x = _mm256_add_epi8(x, _mm256_slli_si256(x, 8));
-    x = _mm256_add_epi8(x, _mm256_permute2x128_si256(
-                               _mm256_shuffle_epi8(x, _mm256_set1_epi8(15)), x, 0x08));
-    _mm256_storeu_si256((__m256i *)(void *)pw, _mm256_sub_epi8(x, wt));
-    while (ah) {
-        const unsigned j = _tzcnt_u32(ah);
-        const phdr_atoms *a = &d->ptab[hdr[j]];
+    _mm256_storeu_si256((__m256i *)(void *)pwb, pw);
+    if ((unsigned)_mm_popcnt_u32(ah0) <= SCAN32_LOOP_MAX) {
+        /* A few headers with atoms: one turn each is quicker than the
+         * lanes' long chain of shuffles. */
+        uint64_t nm = ab->nmask;
+        unsigned n0l = n0;
+        uint32_t m = ah0;
 
-        ah &= ah - 1;
-        if (n0 + a->n > BATCH_ATOMS) {
-            took = j;
-            break;
+        while (m) {
+            const unsigned j = _tzcnt_u32(m);
+            const unsigned h = hdr[j] & 0x7Fu;
+
+            m &= m - 1;
+            if (n0l + d->sna[h] > BATCH_ATOMS) {
+                took = j;
+                break;
+            }
+            nm |= (uint64_t)d->snb[h] << n0l;
+            _mm_storeu_si128((__m128i *)(void *)&ab->hoff[n0l], _mm_set1_epi8((char)(koff + j)));
+            _mm_storeu_si128((__m128i *)(void *)&ab->S[n0l + 1],
+                             _mm_add_epi16(_mm_set1_epi16((short)(wb + pwb[j])),
+                                           _mm_loadu_si128((const __m128i *)(const void *)d->sls[h])));
+            n0l += d->sna[h];
         }
-        nm |= (uint64_t)a->nmask << n0;
-        _mm_storeu_si128((__m128i *)(void *)&ab->hoff[n0], _mm_set1_epi8((char)(koff + j)));
-        if (ab->has_S)
-            _mm256_storeu_si256((__m256i *)(void *)&ab->S[n0 + 1],
-                                _mm256_add_epi32(_mm256_set1_epi32((int)(wb + pw[j])),
-                                                 _mm256_cvtepu8_epi32(_mm_loadl_epi64(
-                                                     (const __m128i *)(const void *)&a->S[1]))));
-        n0 += a->n;
+        ab->nmask = nm;
+        ab->n = n0l;
+    } else {
+        const __m256i ai = prefix32(nav, true);         /* atoms up to and with */
+        const __m256i a0 = _mm256_sub_epi8(ai, nav);    /* atoms before */
+        const uint32_t over = _mm256_cmpgt_epu8_mask(ai, _mm256_set1_epi8((char)(BATCH_ATOMS - n0)));
+        uint32_t ah;
+
+        if (_tzcnt_u32(over) < took)
+            took = _tzcnt_u32(over);
+        ah = ah0 & _bzhi_u32(~0u, took);
+        if (ah)
+            scan32_lanes(d, vz, ah, ai, a0, pw, koff, ab);
     }
-    ab->n = n0;
-    ab->nmask = nm;
-    ab->wsum = wb + (took < 32 ? pw[took] : pw[31] + d->swt[hdr[31] & 0x7F]);
+    ab->wsum = wb + (took < 32 ? pwb[took] : pwb[31] + d->swt[hdr[31] & 0x7F]);
     return took;
 }
+#undef TB_LANES_BACK
 #endif
 
 int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
