@@ -634,9 +634,8 @@ static void note_addr(tb_etmv3_parser *p, uint32_t addr, tb_isa isa,
         p->addr_valid_bits = bits;
 }
 
-static int decode_isync(tb_etmv3_parser *p, tb_packet *pkt)
+static int decode_isync(tb_etmv3_parser *p, const uint8_t *b, tb_packet *pkt)
 {
-    const uint8_t *b = p->buf;
     unsigned pos = 1, n, i;
     uint8_t info;
     bool j, t, alt;
@@ -734,7 +733,7 @@ static int decode_isync(tb_etmv3_parser *p, tb_packet *pkt)
     return TB_OK;
 }
 
-static int decode_branch(tb_etmv3_parser *p, tb_packet *pkt)
+static int decode_branch(tb_etmv3_parser *p, const uint8_t *b, tb_packet *pkt)
 {
     uint32_t a;
     tb_isa isa;
@@ -742,7 +741,7 @@ static int decode_branch(tb_etmv3_parser *p, tb_packet *pkt)
     unsigned nbits;
     int r;
 
-    r = decode_addr_exc(p, p->buf, p->len, p->last_addr, p->last_isa, pkt,
+    r = decode_addr_exc(p, b, p->len, p->last_addr, p->last_isa, pkt,
                         &a, &isa, &named, &nbits);
     if (r < 0)
         return r;
@@ -757,9 +756,8 @@ static int decode_branch(tb_etmv3_parser *p, tb_packet *pkt)
     return TB_OK;
 }
 
-static void decode_data(tb_etmv3_parser *p, tb_packet *pkt)
+static void decode_data(tb_etmv3_parser *p, const uint8_t *b, tb_packet *pkt)
 {
-    const uint8_t *b = p->buf;
     uint8_t h = b[0];
     unsigned pos = 1, n, i, vb;
     bool has_addr = false;
@@ -798,9 +796,33 @@ static void decode_data(tb_etmv3_parser *p, tb_packet *pkt)
     }
 }
 
-/* Decodes the complete packet in buf and emits it. */
-static int finish_packet(tb_etmv3_parser *p, tb_pkt_kind kind,
-                         tb_packet_cb cb, void *ctx)
+/* pkt.bytes = the packet's n bytes b, the rest zero.  When 24 bytes can
+ * be read at b, three masked word copies: memcpy of a variable length
+ * is a call, and this runs for every packet but a P-header. */
+static inline void copy_bytes(uint8_t *dst, const uint8_t *b, unsigned n, bool whole)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (whole) {
+        for (unsigned w = 0; w < TB_PKT_MAX_BYTES / 8; w++) {
+            const int have = (int)n - 8 * (int)w;
+            uint64_t v;
+
+            memcpy(&v, b + 8 * w, 8);
+            v = have >= 8 ? v : have <= 0 ? 0 : v & ((1ull << (8 * have)) - 1);
+            memcpy(dst + 8 * w, &v, 8);
+        }
+        return;
+    }
+#else
+    (void)whole;
+#endif
+    memcpy(dst, b, n);
+}
+
+/* Decodes the complete packet of p->len bytes at b (p->buf, or the
+ * chunk, whole when 24 bytes can be read there) and emits it. */
+static int finish_packet(tb_etmv3_parser *p, tb_pkt_kind kind, const uint8_t *b,
+                         bool whole, tb_packet_cb cb, void *ctx)
 {
     tb_packet pkt;
     unsigned n;
@@ -808,30 +830,30 @@ static int finish_packet(tb_etmv3_parser *p, tb_pkt_kind kind,
 
     pkt_init(p, &pkt, kind, p->pkt_index);
     pkt.size = (uint8_t)p->len;
-    memcpy(pkt.bytes, p->buf, p->len);
+    copy_bytes(pkt.bytes, b, p->len, whole);
 
     switch (kind) {
     case TB_PKT_BRANCH:
-        r = decode_branch(p, &pkt);
+        r = decode_branch(p, b, &pkt);
         break;
     case TB_PKT_ISYNC:
-        r = decode_isync(p, &pkt);
+        r = decode_isync(p, b, &pkt);
         break;
     case TB_PKT_ATOM:
-        if (!atom_from_table(p, p->buf[0], &pkt)) {
+        if (!atom_from_table(p, b[0], &pkt)) {
+            p->buf[0] = b[0];
             p->len = 1;
             return emit_bad(p, TB_PKT_RESERVED, TB_ERR_BAD_PACKET, cb, ctx);
         }
         break;
     case TB_PKT_CYCLE_COUNT:
-        n = cc_length(p->buf + 1, p->len - 1);
+        n = cc_length(b + 1, p->len - 1);
         pkt.has_cc = true;
-        pkt.cc = cc_decode(p->buf + 1, n);
+        pkt.cc = cc_decode(b + 1, n);
         break;
     case TB_PKT_TIMESTAMP: {
         unsigned bits;
-        tb_ts_decode(p->buf + 1, p->len - 1, p->cfg.ts64, p->ts, &p->ts,
-                     &bits);
+        tb_ts_decode(b + 1, p->len - 1, p->cfg.ts64, p->ts, &p->ts, &bits);
         pkt.ts = p->ts;
         pkt.ts_bits = (uint8_t)bits;
         break;
@@ -839,22 +861,25 @@ static int finish_packet(tb_etmv3_parser *p, tb_pkt_kind kind,
     case TB_PKT_CONTEXT_ID:
         pkt.has_ctxid = true;
         for (n = 0; n < p->cfg.ctxid_bytes; n++)
-            pkt.context_id |= (uint32_t)p->buf[1 + n] << (8 * n);
+            pkt.context_id |= (uint32_t)b[1 + n] << (8 * n);
         break;
     case TB_PKT_VMID:
-        pkt.vmid = p->buf[1];
+        pkt.vmid = b[1];
         break;
     case TB_PKT_DATA:
     case TB_PKT_OOO_DATA:
     case TB_PKT_OOO_PLACEHOLDER:
     case TB_PKT_VALUE_NOT_TRACED:
-        decode_data(p, &pkt);
+        decode_data(p, b, &pkt);
         break;
     default:
         break;
     }
-    if (r < 0)
+    if (r < 0) {
+        if (b != p->buf)
+            memcpy(p->buf, b, p->len); /* emit_bad() reports them */
         return emit_bad(p, TB_PKT_BAD_SEQUENCE, r, cb, ctx);
+    }
     p->len = 0;
     p->state = ST_HDR;
     return emit(p, &pkt, cb, ctx);
@@ -912,7 +937,7 @@ static int header_byte(tb_etmv3_parser *p, uint8_t by, uint64_t idx,
     case H_BADMODE:
         return emit_bad(p, TB_PKT_BAD_TRACEMODE, TB_ERR_CONFIG, cb, ctx);
     case H_SINGLE:
-        return finish_packet(p, kind, cb, ctx);
+        return finish_packet(p, kind, p->buf, true, cb, ctx);
     case H_MULTI:
         p->state = ST_BODY;
         return TB_OK;
@@ -977,7 +1002,7 @@ static int body_byte(tb_etmv3_parser *p, uint8_t by, tb_packet_cb cb,
     if (n < 0)
         return emit_bad(p, TB_PKT_BAD_SEQUENCE, n, cb, ctx);
     kind = (tb_pkt_kind)p->hkind[p->buf[0]];
-    return finish_packet(p, kind, cb, ctx);
+    return finish_packet(p, kind, p->buf, true, cb, ctx);
 }
 
 static inline int push_impl(tb_etmv3_parser *p, const uint8_t *data, size_t len,
@@ -1053,10 +1078,11 @@ static inline int push_impl(tb_etmv3_parser *p, const uint8_t *data, size_t len,
                                     avail > TB_PKT_MAX_BYTES ? TB_PKT_MAX_BYTES
                                                              : (unsigned)avail);
                 if (n > 0 && (size_t)n <= avail) {
-                    memcpy(p->buf, data + i, (size_t)n);
+                    /* Decoded where it lies, not copied to buf first. */
                     p->len = (unsigned)n;
                     p->pkt_index = idx;
-                    r = finish_packet(p, (tb_pkt_kind)p->hkind[by], cb, ctx);
+                    r = finish_packet(p, (tb_pkt_kind)p->hkind[by], data + i,
+                                      avail >= TB_PKT_MAX_BYTES, cb, ctx);
                     i += (size_t)n - 1;
                     continue;
                 }
