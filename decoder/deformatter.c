@@ -22,7 +22,8 @@
 #include <emmintrin.h>
 #endif
 /* The one-ID span path for 64-byte groups of frames (span_groups) needs
- * AVX-512 VBMI2, BMI1/2 and POPCNT, checked at run time. */
+ * AVX-512 VBMI2, CD and VPOPCNTDQ, BMI1/2 and POPCNT, checked at run
+ * time. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define TB_DF_GROUPS 1
 #include <immintrin.h>
@@ -82,8 +83,9 @@ struct tb_deformatter {
     /* + 64: a whole frame is stored as 16 bytes for 15, a group of
      * frames as 64 bytes for up to 60. */
     uint8_t span[SPAN_BYTES + 64];
-    size_t span_end[SPAN_SEGS];
-    uint64_t span_idx[SPAN_SEGS];
+    /* + 8: span_groups() stores segments eight lanes at a time. */
+    size_t span_end[SPAN_SEGS + 8];
+    uint64_t span_idx[SPAN_SEGS + 8];
 };
 
 static const uint8_t FSYNC[4] = {0xFF, 0xFF, 0xFF, 0x7F};
@@ -133,7 +135,8 @@ tb_deformatter *tb_deformatter_new(unsigned flags)
     d->flags = flags;
 #if TB_DF_GROUPS
     d->groups = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi") &&
-                __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi") &&
+                __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("avx512cd") &&
+                __builtin_cpu_supports("avx512vpopcntdq") && __builtin_cpu_supports("bmi") &&
                 __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
 #else
     d->groups = false;
@@ -477,7 +480,7 @@ static size_t skip_unwanted(tb_deformatter *d, const uint8_t *f, size_t n)
  * Processes up to n groups from f (buffer offset sof); *used gets the
  * bytes taken.
  */
-__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")))
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,avx512cd,avx512vpopcntdq,bmi,bmi2,popcnt")))
 static int span_groups(tb_deformatter *d, const uint8_t *f, size_t n, uint64_t sof,
                        size_t *used)
 {
@@ -495,6 +498,13 @@ static int span_groups(tb_deformatter *d, const uint8_t *f, size_t n, uint64_t s
         46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31,
         30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15,
         14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0);
+    /* Lane i, and lane i takes lane i + 1 (for each run's next). */
+    const __m512i lanes = _mm512_set_epi8(
+        63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48,
+        47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32,
+        31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
+        15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i next1 = _mm512_add_epi8(lanes, one);
     unsigned cur = d->cur_id;
     size_t g;
 
@@ -550,25 +560,53 @@ static int span_groups(tb_deformatter *d, const uint8_t *f, size_t n, uint64_t s
         _mm512_storeu_si512((void *)(d->span + d->span_len),
                             _mm512_maskz_compress_epi8(
                                 m, _mm512_or_si512(v, _mm512_maskz_mov_epi8(aux, one))));
-        while (starts) {
-            const unsigned p = (unsigned)_tzcnt_u64(starts);
-            const uint64_t frame = 0xFFFFull << (p & ~15u);
-            uint64_t before, o;
-            size_t end;
+        {
+            /* Each run with data becomes a segment: its start p (a bit of
+             * starts), its end (the span bytes below the next start) and
+             * its index (the frame offset, or the pair of the last
+             * opening change before p in its frame).  In 64-bit lanes,
+             * eight runs at a time, with no branch per run: a frame has
+             * at most five, and how many there are is anyone's guess. */
+            const __m512i ones = _mm512_set1_epi64(-1), mv = _mm512_set1_epi64((long long)m);
+            const __m512i ov = _mm512_set1_epi64((long long)opens);
+            const unsigned ns = (unsigned)_mm_popcnt_u64(starts);
+            const __m512i sp = _mm512_maskz_compress_epi8(starts, lanes);
+            /* The next run's start; 64 after the last. */
+            const __m512i spn = _mm512_mask_mov_epi8(_mm512_permutexvar_epi8(next1, sp),
+                                                     ns ? 1ull << (ns - 1) : 0,
+                                                     _mm512_set1_epi8(64));
+            size_t segs = d->span_segs;
 
-            starts &= starts - 1;
-            before = _bzhi_u64(m, (unsigned)_tzcnt_u64(starts)); /* 64 when none */
-            end = d->span_len + (size_t)_mm_popcnt_u64(before);
-            if (end == d->span_len + (size_t)_mm_popcnt_u64(_bzhi_u64(m, p)))
-                continue; /* a run without data */
-            /* The frame offset, or the pair of the last opening change
-             * before p in its frame. */
-            o = opens & _bzhi_u64(~0ull, p) & frame;
-            d->span_idx[d->span_segs] = sof + (o ? 63u - (unsigned)__builtin_clzll(o) : (p & ~15u));
-            d->span_end[d->span_segs++] = end;
+            for (unsigned r = 0; r < ns; r += 8) {
+                const __m512i sel = _mm512_add_epi8(lanes, _mm512_set1_epi8((char)r));
+                const __m512i p = _mm512_cvtepu8_epi64(
+                    _mm512_castsi512_si128(_mm512_permutexvar_epi8(sel, sp)));
+                const __m512i pn = _mm512_cvtepu8_epi64(
+                    _mm512_castsi512_si128(_mm512_permutexvar_epi8(sel, spn)));
+                const __m512i fb = _mm512_and_si512(p, _mm512_set1_epi64(~15ll));
+                const __m512i below = _mm512_sllv_epi64(ones, p); /* bits >= p */
+                const __m512i at = _mm512_popcnt_epi64(_mm512_andnot_si512(below, mv));
+                const __m512i to = _mm512_popcnt_epi64(
+                    _mm512_andnot_si512(_mm512_sllv_epi64(ones, pn), mv));
+                /* Opening changes below p, from its frame's start on. */
+                const __m512i ob = _mm512_and_si512(_mm512_andnot_si512(below, ov),
+                                                    _mm512_sllv_epi64(ones, fb));
+                const __m512i off = _mm512_mask_sub_epi64(fb, _mm512_test_epi64_mask(ob, ob),
+                                                          _mm512_set1_epi64(63),
+                                                          _mm512_lzcnt_epi64(ob));
+                /* Lanes past the last run have p = pn = 0: never kept. */
+                const __mmask8 keep = _mm512_cmpneq_epi64_mask(at, to);
+
+                _mm512_storeu_si512((void *)&d->span_idx[segs], _mm512_maskz_compress_epi64(
+                                        keep, _mm512_add_epi64(off, _mm512_set1_epi64((long long)sof))));
+                _mm512_storeu_si512((void *)&d->span_end[segs], _mm512_maskz_compress_epi64(
+                                        keep, _mm512_add_epi64(to, _mm512_set1_epi64((long long)d->span_len))));
+                segs += (unsigned)_mm_popcnt_u32(keep);
+            }
+            d->span_segs = segs;
+            d->span_len += (size_t)_mm_popcnt_u64(m);
         }
         d->span_id = (uint8_t)w;
-        d->span_len += (size_t)_mm_popcnt_u64(m);
         if (nid)
             cur = f[63 - __builtin_clzll(id)] >> 1;
     }

@@ -1256,6 +1256,50 @@ Test(deformatter_spans, dense_ids_equal_runs)
     cr_assert_gt(st.segs, 1000u);
 }
 
+/* Frames whose every pair starts with an ID byte, the owner turning to
+ * and from the selected ID `one`: strictly by turns in stretches of
+ * eight frames (`one` on the odd pairs, so also at each frame's start:
+ * five runs a frame, twenty in four), at random in between.  A 64-byte group with more than eight runs of the
+ * selected ID takes the four-frame span path (deformatter.c
+ * span_groups) more than one round of eight. */
+static void turning_frames(uint8_t *buf, size_t nframes, uint8_t one, uint64_t *seed)
+{
+    for (size_t k = 0; k < nframes; k++) {
+        uint8_t *f = buf + 16 * k;
+        const bool strict = (k / 8) % 2 == 0;
+
+        for (size_t i = 0; i < 15; i += 2) {
+            const uint64_t r = tb_test_rand(seed);
+            const bool mine = strict ? (i / 2) % 2 == 1 : (r & 1) != 0;
+            const uint8_t id = mine ? one : (r & 2) ? 0x21 : 0x22;
+
+            f[i] = (uint8_t)(id << 1 | 1);
+            if (i < 14)
+                f[i + 1] = (uint8_t)(r >> 8);
+        }
+        f[15] = (uint8_t)tb_test_rand(seed);
+    }
+}
+
+Test(deformatter_spans, turning_ids_equal_runs)
+{
+    uint64_t seed = 0x7E27;
+    span_stats st = {0};
+    uint8_t buf[16 * 400];
+
+    for (int it = 0; it < 3; it++) {
+        const uint8_t one = (uint8_t)(0x10 + it);
+
+        turning_frames(buf, sizeof buf / 16, one, &seed);
+        spans_equal_runs(buf, sizeof buf, 0, one, "turning IDs", &st);
+    }
+    log_stats("turning IDs", &st);
+    cr_assert_eq(st.passes, 30u);
+    cr_assert_eq(st.errs, 0u);
+    /* Three runs of the selected ID a frame on average. */
+    cr_assert_gt(st.segs, 3u * 400 * 3 * 10);
+}
+
 /* A TPIU-style stream from the formatter (FSYNC, HSYNC idles), three
  * sources, one of them in long stretches so spans fill to 4096 bytes. */
 static void tpiu_stream(unsigned flags, uint64_t seed, outbuf *o)
