@@ -822,7 +822,7 @@ int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
             k++;
         }
         if (k == k0)
-            break; /* not a P-header here: the packet path decides */
+            break; /* cannot happen (a P-header, an empty batch): no loop */
         stop = run_atoms(d, &e, cur, pos + k0, &ab);
         if (stop >= 0) {
             k = k0 + ab.hoff[stop] + 1u;
