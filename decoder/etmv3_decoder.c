@@ -21,8 +21,9 @@
 #include "dec_util.h"
 #include "fused.h"
 
-/* The P-header scan takes 32 headers at a time with AVX-512 VBMI
- * (scan32), checked at run time; elsewhere one at a time, same batch. */
+/* The P-header scan takes 32 headers at a time with AVX-512 VBMI, VBMI2
+ * and VL, BMI1/2 and POPCNT (scan32), checked at run time; elsewhere one
+ * at a time, same batch. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define TB_ETMV3_SCAN32 1
 #include <immintrin.h>
@@ -177,9 +178,10 @@ tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
     /* Without cycle accuracy every P-header has E/N atoms (IHI0014Q
      * 7.3.1 table 7.2): nothing for scan32 to skip. */
     d->scan32 = cfg->cycle_accurate && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vl") &&
-                __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
-                __builtin_cpu_supports("bmi2");
+                __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") &&
+                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") &&
+                __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+                __builtin_cpu_supports("popcnt");
     for (unsigned h = 0x80; h < 0x100; h++) {
         const phdr_atoms *a = &d->ptab[h];
         const unsigned base = a->S[1], step = a->n > 1 ? a->S[2] - a->S[1] : 0;
