@@ -169,10 +169,6 @@ tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
             atoms_from_seq(seq, (unsigned)len, &d->ptab[h]);
             d->pq[h] = (uint16_t)(PQ_VALID | d->ptab[h].n << 8 | d->ptab[h].wtot);
         }
-        if (h & 0x80) {
-            d->sna[h & 0x7F] = len >= 0 ? d->ptab[h].n : 0x80;
-            d->swt[h & 0x7F] = len >= 0 ? d->ptab[h].wtot : 0;
-        }
     }
 #if TB_ETMV3_SCAN32
     /* Without cycle accuracy every P-header has E/N atoms (IHI0014Q
@@ -186,6 +182,8 @@ tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
         const phdr_atoms *a = &d->ptab[h];
         const unsigned base = a->S[1], step = a->n > 1 ? a->S[2] - a->S[1] : 0;
 
+        d->sna[h & 0x7F] = a->valid ? a->n : 0x80;
+        d->swt[h & 0x7F] = a->wtot;
         if (!a->valid)
             continue;
         /* Bytes hold the W sums of 31 headers, the atom counts and the N
