@@ -463,7 +463,9 @@ static void isync_to_packet(const tb_ptm_isync *is, tb_packet *pkt)
  * (protocol-notes 3.7, 3.8).  b: the address bytes (n of the packet's
  * from there); wp: a waypoint update, else a branch, whose exception
  * bytes and CC follow the address.  Updates the parser's address state
- * and fills br (index aside). */
+ * and fills br (index aside).  Returns the bytes read from b on (the
+ * packet's length from there, when n holds it all), or TB_ERR_*
+ * without changing any state. */
 static int decode_address(tb_ptm_parser *p, const uint8_t *b, unsigned n,
                           bool wp, tb_ptm_branch *br)
 {
@@ -516,18 +518,20 @@ static int decode_address(tb_ptm_parser *p, const uint8_t *b, unsigned n,
             if (c) {
                 br->has_cc = true;
                 br->cc = cc_value(b + a, c);
+                a += c;
             }
         }
     } else if (a == 5 && x) {
         /* WP update: the byte after a five-byte address holds AltISA. */
         p->altisa = (b[5] >> 6) & 1;
         br->exc_bytes = 1;
+        a++;
     }
     br->isa = (uint8_t)out_isa(p);
     br->ns = p->ns;
     br->hyp = p->hyp;
     br->altisa = p->altisa;
-    return TB_OK;
+    return (int)a;
 }
 
 static void address_to_packet(const tb_ptm_branch *br, tb_packet *pkt)
@@ -563,7 +567,7 @@ static int decode_and_emit(tb_ptm_parser *p, tb_packet_cb cb, void *ctx,
 
         pkt.kind = TB_PKT_BRANCH;
         r = decode_address(p, p->pk, p->n, false, &br);
-        if (r == TB_OK)
+        if (r >= 0)
             address_to_packet(&br, &pkt);
     } else if (h & 0x80) {
         pkt.kind = TB_PKT_ATOM;
@@ -583,7 +587,7 @@ static int decode_and_emit(tb_ptm_parser *p, tb_packet_cb cb, void *ctx,
 
             pkt.kind = TB_PKT_WP_UPDATE;
             r = decode_address(p, p->pk + 1, p->n - 1, true, &br);
-            if (r == TB_OK)
+            if (r >= 0)
                 address_to_packet(&br, &pkt);
             break;
         }
@@ -821,6 +825,25 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                     continue;
                 }
             }
+            if (fns && (data[i] & 1) && avail >= TB_PKT_MAX_BYTES) {
+                /* Fused: a branch (at most 12 bytes, protocol-notes 3.7)
+                 * lies whole in the chunk: its length and fields in one
+                 * reading, where packet_length() and decode_address()
+                 * would each read the address.  A bad one (byte 5 names
+                 * no ISA) takes the packet path below. */
+                tb_ptm_branch br;
+
+                l = decode_address(p, data + i, TB_PKT_MAX_BYTES, false, &br);
+                if (l > 0) {
+                    br.index = tb_span_at(cur, i);
+                    r = fused_outcome(p, fns->branch(fctx, &br), data + i,
+                                      (unsigned)l, &br, NULL, cb, ctx, &count);
+                    if (r < 0)
+                        return r;
+                    i += (size_t)l;
+                    continue;
+                }
+            }
             l = packet_length(p, data + i,
                               avail > TB_PKT_MAX_BYTES ? TB_PKT_MAX_BYTES
                                                        : (unsigned)avail);
@@ -830,7 +853,7 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                  * it (decode_address changes nothing when it fails). */
                 tb_ptm_branch br;
 
-                if (decode_address(p, data + i, (unsigned)l, false, &br) == TB_OK) {
+                if (decode_address(p, data + i, (unsigned)l, false, &br) >= 0) {
                     br.index = tb_span_at(cur, i);
                     r = fused_outcome(p, fns->branch(fctx, &br), data + i,
                                       (unsigned)l, &br, NULL, cb, ctx, &count);
