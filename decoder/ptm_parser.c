@@ -403,9 +403,10 @@ static void decode_atom(const tb_ptm_parser *p, tb_packet *pkt)
     pkt->atom_count = (uint8_t)cnt;
 }
 
-/* I-sync (protocol-notes 3.4): b, n the whole packet.  Updates the
- * parser's state and fills is (index aside). */
-static void decode_isync(tb_ptm_parser *p, const uint8_t *b, unsigned n,
+/* I-sync (protocol-notes 3.4): b, n the whole packet (or more).
+ * Updates the parser's state and fills is (index aside); returns the
+ * packet's length. */
+static unsigned decode_isync(tb_ptm_parser *p, const uint8_t *b, unsigned n,
                          tb_ptm_isync *is)
 {
     uint32_t a = (uint32_t)b[1] | (uint32_t)b[2] << 8 |
@@ -441,6 +442,7 @@ static void decode_isync(tb_ptm_parser *p, const uint8_t *b, unsigned n,
         for (i = 0; i < p->ctxid_bytes; i++)
             is->context_id |= (uint32_t)b[pos + i] << (8 * i);
     }
+    return pos + p->ctxid_bytes;
 }
 
 static void isync_to_packet(const tb_ptm_isync *is, tb_packet *pkt)
@@ -824,6 +826,20 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                     i = j;
                     continue;
                 }
+            }
+            if (fns && data[i] == 0x08 && avail >= TB_PKT_MAX_BYTES) {
+                /* Fused: an I-sync (at most 15 bytes, protocol-notes
+                 * 3.4) likewise. */
+                tb_ptm_isync is;
+
+                l = (int)decode_isync(p, data + i, TB_PKT_MAX_BYTES, &is);
+                is.index = tb_span_at(cur, i);
+                r = fused_outcome(p, fns->isync(fctx, &is), data + i, (unsigned)l,
+                                  NULL, &is, cb, ctx, &count);
+                if (r < 0)
+                    return r;
+                i += (size_t)l;
+                continue;
             }
             if (fns && (data[i] & 1) && avail >= TB_PKT_MAX_BYTES) {
                 /* Fused: a branch (at most 12 bytes, protocol-notes 3.7)
