@@ -6,6 +6,15 @@
 
 #include "tracebench/decoder.h"
 
+/* For the few hot functions whose call costs more than their code: the
+ * walker called once per waypoint spills and reloads the decoder state
+ * around the call. */
+#if defined(__GNUC__)
+#define TB_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define TB_ALWAYS_INLINE inline
+#endif
+
 /* Where elements go: counts them and latches a callback's stop. */
 typedef struct tb_emit {
     tb_element_cb cb;

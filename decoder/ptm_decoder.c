@@ -208,7 +208,7 @@ static void emit_range(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
  * `atom`; emits the range.  Returns true with *wp pointing at the
  * waypoint (in the block cache: valid until the next block lookup) when
  * one was reached, false when the address was lost (already reported). */
-static bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
+static TB_ALWAYS_INLINE bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
                              const pkt_ctx *pc, char atom,
                              const tb_insn **wp)
 {
@@ -321,7 +321,7 @@ static void unknown_atom(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
 
 /* analyze_atomheader (IHI0035B B.3.2): n atoms, oldest first, bit i of
  * nbits set when atom i is N. */
-static void run_atoms(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
+static TB_ALWAYS_INLINE void run_atoms(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
                       unsigned n, unsigned nbits)
 {
     for (unsigned i = 0; i < n && !e->err; i++) {
