@@ -464,7 +464,7 @@ static inline uint32_t batch_rest(const atom_batch *ab)
  * a time; anything unusual (address unknown, no code, a long Thumb
  * block) goes through do_atom().  Returns -1, or the atom after which a
  * callback stopped the walk (the rest are dropped, as before). */
-static int run_atoms(tb_etmv3_decoder *d, tb_emit *e, tb_span_cur *cur,
+static TB_ALWAYS_INLINE int run_atoms(tb_etmv3_decoder *d, tb_emit *e, tb_span_cur *cur,
                      size_t pos, const atom_batch *ab)
 {
     const bool ca = d->cfg.cycle_accurate;
