@@ -112,38 +112,6 @@ static int fused_run(void *ctx, const uint8_t *hdr, size_t n, tb_span_cur *cur,
                                   &f->nel);
 }
 
-static int fused_atom(void *ctx, const tb_ptm_atom_run *run)
-{
-    struct fused *f = ctx;
-    int r = tb_ptm_decoder_atoms(f->d->u.ptm, run, f->cb, f->ctx, &f->nel);
-
-    if (r < 0)
-        f->err = r;
-    return r;
-}
-
-static int fused_branch(void *ctx, const tb_ptm_branch *br)
-{
-    struct fused *f = ctx;
-    int r = tb_ptm_decoder_branch(f->d->u.ptm, br, f->cb, f->ctx, &f->nel);
-
-    if (r < 0)
-        f->err = r;
-    return r;
-}
-
-static int fused_isync(void *ctx, const tb_ptm_isync *is)
-{
-    struct fused *f = ctx;
-    int r = tb_ptm_decoder_isync(f->d->u.ptm, is, f->cb, f->ctx, &f->nel);
-
-    if (r < 0)
-        f->err = r;
-    return r;
-}
-
-static const tb_ptm_fused_fns ptm_fused = {fused_atom, fused_branch, fused_isync};
-
 static int push_fused(tb_decoder *d, tb_parser *p, const uint8_t *data,
                       size_t len, tb_span_cur *cur, tb_element_cb cb, void *ctx)
 {
@@ -151,11 +119,15 @@ static int push_fused(tb_decoder *d, tb_parser *p, const uint8_t *data,
     tb_etmv3_parser *ep = tb_parser_etmv3(p);
     int r;
 
-    if (ep)
+    if (ep) {
         r = tb_etmv3_parser_push_fused(ep, data, len, cur, fused_pkt, &f, fused_run, &f);
-    else
+    } else {
+        tb_ptm_fused_sink sink = {d->u.ptm, cb, ctx, 0};
+
         r = tb_ptm_parser_push_fused(tb_parser_ptm(p), data, len, cur, fused_pkt, &f,
-                                     &ptm_fused, &f);
+                                     &sink);
+        f.nel += sink.nel;
+    }
     if (f.err)
         return f.err;
     return r < 0 ? r : f.nel;

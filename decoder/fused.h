@@ -50,8 +50,8 @@ typedef struct tb_ptm_atom_run {
     uint64_t index[TB_PTM_ATOM_RUN];
 } tb_ptm_atom_run;
 
-/* The decompressor's side of fns->atoms (tb_ptm_fused_fns below); *nel
- * gets the elements emitted added. */
+/* The decompressor's entry for atom runs (tb_ptm_fused_sink below);
+ * *nel gets the elements emitted added. */
 int tb_ptm_decoder_atoms(tb_ptm_decoder *d, const tb_ptm_atom_run *run,
                          tb_element_cb cb, void *ctx, int *nel);
 
@@ -83,18 +83,23 @@ typedef struct tb_ptm_isync {
     uint32_t cc, context_id;
 } tb_ptm_isync;
 
-/* The decompressor's entries for the fused PTM path.  Each returns how
- * many packets it took (an atom run: all or none; 0: the packet path
- * must take them, e.g. before synchronisation), or TB_ERR_STOPPED (the
- * packet whose elements stopped is consumed, the rest of the chunk is
- * lost, as in the packet path). */
-typedef struct tb_ptm_fused_fns {
-    int (*atoms)(void *ctx, const tb_ptm_atom_run *run);
-    int (*branch)(void *ctx, const tb_ptm_branch *br);
-    int (*isync)(void *ctx, const tb_ptm_isync *is);
-} tb_ptm_fused_fns;
+/* Where the fused PTM path hands runs of atom packets, branches and
+ * I-syncs: straight to the decompressor's entries below, called by name
+ * so that link-time optimisation can inline them into the parser's loop
+ * (through function pointers a call each cost Snowball 10%).  Each entry
+ * returns how many packets it took (an atom run: all or none; 0: the
+ * packet path must take them, e.g. before synchronisation), or
+ * TB_ERR_STOPPED (the packet whose elements stopped is consumed, the
+ * rest of the chunk is lost, as in the packet path); nel counts the
+ * elements they emitted. */
+typedef struct tb_ptm_fused_sink {
+    tb_ptm_decoder *d;
+    tb_element_cb cb;
+    void *ctx;
+    int nel;
+} tb_ptm_fused_sink;
 
-/* The decompressor's side of fns->branch and fns->isync; *nel gets the
+/* The decompressor's entries for branches and I-syncs; *nel gets the
  * elements emitted added. */
 int tb_ptm_decoder_branch(tb_ptm_decoder *d, const tb_ptm_branch *br,
                           tb_element_cb cb, void *ctx, int *nel);
@@ -102,11 +107,10 @@ int tb_ptm_decoder_isync(tb_ptm_decoder *d, const tb_ptm_isync *is,
                          tb_element_cb cb, void *ctx, int *nel);
 
 /* tb_ptm_parser_push(), data[i] at stream index tb_span_at(cur, i), but
- * runs of atom packets, branches and I-syncs go to fns first. */
+ * runs of atom packets, branches and I-syncs go to the sink first. */
 int tb_ptm_parser_push_fused(tb_ptm_parser *p, const uint8_t *data,
                              size_t len, tb_span_cur *cur, tb_packet_cb cb,
-                             void *ctx, const tb_ptm_fused_fns *fns,
-                             void *fctx);
+                             void *ctx, tb_ptm_fused_sink *sink);
 
 /* The per-protocol objects behind the fronts. */
 tb_etmv3_parser *tb_parser_etmv3(tb_parser *p);

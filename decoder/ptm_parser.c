@@ -757,9 +757,39 @@ static int fused_outcome(tb_ptm_parser *p, int t, const uint8_t *at,
     return emit(&pkt, cb, ctx, count);
 }
 
+/* Fused: the branch or I-sync at b (whole in its first n bytes) to the
+ * sink as its fields.  Returns its length, 0 for a bad branch (byte 5
+ * names no ISA; decode_address() changed nothing, and the packet path
+ * reports it), or the sink's stop. */
+static inline int fused_packet(tb_ptm_parser *p, tb_ptm_fused_sink *sink,
+                               const uint8_t *b, unsigned n, uint64_t index,
+                               tb_packet_cb cb, void *ctx, int *count)
+{
+    int l, t, r;
+
+    if (b[0] & 1) {
+        tb_ptm_branch br;
+
+        l = decode_address(p, b, n, false, &br);
+        if (l <= 0)
+            return 0;
+        br.index = index;
+        t = tb_ptm_decoder_branch(sink->d, &br, sink->cb, sink->ctx, &sink->nel);
+        r = fused_outcome(p, t, b, (unsigned)l, &br, NULL, cb, ctx, count);
+    } else {
+        tb_ptm_isync is;
+
+        l = (int)decode_isync(p, b, n, &is);
+        is.index = index;
+        t = tb_ptm_decoder_isync(sink->d, &is, sink->cb, sink->ctx, &sink->nel);
+        r = fused_outcome(p, t, b, (unsigned)l, NULL, &is, cb, ctx, count);
+    }
+    return r < 0 ? r : l;
+}
+
 static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                             tb_span_cur *cur, tb_packet_cb cb, void *ctx,
-                            const tb_ptm_fused_fns *fns, void *fctx)
+                            tb_ptm_fused_sink *sink)
 {
     int count = 0, r;
     size_t i;
@@ -784,7 +814,7 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
             size_t avail = len - i;
             int l;
 
-            if (fns && (data[i] & 0x81) == 0x80) {
+            if (sink && (data[i] & 0x81) == 0x80) {
                 /* Fused: a run of atom packets (the most common) goes
                  * straight to the decompressor.  Atoms change no parser
                  * state, so the packets after the run parse the same. */
@@ -817,7 +847,9 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                     run.count++;
                     j += c;
                 }
-                t = run.count ? fns->atoms(fctx, &run) : 0;
+                t = run.count ? tb_ptm_decoder_atoms(sink->d, &run, sink->cb,
+                                                     sink->ctx, &sink->nel)
+                              : 0;
                 if (t < 0)
                     return t;
                 if (t > 0) {
@@ -827,72 +859,30 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
                     continue;
                 }
             }
-            if (fns && data[i] == 0x08 && avail >= TB_PKT_MAX_BYTES) {
-                /* Fused: an I-sync (at most 15 bytes, protocol-notes
-                 * 3.4) likewise. */
-                tb_ptm_isync is;
+            if (sink && ((data[i] & 1) || data[i] == 0x08)) {
+                /* Fused: a branch or I-sync goes to the decompressor as
+                 * its fields.  With 24 bytes left it lies whole in the
+                 * chunk (a branch has at most 12, an I-sync 15:
+                 * protocol-notes 3.7, 3.4), and reading it gives its
+                 * length; nearer the end packet_length() says first. */
+                const int n = avail >= TB_PKT_MAX_BYTES
+                                  ? TB_PKT_MAX_BYTES
+                                  : packet_length(p, data + i, (unsigned)avail);
 
-                l = (int)decode_isync(p, data + i, TB_PKT_MAX_BYTES, &is);
-                is.index = tb_span_at(cur, i);
-                r = fused_outcome(p, fns->isync(fctx, &is), data + i, (unsigned)l,
-                                  NULL, &is, cb, ctx, &count);
-                if (r < 0)
-                    return r;
-                i += (size_t)l;
-                continue;
-            }
-            if (fns && (data[i] & 1) && avail >= TB_PKT_MAX_BYTES) {
-                /* Fused: a branch (at most 12 bytes, protocol-notes 3.7)
-                 * lies whole in the chunk: its length and fields in one
-                 * reading, where packet_length() and decode_address()
-                 * would each read the address.  A bad one (byte 5 names
-                 * no ISA) takes the packet path below. */
-                tb_ptm_branch br;
-
-                l = decode_address(p, data + i, TB_PKT_MAX_BYTES, false, &br);
-                if (l > 0) {
-                    br.index = tb_span_at(cur, i);
-                    r = fused_outcome(p, fns->branch(fctx, &br), data + i,
-                                      (unsigned)l, &br, NULL, cb, ctx, &count);
-                    if (r < 0)
-                        return r;
-                    i += (size_t)l;
-                    continue;
+                if (n > 0) {
+                    l = fused_packet(p, sink, data + i, (unsigned)n,
+                                     tb_span_at(cur, i), cb, ctx, &count);
+                    if (l < 0)
+                        return l;
+                    if (l > 0) {
+                        i += (size_t)l;
+                        continue;
+                    }
                 }
             }
             l = packet_length(p, data + i,
                               avail > TB_PKT_MAX_BYTES ? TB_PKT_MAX_BYTES
                                                        : (unsigned)avail);
-            if (l > 0 && fns && (data[i] & 1)) {
-                /* Fused: a branch goes to the decompressor as its fields;
-                 * a bad one takes the packet path below, which reports
-                 * it (decode_address changes nothing when it fails). */
-                tb_ptm_branch br;
-
-                if (decode_address(p, data + i, (unsigned)l, false, &br) >= 0) {
-                    br.index = tb_span_at(cur, i);
-                    r = fused_outcome(p, fns->branch(fctx, &br), data + i,
-                                      (unsigned)l, &br, NULL, cb, ctx, &count);
-                    if (r < 0)
-                        return r;
-                    i += (size_t)l;
-                    continue;
-                }
-            }
-            if (l > 0 && fns && data[i] == 0x08) {
-                /* Fused: an I-sync likewise (it cannot be malformed once
-                 * delimited). */
-                tb_ptm_isync is;
-
-                decode_isync(p, data + i, (unsigned)l, &is);
-                is.index = tb_span_at(cur, i);
-                r = fused_outcome(p, fns->isync(fctx, &is), data + i, (unsigned)l,
-                                  NULL, &is, cb, ctx, &count);
-                if (r < 0)
-                    return r;
-                i += (size_t)l;
-                continue;
-            }
             if (l > 0) {
                 p->pk = data + i;
                 p->idx[0] = tb_span_at(cur, i);
@@ -921,7 +911,7 @@ int tb_ptm_parser_push(tb_ptm_parser *p, const uint8_t *data, size_t len,
     if (!p || (!data && len))
         return TB_ERR_INVAL;
     tb_span_cur_flat(&cur, index);
-    return push_impl(p, data, len, &cur, cb, ctx, NULL, NULL);
+    return push_impl(p, data, len, &cur, cb, ctx, NULL);
 }
 
 int tb_ptm_parser_push_span(tb_ptm_parser *p, const uint8_t *data, size_t len,
@@ -934,17 +924,16 @@ int tb_ptm_parser_push_span(tb_ptm_parser *p, const uint8_t *data, size_t len,
     if (!len)
         return 0;
     tb_span_cur_init(&cur, map);
-    return push_impl(p, data, len, &cur, cb, ctx, NULL, NULL);
+    return push_impl(p, data, len, &cur, cb, ctx, NULL);
 }
 
 int tb_ptm_parser_push_fused(tb_ptm_parser *p, const uint8_t *data,
                              size_t len, tb_span_cur *cur, tb_packet_cb cb,
-                             void *ctx, const tb_ptm_fused_fns *fns,
-                             void *fctx)
+                             void *ctx, tb_ptm_fused_sink *sink)
 {
     if (!p || (!data && len))
         return TB_ERR_INVAL;
-    return push_impl(p, data, len, cur, cb, ctx, fns, fctx);
+    return push_impl(p, data, len, cur, cb, ctx, sink);
 }
 
 int tb_ptm_parser_finish(tb_ptm_parser *p, tb_packet_cb cb, void *ctx)
