@@ -103,15 +103,6 @@ static int fused_pkt(void *ctx, const tb_packet *pkt)
     return 0;
 }
 
-static int fused_run(void *ctx, const uint8_t *hdr, size_t n, tb_span_cur *cur,
-                     size_t pos)
-{
-    struct fused *f = ctx;
-
-    return tb_etmv3_decoder_phdrs(f->d->u.etmv3, hdr, n, cur, pos, f->cb, f->ctx,
-                                  &f->nel);
-}
-
 static int push_fused(tb_decoder *d, tb_parser *p, const uint8_t *data,
                       size_t len, tb_span_cur *cur, tb_element_cb cb, void *ctx)
 {
@@ -120,7 +111,10 @@ static int push_fused(tb_decoder *d, tb_parser *p, const uint8_t *data,
     int r;
 
     if (ep) {
-        r = tb_etmv3_parser_push_fused(ep, data, len, cur, fused_pkt, &f, fused_run, &f);
+        tb_etmv3_fused_sink sink = {d->u.etmv3, cb, ctx, 0};
+
+        r = tb_etmv3_parser_push_fused(ep, data, len, cur, fused_pkt, &f, &sink);
+        f.nel += sink.nel;
     } else {
         tb_ptm_fused_sink sink = {d->u.ptm, cb, ctx, 0};
 

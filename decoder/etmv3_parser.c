@@ -1007,7 +1007,7 @@ static int body_byte(tb_etmv3_parser *p, uint8_t by, tb_packet_cb cb,
 
 static inline int push_impl(tb_etmv3_parser *p, const uint8_t *data, size_t len,
                             tb_span_cur *cur, tb_packet_cb cb, void *ctx,
-                            tb_phdr_run_fn fn, void *fctx)
+                            tb_etmv3_fused_sink *sink)
 {
     size_t i;
     int r = TB_OK;
@@ -1046,13 +1046,14 @@ static inline int push_impl(tb_etmv3_parser *p, const uint8_t *data, size_t len,
                 p->phdr[by].valid) {
                 tb_packet pkt;
 
-                if (fn) {
+                if (sink) {
                     /* Fused: the rest of the chunk to the decoder, which
                      * takes the P-headers from here on (the parser's
                      * table and its agree on which bytes are P-headers)
                      * and stops at the first other byte.  A header it
                      * hands back (none taken) goes out as a packet. */
-                    int c = fn(fctx, data + i, len - i, cur, i);
+                    int c = tb_etmv3_decoder_phdrs(sink->d, data + i, len - i, cur, i,
+                                                   sink->cb, sink->ctx, &sink->nel);
 
                     if (c < 0) {
                         p->stopped = true;
@@ -1108,7 +1109,7 @@ int tb_etmv3_parser_push(tb_etmv3_parser *p, const uint8_t *data, size_t len,
     if (!p || (!data && len))
         return TB_ERR_INVAL;
     tb_span_cur_flat(&cur, index);
-    return push_impl(p, data, len, &cur, cb, ctx, NULL, NULL);
+    return push_impl(p, data, len, &cur, cb, ctx, NULL);
 }
 
 int tb_etmv3_parser_push_span(tb_etmv3_parser *p, const uint8_t *data,
@@ -1122,16 +1123,16 @@ int tb_etmv3_parser_push_span(tb_etmv3_parser *p, const uint8_t *data,
     if (!len)
         return 0;
     tb_span_cur_init(&cur, map);
-    return push_impl(p, data, len, &cur, cb, ctx, NULL, NULL);
+    return push_impl(p, data, len, &cur, cb, ctx, NULL);
 }
 
 int tb_etmv3_parser_push_fused(tb_etmv3_parser *p, const uint8_t *data,
                                size_t len, tb_span_cur *cur, tb_packet_cb cb,
-                               void *ctx, tb_phdr_run_fn fn, void *fctx)
+                               void *ctx, tb_etmv3_fused_sink *sink)
 {
     if (!p || (!data && len))
         return TB_ERR_INVAL;
-    return push_impl(p, data, len, cur, cb, ctx, fn, fctx);
+    return push_impl(p, data, len, cur, cb, ctx, sink);
 }
 
 int tb_etmv3_parser_finish(tb_etmv3_parser *p, tb_packet_cb cb, void *ctx)

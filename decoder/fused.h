@@ -16,22 +16,29 @@
  * Returns its length, or -1 for a reserved encoding. */
 int tb_etmv3_phdr_seq(const tb_config *cfg, uint8_t h, char seq[20]);
 
+/* Where the fused ETMv3 path hands runs of P-headers: the decompressor
+ * (tb_etmv3_decoder_phdrs below, called by name so that link-time
+ * optimisation can inline it, as PTM's tb_ptm_fused_sink), its element
+ * callback, and the count of elements emitted. */
+typedef struct tb_etmv3_fused_sink {
+    tb_etmv3_decoder *d;
+    tb_element_cb cb;
+    void *ctx;
+    int nel;
+} tb_etmv3_fused_sink;
+
+/* tb_etmv3_parser_push(), data[i] at stream index tb_span_at(cur, i),
+ * but runs of valid P-headers met in header position go to the sink
+ * instead of cb. */
+int tb_etmv3_parser_push_fused(tb_etmv3_parser *p, const uint8_t *data,
+                               size_t len, tb_span_cur *cur, tb_packet_cb cb,
+                               void *ctx, tb_etmv3_fused_sink *sink);
+
 /* Takes the P-headers at the start of hdr[0..n), hdr[0] (a valid
  * P-header) at span position pos (cur gives the stream indices;
  * positions asked never go back).  Returns how many it consumed (up to
  * the first byte that is no valid P-header, or 0 when the packet path
- * must take hdr[0]), or TB_ERR_STOPPED. */
-typedef int (*tb_phdr_run_fn)(void *ctx, const uint8_t *hdr, size_t n,
-                              tb_span_cur *cur, size_t pos);
-
-/* tb_etmv3_parser_push(), data[i] at stream index tb_span_at(cur, i),
- * but runs of valid P-headers met in header position go to fn instead
- * of cb. */
-int tb_etmv3_parser_push_fused(tb_etmv3_parser *p, const uint8_t *data,
-                               size_t len, tb_span_cur *cur, tb_packet_cb cb,
-                               void *ctx, tb_phdr_run_fn fn, void *fctx);
-
-/* The decompressor's side of fn above.  *nel gets the elements emitted
+ * must take hdr[0]), or TB_ERR_STOPPED.  *nel gets the elements emitted
  * added. */
 int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
                            tb_span_cur *cur, size_t pos, tb_element_cb cb,
