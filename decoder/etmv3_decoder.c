@@ -833,7 +833,7 @@ int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
     return e.err ? e.err : (int)k;
 }
 
-static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
+static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_isync *pkt)
 {
     uint8_t isa = pkt->isa;
     bool ctx_changed = !d->ctx_known || pkt->ns != d->ns || pkt->hyp != d->hyp ||
@@ -915,13 +915,13 @@ static bool retract_last(tb_etmv3_decoder *d, tb_element *r)
     return true;
 }
 
-static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
+static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_branch *pkt)
 {
     bool cancelled = false, ctx_changed = false;
     uint32_t cancelled_addr = 0;
     int err = 0;
 
-    if (pkt->has_exc && pkt->exc_cancel) {
+    if (pkt->x.has_exc && pkt->x.exc_cancel) {
         /* The newest traced instruction did not complete: retract it. */
         if (d->rng_valid && d->rng.count > 0) {
             tb_element *r = &d->rng;
@@ -938,12 +938,12 @@ static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
             err = TB_ERR_STATE; /* already emitted: flag the element */
         }
     }
-    if (pkt->has_exc && pkt->exc_num != 0) {
+    if (pkt->x.has_exc && pkt->x.exc_num != 0) {
         tb_element el;
 
         tb_elem_init(&el, TB_ELEM_EXCEPTION, pkt->index);
-        el.exc_num = pkt->exc_num;
-        el.cancelled = pkt->exc_cancel;
+        el.exc_num = pkt->x.exc_num;
+        el.cancelled = pkt->x.exc_cancel;
         el.pref_return = cancelled ? cancelled_addr : (d->pc_known ? d->pc : 0);
         el.isa = d->isa;
         el.start = insn_addr(pkt->addr, pkt->isa);
@@ -952,15 +952,15 @@ static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
     } else {
         flush_range(d, e);
     }
-    if (pkt->ns_valid && pkt->ns != d->ns) {
-        d->ns = pkt->ns;
+    if (pkt->x.ns_valid && pkt->x.ns != d->ns) {
+        d->ns = pkt->x.ns;
         ctx_changed = true;
     }
-    if (pkt->hyp_valid && pkt->hyp != d->hyp) {
-        d->hyp = pkt->hyp;
+    if (pkt->x.hyp_valid && pkt->x.hyp != d->hyp) {
+        d->hyp = pkt->x.hyp;
         ctx_changed = true;
     }
-    if (pkt->has_exc)
+    if (pkt->x.has_exc)
         forget_block(d); /* the vector is no edge of the code */
     else
         d->blk_valid = false; /* the link of the branch's edge stays */
@@ -973,6 +973,76 @@ static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
     d->pc_known = true;
     if (ctx_changed)
         emit_context(d, e, pkt->index);
+}
+
+/* The fields do_isync() reads, from a packet of the packet path. */
+static tb_etmv3_isync isync_of(const tb_packet *pkt)
+{
+    tb_etmv3_isync is;
+
+    memset(&is, 0, sizeof is);
+    is.index = pkt->index;
+    is.addr = pkt->addr;
+    is.isa = (uint8_t)pkt->isa;
+    is.reason = pkt->reason;
+    is.ns = pkt->ns;
+    is.hyp = pkt->hyp;
+    is.has_cc = pkt->has_cc;
+    is.cc = pkt->cc;
+    is.has_ctxid = pkt->has_ctxid;
+    is.context_id = pkt->context_id;
+    is.lsip = pkt->lsip;
+    is.lsip_addr = pkt->lsip_addr;
+    is.lsip_isa = (uint8_t)pkt->lsip_isa;
+    return is;
+}
+
+int tb_etmv3_decoder_isync(tb_etmv3_decoder *d, const tb_etmv3_isync *is,
+                           tb_element_cb cb, void *ctx, int *nel)
+{
+    tb_emit e;
+
+    /* Before anything else the packet path reports the initial gap. */
+    if (!d || !is || !d->started)
+        return 0;
+    tb_emit_init(&e, cb, ctx);
+    do_isync(d, &e, is);
+    *nel += e.n;
+    return e.err ? e.err : 1;
+}
+
+/* The fields do_branch() reads, from a packet of the packet path. */
+static tb_etmv3_branch branch_of(const tb_packet *pkt)
+{
+    tb_etmv3_branch br;
+
+    memset(&br, 0, sizeof br);
+    br.index = pkt->index;
+    br.addr = pkt->addr;
+    br.isa = (uint8_t)pkt->isa;
+    br.addr_known = pkt->addr_known;
+    br.x.has_exc = pkt->has_exc;
+    br.x.exc_cancel = pkt->exc_cancel;
+    br.x.exc_num = pkt->exc_num;
+    br.x.ns = pkt->ns;
+    br.x.ns_valid = pkt->ns_valid;
+    br.x.hyp = pkt->hyp;
+    br.x.hyp_valid = pkt->hyp_valid;
+    return br;
+}
+
+int tb_etmv3_decoder_branch(tb_etmv3_decoder *d, const tb_etmv3_branch *br,
+                            tb_element_cb cb, void *ctx, int *nel)
+{
+    tb_emit e;
+
+    /* Before the first I-sync the packet path has elements to give. */
+    if (!d || !br || !d->started || !d->synced)
+        return 0;
+    tb_emit_init(&e, cb, ctx);
+    do_branch(d, &e, br);
+    *nel += e.n;
+    return e.err ? e.err : 1;
 }
 
 int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
@@ -1016,9 +1086,12 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
         forget_block(d);
         d->pending_cc = 0;
         return tb_emit_result(&e);
-    case TB_PKT_ISYNC:
-        do_isync(d, &e, pkt);
+    case TB_PKT_ISYNC: {
+        const tb_etmv3_isync is = isync_of(pkt);
+
+        do_isync(d, &e, &is);
         return tb_emit_result(&e);
+    }
     default:
         break;
     }
@@ -1029,9 +1102,12 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
     case TB_PKT_ATOM:
         do_pheader(d, &e, pkt);
         break;
-    case TB_PKT_BRANCH:
-        do_branch(d, &e, pkt);
+    case TB_PKT_BRANCH: {
+        const tb_etmv3_branch br = branch_of(pkt);
+
+        do_branch(d, &e, &br);
         break;
+    }
     case TB_PKT_CYCLE_COUNT:
         d->pending_cc += pkt->cc;
         break;

@@ -270,40 +270,54 @@ static int addr_exc_length(const tb_etmv3_parser *p, const uint8_t *b,
     return (b[i + 2] & 0x80) ? TB_ERR_BAD_PACKET : (int)(i + 3);
 }
 
-static void decode_exc(const uint8_t *e, unsigned k, tb_packet *pkt)
+static void decode_exc(const uint8_t *e, unsigned k, tb_etmv3_exc *x)
 {
-    pkt->has_exc = true;
-    pkt->exc_bytes = (uint8_t)k;
-    pkt->ns = e[0] & 1;
-    pkt->ns_valid = true;
-    pkt->exc_num = (e[0] >> 1) & 0xF;
-    pkt->exc_cancel = (e[0] & 0x20) != 0;
-    pkt->altisa = (e[0] & 0x40) != 0;
+    x->has_exc = true;
+    x->exc_bytes = (uint8_t)k;
+    x->ns = e[0] & 1;
+    x->ns_valid = true;
+    x->exc_num = (e[0] >> 1) & 0xF;
+    x->exc_cancel = (e[0] & 0x20) != 0;
+    x->altisa = (e[0] & 0x40) != 0;
     if (k >= 2) {
         if (e[1] & 0x40) {
-            pkt->exc_resume = e[1] & 0xF;
+            x->exc_resume = e[1] & 0xF;
         } else {
             /* Number bits [8:4] are v7-M only; zero on A/R cores. */
-            pkt->exc_num |= (uint16_t)((e[1] & 0x1F) << 4);
-            pkt->hyp = (e[1] & 0x20) != 0;
-            pkt->hyp_valid = true;
+            x->exc_num |= (uint16_t)((e[1] & 0x1F) << 4);
+            x->hyp = (e[1] & 0x20) != 0;
+            x->hyp_valid = true;
             if (k >= 3)
-                pkt->exc_resume = e[2] & 0xF;
+                x->exc_resume = e[2] & 0xF;
         }
     }
 }
 
-/* Decodes an address (+ exception bytes) of total length `total` against
- * base/base_isa.  Thumb-layout targets become ThumbEE when the exception
- * byte sets AltISA, or when they stay in ThumbEE without one
- * (protocol-notes 2.7: ThumbEE uses the Thumb layout plus AltISA). */
+/* A packet's exception fields (ns, hyp and altisa left to the caller). */
+static void exc_to_packet(const tb_etmv3_exc *x, tb_packet *pkt)
+{
+    pkt->has_exc = x->has_exc;
+    pkt->exc_cancel = x->exc_cancel;
+    pkt->legacy_exc = x->legacy_exc;
+    pkt->exc_num = x->exc_num;
+    pkt->exc_resume = x->exc_resume;
+    pkt->exc_bytes = x->exc_bytes;
+    pkt->ns_valid = x->ns_valid;
+    pkt->hyp_valid = x->hyp_valid;
+}
+
+/* Decodes an address (+ exception bytes into *x, zeroed by the caller)
+ * of total length `total` against base/base_isa.  Thumb-layout targets
+ * become ThumbEE when the exception byte sets AltISA, or when they stay
+ * in ThumbEE without one (protocol-notes 2.7: ThumbEE uses the Thumb
+ * layout plus AltISA). */
 static int decode_addr_exc(const tb_etmv3_parser *p, const uint8_t *b,
                            unsigned total, uint32_t base, tb_isa base_isa,
-                           tb_packet *pkt, uint32_t *addr, tb_isa *isa,
+                           tb_etmv3_exc *x, uint32_t *addr, tb_isa *isa,
                            bool *named, unsigned *nbits)
 {
     unsigned n = tb_addr_length(p->scheme, b, total);
-    bool x;
+    bool has_x;
     int r;
 
     if (n == 5 && (b[4] & 0x80)) {
@@ -314,24 +328,24 @@ static int decode_addr_exc(const tb_etmv3_parser *p, const uint8_t *b,
         memcpy(tmp, b, 4);
         tmp[4] = b5;
         r = tb_addr_decode(p->scheme, tmp, 5, base, base_isa, addr, isa,
-                           named, nbits, &x);
+                           named, nbits, &has_x);
         if (r < 0)
             return r;
-        pkt->has_exc = true;
-        pkt->legacy_exc = true;
-        pkt->exc_num = (b[4] >> 3) & 7;
-        pkt->exc_cancel = (b[4] & 0x40) != 0;
+        x->has_exc = true;
+        x->legacy_exc = true;
+        x->exc_num = (b[4] >> 3) & 7;
+        x->exc_cancel = (b[4] & 0x40) != 0;
         return TB_OK;
     }
     r = tb_addr_decode(p->scheme, b, n, base, base_isa, addr, isa, named,
-                       nbits, &x);
+                       nbits, &has_x);
     if (r < 0)
         return r;
-    if (x)
-        decode_exc(b + n, total - n, pkt);
+    if (has_x)
+        decode_exc(b + n, total - n, x);
     if (*isa == TB_ISA_THUMB || *isa == TB_ISA_THUMBEE) {
-        if (pkt->has_exc)
-            *isa = pkt->altisa ? TB_ISA_THUMBEE : TB_ISA_THUMB;
+        if (x->has_exc)
+            *isa = x->altisa ? TB_ISA_THUMBEE : TB_ISA_THUMB;
         else if (base_isa == TB_ISA_THUMBEE)
             *isa = TB_ISA_THUMBEE;
     }
@@ -634,40 +648,44 @@ static void note_addr(tb_etmv3_parser *p, uint32_t addr, tb_isa isa,
         p->addr_valid_bits = bits;
 }
 
-static int decode_isync(tb_etmv3_parser *p, const uint8_t *b, tb_packet *pkt)
+/* I-sync (IHI0014Q 7.10.5): b, len the whole packet.  Updates the
+ * parser's address state and fills *is (index aside). */
+static int decode_isync(tb_etmv3_parser *p, const uint8_t *b, unsigned len,
+                        tb_etmv3_isync *is)
 {
     unsigned pos = 1, n, i;
     uint8_t info;
     bool j, t, alt;
     uint32_t a = 0;
 
+    memset(is, 0, sizeof *is);
     if (b[0] == 0x70) {
-        n = cc_length(b + 1, p->len - 1);
-        pkt->has_cc = true;
-        pkt->cc = cc_decode(b + 1, n);
+        n = cc_length(b + 1, len - 1);
+        is->has_cc = true;
+        is->cc = cc_decode(b + 1, n);
         pos += n;
     }
     if (p->cfg.ctxid_bytes) {
-        pkt->has_ctxid = true;
+        is->has_ctxid = true;
         for (i = 0; i < p->cfg.ctxid_bytes; i++)
-            pkt->context_id |= (uint32_t)b[pos + i] << (8 * i);
+            is->context_id |= (uint32_t)b[pos + i] << (8 * i);
         pos += p->cfg.ctxid_bytes;
     }
     info = b[pos++];
-    pkt->reason = (info >> 5) & 3;
+    is->reason = (info >> 5) & 3;
     j = (info >> 4) & 1;
-    pkt->jazelle = j;
-    pkt->ns = (info >> 3) & 1;
+    is->jazelle = j;
+    is->ns = (info >> 3) & 1;
     /* AltISA from ETMv3.3, Hyp with the virtualization extensions
      * (IHI0014Q 7.10.5). */
     alt = p->cfg.arch_minor >= 3 && ((info >> 2) & 1);
-    pkt->altisa = alt;
-    pkt->hyp = p->cfg.virt && ((info >> 1) & 1);
+    is->altisa = alt;
+    is->hyp = p->cfg.virt && ((info >> 1) & 1);
+    is->lsip_isa = TB_ISA_UNKNOWN;
 
     if (p->cfg.data_only) {
         /* Data-only I-sync: no address (IHI0014Q 7.10.5). */
-        pkt->isa = TB_ISA_UNKNOWN;
-        pkt->addr_known = false;
+        is->isa = TB_ISA_UNKNOWN;
         return TB_OK;
     }
     for (i = 0; i < 4; i++)
@@ -679,17 +697,16 @@ static int decode_isync(tb_etmv3_parser *p, const uint8_t *b, tb_packet *pkt)
     if (j) {
         if (alt)
             return TB_ERR_BAD_PACKET;
-        pkt->isa = TB_ISA_JAZELLE; /* T is address bit 0 here */
-        pkt->addr = a;
+        is->isa = TB_ISA_JAZELLE; /* T is address bit 0 here */
+        is->addr = a;
     } else {
         if (alt && !t)
             return TB_ERR_BAD_PACKET;
-        pkt->isa = t ? (alt ? TB_ISA_THUMBEE : TB_ISA_THUMB) : TB_ISA_ARM;
-        pkt->addr = a & ~1u;
+        is->isa = t ? (alt ? TB_ISA_THUMBEE : TB_ISA_THUMB) : TB_ISA_ARM;
+        is->addr = a & ~1u;
     }
-    pkt->addr_bits = 32;
-    pkt->addr_known = true;
-    note_addr(p, pkt->addr, pkt->isa, 32);
+    is->addr_known = true;
+    note_addr(p, is->addr, (tb_isa)is->isa, 32);
 
     if (info & 0x80) {
         /* LSiP: the current instruction's address compressed against the
@@ -700,40 +717,53 @@ static int decode_isync(tb_etmv3_parser *p, const uint8_t *b, tb_packet *pkt)
         tb_isa lisa;
         bool named;
         unsigned nbits;
-        tb_packet tmp;
         int r;
 
-        memset(&tmp, 0, sizeof tmp);
-        r = decode_addr_exc(p, b + pos, p->len - pos, pkt->addr, pkt->isa,
-                            &tmp, &la, &lisa, &named, &nbits);
+        r = decode_addr_exc(p, b + pos, len - pos, is->addr, (tb_isa)is->isa,
+                            &is->x, &la, &lisa, &named, &nbits);
         if (r < 0)
             return r;
-        pkt->lsip = true;
-        pkt->lsip_addr = la;
-        pkt->lsip_isa = lisa;
-        if (tmp.has_exc) {
+        is->lsip = true;
+        is->lsip_addr = la;
+        is->lsip_isa = (uint8_t)lisa;
+        if (is->x.has_exc) {
             /* The 6-byte form signals the security state where tracing
              * continues; its fields override the info byte's. */
-            pkt->has_exc = true;
-            pkt->exc_bytes = tmp.exc_bytes;
-            pkt->exc_num = tmp.exc_num;
-            pkt->exc_cancel = tmp.exc_cancel;
-            pkt->exc_resume = tmp.exc_resume;
-            pkt->legacy_exc = tmp.legacy_exc;
-            pkt->ns = tmp.ns;
-            pkt->ns_valid = tmp.ns_valid;
-            pkt->altisa = tmp.altisa;
-            if (tmp.hyp_valid) {
-                pkt->hyp = tmp.hyp;
-                pkt->hyp_valid = true;
-            }
+            is->ns = is->x.ns;
+            is->altisa = is->x.altisa;
+            if (is->x.hyp_valid)
+                is->hyp = is->x.hyp;
         }
         note_addr(p, la, lisa, 32);
     }
     return TB_OK;
 }
 
-static int decode_branch(tb_etmv3_parser *p, const uint8_t *b, tb_packet *pkt)
+static void isync_to_packet(const tb_etmv3_isync *is, tb_packet *pkt)
+{
+    exc_to_packet(&is->x, pkt);
+    pkt->has_cc = is->has_cc;
+    pkt->cc = is->cc;
+    pkt->has_ctxid = is->has_ctxid;
+    pkt->context_id = is->context_id;
+    pkt->reason = is->reason;
+    pkt->jazelle = is->jazelle;
+    pkt->ns = is->ns;
+    pkt->altisa = is->altisa;
+    pkt->hyp = is->hyp;
+    pkt->isa = (tb_isa)is->isa;
+    pkt->addr = is->addr;
+    pkt->addr_bits = is->addr_known ? 32 : 0;
+    pkt->addr_known = is->addr_known;
+    pkt->lsip = is->lsip;
+    pkt->lsip_addr = is->lsip_addr;
+    pkt->lsip_isa = (tb_isa)is->lsip_isa;
+}
+
+/* Branch address (protocol-notes 2.7): b, len the whole packet.  Updates
+ * the parser's address state and fills *br (index aside). */
+static int decode_branch(tb_etmv3_parser *p, const uint8_t *b, unsigned len,
+                         tb_etmv3_branch *br)
 {
     uint32_t a;
     tb_isa isa;
@@ -741,19 +771,33 @@ static int decode_branch(tb_etmv3_parser *p, const uint8_t *b, tb_packet *pkt)
     unsigned nbits;
     int r;
 
-    r = decode_addr_exc(p, b, p->len, p->last_addr, p->last_isa, pkt,
+    memset(&br->x, 0, sizeof br->x);
+    r = decode_addr_exc(p, b, len, p->last_addr, p->last_isa, &br->x,
                         &a, &isa, &named, &nbits);
     if (r < 0)
         return r;
-    pkt->addr = a;
-    pkt->addr_bits = (uint8_t)nbits;
-    pkt->isa = isa;
+    br->addr = a;
+    br->addr_bits = (uint8_t)nbits;
+    br->isa = (uint8_t)isa;
     /* OpenCSD prints "ISA=" for a 5-byte packet; we flag that the packet
      * named it (types.h). */
-    pkt->isa_changed = named;
+    br->isa_changed = named;
     note_addr(p, a, isa, nbits);
-    pkt->addr_known = p->addr_valid_bits >= 32;
+    br->addr_known = p->addr_valid_bits >= 32;
     return TB_OK;
+}
+
+static void branch_to_packet(const tb_etmv3_branch *br, tb_packet *pkt)
+{
+    exc_to_packet(&br->x, pkt);
+    pkt->ns = br->x.ns;
+    pkt->hyp = br->x.hyp;
+    pkt->altisa = br->x.altisa;
+    pkt->addr = br->addr;
+    pkt->addr_bits = br->addr_bits;
+    pkt->isa = (tb_isa)br->isa;
+    pkt->isa_changed = br->isa_changed;
+    pkt->addr_known = br->addr_known;
 }
 
 static void decode_data(tb_etmv3_parser *p, const uint8_t *b, tb_packet *pkt)
@@ -833,12 +877,22 @@ static int finish_packet(tb_etmv3_parser *p, tb_pkt_kind kind, const uint8_t *b,
     copy_bytes(pkt.bytes, b, p->len, whole);
 
     switch (kind) {
-    case TB_PKT_BRANCH:
-        r = decode_branch(p, b, &pkt);
+    case TB_PKT_BRANCH: {
+        tb_etmv3_branch br;
+
+        r = decode_branch(p, b, p->len, &br);
+        if (r == TB_OK)
+            branch_to_packet(&br, &pkt);
         break;
-    case TB_PKT_ISYNC:
-        r = decode_isync(p, b, &pkt);
+    }
+    case TB_PKT_ISYNC: {
+        tb_etmv3_isync is;
+
+        r = decode_isync(p, b, p->len, &is);
+        if (r == TB_OK)
+            isync_to_packet(&is, &pkt);
         break;
+    }
     case TB_PKT_ATOM:
         if (!atom_from_table(p, b[0], &pkt)) {
             p->buf[0] = b[0];
@@ -1005,6 +1059,36 @@ static int body_byte(tb_etmv3_parser *p, uint8_t by, tb_packet_cb cb,
     return finish_packet(p, kind, p->buf, true, cb, ctx);
 }
 
+/* What became of a branch or I-sync (l bytes at b, wholly in the
+ * chunk, whole as for copy_bytes) handed to a fused entry as its fields,
+ * br or is: t > 0 taken, t < 0 a stop, t == 0 declined, and then the
+ * packet path gets it, built from the fields (decoding it again would
+ * merge its address twice). */
+static int fused_outcome(tb_etmv3_parser *p, int t, const uint8_t *b,
+                         unsigned l, bool whole, uint64_t idx,
+                         const tb_etmv3_branch *br, const tb_etmv3_isync *is,
+                         tb_packet_cb cb, void *ctx)
+{
+    tb_packet pkt;
+
+    if (t < 0) {
+        p->stopped = true;
+        return t;
+    }
+    if (t > 0) {
+        p->emitted++;
+        return TB_OK;
+    }
+    pkt_init(p, &pkt, br ? TB_PKT_BRANCH : TB_PKT_ISYNC, idx);
+    pkt.size = (uint8_t)l;
+    copy_bytes(pkt.bytes, b, l, whole);
+    if (br)
+        branch_to_packet(br, &pkt);
+    else
+        isync_to_packet(is, &pkt);
+    return emit(p, &pkt, cb, ctx);
+}
+
 static inline int push_impl(tb_etmv3_parser *p, const uint8_t *data, size_t len,
                             tb_span_cur *cur, tb_packet_cb cb, void *ctx,
                             tb_etmv3_fused_sink *sink)
@@ -1079,11 +1163,44 @@ static inline int push_impl(tb_etmv3_parser *p, const uint8_t *data, size_t len,
                                     avail > TB_PKT_MAX_BYTES ? TB_PKT_MAX_BYTES
                                                              : (unsigned)avail);
                 if (n > 0 && (size_t)n <= avail) {
+                    const tb_pkt_kind kind = (tb_pkt_kind)p->hkind[by];
+                    const bool whole = avail >= TB_PKT_MAX_BYTES;
+                    int t;
+
+                    /* Fused: a branch or I-sync goes to the decompressor
+                     * as its fields, without a tb_packet; a bad one takes
+                     * the packet path below, which reports it (the
+                     * decoding changes no state when it fails). */
+                    if (sink && kind == TB_PKT_BRANCH) {
+                        tb_etmv3_branch br;
+
+                        if (decode_branch(p, data + i, (unsigned)n, &br) == TB_OK) {
+                            br.index = idx;
+                            t = tb_etmv3_decoder_branch(sink->d, &br, sink->cb,
+                                                        sink->ctx, &sink->nel);
+                            r = fused_outcome(p, t, data + i, (unsigned)n, whole,
+                                              idx, &br, NULL, cb, ctx);
+                            i += (size_t)n - 1;
+                            continue;
+                        }
+                    } else if (sink && kind == TB_PKT_ISYNC) {
+                        tb_etmv3_isync is;
+
+                        if (decode_isync(p, data + i, (unsigned)n, &is) == TB_OK) {
+                            is.index = idx;
+                            t = tb_etmv3_decoder_isync(sink->d, &is, sink->cb,
+                                                       sink->ctx, &sink->nel);
+                            r = fused_outcome(p, t, data + i, (unsigned)n, whole,
+                                              idx, NULL, &is, cb, ctx);
+                            i += (size_t)n - 1;
+                            continue;
+                        }
+                    }
                     /* Decoded where it lies, not copied to buf first. */
                     p->len = (unsigned)n;
                     p->pkt_index = idx;
                     r = finish_packet(p, (tb_pkt_kind)p->hkind[by], data + i,
-                                      avail >= TB_PKT_MAX_BYTES, cb, ctx);
+                                      whole, cb, ctx);
                     i += (size_t)n - 1;
                     continue;
                 }

@@ -16,10 +16,43 @@
  * Returns its length, or -1 for a reserved encoding. */
 int tb_etmv3_phdr_seq(const tb_config *cfg, uint8_t h, char seq[20]);
 
-/* Where the fused ETMv3 path hands runs of P-headers: the decompressor
- * (tb_etmv3_decoder_phdrs below, called by name so that link-time
- * optimisation can inline it, as PTM's tb_ptm_fused_sink), its element
- * callback, and the count of elements emitted. */
+/* ETMv3: the exception bytes of a branch packet, or of an I-sync's
+ * LSiP address (protocol-notes 2.7; IHI0014Q 7.10.3), as tb_packet has
+ * them. */
+typedef struct tb_etmv3_exc {
+    bool has_exc, exc_cancel, legacy_exc;
+    bool ns, ns_valid, hyp, hyp_valid, altisa;
+    uint8_t exc_bytes, exc_resume;
+    uint16_t exc_num;
+} tb_etmv3_exc;
+
+/* ETMv3: a branch packet's fields, what the decompressor needs of it,
+ * so the fused path can hand it on without a tb_packet (as PTM's
+ * tb_ptm_branch below).  The parser fills one for the packet path too. */
+typedef struct tb_etmv3_branch {
+    uint64_t index;
+    uint32_t addr;
+    uint8_t addr_bits, isa;      /* isa: tb_isa after the branch */
+    bool isa_changed, addr_known;
+    tb_etmv3_exc x;
+} tb_etmv3_branch;
+
+/* ETMv3: an I-sync's fields (IHI0014Q 7.10.5), likewise.  ns, hyp and
+ * altisa are final: an LSiP address with exception bytes overrides the
+ * info byte's (x then holds those bytes). */
+typedef struct tb_etmv3_isync {
+    uint64_t index;
+    uint32_t addr, cc, context_id, lsip_addr;
+    uint8_t isa, lsip_isa, reason;
+    bool addr_known, jazelle, ns, hyp, altisa;
+    bool has_cc, has_ctxid, lsip;
+    tb_etmv3_exc x;
+} tb_etmv3_isync;
+
+/* Where the fused ETMv3 path hands runs of P-headers, branches and
+ * I-syncs: the decompressor's entries below (called by name so that
+ * link-time optimisation can inline them, as PTM's tb_ptm_fused_sink),
+ * its element callback, and the count of elements emitted. */
 typedef struct tb_etmv3_fused_sink {
     tb_etmv3_decoder *d;
     tb_element_cb cb;
@@ -28,8 +61,8 @@ typedef struct tb_etmv3_fused_sink {
 } tb_etmv3_fused_sink;
 
 /* tb_etmv3_parser_push(), data[i] at stream index tb_span_at(cur, i),
- * but runs of valid P-headers met in header position go to the sink
- * instead of cb. */
+ * but runs of valid P-headers met in header position, branches and
+ * I-syncs go to the sink first. */
 int tb_etmv3_parser_push_fused(tb_etmv3_parser *p, const uint8_t *data,
                                size_t len, tb_span_cur *cur, tb_packet_cb cb,
                                void *ctx, tb_etmv3_fused_sink *sink);
@@ -43,6 +76,14 @@ int tb_etmv3_parser_push_fused(tb_etmv3_parser *p, const uint8_t *data,
 int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
                            tb_span_cur *cur, size_t pos, tb_element_cb cb,
                            void *ctx, int *nel);
+/* A branch or I-sync: 1 when taken, 0 when the packet path must take
+ * it (before the first I-sync), or TB_ERR_STOPPED (the packet whose
+ * elements stopped is consumed, as in the packet path).  *nel gets the
+ * elements emitted added. */
+int tb_etmv3_decoder_branch(tb_etmv3_decoder *d, const tb_etmv3_branch *br,
+                            tb_element_cb cb, void *ctx, int *nel);
+int tb_etmv3_decoder_isync(tb_etmv3_decoder *d, const tb_etmv3_isync *is,
+                           tb_element_cb cb, void *ctx, int *nel);
 
 /* PTM: a run of consecutive atom packets (protocol-notes 3.5), decoded
  * by the parser without a tb_packet each.  Packet k has n[k] atoms,

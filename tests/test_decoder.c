@@ -434,6 +434,44 @@ Test(decoder_etmv3, lsip_emits_the_load_store)
     tb_memimage_free(m);
 }
 
+/* ETMv3 exception bytes without an exception (number 0) still carry
+ * the state where execution goes on (protocol-notes 2.7): a branch whose
+ * E1 says Hyp, and then one whose E0 says Non-secure, each change the
+ * context. */
+Test(decoder_etmv3, branch_exception_bytes_change_state)
+{
+    uint8_t code[0x20];
+    tb_memimage *m = tb_memimage_new();
+    tb_config c = config(TB_PROTO_ETMV3, false);
+    tb_decoder *d;
+    elems e = {0};
+    const tb_element *r[4];
+
+    for (int i = 0; i < 0x20; i += 4)
+        put32(code + i, 0xE320F000); /* NOP */
+    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
+    d = tb_decoder_new(&c, m);
+    tb_packet hyp = exc_branch(0x8010, 0, false), ns = exc_branch(0x8018, 0, false);
+
+    hyp.exc_bytes = 2;
+    hyp.hyp_valid = true;
+    hyp.hyp = true;
+    ns.ns_valid = true;
+    ns.ns = true;
+    tb_packet p[] = {isync(0x8000, TB_ISA_ARM, TB_ISYNC_TRACE_ON), hyp, ns};
+    feed(d, &e, p, 3);
+    cr_assert_eq(only(&e, TB_ELEM_EXCEPTION, r, 4), 0);
+    cr_assert_eq(only(&e, TB_ELEM_CONTEXT, r, 4), 3);
+    cr_assert_not(r[0]->hyp);
+    cr_assert_not(r[0]->ns);
+    cr_assert(r[1]->hyp);
+    cr_assert_not(r[1]->ns);
+    cr_assert(r[2]->hyp);
+    cr_assert(r[2]->ns);
+    tb_decoder_free(d);
+    tb_memimage_free(m);
+}
+
 Test(decoder, bad_arguments)
 {
     tb_memimage *m = tb_memimage_new();

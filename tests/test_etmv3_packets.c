@@ -147,6 +147,57 @@ Test(etmv3_packets, tc2_worked_example)
     free(pv.v);
 }
 
+/* IHI0014Q 7.10.5: an LSiP address in its form with exception bytes
+ * signals the security state where tracing continues, so E0's NS and
+ * AltISA override the info byte's.  The writer cannot make the two
+ * disagree (a tb_packet has one ns), so the bytes are built here; both
+ * the fused path's fields and the packet path must carry the override
+ * (the decoder's CONTEXT element depends on it). */
+Test(etmv3_packets, isync_lsip_exception_overrides_info)
+{
+    tb_config cfg = tc2_cfg();
+    const tb_addr_scheme sch = cfg.alt_branch ? TB_ADDR_SIXBIT : TB_ADDR_ORIGINAL;
+    uint8_t b[64];
+    size_t n = 0;
+    int k;
+
+    for (int i = 0; i < 5; i++)
+        b[n++] = 0x00;
+    b[n++] = 0x80; /* A-sync */
+    b[n++] = 0x08; /* I-sync: no CC; TC2 has no context ID */
+    cr_assert_eq(cfg.ctxid_bytes, 0);
+    b[n++] = 0x80; /* info: LSiP, periodic, ARM, secure (NS 0), no AltISA */
+    b[n++] = 0x00; /* address 0x00008000, ARM */
+    b[n++] = 0x80;
+    b[n++] = 0x00;
+    b[n++] = 0x00;
+    /* LSiP address 0x00008010 against the I-sync's, with exception
+     * bytes; then E0: NS 1, no exception number, no cancel, no AltISA. */
+    k = tb_addr_encode(sch, 0x00008010, TB_ISA_ARM, 0x00008000, TB_ISA_ARM, true, 0, b + n);
+    cr_assert_gt(k, 0);
+    n += (size_t)k;
+    b[n++] = 0x01;
+    /* Padding: a whole packet with 24 bytes after it takes the fused
+     * parser's in-place path, as a real stream would. */
+    for (int i = 0; i < 24; i++)
+        b[n++] = 0x66; /* ignore */
+
+    pktvec pv = parse_all(&cfg, b, n, 0);
+    cr_assert_geq(pv.n, 2);
+    const tb_packet *is = &pv.v[1];
+    cr_assert_eq(is->kind, TB_PKT_ISYNC, "kind %s", tb_pkt_kind_name(is->kind));
+    cr_assert_eq(is->addr, 0x00008000);
+    cr_assert(is->lsip);
+    cr_assert_eq(is->lsip_addr, 0x00008010);
+    cr_assert_eq(is->lsip_isa, TB_ISA_ARM);
+    cr_assert(is->has_exc);
+    cr_assert(is->ns_valid);
+    cr_assert(is->ns, "E0 says non-secure; the info byte said secure");
+    cr_assert_not(is->altisa);
+    cr_assert_eq(is->exc_num, 0);
+    free(pv.v);
+}
+
 /* protocol-notes 7.2 continued: branch B7 FD D6 01, I-sync with CC,
  * exception return then a 5-byte Thumb->ARM branch. */
 Test(etmv3_packets, tc2_branch_isync_cc_exit)
