@@ -44,7 +44,7 @@ typedef struct tb_etmv3_isync {
     uint64_t index;
     uint32_t addr, cc, context_id, lsip_addr;
     uint8_t isa, lsip_isa, reason;
-    bool addr_known, jazelle, ns, hyp, altisa;
+    bool addr_known, jazelle, ns, altisa, hyp; /* ns, hyp apart: see tb_ptm_isync */
     bool has_cc, has_ctxid, lsip;
     tb_etmv3_exc x;
 } tb_etmv3_isync;
@@ -126,7 +126,11 @@ typedef struct tb_ptm_isync {
     uint64_t index;
     uint32_t addr;
     uint8_t isa, reason;
-    bool ns, hyp, altisa;
+    /* ns and hyp apart: next to each other, as in the decoder, GCC
+     * compares both with one 16-bit load, which cannot take its bytes
+     * from the parser's two byte stores just before (a store-forwarding
+     * stall, a third of the decoder's I-sync time on Snowball). */
+    bool ns, altisa, hyp;
     bool has_cc, has_ctxid;
     uint32_t cc, context_id;
 } tb_ptm_isync;
