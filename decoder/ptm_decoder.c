@@ -260,7 +260,7 @@ static TB_ALWAYS_INLINE bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
 }
 
 /* Applies an executed (E) or failed (N) waypoint to the flow. */
-static void take_waypoint(tb_ptm_decoder *d, const tb_insn *wp, char atom,
+static TB_ALWAYS_INLINE void take_waypoint(tb_ptm_decoder *d, const tb_insn *wp, char atom,
                           bool from_atom)
 {
     uint32_t ret = wp->addr + wp->size;
