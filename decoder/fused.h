@@ -1,8 +1,11 @@
 /*
- * Fused parse + decode (private to decoder/): runs of ETMv3 P-headers,
- * and PTM atom packets, go from the parser's input straight to the
- * decompressor, without a tb_packet each.  Behind tb_decoder_push(); the elements are the
- * same, in the same order, as the packet path gives.
+ * Fused parse + decode (private to decoder/): runs of ETMv3 P-headers
+ * and of PTM atom packets, and both protocols' branches and I-syncs, go
+ * from the parser's input straight to the decompressor, without a
+ * tb_packet each.  The parser calls the decompressor's entries by name
+ * (a sink), so that link-time optimisation inlines them into its loop.
+ * Behind tb_decoder_push(); the elements are the same, in the same
+ * order, as the packet path gives.
  */
 #ifndef TB_FUSED_H
 #define TB_FUSED_H
@@ -138,7 +141,8 @@ typedef struct tb_ptm_isync {
 /* Where the fused PTM path hands runs of atom packets, branches and
  * I-syncs: straight to the decompressor's entries below, called by name
  * so that link-time optimisation can inline them into the parser's loop
- * (through function pointers a call each cost Snowball 10%).  Each entry
+ * (through function pointers and wrappers Snowball ran 6-9% slower; a
+ * call per packet spills the parser's state).  Each entry
  * returns how many packets it took (an atom run: all or none; 0: the
  * packet path must take them, e.g. before synchronisation), or
  * TB_ERR_STOPPED (the packet whose elements stopped is consumed, the

@@ -407,7 +407,7 @@ static void decode_atom(const tb_ptm_parser *p, tb_packet *pkt)
  * Updates the parser's state and fills is (index aside); returns the
  * packet's length. */
 static unsigned decode_isync(tb_ptm_parser *p, const uint8_t *b, unsigned n,
-                         tb_ptm_isync *is)
+                             tb_ptm_isync *is)
 {
     uint32_t a = (uint32_t)b[1] | (uint32_t)b[2] << 8 |
                  (uint32_t)b[3] << 16 | (uint32_t)b[4] << 24;
