@@ -46,6 +46,14 @@ static inline int tb_emit_result(const tb_emit *e)
     return e->err ? e->err : e->n;
 }
 
+/* The result of a fused entry that took k packets (fused.h): k, or the
+ * stop; *nel gets the elements emitted added. */
+static inline int tb_emit_took(const tb_emit *e, int k, int *nel)
+{
+    *nel += e->n;
+    return e->err ? e->err : k;
+}
+
 static inline void tb_elem_init(tb_element *el, tb_elem_kind kind, uint64_t index)
 {
     /* A copy of a zero element: GCC makes a memset of this size a slow

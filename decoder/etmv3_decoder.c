@@ -829,8 +829,7 @@ int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
             break;
         }
     }
-    *nel += e.n;
-    return e.err ? e.err : (int)k;
+    return tb_emit_took(&e, (int)k, nel);
 }
 
 static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_isync *pkt)
@@ -1007,8 +1006,7 @@ int tb_etmv3_decoder_isync(tb_etmv3_decoder *d, const tb_etmv3_isync *is,
         return 0;
     tb_emit_init(&e, cb, ctx);
     do_isync(d, &e, is);
-    *nel += e.n;
-    return e.err ? e.err : 1;
+    return tb_emit_took(&e, 1, nel);
 }
 
 /* The fields do_branch() reads, from a packet of the packet path. */
@@ -1041,8 +1039,7 @@ int tb_etmv3_decoder_branch(tb_etmv3_decoder *d, const tb_etmv3_branch *br,
         return 0;
     tb_emit_init(&e, cb, ctx);
     do_branch(d, &e, br);
-    *nel += e.n;
-    return e.err ? e.err : 1;
+    return tb_emit_took(&e, 1, nel);
 }
 
 int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,

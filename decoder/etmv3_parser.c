@@ -1089,6 +1089,35 @@ static int fused_outcome(tb_etmv3_parser *p, int t, const uint8_t *b,
     return emit(p, &pkt, cb, ctx);
 }
 
+/* Fused: the branch or I-sync (kind) of n bytes at b, wholly in the
+ * chunk, goes to the sink as its fields, without a tb_packet; *r gets
+ * the outcome.  False for a bad one (the decoding changed no state):
+ * the packet path reports it. */
+static inline bool fused_packet(tb_etmv3_parser *p, tb_etmv3_fused_sink *sink,
+                                tb_pkt_kind kind, const uint8_t *b, unsigned n,
+                                bool whole, uint64_t idx, tb_packet_cb cb, void *ctx,
+                                int *r)
+{
+    tb_etmv3_branch br;
+    tb_etmv3_isync is;
+    int t;
+
+    if (kind == TB_PKT_BRANCH) {
+        if (decode_branch(p, b, n, &br) != TB_OK)
+            return false;
+        br.index = idx;
+        t = tb_etmv3_decoder_branch(sink->d, &br, sink->cb, sink->ctx, &sink->nel);
+        *r = fused_outcome(p, t, b, n, whole, idx, &br, NULL, cb, ctx);
+    } else {
+        if (decode_isync(p, b, n, &is) != TB_OK)
+            return false;
+        is.index = idx;
+        t = tb_etmv3_decoder_isync(sink->d, &is, sink->cb, sink->ctx, &sink->nel);
+        *r = fused_outcome(p, t, b, n, whole, idx, NULL, &is, cb, ctx);
+    }
+    return true;
+}
+
 static inline int push_impl(tb_etmv3_parser *p, const uint8_t *data, size_t len,
                             tb_span_cur *cur, tb_packet_cb cb, void *ctx,
                             tb_etmv3_fused_sink *sink)
@@ -1165,42 +1194,17 @@ static inline int push_impl(tb_etmv3_parser *p, const uint8_t *data, size_t len,
                 if (n > 0 && (size_t)n <= avail) {
                     const tb_pkt_kind kind = (tb_pkt_kind)p->hkind[by];
                     const bool whole = avail >= TB_PKT_MAX_BYTES;
-                    int t;
 
-                    /* Fused: a branch or I-sync goes to the decompressor
-                     * as its fields, without a tb_packet; a bad one takes
-                     * the packet path below, which reports it (the
-                     * decoding changes no state when it fails). */
-                    if (sink && kind == TB_PKT_BRANCH) {
-                        tb_etmv3_branch br;
-
-                        if (decode_branch(p, data + i, (unsigned)n, &br) == TB_OK) {
-                            br.index = idx;
-                            t = tb_etmv3_decoder_branch(sink->d, &br, sink->cb,
-                                                        sink->ctx, &sink->nel);
-                            r = fused_outcome(p, t, data + i, (unsigned)n, whole,
-                                              idx, &br, NULL, cb, ctx);
-                            i += (size_t)n - 1;
-                            continue;
-                        }
-                    } else if (sink && kind == TB_PKT_ISYNC) {
-                        tb_etmv3_isync is;
-
-                        if (decode_isync(p, data + i, (unsigned)n, &is) == TB_OK) {
-                            is.index = idx;
-                            t = tb_etmv3_decoder_isync(sink->d, &is, sink->cb,
-                                                       sink->ctx, &sink->nel);
-                            r = fused_outcome(p, t, data + i, (unsigned)n, whole,
-                                              idx, NULL, &is, cb, ctx);
-                            i += (size_t)n - 1;
-                            continue;
-                        }
+                    if (sink && (kind == TB_PKT_BRANCH || kind == TB_PKT_ISYNC) &&
+                        fused_packet(p, sink, kind, data + i, (unsigned)n, whole, idx,
+                                     cb, ctx, &r)) {
+                        i += (size_t)n - 1;
+                        continue;
                     }
                     /* Decoded where it lies, not copied to buf first. */
                     p->len = (unsigned)n;
                     p->pkt_index = idx;
-                    r = finish_packet(p, (tb_pkt_kind)p->hkind[by], data + i,
-                                      whole, cb, ctx);
+                    r = finish_packet(p, kind, data + i, whole, cb, ctx);
                     i += (size_t)n - 1;
                     continue;
                 }

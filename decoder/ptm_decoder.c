@@ -365,8 +365,7 @@ int tb_ptm_decoder_atoms(tb_ptm_decoder *d, const tb_ptm_atom_run *run,
 
         run_atoms(d, &e, &pc, run->n[k], run->nbits[k]);
     }
-    *nel += e.n;
-    return e.err ? e.err : (int)run->count;
+    return tb_emit_took(&e, (int)run->count, nel);
 }
 
 static void emit_context(tb_ptm_decoder *d, tb_emit *e, uint64_t index)
@@ -504,8 +503,7 @@ int tb_ptm_decoder_isync(tb_ptm_decoder *d, const tb_ptm_isync *is,
         return 0;
     tb_emit_init(&e, cb, ctx);
     do_isync(d, &e, is);
-    *nel += e.n;
-    return e.err ? e.err : 1;
+    return tb_emit_took(&e, 1, nel);
 }
 
 /* The fields do_branch() reads, from a packet of the packet path. */
@@ -539,8 +537,7 @@ int tb_ptm_decoder_branch(tb_ptm_decoder *d, const tb_ptm_branch *br,
         return 0;
     tb_emit_init(&e, cb, ctx);
     do_branch(d, &e, br);
-    *nel += e.n;
-    return e.err ? e.err : 1;
+    return tb_emit_took(&e, 1, nel);
 }
 
 /* analyze_waypoint_update: execution went on, up to and including the
