@@ -38,6 +38,13 @@ static void put32(uint8_t *b, uint32_t v)
     b[3] = (uint8_t)(v >> 24);
 }
 
+/* ARM NOPs (0xE320F000) in code[from, to). */
+static void fill_nops(uint8_t *code, int from, int to)
+{
+    for (int i = from; i < to; i += 4)
+        put32(code + i, 0xE320F000);
+}
+
 static void put16(uint8_t *b, uint16_t v)
 {
     b[0] = (uint8_t)v;
@@ -211,8 +218,7 @@ Test(decoder_etmv3, n_atoms_and_cancel)
     put32(code + 8, 0x0A000010);  /* BEQ far */
     put32(code + 12, 0xE3A00003); /* MOV r0,#3 */
     put32(code + 16, 0xE3A00004); /* MOV r0,#4 */
-    for (int i = 20; i < 0x20; i += 4)
-        put32(code + i, 0xE320F000);
+    fill_nops(code, 20, 0x20);
     cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
     d = tb_decoder_new(&c, m);
     /* E N N(beq) E E, then IRQ with cancel: 0x8010 did not complete. */
@@ -294,8 +300,7 @@ Test(decoder_ptm, return_stack)
     elems e = {0};
     const tb_element *r[8];
 
-    for (int i = 0; i < 0x40; i += 4)
-        put32(code + i, 0xE320F000);
+    fill_nops(code, 0, 0x40);
     put32(code + 4, 0xEB000006);  /* 0x8004 BL 0x8024 */
     put32(code + 0x28, 0xE12FFF1E); /* 0x8028 BX LR */
     put32(code + 0x10, 0xEAFFFFFA); /* 0x8010 B 0x8000 */
@@ -331,8 +336,7 @@ Test(decoder_ptm, wp_update_and_back_to_back_exceptions)
     elems e = {0};
     const tb_element *r[4], *x[4];
 
-    for (int i = 0; i < 0x20; i += 4)
-        put32(code + i, 0xE320F000);
+    fill_nops(code, 0, 0x20);
     cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
     d = tb_decoder_new(&c, m);
     tb_packet wp = branch(0x8008, TB_ISA_ARM);
@@ -363,8 +367,7 @@ Test(decoder_ptm, errors_are_elements)
     elems e = {0};
     const tb_element *r[8];
 
-    for (int i = 0; i < 0x10; i += 4)
-        put32(code + i, 0xE320F000); /* runs off the end: no waypoint */
+    fill_nops(code, 0, 0x10); /* runs off the end: no waypoint */
     cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
     d = tb_decoder_new(&c, m);
     tb_packet bad;
@@ -415,8 +418,7 @@ Test(decoder_etmv3, lsip_emits_the_load_store)
     elems e = {0};
     const tb_element *r[4];
 
-    for (int i = 0; i < 0x20; i += 4)
-        put32(code + i, 0xE320F000);
+    fill_nops(code, 0, 0x20);
     put32(code + 8, 0xE5910000); /* 0x8008 LDR r0,[r1] */
     cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
     d = tb_decoder_new(&c, m);
@@ -447,8 +449,7 @@ Test(decoder_etmv3, branch_exception_bytes_change_state)
     elems e = {0};
     const tb_element *r[4];
 
-    for (int i = 0; i < 0x20; i += 4)
-        put32(code + i, 0xE320F000); /* NOP */
+    fill_nops(code, 0, 0x20);
     cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
     d = tb_decoder_new(&c, m);
     tb_packet hyp = exc_branch(0x8010, 0, false), ns = exc_branch(0x8018, 0, false);
