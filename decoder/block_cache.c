@@ -49,12 +49,16 @@ int tb_block_insn(tb_block_cache *bc, uint32_t addr, tb_isa isa, tb_insn *out)
         return TB_ERR_UNSUPPORTED;
     {
         int r = tb_classifier_decode(bc->cls, p, avail, addr, isa, out);
+
+        /* Its class as this protocol's waypoint, as fill() gives it. */
+        if (r > 0 && !(bc->wp_mask & (1u << out->wp_class)))
+            out->wp_class = TB_WP_NONE;
         /* An instruction cut by the end of a region is missing memory. */
         return r == TB_ERR_TRUNCATED ? TB_ERR_NO_MEMORY : r;
     }
 }
 
-static void fill(tb_block_cache *bc, tb_block *b, uint32_t addr, tb_isa isa)
+static void fill_insns(tb_block_cache *bc, tb_block *b, uint32_t addr, tb_isa isa)
 {
     size_t avail = 0;
     const uint8_t *p = tb_memimage_ptr(bc->mem, addr, &avail);
@@ -97,6 +101,18 @@ static void fill(tb_block_cache *bc, tb_block *b, uint32_t addr, tb_isa isa)
     }
     if (p)
         b->status = TB_BLOCK_LIMIT;
+}
+
+/* The block at (addr, isa) into b.  A last instruction that is not a
+ * waypoint of this cache's protocol (a LIMIT or NACC end) gets class
+ * NONE, as every instruction inside a block has: an ISB is ordinary code
+ * to ETMv3, so a range ending at it must not report ISB only when it
+ * happens to end a block (decoder.h: last_wp). */
+static void fill(tb_block_cache *bc, tb_block *b, uint32_t addr, tb_isa isa)
+{
+    fill_insns(bc, b, addr, isa);
+    if (b->status != TB_BLOCK_WP)
+        b->last.wp_class = TB_WP_NONE;
 }
 
 /*

@@ -38,7 +38,8 @@ typedef struct tb_block {
     uint64_t wide;         /* Thumb: bit i set when instruction i (< 64)
                               is 32-bit, so a decoder need not re-read the
                               code to step through the block */
-    tb_insn last;          /* the last instruction (n > 0) */
+    tb_insn last;          /* the last instruction (n > 0); wp_class
+                              NONE unless status is WP (fill()) */
 } tb_block;
 
 #define TB_BC_BITS 14 /* at most 65535 blocks: slot is 16-bit */
@@ -141,7 +142,8 @@ static inline unsigned tb_block_size_at(const tb_block *b, uint32_t idx,
     return tb_thumb_size((uint16_t)(p[0] | p[1] << 8));
 }
 
-/* Classifies one instruction (for the range walker); size or TB_ERR_*. */
+/* Classifies one instruction (for the range walker); size or TB_ERR_*.
+ * Its wp_class is NONE unless the class ends this cache's blocks. */
 int tb_block_insn(tb_block_cache *bc, uint32_t addr, tb_isa isa, tb_insn *out);
 
 #define TB_WPMASK_BRANCHES ((1u << TB_WP_DIRECT) | (1u << TB_WP_DIRECT_LINK) | \

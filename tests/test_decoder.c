@@ -436,6 +436,43 @@ Test(decoder_etmv3, lsip_emits_the_load_store)
     tb_memimage_free(m);
 }
 
+/* An ISB is no ETMv3 waypoint, so a range ending at one reports class
+ * NONE wherever it ends: here at instruction 31, inside a block, and at
+ * instruction 511, the last of a block cut at the cache's length limit
+ * (it used to report ISB there).  The B after them is a waypoint. */
+Test(decoder_etmv3, isb_is_no_waypoint_wherever_a_range_ends)
+{
+    enum { NI = 513 };
+    static uint8_t code[4 * NI];
+    tb_memimage *m = tb_memimage_new();
+    tb_config c = config(TB_PROTO_ETMV3, false);
+    tb_decoder *d;
+    elems e = {0};
+    const tb_element *r[20];
+    tb_packet p[1 + 33];
+
+    fill_nops(code, 0, 4 * 512);
+    put32(code + 4 * 31, 0xF57FF06F);  /* ISB */
+    put32(code + 4 * 511, 0xF57FF06F); /* ISB */
+    put32(code + 4 * 512, 0xEAFFFDFE); /* B 0x8000 */
+    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
+    d = tb_decoder_new(&c, m);
+    p[0] = isync(0x8000, TB_ISA_ARM, 0);
+    for (int i = 1; i <= 32; i++)
+        p[i] = atoms("EEEEEEEEEEEEEEEE");
+    p[33] = atoms("E");
+    feed(d, &e, p, 34);
+    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 20), 17);
+    for (int i = 0; i < 16; i++) {
+        check_range(r[i], 0x8000 + 128 * i, 0x8080 + 128 * i, 32, TB_ISA_ARM, 'E');
+        cr_assert_eq(r[i]->last_wp, TB_WP_NONE, "range %d: class %u", i, r[i]->last_wp);
+    }
+    check_range(r[16], 0x8800, 0x8804, 1, TB_ISA_ARM, 'E');
+    cr_assert_eq(r[16]->last_wp, TB_WP_DIRECT);
+    tb_decoder_free(d);
+    tb_memimage_free(m);
+}
+
 /* ETMv3 exception bytes without an exception (number 0) still carry
  * the state where execution goes on (protocol-notes 2.7): a branch whose
  * E1 says Hyp, and then one whose E0 says Non-secure, each change the

@@ -16,7 +16,10 @@
  *
  * Instruction ranges (TB_ELEM_INSN_RANGE): [start, end) executed
  * straight-line in state isa, count instructions, the last one at
- * last_addr (last_size bytes, class last_wp) with atom last_atom.
+ * last_addr (last_size bytes) with atom last_atom.  last_wp is its
+ * class as a waypoint of the protocol, NONE for any other instruction:
+ * ETMv3 flow changes only; PTM also ISB, and DMB/DSB when ETMCCER[24]
+ * makes them waypoints (protocol-notes 3.12).
  *   PTM: a range is the run up to and including one waypoint (or the
  *   instruction a waypoint update names); only the last instruction has
  *   a known condition result.
