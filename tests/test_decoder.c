@@ -436,6 +436,62 @@ Test(decoder_etmv3, lsip_emits_the_load_store)
     tb_memimage_free(m);
 }
 
+/* A loop's turns (ETMv3): each taken BNE ends a range, and a turn with
+ * the same atoms is the same range again, with its own packet index and
+ * cycle count; a turn with other atoms walks anew, and the turn that
+ * leaves the loop runs on past the BNE.  The loop:
+ *   0x8000 SUBS r0,r0,#1   0x8004 MOVEQ r1,#0   0x8008 BNE 0x8000
+ * Turns while r0 != 0 are E N E (MOVEQ fails); the last is E E N. */
+static void loop_turns(bool ca)
+{
+    uint8_t code[0x20];
+    tb_memimage *m = tb_memimage_new();
+    tb_config c = config(TB_PROTO_ETMV3, false);
+    tb_decoder *d;
+    elems e = {0};
+    const tb_element *r[16];
+
+    fill_nops(code, 0, 0x20);
+    put32(code, 0xE2500001);     /* SUBS r0,r0,#1 */
+    put32(code + 4, 0x03A01000); /* MOVEQ r1,#0 */
+    put32(code + 8, 0x1AFFFFFC); /* BNE 0x8000 */
+    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
+    c.cycle_accurate = ca;
+    d = tb_decoder_new(&c, m);
+    /* Packet 1: three turns; 2: two, then one with other atoms (E E E,
+     * as if MOVEQ passed and BNE was still taken); 3: two more turns,
+     * the exit turn and two NOPs.  W atoms (cycle-accurate) differ per
+     * turn: 1, 1, 2 | 1, 3, 1 | 2, 2, 1 + 1. */
+    tb_packet p[] = {isync(0x8000, TB_ISA_ARM, 0),
+                     atoms(ca ? "WENEWENEWWENE" : "ENEENEENE"),
+                     atoms(ca ? "WENEWWWENEWEEE" : "ENEENEEEE"),
+                     atoms(ca ? "WWENEWWENEWEENWEE" : "ENEENEEENEE")};
+    static const uint32_t turn_cc[] = {1, 1, 2, 1, 3, 1, 2, 2};
+    static const uint64_t turn_pkt[] = {1, 1, 1, 2, 2, 2, 3, 3};
+
+    feed(d, &e, p, 4);
+    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 16), 9);
+    for (int i = 0; i < 8; i++) {
+        check_range(r[i], 0x8000, 0x800C, 3, TB_ISA_ARM, 'E');
+        cr_assert_eq(r[i]->atom_bits, i == 5 ? 0u : 2u, "turn %d", i);
+        cr_assert_eq(r[i]->last_wp, TB_WP_DIRECT);
+        cr_assert_eq(r[i]->index, turn_pkt[i], "turn %d: index %llu", i,
+                     (unsigned long long)r[i]->index);
+        cr_assert_eq(r[i]->has_cc, ca);
+        cr_assert_eq(r[i]->cc, ca ? turn_cc[i] : 0, "turn %d: cc %u", i, r[i]->cc);
+    }
+    /* The exit turn runs on past the failed BNE into the NOPs. */
+    check_range(r[8], 0x8000, 0x8014, 5, TB_ISA_ARM, 'E');
+    cr_assert_eq(r[8]->atom_bits, 4u);
+    cr_assert_eq(r[8]->index, 3);
+    cr_assert_eq(r[8]->cc, ca ? 2u : 0u, "cc %u", r[8]->cc);
+    tb_decoder_free(d);
+    tb_memimage_free(m);
+}
+
+Test(decoder_etmv3, loop_turns) { loop_turns(false); }
+Test(decoder_etmv3, loop_turns_cycle_accurate) { loop_turns(true); }
+
 /* An ISB is no ETMv3 waypoint, so a range ending at one reports class
  * NONE wherever it ends: here at instruction 31, inside a block, and at
  * instruction 511, the last of a block cut at the cache's length limit
