@@ -20,19 +20,20 @@ typedef struct tb_span_cur {
     uint64_t base;     /* index of byte pos in segment s: base + pos */
 } tb_span_cur;
 
-/* A map is usable when its segments cover exactly len bytes in order. */
+/* A map is usable when its segments cover exactly len bytes in order.
+ * Checked on every span, so without a branch or a carried value per
+ * segment (with them it was 2% of a TC2 decode): each end against the
+ * one before, the verdicts or'ed. */
 static inline bool tb_span_map_ok(const tb_span_map *m, size_t len)
 {
-    size_t prev = 0;
+    bool bad;
 
     if (!m || !m->n || !m->end || !m->index)
         return false;
-    for (size_t s = 0; s < m->n; s++) {
-        if (m->end[s] <= prev)
-            return false;
-        prev = m->end[s];
-    }
-    return prev == len;
+    bad = m->end[0] == 0;
+    for (size_t s = 1; s < m->n; s++)
+        bad |= m->end[s] <= m->end[s - 1];
+    return !bad && m->end[m->n - 1] == len;
 }
 
 static inline void tb_span_cur_init(tb_span_cur *c, const tb_span_map *m)
