@@ -360,10 +360,55 @@ int tb_ptm_decoder_atoms(tb_ptm_decoder *d, const tb_ptm_atom_run *run,
     if (!d || !run || !d->started || !d->synced)
         return 0;
     tb_emit_init(&e, cb, ctx);
-    for (unsigned k = 0; k < run->count && !e.err; k++) {
-        const pkt_ctx pc = {run->index[k], run->has_cc, run->cc[k]};
+    {
+        /* run_atoms() for each packet, with the walk's position in
+         * locals while each atom's waypoint ends its one block (the
+         * usual case): as fields of d they would be reloaded after every
+         * callback, on the path from one block to the next.  Anything
+         * else goes through run_atoms() with them written back. */
+        uint32_t a = d->pc;
+        uint8_t isa = d->isa;
+        const tb_block *from = d->blk_from;
+        unsigned edge = d->blk_edge;
 
-        run_atoms(d, &e, &pc, run->n[k], run->nbits[k]);
+        for (unsigned k = 0; k < run->count && !e.err; k++) {
+            const pkt_ctx pc = {run->index[k], run->has_cc, run->cc[k]};
+            const unsigned n = run->n[k], nbits = run->nbits[k];
+
+            for (unsigned i = 0; i < n && !e.err; i++) {
+                const char atom = ((nbits >> i) & 1) ? 'N' : 'E';
+                const tb_block *b;
+
+                if (d->pc_known) {
+                    b = tb_block_follow(d->bc, from, edge, a, (tb_isa)isa);
+                    if (b->status == TB_BLOCK_WP) {
+                        emit_range(d, &e, &pc, a, b->end, b->n, isa, &b->last, atom);
+                        from = b;
+                        edge = atom == 'E' ? TB_EDGE_TAKEN : TB_EDGE_ON;
+                        d->pc = b->end;
+                        d->isa = isa;
+                        take_waypoint(d, &b->last, atom, true);
+                        a = d->pc;
+                        isa = d->isa;
+                        continue;
+                    }
+                }
+                d->pc = a;
+                d->isa = isa;
+                d->blk_from = from;
+                d->blk_edge = edge;
+                run_atoms(d, &e, &pc, n - i, nbits >> i);
+                a = d->pc;
+                isa = d->isa;
+                from = d->blk_from;
+                edge = d->blk_edge;
+                break;
+            }
+        }
+        d->pc = a;
+        d->isa = isa;
+        d->blk_from = from;
+        d->blk_edge = edge;
     }
     return tb_emit_took(&e, (int)run->count, nel);
 }
