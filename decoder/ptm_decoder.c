@@ -432,7 +432,7 @@ static uint32_t insn_addr(uint32_t addr, uint8_t isa)
     return isa == TB_ISA_ARM ? addr & ~3u : addr & ~1u;
 }
 
-static void do_isync(tb_ptm_decoder *d, tb_emit *e, const tb_ptm_isync *pkt)
+static TB_ALWAYS_INLINE void do_isync(tb_ptm_decoder *d, tb_emit *e, const tb_ptm_isync *pkt)
 {
     bool ctx_changed = !d->ctx_known || pkt->ns != d->ns || pkt->hyp != d->hyp ||
                        (pkt->has_ctxid && pkt->context_id != d->context_id);
@@ -466,7 +466,7 @@ static void do_isync(tb_ptm_decoder *d, tb_emit *e, const tb_ptm_isync *pkt)
         emit_context(d, e, pkt->index);
 }
 
-static void do_branch(tb_ptm_decoder *d, tb_emit *e, const tb_ptm_branch *pkt)
+static TB_ALWAYS_INLINE void do_branch(tb_ptm_decoder *d, tb_emit *e, const tb_ptm_branch *pkt)
 {
     bool ctx_changed = false;
     uint8_t new_isa = pkt->isa;
