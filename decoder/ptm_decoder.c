@@ -351,6 +351,29 @@ static void do_atoms(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
     run_atoms(d, e, &pc, n, nbits);
 }
 
+/* The walk's position, as tb_ptm_decoder_atoms() holds it in locals. */
+typedef struct walk_pos {
+    uint32_t pc;
+    uint8_t isa;
+    const tb_block *from;
+    unsigned edge;
+} walk_pos;
+
+static inline walk_pos pos_of(const tb_ptm_decoder *d)
+{
+    const walk_pos w = {d->pc, d->isa, d->blk_from, d->blk_edge};
+
+    return w;
+}
+
+static inline void set_pos(tb_ptm_decoder *d, const walk_pos *w)
+{
+    d->pc = w->pc;
+    d->isa = w->isa;
+    d->blk_from = w->from;
+    d->blk_edge = w->edge;
+}
+
 int tb_ptm_decoder_atoms(tb_ptm_decoder *d, const tb_ptm_atom_run *run,
                          tb_element_cb cb, void *ctx, int *nel)
 {
@@ -366,10 +389,7 @@ int tb_ptm_decoder_atoms(tb_ptm_decoder *d, const tb_ptm_atom_run *run,
          * usual case): as fields of d they would be reloaded after every
          * callback, on the path from one block to the next.  Anything
          * else goes through run_atoms() with them written back. */
-        uint32_t a = d->pc;
-        uint8_t isa = d->isa;
-        const tb_block *from = d->blk_from;
-        unsigned edge = d->blk_edge;
+        walk_pos w = pos_of(d);
 
         for (unsigned k = 0; k < run->count && !e.err; k++) {
             const pkt_ctx pc = {run->index[k], run->has_cc, run->cc[k]};
@@ -380,35 +400,26 @@ int tb_ptm_decoder_atoms(tb_ptm_decoder *d, const tb_ptm_atom_run *run,
                 const tb_block *b;
 
                 if (d->pc_known) {
-                    b = tb_block_follow(d->bc, from, edge, a, (tb_isa)isa);
+                    b = tb_block_follow(d->bc, w.from, w.edge, w.pc, (tb_isa)w.isa);
                     if (b->status == TB_BLOCK_WP) {
-                        emit_range(d, &e, &pc, a, b->end, b->n, isa, &b->last, atom);
-                        from = b;
-                        edge = atom == 'E' ? TB_EDGE_TAKEN : TB_EDGE_ON;
+                        emit_range(d, &e, &pc, w.pc, b->end, b->n, w.isa, &b->last, atom);
+                        w.from = b;
+                        w.edge = atom == 'E' ? TB_EDGE_TAKEN : TB_EDGE_ON;
                         d->pc = b->end;
-                        d->isa = isa;
+                        d->isa = w.isa;
                         take_waypoint(d, &b->last, atom, true);
-                        a = d->pc;
-                        isa = d->isa;
+                        w.pc = d->pc;
+                        w.isa = d->isa;
                         continue;
                     }
                 }
-                d->pc = a;
-                d->isa = isa;
-                d->blk_from = from;
-                d->blk_edge = edge;
+                set_pos(d, &w);
                 run_atoms(d, &e, &pc, n - i, nbits >> i);
-                a = d->pc;
-                isa = d->isa;
-                from = d->blk_from;
-                edge = d->blk_edge;
+                w = pos_of(d);
                 break;
             }
         }
-        d->pc = a;
-        d->isa = isa;
-        d->blk_from = from;
-        d->blk_edge = edge;
+        set_pos(d, &w);
     }
     return tb_emit_took(&e, (int)run->count, nel);
 }
