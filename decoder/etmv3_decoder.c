@@ -21,15 +21,11 @@
 #include "dec_util.h"
 #include "fused.h"
 
-/* The P-header scan takes 32 headers at a time with AVX-512 VBMI, VBMI2
- * and VL, BMI1/2 and POPCNT (scan32), checked at run time; elsewhere one
- * at a time, same batch. */
-#if defined(__x86_64__) && defined(__GNUC__)
-#define TB_ETMV3_SCAN32 1
-#include <immintrin.h>
-#else
-#define TB_ETMV3_SCAN32 0
-#endif
+/* Vectors of GCC and Clang (generic: lowered to whatever the target
+ * has, SSE2 on every x86-64), for the P-header scan's per-header
+ * stores. */
+typedef uint16_t tb_v8u16 __attribute__((vector_size(16)));
+typedef uint8_t tb_v16u8 __attribute__((vector_size(16)));
 
 /* A P-header's atoms for the bulk walker: n E/N atoms (bit i of nmask
  * set when atom i is N), S[i] the W atoms before atom i-1's cycle ends
@@ -79,25 +75,16 @@ struct tb_etmv3_decoder {
      * whenever rng is emitted, opened or changed. */
     bool rng_loop;
 
-    /* Each P-header byte's atoms under cfg (IHI0014Q 7.3.1), for the
-     * fused path (tb_etmv3_decoder_phdrs); pq the same in brief for its
-     * scan: PQ_VALID, E/N atoms << 8, W atoms. */
-    phdr_atoms ptab[256];
-    uint16_t pq[256];
-    /* The same for scan32, by the low 7 bits of a header byte (all
-     * P-headers have bit 7 set): E/N atoms (0x80 if no P-header), and W
-     * atoms. */
-    bool scan32;
-    uint8_t sna[128], swt[128];
-    /* ...and for the atoms of a header with E/N atoms: its N flags, and
-     * the W atoms before atom t in it as base + t * step (bits 6..0:
-     * base, bit 7: step 1), the one shape the cycle-accurate formats
-     * have (checked in _new()). */
-    uint8_t snb[128], sbs[128];
-    uint16_t sls[128][8];   /* the same, as scan32()'s loop adds them */
+    /* Each P-header byte's atoms under cfg (IHI0014Q 7.3.1), as the
+     * fused path's scan (scan_headers) adds them to a batch: hlim the
+     * E/N atoms, or 0xFF for no P-header (so that one room check ends
+     * the scan at either); hnm their N flags; hS the W atoms before
+     * each atom's end (lanes past the atoms unused); hW the W atoms in
+     * every lane. */
+    uint8_t hlim[256];
+    uint64_t hnm[256];
+    tb_v8u16 hS[256], hW[256];
 };
-
-#define PQ_VALID 0x8000u
 
 /* Atoms of a W/E/N sequence; other letters are skipped, as the
  * per-atom walker always did. */
@@ -168,42 +155,27 @@ tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
     tb_elem_init(&d->rng, TB_ELEM_INSN_RANGE, 0);
     for (unsigned h = 0; h < 256; h++) {
         char seq[20];
-        int len = tb_etmv3_phdr_seq(cfg, (uint8_t)h, seq);
+        const int len = tb_etmv3_phdr_seq(cfg, (uint8_t)h, seq);
+        phdr_atoms a = {0};
 
-        if (len >= 0) {
-            atoms_from_seq(seq, (unsigned)len, &d->ptab[h]);
-            d->pq[h] = (uint16_t)(PQ_VALID | d->ptab[h].n << 8 | d->ptab[h].wtot);
+        d->hlim[h] = 0xFF;
+        if (len < 0)
+            continue;
+        atoms_from_seq(seq, (unsigned)len, &a);
+        /* hS has room for 8 atoms, as many as a cycle-accurate header
+         * has (IHI0014Q 7.3.1 table 7.3: format 1, 7 E and an N); plain
+         * trace needs no W counts, and hoff takes HDR_ATOMS_MAX. */
+        if (cfg->cycle_accurate && a.n > 8) {
+            free(d);
+            return NULL;
+        }
+        d->hlim[h] = a.n;
+        d->hnm[h] = a.nmask;
+        for (unsigned t = 0; t < 8; t++) {
+            d->hS[h][t] = a.S[t + 1];
+            d->hW[h][t] = a.wtot;
         }
     }
-#if TB_ETMV3_SCAN32
-    /* Without cycle accuracy every P-header has E/N atoms (IHI0014Q
-     * 7.3.1 table 7.2): nothing for scan32 to skip. */
-    d->scan32 = cfg->cycle_accurate && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") &&
-                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") &&
-                __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
-                __builtin_cpu_supports("popcnt");
-    for (unsigned h = 0x80; h < 0x100; h++) {
-        const phdr_atoms *a = &d->ptab[h];
-        const unsigned base = a->S[1], step = a->n > 1 ? a->S[2] - a->S[1] : 0;
-
-        d->sna[h & 0x7F] = a->valid ? a->n : 0x80;
-        d->swt[h & 0x7F] = a->wtot;
-        if (!a->valid)
-            continue;
-        /* Bytes hold the W sums of 31 headers, the atom counts and the N
-         * flags; or the one-header loop does it. */
-        if (a->wtot > 8 || a->n > 8 || base > 0x7F || step > 1)
-            d->scan32 = false;
-        for (unsigned t = 0; t < a->n; t++)
-            if (a->S[t + 1] != base + t * step)
-                d->scan32 = false;
-        for (unsigned t = 0; t < 8; t++)
-            d->sls[h & 0x7F][t] = a->S[t + 1];
-        d->snb[h & 0x7F] = (uint8_t)a->nmask;
-        d->sbs[h & 0x7F] = (uint8_t)(base | step << 7);
-    }
-#endif
     /* Only flow changes end a block: every instruction has its atom. */
     d->bc = tb_block_cache_new(mem, TB_WPMASK_BRANCHES);
     if (!d->bc) {
@@ -413,9 +385,10 @@ typedef struct atom_batch {
     bool has_S;
     uint32_t pend;                /* cycles pending before atom 0 */
     uint32_t wsum;                /* W atoms of the batch's headers */
-    /* Room past the atoms for scan32()'s 64-lane masked stores. */
-    uint16_t S[BATCH_ATOMS + 1 + 64];
-    uint8_t hoff[BATCH_ATOMS + 64];
+    /* Room past the atoms for a header's whole stores (scan_headers:
+     * 8 lanes of S, HDR_ATOMS_MAX of hoff). */
+    uint16_t S[BATCH_ATOMS + 1 + 8];
+    uint8_t hoff[BATCH_ATOMS + HDR_ATOMS_MAX];
 } atom_batch;
 
 static inline void batch_init(atom_batch *ab, uint32_t pend, bool has_S)
@@ -661,190 +634,53 @@ static void do_pheader(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
     (void)run_atoms(d, e, &cur, 0, &ab);
 }
 
-#if TB_ETMV3_SCAN32
-/* Up to this many headers with atoms in 32, scan32() loops over them;
- * past it, its lanes do them all at once.  TC2's cycle-accurate trace
- * has about 8 in 32 and the long generated one many more; 8 and 16 gave
- * the same on both. */
-#define SCAN32_LOOP_MAX 12
-/* Lane i takes lane i - s (s < 64); lanes below s are masked off. */
-#define TB_LANES_BACK(s) _mm512_sub_epi8(lane, _mm512_set1_epi8((char)(s)))
-
-/* Inclusive prefix sum of the 32 bytes of x (wrapping, or saturating). */
-__attribute__((target("avx512f,avx512bw,avx512vl,avx2")))
-static inline __m256i prefix32(__m256i x, bool sat)
+/* batch_add() for the valid P-headers at hdr[k..kend), the first
+ * k - k0 bytes after the batch's (below 256): returns where it stopped,
+ * at the first byte that is no P-header or whose atoms would not fit.
+ * Every header costs the same few table loads, adds and stores, with no
+ * branch on its kind: its hoff and S entries are written whole, past its
+ * own atoms (the next header's overwrite them).  The cost is the branch
+ * a per-header test mispredicts: TC2's cycle-accurate trace has about as
+ * many headers with W atoms only as with E/N ones, in no order a
+ * predictor learns.  The AVX-512 scan this replaced (32 headers at a
+ * time, then a turn per header with atoms) was 7% slower on TC2.  ca:
+ * the batch has S (cycle-accurate trace), a constant at each call. */
+static TB_ALWAYS_INLINE size_t scan_headers(const tb_etmv3_decoder *d, const uint8_t *hdr,
+                                            size_t k, size_t kend, size_t k0,
+                                            atom_batch *ab, bool ca)
 {
-#define TB_STEP(n) (x = sat ? _mm256_adds_epu8(x, _mm256_slli_si256(x, n)) \
-                            : _mm256_add_epi8(x, _mm256_slli_si256(x, n)))
-    TB_STEP(1);
-    TB_STEP(2);
-    TB_STEP(4);
-    TB_STEP(8);
-#undef TB_STEP
-    {
-        /* Lane 0's total into lane 1. */
-        const __m256i t = _mm256_permute2x128_si256(
-            _mm256_shuffle_epi8(x, _mm256_set1_epi8(15)), x, 0x08);
+    unsigned n0 = 0;
+    uint64_t nm = 0;
+    tb_v8u16 wv = {0};
+    tb_v16u8 kv = {0};
+    uint8_t *const ho = ab->hoff;
+    uint16_t *const sp = &ab->S[1];
 
-        return sat ? _mm256_adds_epu8(x, t) : _mm256_add_epi8(x, t);
-    }
-}
+    kv += (uint8_t)(k - k0);
+    while (k < kend) {
+        const unsigned h = hdr[k];
+        const unsigned n1 = n0 + d->hlim[h];
 
-/* Byte lane i (< 32) of x. */
-__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vl,avx2")))
-static inline unsigned lane_u8(__m256i x, unsigned i)
-{
-    return (unsigned)_mm_extract_epi8(_mm256_castsi256_si128(
-        _mm256_permutexvar_epi8(_mm256_set1_epi8((char)i), x)), 0);
-}
+        if (n1 > BATCH_ATOMS)
+            break; /* no P-header (0xFF), or no room */
+        /* n0 is 64 only for a header without atoms (no N flags). */
+        nm |= d->hnm[h] << (n0 & 63);
+        memcpy(ho + n0, &kv, sizeof kv);
+        kv += 1;
+        if (ca) {
+            const tb_v8u16 sv = wv + d->hS[h];
 
-/* scan32()'s many-atom case, with no loop over headers or atoms: ah the
- * headers taken that have atoms, ai and a0 the atoms up to and before
- * each (a prefix sum that saturates past the batch's room), pw the W
- * before each.  Each atom lane finds its header by expanding the
- * headers' numbers to their first atoms and carrying them forward (a
- * prefix maximum), and takes hoff, S and its N flag from there. */
-__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,avx512vl,avx2,bmi,bmi2,popcnt")))
-static void scan32_lanes(const tb_etmv3_decoder *d, __m512i vz, uint32_t ah, __m256i ai,
-                         __m256i a0, __m256i pw, unsigned koff, atom_batch *ab)
-{
-    const __m512i lane = _mm512_set_epi8(
-        63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48,
-        47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32,
-        31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
-        15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    const unsigned n0 = ab->n;
-    const uint32_t wb = ab->wsum;
-    const unsigned last = 31 - (unsigned)__builtin_clz(ah);
-    const unsigned nadd = lane_u8(ai, last);
-    const uint64_t live = _bzhi_u64(~0ull, nadd);
-    const __m512i a0z = _mm512_zextsi256_si512(a0);
-    const __m512i nbz = _mm512_permutex2var_epi8(_mm512_loadu_si512(d->snb), vz,
-                                                 _mm512_loadu_si512(d->snb + 64));
-    const __m512i one = _mm512_set1_epi64(1);
-    __m512i st = _mm512_setzero_si512(), nq = _mm512_setzero_si512();
-    __m512i hx, hb, bs, li, loc, pwa;
-    uint64_t starts, nbits;
-
-    /* Each atom header's first atom (bit a0) and N flags (at a0). */
-    for (unsigned g = 0; g < 4; g++) {
-        const __mmask8 k = (__mmask8)(ah >> (8 * g));
-        const __m512i q = _mm512_cvtepu8_epi64(_mm512_castsi512_si128(
-            _mm512_permutexvar_epi8(_mm512_add_epi8(lane, _mm512_set1_epi8((char)(8 * g))), a0z)));
-        const __m512i nb = _mm512_cvtepu8_epi64(_mm512_castsi512_si128(
-            _mm512_permutexvar_epi8(_mm512_add_epi8(lane, _mm512_set1_epi8((char)(8 * g))), nbz)));
-
-        st = _mm512_or_si512(st, _mm512_maskz_sllv_epi64(k, one, q));
-        nq = _mm512_or_si512(nq, _mm512_maskz_sllv_epi64(k, nb, q));
-    }
-    starts = (uint64_t)_mm512_reduce_or_epi64(st);
-    nbits = (uint64_t)_mm512_reduce_or_epi64(nq);
-    /* Header number + 1 at each first atom, carried forward: at most 7
-     * lanes, a header having at most 8 atoms (checked in _new()). */
-    hx = _mm512_maskz_expand_epi8(starts, _mm512_maskz_compress_epi8(
-                                              ah, _mm512_add_epi8(lane, _mm512_set1_epi8(1))));
-    for (unsigned s = 1; s < 8; s <<= 1)
-        hx = _mm512_max_epu8(hx, _mm512_maskz_permutexvar_epi8(~0ull << s, TB_LANES_BACK(s), hx));
-    hx = _mm512_sub_epi8(hx, _mm512_set1_epi8(1));
-    _mm512_mask_storeu_epi8(&ab->hoff[n0], live,
-                            _mm512_add_epi8(hx, _mm512_set1_epi8((char)koff)));
-    /* S: the batch's W before the header, then the header's W up to
-     * the atom (base + step * its place in the header). */
-    hb = _mm512_permutexvar_epi8(hx, vz);
-    bs = _mm512_permutex2var_epi8(_mm512_loadu_si512(d->sbs), hb,
-                                  _mm512_loadu_si512(d->sbs + 64));
-    li = _mm512_sub_epi8(lane, _mm512_permutexvar_epi8(hx, a0z));
-    loc = _mm512_mask_add_epi8(_mm512_and_si512(bs, _mm512_set1_epi8(0x7F)),
-                               _mm512_movepi8_mask(bs),
-                               _mm512_and_si512(bs, _mm512_set1_epi8(0x7F)), li);
-    pwa = _mm512_permutexvar_epi8(hx, _mm512_zextsi256_si512(pw));
-    {
-        const __m512i w16 = _mm512_set1_epi16((short)wb);
-        const __m512i lo = _mm512_add_epi16(
-            w16, _mm512_add_epi16(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(pwa)),
-                                  _mm512_cvtepu8_epi16(_mm512_castsi512_si256(loc))));
-        const __m512i hi = _mm512_add_epi16(
-            w16, _mm512_add_epi16(_mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(pwa, 1)),
-                                  _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(loc, 1))));
-
-        _mm512_mask_storeu_epi16(&ab->S[n0 + 1], (__mmask32)live, lo);
-        _mm512_mask_storeu_epi16(&ab->S[n0 + 33], (__mmask32)(live >> 32), hi);
-    }
-    ab->nmask |= (nbits & live) << n0;
-    ab->n = n0 + nadd;
-}
-
-/* batch_add() for the valid P-headers at the start of hdr[0..32), the
- * first koff bytes after the batch's: returns how many it took, 32
- * unless a byte is no P-header or the batch is full.  Byte lookups give
- * each header's E/N and W atoms, and a prefix sum the W before each
- * (pw; at most 8 W a header, checked in _new(), so 31 headers' fit a
- * byte), so a header with W atoms only costs no branch.  Then either a
- * turn for each header with atoms, or scan32_lanes(). */
-__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,avx512vl,avx2,bmi,bmi2,popcnt")))
-static unsigned scan32(const tb_etmv3_decoder *d, const uint8_t *hdr, unsigned koff,
-                       atom_batch *ab)
-{
-    const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)hdr);
-    /* 128-entry tables need the 512-bit form. */
-    const __m512i vz = _mm512_zextsi256_si512(v);
-    const __m256i na = _mm512_castsi512_si256(_mm512_permutex2var_epi8(
-        _mm512_loadu_si512(d->sna), vz, _mm512_loadu_si512(d->sna + 64)));
-    const __m256i wt = _mm512_castsi512_si256(_mm512_permutex2var_epi8(
-        _mm512_loadu_si512(d->swt), vz, _mm512_loadu_si512(d->swt + 64)));
-    const uint32_t valid = (uint32_t)_mm256_movemask_epi8(_mm256_andnot_si256(na, v));
-    const unsigned len = _tzcnt_u32(~valid); /* 32 when all are */
-    const unsigned n0 = ab->n;
-    const __m256i nav = _mm256_maskz_mov_epi8(_bzhi_u32(valid, len), na);
-    const __m256i pw = _mm256_sub_epi8(prefix32(wt, false), wt); /* W before */
-    const uint32_t ah0 = _mm256_test_epi8_mask(nav, nav);
-    const uint32_t wb = ab->wsum;
-    unsigned took = len;
-    uint8_t pwb[32];
-
-    _mm256_storeu_si256((__m256i *)(void *)pwb, pw);
-    if ((unsigned)_mm_popcnt_u32(ah0) <= SCAN32_LOOP_MAX) {
-        /* A few headers with atoms: one turn each is quicker than the
-         * lanes' long chain of shuffles. */
-        uint64_t nm = ab->nmask;
-        unsigned n0l = n0;
-        uint32_t m = ah0;
-
-        while (m) {
-            const unsigned j = _tzcnt_u32(m);
-            const unsigned h = hdr[j] & 0x7Fu;
-
-            m &= m - 1;
-            if (n0l + d->sna[h] > BATCH_ATOMS) {
-                took = j;
-                break;
-            }
-            nm |= (uint64_t)d->snb[h] << n0l;
-            _mm_storeu_si128((__m128i *)(void *)&ab->hoff[n0l], _mm_set1_epi8((char)(koff + j)));
-            _mm_storeu_si128((__m128i *)(void *)&ab->S[n0l + 1],
-                             _mm_add_epi16(_mm_set1_epi16((short)(wb + pwb[j])),
-                                           _mm_loadu_si128((const __m128i *)(const void *)d->sls[h])));
-            n0l += d->sna[h];
+            memcpy(sp + n0, &sv, sizeof sv);
         }
-        ab->nmask = nm;
-        ab->n = n0l;
-    } else {
-        const __m256i ai = prefix32(nav, true);         /* atoms up to and with */
-        const __m256i a0 = _mm256_sub_epi8(ai, nav);    /* atoms before */
-        const uint32_t over = _mm256_cmpgt_epu8_mask(ai, _mm256_set1_epi8((char)(BATCH_ATOMS - n0)));
-        uint32_t ah;
-
-        if (_tzcnt_u32(over) < took)
-            took = _tzcnt_u32(over);
-        ah = ah0 & _bzhi_u32(~0u, took);
-        if (ah)
-            scan32_lanes(d, vz, ah, ai, a0, pw, koff, ab);
+        wv += d->hW[h];
+        n0 = n1;
+        k++;
     }
-    ab->wsum = wb + (took < 32 ? pwb[took] : pwb[31] + d->swt[hdr[31] & 0x7F]);
-    return took;
+    ab->n = n0;
+    ab->nmask = nm;
+    ab->wsum = wv[0];
+    return k;
 }
-#undef TB_LANES_BACK
-#endif
 
 int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
                            tb_span_cur *cur, size_t pos, tb_element_cb cb,
@@ -864,37 +700,12 @@ int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
         const size_t k0 = k, kend = n - k0 > 255 ? k0 + 255 : n;
         int stop;
 
-        if (!d->pq[hdr[k]])
+        if (d->hlim[hdr[k]] == 0xFF)
             break; /* not a P-header here: the packet path decides */
         /* Plain trace has no W atoms (IHI0014Q 7.3.1 table 7.2). */
         batch_init(&ab, d->pending_cc, d->cfg.cycle_accurate);
-        while (k < kend) {
-            const uint8_t h = hdr[k];
-            const unsigned q = d->pq[h];
-
-#if TB_ETMV3_SCAN32
-            if (d->scan32 && kend - k >= 32) {
-                const unsigned took = scan32(d, hdr + k, (unsigned)(k - k0), &ab);
-
-                k += took;
-                if (took < 32)
-                    break;
-                continue;
-            }
-#endif
-            if (!(q & 0x7F00u)) {
-                /* Only W atoms (most headers of a cycle-accurate trace
-                 * that waits), or no P-header: the scan ends. */
-                if (!q)
-                    break;
-                ab.wsum += q & 0xFFu;
-            } else {
-                if (ab.n + ((q >> 8) & 0x7Fu) > BATCH_ATOMS)
-                    break;
-                batch_add(&ab, &d->ptab[h], (unsigned)(k - k0));
-            }
-            k++;
-        }
+        k = ab.has_S ? scan_headers(d, hdr, k, kend, k0, &ab, true)
+                     : scan_headers(d, hdr, k, kend, k0, &ab, false);
         if (k == k0)
             break; /* cannot happen (a P-header, an empty batch): no loop */
         stop = run_atoms(d, &e, cur, pos + k0, &ab);
