@@ -22,8 +22,8 @@
 #include <emmintrin.h>
 #endif
 /* The one-ID span path for 64-byte groups of frames (span_groups) needs
- * AVX-512 VBMI2, CD and VPOPCNTDQ, BMI1/2 and POPCNT, checked at run
- * time. */
+ * AVX-512 VBMI2, CD and VPOPCNTDQ, PCLMUL, BMI1/2 and POPCNT, checked at
+ * run time. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define TB_DF_GROUPS 1
 #include <immintrin.h>
@@ -136,7 +136,8 @@ tb_deformatter *tb_deformatter_new(unsigned flags)
 #if TB_DF_GROUPS
     d->groups = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi") &&
                 __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("avx512cd") &&
-                __builtin_cpu_supports("avx512vpopcntdq") && __builtin_cpu_supports("bmi") &&
+                __builtin_cpu_supports("avx512vpopcntdq") && __builtin_cpu_supports("pclmul") &&
+                __builtin_cpu_supports("bmi") &&
                 __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
 #else
     d->groups = false;
@@ -468,7 +469,8 @@ static size_t skip_unwanted(tb_deformatter *d, const uint8_t *f, size_t n)
  *    the old ID's).  An ID in byte 14 owns from the next frame, which an
  *    owner change at byte 15 (the aux byte, never data) gives as well.
  *  - Owned by W: a prefix XOR over the positions where the owner turns
- *    to or from W, which are ID changes only.
+ *    to or from W, which are ID changes only (a carry-less multiply by
+ *    all ones, one instruction for six shifts and XORs).
  *  - Segments: a W run starts at such a turn or at a frame start.  Its
  *    index is unpack_runs()' run index: the frame offset plus the pair
  *    position of the last ID change at or before the turn that opened a
@@ -480,7 +482,7 @@ static size_t skip_unwanted(tb_deformatter *d, const uint8_t *f, size_t n)
  * Processes up to n groups from f (buffer offset sof); *used gets the
  * bytes taken.
  */
-__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,avx512cd,avx512vpopcntdq,bmi,bmi2,popcnt")))
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,avx512cd,avx512vpopcntdq,bmi,bmi2,popcnt,pclmul")))
 static int span_groups(tb_deformatter *d, const uint8_t *f, size_t n, uint64_t sof,
                        size_t *used)
 {
@@ -546,13 +548,9 @@ static int span_groups(tb_deformatter *d, const uint8_t *f, size_t n, uint64_t s
             t = _pdep_u64((wk ^ (wk << 1 | curw)) & live, id);
         }
         dep = (t & ~(aux & ~PAIR7)) << 1 | (t & aux & ~PAIR7) << 2;
-        owned = dep;
-        owned ^= owned << 1;
-        owned ^= owned << 2;
-        owned ^= owned << 4;
-        owned ^= owned << 8;
-        owned ^= owned << 16;
-        owned ^= owned << 32;
+        /* Bit i of the product: the XOR of dep's bits 0..i. */
+        owned = (uint64_t)_mm_cvtsi128_si64(_mm_clmulepi64_si128(
+            _mm_cvtsi64_si128((long long)dep), _mm_set1_epi8((char)0xFF), 0));
         owned ^= 0 - curw;
         m = owned & ~id & ~AUX_BYTES;
         opens = chg & (aux | ~((chg & aux) << 2));
