@@ -259,6 +259,14 @@ static TB_ALWAYS_INLINE bool walk_to_waypoint(tb_ptm_decoder *d, tb_emit *e,
     }
 }
 
+/* An executed direct branch that only moves the flow to its target:
+ * known, and no return address for the return stack. */
+static inline bool plain_direct(const tb_ptm_decoder *d, const tb_insn *wp)
+{
+    return (wp->wp_class == TB_WP_DIRECT || wp->wp_class == TB_WP_DIRECT_LINK) &&
+           wp->has_target && !(wp->link && d->cfg.return_stack);
+}
+
 /* Applies an executed (E) or failed (N) waypoint to the flow. */
 static TB_ALWAYS_INLINE void take_waypoint(tb_ptm_decoder *d, const tb_insn *wp, char atom,
                           bool from_atom)
@@ -402,12 +410,28 @@ int tb_ptm_decoder_atoms(tb_ptm_decoder *d, const tb_ptm_atom_run *run,
                 if (d->pc_known) {
                     b = tb_block_follow(d->bc, w.from, w.edge, w.pc, (tb_isa)w.isa);
                     if (b->status == TB_BLOCK_WP) {
-                        emit_range(d, &e, &pc, w.pc, b->end, b->n, w.isa, &b->last, atom);
+                        const tb_insn *wp = &b->last;
+
+                        emit_range(d, &e, &pc, w.pc, b->end, b->n, w.isa, wp, atom);
                         w.from = b;
                         w.edge = atom == 'E' ? TB_EDGE_TAKEN : TB_EDGE_ON;
-                        d->pc = b->end;
+                        w.pc = b->end;
+                        /* take_waypoint()'s two usual cases on the
+                         * locals: an N atom goes on past the waypoint,
+                         * an E atom on a plain direct branch to its
+                         * target (+4-6% on the real PTM traces).  A
+                         * take_waypoint() on the locals for every case
+                         * was 3% slower than this. */
+                        if (atom == 'N')
+                            continue;
+                        if (plain_direct(d, wp)) {
+                            w.pc = wp->target;
+                            w.isa = wp->target_isa;
+                            continue;
+                        }
+                        d->pc = w.pc;
                         d->isa = w.isa;
-                        take_waypoint(d, &b->last, atom, true);
+                        take_waypoint(d, wp, atom, true);
                         w.pc = d->pc;
                         w.isa = d->isa;
                         continue;
