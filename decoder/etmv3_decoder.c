@@ -69,6 +69,9 @@ struct tb_etmv3_decoder {
      * range writes only the others (cheaper than a fresh element). */
     bool rng_valid, rng_open;
     tb_element rng;
+    /* Likewise the trace-on element, one for every I-sync of a trace
+     * that is often switched off (136 a pass on TC2 0x10). */
+    tb_element ton;
     /* rng (held back, closed) ended at a taken direct branch to its own
      * start: a loop whose next turn, given the same atoms, is the same
      * range again (run_atoms() then only renews index and cc).  Cleared
@@ -153,6 +156,7 @@ tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
     d->cfg = *cfg;
     d->mem = mem;
     tb_elem_init(&d->rng, TB_ELEM_INSN_RANGE, 0);
+    tb_elem_init(&d->ton, TB_ELEM_TRACE_ON, 0);
     for (unsigned h = 0; h < 256; h++) {
         char seq[20];
         const int len = tb_etmv3_phdr_seq(cfg, (uint8_t)h, seq);
@@ -725,20 +729,21 @@ static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_isync *pkt)
 
     flush_range(d, e);
     if (!d->synced || d->gap || pkt->reason != TB_ISYNC_PERIODIC || pkt->has_cc) {
-        tb_element el;
+        tb_element *el = &d->ton;
 
-        tb_elem_init(&el, TB_ELEM_TRACE_ON, pkt->index);
-        el.reason = pkt->reason;
-        el.isa = isa;
-        el.start = insn_addr(pkt->lsip ? pkt->lsip_addr : pkt->addr, isa);
+        el->index = pkt->index;
+        el->reason = pkt->reason;
+        el->isa = isa;
+        el->start = insn_addr(pkt->lsip ? pkt->lsip_addr : pkt->addr, isa);
         /* The I-sync's count covers the time trace was off, with the W
          * atoms still pending (protocol-notes 2.4, 6.3). */
+        el->has_cc = pkt->has_cc;
+        el->cc = 0;
         if (pkt->has_cc) {
-            el.has_cc = true;
-            el.cc = pkt->cc + (d->synced ? d->pending_cc : 0);
+            el->cc = pkt->cc + (d->synced ? d->pending_cc : 0);
             d->pending_cc = 0;
         }
-        emit(d, e, &el);
+        emit(d, e, el);
     }
     if (!d->synced)
         d->pending_cc = 0; /* W's before the first address belong nowhere */

@@ -47,8 +47,10 @@ struct tb_ptm_decoder {
     unsigned blk_edge;
 
     /* The range element, its other fields zero for good: emit_range()
-     * writes only what a range has (cheaper than a fresh element). */
-    tb_element rng;
+     * writes only what a range has (cheaper than a fresh element).  The
+     * same for trace-on, one for every I-sync of a trace that is often
+     * switched off (192 a pass on Snowball 0x10). */
+    tb_element rng, ton;
 };
 
 static void reset_state(tb_ptm_decoder *d)
@@ -88,6 +90,7 @@ tb_ptm_decoder *tb_ptm_decoder_new(const tb_config *cfg, const tb_memimage *mem)
         return NULL;
     }
     tb_elem_init(&d->rng, TB_ELEM_INSN_RANGE, 0);
+    tb_elem_init(&d->ton, TB_ELEM_TRACE_ON, 0);
     reset_state(d);
     return d;
 }
@@ -473,17 +476,15 @@ static TB_ALWAYS_INLINE void do_isync(tb_ptm_decoder *d, tb_emit *e, const tb_pt
                        (pkt->has_ctxid && pkt->context_id != d->context_id);
 
     if (!d->synced || d->gap || pkt->reason != TB_ISYNC_PERIODIC) {
-        tb_element el;
+        tb_element *el = &d->ton;
 
-        tb_elem_init(&el, TB_ELEM_TRACE_ON, pkt->index);
-        el.reason = pkt->reason;
-        el.start = insn_addr(pkt->addr, pkt->isa);
-        el.isa = pkt->isa;
-        if (pkt->has_cc) {
-            el.has_cc = true;
-            el.cc = pkt->cc;
-        }
-        tb_emit_el(e, &el);
+        el->index = pkt->index;
+        el->reason = pkt->reason;
+        el->start = insn_addr(pkt->addr, pkt->isa);
+        el->isa = pkt->isa;
+        el->has_cc = pkt->has_cc;
+        el->cc = pkt->has_cc ? pkt->cc : 0;
+        tb_emit_el(e, el);
     }
     d->synced = true;
     d->gap = false;
