@@ -643,12 +643,12 @@ static void do_pheader(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
  * at the first byte that is no P-header or whose atoms would not fit.
  * Every header costs the same few table loads, adds and stores, with no
  * branch on its kind: its hoff and S entries are written whole, past its
- * own atoms (the next header's overwrite them).  The cost is the branch
- * a per-header test mispredicts: TC2's cycle-accurate trace has about as
- * many headers with W atoms only as with E/N ones, in no order a
- * predictor learns.  The AVX-512 scan this replaced (32 headers at a
- * time, then a turn per header with atoms) was 7% slower on TC2.  ca:
- * the batch has S (cycle-accurate trace), a constant at each call. */
+ * own atoms (the next header's overwrite them).  Half of the headers of
+ * TC2's cycle-accurate trace have W atoms only, in no order a predictor
+ * learns.  The AVX-512 scan this replaced (32 headers at a time, then a
+ * turn per header with atoms; a run-time CPU check) was 8% slower on
+ * TC2.  ca: the batch has S (cycle-accurate trace), a constant at each
+ * call. */
 static TB_ALWAYS_INLINE size_t scan_headers(const tb_etmv3_decoder *d, const uint8_t *hdr,
                                             size_t k, size_t kend, size_t k0,
                                             atom_batch *ab, bool ca)
