@@ -470,15 +470,15 @@ static int make_long_snapshot(const char *dir, tb_protocol proto, const char *op
 }
 #endif
 
+/* Turns per side on a real trace (timed() windows of seconds / ROUNDS). */
+#define ROUNDS 4
+
 /* Runs fn until `seconds` have passed, or exactly `passes` times when
  * passes > 0 (repeatable instruction counts under callgrind).  The time
  * is measured in batches of about 2 ms and the fastest batch is kept:
  * this machine is shared, and the best batch is the one least disturbed
  * by other work (both decoders are measured the same way).  Returns the
  * best time per pass; *n gets the passes done. */
-/* Turns per side on a real trace (timed() windows of seconds / ROUNDS). */
-#define ROUNDS 4
-
 static double timed(int (*fn)(void *, const job *), void *obj, const job *j,
                     double seconds, uint64_t passes, uint64_t *n)
 {

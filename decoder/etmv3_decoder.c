@@ -31,7 +31,7 @@ typedef uint8_t tb_v16u8 __attribute__((vector_size(16)));
  * set when atom i is N), S[i] the W atoms before atom i-1's cycle ends
  * (so atoms a..b-1 take S[b] - S[a] cycles), wtot all its W atoms. */
 typedef struct phdr_atoms {
-    uint8_t valid, n, wtot;
+    uint8_t n, wtot;
     uint8_t S[21];
     uint32_t nmask;
 } phdr_atoms;
@@ -108,7 +108,6 @@ static void atoms_from_seq(const char *seq, unsigned len, phdr_atoms *a)
     }
     a->n = (uint8_t)n;
     a->wtot = (uint8_t)w;
-    a->valid = 1;
 }
 
 /* The walk leaves block b by its branch (taken) or past its end: the
