@@ -1,24 +1,71 @@
 /* The `addr` output format, shared by `tracebench decode --format addr`
  * and the vectors' decode.addr: one executed instruction per line
- * (address, ISA, E/N), so that any two decoders can be diffed. */
+ * (address, ISA, E/N), so that any two decoders can be diffed, and a
+ * `# gap WHY` line where the trace does not carry what ran between two
+ * instructions (docs/vectors.md has the format; vectors/expect.c derives
+ * the same listing from a vector's ground truth). */
 #include <stdlib.h>
 
 #include "cli.h"
 
+/* The word of a gap marker; NULL: the element opens no gap. */
+static const char *gap_word(const tb_element *el)
+{
+    if (el->kind == TB_ELEM_TRACE_ON) {
+        switch (el->reason) {
+        case TB_ISYNC_TRACE_ON:
+            return "trace-on";
+        case TB_ISYNC_OVERFLOW:
+            return "overflow";
+        case TB_ISYNC_DEBUG_EXIT:
+            return "debug-exit";
+        default:
+            return NULL; /* periodic: after a gap only, which said so */
+        }
+    }
+    if (el->kind == TB_ELEM_NO_SYNC && el->reason != TB_GAP_INIT)
+        return tb_gap_reason_name((tb_gap_reason)el->reason);
+    return NULL;
+}
+
+/* One marker before the next instruction, and none before the first: a
+ * gap at the start or the end separates nothing.  An overflow names the
+ * gap whatever else opened it (trace was lost, not only filtered). */
+static void note_gap(tb_cli_addr_out *o, const char *word)
+{
+    if (!o->gap || (word[0] == 'o' && word[1] == 'v'))
+        o->gap = word;
+}
+
+static void put_gap(tb_cli_addr_out *o)
+{
+    if (o->gap && o->shown)
+        fprintf(o->f, "# gap %s\n", o->gap);
+    o->gap = NULL;
+    o->shown = true;
+}
+
 int tb_cli_addr_element(tb_cli_addr_out *o, const tb_element *el)
 {
+    const char *word = gap_word(el);
     int n;
 
+    if (word) {
+        note_gap(o, word);
+        return 0;
+    }
     /* ADDR_NACC / ADDR_UNKNOWN atoms keep their place. */
     if (el->kind == TB_ELEM_ADDR_NACC) {
+        put_gap(o);
         fprintf(o->f, "0x%08X ? NACC\n", (unsigned)el->start);
         return 0;
     }
     if (el->kind == TB_ELEM_ADDR_UNKNOWN) {
+        put_gap(o);
         fprintf(o->f, "? ? %c\n", el->last_atom ? el->last_atom : '?');
         return 0;
     }
-    if (el->kind != TB_ELEM_INSN_RANGE)
+    if (el->kind != TB_ELEM_INSN_RANGE || !el->count)
         return 0;
     if (el->count > o->cap) {
         uint32_t *a = realloc(o->addrs, el->count * sizeof *a);
@@ -31,11 +78,19 @@ int tb_cli_addr_element(tb_cli_addr_out *o, const tb_element *el)
     n = tb_range_addrs(o->mem, el, o->addrs, el->count);
     if (n < 0)
         return o->err = n;
+    put_gap(o);
     for (int i = 0; i < n; i++) {
         char atom = 'E';
 
         if (el->isa != TB_ISA_ARM && el->isa != TB_ISA_THUMB)
             atom = '?';
+        else if (o->ptm)
+            /* PFT traces waypoints only: a range's other instructions
+             * carry no atom, and its last one only when it is a waypoint
+             * (IHI0035B B.3.2); they ran, so E. */
+            atom = i + 1 == n && el->last_wp != TB_WP_NONE && el->last_wp != TB_WP_BARRIER
+                       ? el->last_atom
+                       : 'E';
         else if (i + 1 == n)
             atom = el->last_atom;
         else if (i < 32 && ((el->atom_bits >> i) & 1))

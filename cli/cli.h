@@ -2,6 +2,7 @@
 #ifndef TB_CLI_H
 #define TB_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "tracebench/decoder.h"
@@ -16,14 +17,18 @@ int tb_cli_vectors(int argc, char **argv);
 int tb_cli_parse_id(const char *s);
 
 /* The `addr` format (cli/addr_out.c): one line per executed instruction
- * of each element, into f; addrs/cap is scratch space (free() it).
- * Returns 0, or the error, which also stays in err. */
+ * of each element, into f, and `# gap WHY` lines; ptm: the trace is PTM
+ * (E/N on waypoints only); addrs/cap is scratch space (free() it).  Zero
+ * the rest.  Returns 0, or the error, which also stays in err. */
 typedef struct tb_cli_addr_out {
     FILE *f;
     const tb_memimage *mem;
+    bool ptm;
     uint32_t *addrs;
     size_t cap;
     int err;
+    const char *gap;  /* marker waiting for the next instruction */
+    bool shown;       /* an instruction was printed */
 } tb_cli_addr_out;
 int tb_cli_addr_element(tb_cli_addr_out *o, const tb_element *el);
 

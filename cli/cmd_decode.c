@@ -37,7 +37,8 @@ static int usage(void)
     return 2;
 }
 
-static int load_image(const char *dir, int id, tb_memimage **mem, char *err, size_t len)
+static int load_image(const char *dir, int id, tb_memimage **mem, bool *ptm, char *err,
+                      size_t len)
 {
     tb_snapshot s;
     int r = tb_snapshot_load(&s, dir, err, len);
@@ -55,6 +56,7 @@ static int load_image(const char *dir, int id, tb_memimage **mem, char *err, siz
             continue;
         if (id < 0 && s.n_sources != 1)
             continue;
+        *ptm = cfg.protocol == TB_PROTO_PTM;
         r = tb_snapshot_source_memory(&s, &s.sources[i], mem, err, len);
         break;
     }
@@ -66,7 +68,7 @@ int tb_cli_decode(int argc, char **argv)
 {
     const char *dir = NULL;
     int id = -1;
-    struct out o = {stdout, 0, {stdout, NULL, NULL, 0, 0}};
+    struct out o = {.f = stdout, .addr = {.f = stdout}};
     tb_memimage *mem = NULL;
     char err[512] = "";
     int r;
@@ -99,7 +101,7 @@ int tb_cli_decode(int argc, char **argv)
     if (!dir)
         return usage();
     if (o.format == 2) {
-        r = load_image(dir, id, &mem, err, sizeof err);
+        r = load_image(dir, id, &mem, &o.addr.ptm, err, sizeof err);
         o.addr.mem = mem;
         if (r < 0) {
             fprintf(stderr, "tracebench decode: %s\n", err);

@@ -283,7 +283,9 @@ int tb_enc_emit(tb_encoder *e, tb_packet *p)
 {
     uint8_t buf[TB_PKT_MAX_BYTES + 8];
     int n, rc;
+    bool completes = e->pkt_has_seq;
 
+    e->pkt_has_seq = false;
     if (e->err)
         return e->err;
     if (e->dropping)
@@ -299,9 +301,16 @@ int tb_enc_emit(tb_encoder *e, tb_packet *p)
             e->dropping = true;
             e->st.overflows++;
             e->st.dropped_bytes += (uint64_t)n;
+            if (e->ocb)
+                e->ocb(e->ocb_ctx, e->have_shown, e->shown_seq);
+            e->have_shown = false;
             return 0;
         }
         e->fifo_level += (uint64_t)n;
+    }
+    if (completes) {
+        e->shown_seq = e->pkt_seq;
+        e->have_shown = true;
     }
     if (e->sink) {
         rc = e->sink(e->sink_ctx, buf, (size_t)n);
@@ -646,6 +655,14 @@ void tb_encoder_set_packet_cb(tb_encoder *e, tb_packet_cb cb, void *ctx)
     if (e) {
         e->pcb = cb;
         e->pcb_ctx = ctx;
+    }
+}
+
+void tb_encoder_set_overflow_cb(tb_encoder *e, tb_overflow_cb cb, void *ctx)
+{
+    if (e) {
+        e->ocb = cb;
+        e->ocb_ctx = ctx;
     }
 }
 

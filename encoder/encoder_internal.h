@@ -11,20 +11,25 @@
 #define ENC_ETM_QMAX 64
 #define ENC_RS_DEPTH 16 /* OpenCSD's model depth (protocol-notes 3.10) */
 
+struct enc_etm_atom {
+    char atom;
+    uint32_t cycles;
+    uint64_t seq;        /* the instruction's truth seq */
+};
+
 typedef struct enc_etm {
-    struct {
-        char atom;
-        uint32_t cycles;
-    } q[ENC_ETM_QMAX];
+    struct enc_etm_atom q[ENC_ETM_QMAX];
     unsigned n;
     uint64_t cyc_acct; /* cycles already given out as W atoms or CC */
 } enc_etm;
 
 typedef struct enc_ptm {
     char atoms[5];       /* held non-CA atoms, oldest first */
+    uint64_t atom_seq;   /* truth seq of the newest held atom's waypoint */
     unsigned n;
     bool need_wp;        /* non-waypoints ran since the last waypoint */
     uint32_t last_addr;  /* the last of them */
+    uint64_t last_seq;   /* ... and its truth seq */
     tb_isa last_isa;
     /* Return stack (protocol-notes 3.10), circular like OpenCSD's. */
     uint32_t rs_addr[ENC_RS_DEPTH];
@@ -76,6 +81,14 @@ struct tb_encoder {
     uint8_t flow_isa;    /* ISA execution goes on in: the last insn's
                           * next ISA, or the last exception's vector ISA */
     bool dropping;       /* FIFO overflowed, waiting for it to drain */
+    /* What the trace shows so far: the truth seq of the newest
+     * instruction whose packet went out (have_shown), and the seq the
+     * packet being emitted completes (pkt_has_seq), so that an overflow
+     * can say where the lost trace starts. */
+    bool have_shown, pkt_has_seq;
+    uint64_t shown_seq, pkt_seq;
+    tb_overflow_cb ocb;
+    void *ocb_ctx;
     uint64_t fifo_level, fifo_cycle, fifo_credit;
 
     uint32_t ctxid;
@@ -101,6 +114,14 @@ void tb_enc_pkt(const tb_encoder *e, tb_packet *p, tb_pkt_kind kind);
  * its ISA and the trace exception number (protocol-notes 2.7, 3.7). */
 void tb_enc_exception_pkt(const tb_encoder *e, tb_packet *p,
                           const tb_exec_record *r);
+/* The packet about to be emitted completes the instruction with this
+ * truth seq (and every one before it): the decoder can show them once it
+ * goes out. */
+static inline void tb_enc_completes(tb_encoder *e, uint64_t seq)
+{
+    e->pkt_seq = seq;
+    e->pkt_has_seq = true;
+}
 /* Writes a packet through the FIFO to the sink; 0 when it went out or was
  * lost to an overflow, negative on error (then sticky in e->err). */
 int tb_enc_emit(tb_encoder *e, tb_packet *p);

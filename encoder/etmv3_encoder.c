@@ -34,7 +34,9 @@ enum { P_NONE, P_F1, P_F2, P_F3E, P_PREW, P_F4, P_ONE };
 
 #define INF 0x7FFFFFFF
 
-static int emit_hdr(tb_encoder *e, uint8_t fmt, const char *seq, unsigned n)
+/* last: the queue entry of the header's newest atom (NULL: W's only). */
+static int emit_hdr(tb_encoder *e, uint8_t fmt, const char *seq, unsigned n,
+                    const struct enc_etm_atom *last)
 {
     tb_packet k;
 
@@ -48,6 +50,8 @@ static int emit_hdr(tb_encoder *e, uint8_t fmt, const char *seq, unsigned n)
         else
             k.atom_count++;
     }
+    if (last)
+        tb_enc_completes(e, last->seq);
     return tb_enc_emit(e, &k);
 }
 
@@ -60,7 +64,7 @@ static int emit_ws(tb_encoder *e, uint32_t w)
     memset(s, 'W', sizeof s);
     while (w) {
         unsigned m = w > 8 ? 8 : w;
-        if ((rc = emit_hdr(e, 3, s, m)) < 0)
+        if ((rc = emit_hdr(e, 3, s, m, NULL)) < 0)
             return rc;
         w -= m;
     }
@@ -117,7 +121,7 @@ static int flush_plain(tb_encoder *e)
 
         for (unsigned j = 0; j < t; j++)
             seq[j] = s->q[i + j].atom;
-        if ((rc = emit_hdr(e, fmt[i], seq, t)) < 0)
+        if ((rc = emit_hdr(e, fmt[i], seq, t, &s->q[i + t - 1])) < 0)
             return rc;
         i += t;
     }
@@ -197,7 +201,7 @@ static int flush_ca(tb_encoder *e)
 
         switch (pf[i]) {
         case P_F4:
-            if ((rc = emit_hdr(e, 4, &s->q[i].atom, 1)) < 0)
+            if ((rc = emit_hdr(e, 4, &s->q[i].atom, 1, &s->q[i])) < 0)
                 return rc;
             i++;
             continue;
@@ -207,7 +211,7 @@ static int flush_ca(tb_encoder *e)
                 return rc;
             memset(seq, 'W', last);
             seq[last] = 'E';
-            if ((rc = emit_hdr(e, 3, seq, last + 1)) < 0)
+            if ((rc = emit_hdr(e, 3, seq, last + 1, &s->q[i])) < 0)
                 return rc;
             i++;
             continue;
@@ -224,7 +228,7 @@ static int flush_ca(tb_encoder *e)
             seq[0] = 'W';
             seq[1] = s->q[i].atom;
             seq[2] = s->q[i + 1].atom;
-            if ((rc = emit_hdr(e, 2, seq, 3)) < 0)
+            if ((rc = emit_hdr(e, 2, seq, 3, &s->q[i + 1])) < 0)
                 return rc;
             i += 2;
             continue;
@@ -233,7 +237,7 @@ static int flush_ca(tb_encoder *e)
             seq[m++] = 'W';
             seq[m++] = s->q[i + j].atom;
         }
-        if ((rc = emit_hdr(e, 1, seq, m)) < 0)
+        if ((rc = emit_hdr(e, 1, seq, m, &s->q[i + tk[i] - 1])) < 0)
             return rc;
         i += tk[i];
     }
@@ -248,7 +252,7 @@ static int etm_flush(tb_encoder *e)
     return e->cfg.cycle_accurate ? flush_ca(e) : flush_plain(e);
 }
 
-static int etm_atom(tb_encoder *e, char a, uint64_t cycle)
+static int etm_atom(tb_encoder *e, char a, uint64_t cycle, uint64_t seq)
 {
     enc_etm *s = &e->p.etm;
     uint64_t c = cycle > s->cyc_acct ? cycle - s->cyc_acct : 0;
@@ -263,6 +267,7 @@ static int etm_atom(tb_encoder *e, char a, uint64_t cycle)
         c = 0xFFFFFFFFu;
     s->q[s->n].atom = a;
     s->q[s->n].cycles = e->cfg.cycle_accurate ? (uint32_t)c : 0;
+    s->q[s->n].seq = seq;
     s->n++;
     return s->n == ENC_ETM_QMAX ? etm_flush(e) : 0;
 }
@@ -288,7 +293,7 @@ static int etm_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
     uint32_t next = r->u.insn.next_addr;
     int rc;
 
-    rc = etm_atom(e, (fl & TB_INSN_COND_FAILED) ? TB_ATOM_N : TB_ATOM_E, r->cycle);
+    rc = etm_atom(e, (fl & TB_INSN_COND_FAILED) ? TB_ATOM_N : TB_ATOM_E, r->cycle, r->seq);
     /* A cancelled instruction goes no further: the exception packet that
      * follows retracts its atom. */
     if (rc < 0 || cancelled || (fl & TB_INSN_COND_FAILED))

@@ -35,12 +35,13 @@ static int ptm_flush(tb_encoder *e)
     k.seq_len = (uint8_t)p->n;
     k.atom_count = (uint8_t)p->n;
     p->n = 0;
+    tb_enc_completes(e, p->atom_seq);
     return tb_enc_emit(e, &k);
 }
 
 /* Non-CA: up to five atoms a packet; CA: one, with its cycles
  * (protocol-notes 3.5). */
-static int ptm_atom(tb_encoder *e, char a, uint64_t cycle)
+static int ptm_atom(tb_encoder *e, char a, uint64_t cycle, uint64_t seq)
 {
     enc_ptm *p = &e->p.ptm;
     tb_packet k;
@@ -52,9 +53,11 @@ static int ptm_atom(tb_encoder *e, char a, uint64_t cycle)
         k.atom_count = 1;
         k.has_cc = true;
         k.cc = tb_enc_take_cc(e, cycle);
+        tb_enc_completes(e, seq);
         return tb_enc_emit(e, &k);
     }
     p->atoms[p->n++] = a;
+    p->atom_seq = seq;
     return p->n == 5 ? ptm_flush(e) : 0;
 }
 
@@ -87,7 +90,8 @@ static int ptm_address(tb_encoder *e, tb_packet *k)
     return 0;
 }
 
-static int ptm_branch(tb_encoder *e, uint32_t addr, tb_isa isa, uint64_t cycle)
+static int ptm_branch(tb_encoder *e, uint32_t addr, tb_isa isa, uint64_t cycle,
+                      uint64_t seq)
 {
     tb_packet k;
     int rc;
@@ -101,6 +105,7 @@ static int ptm_branch(tb_encoder *e, uint32_t addr, tb_isa isa, uint64_t cycle)
         k.has_cc = true;
         k.cc = tb_enc_take_cc(e, cycle);
     }
+    tb_enc_completes(e, seq);
     return ptm_address(e, &k);
 }
 
@@ -145,20 +150,21 @@ static int ptm_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
         p->need_wp = true;
         p->last_addr = r->u.insn.addr;
         p->last_isa = isa;
+        p->last_seq = r->seq;
         return 0;
     }
     p->need_wp = false;
     if (fl & TB_INSN_COND_FAILED)
-        return ptm_atom(e, TB_ATOM_N, r->cycle); /* any class (3.12) */
+        return ptm_atom(e, TB_ATOM_N, r->cycle, r->seq); /* any class (3.12) */
 
     switch (wp) {
     case TB_WP_DIRECT:
     case TB_WP_DIRECT_LINK:
         if (e->cfg.branch_broadcast &&
             ((fl & TB_INSN_TAKEN) || next != ret || next_isa != isa))
-            rc = ptm_branch(e, next, next_isa, r->cycle);
+            rc = ptm_branch(e, next, next_isa, r->cycle, r->seq);
         else
-            rc = ptm_atom(e, TB_ATOM_E, r->cycle);
+            rc = ptm_atom(e, TB_ATOM_E, r->cycle, r->seq);
         break;
     case TB_WP_INDIRECT:
     case TB_WP_INDIRECT_LINK:
@@ -169,9 +175,9 @@ static int ptm_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
         if (e->cfg.return_stack && !e->cfg.branch_broadcast &&
             !(fl & TB_INSN_EXC_RETURN) && rs_top_is(p, next, next_isa)) {
             rs_pop(p);
-            rc = ptm_atom(e, TB_ATOM_E, r->cycle);
+            rc = ptm_atom(e, TB_ATOM_E, r->cycle, r->seq);
         } else {
-            rc = ptm_branch(e, next, next_isa, r->cycle);
+            rc = ptm_branch(e, next, next_isa, r->cycle, r->seq);
             if (rc >= 0 && (fl & TB_INSN_EXC_RETURN)) {
                 tb_packet k;
 
@@ -181,7 +187,7 @@ static int ptm_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
         }
         break;
     default: /* ISB, and DMB/DSB when they are waypoints */
-        rc = ptm_atom(e, TB_ATOM_E, r->cycle);
+        rc = ptm_atom(e, TB_ATOM_E, r->cycle, r->seq);
         break;
     }
     /* Push on every executed link branch, after any pop (3.10). */
@@ -204,6 +210,7 @@ static int ptm_wp_update(tb_encoder *e)
     tb_enc_pkt(e, &k, TB_PKT_WP_UPDATE);
     k.addr = p->last_addr;
     k.isa = p->last_isa;
+    tb_enc_completes(e, p->last_seq);
     return ptm_address(e, &k);
 }
 

@@ -403,6 +403,8 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
         goto out;
     }
     tb_encoder_set_packet_cb(r.enc, on_enc_packet, &r);
+    if (c->on_overflow)
+        tb_encoder_set_overflow_cb(r.enc, c->on_overflow, c->overflow_ctx);
 
     if (c->out_dir) {
         char path[1024];

@@ -2,13 +2,17 @@
  * The committed conformance vectors (vectors/generated, issue 6):
  * (a) they regenerate byte for byte (`tracebench vectors --check`), and
  *     each decode.addr is exactly what `tracebench decode --format addr`
- *     prints for the vector;
+ *     prints for the vector and what tb_expect (vectors/expect.c) derives
+ *     from its ground truth alone, by a path that shares no code with the
+ *     decoder;
  * (b) OpenCSD 1.3.3 (trc_pkt_lister -decode), a decoder nobody here
  *     wrote, decodes every vector to the committed ground truth: its
  *     elements, turned into tb_elements, go through the round-trip
  *     comparator against truth.txt.  A vector whose list entry names an
  *     OpenCSD bug (`opencsd = ...`, docs/opencsd-bugs.md) must diverge,
- *     and exactly with that bug's signature; every other must match.
+ *     and exactly with that bug's signature; every other must match, and
+ *     its instruction listing (address, ISA, E/N, gaps) must equal the
+ *     truth-derived decode.addr line for line.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -184,6 +188,156 @@ Test(vectors, decode_addr_is_the_cli_decode, .timeout = 300)
     remove(tmp);
 }
 
+static const char *expect_tool(void)
+{
+    static char buf[1024];
+
+    snprintf(buf, sizeof buf, "%s/tb_expect", TB_BINARY_DIR);
+    return buf;
+}
+
+/* The first line where two listings differ (1-based), 0 when equal. */
+static size_t first_diff(const char *a, size_t la, const char *b, size_t lb)
+{
+    size_t line = 1, i;
+
+    for (i = 0; i < la && i < lb && a[i] == b[i]; i++)
+        line += a[i] == '\n';
+    return i == la && i == lb ? 0 : line;
+}
+
+static size_t first_diff_files(const char *a, const char *b)
+{
+    size_t la = 0, lb = 0, d;
+    uint8_t *da = tb_test_read_file(a, &la), *db = tb_test_read_file(b, &lb);
+
+    cr_assert(da && db, "cannot read %s or %s", a, b);
+    d = first_diff((const char *)da, la, (const char *)db, lb);
+    free(da);
+    free(db);
+    return d;
+}
+
+/* Issue 21: the expected decode comes from the truth, not from the
+ * decoder.  Both the committed decode.addr and the live decode must be
+ * what tb_expect derives from truth.txt, filter.txt and overflow.txt (the
+ * PTM vectors once carried a false N on the first instruction of every
+ * range that ended at a not-taken waypoint, and no check saw it). */
+Test(vectors, decode_addr_is_the_truth_derived_expectation, .timeout = 300)
+{
+    static vinfo v[MAX_VEC];
+    size_t n = load_list(v), lines = 0;
+    char cmd[4096], exp[64], live[64], dir[1200], want[1300];
+
+    snprintf(exp, sizeof exp, "/tmp/tb_vec_exp_%d", (int)getpid());
+    snprintf(live, sizeof live, "/tmp/tb_vec_live_%d", (int)getpid());
+    for (size_t i = 0; i < n; i++) {
+        size_t d, len;
+        uint8_t *buf;
+
+        snprintf(dir, sizeof dir, "%s/vectors/generated/%s", TB_SOURCE_DIR, v[i].name);
+        snprintf(want, sizeof want, "%s/decode.addr", dir);
+        cr_assert_lt(snprintf(cmd, sizeof cmd, "'%s' '%s' --out %s", expect_tool(), dir, exp),
+                     (int)sizeof cmd);
+        cr_assert_eq(system(cmd), 0, "%s: tb_expect failed", v[i].name);
+        buf = tb_test_read_file(exp, &len);
+        cr_assert(buf && len > 0, "%s: the expected decode is empty", v[i].name);
+        for (size_t k = 0; k < len; k++)
+            lines += buf[k] == '\n';
+        free(buf);
+        d = first_diff_files(exp, want);
+        cr_expect_eq(d, 0, "%s: decode.addr differs from the truth-derived expectation at "
+                           "line %zu (tb_expect %s)", v[i].name, d, dir);
+        cr_assert_lt(snprintf(cmd, sizeof cmd, "'%s' decode '%s' --format addr > %s", cli(),
+                              dir, live), (int)sizeof cmd);
+        cr_assert_eq(system(cmd), 0, "%s: tracebench decode failed", v[i].name);
+        d = first_diff_files(exp, live);
+        cr_expect_eq(d, 0, "%s: tracebench decode --format addr differs from the "
+                           "truth-derived expectation at line %zu", v[i].name, d);
+    }
+    fprintf(stderr, "vectors: %zu decodes equal their truth-derived expectation (%zu lines)\n",
+            n, lines);
+    cr_expect_gt(lines, 0);
+    remove(exp);
+    remove(live);
+}
+
+/* tb_expect itself, on a vector made by hand: every rule of
+ * docs/vectors.md once, the expected lines written out by hand. */
+Test(vectors, expect_tool_hand_made_vector)
+{
+    char dir[64], path[128], cmd[512], out[160];
+    FILE *f;
+    static const char truth[] =
+        /* a waypoint taken, a non-waypoint whose condition failed */
+        "0 1 I 00000100 A32 4 e3a00000 E---- none -> 00000104 A32\n"
+        "1 2 I 00000104 A32 4 13a00001 N-C-- none -> 00000108 A32\n"
+        "2 3 I 00000108 A32 4 1afffffc N-C-- direct -> 0000010c A32\n"
+        /* an undefined instruction, cancelled by its exception */
+        "3 4 I 0000010c A32 4 e7f000f0 E---- none -> 00000110 A32\n"
+        "4 6 X undef ret=0000010c vector=00000004 A32 cpsr=400001db cancelled\n"
+        "4 7 I 00000004 A32 4 ea000040 ET--- direct -> 0000010c A32\n"
+        "5 8 C ctxid=00000001 vmid=0\n"
+        /* outside the include range: a gap */
+        "5 9 I 00000300 A32 4 e1a00000 E---- none -> 00000304 A32\n"
+        "6 10 I 00000110 T32 2 4770 ET--- indirect -> 00000120 T32\n"
+        /* lost to an overflow after seq 7, resumed at 9 */
+        "7 11 I 00000120 T32 2 2001 E---- none -> 00000122 T32\n"
+        "8 12 I 00000122 T32 2 2002 E---- none -> 00000124 T32\n"
+        "9 13 I 00000124 T32 2 d0fc N-C-- direct -> 00000126 T32\n"
+        "10 14 END\n";
+    static const char ptm[] = "0x00000100 A32 E\n0x00000104 A32 E\n0x00000108 A32 N\n"
+                              "0x00000004 A32 E\n# gap trace-on\n0x00000110 T32 E\n"
+                              "0x00000120 T32 E\n# gap overflow\n0x00000124 T32 N\n";
+    static const char etm[] = "0x00000100 A32 E\n0x00000104 A32 N\n0x00000108 A32 N\n"
+                              "0x00000004 A32 E\n# gap trace-on\n0x00000110 T32 E\n"
+                              "0x00000120 T32 E\n# gap overflow\n0x00000124 T32 N\n";
+
+    snprintf(dir, sizeof dir, "/tmp/tb_expect_hand_%d", (int)getpid());
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/truth.txt", dir);
+    cr_assert((f = fopen(path, "w")));
+    fputs(truth, f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/filter.txt", dir);
+    cr_assert((f = fopen(path, "w")));
+    fputs("# a comment\ninclude 0x00000000 0x00000200\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/overflow.txt", dir);
+    cr_assert((f = fopen(path, "w")));
+    fputs("lost-after 7\nresume 9\n", f);
+    fclose(f);
+    for (int proto = 0; proto < 2; proto++) {
+        size_t len = 0;
+        uint8_t *got;
+
+        snprintf(path, sizeof path, "%s/source_0.ini", dir);
+        cr_assert((f = fopen(path, "w")));
+        fprintf(f, "[device]\nname=X\nclass=trace_source\ntype=%s\n",
+                proto ? "ETM3.5" : "PTM1.1");
+        fclose(f);
+        snprintf(out, sizeof out, "%s/out.addr", dir);
+        snprintf(cmd, sizeof cmd, "'%s' %s --out %s", expect_tool(), dir, out);
+        cr_assert_eq(system(cmd), 0);
+        got = tb_test_read_file(out, &len);
+        cr_assert(got);
+        cr_expect_eq(first_diff((const char *)got, len, proto ? etm : ptm,
+                                strlen(proto ? etm : ptm)), 0,
+                     "%s: got\n%.*s", proto ? "ETMv3" : "PTM", (int)len, (const char *)got);
+        free(got);
+    }
+    /* A truth line it cannot read is an error naming the line. */
+    snprintf(path, sizeof path, "%s/truth.txt", dir);
+    cr_assert((f = fopen(path, "w")));
+    fputs("0 1 I 00000100 A32\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' %s --out %s 2>/dev/null", expect_tool(), dir, out);
+    cr_expect_neq(system(cmd), 0, "a truncated truth line must be refused");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
 /* ---- (b) OpenCSD against the ground truth ---- */
 
 typedef struct ocsd_run {
@@ -203,7 +357,35 @@ typedef struct ocsd_run {
     bool diverged;
     tb_element bad;
     uint32_t bad_first;
+    /* OpenCSD's decode as an addr listing (docs/vectors.md). */
+    FILE *lst;
+    bool lst_shown;
+    const char *lst_gap;
 } ocsd_run;
+
+/* The addr listing's gap rule: one marker before the next instruction,
+ * none before the first; an overflow names the gap. */
+static void lst_gap(ocsd_run *o, const char *word)
+{
+    if (!o->lst_gap || !strcmp(word, "overflow"))
+        o->lst_gap = word;
+}
+
+/* One OpenCSD range as addr lines.  PTM: E/N only on a waypoint, which
+ * OpenCSD names by the last instruction's type (BR, iBR, ISB). */
+static void lst_range(ocsd_run *o, const uint32_t *addrs, uint32_t n, const char *isa,
+                      char atom, const char *type)
+{
+    bool wp = !strncmp(type, "BR", 2) || !strncmp(type, "iBR", 3) || !strncmp(type, "ISB", 3);
+
+    if (o->lst_gap && o->lst_shown)
+        fprintf(o->lst, "# gap %s\n", o->lst_gap);
+    o->lst_gap = NULL;
+    o->lst_shown = true;
+    for (uint32_t i = 0; i < n; i++)
+        fprintf(o->lst, "0x%08X %.3s %c\n", addrs[i], isa,
+                i + 1 == n && (o->etmv3 || wp) ? atom : 'E');
+}
 
 static tb_isa isa_of(const char *s)
 {
@@ -278,6 +460,14 @@ static void on_line(ocsd_run *o, const char *line, const char *name)
         }
         cr_assert_eq(tb_range_addrs(o->mem, &el, addrs, num), (int)num,
                      "%s: OpenCSD range 0x%x n=%u not in the image", name, start, num);
+        {
+            /* After "(ISA=A32) E ": the last instruction's type. */
+            const char *ty = strstr(g, ") E ") ? strstr(g, ") E ") : strstr(g, ") N ");
+
+            while (ty && (*ty == ')' || *ty == ' ' || *ty == 'E' || *ty == 'N'))
+                ty++;
+            lst_range(o, addrs, num, isa, atom, ty ? ty : "");
+        }
         o->insns += num;
         feed(o, &el, addrs);
     } else if (!strncmp(g, "EXCEPTION(", 10)) {
@@ -336,11 +526,14 @@ static void on_line(ocsd_run *o, const char *line, const char *name)
     } else if (!strncmp(g, "TRACE_ON(", 9)) {
         el.kind = TB_ELEM_TRACE_ON;
         el.reason = strstr(g, "overflow") ? TB_ISYNC_OVERFLOW : TB_ISYNC_TRACE_ON;
+        lst_gap(o, strstr(g, "overflow") ? "overflow" : "trace-on");
         take_cc(&el, g);
         feed(o, &el, NULL);
     } else if (!strncmp(g, "NO_SYNC(", 8)) {
         el.kind = TB_ELEM_NO_SYNC;
         el.reason = TB_GAP_INIT;
+        if (!strstr(g, "init-decoder"))
+            lst_gap(o, strstr(g, "overflow") ? "overflow" : "no-sync");
         feed(o, &el, NULL);
     } else if (!strncmp(g, "EVENT(", 6)) {
         el.kind = TB_ELEM_EVENT;
@@ -397,13 +590,15 @@ static bool have_lister(void)
 }
 
 typedef struct totals {
-    unsigned vectors, full, known_bug;
+    unsigned vectors, full, known_bug, listed;
     uint64_t insns;
 } totals;
 
 static void check_vector(const vinfo *v, totals *t)
 {
     char dir[1200], elf[1200], log[256], cmd[4096], err[512] = "", line[1024];
+    char lst[64], exp[64];
+    size_t diff_line;
     tb_rt_case c;
     tb_snapshot snap;
     static ocsd_run o;
@@ -433,6 +628,9 @@ static void check_vector(const vinfo *v, totals *t)
     tb_snapshot_fini(&snap);
 
     feed_truth(&o, dir, v->name);
+    snprintf(lst, sizeof lst, "/tmp/tb_vec_ocsd_%d.addr", (int)getpid());
+    snprintf(exp, sizeof exp, "/tmp/tb_vec_ocsd_%d.exp", (int)getpid());
+    cr_assert((o.lst = fopen(lst, "w")));
     snprintf(log, sizeof log, "/tmp/tb_vec_ocsd_%d.ppl", (int)getpid());
     remove(log); /* trc_pkt_lister appends */
     snprintf(cmd, sizeof cmd,
@@ -445,19 +643,32 @@ static void check_vector(const vinfo *v, totals *t)
         on_line(&o, line, v->name);
     fclose(f);
     remove(log);
+    fclose(o.lst);
     if (!o.diverged)
         tb_compare_finish(o.cmp);
     matched = tb_compare_matched(o.cmp);
+    /* The listing against the truth-derived expectation, line by line. */
+    snprintf(cmd, sizeof cmd, "'%s' '%s' --out %s", expect_tool(), dir, exp);
+    cr_assert_eq(system(cmd), 0, "%s: tb_expect failed", v->name);
+    diff_line = first_diff_files(exp, lst);
+    remove(exp);
+    remove(lst);
     t->vectors++;
     t->insns += tb_compare_get_stats(o.cmp)->checked;
     if (!v->opencsd[0]) {
         cr_expect(matched, "%s: OpenCSD 1.3.3 differs from the ground truth:\n%s", v->name,
                   tb_compare_report(o.cmp));
+        cr_expect_eq(diff_line, 0, "%s: OpenCSD 1.3.3's instruction listing differs from "
+                                   "the truth-derived decode.addr at line %zu", v->name,
+                     diff_line);
+        t->listed += diff_line == 0;
         cr_expect_gt(o.insns, 0, "%s: OpenCSD decoded nothing", v->name);
         t->full += matched;
     } else {
         cr_expect(!matched, "%s: listed as meeting OpenCSD bug %s, but OpenCSD decodes it "
                             "to the truth: drop the opencsd key", v->name, v->opencsd);
+        cr_expect_neq(diff_line, 0, "%s: listed as meeting OpenCSD bug %s, but OpenCSD's "
+                                    "listing equals the expected decode", v->name, v->opencsd);
         if (!matched) {
             /* The bug signatures (docs/opencsd-bugs.md, test_encoder_ocsd.c). */
             const char *rep = tb_compare_report(o.cmp);
@@ -510,8 +721,10 @@ Test(vectors, opencsd_decodes_to_the_truth, .timeout = 300)
     n = load_list(v);
     for (size_t i = 0; i < n; i++)
         check_vector(&v[i], &t);
-    fprintf(stderr, "vectors vs OpenCSD 1.3.3: %u vectors, %u decoded to the ground truth, "
-                    "%u with a documented OpenCSD bug, %llu instructions checked\n",
-            t.vectors, t.full, t.known_bug, (unsigned long long)t.insns);
+    fprintf(stderr, "vectors vs OpenCSD 1.3.3: %u vectors, %u decoded to the ground truth "
+                    "(%u listings equal to decode.addr line for line), %u with a documented "
+                    "OpenCSD bug, %llu instructions checked\n",
+            t.vectors, t.full, t.listed, t.known_bug, (unsigned long long)t.insns);
+    cr_expect_eq(t.listed, t.full);
     cr_expect_eq(t.vectors, n);
 }

@@ -96,6 +96,14 @@ void tb_encoder_free(tb_encoder *e);
 /* Optional: every packet that reaches the sink, with its bytes. */
 void tb_encoder_set_packet_cb(tb_encoder *e, tb_packet_cb cb, void *ctx);
 
+/* Optional: told when a FIFO overflow starts losing trace.  shown_seq is
+ * the truth seq of the newest instruction whose trace had gone out (its
+ * atom, branch or WP update packet): a decoder shows it and everything
+ * before it, and nothing after it until the overflow I-sync
+ * (have_shown false: nothing had gone out since the last resume). */
+typedef void (*tb_overflow_cb)(void *ctx, bool have_shown, uint64_t shown_seq);
+void tb_encoder_set_overflow_cb(tb_encoder *e, tb_overflow_cb cb, void *ctx);
+
 /* Consumes one record.  Errors are sticky: once one is returned every
  * later call returns it. */
 int tb_encoder_push(tb_encoder *e, const tb_exec_record *r);

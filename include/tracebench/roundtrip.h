@@ -121,6 +121,10 @@ typedef struct tb_rt_case {
      * I-sync resumed trace. */
     void (*on_resume)(void *ctx, uint64_t seq);
     void *resume_ctx;
+    /* Optional: told where each overflow's lost trace starts
+     * (tb_overflow_cb, encoder.h). */
+    tb_overflow_cb on_overflow;
+    void *overflow_ctx;
 } tb_rt_case;
 
 typedef struct tb_rt_result {

@@ -1,0 +1,318 @@
+/*
+ * tb_expect: a vector's expected decode, derived from its ground truth
+ * alone (docs/vectors.md).  It shares no code with tracebench: it reads
+ * the text files of a vector directory and knows only what the trace
+ * protocols promise to carry, so a decoder (ours included) is checked
+ * against the emulator, never against itself.
+ *
+ *   tb_expect DIR [--out FILE]
+ *
+ * Reads DIR/truth.txt (the emulator's run, sim/truth.c's text form),
+ * DIR/filter.txt (the ViewInst ranges, when the vector has a filter),
+ * DIR/overflow.txt (where FIFO overflows lost trace, when any did), and
+ * the protocol from the trace source's `type=` in its DIR .ini file.  Writes one
+ * line per instruction the trace shows, `0x%08X ISA A`:
+ *   - an instruction an exception cancelled did not execute: left out
+ *     (unless the exception itself was lost to an overflow: then no trace
+ *     retracts it);
+ *   - outside the ViewInst filter, or lost to an overflow (after the
+ *     newest instruction whose trace went out, up to the instruction the
+ *     overflow I-sync resumed at): left out, and a `# gap trace-on` or
+ *     `# gap overflow` line stands between the instructions around it;
+ *   - A: ETMv3 gives every instruction an atom: E, or N when its
+ *     condition failed (IHI0014Q 7.3); PTM traces waypoints only
+ *     (IHI0035B B.3.2): a waypoint's atom, E on every other instruction.
+ * Exit 0, or 1 with a message naming the file and line.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RANGES 16
+#define MAX_LOSSES 8192
+
+typedef struct range {
+    uint32_t lo, hi; /* [lo, hi) */
+    bool exclude;
+} range;
+
+typedef struct loss {
+    uint64_t from, to; /* instruction seqs [from, to); to = UINT64_MAX: never resumed */
+} loss;
+
+typedef struct insn {
+    uint64_t seq;
+    uint32_t addr;
+    char isa[8];
+    char atom;       /* E or N, as the truth ran it */
+    bool waypoint;   /* a PTM waypoint: a branch or ISB */
+} insn;
+
+typedef struct ctx {
+    bool ptm;
+    range r[MAX_RANGES];
+    unsigned nr;
+    loss l[MAX_LOSSES];
+    size_t nl;
+    FILE *out;
+    bool shown;      /* an instruction was written */
+    bool gap;        /* an instruction since then was not traced */
+    bool gap_lost;   /* ... and one was lost to an overflow */
+} ctx;
+
+static int die(const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "tb_expect: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 1;
+}
+
+/* The protocol from the trace source's device file: `type=PTM1.x` or
+ * `type=ETM3.x` (the OpenCSD snapshot format). */
+static int read_protocol(const char *dir, ctx *c)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int found = 0;
+
+    if (!d)
+        return die("%s: %s", dir, strerror(errno));
+    while ((de = readdir(d)) != NULL && !found) {
+        size_t n = strlen(de->d_name);
+        char path[4096], line[256];
+        FILE *f;
+
+        if (n < 4 || strcmp(de->d_name + n - 4, ".ini"))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        if (!(f = fopen(path, "r")))
+            continue;
+        while (fgets(line, sizeof line, f) && !found) {
+            if (!strncmp(line, "type=PTM", 8))
+                found = 1, c->ptm = true;
+            else if (!strncmp(line, "type=ETM3", 9))
+                found = 1, c->ptm = false;
+        }
+        fclose(f);
+    }
+    closedir(d);
+    return found ? 0 : die("%s: no trace source of type PTM or ETM3 in its .ini files", dir);
+}
+
+/* filter.txt: `include LO HI` / `exclude LO HI` (hex, HI exclusive; 0:
+ * the top of the address space). */
+static int read_filter(const char *dir, ctx *c)
+{
+    char path[4096], line[256], kind[16];
+    unsigned lo, hi;
+    int ln = 0;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/filter.txt", dir);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    while (fgets(line, sizeof line, f)) {
+        ln++;
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        if (sscanf(line, "%15s %x %x", kind, &lo, &hi) != 3 ||
+            (strcmp(kind, "include") && strcmp(kind, "exclude")) || c->nr == MAX_RANGES) {
+            fclose(f);
+            return die("%s:%d: expected `include LO HI` or `exclude LO HI`", path, ln);
+        }
+        c->r[c->nr++] = (range){lo, hi, kind[0] == 'e'};
+    }
+    fclose(f);
+    return 0;
+}
+
+/* overflow.txt, in order: `lost-after S` (S, the newest instruction
+ * already shown; `-`: none since the last resume), `resume R`,
+ * `lost-tail`.  Each overflow loses [S + 1, R). */
+static int read_overflow(const char *dir, ctx *c)
+{
+    char path[4096], line[256];
+    unsigned long long v;
+    uint64_t last_resume = 0;
+    bool open = false;
+    int ln = 0;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/overflow.txt", dir);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    while (fgets(line, sizeof line, f)) {
+        ln++;
+        if (line[0] == '#' || line[0] == '\n' || !strncmp(line, "lost-tail", 9))
+            continue;
+        if (!strncmp(line, "lost-after -", 12) || sscanf(line, "lost-after %llu", &v) == 1) {
+            if (open || c->nl == MAX_LOSSES)
+                break;
+            c->l[c->nl].from = line[11] == '-' ? last_resume : (uint64_t)v + 1;
+            c->l[c->nl++].to = UINT64_MAX;
+            open = true;
+        } else if (sscanf(line, "resume %llu", &v) == 1) {
+            if (!open)
+                break;
+            c->l[c->nl - 1].to = last_resume = v;
+            open = false;
+        } else {
+            break;
+        }
+    }
+    if (!feof(f)) {
+        fclose(f);
+        return die("%s:%d: expected `lost-after S|-`, then `resume R` or the end", path, ln);
+    }
+    fclose(f);
+    return 0;
+}
+
+/* ViewInst: traced when in an include range (or there is none) and in
+ * no exclude range (protocol-notes 2.10: trace off and on).  HI 0: up to
+ * the top of the address space. */
+static bool in_filter(const ctx *c, uint32_t a)
+{
+    bool inc = false, any_inc = false;
+
+    for (unsigned i = 0; i < c->nr; i++) {
+        bool in = a >= c->r[i].lo && (c->r[i].hi == 0 || a < c->r[i].hi);
+
+        if (c->r[i].exclude && in)
+            return false;
+        if (!c->r[i].exclude) {
+            any_inc = true;
+            inc |= in;
+        }
+    }
+    return !any_inc || inc;
+}
+
+static bool lost(const ctx *c, uint64_t seq)
+{
+    for (size_t i = 0; i < c->nl; i++)
+        if (seq >= c->l[i].from && seq < c->l[i].to)
+            return true;
+    return false;
+}
+
+static void show(ctx *c, const insn *in, bool cancelled)
+{
+    bool traced = in_filter(c, in->addr) && !lost(c, in->seq);
+
+    if (!traced) {
+        /* Trace was off or lost here, ran or not: the decoder sees a gap. */
+        c->gap = true;
+        c->gap_lost |= lost(c, in->seq);
+        return;
+    }
+    if (cancelled)
+        return;
+    if (c->gap && c->shown)
+        fprintf(c->out, "# gap %s\n", c->gap_lost ? "overflow" : "trace-on");
+    c->gap = c->gap_lost = false;
+    c->shown = true;
+    fprintf(c->out, "0x%08X %s %c\n", in->addr, in->isa,
+            c->ptm && !in->waypoint ? 'E' : in->atom);
+}
+
+static int run(const char *dir, ctx *c)
+{
+    char path[4096], line[512];
+    insn held;
+    bool have = false;
+    int ln = 0;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/truth.txt", dir);
+    if (!(f = fopen(path, "r")))
+        return die("%s: %s", path, strerror(errno));
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long seq, cyc;
+        char kind[8], f1[32], f2[32], f3[32], flags[16], wp[32];
+        unsigned addr, size, ret;
+        int n;
+
+        ln++;
+        if (sscanf(line, "%llu %llu %7s%n", &seq, &cyc, kind, &n) != 3)
+            goto bad;
+        if (!strcmp(kind, "I")) {
+            /* SEQ CYCLE I ADDR ISA SIZE OPCODE FLAGS WP -> NEXT NEXT_ISA */
+            if (sscanf(line + n, " %x %7s %u %31s %15s %31s", &addr, f1, &size, f2, flags, wp) != 6 ||
+                (flags[0] != 'E' && flags[0] != 'N'))
+                goto bad;
+            if (have)
+                show(c, &held, false);
+            held.seq = seq;
+            held.addr = addr;
+            snprintf(held.isa, sizeof held.isa, "%s", f1);
+            held.atom = flags[0];
+            held.waypoint = strcmp(wp, "none") && strcmp(wp, "barrier");
+            have = true;
+        } else if (!strcmp(kind, "X")) {
+            /* SEQ CYCLE X KIND ret=ADDR vector=ADDR ISA cpsr=V [cancelled]:
+             * it cancels the instruction before it, which returns to it,
+             * unless the exception's own trace was lost. */
+            if (sscanf(line + n, " %31s ret=%x %31s %31s", f1, &ret, f2, f3) != 4)
+                goto bad;
+            if (have) {
+                show(c, &held, strstr(line, " cancelled") && held.addr == ret && !lost(c, seq));
+                have = false;
+            }
+        } else if (!strcmp(kind, "END")) {
+            break;
+        } else if (strcmp(kind, "C")) {
+            goto bad;
+        }
+    }
+    if (have)
+        show(c, &held, false);
+    fclose(f);
+    return 0;
+bad:
+    fclose(f);
+    return die("%s:%d: not a truth record (sim/truth.c): %s", path, ln, line);
+}
+
+int main(int argc, char **argv)
+{
+    static ctx c;
+    const char *dir = NULL, *out = NULL;
+    int rc;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: tb_expect DIR [--out FILE]\n"
+                   "  the expected `--format addr` decode of the vector in DIR, derived from\n"
+                   "  its truth.txt, filter.txt and overflow.txt (docs/vectors.md)\n");
+            return 0;
+        }
+        if (!strcmp(argv[i], "--out") && i + 1 < argc)
+            out = argv[++i];
+        else if (argv[i][0] != '-' && !dir)
+            dir = argv[i];
+        else
+            return die("usage: tb_expect DIR [--out FILE] (--help for more)"), 2;
+    }
+    if (!dir)
+        return die("usage: tb_expect DIR [--out FILE] (--help for more)"), 2;
+    c.out = stdout;
+    if (out && !(c.out = fopen(out, "w")))
+        return die("%s: %s", out, strerror(errno));
+    rc = read_protocol(dir, &c) || read_filter(dir, &c) || read_overflow(dir, &c) || run(dir, &c);
+    if (fflush(c.out) != 0 || ferror(c.out))
+        rc = die("%s: write failed", out ? out : "standard output");
+    if (out && fclose(c.out) != 0)
+        rc = die("%s: write failed", out);
+    return rc;
+}
