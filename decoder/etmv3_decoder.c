@@ -818,6 +818,11 @@ static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_branch *pk
             cancelled = true;
             cancelled_addr = r->last_addr;
             if (r->count == 1) {
+                /* The range goes, its cycles stay (protocol-notes 2.7,
+                 * 4.2: the cancelled atom's W's were spent): with no
+                 * instruction before it to keep them, as retract_last()
+                 * does, they go to the next element with a count. */
+                d->pending_cc += r->cc;
                 d->rng_valid = d->rng_open = false;
             } else if (!retract_last(d, r)) {
                 cancelled = false;

@@ -289,6 +289,141 @@ Test(decoder_etmv3, thumb_cancel_restores_the_previous_instruction)
     tb_memimage_free(m);
 }
 
+/* Cycle-accurate ETMv3 Cancel, decoded from hand-made bytes through
+ * both ways in (decoder.h): the packet path (tb_parser_push, then
+ * tb_decoder_packet per packet) and the fused path (tb_decoder_push).
+ * Every W atom is a cycle of the instruction whose E/N atom follows it
+ * (protocol-notes 4.2, 6.3); a Cancel (2.7) retracts that instruction
+ * but not the cycles it spent, so the decoded counts still add up to
+ * all W atoms of the trace.  Image: Thumb at 0x8000
+ *   0x8000 MOVS r0,#0   0x8002 B 0x8006   0x8004 NOP   0x8006 UDF #0
+ * and the ARM undefined vector at 0x4 (MOV r0,#1; NOP at 0x8). */
+typedef struct cancel_cc_case {
+    const char *what;
+    uint32_t isync_addr;          /* Thumb, trace on */
+    uint8_t before[4];            /* P-headers up to the UDF's atom */
+    size_t n_before;
+    uint32_t r0_end, r0_count, r0_cc, r1_cc, w_total;
+} cancel_cc_case;
+
+static void cancel_cc_check(const cancel_cc_case *k, const elems *e, const char *path)
+{
+    const tb_element *r[4], *x[2];
+    uint64_t sum = 0;
+
+    cr_assert_eq(only(e, TB_ELEM_INSN_RANGE, r, 4), 2, "%s, %s", k->what, path);
+    cr_assert_eq(only(e, TB_ELEM_EXCEPTION, x, 2), 1, "%s, %s", k->what, path);
+    check_range(r[0], k->isync_addr, k->r0_end, k->r0_count, TB_ISA_THUMB, 'E');
+    cr_assert_eq(x[0]->exc_num, 9);
+    cr_assert(x[0]->cancelled);
+    cr_assert_eq(x[0]->pref_return, 0x8006);
+    check_range(r[1], 0x4, 0xC, 2, TB_ISA_ARM, 'E');
+    cr_assert(r[0]->has_cc && r[1]->has_cc);
+    cr_assert_eq(r[0]->cc, k->r0_cc, "%s, %s: first range cc %u", k->what, path, r[0]->cc);
+    cr_assert_eq(r[1]->cc, k->r1_cc, "%s, %s: vector range cc %u, want %u", k->what, path,
+                 r[1]->cc, k->r1_cc);
+    for (int i = 0; i < e->n; i++)
+        if (e->v[i].has_cc)
+            sum += e->v[i].cc;
+    cr_assert_eq(sum, k->w_total, "%s, %s: %llu cycles decoded, the trace has %u W atoms",
+                 k->what, path, (unsigned long long)sum, k->w_total);
+}
+
+static int collect_pkt(void *ctx, const tb_packet *pkt)
+{
+    void **dv = ctx; /* decoder, elems */
+
+    return tb_decoder_packet(dv[0], pkt, collect, dv[1]) < 0;
+}
+
+static void cancel_cc_run(const cancel_cc_case *k)
+{
+    uint8_t thumb[0x10], vec[0x10], trace[64];
+    size_t n = 0;
+    tb_memimage *m = tb_memimage_new();
+    tb_config c;
+
+    put16(thumb, 0x2000);     /* 0x8000 MOVS r0,#0 */
+    put16(thumb + 2, 0xE000); /* 0x8002 B 0x8006 */
+    put16(thumb + 4, 0xBF00); /* 0x8004 NOP */
+    put16(thumb + 6, 0xDE00); /* 0x8006 UDF #0 */
+    for (int i = 8; i < 0x10; i += 2)
+        put16(thumb + i, 0xBF00);
+    fill_nops(vec, 0, 0x10);
+    put32(vec + 4, 0xE3A00001); /* 0x4 MOV r0,#1 */
+    cr_assert_eq(tb_memimage_add(m, 0x8000, thumb, sizeof thumb), 0);
+    cr_assert_eq(tb_memimage_add(m, 0x0, vec, sizeof vec), 0);
+    /* ETMv3.5, ETMCR[12] cycle-accurate, original branch encoding. */
+    cr_assert_eq(tb_config_from_regs(&c, 0x1000, 0x410CF250, 0, 0x10), 0);
+
+    /* A-sync (2.3); I-sync with CC 0, trace on, T bit in the address (2.4). */
+    memcpy(trace + n, (const uint8_t[]){0, 0, 0, 0, 0, 0x80}, 6);
+    n += 6;
+    memcpy(trace + n, (const uint8_t[]){0x70, 0x00, 0x21, (uint8_t)(k->isync_addr | 1),
+                                        (uint8_t)(k->isync_addr >> 8), 0, 0}, 7);
+    n += 7;
+    memcpy(trace + n, k->before, k->n_before);
+    n += k->n_before;
+    /* Branch to 0x4 ARM (5 bytes, X set), exception byte: Cancel,
+     * undefined instruction (9), secure (2.7). */
+    memcpy(trace + n, (const uint8_t[]){0x83, 0x80, 0x80, 0x80, 0x48, 0x32}, 6);
+    n += 6;
+    /* 0x4: W W W W E (format 3, 2.5), the exception entry's cycles
+     * and its own; 0x8: W E (format 1). */
+    trace[n++] = 0xEC;
+    trace[n++] = 0x84;
+
+    for (int fused = 0; fused < 2; fused++) {
+        tb_decoder *d = tb_decoder_new(&c, m);
+        tb_parser *p = tb_parser_new(&c);
+        elems e = {0};
+        void *dv[2] = {d, &e};
+
+        cr_assert(d && p);
+        if (fused) {
+            cr_assert_geq(tb_decoder_push(d, p, trace, n, 0, collect, &e), 0);
+            cr_assert_geq(tb_decoder_push_finish(d, p, collect, &e), 0);
+        } else {
+            cr_assert_geq(tb_parser_push(p, trace, n, 0, collect_pkt, dv), 0);
+            cr_assert_geq(tb_parser_finish(p, collect_pkt, dv), 0);
+            cr_assert_geq(tb_decoder_finish(d, collect, &e), 0);
+        }
+        cancel_cc_check(k, &e, fused ? "fused path" : "packet path");
+        tb_parser_free(p);
+        tb_decoder_free(d);
+    }
+    tb_memimage_free(m);
+}
+
+/* The UDF alone in its range, right after the taken B: the Cancel drops
+ * the whole range, and the UDF's cycles go on to the next element with a
+ * count, the vector's range.  Separate headers (each atom its own walk)
+ * and one header (the range opened inside the atom walk). */
+Test(decoder_etmv3, cancel_of_a_lone_instruction_keeps_its_cycles)
+{
+    /* W E (MOVS, 1) | W W W E (B, 3) | W W E (UDF, 2): the vector's range
+     * has the UDF's 2, the entry's 3 and its own 1+1. */
+    static const cancel_cc_case sep = {
+        "separate headers", 0x8000, {0x84, 0xE8, 0xE4}, 3, 0x8004, 2, 1 + 3, 2 + 4 + 1, 11};
+    /* W E W E W E in one format-1 header: MOVS 1, B 1, UDF 1. */
+    static const cancel_cc_case one = {
+        "one header", 0x8000, {0x8C}, 1, 0x8004, 2, 1 + 1, 1 + 4 + 1, 8};
+
+    cancel_cc_run(&sep);
+    cancel_cc_run(&one);
+}
+
+/* The control: the UDF after the NOP in one range, the Cancel retracts
+ * only the UDF and its cycles stay in that range (retract_last). */
+Test(decoder_etmv3, cancel_in_a_range_keeps_its_cycles_there)
+{
+    /* W E (NOP, 1) | W W E (UDF, 2). */
+    static const cancel_cc_case ctl = {
+        "control", 0x8004, {0x84, 0xE4}, 2, 0x8006, 1, 1 + 2, 4 + 1, 8};
+
+    cancel_cc_run(&ctl);
+}
+
 /* PTM return stack (protocol-notes 3.10): E on BX LR pops the BL's
  * return address; without the stack the address is unknown. */
 Test(decoder_ptm, return_stack)

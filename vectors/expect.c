@@ -5,7 +5,7 @@
  * protocols promise to carry, so a decoder (ours included) is checked
  * against the emulator, never against itself.
  *
- *   tb_expect DIR [--out FILE]
+ *   tb_expect DIR [--id ID] [--out FILE]
  *
  * Reads DIR/truth.txt (the emulator's run, sim/truth.c's text form),
  * DIR/filter.txt (the ViewInst ranges, when the vector has a filter),
@@ -77,9 +77,10 @@ static int die(const char *fmt, ...)
     return 1;
 }
 
-/* The protocol from the trace source's device file: `type=PTM1.x` or
- * `type=ETM3.x` (the OpenCSD snapshot format). */
-static int read_protocol(const char *dir, ctx *c)
+/* The protocol from a trace source's device file: `type=PTM1.x` or
+ * `type=ETM3.x` (the OpenCSD snapshot format); with an ID, the source
+ * whose ETMTRACEIDR holds it. */
+static int read_protocol(const char *dir, int id, ctx *c)
 {
     DIR *d = opendir(dir);
     struct dirent *de;
@@ -90,6 +91,8 @@ static int read_protocol(const char *dir, ctx *c)
     while ((de = readdir(d)) != NULL && !found) {
         size_t n = strlen(de->d_name);
         char path[4096], line[256];
+        int type = 0, tid = -1;
+        unsigned v;
         FILE *f;
 
         if (n < 4 || strcmp(de->d_name + n - 4, ".ini"))
@@ -97,28 +100,47 @@ static int read_protocol(const char *dir, ctx *c)
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         if (!(f = fopen(path, "r")))
             continue;
-        while (fgets(line, sizeof line, f) && !found) {
+        while (fgets(line, sizeof line, f)) {
             if (!strncmp(line, "type=PTM", 8))
-                found = 1, c->ptm = true;
+                type = 1;
             else if (!strncmp(line, "type=ETM3", 9))
-                found = 1, c->ptm = false;
+                type = 2;
+            else if (sscanf(line, "ETMTRACEIDR(0x080)=%x", &v) == 1)
+                tid = (int)(v & 0x7F);
         }
         fclose(f);
+        if (type && (id < 0 || tid == id)) {
+            found = 1;
+            c->ptm = type == 1;
+        }
     }
     closedir(d);
+    if (!found && id >= 0)
+        return die("%s: no PTM or ETM3 trace source with ETMTRACEIDR 0x%x in its .ini files",
+                   dir, (unsigned)id);
     return found ? 0 : die("%s: no trace source of type PTM or ETM3 in its .ini files", dir);
+}
+
+/* DIR/NAME.EXT, or with a trace ID DIR/NAME-0xID.EXT (several sources). */
+static void file_of(char *buf, size_t len, const char *dir, const char *name, int id,
+                    const char *ext)
+{
+    if (id < 0)
+        snprintf(buf, len, "%s/%s.%s", dir, name, ext);
+    else
+        snprintf(buf, len, "%s/%s-0x%02x.%s", dir, name, (unsigned)id, ext);
 }
 
 /* filter.txt: `include LO HI` / `exclude LO HI` (hex, HI exclusive; 0:
  * the top of the address space). */
-static int read_filter(const char *dir, ctx *c)
+static int read_filter(const char *dir, int id, ctx *c)
 {
     char path[4096], line[256], kind[16];
     unsigned lo, hi;
     int ln = 0;
     FILE *f;
 
-    snprintf(path, sizeof path, "%s/filter.txt", dir);
+    file_of(path, sizeof path, dir, "filter", id, "txt");
     if (!(f = fopen(path, "r")))
         return 0;
     while (fgets(line, sizeof line, f)) {
@@ -139,7 +161,7 @@ static int read_filter(const char *dir, ctx *c)
 /* overflow.txt, in order: `lost-after S` (S, the newest instruction
  * already shown; `-`: none since the last resume), `resume R`,
  * `lost-tail`.  Each overflow loses [S + 1, R). */
-static int read_overflow(const char *dir, ctx *c)
+static int read_overflow(const char *dir, int id, ctx *c)
 {
     char path[4096], line[256];
     unsigned long long v;
@@ -148,7 +170,7 @@ static int read_overflow(const char *dir, ctx *c)
     int ln = 0;
     FILE *f;
 
-    snprintf(path, sizeof path, "%s/overflow.txt", dir);
+    file_of(path, sizeof path, dir, "overflow", id, "txt");
     if (!(f = fopen(path, "r")))
         return 0;
     while (fgets(line, sizeof line, f)) {
@@ -226,7 +248,7 @@ static void show(ctx *c, const insn *in, bool cancelled)
             c->ptm && !in->waypoint ? 'E' : in->atom);
 }
 
-static int run(const char *dir, ctx *c)
+static int run(const char *dir, int id, ctx *c)
 {
     char path[4096], line[512];
     insn held;
@@ -234,12 +256,12 @@ static int run(const char *dir, ctx *c)
     int ln = 0;
     FILE *f;
 
-    snprintf(path, sizeof path, "%s/truth.txt", dir);
+    file_of(path, sizeof path, dir, "truth", id, "txt");
     if (!(f = fopen(path, "r")))
         return die("%s: %s", path, strerror(errno));
     while (fgets(line, sizeof line, f)) {
         unsigned long long seq, cyc;
-        char kind[8], f1[32], f2[32], f3[32], flags[16], wp[32];
+        char kind[8], isa[8], f1[32], f2[32], f3[32], flags[16], wp[32];
         unsigned addr, size, ret;
         int n;
 
@@ -248,14 +270,14 @@ static int run(const char *dir, ctx *c)
             goto bad;
         if (!strcmp(kind, "I")) {
             /* SEQ CYCLE I ADDR ISA SIZE OPCODE FLAGS WP -> NEXT NEXT_ISA */
-            if (sscanf(line + n, " %x %7s %u %31s %15s %31s", &addr, f1, &size, f2, flags, wp) != 6 ||
+            if (sscanf(line + n, " %x %7s %u %31s %15s %31s", &addr, isa, &size, f2, flags, wp) != 6 ||
                 (flags[0] != 'E' && flags[0] != 'N'))
                 goto bad;
             if (have)
                 show(c, &held, false);
             held.seq = seq;
             held.addr = addr;
-            snprintf(held.isa, sizeof held.isa, "%s", f1);
+            memcpy(held.isa, isa, sizeof held.isa);
             held.atom = flags[0];
             held.waypoint = strcmp(wp, "none") && strcmp(wp, "barrier");
             have = true;
@@ -288,28 +310,39 @@ int main(int argc, char **argv)
 {
     static ctx c;
     const char *dir = NULL, *out = NULL;
-    int rc;
+    int rc, id = -1;
 
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: tb_expect DIR [--out FILE]\n"
+            printf("usage: tb_expect DIR [--id ID] [--out FILE]\n"
                    "  the expected `--format addr` decode of the vector in DIR, derived from\n"
-                   "  its truth.txt, filter.txt and overflow.txt (docs/vectors.md)\n");
+                   "  its truth.txt, filter.txt and overflow.txt (docs/vectors.md); with\n"
+                   "  --id, of the source with that trace ID in a vector of several:\n"
+                   "  truth-0xID.txt, filter-0xID.txt, overflow-0xID.txt\n");
             return 0;
         }
-        if (!strcmp(argv[i], "--out") && i + 1 < argc)
+        if (!strcmp(argv[i], "--out") && i + 1 < argc) {
             out = argv[++i];
+        } else if (!strcmp(argv[i], "--id") && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 0);
+
+            if (*end || v < 1 || v > 0x6F)
+                return die("--id %s: a trace ID is 0x01..0x6f", argv[i]), 2;
+            id = (int)v;
+        }
         else if (argv[i][0] != '-' && !dir)
             dir = argv[i];
         else
-            return die("usage: tb_expect DIR [--out FILE] (--help for more)"), 2;
+            return die("usage: tb_expect DIR [--id ID] [--out FILE] (--help for more)"), 2;
     }
     if (!dir)
-        return die("usage: tb_expect DIR [--out FILE] (--help for more)"), 2;
+        return die("usage: tb_expect DIR [--id ID] [--out FILE] (--help for more)"), 2;
     c.out = stdout;
     if (out && !(c.out = fopen(out, "w")))
         return die("%s: %s", out, strerror(errno));
-    rc = read_protocol(dir, &c) || read_filter(dir, &c) || read_overflow(dir, &c) || run(dir, &c);
+    rc = read_protocol(dir, id, &c) || read_filter(dir, id, &c) || read_overflow(dir, id, &c) ||
+         run(dir, id, &c);
     if (fflush(c.out) != 0 || ferror(c.out))
         rc = die("%s: write failed", out ? out : "standard output");
     if (out && fclose(c.out) != 0)
