@@ -8,14 +8,29 @@
  * or both; the verdict, or the comparator's report of the first
  * divergence.  --suite: the whole matrix (every program with a scenario x
  * protocol x option set x scenario variant) with a progress line and a
- * summary table.  Exit 1 on any mismatch. */
+ * summary table.  Exit codes: RT_EXIT_* below (README.md, "Exit codes"). */
 #include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+
+/* One table for single runs and the suite; 1 and 2 mean what they mean
+ * for the other subcommands (failure, usage).  A run that proved nothing
+ * gets its own code so that no script takes it for a pass, and a broken
+ * setup its own so that it is not taken for a decoder bug. */
+enum {
+    RT_EXIT_MATCH = 0,       /* every run matched over >= 1 checked instruction */
+    RT_EXIT_MISMATCH = 1,    /* a divergence (with --fault: the fault was caught) */
+    RT_EXIT_USAGE = 2,       /* bad command line or option list */
+    RT_EXIT_NOTHING = 3,     /* a run checked no instruction, or its --fault was
+                              * not applied or not caught; the suite ran no case */
+    RT_EXIT_ERROR = 4,       /* the program would not load or run, I/O, pipeline */
+};
 
 #ifdef TB_HAVE_ROUNDTRIP
 
@@ -33,8 +48,14 @@ static int usage(void)
             "        range over the middle half of the program\n"
             "  --suite: programs from DIR (default build/vectors/programs), scenarios\n"
             "        from the vectors DIR (default vectors): programs/NAME.ini and\n"
-            "        scenarios/NAME.VARIANT.ini\n");
-    return 2;
+            "        scenarios/NAME.VARIANT.ini\n"
+            "exit: 0 match, 1 mismatch (with --fault: the fault was caught), 2 usage,\n"
+            "      3 nothing checked (0 instructions compared, or the fault was not\n"
+            "        applied or not caught; --suite: any such case, or no case ran),\n"
+            "      4 error (the program would not load or run, I/O); with both protocols\n"
+            "      or --suite: 1 if any mismatch, else 4 if any error, else 3 if any\n"
+            "      case checked nothing, else 0\n");
+    return RT_EXIT_USAGE;
 }
 
 static double bits(uint64_t bytes, uint64_t insns)
@@ -42,26 +63,133 @@ static double bits(uint64_t bytes, uint64_t insns)
     return insns ? 8.0 * (double)bytes / (double)insns : 0.0;
 }
 
+/* A decimal that fits tb_rt_fault.nth: sscanf's %u would wrap a huge N
+ * (2^32 + 1 became 1) and fault an early packet instead of none. */
+static bool parse_u32(const char *s, char **end, uint32_t *v)
+{
+    unsigned long long x;
+
+    if (*s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    x = strtoull(s, end, 10);
+    if (errno || x > UINT32_MAX)
+        return false;
+    *v = (uint32_t)x;
+    return true;
+}
+
 static int parse_fault(const char *s, tb_rt_fault *f)
 {
-    unsigned n, b;
+    uint32_t n, b;
+    char *end;
 
-    if (sscanf(s, "addr-bit:%u:%u", &n, &b) == 2 && b < 32) {
+    if (!strncmp(s, "addr-bit:", 9) && parse_u32(s + 9, &end, &n) && *end == ':' &&
+        parse_u32(end + 1, &end, &b) && !*end && b < 32) {
         *f = (tb_rt_fault){TB_RT_FAULT_ADDR_BIT, n, (uint8_t)b};
         return 0;
     }
-    if (sscanf(s, "drop-atom:%u", &n) == 1) {
+    if (!strncmp(s, "drop-atom:", 10) && parse_u32(s + 10, &end, &n) && !*end) {
         *f = (tb_rt_fault){TB_RT_FAULT_DROP_ATOM, n, 0};
         return 0;
     }
     return -1;
 }
 
+static void fault_text(const tb_rt_fault *f, char *buf, size_t len)
+{
+    if (f->kind == TB_RT_FAULT_ADDR_BIT)
+        snprintf(buf, len, "addr-bit:%u:%u", (unsigned)f->nth, (unsigned)f->bit);
+    else
+        snprintf(buf, len, "drop-atom:%u", (unsigned)f->nth);
+}
+
+/* Why a run compared no instruction, and what to do about it: one line
+ * after "NOTHING CHECKED: " (the counts say which stage lost them). */
+static void why_nothing(const tb_rt_case *c, const tb_rt_result *res, const char *opts,
+                        FILE *f)
+{
+    const tb_encoder_opts *o = &c->opts;
+    char ranges[512] = "";
+    size_t used = 0;
+
+    for (unsigned i = 0; i < o->n_ranges && used < sizeof ranges; i++)
+        used += (size_t)snprintf(ranges + used, sizeof ranges - used, "%s%s 0x%x-0x%x",
+                                 i ? ", " : "", o->ranges[i].exclude ? "exclude" : "include",
+                                 o->ranges[i].lo, o->ranges[i].hi);
+    fprintf(f, "0 of %llu instructions were checked: ", (unsigned long long)res->sim.insns);
+    if (!res->sim.insns)
+        fprintf(f, "the program ran no instruction (stopped: %s at 0x%08x); check its entry "
+                   "point, the scenario and --max\n",
+                tb_sim_stop_name(res->sim.stop), res->sim.stop_addr);
+    else if (!res->enc.traced && o->n_ranges)
+        fprintf(f, "none was traced: the ViewInst filter (%s%s) holds no executed "
+                   "instruction; give a range over code that runs (`tracebench sim PROGRAM "
+                   "--truth FILE` lists the executed addresses)\n",
+                ranges, opts && strstr(opts, "filter") ? "; `filter` is the middle half of "
+                                                         "the first loadable segment" : "");
+    else if (!res->enc.traced)
+        fprintf(f, "the encoder traced none of them\n");
+    else if (res->enc.overflows)
+        fprintf(f, "all %llu traced instructions were lost to %llu FIFO overflow(s); give the "
+                   "FIFO more depth or drain (fifo=DEPTH:BYTES/CYCLES)\n",
+                (unsigned long long)res->enc.traced, (unsigned long long)res->enc.overflows);
+    else
+        fprintf(f, "the decoder showed none of the %llu traced instructions\n",
+                (unsigned long long)res->enc.traced);
+}
+
+/* The line that says what a fault did, when that is not a plain catch. */
+static void fault_line(const tb_rt_fault *fault, const tb_rt_result *res, FILE *f)
+{
+    bool atom = fault->kind == TB_RT_FAULT_DROP_ATOM;
+    const char *kind = atom ? "atom packet" : "branch address packet";
+    const char *which = atom ? " with an E or N atom" : "";
+    char ft[64];
+
+    fault_text(fault, ft, sizeof ft);
+    if (!res->fault_applied) {
+        fprintf(f, "FAULT NOT APPLIED: %s: ", ft);
+        if (res->fault_packets)
+            fprintf(f, "the trace has only %llu %s%s%s, so nothing was changed; pick N "
+                       "from 0 to %llu",
+                    (unsigned long long)res->fault_packets, kind,
+                    res->fault_packets == 1 ? "" : "s", which,
+                    (unsigned long long)res->fault_packets - 1);
+        else
+            fprintf(f, "the trace has no %s%s, so nothing was changed; pick the other fault "
+                       "kind or a program that makes one", kind, which);
+        fprintf(f, "%s\n", res->verdict == TB_RT_FAULT_NOT_APPLIED
+                                ? " (the unfaulted decode matched, which shows nothing about "
+                                  "the comparator)"
+                            : res->verdict == TB_RT_MISMATCH
+                                ? " (so the divergence below is a real one, in the unfaulted "
+                                  "trace)"
+                                : "");
+    } else if (res->verdict == TB_RT_FAULT_UNDETECTED) {
+        fprintf(f, "FAULT UNDETECTED: %s changed %s %u, yet the decode still matches the "
+                   "truth: either the bit is one the decoder ignores (address bit 0 in Thumb "
+                   "state, bits 1:0 in ARM state; pick a higher BIT) or the comparator missed "
+                   "the change\n",
+                ft, kind, (unsigned)fault->nth);
+    }
+}
+
+/* The worse outcome of two runs, as the suite ranks them: a mismatch over
+ * an error over a run that proved nothing over a match. */
+static int worse(int a, int b)
+{
+    static const int rank[] = {[RT_EXIT_MATCH] = 0, [RT_EXIT_NOTHING] = 1,
+                               [RT_EXIT_ERROR] = 2, [RT_EXIT_MISMATCH] = 3};
+
+    return rank[b] > rank[a] ? b : a;
+}
+
 static int one(const char *prog, const char *scn, const char *proto, const char *opts,
                bool raw, uint64_t max, size_t chunk, const char *out, const tb_rt_fault *fault)
 {
     static const tb_protocol both[] = {TB_PROTO_PTM, TB_PROTO_ETMV3};
-    int bad = 0;
+    int status = RT_EXIT_MATCH;
 
     for (size_t i = 0; i < 2; i++) {
         tb_protocol p = both[i];
@@ -84,17 +212,22 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
         c.out_dir = out;
         c.fault = *fault;
         if (opts && tb_rt_case_options(&c, opts, err, sizeof err) < 0) {
+            /* `filter` reads the program: a missing one is an error, not usage. */
+            bool unreadable = access(prog, R_OK) != 0;
+
             fprintf(stderr, "tracebench roundtrip: --options: %s\n", err);
-            return 2;
+            return unreadable ? RT_EXIT_ERROR : RT_EXIT_USAGE;
         }
         rc = tb_rt_run(&c, &res, err, sizeof err);
         if (rc < 0) {
-            fprintf(stderr, "tracebench roundtrip: %s: %s\n", tb_err_str(rc), err);
-            return 1;
+            fprintf(stderr, "tracebench roundtrip: %s: %s: %s\n", tb_protocol_name(p),
+                    tb_err_str(rc), err);
+            status = worse(status, RT_EXIT_ERROR);
+            continue;
         }
         printf("%-6s %s: %llu instructions run, %llu traced, %llu checked, %llu exceptions, "
                "%llu bytes of trace, %.3f bits/insn\n",
-               tb_protocol_name(p), res.match ? "MATCH" : "MISMATCH",
+               tb_protocol_name(p), tb_rt_verdict_name(res.verdict),
                (unsigned long long)res.sim.insns, (unsigned long long)res.enc.traced,
                (unsigned long long)res.cmp.checked, (unsigned long long)res.cmp.exceptions,
                (unsigned long long)res.enc.bytes, bits(res.enc.bytes, res.sim.insns));
@@ -103,14 +236,37 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
                (unsigned long long)res.cmp.contexts, (unsigned long long)res.cmp.timestamps,
                (unsigned long long)res.cmp.cycle_checks, (unsigned long long)res.cmp.untraced,
                (unsigned long long)res.cmp.cancelled, (unsigned long long)res.enc.overflows);
-        if (fault->kind != TB_RT_FAULT_NONE && !res.fault_applied)
-            printf("       (the fault found no packet to change)\n");
-        if (!res.match) {
+        switch (res.verdict) {
+        case TB_RT_MATCH:
+            break;
+        case TB_RT_MISMATCH:
+            if (fault->kind != TB_RT_FAULT_NONE) {
+                char ft[64];
+
+                fault_text(fault, ft, sizeof ft);
+                if (res.fault_applied)
+                    printf("       the fault %s was applied and caught:\n", ft);
+                else
+                    fault_line(fault, &res, stdout);
+            }
             printf("%s", res.report);
-            bad = 1;
+            status = worse(status, RT_EXIT_MISMATCH);
+            break;
+        case TB_RT_NOTHING_CHECKED:
+            printf("NOTHING CHECKED: ");
+            why_nothing(&c, &res, opts, stdout);
+            if (fault->kind != TB_RT_FAULT_NONE && !res.fault_applied)
+                fault_line(fault, &res, stdout);
+            status = worse(status, RT_EXIT_NOTHING);
+            break;
+        case TB_RT_FAULT_NOT_APPLIED:
+        case TB_RT_FAULT_UNDETECTED:
+            fault_line(fault, &res, stdout);
+            status = worse(status, RT_EXIT_NOTHING);
+            break;
         }
     }
-    return bad;
+    return status;
 }
 
 /* ---- the suite ---- */
@@ -223,7 +379,8 @@ static void case_id(char *buf, size_t len, const char *prog, const scn_entry *sc
 }
 
 typedef struct row {
-    unsigned cases, bad;
+    unsigned cases, bad;      /* bad: mismatches and errors */
+    unsigned empty;           /* checked nothing: failures too, counted apart */
     uint64_t run, checked, bytes;
 } row;
 
@@ -235,14 +392,15 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
     const char *const *sets[2];
     char **progs = list_programs(vdir, &np);
     row rows[2][64], tot = {0};
-    unsigned total = 0, done = 0, reports = 0, errors = 0;
+    unsigned total = 0, done = 0, reports = 0, errors = 0, mismatches = 0;
     bool tty = isatty(2);
-    char (*failed)[256] = NULL;
+    char (*failed)[288] = NULL; /* "TAG  id" */
     size_t nfailed = 0;
 
     if (!progs || !np) {
-        fprintf(stderr, "tracebench roundtrip: no programs in %s/programs\n", vdir);
-        return 2;
+        fprintf(stderr, "tracebench roundtrip: no programs (NAME.ini) in %s/programs; give "
+                        "the source tree's vectors directory with --vectors DIR\n", vdir);
+        return RT_EXIT_ERROR;
     }
     memset(rows, 0, sizeof rows);
     for (size_t k = 0; k < 2; k++) {
@@ -310,24 +468,35 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
                     if (rc >= 0)
                         rc = tb_rt_run(&c, &res, err, sizeof err);
                     rows[k][s].cases++;
-                    if (rc < 0 || !res.match) {
-                        char (*nf)[256] = realloc(failed, (nfailed + 1) * sizeof *failed);
+                    /* No fault here, so a run is a match, a mismatch or
+                     * one that checked nothing, which fails as well. */
+                    if (rc < 0 || res.verdict != TB_RT_MATCH) {
+                        char (*nf)[288] = realloc(failed, (nfailed + 1) * sizeof *failed);
+                        const char *tag = rc < 0 ? "ERROR" : tb_rt_verdict_name(res.verdict);
 
-                        rows[k][s].bad++;
+                        if (rc >= 0 && res.verdict == TB_RT_NOTHING_CHECKED)
+                            rows[k][s].empty++;
+                        else
+                            rows[k][s].bad++;
                         if (nf) {
                             failed = nf;
-                            snprintf(failed[nfailed++], sizeof failed[0], "%s", id);
+                            snprintf(failed[nfailed++], sizeof failed[0], "%-16s %s", tag, id);
                         }
                         if (tty)
                             fprintf(stderr, "\n");
                         if (rc < 0) {
                             errors++;
                             printf("ERROR %s: %s: %s\n", id, tb_err_str(rc), err);
-                        } else if (reports++ < max_reports) {
-                            printf("%s", res.report);
-                        }
-                        if (rc < 0)
                             continue;
+                        }
+                        if (res.verdict == TB_RT_NOTHING_CHECKED) {
+                            printf("NOTHING CHECKED %s: ", id);
+                            why_nothing(&c, &res, sets[k][s], stdout);
+                        } else {
+                            mismatches++;
+                            if (reports++ < max_reports)
+                                printf("%s", res.report);
+                        }
                     }
                     rows[k][s].run += res.sim.insns;
                     rows[k][s].checked += res.cmp.checked;
@@ -342,40 +511,51 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
 
     printf("\nround trip: sim -> encoder -> decoder -> comparator, %zu programs "
            "(smc left out: the simulator does not follow self-modifying code)\n\n", np - 1);
-    printf("%-6s %-22s %6s %6s %12s %12s %10s %9s\n", "proto", "options", "cases", "bad",
-           "insns run", "checked", "bytes", "bits/insn");
+    printf("%-6s %-22s %6s %6s %6s %12s %12s %10s %9s\n", "proto", "options", "cases", "bad",
+           "empty", "insns run", "checked", "bytes", "bits/insn");
     for (size_t k = 0; k < 2; k++) {
         for (size_t s = 0; s < nsets[k]; s++) {
             const row *r = &rows[k][s];
 
             if (!r->cases)
                 continue;
-            printf("%-6s %-22s %6u %6u %12llu %12llu %10llu %9.3f\n",
+            printf("%-6s %-22s %6u %6u %6u %12llu %12llu %10llu %9.3f\n",
                    tb_protocol_name(protos[k]), *sets[k][s] ? sets[k][s] : "plain", r->cases,
-                   r->bad, (unsigned long long)r->run, (unsigned long long)r->checked,
-                   (unsigned long long)r->bytes, bits(r->bytes, r->run));
+                   r->bad, r->empty, (unsigned long long)r->run,
+                   (unsigned long long)r->checked, (unsigned long long)r->bytes,
+                   bits(r->bytes, r->run));
             tot.cases += r->cases;
             tot.bad += r->bad;
+            tot.empty += r->empty;
             tot.run += r->run;
             tot.checked += r->checked;
             tot.bytes += r->bytes;
         }
     }
-    printf("%-6s %-22s %6u %6u %12llu %12llu %10llu %9.3f\n", "all", "", tot.cases, tot.bad,
-           (unsigned long long)tot.run, (unsigned long long)tot.checked,
+    printf("%-6s %-22s %6u %6u %6u %12llu %12llu %10llu %9.3f\n", "all", "", tot.cases,
+           tot.bad, tot.empty, (unsigned long long)tot.run, (unsigned long long)tot.checked,
            (unsigned long long)tot.bytes, bits(tot.bytes, tot.run));
-    if (tot.bad) {
-        printf("\n%u of %u cases FAILED (%u errors):\n", tot.bad, tot.cases, errors);
+    printf("(bad: mismatches and errors; empty: cases that checked no instruction, "
+           "failures too)\n");
+    if (tot.bad || tot.empty) {
+        printf("\n%u of %u cases FAILED: %u mismatch(es), %u error(s), %u checked nothing:\n",
+               tot.bad + tot.empty, tot.cases, mismatches, errors, tot.empty);
         for (size_t i = 0; i < nfailed; i++)
             printf("  %s\n", failed[i]);
-    } else {
+    } else if (tot.cases) {
         printf("\nall %u cases match\n", tot.cases);
+    } else {
+        printf("\nno case ran%s%s%s\n", only ? " (--only " : "", only ? only : "",
+               only ? " matches none)" : "");
     }
     for (size_t i = 0; i < np; i++)
         free(progs[i]);
     free(progs);
     free(failed);
-    return tot.bad || !tot.cases ? 1 : 0;
+    return mismatches ? RT_EXIT_MISMATCH
+           : errors   ? RT_EXIT_ERROR
+           : tot.empty || !tot.cases ? RT_EXIT_NOTHING
+                                     : RT_EXIT_MATCH;
 }
 
 int tb_cli_roundtrip(int argc, char **argv)
@@ -446,7 +626,7 @@ int tb_cli_roundtrip(int argc, char **argv)
     (void)argc;
     (void)argv;
     fprintf(stderr, "tracebench roundtrip: built without the simulator\n");
-    return 1;
+    return RT_EXIT_ERROR;
 }
 
 #endif

@@ -555,6 +555,12 @@ static int run_vector(vec *v, const paths *p, const char *out)
                 res.report);
         return -1;
     }
+    if (res.verdict != TB_RT_MATCH) {
+        /* A vector that checked nothing would promise nothing. */
+        fprintf(stderr, "tracebench vectors: %s: round trip %s: %llu instructions checked\n",
+                v->name, tb_rt_verdict_name(res.verdict), (unsigned long long)res.cmp.checked);
+        return -1;
+    }
     v->trace_id = c.opts.trace_id;
     v->insns = res.sim.insns;
     v->bytes = res.enc.bytes;

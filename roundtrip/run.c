@@ -304,6 +304,31 @@ int tb_rt_case_options(tb_rt_case *c, const char *list, char *err, size_t errlen
     return 0;
 }
 
+const char *tb_rt_verdict_name(tb_rt_verdict v)
+{
+    switch (v) {
+    case TB_RT_MATCH: return "MATCH";
+    case TB_RT_MISMATCH: return "MISMATCH";
+    case TB_RT_NOTHING_CHECKED: return "NOTHING CHECKED";
+    case TB_RT_FAULT_NOT_APPLIED: return "FAULT NOT APPLIED";
+    case TB_RT_FAULT_UNDETECTED: return "FAULT UNDETECTED";
+    }
+    return "?";
+}
+
+/* A match counts only when it compared something and, with a fault, when
+ * the fault went in and was caught (roundtrip.h). */
+static tb_rt_verdict verdict(const tb_rt_case *c, const tb_rt_result *res)
+{
+    if (!res->match)
+        return TB_RT_MISMATCH;
+    if (!res->cmp.checked)
+        return TB_RT_NOTHING_CHECKED;
+    if (c->fault.kind != TB_RT_FAULT_NONE)
+        return res->fault_applied ? TB_RT_FAULT_UNDETECTED : TB_RT_FAULT_NOT_APPLIED;
+    return TB_RT_MATCH;
+}
+
 static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -448,6 +473,9 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
     res->enc = *tb_encoder_get_stats(r.enc);
     res->cmp = *tb_compare_get_stats(r.cmp);
     snprintf(res->report, sizeof res->report, "%s", tb_compare_report(r.cmp));
+    /* The counters go on past the fault's packet: all of its kind seen. */
+    res->fault_packets = c->fault.kind == TB_RT_FAULT_ADDR_BIT ? r.nth_branch : r.nth_atom;
+    res->verdict = verdict(c, res);
 
     if (c->out_dir) {
         if (fclose(r.truth)) {

@@ -127,12 +127,43 @@ typedef struct tb_rt_case {
     void *overflow_ctx;
 } tb_rt_case;
 
+/* What a run that completed shows.  A match is only worth something
+ * when instructions were compared and, with a fault, when the fault was
+ * put in and caught; everything else says why not, so that no caller
+ * takes a run that proved nothing for a pass.  One verdict per run; when
+ * several hold, MISMATCH wins (a divergence is never hidden), then
+ * NOTHING_CHECKED, FAULT_NOT_APPLIED, FAULT_UNDETECTED. */
+typedef enum tb_rt_verdict {
+    TB_RT_MATCH = 0,          /* decode == truth over >= 1 checked instruction
+                               * (no fault asked for) */
+    TB_RT_MISMATCH,           /* the comparator found a divergence (res->report);
+                               * with a fault, the fault was caught */
+    TB_RT_NOTHING_CHECKED,    /* no divergence, but cmp.checked == 0: no
+                               * instruction was compared (nothing ran, the
+                               * filter traced nothing, all was lost) */
+    TB_RT_FAULT_NOT_APPLIED,  /* a fault was asked for, but the decode side saw
+                               * only res->fault_packets packets of its kind */
+    TB_RT_FAULT_UNDETECTED,   /* the fault changed its packet and the decode
+                               * still matches: the changed bits are ones the
+                               * decoder ignores (address bit 0 in Thumb, bits
+                               * 1:0 in ARM state) or the comparator missed it */
+} tb_rt_verdict;
+
+/* "MATCH", "MISMATCH", "NOTHING CHECKED", "FAULT NOT APPLIED",
+ * "FAULT UNDETECTED". */
+const char *tb_rt_verdict_name(tb_rt_verdict v);
+
 typedef struct tb_rt_result {
-    bool match;
+    tb_rt_verdict verdict;    /* what the run shows: use this, not match */
+    bool match;               /* the comparator found no divergence (also true
+                               * when it compared nothing) */
     tb_sim_result sim;
     tb_encoder_stats enc;
     tb_compare_stats cmp;
     bool fault_applied;       /* the fault found its packet */
+    uint64_t fault_packets;   /* packets of the fault's kind the decode side saw
+                               * (branch packets; atom packets with an E or N
+                               * atom) */
     uint64_t resumes;         /* overflow I-syncs */
     bool lost_tail;           /* the last overflow never resumed */
     char report[4096];        /* the comparator's report when !match */
@@ -147,10 +178,9 @@ void tb_rt_case_init(tb_rt_case *c, tb_protocol protocol);
  * rest goes to tb_encoder_opts_parse.  TB_ERR_INVAL with err set. */
 int tb_rt_case_options(tb_rt_case *c, const char *list, char *err, size_t errlen);
 
-/* Runs one case.  0 when the round trip ran (res->match says whether
- * decode and truth agree), else TB_ERR_* with a reason in err (the
- * program would not load or run, the encoder failed, the output could
- * not be written). */
+/* Runs one case.  0 when the round trip ran (res->verdict says what it
+ * shows), else TB_ERR_* with a reason in err (the program would not load
+ * or run, the encoder failed, the output could not be written). */
 int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen);
 
 /* ---- the matrix (roundtrip/suite.c) ---- */
