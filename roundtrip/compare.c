@@ -320,31 +320,49 @@ static uint32_t ctx_mask(const tb_compare *c)
     return c->o.ctxid_bytes >= 4 ? 0xFFFFFFFFu : (1u << (8 * c->o.ctxid_bytes)) - 1;
 }
 
-/* Consumes what the decoder need not show before its next item: context
- * records (noting the value), cancelled instructions, and inside a gap
- * the untraced instructions and the exceptions taken with trace off.
- * Returns the front record, or NULL when the truth is used up. */
-static tq *front(tb_compare *c, bool for_exception)
+/* A record the decoder need not show at all: a context record (its value
+ * is checked against context elements), an instruction an exception
+ * cancelled, and inside a gap an instruction outside the filter. */
+static bool passable(const tb_compare *c, const tq *t)
+{
+    return t->kind == TB_REC_CONTEXT || (t->kind == TB_REC_INSN && t->cancelled) ||
+           (t->kind == TB_REC_INSN && t->untraced && c->gap_open);
+}
+
+/* Drops the front record, noting a context and counting what the gap
+ * held. */
+static void drop(tb_compare *c)
+{
+    tq *t = at(c, 0);
+
+    if (t->kind == TB_REC_CONTEXT) {
+        c->ctx = t->ctx;
+        c->vmid = t->vmid;
+    } else if (t->kind == TB_REC_INSN && t->untraced && !t->cancelled) {
+        c->st.untraced++;
+    }
+    pop(c);
+}
+
+/* Consumes the passable records before the decoder's next item and
+ * returns the front record, or NULL when the truth is used up.
+ * past_optional: the decoder shows an instruction, or has ended, so the
+ * exceptions taken with trace off before it were not shown and go too.
+ * Otherwise every exception stays: one taken with trace off may still be
+ * the one decoded next (PTM shows it as an I-sync at its preferred
+ * return and the exception packet, IHI0035B 5.2.3; encoder.c,
+ * process_exc).  An exception taken with trace on is never consumed
+ * here: the trace has it, so the decoder must show it, gap or not. */
+static tq *front(tb_compare *c, bool past_optional)
 {
     while (c->len) {
         tq *t = at(c, 0);
 
-        if (t->kind == TB_REC_CONTEXT) {
-            c->ctx = t->ctx;
-            c->vmid = t->vmid;
-        } else if (t->kind == TB_REC_INSN && t->cancelled) {
-            /* counted when marked */
-        } else if (t->kind == TB_REC_INSN && t->untraced && c->gap_open) {
-            c->st.untraced++;
-        } else if (t->kind == TB_REC_EXCEPTION && !for_exception &&
-                   (!t->required || c->gap_open)) {
-            /* taken while trace was off: shown at most as an I-sync */
-        } else if (t->kind == TB_REC_END) {
+        if (t->kind == TB_REC_END)
             return NULL;
-        } else {
+        if (!passable(c, t) && !(past_optional && t->kind == TB_REC_EXCEPTION && !t->required))
             return t;
-        }
-        pop(c);
+        drop(c);
     }
     return NULL;
 }
@@ -395,7 +413,7 @@ static int compare_insn(tb_compare *c, const tb_element *el, uint32_t addr, unsi
     note_decoded(c, addr, el->isa, atom, el->index);
     if (c->overflow_gap && (rc = skip_overflow(c, el, addr, el->isa)) < 0)
         return rc;
-    t = front(c, false);
+    t = front(c, true);
     if (!t)
         return fail(c, el, "decoded 0x%08x %s beyond the end of the truth (%llu instructions)",
                     addr, tb_isa_name((tb_isa)el->isa),
@@ -477,8 +495,10 @@ static int on_range(tb_compare *c, const tb_element *el, const uint32_t *addrs)
 
 static int on_exception(tb_compare *c, const tb_element *el)
 {
+    const tq *t, *nearest = NULL;
+    bool match = false;
     uint64_t cycle;
-    tq *t;
+    size_t i;
     int rc;
 
     if (c->overflow_gap) {
@@ -486,21 +506,49 @@ static int on_exception(tb_compare *c, const tb_element *el)
          * resume point itself. */
         return 0;
     }
-    t = front(c, true);
-    /* Exceptions taken with trace off may be shown or not. */
-    while (t && t->kind == TB_REC_EXCEPTION && t->exc_num != el->exc_num && !t->required) {
-        pop(c);
-        t = front(c, true);
+    front(c, false);
+    /* Which truth exception this is.  One taken with trace off may be
+     * shown or not (front()), so the search passes over it, whatever its
+     * number, unless it is exactly the one decoded: a later exception of
+     * the same kind must not be held against an earlier one taken with
+     * trace off.  It stops at an exception taken with trace on, which
+     * the decoder must show before anything after it, and at any other
+     * record it must show.  The first exact match is the right one: a
+     * trace-on exception further on has a traced instruction before it,
+     * which ends the search unless cancelled, and a cancelled one is the
+     * return address of the exception that cancelled it (sim.h), so an
+     * equal exception before it would have been taken with trace on. */
+    for (i = 0; i < c->len; i++) {
+        t = at(c, i);
+        if (t->kind == TB_REC_EXCEPTION) {
+            if (t->exc_num == el->exc_num && t->addr == el->pref_return) {
+                match = true;
+                break;
+            }
+            nearest = t;
+            if (t->required)
+                break;
+        } else if (!passable(c, t)) {
+            break;
+        }
     }
-    if (!t || t->kind != TB_REC_EXCEPTION)
+    if (!match) {
+        t = i < c->len ? at(c, i) : NULL;
+        if (nearest)
+            return fail(c, el, "decoded exception %u return 0x%08x, truth #%llu is exception %u "
+                        "return 0x%08x%s", el->exc_num, el->pref_return,
+                        (unsigned long long)nearest->seq, nearest->exc_num, nearest->addr,
+                        nearest->required ? "" : " (taken with trace off)");
         return fail(c, el, "decoded exception %u (return 0x%08x) where the truth has %s",
                     el->exc_num, el->pref_return,
-                    !t ? "nothing more" : t->kind == TB_REC_INSN ? "an instruction" : "other");
-    if (t->exc_num != el->exc_num || t->addr != el->pref_return)
-        return fail(c, el, "decoded exception %u return 0x%08x, truth #%llu is exception %u "
-                    "return 0x%08x", el->exc_num, el->pref_return,
-                    (unsigned long long)t->seq, t->exc_num, t->addr);
-    cycle = t->cycle;
+                    !t || t->kind == TB_REC_END ? "nothing more"
+                    : t->kind == TB_REC_INSN ? "an instruction" : "other");
+    }
+    /* The records passed over were not shown: trace-off exceptions, and
+     * what front() would have consumed. */
+    while (i--)
+        drop(c);
+    cycle = at(c, 0)->cycle;
     pop(c);
     c->st.exceptions++;
     if (el->has_cc) {
@@ -511,38 +559,55 @@ static int on_exception(tb_compare *c, const tb_element *el)
     return 0;
 }
 
-static int on_context(tb_compare *c, const tb_element *el)
+static bool ctx_ok(const tb_compare *c, const tb_element *el, uint32_t ctx, uint8_t vmid)
 {
     uint32_t m = ctx_mask(c);
 
+    return (!c->o.ctxid_bytes || (el->context_id & m) == (ctx & m)) &&
+           (!c->o.vmid || el->vmid == vmid);
+}
+
+static int on_context(tb_compare *c, const tb_element *el)
+{
     uint32_t ctx;
     uint8_t vmid;
     size_t i;
-    bool ok;
+    bool ok = false;
 
     front(c, false);
     ctx = c->ctx;
     vmid = c->vmid;
-    ok = (!c->o.ctxid_bytes || (el->context_id & m) == (ctx & m)) &&
-         (!c->o.vmid || el->vmid == vmid);
-    /* PTM traces a context change at once, but the instructions before
-     * it only with the next waypoint (protocol-notes 0.3): the change may
-     * be one still waiting ahead of the decoded instructions. */
-    for (i = 0; !ok && c->ptm && i < c->len; i++) {
+    /* The decoder is at the next record it must show, or at a trace-off
+     * exception before it that PTM shows with an I-sync, which carries
+     * the context of that moment (IHI0035B 5.2.3).  Nothing past the
+     * front is consumed: that exception may be the next element. */
+    for (i = 0; i < c->len; i++) {
         const tq *t = at(c, i);
 
         if (t->kind == TB_REC_CONTEXT) {
             ctx = t->ctx;
             vmid = t->vmid;
-            ok = (!c->o.ctxid_bytes || (el->context_id & m) == (ctx & m)) &&
-                 (!c->o.vmid || el->vmid == vmid);
-        } else if (t->kind != TB_REC_INSN || (t->wp != TB_WP_NONE && t->wp != TB_WP_BARRIER)) {
+        } else if (t->kind == TB_REC_EXCEPTION && !t->required) {
+            ok = ok || ctx_ok(c, el, ctx, vmid);
+        } else if (!passable(c, t)) {
             break;
         }
     }
+    ok = ok || ctx_ok(c, el, ctx, vmid);
+    /* PTM traces a context change at once, but the instructions before
+     * it only with the next waypoint (protocol-notes 0.3): the change may
+     * be one still waiting ahead of the decoded instructions. */
+    for (; !ok && c->ptm && i < c->len; i++) {
+        const tq *t = at(c, i);
+
+        if (t->kind == TB_REC_CONTEXT)
+            ok = ctx_ok(c, el, t->ctx, t->vmid);
+        else if (t->kind != TB_REC_INSN || (t->wp != TB_WP_NONE && t->wp != TB_WP_BARRIER))
+            break;
+    }
     if (!ok)
         return fail(c, el, "decoded context ID 0x%08x VMID %u, the truth's is 0x%08x VMID %u",
-                    el->context_id, el->vmid, c->ctx, c->vmid);
+                    el->context_id, el->vmid, ctx, vmid);
     c->st.contexts++;
     return 0;
 }
@@ -642,7 +707,7 @@ int tb_compare_finish(tb_compare *c)
         return 0;
     }
     c->gap_open = true; /* trace may end switched off */
-    t = front(c, false);
+    t = front(c, true);
     if (t)
         return fail(c, NULL, "the decode ended; truth #%llu (%s 0x%08x) and %zu more records "
                     "were never shown", (unsigned long long)t->seq,

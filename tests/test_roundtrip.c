@@ -150,6 +150,54 @@ Test(roundtrip, chunking_does_not_matter)
     }
 }
 
+/* ViewInst over irq_fiq's nesting loop only (irq_nest_point up to
+ * fiq_handler), under the storm scenario: the first IRQ (in main) is
+ * taken with trace off and never shown; the next IRQ, of the same kind,
+ * arrives at irq_nest_point with trace still off, but its preferred
+ * return is traced, so PTM shows it as an I-sync there and the exception
+ * (IHI0035B 5.2.3), and the FIQ at the IRQ vector right after it with
+ * trace now on; six later IRQs and FIQs are taken inside the loop with
+ * trace on.  ETMv3 shows only those six.  With ctxid the I-sync's
+ * context comes before the exception it carries. */
+Test(roundtrip, filter_trace_off_exception_before_a_shown_one_of_the_same_kind)
+{
+    static const char *const extra[] = {"", ",ca", ",ctxid=4"};
+    char opts[96], err[256];
+    uint32_t lo, hi;
+    tb_scenario sc;
+    tb_sim *s;
+
+    tb_scenario_init(&sc);
+    s = tb_sim_new(sc.cpu);
+    cr_assert_not_null(s);
+    snprintf(elf_path, sizeof elf_path, "%s/vectors/programs/irq_fiq.elf", TB_BINARY_DIR);
+    cr_assert_eq(tb_sim_load_elf_file(s, elf_path), 0);
+    cr_assert_eq(tb_sim_symbol(s, "irq_nest_point", &lo), 0);
+    cr_assert_eq(tb_sim_symbol(s, "fiq_handler", &hi), 0);
+    tb_sim_free(s);
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
+            tb_rt_case c;
+            tb_rt_result res;
+
+            program(&c, "irq_fiq", k ? TB_PROTO_ETMV3 : TB_PROTO_PTM);
+            snprintf(ini_path, sizeof ini_path, "%s/vectors/scenarios/irq_fiq.storm.ini",
+                     TB_SOURCE_DIR);
+            c.scenario = ini_path;
+            snprintf(opts, sizeof opts, "include=0x%x-0x%x%s", lo, hi, extra[i]);
+            cr_assert_eq(tb_rt_case_options(&c, opts, err, sizeof err), 0, "%s", err);
+            run(&c, &res);
+            cr_assert(res.match, "%s %s: %s", k ? "etmv3" : "ptm", opts, res.report);
+            cr_assert_gt(res.cmp.checked, 100);
+            cr_assert_eq(res.cmp.checked, res.enc.traced);
+            cr_assert_gt(res.cmp.untraced, 100);
+            /* Six taken with trace on; PTM adds the IRQ at irq_nest_point
+             * and the FIQ at the vector after it. */
+            cr_assert_eq(res.cmp.exceptions, k ? 6 : 8, "%s %s", k ? "etmv3" : "ptm", opts);
+        }
+    }
+}
+
 /* ---- the rules, on hand-made streams ---- */
 
 static tb_exec_record insn(uint64_t seq, uint32_t addr, uint8_t flags)
@@ -350,6 +398,191 @@ Test(compare, leftover_truth_is_reported_at_the_end)
     cr_assert_eq(tb_compare_finish(c), TB_ERR_MISMATCH);
     cr_assert(strstr(tb_compare_report(c), "truth #1 (instruction 0x00001004)"), "%s",
               tb_compare_report(c));
+    tb_compare_free(c);
+}
+
+static tb_compare *ptm(const char *opts)
+{
+    tb_encoder_opts o;
+    char err[128];
+
+    tb_encoder_opts_init(&o, TB_PROTO_PTM);
+    cr_assert_eq(tb_encoder_opts_parse(&o, opts, err, sizeof err), 0, "%s", err);
+    return tb_compare_new(&o, "hand-made");
+}
+
+/* ViewInst includes 0x1000-0x1100; the vector at 0x18 and the code at
+ * 0x2000 are outside.  IRQ #2 is taken with trace off (after 0x2000) and
+ * returns outside; IRQ #4 is taken with trace off too, but returns to
+ * 0x1010, which is traced, so PTM shows it: I-sync at 0x1010 and the
+ * exception (IHI0035B 5.2.3); IRQ #7 is taken with trace on (after
+ * 0x1014), so the decoder must show it. */
+static const tb_exec_record *irq_truth(size_t *n)
+{
+    static tb_exec_record t[12];
+
+    t[0] = insn(0, 0x1000, 0);
+    t[1] = insn(1, 0x2000, 0);
+    t[2] = exc(2, TB_EXC_IRQ, 0x2004, false);
+    t[3] = insn(2, 0x18, 0);
+    t[4] = insn(3, 0x2004, 0);
+    t[5] = exc(4, TB_EXC_IRQ, 0x1010, false);
+    t[6] = insn(4, 0x18, 0);
+    t[7] = insn(5, 0x1010, 0);
+    t[8] = insn(6, 0x1014, 0);
+    t[9] = exc(7, TB_EXC_IRQ, 0x1018, false);
+    t[10] = insn(7, 0x18, 0);
+    t[11] = (tb_exec_record){.kind = TB_REC_END, .seq = 8};
+    *n = 12;
+    return t;
+}
+
+static tb_compare *irq_case(const char *opts)
+{
+    tb_compare *c = ptm(opts);
+    size_t n;
+    const tb_exec_record *t = irq_truth(&n);
+
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(tb_compare_truth(c, &t[i]), 0);
+    return c;
+}
+
+static const tb_element trace_on = {.kind = TB_ELEM_TRACE_ON, .reason = TB_ISYNC_TRACE_ON};
+
+static int irq_elem(tb_compare *c, uint32_t ret)
+{
+    tb_element x = {.kind = TB_ELEM_EXCEPTION, .exc_num = 14, .pref_return = ret};
+
+    return tb_compare_element(c, &x, NULL);
+}
+
+Test(compare, trace_off_exception_before_one_of_the_same_kind)
+{
+    tb_element ctx = {.kind = TB_ELEM_CONTEXT};
+    tb_compare *c;
+
+    /* PTM's decode: the trace-off IRQ #4 shown at trace-on, #2 not. */
+    for (int with_ctx = 0; with_ctx < 2; with_ctx++) {
+        c = irq_case(with_ctx ? "include=0x1000-0x1100,ctxid=4" : "include=0x1000-0x1100");
+        cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0);
+        cr_assert_eq(tb_compare_element(c, &trace_on, NULL), 0);
+        /* The I-sync's context comes first: it must not use up #4. */
+        if (with_ctx)
+            cr_assert_eq(tb_compare_element(c, &ctx, NULL), 0, "%s", tb_compare_report(c));
+        cr_assert_eq(irq_elem(c, 0x1010), 0, "%s", tb_compare_report(c));
+        cr_assert_eq(tb_compare_element(c, &trace_on, NULL), 0);
+        cr_assert_eq(feed_range(c, 0x1010, 2, 0), 0, "%s", tb_compare_report(c));
+        cr_assert_eq(irq_elem(c, 0x1018), 0, "%s", tb_compare_report(c));
+        cr_assert_eq(tb_compare_finish(c), 0, "%s", tb_compare_report(c));
+        cr_assert_eq(tb_compare_get_stats(c)->exceptions, 2);
+        cr_assert_eq(tb_compare_get_stats(c)->checked, 3);
+        cr_assert_eq(tb_compare_get_stats(c)->untraced, 5);
+        tb_compare_free(c);
+    }
+
+    /* Neither trace-off IRQ shown (ETMv3 never shows one): a gap, the
+     * traced instructions and the trace-on IRQ. */
+    c = irq_case("include=0x1000-0x1100");
+    cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0);
+    cr_assert_eq(tb_compare_element(c, &trace_on, NULL), 0);
+    cr_assert_eq(feed_range(c, 0x1010, 2, 0), 0, "%s", tb_compare_report(c));
+    cr_assert_eq(irq_elem(c, 0x1018), 0, "%s", tb_compare_report(c));
+    cr_assert_eq(tb_compare_finish(c), 0, "%s", tb_compare_report(c));
+    cr_assert_eq(tb_compare_get_stats(c)->exceptions, 1);
+    tb_compare_free(c);
+}
+
+/* Still strict: a decoded exception must be a truth exception exactly. */
+Test(compare, a_decoded_exception_still_matches_exactly)
+{
+    tb_compare *c;
+
+    /* A wrong return address matches no trace-off IRQ. */
+    c = irq_case("include=0x1000-0x1100");
+    cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0);
+    cr_assert_eq(tb_compare_element(c, &trace_on, NULL), 0);
+    cr_assert_eq(irq_elem(c, 0x1014), TB_ERR_MISMATCH);
+    cr_assert(strstr(tb_compare_report(c), "decoded exception 14 return 0x00001014, truth #"),
+              "%s", tb_compare_report(c));
+    tb_compare_free(c);
+
+    /* ... nor the trace-on IRQ. */
+    c = irq_case("include=0x1000-0x1100");
+    cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0);
+    cr_assert_eq(tb_compare_element(c, &trace_on, NULL), 0);
+    cr_assert_eq(feed_range(c, 0x1010, 2, 0), 0, "%s", tb_compare_report(c));
+    cr_assert_eq(irq_elem(c, 0x101c), TB_ERR_MISMATCH);
+    cr_assert(strstr(tb_compare_report(c), "decoded exception 14 return 0x0000101c, truth #7 is "
+                                           "exception 14 return 0x00001018\n"),
+              "%s", tb_compare_report(c));
+    tb_compare_free(c);
+
+    /* A trace-off IRQ shown after the instructions that followed it: the
+     * trace-on IRQ ahead may not be passed over to reach it. */
+    c = irq_case("include=0x1000-0x1100");
+    cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0);
+    cr_assert_eq(tb_compare_element(c, &trace_on, NULL), 0);
+    cr_assert_eq(feed_range(c, 0x1010, 2, 0), 0, "%s", tb_compare_report(c));
+    cr_assert_eq(irq_elem(c, 0x1010), TB_ERR_MISMATCH);
+    cr_assert(strstr(tb_compare_report(c), "truth #7 is exception 14 return 0x00001018"), "%s",
+              tb_compare_report(c));
+    tb_compare_free(c);
+}
+
+/* The report names the trace-off exception nearest to where trace came
+ * on: the one PTM would show there. */
+Test(compare, a_wrong_exception_at_trace_on_is_reported_against_the_nearest)
+{
+    tb_compare *c = irq_case("include=0x1000-0x1100");
+
+    cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0);
+    cr_assert_eq(tb_compare_element(c, &trace_on, NULL), 0);
+    cr_assert_eq(irq_elem(c, 0x1014), TB_ERR_MISMATCH);
+    cr_assert(strstr(tb_compare_report(c), "decoded exception 14 return 0x00001014, truth #4 is "
+                                           "exception 14 return 0x00001010 (taken with trace "
+                                           "off)"),
+              "%s", tb_compare_report(c));
+    tb_compare_free(c);
+}
+
+/* An exception taken with trace on is in the trace: its absence is a
+ * divergence even where the decode ends (with trace off)... */
+Test(compare, an_exception_taken_with_trace_on_is_never_skipped_at_the_end)
+{
+    tb_compare *c = irq_case("include=0x1000-0x1100");
+
+    cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0);
+    cr_assert_eq(tb_compare_element(c, &trace_on, NULL), 0);
+    cr_assert_eq(feed_range(c, 0x1010, 2, 0), 0, "%s", tb_compare_report(c));
+    cr_assert_eq(tb_compare_finish(c), TB_ERR_MISMATCH);
+    cr_assert(strstr(tb_compare_report(c), "truth #7 (exception 0x00001018)"), "%s",
+              tb_compare_report(c));
+    tb_compare_free(c);
+}
+
+/* ... or where a gap follows it: the handler returns to 0x1018, and the
+ * decode shows a gap and goes on there without the IRQ. */
+Test(compare, an_exception_taken_with_trace_on_is_never_skipped_in_a_gap)
+{
+    tb_exec_record back = insn(8, 0x1018, 0);
+    const tb_exec_record *t;
+    tb_compare *c = ptm("include=0x1000-0x1100");
+    size_t n;
+
+    t = irq_truth(&n);
+    for (size_t i = 0; i + 1 < n; i++)
+        cr_assert_eq(tb_compare_truth(c, &t[i]), 0);
+    cr_assert_eq(tb_compare_truth(c, &back), 0);
+    cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0);
+    cr_assert_eq(tb_compare_element(c, &trace_on, NULL), 0);
+    cr_assert_eq(feed_range(c, 0x1010, 2, 0), 0, "%s", tb_compare_report(c));
+    cr_assert_eq(tb_compare_element(c, &trace_on, NULL), 0);
+    cr_assert_eq(feed_range(c, 0x1018, 1, 0), TB_ERR_MISMATCH);
+    cr_assert(strstr(tb_compare_report(c), "decoded 0x00001018 A32 where the truth takes "
+                                           "exception 14 (return 0x00001018): the exception is "
+                                           "missing"),
+              "%s", tb_compare_report(c));
     tb_compare_free(c);
 }
 
