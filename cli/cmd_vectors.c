@@ -5,6 +5,8 @@
  * vector list, a round trip (sim -> encoder -> our decoder -> comparator)
  * that writes OUT/NAME/ (OpenCSD snapshot, truth.txt), then our decode in
  * addr format (decode.addr) and README.md, and OUT/README.md as an index.
+ * A section with program2 has two trace sources in one CoreSight buffer
+ * (run_vector2): per-source files are named by trace ID.
  * Every vector must round-trip.  Output is deterministic: no times, paths
  * or host names, so regenerating gives byte-identical files; --check
  * regenerates into a temporary directory and compares byte for byte.
@@ -25,7 +27,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tracebench/coverage.h"
 #include "tracebench/decoder.h"
+#include "tracebench/frame.h"
 #include "tracebench/snapshot.h"
 #include "tracebench/types.h"
 
@@ -50,7 +54,15 @@ typedef struct vec {
     char opencsd[64];
     char about[VEC_STR];
     uint64_t max_insns;
-    /* Filled in by the run, for the index. */
+    /* An optional second trace source in the same formatted buffer (a
+     * second program in its own emulator, as on TC2's multi-core
+     * snapshot): program2 non-empty. */
+    char program2[64];
+    char scenario2[128];
+    char protocol2[16];
+    char options2[VEC_STR];
+    uint64_t max_insns2;
+    /* Filled in by the run, for the index (insns and bytes: both sources'). */
     uint64_t insns, bytes, buf_bytes;
     unsigned exceptions, n_ranges;
     uint8_t trace_id;
@@ -156,11 +168,20 @@ static int load_list(const char *path, vec *v, size_t *n)
             r = set_str(cur->opencsd, sizeof cur->opencsd, val, path, line);
         else if (!strcmp(k, "about"))
             r = set_str(cur->about, sizeof cur->about, val, path, line);
-        else if (!strcmp(k, "max_insns")) {
+        else if (!strcmp(k, "program2"))
+            r = set_str(cur->program2, sizeof cur->program2, val, path, line);
+        else if (!strcmp(k, "scenario2"))
+            r = set_str(cur->scenario2, sizeof cur->scenario2, val, path, line);
+        else if (!strcmp(k, "protocol2"))
+            r = set_str(cur->protocol2, sizeof cur->protocol2, val, path, line);
+        else if (!strcmp(k, "options2"))
+            r = set_str(cur->options2, sizeof cur->options2, val, path, line);
+        else if (!strcmp(k, "max_insns") || !strcmp(k, "max_insns2")) {
             char *end;
+            uint64_t *dst = k[9] ? &cur->max_insns2 : &cur->max_insns;
 
             errno = 0;
-            cur->max_insns = strtoull(val, &end, 0);
+            *dst = strtoull(val, &end, 0);
             if (errno || *end || !*val)
                 r = -1;
         } else {
@@ -177,9 +198,22 @@ static int load_list(const char *path, vec *v, size_t *n)
         const vec *c = &v[i];
 
         if (!c->program[0] || (strcmp(c->protocol, "ptm") && strcmp(c->protocol, "etmv3")) ||
-            (strcmp(c->buffer, "coresight") && strcmp(c->buffer, "raw")) || !c->about[0]) {
+            (strcmp(c->buffer, "coresight") && strcmp(c->buffer, "raw") &&
+             (strcmp(c->buffer, "dstream") || !c->program2[0])) ||
+            !c->about[0]) {
             fprintf(stderr, "tracebench vectors: %s: [%s] needs program, protocol "
-                            "ptm|etmv3, buffer coresight|raw and about\n", path, c->name);
+                            "ptm|etmv3, buffer coresight|raw (dstream with a second source) "
+                            "and about\n", path, c->name);
+            return -1;
+        }
+        /* Two sources share one buffer: only CoreSight frames carry both. */
+        if ((c->program2[0] || c->protocol2[0] || c->options2[0] || c->scenario2[0] ||
+             c->max_insns2) &&
+            (!c->program2[0] || (strcmp(c->protocol2, "ptm") && strcmp(c->protocol2, "etmv3")) ||
+             !strcmp(c->buffer, "raw"))) {
+            fprintf(stderr, "tracebench vectors: %s: [%s] a second source needs program2, "
+                            "protocol2 ptm|etmv3 and buffer coresight or dstream\n", path,
+                    c->name);
             return -1;
         }
     }
@@ -242,7 +276,8 @@ static int on_addr_elem(void *ctx, const tb_element *el)
     return tb_cli_addr_element(ctx, el) < 0;
 }
 
-static int write_decode_addr(const char *dir, int id, char *err, size_t errlen)
+static int write_decode_addr(const char *dir, const char *fname, int id, char *err,
+                             size_t errlen)
 {
     char path[1024];
     tb_cli_addr_out o = {0};
@@ -268,7 +303,7 @@ static int write_decode_addr(const char *dir, int id, char *err, size_t errlen)
     tb_snapshot_fini(&s);
     if (r < 0)
         return r;
-    strf(path, sizeof path, "%s/decode.addr", dir);
+    strf(path, sizeof path, "%s/%s", dir, fname);
     o.f = fopen(path, "w");
     if (!o.f) {
         strf(err, errlen, "%s: %s", path, strerror(errno));
@@ -362,16 +397,49 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
     return fclose(f) == 0 ? 0 : -1;
 }
 
-static int write_index(const char *out, const vec *v, size_t n)
+/* The spec-coverage table (vectors/coverage.tsv counted over the vectors
+ * just written, `tracebench vectors --coverage --markdown`); NULL with a
+ * message on error. */
+static char *coverage_table(const char *catalogue, const char *out)
+{
+    static tb_coverage_tally t;
+    tb_coverage_catalogue cat;
+    char err[512];
+    char *md = NULL;
+    int need;
+
+    if (tb_coverage_catalogue_load(&cat, catalogue, err, sizeof err) < 0) {
+        fprintf(stderr, "tracebench vectors: %s\n", err);
+        return NULL;
+    }
+    memset(&t, 0, sizeof t);
+    if (tb_coverage_count_dir(out, &t, err, sizeof err) < 0)
+        fprintf(stderr, "tracebench vectors: coverage: %s\n", err);
+    else if ((need = tb_coverage_format_markdown(&cat, &t, NULL, 0)) < 0 ||
+             !(md = malloc((size_t)need + 1)))
+        fprintf(stderr, "tracebench vectors: coverage table: out of memory\n");
+    else
+        tb_coverage_format_markdown(&cat, &t, md, (size_t)need + 1);
+    tb_coverage_catalogue_free(&cat);
+    return md;
+}
+
+static int write_index(const char *out, const vec *v, size_t n, const char *catalogue)
 {
     char path[1024], bpi[32];
     uint64_t insns = 0, bytes = 0;
+    char *cov = coverage_table(catalogue, out);
     FILE *f;
+
+    if (!cov)
+        return -1;
 
     strf(path, sizeof path, "%s/README.md", out);
     f = fopen(path, "w");
-    if (!f)
+    if (!f) {
+        free(cov);
         return -1;
+    }
     fprintf(f, "# Conformance vectors\n\n"
                "Generated by `tracebench vectors` from `vectors/vectors.ini`; do not edit.\n"
                "Each directory is an OpenCSD trace snapshot with the simulator's ground truth\n"
@@ -386,10 +454,23 @@ static int write_index(const char *out, const vec *v, size_t n)
                "bits/insn | OpenCSD | exercises |\n");
     fprintf(f, "|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < n; i++) {
+        char prog[160], proto[40], opts[2 * VEC_STR + 8];
+
         bits_per_insn(bpi, sizeof bpi, v[i].bytes, v[i].insns);
-        fprintf(f, "| [%s](%s/README.md) | %s | %s | `%s` | %s | %llu | %llu | %s | %s | %s |\n",
-                v[i].name, v[i].name, v[i].program, v[i].protocol,
-                v[i].options[0] ? v[i].options : "plain", v[i].buffer,
+        /* A two-source vector: both sources, first + second; its counts
+         * are the sum of the two. */
+        if (v[i].program2[0]) {
+            strf(prog, sizeof prog, "%s + %s", v[i].program, v[i].program2);
+            strf(proto, sizeof proto, "%s + %s", v[i].protocol, v[i].protocol2);
+            strf(opts, sizeof opts, "`%s` + `%s`", v[i].options[0] ? v[i].options : "plain",
+                 v[i].options2[0] ? v[i].options2 : "plain");
+        } else {
+            strf(prog, sizeof prog, "%s", v[i].program);
+            strf(proto, sizeof proto, "%s", v[i].protocol);
+            strf(opts, sizeof opts, "`%s`", v[i].options[0] ? v[i].options : "plain");
+        }
+        fprintf(f, "| [%s](%s/README.md) | %s | %s | %s | %s | %llu | %llu | %s | %s | %s |\n",
+                v[i].name, v[i].name, prog, proto, opts, v[i].buffer,
                 (unsigned long long)v[i].insns, (unsigned long long)v[i].bytes, bpi,
                 v[i].opencsd[0] ? v[i].opencsd : "match", v[i].about);
         insns += v[i].insns;
@@ -398,6 +479,13 @@ static int write_index(const char *out, const vec *v, size_t n)
     bits_per_insn(bpi, sizeof bpi, bytes, insns);
     fprintf(f, "\n%zu vectors, %llu instructions, %llu trace bytes, %s bits per instruction.\n",
             n, (unsigned long long)insns, (unsigned long long)bytes, bpi);
+    fprintf(f, "\n## Spec coverage\n\n"
+               "Every packet kind and variant of both protocols and of the formatter "
+               "(`vectors/coverage.tsv`), counted from the packets of the vectors above "
+               "(`tracebench vectors --coverage`).  CI fails when a variant the encoder can "
+               "produce occurs in no vector; the others say why they cannot occur yet.\n\n"
+               "%s", cov);
+    free(cov);
     return fclose(f) == 0 ? 0 : -1;
 }
 
@@ -440,12 +528,12 @@ static void note_overflow(void *ctx, bool have_shown, uint64_t shown_seq)
 
 /* filter.txt: the ViewInst ranges, which a saved truth cannot show, for
  * the expected decode (vectors/expect.c) and any decoder's check. */
-static int write_filter(const char *dir, const tb_encoder_opts *o)
+static int write_filter(const char *dir, const char *fname, const tb_encoder_opts *o)
 {
     char path[1100];
     FILE *f;
 
-    strf(path, sizeof path, "%s/filter.txt", dir);
+    strf(path, sizeof path, "%s/%s", dir, fname);
     if (!(f = fopen(path, "w")))
         return -1;
     fprintf(f, "# ViewInst ranges (docs/vectors.md): include|exclude LO HI, HI exclusive\n"
@@ -457,6 +545,49 @@ static int write_filter(const char *dir, const tb_encoder_opts *o)
     return fclose(f) == 0 ? 0 : -1;
 }
 
+/* overflow.txt (or a source's overflow-0xID.txt): the encoder's
+ * overflows, for the expected decode (tb_expect). */
+static int write_overflow(const char *dir, const char *fname, const char *name,
+                          const tb_rt_result *res, const overflows *ovf)
+{
+    char path[1200];
+    FILE *f;
+
+    strf(path, sizeof path, "%s/%s", dir, fname);
+    if (!(f = fopen(path, "w"))) {
+        fprintf(stderr, "tracebench vectors: %s: cannot write %s\n", name, path);
+        return -1;
+    }
+    fprintf(f, "# trace lost to FIFO overflow, in order (docs/vectors.md):\n"
+               "# lost-after S  the FIFO overflowed; the newest instruction whose trace\n"
+               "#               had gone out is truth seq S (-: none since the last resume)\n"
+               "# resume R      an overflow I-sync resumed trace at truth seq R\n"
+               "# lost-tail     the run ended before trace resumed\n");
+    for (size_t i = 0; i < ovf->n; i++) {
+        if (ovf->ev[i].resume)
+            fprintf(f, "resume %llu\n", (unsigned long long)ovf->ev[i].seq);
+        else if (ovf->ev[i].have_seq)
+            fprintf(f, "lost-after %llu\n", (unsigned long long)ovf->ev[i].seq);
+        else
+            fprintf(f, "lost-after -\n");
+    }
+    if (res->lost_tail)
+        fprintf(f, "lost-tail\n");
+    if (ovf->full) {
+        fclose(f);
+        fprintf(stderr, "tracebench vectors: %s: more than %zu overflows: use a larger "
+                        "FIFO or fewer instructions\n", name, ovf->n);
+        return -1;
+    }
+    if (fclose(f)) {
+        fprintf(stderr, "tracebench vectors: %s: cannot write %s\n", name, path);
+        return -1;
+    }
+    return 0;
+}
+
+static int run_vector2(vec *v, const paths *p, const char *out);
+
 static int run_vector(vec *v, const paths *p, const char *out)
 {
     char elf[1024], scn[1024], dir[1024], err[512] = "", scn_name[160];
@@ -466,6 +597,8 @@ static int run_vector(vec *v, const paths *p, const char *out)
     bool ptm = !strcmp(v->protocol, "ptm");
     int r;
 
+    if (v->program2[0])
+        return run_vector2(v, p, out);
     strf(elf, sizeof elf, "%s/%s.elf", p->programs, v->program);
     if (v->scenario[0]) {
         strf(scn, sizeof scn, "%s/%s", p->scenarios, v->scenario);
@@ -506,47 +639,15 @@ static int run_vector(vec *v, const paths *p, const char *out)
     c.overflow_ctx = &ovf;
     memset(&res, 0, sizeof res);
     r = tb_rt_run(&c, &res, err, sizeof err);
-    if (r >= 0 && res.enc.overflows) {
-        char path[1200];
-        FILE *f;
-
-        strf(path, sizeof path, "%s/overflow.txt", dir);
-        if (!(f = fopen(path, "w"))) {
-            fprintf(stderr, "tracebench vectors: %s: cannot write %s\n", v->name, path);
-            return -1;
-        }
-        fprintf(f, "# trace lost to FIFO overflow, in order (docs/vectors.md):\n"
-                   "# lost-after S  the FIFO overflowed; the newest instruction whose trace\n"
-                   "#               had gone out is truth seq S (-: none since the last resume)\n"
-                   "# resume R      an overflow I-sync resumed trace at truth seq R\n"
-                   "# lost-tail     the run ended before trace resumed\n");
-        for (size_t i = 0; i < ovf.n; i++) {
-            if (ovf.ev[i].resume)
-                fprintf(f, "resume %llu\n", (unsigned long long)ovf.ev[i].seq);
-            else if (ovf.ev[i].have_seq)
-                fprintf(f, "lost-after %llu\n", (unsigned long long)ovf.ev[i].seq);
-            else
-                fprintf(f, "lost-after -\n");
-        }
-        if (res.lost_tail)
-            fprintf(f, "lost-tail\n");
-        if (ovf.full) {
-            fclose(f);
-            fprintf(stderr, "tracebench vectors: %s: more than %zu overflows: use a larger "
-                            "FIFO or fewer instructions\n", v->name, ovf.n);
-            return -1;
-        }
-        if (fclose(f)) {
-            fprintf(stderr, "tracebench vectors: %s: cannot write %s\n", v->name, path);
-            return -1;
-        }
-    }
+    if (r >= 0 && res.enc.overflows && write_overflow(dir, "overflow.txt", v->name, &res,
+                                                      &ovf) < 0)
+        return -1;
     if (r < 0) {
         fprintf(stderr, "tracebench vectors: %s: %s\n", v->name, err[0] ? err : tb_err_str(r));
         return -1;
     }
     v->n_ranges = c.opts.n_ranges;
-    if (c.opts.n_ranges && write_filter(dir, &c.opts) < 0) {
+    if (c.opts.n_ranges && write_filter(dir, "filter.txt", &c.opts) < 0) {
         fprintf(stderr, "tracebench vectors: %s: cannot write filter.txt\n", v->name);
         return -1;
     }
@@ -571,7 +672,7 @@ static int run_vector(vec *v, const paths *p, const char *out)
         strf(buf, sizeof buf, "%s/trace_buffer.bin", dir);
         v->buf_bytes = file_size(buf);
     }
-    r = write_decode_addr(dir, v->trace_id, err, sizeof err);
+    r = write_decode_addr(dir, "decode.addr", v->trace_id, err, sizeof err);
     if (r < 0) {
         fprintf(stderr, "tracebench vectors: %s: decode.addr: %s\n", v->name, err);
         return -1;
@@ -581,6 +682,429 @@ static int run_vector(vec *v, const paths *p, const char *out)
         return -1;
     }
     return 0;
+}
+
+/* ---- two trace sources in one buffer ([NAME] with program2) ----
+ *
+ * Each source is its own round trip (its program in its own emulator,
+ * encoder, our decoder, comparator against its own truth), as on TC2
+ * where several cores trace into one ETB.  The runs give their raw trace
+ * chunk by chunk with the cycle stamp of the record that produced it;
+ * the chunks are merged by cycle (ties: the first source first) into one
+ * formatter, whose frames are the vector's trace_buffer.bin.  Per source
+ * (trace ID): truth-0xID.txt, decode-0xID.addr, filter-0xID.txt,
+ * overflow-0xID.txt (the names tb_expect --id reads). */
+
+typedef struct trace_chunk {
+    uint64_t cycle;
+    size_t off, len;
+} trace_chunk;
+
+typedef struct src_trace {
+    uint8_t *data;
+    size_t len, cap;
+    trace_chunk *ch;
+    size_t n, ncap;
+    bool oom;
+} src_trace;
+
+static void keep_trace(void *ctx, uint64_t cycle, const uint8_t *data, size_t len)
+{
+    src_trace *t = ctx;
+
+    if (t->oom || !len)
+        return;
+    if (t->len + len > t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 65536;
+        uint8_t *nb;
+
+        while (nc < t->len + len)
+            nc *= 2;
+        if (!(nb = realloc(t->data, nc))) {
+            t->oom = true;
+            return;
+        }
+        t->data = nb;
+        t->cap = nc;
+    }
+    if (t->n == t->ncap) {
+        size_t nc = t->ncap ? t->ncap * 2 : 1024;
+        trace_chunk *nb = realloc(t->ch, nc * sizeof *nb);
+
+        if (!nb) {
+            t->oom = true;
+            return;
+        }
+        t->ch = nb;
+        t->ncap = nc;
+    }
+    memcpy(t->data + t->len, data, len);
+    t->ch[t->n++] = (trace_chunk){cycle, t->len, len};
+    t->len += len;
+}
+
+typedef struct membuf {
+    uint8_t *buf;
+    size_t len, cap;
+} membuf;
+
+static int mem_sink(void *ctx, const uint8_t *data, size_t len)
+{
+    membuf *m = ctx;
+
+    if (m->len + len > m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 65536;
+        uint8_t *nb;
+
+        while (nc < m->len + len)
+            nc *= 2;
+        if (!(nb = realloc(m->buf, nc)))
+            return TB_ERR_NOMEM;
+        m->buf = nb;
+        m->cap = nc;
+    }
+    memcpy(m->buf + m->len, data, len);
+    m->len += len;
+    return 0;
+}
+
+static uint8_t *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf = NULL;
+    long n;
+
+    if (!f)
+        return NULL;
+    if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET) &&
+        (buf = malloc((size_t)n)) != NULL) {
+        if (fread(buf, 1, (size_t)n, f) == (size_t)n) {
+            *len = (size_t)n;
+        } else {
+            free(buf);
+            buf = NULL;
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
+/* One source of a two-source vector: what the list says and what the
+ * run gave. */
+typedef struct vsrc {
+    const char *program, *scenario, *protocol, *options;
+    uint64_t max_insns;
+    char scn_name[160], dev[16], core[16];
+    tb_encoder_opts opts;
+    tb_config cfg;
+    tb_rt_result res;
+    src_trace tr;
+    uint8_t *elf, *store;
+    size_t elen;
+    tb_snap_region regs[16];
+    int nr;
+} vsrc;
+
+/* Runs source k into dir: its truth, filter and overflow files. */
+static int run_source(const vec *v, vsrc *s, int k, const paths *p, const char *dir)
+{
+    char elf[1024], scn[1024], scratch[1100], from[1200], to[1200], fname[64];
+    char err[512] = "";
+    static overflows ovf;
+    tb_rt_case c;
+    bool ptm = !strcmp(s->protocol, "ptm");
+    int r;
+
+    if (!strf(elf, sizeof elf, "%s/%s.elf", p->programs, s->program) ||
+        !strf(scratch, sizeof scratch, "%s/.source%d", dir, k) ||
+        !(s->scenario[0] ? strf(scn, sizeof scn, "%s/%s", p->scenarios, s->scenario)
+                         : strf(scn, sizeof scn, "%s/%s.ini", p->default_scn, s->program))) {
+        fprintf(stderr, "tracebench vectors: %s: path too long\n", v->name);
+        return -1;
+    }
+    if (s->scenario[0])
+        strf(s->scn_name, sizeof s->scn_name, "vectors/scenarios/%s", s->scenario);
+    else
+        strf(s->scn_name, sizeof s->scn_name, "vectors/programs/%s.ini", s->program);
+    tb_rt_case_init(&c, ptm ? TB_PROTO_PTM : TB_PROTO_ETMV3);
+    c.name = v->name;
+    c.program = elf;
+    c.scenario = scn;
+    c.max_insns = s->max_insns;
+    /* The run's own buffer is raw and goes to a scratch directory: the
+     * vector's buffer is the interleaved one. */
+    c.formatted = false;
+    c.out_dir = scratch;
+    if (s->options[0] && tb_rt_case_options(&c, s->options, err, sizeof err) < 0) {
+        fprintf(stderr, "tracebench vectors: %s: options '%s': %s\n", v->name, s->options, err);
+        return -1;
+    }
+    if (tb_encoder_config(&c.opts, &s->cfg) < 0) {
+        fprintf(stderr, "tracebench vectors: %s: options '%s' are inconsistent\n", v->name,
+                s->options);
+        return -1;
+    }
+    s->opts = c.opts;
+    ovf.n = 0;
+    ovf.full = false;
+    c.on_resume = note_resume;
+    c.resume_ctx = &ovf;
+    c.on_overflow = note_overflow;
+    c.overflow_ctx = &ovf;
+    c.on_trace = keep_trace;
+    c.trace_ctx = &s->tr;
+    r = tb_rt_run(&c, &s->res, err, sizeof err);
+    if (r < 0) {
+        fprintf(stderr, "tracebench vectors: %s: source 0x%02x: %s\n", v->name,
+                s->cfg.trace_id, err[0] ? err : tb_err_str(r));
+        remove_tree(scratch);
+        return -1;
+    }
+    strf(fname, sizeof fname, "overflow-0x%02x.txt", s->cfg.trace_id);
+    if (s->res.enc.overflows && write_overflow(dir, fname, v->name, &s->res, &ovf) < 0) {
+        remove_tree(scratch);
+        return -1;
+    }
+    strf(fname, sizeof fname, "filter-0x%02x.txt", s->cfg.trace_id);
+    if (c.opts.n_ranges && write_filter(dir, fname, &c.opts) < 0) {
+        fprintf(stderr, "tracebench vectors: %s: cannot write %s\n", v->name, fname);
+        remove_tree(scratch);
+        return -1;
+    }
+    strf(from, sizeof from, "%s/truth.txt", scratch);
+    strf(to, sizeof to, "%s/truth-0x%02x.txt", dir, s->cfg.trace_id);
+    r = rename(from, to);
+    remove_tree(scratch);
+    if (r != 0) {
+        fprintf(stderr, "tracebench vectors: %s: cannot move %s to %s\n", v->name, from, to);
+        return -1;
+    }
+    if (!s->res.match || s->res.verdict != TB_RT_MATCH) {
+        fprintf(stderr, "tracebench vectors: %s: source 0x%02x: round trip %s: %llu "
+                        "instructions checked\n%s\n", v->name, s->cfg.trace_id,
+                tb_rt_verdict_name(s->res.verdict), (unsigned long long)s->res.cmp.checked,
+                s->res.report);
+        return -1;
+    }
+    if (s->tr.oom) {
+        fprintf(stderr, "tracebench vectors: %s: out of memory\n", v->name);
+        return -1;
+    }
+    /* The memory dumps: what the run loaded, as tb_rt_run writes them. */
+    if (!(s->elf = read_all(elf, &s->elen)) ||
+        (s->nr = tb_encoder_elf_regions(s->elf, s->elen, s->regs, 16, &s->store)) <= 0) {
+        fprintf(stderr, "tracebench vectors: %s: %s: no loadable segment\n", v->name, elf);
+        return -1;
+    }
+    /* TC2's names: a PTM on a Cortex-A15, an ETM on a Cortex-A7. */
+    strf(s->dev, sizeof s->dev, "%s_%d", ptm ? "PTM" : "ETM", k);
+    strf(s->core, sizeof s->core, "cpu_%d", k);
+    return 0;
+}
+
+/* Both sources' chunks by cycle stamp (ties: source 0 first) into one
+ * formatter: the CoreSight buffer, as an ETB holds it, or as a TPIU sends
+ * it to a DSTREAM probe (dstream: FSYNCs between frames, protocol-notes 5.1). */
+static int interleave(vsrc *s, membuf *m, bool dstream)
+{
+    tb_formatter *f = tb_formatter_new(dstream ? TB_FRAME_HAS_FSYNC : TB_FRAME_MEM_ALIGNED);
+    size_t i[2] = {0, 0};
+    int rc = f ? 0 : TB_ERR_NOMEM;
+
+    while (rc >= 0 && (i[0] < s[0].tr.n || i[1] < s[1].tr.n)) {
+        int k = i[1] >= s[1].tr.n ||
+                        (i[0] < s[0].tr.n && s[0].tr.ch[i[0]].cycle <= s[1].tr.ch[i[1]].cycle)
+                    ? 0 : 1;
+        const trace_chunk *ch = &s[k].tr.ch[i[k]++];
+
+        rc = tb_formatter_put(f, s[k].cfg.trace_id, s[k].tr.data + ch->off, ch->len, mem_sink,
+                              m);
+    }
+    if (rc >= 0)
+        rc = tb_formatter_flush(f, mem_sink, m);
+    tb_formatter_free(f);
+    return rc;
+}
+
+static void readme_row(FILE *f, const char *what, const char *a, const char *b)
+{
+    fprintf(f, "| %s | %s | %s |\n", what, a, b);
+}
+
+static int write_readme2(const char *dir, const vec *v, const vsrc *s)
+{
+    char path[1024], a[2][512];
+    FILE *f;
+
+    strf(path, sizeof path, "%s/README.md", dir);
+    f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "# Vector %s\n\n%s.\n\n", v->name, v->about);
+    fprintf(f, "Two programs, each in its own emulator, trace into one CoreSight formatted "
+               "buffer (`trace_buffer.bin`, format `%s`), as several cores do on "
+               "TC2: each source's trace bytes go into the formatter in the order of the "
+               "cycle stamps of the records that produced them (ties: source 1 first), so "
+               "the frames interleave the two trace IDs.  Each program is linked at its "
+               "own addresses: OpenCSD keeps one memory map for all cores and refuses "
+               "overlapping dumps.\n\n",
+            !strcmp(v->buffer, "dstream") ? "dstream_coresight" : "coresight");
+    fprintf(f, "| | source 1 | source 2 |\n|---|---|---|\n");
+#define ROW(what, ...)                                                                 \
+    do {                                                                               \
+        for (int k_ = 0; k_ < 2; k_++) {                                               \
+            const vsrc *x = &s[k_];                                                    \
+            strf(a[k_], sizeof a[k_], __VA_ARGS__);                                    \
+            (void)x;                                                                   \
+        }                                                                              \
+        readme_row(f, what, a[0], a[1]);                                               \
+    } while (0)
+    ROW("trace ID", "0x%02X", x->cfg.trace_id);
+    ROW("program", "`%s` (vectors/programs)", x->program);
+    ROW("scenario", "`%s`", x->scn_name);
+    ROW("protocol", "%s", !strcmp(x->protocol, "ptm") ? "PTM (PFT)" : "ETMv3");
+    ROW("options", "`%s`", x->options[0] ? x->options : "(plain)");
+    ROW("trace source / core", "%s on %s", x->dev, x->core);
+    ROW("instruction cap", "%llu", (unsigned long long)x->max_insns);
+    ROW("instructions executed", "%llu (stop: %s)", (unsigned long long)x->res.sim.insns,
+        tb_sim_stop_name(x->res.sim.stop));
+    ROW("instructions traced", "%llu", (unsigned long long)x->res.enc.traced);
+    ROW("exceptions", "%llu", (unsigned long long)x->res.sim.exceptions);
+    ROW("trace bytes", "%llu", (unsigned long long)x->res.enc.bytes);
+    {
+        char bpi[2][32];
+
+        for (int k = 0; k < 2; k++)
+            bits_per_insn(bpi[k], sizeof bpi[k], s[k].res.enc.bytes, s[k].res.sim.insns);
+        readme_row(f, "bits per instruction", bpi[0], bpi[1]);
+    }
+    ROW("FIFO overflows", "%llu", (unsigned long long)x->res.enc.overflows);
+    ROW("round trip", "match: %llu instructions checked, %llu exceptions, %llu contexts, "
+        "%llu timestamps, %llu cycle checks, %llu untraced",
+        (unsigned long long)x->res.cmp.checked, (unsigned long long)x->res.cmp.exceptions,
+        (unsigned long long)x->res.cmp.contexts, (unsigned long long)x->res.cmp.timestamps,
+        (unsigned long long)x->res.cmp.cycle_checks, (unsigned long long)x->res.cmp.untraced);
+#undef ROW
+    fprintf(f, "\n| buffer | |\n|---|---|\n");
+    fprintf(f, "| format | %s, both trace IDs |\n",
+            !strcmp(v->buffer, "dstream")
+                ? "CoreSight frames as a TPIU sends them, FSYNCs between frames "
+                  "(`dstream_coresight`)"
+                : "CoreSight formatted frames (`coresight`)");
+    fprintf(f, "| size | %llu bytes (%llu trace bytes) |\n", (unsigned long long)v->buf_bytes,
+            (unsigned long long)v->bytes);
+    fprintf(f, "| OpenCSD 1.3.3 | %s |\n",
+            v->opencsd[0] ? v->opencsd : "decodes both sources to their ground truth");
+    fprintf(f, "\n## Files\n\n"
+               "- `snapshot.ini`, `trace.ini`, the two trace source and two core `.ini` "
+               "files, each core's memory dumps and the trace buffer: an OpenCSD / DS-5 "
+               "trace snapshot; `trace.ini` maps both sources to the one buffer.\n"
+               "- `truth-0xID.txt`: each source's ground truth, one record per line "
+               "(`tb_truth_format_text`).\n"
+               "- `decode-0xID.addr`: each source's expected decode, one executed "
+               "instruction per line (address, ISA, E/N) and `# gap WHY` lines where trace "
+               "was off or lost (docs/vectors.md).  It is derived from `truth-0xID.txt` "
+               "alone by `vectors/expect.c` (`tb_expect . --id ID`), and CI checks that "
+               "tracebench's `decode --id ID --format addr` equals it.\n");
+    for (int k = 0; k < 2; k++) {
+        if (s[k].res.enc.overflows)
+            fprintf(f, "- `overflow-0x%02x.txt`: where FIFO overflows lost source 0x%02X's "
+                       "trace and where it resumed (truth seqs).\n",
+                    s[k].cfg.trace_id, s[k].cfg.trace_id);
+        if (s[k].opts.n_ranges)
+            fprintf(f, "- `filter-0x%02x.txt`: source 0x%02X's ViewInst address ranges.\n",
+                    s[k].cfg.trace_id, s[k].cfg.trace_id);
+    }
+    fprintf(f, "\n## Decoding it\n\n```\n");
+    for (int k = 0; k < 2; k++)
+        fprintf(f, "trc_pkt_lister -ss_dir . -id 0x%02X -decode\n"
+                   "tracebench decode . --id 0x%02X --format addr\n",
+                s[k].cfg.trace_id, s[k].cfg.trace_id);
+    fprintf(f, "```\n");
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+static int run_vector2(vec *v, const paths *p, const char *out)
+{
+    char dir[1024], err[512] = "", fname[64];
+    static vsrc s[2];
+    tb_snap_out_source so[2];
+    membuf m = {NULL, 0, 0};
+    int r = -1, rc;
+
+    if (!strf(dir, sizeof dir, "%s/%s", out, v->name)) {
+        fprintf(stderr, "tracebench vectors: %s: path too long\n", v->name);
+        return -1;
+    }
+    if (remove_tree(dir) != 0 || make_dirs(dir) != 0) {
+        fprintf(stderr, "tracebench vectors: %s: cannot create %s\n", v->name, dir);
+        return -1;
+    }
+    memset(s, 0, sizeof s);
+    s[0].program = v->program;
+    s[0].scenario = v->scenario;
+    s[0].protocol = v->protocol;
+    s[0].options = v->options;
+    s[0].max_insns = v->max_insns;
+    s[1].program = v->program2;
+    s[1].scenario = v->scenario2;
+    s[1].protocol = v->protocol2;
+    s[1].options = v->options2;
+    s[1].max_insns = v->max_insns2;
+    for (int k = 0; k < 2; k++)
+        if (run_source(v, &s[k], k, p, dir) < 0)
+            goto out;
+    if (s[0].cfg.trace_id == s[1].cfg.trace_id) {
+        fprintf(stderr, "tracebench vectors: %s: both sources have trace ID 0x%02x: give "
+                        "options2 another id=\n", v->name, s[0].cfg.trace_id);
+        goto out;
+    }
+    if ((rc = interleave(s, &m, !strcmp(v->buffer, "dstream"))) < 0) {
+        fprintf(stderr, "tracebench vectors: %s: formatter: %s\n", v->name, tb_err_str(rc));
+        goto out;
+    }
+    for (int k = 0; k < 2; k++) {
+        memset(&so[k], 0, sizeof so[k]);
+        so[k].name = s[k].dev;
+        so[k].cfg = &s[k].cfg;
+        so[k].core = s[k].core;
+        so[k].core_type = s[k].cfg.protocol == TB_PROTO_PTM ? "Cortex-A15" : "Cortex-A7";
+        so[k].regions = s[k].regs;
+        so[k].n_regions = (size_t)s[k].nr;
+    }
+    if ((rc = tb_snapshot_write(dir, so, 2, m.buf, m.len,
+                                !strcmp(v->buffer, "dstream") ? "dstream_coresight" : "coresight",
+                                err, sizeof err)) < 0) {
+        fprintf(stderr, "tracebench vectors: %s: %s\n", v->name, err);
+        goto out;
+    }
+    for (int k = 0; k < 2; k++) {
+        strf(fname, sizeof fname, "decode-0x%02x.addr", s[k].cfg.trace_id);
+        if (write_decode_addr(dir, fname, s[k].cfg.trace_id, err, sizeof err) < 0) {
+            fprintf(stderr, "tracebench vectors: %s: %s: %s\n", v->name, fname, err);
+            goto out;
+        }
+    }
+    v->trace_id = s[0].cfg.trace_id;
+    v->insns = s[0].res.sim.insns + s[1].res.sim.insns;
+    v->bytes = s[0].res.enc.bytes + s[1].res.enc.bytes;
+    v->exceptions = (unsigned)(s[0].res.sim.exceptions + s[1].res.sim.exceptions);
+    v->n_ranges = s[0].opts.n_ranges + s[1].opts.n_ranges;
+    v->buf_bytes = m.len;
+    if (write_readme2(dir, v, s) < 0) {
+        fprintf(stderr, "tracebench vectors: %s: cannot write README.md\n", v->name);
+        goto out;
+    }
+    r = 0;
+out:
+    for (int k = 0; k < 2; k++) {
+        free(s[k].tr.data);
+        free(s[k].tr.ch);
+        free(s[k].elf);
+        free(s[k].store);
+    }
+    free(m.buf);
+    return r;
 }
 
 /* ---- --check: byte-for-byte comparison of two trees ---- */
@@ -657,7 +1181,9 @@ static unsigned diff_tree(const char *want, const char *have, const char *rel, b
 static int usage(void)
 {
     fprintf(stderr, "usage: tracebench vectors [--list FILE] [--programs DIR] "
-                    "[--scenarios DIR] [--out DIR] [--only NAME] [--check]\n");
+                    "[--scenarios DIR] [--out DIR] [--only NAME] [--check]\n"
+                    "       tracebench vectors --coverage [--markdown] [--list FILE] "
+                    "[--out DIR]\n");
     return 2;
 }
 
@@ -685,6 +1211,7 @@ int tb_cli_vectors(int argc, char **argv)
     const char *out = NULL, *only = NULL;
     bool check = false;
     char base[1024], prog_buf[1100], scn_buf[1100], def_buf[1100], out_buf[1100];
+    char catalogue[1100];
     char tmpl[] = "/tmp/tb_vectors_XXXXXX";
     static vec v[VEC_MAX];
     size_t n, done = 0;
@@ -705,6 +1232,8 @@ int tb_cli_vectors(int argc, char **argv)
             only = argv[++i];
         else if (!strcmp(argv[i], "--check"))
             check = true;
+        else if (!strcmp(argv[i], "--coverage"))
+            return tb_cli_vectors_coverage(argc, argv); /* cli/vectors_coverage.c */
         else
             return usage();
     }
@@ -728,6 +1257,7 @@ int tb_cli_vectors(int argc, char **argv)
         scenarios = scn_buf;
     }
     strf(def_buf, sizeof def_buf, "%s/programs", base);
+    strf(catalogue, sizeof catalogue, "%s/coverage.tsv", base);
     if (!out) {
         strf(out_buf, sizeof out_buf, "%s/generated", base);
         out = out_buf;
@@ -762,7 +1292,7 @@ int tb_cli_vectors(int argc, char **argv)
             status = 1;
         done++;
     }
-    if (!status && !only && write_index(gen, v, n) < 0) {
+    if (!status && !only && write_index(gen, v, n, catalogue) < 0) {
         fprintf(stderr, "tracebench vectors: cannot write %s/README.md\n", gen);
         status = 1;
     }

@@ -40,6 +40,7 @@ typedef struct rt {
     FILE *truth;
     uint8_t *trace;          /* kept only for the snapshot */
     size_t tlen, tcap;
+    uint64_t cycle;          /* of the record being pushed (on_trace) */
 } rt;
 
 static int set_err(rt *r, int rc, const char *where)
@@ -161,6 +162,8 @@ static int trace_sink(void *ctx, const uint8_t *data, size_t len)
     rt *r = ctx;
     int rc;
 
+    if (r->c->on_trace)
+        r->c->on_trace(r->c->trace_ctx, r->cycle, data, len);
     if (r->c->out_dir) {
         if (r->tlen + len > r->tcap) {
             size_t nc = r->tcap ? r->tcap * 2 : 65536;
@@ -215,6 +218,7 @@ static int on_record(void *ctx, const tb_exec_record *rec)
     /* The encoder runs one record behind: an I-sync it emits now names
      * the instruction before this record (tb_compare_mark_resume). */
     r->resume_seq = r->last_insn_seq;
+    r->cycle = rec->cycle;
     if (tb_encoder_push(r->enc, rec) < 0) {
         set_err(r, tb_encoder_error(r->enc), "encoder");
         return 1;

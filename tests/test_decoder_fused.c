@@ -516,6 +516,30 @@ static size_t list_vectors(char ***out)
     return n;
 }
 
+/* The trace IDs to decode in a vector: -1 (its only source) for a
+ * single-source vector, else each source's ID (a two-source vector). */
+static size_t vector_ids(const char *dir, int *ids, size_t max)
+{
+    tb_snapshot snap;
+    char err[512];
+    size_t n = 0;
+
+    cr_assert_eq(tb_snapshot_load(&snap, dir, err, sizeof err), 0, "%s: %s", dir, err);
+    if (snap.n_sources == 1) {
+        ids[n++] = -1;
+    } else {
+        for (size_t k = 0; k < snap.n_sources && n < max; k++) {
+            tb_config cfg;
+
+            cr_assert_eq(tb_snapshot_source_config(&snap, &snap.sources[k], &cfg, err,
+                                                   sizeof err), 0, "%s: %s", dir, err);
+            ids[n++] = cfg.trace_id;
+        }
+    }
+    tb_snapshot_fini(&snap);
+    return n;
+}
+
 static void free_names(char **v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -530,14 +554,20 @@ Test(decoder_fused, every_vector_every_chunking)
     totals t = {0};
 
     for (size_t i = 0; i < n; i++) {
-        source s;
+        int ids[8];
+        size_t nid;
 
         vector_dir(dir, sizeof dir, names[i]);
-        source_load(&s, dir, -1, names[i]);
-        etm += s.cfg.protocol == TB_PROTO_ETMV3;
-        ptm += s.cfg.protocol == TB_PROTO_PTM;
-        both_paths(&s, &t);
-        source_fini(&s);
+        nid = vector_ids(dir, ids, 8);
+        for (size_t k = 0; k < nid; k++) {
+            source s;
+
+            source_load(&s, dir, ids[k], names[i]);
+            etm += s.cfg.protocol == TB_PROTO_ETMV3;
+            ptm += s.cfg.protocol == TB_PROTO_PTM;
+            both_paths(&s, &t);
+            source_fini(&s);
+        }
     }
     cr_log_info("vectors: %zu (%zu ETMv3, %zu PTM), %zu elements, %zu instructions; "
                 "%zu fused elements compared",
@@ -1296,20 +1326,26 @@ Test(decoder_fused, spans_every_vector)
     span_totals t = {0};
 
     for (size_t i = 0; i < n; i++) {
-        source s;
-        spanset ss;
+        int ids[8];
+        size_t nid;
 
         vector_dir(dir, sizeof dir, names[i]);
-        source_load(&s, dir, -1, names[i]);
-        /* Short spans (1..4 segments) and long ones (up to 4096 bytes). */
-        ss_random(&ss, s.data, s.len, 0xC0FFEE + i, 4);
-        spans_vs_segments(&s, &ss, "random cut, short spans", &t);
-        ss_free(&ss);
-        ss_random(&ss, s.data, s.len, 0xBEEF + i, 400);
-        spans_vs_segments(&s, &ss, "random cut, long spans", &t);
-        ss_free(&ss);
-        t.sources++;
-        source_fini(&s);
+        nid = vector_ids(dir, ids, 8);
+        for (size_t k = 0; k < nid; k++) {
+            source s;
+            spanset ss;
+
+            source_load(&s, dir, ids[k], names[i]);
+            /* Short spans (1..4 segments) and long ones (up to 4096 bytes). */
+            ss_random(&ss, s.data, s.len, 0xC0FFEE + i, 4);
+            spans_vs_segments(&s, &ss, "random cut, short spans", &t);
+            ss_free(&ss);
+            ss_random(&ss, s.data, s.len, 0xBEEF + i, 400);
+            spans_vs_segments(&s, &ss, "random cut, long spans", &t);
+            ss_free(&ss);
+            t.sources++;
+            source_fini(&s);
+        }
     }
     cr_log_info("span vectors: %zu sources x 2 cuts, %zu bytes, %zu spans, %zu segments, "
                 "%zu packets and %zu elements compared",

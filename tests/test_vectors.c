@@ -30,6 +30,8 @@
 
 typedef struct vinfo {
     char name[96], program[64], protocol[16], options[256], opencsd[64];
+    /* A second trace source in the same buffer (program2 non-empty). */
+    char program2[64], protocol2[16], options2[256];
 } vinfo;
 
 static char *trim(char *s)
@@ -80,15 +82,76 @@ static size_t load_list(vinfo *v)
             snprintf(c->options, sizeof c->options, "%s", val);
         else if (!strcmp(k, "opencsd"))
             snprintf(c->opencsd, sizeof c->opencsd, "%s", val);
+        else if (!strcmp(k, "program2"))
+            snprintf(c->program2, sizeof c->program2, "%s", val);
+        else if (!strcmp(k, "protocol2"))
+            snprintf(c->protocol2, sizeof c->protocol2, "%s", val);
+        else if (!strcmp(k, "options2"))
+            snprintf(c->options2, sizeof c->options2, "%s", val);
     }
     fclose(f);
     return n;
 }
 
+/* One trace source of a vector.  A vector with two (program2) names its
+ * per-source files by trace ID (truth-0xID.txt, decode-0xID.addr, ...)
+ * and is decoded with --id; each source is checked exactly like a
+ * single-source vector. */
+typedef struct vsource {
+    const char *program, *protocol, *options;
+    uint8_t id;
+    bool multi;
+} vsource;
+
+static size_t vector_sources(const vinfo *v, vsource *s)
+{
+    size_t n = v->program2[0] ? 2 : 1;
+
+    for (size_t k = 0; k < n; k++) {
+        char elf[1200], err[512] = "";
+        tb_rt_case c;
+
+        s[k].program = k ? v->program2 : v->program;
+        s[k].protocol = k ? v->protocol2 : v->protocol;
+        s[k].options = k ? v->options2 : v->options;
+        s[k].multi = n > 1;
+        snprintf(elf, sizeof elf, "%s/vectors/programs/%s.elf", TB_BINARY_DIR, s[k].program);
+        tb_rt_case_init(&c, strcmp(s[k].protocol, "ptm") ? TB_PROTO_ETMV3 : TB_PROTO_PTM);
+        c.program = elf;
+        if (s[k].options[0])
+            cr_assert_eq(tb_rt_case_options(&c, s[k].options, err, sizeof err), 0, "%s: %s",
+                         v->name, err);
+        s[k].id = c.opts.trace_id;
+    }
+    if (n > 1)
+        cr_assert_neq(s[0].id, s[1].id, "%s: both sources have one trace ID", v->name);
+    return n;
+}
+
+/* DIR/BASE.EXT, or DIR/BASE-0xID.EXT for a source of a multi-source
+ * vector (the names tb_expect --id reads). */
+static void vfile(char *buf, size_t len, const char *dir, const char *base, const char *ext,
+                  const vsource *s)
+{
+    int n = s->multi ? snprintf(buf, len, "%s/%s-0x%02x.%s", dir, base, s->id, ext)
+                     : snprintf(buf, len, "%s/%s.%s", dir, base, ext);
+
+    cr_assert(n > 0 && (size_t)n < len, "path too long: %s", dir);
+}
+
+/* " --id 0xID" for a source of a multi-source vector, else "". */
+static const char *id_arg(const vsource *s, char *buf, size_t len)
+{
+    if (!s->multi)
+        return "";
+    snprintf(buf, len, " --id 0x%02x", s->id);
+    return buf;
+}
+
 /* overflow.txt: the truth seqs where the encoder's overflow I-syncs
  * resumed trace, and whether the last overflow never resumed. */
-static void read_overflows(const char *dir, uint64_t *seq, size_t max, size_t *n,
-                           bool *lost_tail)
+static void read_overflows(const char *dir, const vsource *src, uint64_t *seq, size_t max,
+                           size_t *n, bool *lost_tail)
 {
     char path[1400], line[128];
     unsigned long long v;
@@ -96,7 +159,7 @@ static void read_overflows(const char *dir, uint64_t *seq, size_t max, size_t *n
 
     *n = 0;
     *lost_tail = false;
-    snprintf(path, sizeof path, "%s/overflow.txt", dir);
+    vfile(path, sizeof path, dir, "overflow", "txt", src);
     if (!(f = fopen(path, "r")))
         return;
     while (fgets(line, sizeof line, f)) {
@@ -145,10 +208,17 @@ Test(vectors, at_least_40_listed_and_committed)
 
     cr_expect_geq(n, 40, "issue 6 asks for at least 40 vectors, the list has %zu", n);
     for (size_t i = 0; i < n; i++) {
+        vsource src[2];
+        size_t ns = vector_sources(&v[i], src);
+        char dir[1100];
+
         cr_expect_str_neq(v[i].program, "smc", "smc has no ground truth (sim.h)");
-        snprintf(path, sizeof path, "%s/vectors/generated/%s/truth.txt", TB_SOURCE_DIR,
-                 v[i].name);
-        cr_expect_eq(access(path, R_OK), 0, "%s: not committed (%s)", v[i].name, path);
+        cr_expect_str_neq(v[i].program2, "smc", "smc has no ground truth (sim.h)");
+        snprintf(dir, sizeof dir, "%s/vectors/generated/%s", TB_SOURCE_DIR, v[i].name);
+        for (size_t k = 0; k < ns; k++) {
+            vfile(path, sizeof path, dir, "truth", "txt", &src[k]);
+            cr_expect_eq(access(path, R_OK), 0, "%s: not committed (%s)", v[i].name, path);
+        }
     }
 }
 
@@ -176,14 +246,22 @@ Test(vectors, decode_addr_is_the_cli_decode, .timeout = 300)
 
     snprintf(tmp, sizeof tmp, "/tmp/tb_vec_addr_%d", (int)getpid());
     for (size_t i = 0; i < n; i++) {
-        cr_assert_lt(snprintf(want, sizeof want, "%s/vectors/generated/%s", TB_SOURCE_DIR,
-                              v[i].name), (int)sizeof want - 16);
-        cr_assert_lt(snprintf(cmd, sizeof cmd, "'%s' decode '%s' --format addr > %s", cli(),
-                              want, tmp), (int)sizeof cmd);
-        cr_assert_eq(system(cmd), 0, "%s: tracebench decode failed", v[i].name);
-        strncat(want, "/decode.addr", sizeof want - strlen(want) - 1);
-        cr_expect(same_files(tmp, want), "%s: decode.addr differs from `tracebench decode "
-                                         "--format addr`", v[i].name);
+        vsource src[2];
+        size_t ns = vector_sources(&v[i], src);
+        char dir[1100], ida[32];
+
+        cr_assert_lt(snprintf(dir, sizeof dir, "%s/vectors/generated/%s", TB_SOURCE_DIR,
+                              v[i].name), (int)sizeof dir - 32);
+        for (size_t k = 0; k < ns; k++) {
+            cr_assert_lt(snprintf(cmd, sizeof cmd, "'%s' decode '%s'%s --format addr > %s",
+                                  cli(), dir, id_arg(&src[k], ida, sizeof ida), tmp),
+                         (int)sizeof cmd);
+            cr_assert_eq(system(cmd), 0, "%s: tracebench decode%s failed", v[i].name, ida);
+            vfile(want, sizeof want, dir, "decode", "addr", &src[k]);
+            cr_expect(same_files(tmp, want), "%s: %s differs from `tracebench decode%s "
+                                             "--format addr`", v[i].name, want,
+                      src[k].multi ? ida : "");
+        }
     }
     remove(tmp);
 }
@@ -226,37 +304,44 @@ static size_t first_diff_files(const char *a, const char *b)
 Test(vectors, decode_addr_is_the_truth_derived_expectation, .timeout = 300)
 {
     static vinfo v[MAX_VEC];
-    size_t n = load_list(v), lines = 0;
-    char cmd[4096], exp[64], live[64], dir[1200], want[1300];
+    size_t n = load_list(v), lines = 0, decodes = 0;
+    char cmd[4096], exp[64], live[64], dir[1200], want[1300], ida[32];
 
     snprintf(exp, sizeof exp, "/tmp/tb_vec_exp_%d", (int)getpid());
     snprintf(live, sizeof live, "/tmp/tb_vec_live_%d", (int)getpid());
     for (size_t i = 0; i < n; i++) {
-        size_t d, len;
-        uint8_t *buf;
+        vsource src[2];
+        size_t ns = vector_sources(&v[i], src);
 
         snprintf(dir, sizeof dir, "%s/vectors/generated/%s", TB_SOURCE_DIR, v[i].name);
-        snprintf(want, sizeof want, "%s/decode.addr", dir);
-        cr_assert_lt(snprintf(cmd, sizeof cmd, "'%s' '%s' --out %s", expect_tool(), dir, exp),
-                     (int)sizeof cmd);
-        cr_assert_eq(system(cmd), 0, "%s: tb_expect failed", v[i].name);
-        buf = tb_test_read_file(exp, &len);
-        cr_assert(buf && len > 0, "%s: the expected decode is empty", v[i].name);
-        for (size_t k = 0; k < len; k++)
-            lines += buf[k] == '\n';
-        free(buf);
-        d = first_diff_files(exp, want);
-        cr_expect_eq(d, 0, "%s: decode.addr differs from the truth-derived expectation at "
-                           "line %zu (tb_expect %s)", v[i].name, d, dir);
-        cr_assert_lt(snprintf(cmd, sizeof cmd, "'%s' decode '%s' --format addr > %s", cli(),
-                              dir, live), (int)sizeof cmd);
-        cr_assert_eq(system(cmd), 0, "%s: tracebench decode failed", v[i].name);
-        d = first_diff_files(exp, live);
-        cr_expect_eq(d, 0, "%s: tracebench decode --format addr differs from the "
-                           "truth-derived expectation at line %zu", v[i].name, d);
+        for (size_t s = 0; s < ns; s++) {
+            const char *id = id_arg(&src[s], ida, sizeof ida);
+            size_t d, len;
+            uint8_t *buf;
+
+            vfile(want, sizeof want, dir, "decode", "addr", &src[s]);
+            cr_assert_lt(snprintf(cmd, sizeof cmd, "'%s' '%s'%s --out %s", expect_tool(), dir,
+                                  id, exp), (int)sizeof cmd);
+            cr_assert_eq(system(cmd), 0, "%s: tb_expect%s failed", v[i].name, id);
+            buf = tb_test_read_file(exp, &len);
+            cr_assert(buf && len > 0, "%s: the expected decode%s is empty", v[i].name, id);
+            for (size_t k = 0; k < len; k++)
+                lines += buf[k] == '\n';
+            free(buf);
+            d = first_diff_files(exp, want);
+            cr_expect_eq(d, 0, "%s: %s differs from the truth-derived expectation at "
+                               "line %zu (tb_expect %s%s)", v[i].name, want, d, dir, id);
+            cr_assert_lt(snprintf(cmd, sizeof cmd, "'%s' decode '%s'%s --format addr > %s",
+                                  cli(), dir, id, live), (int)sizeof cmd);
+            cr_assert_eq(system(cmd), 0, "%s: tracebench decode%s failed", v[i].name, id);
+            d = first_diff_files(exp, live);
+            cr_expect_eq(d, 0, "%s: tracebench decode%s --format addr differs from the "
+                               "truth-derived expectation at line %zu", v[i].name, id, d);
+            decodes++;
+        }
     }
     fprintf(stderr, "vectors: %zu decodes equal their truth-derived expectation (%zu lines)\n",
-            n, lines);
+            decodes, lines);
     cr_expect_gt(lines, 0);
     remove(exp);
     remove(live);
@@ -555,13 +640,14 @@ static void on_line(ocsd_run *o, const char *line, const char *name)
 
 /* Truth records in order: into the comparator, and the exception
  * return addresses for OpenCSD's ETMv3 exceptions. */
-static uint64_t feed_truth(ocsd_run *o, const char *dir, const char *name)
+static uint64_t feed_truth(ocsd_run *o, const char *dir, const vsource *src,
+                           const char *name)
 {
     char path[1200], line[512];
     FILE *f;
     uint64_t n = 0;
 
-    cr_assert_lt(snprintf(path, sizeof path, "%s/truth.txt", dir), (int)sizeof path);
+    vfile(path, sizeof path, dir, "truth", "txt", src);
     f = fopen(path, "r");
     cr_assert(f, "%s missing", path);
     while (fgets(line, sizeof line, f)) {
@@ -594,11 +680,12 @@ typedef struct totals {
     uint64_t insns;
 } totals;
 
-static void check_vector(const vinfo *v, totals *t)
+/* One trace source of a vector (all of a single-source vector). */
+static void check_vector(const vinfo *v, const vsource *src, totals *t)
 {
     char dir[1200], elf[1200], log[256], cmd[4096], err[512] = "", line[1024];
-    char lst[64], exp[64];
-    size_t diff_line;
+    char lst[64], exp[64], ida[32];
+    size_t diff_line, si = 0;
     tb_rt_case c;
     tb_snapshot snap;
     static ocsd_run o;
@@ -606,28 +693,43 @@ static void check_vector(const vinfo *v, totals *t)
     bool matched;
 
     snprintf(dir, sizeof dir, "%s/vectors/generated/%s", TB_SOURCE_DIR, v->name);
-    snprintf(elf, sizeof elf, "%s/vectors/programs/%s.elf", TB_BINARY_DIR, v->program);
-    tb_rt_case_init(&c, strcmp(v->protocol, "ptm") ? TB_PROTO_ETMV3 : TB_PROTO_PTM);
+    snprintf(elf, sizeof elf, "%s/vectors/programs/%s.elf", TB_BINARY_DIR, src->program);
+    tb_rt_case_init(&c, strcmp(src->protocol, "ptm") ? TB_PROTO_ETMV3 : TB_PROTO_PTM);
     c.program = elf;
-    if (v->options[0])
-        cr_assert_eq(tb_rt_case_options(&c, v->options, err, sizeof err), 0, "%s: %s",
+    if (src->options[0])
+        cr_assert_eq(tb_rt_case_options(&c, src->options, err, sizeof err), 0, "%s: %s",
                      v->name, err);
+    cr_assert_eq(c.opts.trace_id, src->id);
     memset(&o, 0, sizeof o);
     o.etmv3 = c.opts.protocol == TB_PROTO_ETMV3;
     o.cmp = tb_compare_new(&c.opts, v->name);
     cr_assert(o.cmp);
     /* Overflow resume points are the encoder's, not in truth.txt. */
-    read_overflows(dir, o.resume, sizeof o.resume / sizeof o.resume[0], &o.n_resume,
+    read_overflows(dir, src, o.resume, sizeof o.resume / sizeof o.resume[0], &o.n_resume,
                    &o.lost_tail);
     if (o.lost_tail)
         tb_compare_mark_lost_tail(o.cmp);
     cr_assert_eq(tb_snapshot_load(&snap, dir, err, sizeof err), 0, "%s: %s", v->name, err);
-    cr_assert_eq(snap.n_sources, 1);
-    cr_assert_geq(tb_snapshot_source_memory(&snap, &snap.sources[0], &o.mem, err, sizeof err),
+    if (!src->multi) {
+        cr_assert_eq(snap.n_sources, 1);
+    } else {
+        /* The source with this trace ID: its own core's memory only. */
+        cr_assert_eq(snap.n_sources, 2, "%s: a two-source vector", v->name);
+        for (si = 0; si < snap.n_sources; si++) {
+            tb_config cfg;
+
+            cr_assert_geq(tb_snapshot_source_config(&snap, &snap.sources[si], &cfg, err,
+                                                    sizeof err), 0, "%s: %s", v->name, err);
+            if (cfg.trace_id == src->id)
+                break;
+        }
+        cr_assert_lt(si, snap.n_sources, "%s: no source 0x%02x", v->name, src->id);
+    }
+    cr_assert_geq(tb_snapshot_source_memory(&snap, &snap.sources[si], &o.mem, err, sizeof err),
                   0, "%s: %s", v->name, err);
     tb_snapshot_fini(&snap);
 
-    feed_truth(&o, dir, v->name);
+    feed_truth(&o, dir, src, v->name);
     snprintf(lst, sizeof lst, "/tmp/tb_vec_ocsd_%d.addr", (int)getpid());
     snprintf(exp, sizeof exp, "/tmp/tb_vec_ocsd_%d.exp", (int)getpid());
     cr_assert((o.lst = fopen(lst, "w")));
@@ -648,7 +750,8 @@ static void check_vector(const vinfo *v, totals *t)
         tb_compare_finish(o.cmp);
     matched = tb_compare_matched(o.cmp);
     /* The listing against the truth-derived expectation, line by line. */
-    snprintf(cmd, sizeof cmd, "'%s' '%s' --out %s", expect_tool(), dir, exp);
+    snprintf(cmd, sizeof cmd, "'%s' '%s'%s --out %s", expect_tool(), dir,
+             id_arg(src, ida, sizeof ida), exp);
     cr_assert_eq(system(cmd), 0, "%s: tb_expect failed", v->name);
     diff_line = first_diff_files(exp, lst);
     remove(exp);
@@ -709,7 +812,7 @@ static void check_vector(const vinfo *v, totals *t)
 Test(vectors, opencsd_decodes_to_the_truth, .timeout = 300)
 {
     static vinfo v[MAX_VEC];
-    size_t n;
+    size_t n, sources = 0;
     totals t = {0};
 
     if (!have_lister()) {
@@ -719,12 +822,20 @@ Test(vectors, opencsd_decodes_to_the_truth, .timeout = 300)
         cr_skip_test("trc_pkt_lister not available");
     }
     n = load_list(v);
-    for (size_t i = 0; i < n; i++)
-        check_vector(&v[i], &t);
-    fprintf(stderr, "vectors vs OpenCSD 1.3.3: %u vectors, %u decoded to the ground truth "
-                    "(%u listings equal to decode.addr line for line), %u with a documented "
-                    "OpenCSD bug, %llu instructions checked\n",
-            t.vectors, t.full, t.listed, t.known_bug, (unsigned long long)t.insns);
+    for (size_t i = 0; i < n; i++) {
+        vsource src[2];
+        size_t ns = vector_sources(&v[i], src);
+
+        /* Each source of a multi-source vector, as its own vector. */
+        for (size_t k = 0; k < ns; k++)
+            check_vector(&v[i], &src[k], &t);
+        sources += ns;
+    }
+    fprintf(stderr, "vectors vs OpenCSD 1.3.3: %zu vectors, %u trace sources, %u decoded to "
+                    "the ground truth (%u listings equal to decode.addr line for line), %u "
+                    "with a documented OpenCSD bug, %llu instructions checked\n",
+            n, t.vectors, t.full, t.listed, t.known_bug, (unsigned long long)t.insns);
     cr_expect_eq(t.listed, t.full);
-    cr_expect_eq(t.vectors, n);
+    cr_expect_eq(t.vectors, sources);
+    cr_expect_geq(sources, n);
 }

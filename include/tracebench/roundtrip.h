@@ -125,6 +125,12 @@ typedef struct tb_rt_case {
      * (tb_overflow_cb, encoder.h). */
     tb_overflow_cb on_overflow;
     void *overflow_ctx;
+    /* Optional: given each chunk of raw source trace as the encoder emits
+     * it, with the cycle stamp of the truth record being pushed (the last
+     * record's at the run's end), so that a caller can interleave several
+     * sources by time in one formatted buffer (a two-source vector). */
+    void (*on_trace)(void *ctx, uint64_t cycle, const uint8_t *data, size_t len);
+    void *trace_ctx;
 } tb_rt_case;
 
 /* What a run that completed shows.  A match is only worth something

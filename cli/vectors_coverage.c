@@ -1,0 +1,110 @@
+/* tracebench vectors --coverage [--markdown] [--list FILE] [--out DIR]
+ *
+ * Spec coverage of the conformance vectors: counts every catalogue
+ * variant (vectors/coverage.tsv, next to the vector list) over each
+ * snapshot directory under --out (default: the list's directory
+ * /generated), from the packets themselves, and prints the table
+ * (--markdown: as Markdown, for the vectors README).  Exits 1 when a
+ * variant the catalogue marks reachable occurs in no vector, naming each.
+ * cmd_vectors.c hands its whole argument list over on --coverage.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tracebench/coverage.h"
+
+int tb_cli_vectors_coverage(int argc, char **argv)
+{
+    const char *list = "vectors/vectors.ini", *out = NULL;
+    bool markdown = false;
+    char base[1024], cat_path[1100], gen[1100], err[600] = "";
+    static tb_coverage_tally t;
+    tb_coverage_catalogue cat;
+    unsigned reachable = 0, unreachable = 0, zero = 0;
+    int n, status = 0;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--list") && i + 1 < argc)
+            list = argv[++i];
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+            out = argv[++i];
+        else if (!strcmp(argv[i], "--markdown"))
+            markdown = true;
+        else if (strcmp(argv[i], "--coverage")) {
+            fprintf(stderr, "usage: tracebench vectors --coverage [--markdown] "
+                            "[--list FILE] [--out DIR]\n");
+            return 2;
+        }
+    }
+    snprintf(base, sizeof base, "%s", list);
+    {
+        char *slash = strrchr(base, '/');
+
+        if (slash)
+            *slash = 0;
+        else
+            strcpy(base, ".");
+    }
+    snprintf(cat_path, sizeof cat_path, "%s/coverage.tsv", base);
+    snprintf(gen, sizeof gen, "%s/generated", base);
+    if (!out)
+        out = gen;
+    if (tb_coverage_catalogue_load(&cat, cat_path, err, sizeof err) < 0) {
+        fprintf(stderr, "tracebench vectors --coverage: %s\n", err);
+        return 1;
+    }
+    memset(&t, 0, sizeof t);
+    n = tb_coverage_count_dir(out, &t, err, sizeof err);
+    if (n < 0) {
+        fprintf(stderr, "tracebench vectors --coverage: %s\n", err);
+        tb_coverage_catalogue_free(&cat);
+        return 1;
+    }
+    if (markdown) {
+        int need = tb_coverage_format_markdown(&cat, &t, NULL, 0);
+        char *md = need >= 0 ? malloc((size_t)need + 1) : NULL;
+
+        if (!md) {
+            fprintf(stderr, "tracebench vectors --coverage: out of memory\n");
+            tb_coverage_catalogue_free(&cat);
+            return 1;
+        }
+        tb_coverage_format_markdown(&cat, &t, md, (size_t)need + 1);
+        fputs(md, stdout);
+        free(md);
+    } else {
+        printf("%-32s %9s %7s  %s\n", "variant", "count", "vectors", "status");
+    }
+    for (size_t i = 0; i < cat.n; i++) {
+        const tb_coverage_row *r = &cat.rows[i];
+        bool reach = tb_coverage_row_reachable(r);
+
+        reachable += reach;
+        unreachable += !reach;
+        zero += reach && !t.count[r->var];
+        if (!markdown)
+            printf("%-32s %9llu %7u  %s\n", r->id, (unsigned long long)t.count[r->var],
+                   (unsigned)t.vectors[r->var], r->status);
+    }
+    if (!markdown)
+        printf("\n%zu variants over %d vectors (%llu packets): %u reachable, %u of them "
+               "in no vector; %u unreachable\n",
+               cat.n, n, (unsigned long long)t.packets, reachable, zero, unreachable);
+    if (t.bad)
+        fprintf(stderr, "tracebench vectors --coverage: %llu bad or incomplete packets "
+                        "in the vectors\n", (unsigned long long)t.bad);
+    for (size_t i = 0; i < cat.n; i++) {
+        const tb_coverage_row *r = &cat.rows[i];
+
+        if (tb_coverage_row_reachable(r) && !t.count[r->var]) {
+            fprintf(stderr, "coverage: reachable variant %s (%s) occurs in no vector\n",
+                    r->id, r->desc);
+            status = 1;
+        }
+    }
+    tb_coverage_catalogue_free(&cat);
+    return status;
+}

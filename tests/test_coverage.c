@@ -1,0 +1,702 @@
+/*
+ * Spec coverage (common/coverage.c, vectors/coverage.tsv).
+ *
+ * (a) The classifier, on packets the project's parser makes of byte
+ *     streams written here from the spec's examples (IHI0014Q 7.3.1
+ *     examples 7.1/7.2 and table 7.4), from the real TC2/Snowball/rstk
+ *     bytes of protocol-notes 7.1/7.2 and 3.5-3.7, and from the layout
+ *     tables of protocol-notes 2.x/3.x (IHI0014Q 7.3.5, 7.10.5, 7.4;
+ *     IHI0035B 4.5).  Every expected variant is read off the spec by
+ *     hand, in the comment next to it, never from the code under test.
+ * (b) The catalogue loads, and every variant it marks reachable occurs
+ *     in some committed vector (vectors/generated).  Fails listing each
+ *     one at zero until vectors for them are added.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tb_test.h"
+#include "tracebench/coverage.h"
+#include "tracebench/decoder.h"
+#include "tracebench/frame.h"
+#include "tracebench/parser.h"
+#include "tracebench/snapshot.h"
+
+/* Real registers (protocol-notes 1, 5.2): TC2 ETM (ETMv3.5, CA, TS),
+ * TC2 PTM (PFT1.1, CA, TS), rstk (PFT1.1, return stack, not CA). */
+#define TC2_ETMCR 0x10001860u
+#define TC2_ETMIDR 0x410CF250u
+#define TC2_ETMCCER 0x344008F2u
+#define TC2_PTMCR 0x10001000u
+#define TC2_PTMIDR 0x411CF312u
+#define TC2_PTMCCER 0x34C01AC2u
+#define RSTK_PTMCR 0x20000400u
+#define SNOWBALL_IDR 0x411CF301u
+
+#define ASYNC 0x00, 0x00, 0x00, 0x00, 0x00, 0x80
+
+static tb_config regs(uint32_t etmcr, uint32_t etmidr, uint32_t etmccer)
+{
+    tb_config cfg;
+
+    cr_assert_eq(tb_config_from_regs(&cfg, etmcr, etmidr, etmccer, 0x10), 0);
+    return cfg;
+}
+
+/* ETMv3.minor, ETMIDR[20] when alt. */
+static tb_config etm(uint32_t etmcr, unsigned minor, bool alt, uint32_t ccer)
+{
+    return regs(etmcr, 0x410CF200u | (minor << 4) | (alt ? 1u << 20 : 0), ccer);
+}
+
+/* Space-separated names, sorted, so that a set compares as a string. */
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void sorted_set(const char *in, char *out, size_t len)
+{
+    char buf[1024], *tok[64], *save = NULL;
+    size_t n = 0;
+
+    snprintf(buf, sizeof buf, "%s", in);
+    for (char *t = strtok_r(buf, " ", &save); t && n < 64; t = strtok_r(NULL, " ", &save))
+        tok[n++] = t;
+    qsort(tok, n, sizeof *tok, cmp_name);
+    out[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        strncat(out, tok[i], len - strlen(out) - 1);
+        if (i + 1 < n)
+            strncat(out, " ", len - strlen(out) - 1);
+    }
+}
+
+typedef struct got {
+    const tb_config *cfg;
+    char sets[128][1024];
+    size_t n;
+} got;
+
+static int on_pkt(void *ctx, const tb_packet *pkt)
+{
+    got *g = ctx;
+    tb_coverage_id v[32];
+    char joined[1024] = "";
+    int n;
+
+    if (pkt->kind == TB_PKT_NOTSYNC)
+        return 0;
+    cr_assert_lt(pkt->kind, TB_PKT_RESERVED, "bad packet %s at %llu in a hand-built stream",
+                 tb_pkt_kind_name(pkt->kind), (unsigned long long)pkt->index);
+    n = tb_coverage_classify_packet(g->cfg, pkt, v, 32);
+    cr_assert_geq(n, 0);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            strcat(joined, " ");
+        strcat(joined, tb_coverage_variant_name(v[i]));
+    }
+    cr_assert_lt(g->n, 128);
+    sorted_set(joined, g->sets[g->n++], sizeof g->sets[0]);
+    return 0;
+}
+
+/* Parses b with the project's parser and checks each packet's variants
+ * against want[i] (space-separated, any order). */
+static void expect_stream(const tb_config *cfg, const uint8_t *b, size_t n,
+                          const char *const *want, size_t nwant)
+{
+    static got g;
+    tb_parser *p = tb_parser_new(cfg);
+
+    cr_assert_not_null(p);
+    memset(&g, 0, sizeof g);
+    g.cfg = cfg;
+    cr_assert_geq(tb_parser_push(p, b, n, 0, on_pkt, &g), 0);
+    cr_assert_geq(tb_parser_finish(p, on_pkt, &g), 0);
+    tb_parser_free(p);
+    cr_assert_eq(g.n, nwant, "%zu packets, expected %zu", g.n, nwant);
+    for (size_t i = 0; i < nwant; i++) {
+        char w[1024];
+
+        sorted_set(want[i], w, sizeof w);
+        cr_expect_str_eq(g.sets[i], w, "packet %zu: got [%s], expected [%s]", i,
+                         g.sets[i], w);
+    }
+}
+
+#define EXPECT(cfg, bytes, ...)                                                  \
+    do {                                                                         \
+        static const uint8_t b_[] = bytes;                                       \
+        static const char *const w_[] = {__VA_ARGS__};                           \
+        tb_config c_ = (cfg);                                                    \
+        expect_stream(&c_, b_, sizeof b_, w_, sizeof w_ / sizeof w_[0]);         \
+    } while (0)
+#define BYTES(...) {__VA_ARGS__}
+
+/* ---- (a) ETMv3 ---- */
+
+/* protocol-notes 7.2: the TC2 ID 0x10 stream from its first A-sync, then
+ * the "a few packets later" and exception-return snippets (ETMv3.5, CA,
+ * 64-bit timestamps, original branch encoding). */
+Test(coverage_etmv3, tc2_worked_example)
+{
+    EXPECT(regs(TC2_ETMCR, TC2_ETMIDR, TC2_ETMCCER),
+           BYTES(ASYNC,
+                 0x42, 0xBD, 0x9A, 0xC3, 0xCE, 0xAF, 0x90, 0x80, 0x80, 0x00,
+                 0xBC, 0xBC, 0xBC, 0xBC, 0xBC, 0xBC, 0xBC, 0xA8,
+                 0x08, 0x01, 0x5D, 0x11, 0x02, 0xC0,
+                 0x84, 0xBC, 0xBC, 0xB4, 0x84, 0xA8, 0x84, 0xBC, 0xB4, 0x84, 0xA0, 0x82,
+                 0x84, 0xB7, 0xFD, 0xD6, 0x01,
+                 0x70, 0x8F, 0x3C, 0x21, 0x99, 0xF6, 0x04, 0xC0,
+                 0x88, 0x76, 0x42, 0x85, 0x2B, 0xBC, 0xD7, 0xBA, 0x86, 0xDB, 0x0D),
+           "etmv3.async",
+           "etmv3.ts.len9",                /* 9 payload bytes, full width */
+           "etmv3.phdr.ca.fmt3", "etmv3.phdr.ca.fmt3", "etmv3.phdr.ca.fmt3",
+           "etmv3.phdr.ca.fmt3", "etmv3.phdr.ca.fmt3", "etmv3.phdr.ca.fmt3",
+           "etmv3.phdr.ca.fmt3", "etmv3.phdr.ca.fmt3", /* BC x7, A8: b1E1WWW00 */
+           /* 08 ... info 01: periodic, address bit 0 = T */
+           "etmv3.isync.normal etmv3.isync.periodic etmv3.isync.isa.thumb",
+           "etmv3.phdr.ca.fmt1",           /* 84: b1N0EEE00, W E */
+           "etmv3.phdr.ca.fmt3", "etmv3.phdr.ca.fmt3", "etmv3.phdr.ca.fmt3",
+           "etmv3.phdr.ca.fmt1", "etmv3.phdr.ca.fmt3", "etmv3.phdr.ca.fmt1",
+           "etmv3.phdr.ca.fmt3", "etmv3.phdr.ca.fmt3", "etmv3.phdr.ca.fmt1",
+           "etmv3.phdr.ca.fmt3",           /* A0: one W */
+           "etmv3.phdr.ca.fmt2",           /* 82: b1000FF10, W E E */
+           "etmv3.phdr.ca.fmt1",
+           "etmv3.branch.orig.len4",       /* B7 FD D6 01: 7 bits in the last */
+           /* 70: with CC 8F 3C = 7695; info 21: trace enable, Thumb */
+           "etmv3.isync.normal_cc etmv3.isync.trace_on etmv3.isync.isa.thumb",
+           "etmv3.phdr.ca.fmt1",           /* 88: WE WE */
+           "etmv3.exc_return",             /* 76 */
+           "etmv3.ts.len2",                /* 42 85 2B */
+           "etmv3.phdr.ca.fmt3",
+           "etmv3.branch.orig.len5.arm");  /* byte 5 0x0D = b00001101: ARM */
+}
+
+/* IHI0014Q 7.3.1 example 7.1 (non-CA): C8 = format 1 EEN, 8A = format 2
+ * NE. */
+Test(coverage_etmv3, phdr_example_7_1)
+{
+    EXPECT(etm(0, 5, false, 0), BYTES(ASYNC, 0xC8, 0x8A),
+           "etmv3.async", "etmv3.phdr.fmt1", "etmv3.phdr.fmt2");
+}
+
+/* IHI0014Q 7.3.1 example 7.2 (CA): C8 = format 1 WEWEWN, 8A = format 2
+ * WNE, E8 = format 3 WWWE; table 7.4: 84 format 1, 92 format 4
+ * (ETMv3.3+). */
+Test(coverage_etmv3, phdr_example_7_2_and_table_7_4)
+{
+    EXPECT(etm(1u << 12, 3, false, 0), BYTES(ASYNC, 0xC8, 0x8A, 0xE8, 0x84, 0x92),
+           "etmv3.async", "etmv3.phdr.ca.fmt1", "etmv3.phdr.ca.fmt2",
+           "etmv3.phdr.ca.fmt3", "etmv3.phdr.ca.fmt1", "etmv3.phdr.ca.fmt4");
+}
+
+/* IHI0014Q 7.3.1 table 7.3: b10000000 is format 0 (one W) in ETMv3.0. */
+Test(coverage_etmv3, phdr_format0_etmv30)
+{
+    EXPECT(etm(1u << 12, 0, false, 0), BYTES(ASYNC, 0x80),
+           "etmv3.async", "etmv3.phdr.ca.fmt0");
+}
+
+/* IHI0014Q 7.3.4: header 0x04, then the count; 8F 3C = 7695
+ * (protocol-notes 2.6). */
+Test(coverage_etmv3, cycle_count_packet)
+{
+    EXPECT(etm(1u << 12, 5, false, 0), BYTES(ASYNC, 0x04, 0x8F, 0x3C),
+           "etmv3.async", "etmv3.cc");
+}
+
+/* IHI0014Q 7.3.5, protocol-notes 2.7 (original encoding): 7 address bits
+ * in every byte 2-4, so 8D 41 is a plain 2-byte address (bit 6 is A13,
+ * not an exception flag); exception bytes only after byte 5. */
+Test(coverage_etmv3, branch_original)
+{
+    EXPECT(etm(0, 5, false, 0),
+           BYTES(ASYNC, 0x0D, 0x8D, 0x41, 0x8D, 0x80, 0x01, 0x8D, 0x80, 0x80, 0x01,
+                 0x81, 0x80, 0x80, 0x80, 0x10,          /* Thumb: b0X01xxxx */
+                 0x81, 0x80, 0x80, 0x80, 0x20,          /* Jazelle: b0X1xxxxx */
+                 /* ARM vector 0x18 (A[7:2] = 6 -> 8D), byte 5 b01001000 (X
+                  * set), E0 = IRQ 14 << 1 */
+                 0x8D, 0x80, 0x80, 0x80, 0x48, 0x1C),
+           "etmv3.async", "etmv3.branch.orig.len1", "etmv3.branch.orig.len2",
+           "etmv3.branch.orig.len3", "etmv3.branch.orig.len4",
+           "etmv3.branch.orig.len5.thumb", "etmv3.branch.len5.jazelle",
+           "etmv3.branch.orig.len5.arm etmv3.exc.len1 etmv3.exc.entry");
+}
+
+/* protocol-notes 2.7 exception bytes: E0 = C 7, AltISA 6, Cancel 5,
+ * number[3:0] 4:1, NS 0; E1 = C 7, 0 6, Hyp 5, number[8:4] 4:0; a byte
+ * with bit 6 set after E0 or E1 is E2 (resume 3:0).  Legacy: byte 5
+ * with bit 7 set. */
+Test(coverage_etmv3, exception_bytes)
+{
+    EXPECT(regs(TC2_ETMCR & ~(1u << 12), TC2_ETMIDR, TC2_ETMCCER),
+           BYTES(ASYNC,
+                 /* undef (9) cancelled, NS; E1 Hyp; E2 resume 5 */
+                 0x8D, 0x80, 0x80, 0x80, 0x48, 0xB3, 0xA0, 0x45,
+                 /* IRQ, then E2 (resume 3) straight after E0 */
+                 0x8D, 0x80, 0x80, 0x80, 0x48, 0x9C, 0x43,
+                 /* number 0x1F: E0 number[3:0] = F, E1 number[8:4] = 1 */
+                 0x8D, 0x80, 0x80, 0x80, 0x48, 0x9E, 0x01,
+                 /* Thumb byte 5 b01010000, E0 AltISA only: number 0 */
+                 0x81, 0x80, 0x80, 0x80, 0x50, 0x40,
+                 /* legacy byte 5: b1 C=0 code 001 A31:29 000 */
+                 0x8D, 0x80, 0x80, 0x80, 0x88),
+           "etmv3.async",
+           "etmv3.branch.orig.len5.arm etmv3.exc.len3 etmv3.exc.cancel etmv3.exc.ns "
+           "etmv3.exc.hyp etmv3.exc.resume etmv3.exc.entry",
+           "etmv3.branch.orig.len5.arm etmv3.exc.len2 etmv3.exc.resume etmv3.exc.entry",
+           "etmv3.branch.orig.len5.arm etmv3.exc.len2 etmv3.exc.num_hi etmv3.exc.entry",
+           "etmv3.branch.orig.len5.thumb etmv3.exc.len1 etmv3.exc.altisa etmv3.exc.num0",
+           "etmv3.branch.orig.len5.arm etmv3.exc.legacy");
+}
+
+/* protocol-notes 2.7, alternative encoding (ETMv3.4+, ETMIDR[20]): a last
+ * byte 2-4 has 6 address bits and X in bit 6. */
+Test(coverage_etmv3, branch_alternative)
+{
+    EXPECT(etm(0, 4, true, 0),
+           BYTES(ASYNC, 0x0D, 0x8D, 0x01, 0x8D, 0x80, 0x01, 0x8D, 0x80, 0x80, 0x01,
+                 0x8D, 0x80, 0x80, 0x80, 0x08,
+                 0x81, 0x80, 0x80, 0x80, 0x10,
+                 0x8D, 0x40, 0x1C),             /* 2 bytes, X set, E0 IRQ */
+           "etmv3.async", "etmv3.branch.alt.len1", "etmv3.branch.alt.len2",
+           "etmv3.branch.alt.len3", "etmv3.branch.alt.len4",
+           "etmv3.branch.alt.len5.arm", "etmv3.branch.alt.len5.thumb",
+           "etmv3.branch.alt.len2 etmv3.branch.alt.exc_short etmv3.exc.len1 "
+           "etmv3.exc.entry");
+}
+
+/* IHI0014Q 7.10.5: header, [CC], context ID, info (LSiP 7, reason 6:5,
+ * J 4, NS 3, AltISA 2, Hyp 1), address (T in bit 0), [LSiP address]. */
+Test(coverage_etmv3, isync_forms)
+{
+    /* 4-byte context ID (ETMCR[15:14] = 11), TC2's virtualization. */
+    EXPECT(etm(3u << 14, 5, false, 1u << 26),
+           BYTES(ASYNC,
+                 0x08, 0x78, 0x56, 0x34, 0x12, 0x21, 0x00, 0x80, 0x00, 0x00,
+                 0x08, 0x00, 0x00, 0x00, 0x00, 0x0B, 0x00, 0x80, 0x00, 0x00,
+                 0x08, 0x00, 0x00, 0x00, 0x00, 0x61, 0x00, 0x80, 0x00, 0x00,
+                 0x08, 0x00, 0x00, 0x00, 0x00, 0x41, 0x00, 0x80, 0x00, 0x00,
+                 0x08, 0x00, 0x00, 0x00, 0x00, 0x31, 0x01, 0x80, 0x00, 0x00,
+                 0x08, 0x00, 0x00, 0x00, 0x00, 0x25, 0x01, 0x80, 0x00, 0x00,
+                 /* LSiP: data insn 0x8000 ARM, current 1 byte: A[7:2] = 4 */
+                 0x08, 0x00, 0x00, 0x00, 0x00, 0xA1, 0x00, 0x80, 0x00, 0x00, 0x09),
+           "etmv3.async",
+           "etmv3.isync.normal etmv3.isync.trace_on etmv3.isync.isa.arm etmv3.isync.ctxid4",
+           /* info 0B: periodic, NS, Hyp */
+           "etmv3.isync.normal etmv3.isync.periodic etmv3.isync.ns etmv3.isync.hyp "
+           "etmv3.isync.isa.arm etmv3.isync.ctxid4",
+           "etmv3.isync.normal etmv3.isync.debug_exit etmv3.isync.isa.arm etmv3.isync.ctxid4",
+           "etmv3.isync.normal etmv3.isync.overflow etmv3.isync.isa.arm etmv3.isync.ctxid4",
+           /* info 31: J = 1 */
+           "etmv3.isync.normal etmv3.isync.trace_on etmv3.isync.isa.jazelle "
+           "etmv3.isync.ctxid4",
+           /* info 25: AltISA with T = 1 (table 7.20) */
+           "etmv3.isync.normal etmv3.isync.trace_on etmv3.isync.isa.thumbee "
+           "etmv3.isync.ctxid4",
+           "etmv3.isync.lsip etmv3.isync.trace_on etmv3.isync.isa.arm etmv3.isync.ctxid4");
+    /* CA: LSiP with a cycle count (0x70, CC 05), 1- and 2-byte IDs. */
+    EXPECT(etm(1u << 12 | 1u << 14, 5, false, 0),
+           BYTES(ASYNC, 0x70, 0x05, 0x7F, 0xA1, 0x00, 0x80, 0x00, 0x00, 0x09),
+           "etmv3.async",
+           "etmv3.isync.lsip_cc etmv3.isync.trace_on etmv3.isync.isa.arm etmv3.isync.ctxid1");
+    EXPECT(etm(2u << 14, 5, false, 0),
+           BYTES(ASYNC, 0x08, 0x34, 0x12, 0x21, 0x00, 0x80, 0x00, 0x00),
+           "etmv3.async",
+           "etmv3.isync.normal etmv3.isync.trace_on etmv3.isync.isa.arm etmv3.isync.ctxid2");
+    /* Data-only (ETMCR[20]): header, info, no address. */
+    EXPECT(etm(1u << 20 | 1u << 2, 5, false, 0), BYTES(ASYNC, 0x08, 0x21),
+           "etmv3.async", "etmv3.isync.dataonly etmv3.isync.trace_on");
+}
+
+/* protocol-notes 2.2/2.8: one-byte packets, VMID, context ID (size from
+ * ETMCR[15:14]), timestamps (7 bits a byte; 48-bit when ETMCCER[29] = 0). */
+Test(coverage_etmv3, other_packets)
+{
+    EXPECT(etm(1u << 14 | 1u << 28 | 1u << 30, 5, false, 1u << 26 | 1u << 29),
+           BYTES(ASYNC, 0x0C, 0x66, 0x76, 0x7E, 0x3C, 0x05, 0x6E, 0x12,
+                 0x42, 0x05, 0x42, 0x85, 0x85, 0x05),
+           "etmv3.async", "etmv3.trigger", "etmv3.ignore", "etmv3.exc_return",
+           "etmv3.exc_entry", "etmv3.vmid", "etmv3.ctxid1", "etmv3.ts.len1",
+           "etmv3.ts.len3");
+    EXPECT(etm(2u << 14, 5, false, 0), BYTES(ASYNC, 0x6E, 0x34, 0x12, 0x42, 0x05),
+           "etmv3.async", "etmv3.ctxid2", "etmv3.ts48");
+    EXPECT(etm(3u << 14, 5, false, 0), BYTES(ASYNC, 0x6E, 0x78, 0x56, 0x34, 0x12),
+           "etmv3.async", "etmv3.ctxid4");
+}
+
+/* protocol-notes 2.9 / IHI0014Q 7.4: data packets with value and address
+ * trace on (ETMCR[3:2] = 11); SS = 00/01/10/11 -> 0/1/2/4 value bytes. */
+Test(coverage_etmv3, data_packets)
+{
+    EXPECT(etm(3u << 2, 5, false, 0),
+           BYTES(ASYNC,
+                 0x02,                         /* b00000010: normal, SS 00 */
+                 0x06, 0xAB,                   /* SS 01 */
+                 0x2A, 0x10, 0x34, 0x12,       /* A = 1, address 10, SS 10 */
+                 0x0E, 0x78, 0x56, 0x34, 0x12, /* SS 11 */
+                 0x24, 0xAB,                   /* b0TT0SS00: tag 1, SS 01 */
+                 0x58,                         /* b01A1TT00: A 0, tag 2 */
+                 0x74, 0x10,                   /* A 1, tag 1, address */
+                 0x50, 0x62, 0x6A,
+                 0x7A, 0x10),                  /* b011A1010, A 1 */
+           "etmv3.async", "etmv3.data.normal etmv3.data.value0",
+           "etmv3.data.normal etmv3.data.value1",
+           "etmv3.data.normal.addr etmv3.data.value2",
+           "etmv3.data.normal etmv3.data.value4", "etmv3.data.ooo etmv3.data.value1",
+           "etmv3.data.placeholder", "etmv3.data.placeholder.addr",
+           "etmv3.data.store_failed", "etmv3.data.suppressed", "etmv3.data.vnt",
+           "etmv3.data.vnt.addr");
+}
+
+/* ---- (a) PTM ---- */
+
+/* protocol-notes 7.1: the TC2 ID 0x13 stream (PFT1.1, CA, 64-bit TS),
+ * then its extra snippets. */
+Test(coverage_ptm, tc2_worked_example)
+{
+    EXPECT(regs(TC2_PTMCR, TC2_PTMIDR, TC2_PTMCCER),
+           BYTES(ASYNC, 0x08, 0x83, 0x8D, 0x01, 0xC0, 0x01,
+                 0x42, 0xCC, 0x97, 0xC6, 0xCE, 0xAF, 0x90, 0x80, 0x80, 0x00, 0x00,
+                 0xE8, 0x20, 0xDE, 0x01, 0xBC,
+                 0x08, 0xDF, 0x8D, 0x01, 0xC0, 0x21, 0xCC, 0x03, 0x84,
+                 0x08, 0xE5, 0x8D, 0x01, 0xC0, 0x21, 0xE4, 0x07, 0x84, 0xC2, 0x01,
+                 0xBB, 0xB6, 0xBD, 0x01, 0x04,
+                 0xA1, 0xAB, 0x8F, 0x00, 0x7C, 0x1F,
+                 0x79, 0x70, 0xA3, 0x8D, 0x09,
+                 0x42, 0x80, 0x1D, 0x00),
+           "ptm.async",
+           "ptm.isync.periodic ptm.isync.isa.thumb",     /* info 01, no CC */
+           "ptm.ts.len9 ptm.ts.cc",                      /* 9 bytes + CC 00 */
+           "ptm.atom.ca.cont", "ptm.atom.ca.cont",       /* E8 20, DE 01 */
+           "ptm.atom.ca",                                /* BC */
+           "ptm.isync.trace_on ptm.isync.cc ptm.isync.isa.thumb",
+           "ptm.atom.ca",
+           "ptm.isync.trace_on ptm.isync.cc ptm.isync.isa.thumb",
+           "ptm.atom.ca", "ptm.atom.ca.cont",
+           "ptm.branch.len4 ptm.branch.cc",              /* BB B6 BD 01 + 04 */
+           "ptm.branch.len4 ptm.branch.cc",              /* A1 AB 8F 00 + CC */
+           "ptm.branch.len1 ptm.branch.cc",              /* 79 + 4-byte CC */
+           "ptm.ts.len2 ptm.ts.cc");                     /* 42 80 1D + 00 */
+}
+
+/* protocol-notes 7.1, Snowball (PFT1.0, CA): WP update 72 79, then the
+ * IRQ packet 8D 80 FE FF 4F | 1D (NS, number 14) | 3C (CC). */
+Test(coverage_ptm, snowball_irq)
+{
+    EXPECT(regs(TC2_PTMCR, SNOWBALL_IDR, TC2_PTMCCER),
+           BYTES(ASYNC, 0x72, 0x79, 0x8D, 0x80, 0xFE, 0xFF, 0x4F, 0x1D, 0x3C),
+           "ptm.async", "ptm.wpupdate.len1",
+           "ptm.branch.len5.arm ptm.exc.entry ptm.exc.ns ptm.branch.cc");
+}
+
+/* protocol-notes 3.5 (rstk, not CA): the atom count is below the leading
+ * 1; 3.7: rstk's debug halt 81 80 80 80 48 02, and BD 85 80 80 0C. */
+Test(coverage_ptm, rstk_atoms_and_branches)
+{
+    EXPECT(regs(RSTK_PTMCR, TC2_PTMIDR, TC2_PTMCCER),
+           BYTES(ASYNC, 0x84, 0x8A, 0x98, 0xBC, 0xF0,
+                 0x81, 0x80, 0x80, 0x80, 0x48, 0x02,
+                 0xBD, 0x85, 0x80, 0x80, 0x0C,
+                 0x05, 0x85, 0x05, 0x85, 0x85, 0x05,
+                 0x81, 0x80, 0x80, 0x80, 0x10,
+                 0x81, 0x80, 0x80, 0x80, 0x20,
+                 /* E1 = C | 14 << 1, E2 = Hyp */
+                 0x8D, 0x80, 0x80, 0x80, 0x48, 0x9C, 0x20,
+                 /* Thumb byte 5 with X, E1 AltISA only: number 0 */
+                 0x81, 0x80, 0x80, 0x80, 0x50, 0x40),
+           "ptm.async", "ptm.atom.n1", "ptm.atom.n2", "ptm.atom.n3", "ptm.atom.n4",
+           "ptm.atom.n5",
+           "ptm.branch.len5.arm ptm.exc.entry",
+           "ptm.branch.len5.arm",
+           "ptm.branch.len1", "ptm.branch.len2", "ptm.branch.len3",
+           "ptm.branch.len5.thumb", "ptm.branch.len5.jazelle",
+           "ptm.branch.len5.arm ptm.exc.len2 ptm.exc.hyp ptm.exc.entry",
+           "ptm.branch.len5.thumb ptm.exc.altisa ptm.exc.num0");
+}
+
+/* protocol-notes 3.4: 08, address (T in bit 0), info (reason 6:5, NS 3,
+ * AltISA 2, Hyp 1), [CC], context ID; observed infos 0x29 (trace enable,
+ * NS) and 0x61 (debug exit).  3.8: WP update lengths and the AltISA byte
+ * after a 5-byte address with bit 6 set.  3.9: the other packets. */
+Test(coverage_ptm, isync_wpupdate_others)
+{
+    EXPECT(regs(1u << 14 | 1u << 28 | 1u << 30, TC2_PTMIDR, TC2_PTMCCER),
+           BYTES(ASYNC,
+                 0x08, 0x00, 0x80, 0x00, 0x00, 0x29, 0x11,
+                 0x08, 0x00, 0x80, 0x00, 0x00, 0x61, 0x11,
+                 0x08, 0x00, 0x80, 0x00, 0x00, 0x43, 0x11,
+                 0x08, 0x01, 0x80, 0x00, 0x00, 0x25, 0x11,
+                 0x72, 0x85, 0x05, 0x72, 0x85, 0x85, 0x05, 0x72, 0x85, 0x85, 0x85, 0x05,
+                 0x72, 0x85, 0x80, 0x80, 0x80, 0x08,
+                 0x72, 0x85, 0x80, 0x80, 0x80, 0x48, 0x40,
+                 0x0C, 0x66, 0x76, 0x3C, 0x01, 0x6E, 0x44, 0x42, 0x05),
+           "ptm.async",
+           "ptm.isync.trace_on ptm.isync.ns ptm.isync.isa.arm ptm.isync.ctxid1",
+           "ptm.isync.debug_exit ptm.isync.isa.arm ptm.isync.ctxid1",
+           /* 43: overflow, Hyp */
+           "ptm.isync.overflow ptm.isync.hyp ptm.isync.isa.arm ptm.isync.ctxid1",
+           /* T = 1, info 25: AltISA */
+           "ptm.isync.trace_on ptm.isync.isa.thumbee ptm.isync.ctxid1",
+           "ptm.wpupdate.len2", "ptm.wpupdate.len3", "ptm.wpupdate.len4",
+           "ptm.wpupdate.len5", "ptm.wpupdate.len5 ptm.wpupdate.altisa",
+           "ptm.trigger", "ptm.ignore", "ptm.exc_return", "ptm.vmid", "ptm.ctxid1",
+           "ptm.ts.len1");
+    /* PFT1.0: 48-bit timestamps, 7 bytes at most, the 7th full width. */
+    EXPECT(regs(2u << 14, SNOWBALL_IDR, TC2_PTMCCER),
+           BYTES(ASYNC, 0x42, 0x05, 0x42, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01,
+                 0x6E, 0x34, 0x12),
+           "ptm.async", "ptm.ts48.len1", "ptm.ts48.len7", "ptm.ctxid2");
+    EXPECT(regs(3u << 14, TC2_PTMIDR, TC2_PTMCCER),
+           BYTES(ASYNC, 0x08, 0x00, 0x80, 0x00, 0x00, 0x01, 0x78, 0x56, 0x34, 0x12,
+                 0x6E, 0x78, 0x56, 0x34, 0x12),
+           "ptm.async", "ptm.isync.periodic ptm.isync.isa.arm ptm.isync.ctxid4",
+           "ptm.ctxid4");
+}
+
+/* IHI0035B B.3.2 (seed-004), protocol-notes 3.10: with the return stack
+ * on, BL pushes its return address and an E atom on the indirect BX LR
+ * pops it, with no address packet.  Image: 0x8000 BL 0x8010
+ * (EB000002), 0x8004 NOP, 0x8008 B . ; 0x8010 BX LR (E12FFF1E). */
+typedef struct rs_ctx {
+    tb_config cfg;
+    tb_decoder *dec;
+    const tb_packet *pkt;
+    unsigned hits, elements;
+} rs_ctx;
+
+static int rs_elem(void *ctx, const tb_element *el)
+{
+    rs_ctx *c = ctx;
+    tb_coverage_id v[4];
+    int n = tb_coverage_classify_element(&c->cfg, c->pkt, el, v, 4);
+
+    cr_assert_geq(n, 0);
+    c->elements++;
+    for (int i = 0; i < n; i++) {
+        cr_assert_str_eq(tb_coverage_variant_name(v[i]), "ptm.rstack.hit");
+        c->hits++;
+    }
+    return 0;
+}
+
+static int rs_pkt(void *ctx, const tb_packet *pkt)
+{
+    rs_ctx *c = ctx;
+
+    c->pkt = pkt;
+    cr_assert_geq(tb_decoder_packet(c->dec, pkt, rs_elem, c), 0);
+    return 0;
+}
+
+static unsigned rs_hits(const uint8_t *trace, size_t len, unsigned *elements)
+{
+    static const uint8_t code[] = {
+        0x02, 0x00, 0x00, 0xEB, 0x00, 0xF0, 0x20, 0xE3, 0xFE, 0xFF, 0xFF, 0xEA,
+        0x00, 0x00, 0x00, 0x00, 0x1E, 0xFF, 0x2F, 0xE1,
+    };
+    tb_memimage *mem = tb_memimage_new();
+    rs_ctx c = {.cfg = regs(RSTK_PTMCR, TC2_PTMIDR, TC2_PTMCCER)};
+    tb_parser *p = tb_parser_new(&c.cfg);
+
+    cr_assert(mem && p);
+    cr_assert_eq(tb_memimage_add(mem, 0x8000, code, sizeof code), 0);
+    c.dec = tb_decoder_new(&c.cfg, mem);
+    cr_assert_not_null(c.dec);
+    cr_assert_geq(tb_parser_push(p, trace, len, 0, rs_pkt, &c), 0);
+    cr_assert_geq(tb_parser_finish(p, rs_pkt, &c), 0);
+    tb_decoder_free(c.dec);
+    tb_parser_free(p);
+    tb_memimage_free(mem);
+    *elements = c.elements;
+    return c.hits;
+}
+
+Test(coverage_ptm, return_stack_hit)
+{
+    /* I-sync at 0x8000 ARM (trace on), then 88: two atoms E E. */
+    static const uint8_t hit[] = {ASYNC, 0x08, 0x00, 0x80, 0x00, 0x00, 0x21, 0x88};
+    /* The same return traced by a branch packet to 0x8004 (A[7:2] = 1):
+     * no hit. */
+    static const uint8_t miss[] = {ASYNC, 0x08, 0x00, 0x80, 0x00, 0x00, 0x21, 0x84, 0x03};
+    unsigned el;
+
+    cr_expect_eq(rs_hits(hit, sizeof hit, &el), 1);
+    cr_expect_geq(el, 2);
+    cr_expect_eq(rs_hits(miss, sizeof miss, &el), 0);
+    cr_expect_geq(el, 2);
+}
+
+/* ---- (a) formatter ---- */
+
+static unsigned frame_set(const uint8_t *f, unsigned *cur, char *out, size_t len)
+{
+    tb_coverage_id v[16];
+    char joined[512] = "";
+    int n = tb_coverage_classify_frame(f, cur, v, 16);
+
+    cr_assert_geq(n, 0);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            strcat(joined, " ");
+        strcat(joined, tb_coverage_variant_name(v[i]));
+    }
+    sorted_set(joined, out, len);
+    return (unsigned)n;
+}
+
+static void expect_frame(const uint8_t *f, unsigned *cur, const char *want)
+{
+    char got_s[512], w[512];
+
+    frame_set(f, cur, got_s, sizeof got_s);
+    sorted_set(want, w, sizeof w);
+    cr_expect_str_eq(got_s, w, "frame: got [%s], expected [%s]", got_s, w);
+}
+
+/* protocol-notes 5.1 worked frames (TC2 cstrace.bin offsets 26560 and
+ * 864) and its rules: an ID byte at 2k with aux bit k set leaves byte
+ * 2k+1 to the old ID (a change at an odd byte); an ID at byte 14 applies
+ * from the next frame. */
+Test(coverage_formatter, frames)
+{
+    static const uint8_t f26560[16] = {0x27, 0x10, 0xCC, 0x01, 0xCE, 0x0E, 0x00, 0x00,
+                                       0x00, 0x00, 0x00, 0x80, 0x08, 0x83, 0x8C, 0x80};
+    static const uint8_t f864[16] = {0x80, 0x42, 0xBC, 0x9A, 0xC2, 0xCE, 0xAE, 0x90,
+                                     0x80, 0x80, 0x00, 0xBC, 0xBC, 0xBC, 0xBC, 0x0E};
+    /* ID 0x10, data AA; ID 0x11 at byte 2, aux bit 1: BB is still
+     * 0x10's; data for 0x11; ID 0x12 at byte 14. */
+    static const uint8_t mixed[16] = {0x21, 0xAA, 0x23, 0xBB, 0x02, 0x04, 0x06, 0x08,
+                                      0x0A, 0x0C, 0x0E, 0x10, 0x12, 0x14, 0x25, 0x02};
+    unsigned cur = 0xFF;
+
+    expect_frame(f26560, &cur, "formatter.frame formatter.id_even");
+    cr_expect_eq(cur, 0x13);
+    cur = 0x10;
+    expect_frame(f864, &cur, "formatter.frame");
+    cur = 0xFF;
+    expect_frame(mixed, &cur, "formatter.frame formatter.id_even formatter.id_odd "
+                              "formatter.id_pos14");
+    cr_expect_eq(cur, 0x12);
+}
+
+static int find(const char *name)
+{
+    int v = tb_coverage_variant_find(name);
+
+    cr_assert_geq(v, 0, "%s unknown", name);
+    return v;
+}
+
+/* Whole buffers: sources from the deformatter's runs; FSYNC / HSYNC in
+ * sync mode (protocol-notes 5.1). */
+Test(coverage_formatter, buffers)
+{
+    static const uint8_t mixed[16] = {0x21, 0xAA, 0x23, 0xBB, 0x02, 0x04, 0x06, 0x08,
+                                      0x0A, 0x0C, 0x0E, 0x10, 0x12, 0x14, 0x25, 0x02};
+    static const uint8_t one[16] = {0x27, 0x10, 0xCC, 0x01, 0xCE, 0x0E, 0x00, 0x00,
+                                    0x00, 0x00, 0x00, 0x80, 0x08, 0x83, 0x8C, 0x80};
+    uint8_t tpiu[4 + 4 + 2 + 12];
+    static uint64_t c[TB_COVERAGE_MAX];
+
+    memset(c, 0, sizeof c);
+    cr_assert_eq(tb_coverage_count_buffer(mixed, sizeof mixed, TB_FRAME_MEM_ALIGNED, c), 0);
+    cr_expect_eq(c[find("formatter.multi_source")], 1);
+    cr_expect_eq(c[find("formatter.frame")], 1);
+    memset(c, 0, sizeof c);
+    cr_assert_eq(tb_coverage_count_buffer(one, sizeof one, TB_FRAME_MEM_ALIGNED, c), 0);
+    cr_expect_eq(c[find("formatter.multi_source")], 0);
+    /* FF FF FF 7F, four frame bytes, FF 7F, the other twelve. */
+    memcpy(tpiu, (const uint8_t[]){0xFF, 0xFF, 0xFF, 0x7F}, 4);
+    memcpy(tpiu + 4, one, 4);
+    memcpy(tpiu + 8, (const uint8_t[]){0xFF, 0x7F}, 2);
+    memcpy(tpiu + 10, one + 4, 12);
+    memset(c, 0, sizeof c);
+    cr_assert_eq(tb_coverage_count_buffer(tpiu, sizeof tpiu,
+                                          TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC, c), 0);
+    cr_expect_eq(c[find("formatter.fsync")], 1);
+    cr_expect_eq(c[find("formatter.hsync")], 1);
+    cr_expect_eq(c[find("formatter.frame")], 1);
+    cr_expect_eq(c[find("formatter.id_even")], 1);
+}
+
+/* ---- (b) the catalogue and the committed vectors ---- */
+
+static void load_catalogue(tb_coverage_catalogue *cat)
+{
+    char path[1024], err[512] = "";
+
+    snprintf(path, sizeof path, "%s/vectors/coverage.tsv", TB_SOURCE_DIR);
+    cr_assert_eq(tb_coverage_catalogue_load(cat, path, err, sizeof err), 0, "%s", err);
+}
+
+Test(coverage_catalogue, loads_and_names_every_variant)
+{
+    tb_coverage_catalogue cat;
+
+    load_catalogue(&cat);
+    cr_expect_eq(cat.n, tb_coverage_variant_count());
+    for (size_t i = 0; i < cat.n; i++) {
+        cr_expect_str_eq(tb_coverage_variant_name(cat.rows[i].var), cat.rows[i].id);
+        cr_expect(tb_coverage_row_reachable(&cat.rows[i]) ||
+                      !strncmp(cat.rows[i].status, "unreachable: ", 13),
+                  "%s: %s", cat.rows[i].id, cat.rows[i].status);
+    }
+    tb_coverage_catalogue_free(&cat);
+}
+
+Test(coverage_catalogue, markdown_has_a_row_per_variant)
+{
+    static tb_coverage_tally t;
+    tb_coverage_catalogue cat;
+    size_t lines = 0;
+    char *md;
+    int need;
+
+    load_catalogue(&cat);
+    memset(&t, 0, sizeof t);
+    need = tb_coverage_format_markdown(&cat, &t, NULL, 0);
+    cr_assert_gt(need, 0);
+    md = malloc((size_t)need + 1);
+    cr_assert_not_null(md);
+    cr_assert_eq(tb_coverage_format_markdown(&cat, &t, md, (size_t)need + 1), need);
+    cr_expect_eq(strlen(md), (size_t)need);
+    for (const char *s = md; *s; s++)
+        lines += *s == '\n';
+    cr_expect_eq(lines, cat.n + 2, "header, separator, one row per variant");
+    free(md);
+    tb_coverage_catalogue_free(&cat);
+}
+
+/* Every variant the encoder can produce occurs in some committed vector
+ * (the issue's CI rule).  Lists every one at zero. */
+Test(coverage_vectors, every_reachable_variant_occurs)
+{
+    static tb_coverage_tally t;
+    tb_coverage_catalogue cat;
+    char dir[1024], err[600] = "", missing[8192] = "";
+    unsigned zero = 0;
+    int n;
+
+    load_catalogue(&cat);
+    memset(&t, 0, sizeof t);
+    snprintf(dir, sizeof dir, "%s/vectors/generated", TB_SOURCE_DIR);
+    n = tb_coverage_count_dir(dir, &t, err, sizeof err);
+    cr_assert_gt(n, 0, "no vectors under %s: %s", dir, err);
+    cr_expect_eq(t.bad, 0, "bad or incomplete packets in the vectors");
+    for (size_t i = 0; i < cat.n; i++) {
+        const tb_coverage_row *r = &cat.rows[i];
+
+        if (tb_coverage_row_reachable(r) && !t.count[r->var]) {
+            zero++;
+            strncat(missing, "\n  ", sizeof missing - strlen(missing) - 1);
+            strncat(missing, r->id, sizeof missing - strlen(missing) - 1);
+        }
+    }
+    cr_expect_eq(zero, 0, "%u reachable variant(s) occur in no vector:%s", zero, missing);
+    tb_coverage_catalogue_free(&cat);
+}
