@@ -290,6 +290,35 @@ void tb_compare_mark_resume_last(tb_compare *c)
         t->resume = true;
 }
 
+void tb_compare_mark_lost(tb_compare *c, bool have_shown, uint64_t shown_seq)
+{
+    size_t i;
+
+    if (!c || !have_shown)
+        return;
+    /* The encoder runs behind the truth: the cancelling exception, if
+     * any, is among the newest records. */
+    for (i = c->len; i-- > 0;) {
+        tq *t = at(c, i);
+
+        if (t->kind != TB_REC_INSN || t->seq != shown_seq)
+            continue;
+        if (t->cancelled) {
+            size_t k;
+
+            t->cancelled = false;
+            c->st.cancelled--;
+            /* Its exception went with the lost trace. */
+            for (k = i + 1; k < c->len; k++)
+                if (at(c, k)->kind == TB_REC_EXCEPTION) {
+                    at(c, k)->required = false;
+                    break;
+                }
+        }
+        break;
+    }
+}
+
 void tb_compare_mark_lost_tail(tb_compare *c)
 {
     if (c)

@@ -197,6 +197,17 @@ static int on_enc_packet(void *ctx, const tb_packet *p)
     return 0;
 }
 
+/* The FIFO overflowed: the comparator learns what the trace still shows
+ * (a Cancel lost with it retracts nothing), then the case's own hook. */
+static void on_overflow(void *ctx, bool have_shown, uint64_t shown_seq)
+{
+    rt *r = ctx;
+
+    tb_compare_mark_lost(r->cmp, have_shown, shown_seq);
+    if (r->c->on_overflow)
+        r->c->on_overflow(r->c->overflow_ctx, have_shown, shown_seq);
+}
+
 static int on_record(void *ctx, const tb_exec_record *rec)
 {
     rt *r = ctx;
@@ -432,8 +443,7 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
         goto out;
     }
     tb_encoder_set_packet_cb(r.enc, on_enc_packet, &r);
-    if (c->on_overflow)
-        tb_encoder_set_overflow_cb(r.enc, c->on_overflow, c->overflow_ctx);
+    tb_encoder_set_overflow_cb(r.enc, on_overflow, &r);
 
     if (c->out_dir) {
         char path[1024];

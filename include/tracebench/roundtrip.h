@@ -66,6 +66,12 @@ int tb_compare_truth(tb_compare *c, const tb_exec_record *r);
  * instruction record before the last record given to tb_compare_truth
  * (the encoder runs one record behind: protocol-notes 2.10). */
 void tb_compare_mark_resume(tb_compare *c);
+/* The encoder's FIFO overflowed after the trace of instruction
+ * shown_seq went out (tb_overflow_cb): an instruction up to there that an
+ * exception cancelled stays in the decode when the exception's packet,
+ * which retracts it, is lost (ETMv3 Cancel, protocol-notes 2.7); call it as
+ * the encoder reports it. */
+void tb_compare_mark_lost(tb_compare *c, bool have_shown, uint64_t shown_seq);
 /* The encoder's last overflow never resumed before the run ended: the
  * truth the decoder has not shown by the end is lost, not missing. */
 void tb_compare_mark_lost_tail(tb_compare *c);
