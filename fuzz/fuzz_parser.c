@@ -12,13 +12,15 @@
  *    counts agree with seq[], error kinds carry a negative err);
  *  - chunking invariance: the whole input, the input cut in two at a
  *    point chosen from its bytes, and small random chunks give the same
- *    packets, every field compared; the printers (print.h) format
- *    each packet of the whole-input run.
+ *    packets, every field compared; the printers (print.h) and the
+ *    coverage classifier (coverage.h) take each packet of the
+ *    whole-input run.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "fuzz.h"
+#include "tracebench/coverage.h"
 #include "tracebench/parser.h"
 #include "tracebench/print.h"
 
@@ -143,6 +145,19 @@ static void check_packet(pstate *s, const tb_packet *p)
         TB_FUZZ_CHECK(h, n > 0 && (size_t)n < sizeof buf, "JSON length %d", n);
         n = tb_packet_format(p, buf, sizeof buf);
         TB_FUZZ_CHECK(h, n > 0 && (size_t)n < sizeof buf, "text length %d", n);
+        /* The coverage classifier reads the packet's bytes by its own
+         * rules (coverage.h): every variant it names is a known one. */
+        {
+            tb_coverage_id ids[64];
+            int k = tb_coverage_classify_packet(s->cfg, p, ids, 64);
+
+            TB_FUZZ_CHECK(h, k >= 0, "coverage classifier: %d", k);
+            for (int i = 0; i < k; i++)
+                TB_FUZZ_CHECK(h, tb_coverage_variant_name(ids[i]) != NULL &&
+                                     tb_coverage_variant_find(tb_coverage_variant_name(ids[i])) ==
+                                         (int)ids[i],
+                              "coverage variant %u", (unsigned)ids[i]);
+        }
     }
     s->count++;
 }
