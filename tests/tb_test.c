@@ -83,3 +83,14 @@ void tb_test_expect_junk(const tb_packet *v, size_t n, uint64_t base, size_t jun
         cr_assert_eq(v[1].index, base + junk);
     }
 }
+
+const char *tb_test_cli(void)
+{
+    static char buf[1024];
+    const char *e = getenv("TB_CLI");
+
+    if (e && *e)
+        return e;
+    snprintf(buf, sizeof buf, "%s/tracebench", TB_BINARY_DIR);
+    return buf;
+}

@@ -13,6 +13,9 @@
  * test fails instead (the references must be there in CI). */
 const char *tb_test_reference_dir(const char *what);
 
+/* The tracebench command under test: $TB_CLI, else this build tree's. */
+const char *tb_test_cli(void);
+
 /* Reads a whole file; NULL on failure.  Free with free(). */
 uint8_t *tb_test_read_file(const char *path, size_t *len);
 

@@ -16,16 +16,6 @@
 
 #include "tb_test.h"
 
-static const char *cli(void)
-{
-    static char buf[1024];
-    const char *e = getenv("TB_CLI");
-
-    if (e && *e)
-        return e;
-    snprintf(buf, sizeof buf, "%s/tracebench", TB_BINARY_DIR);
-    return buf;
-}
 
 /* A vector program from this build tree and its scenario, quoted. */
 static const char *program(const char *name)
@@ -61,7 +51,7 @@ static outcome roundtrip(const char *fmt, ...)
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     snprintf(tmp, sizeof tmp, "/tmp/tb_cli_rt_%d.out", (int)getpid());
-    cr_assert_lt(snprintf(cmd, sizeof cmd, "'%s' roundtrip %s > %s 2>&1", cli(), args, tmp),
+    cr_assert_lt(snprintf(cmd, sizeof cmd, "'%s' roundtrip %s > %s 2>&1", tb_test_cli(), args, tmp),
                  (int)sizeof cmd);
     rc = system(cmd);
     if (rc != -1 && WIFEXITED(rc))

@@ -171,16 +171,6 @@ static void read_overflows(const char *dir, const vsource *src, uint64_t *seq, s
     fclose(f);
 }
 
-static const char *cli(void)
-{
-    static char buf[1024];
-    const char *e = getenv("TB_CLI");
-
-    if (e && *e)
-        return e;
-    snprintf(buf, sizeof buf, "%s/tracebench", TB_BINARY_DIR);
-    return buf;
-}
 
 static bool ci(void)
 {
@@ -231,7 +221,7 @@ Test(vectors, regenerate_byte_for_byte, .timeout = 300)
     snprintf(cmd, sizeof cmd,
              "'%s' vectors --check --list '%s/vectors/vectors.ini' --programs "
              "'%s/vectors/programs' --out '%s/vectors/generated' >&2",
-             cli(), TB_SOURCE_DIR, TB_BINARY_DIR, TB_SOURCE_DIR);
+             tb_test_cli(), TB_SOURCE_DIR, TB_BINARY_DIR, TB_SOURCE_DIR);
     rc = system(cmd);
     cr_assert_eq(rc, 0, "tracebench vectors --check failed (exit %d): the committed vectors "
                         "are not what the code generates; run `tracebench vectors` and "
@@ -254,7 +244,7 @@ Test(vectors, decode_addr_is_the_cli_decode, .timeout = 300)
                               v[i].name), (int)sizeof dir - 32);
         for (size_t k = 0; k < ns; k++) {
             cr_assert_lt(snprintf(cmd, sizeof cmd, "'%s' decode '%s'%s --format addr > %s",
-                                  cli(), dir, id_arg(&src[k], ida, sizeof ida), tmp),
+                                  tb_test_cli(), dir, id_arg(&src[k], ida, sizeof ida), tmp),
                          (int)sizeof cmd);
             cr_assert_eq(system(cmd), 0, "%s: tracebench decode%s failed", v[i].name, ida);
             vfile(want, sizeof want, dir, "decode", "addr", &src[k]);
@@ -332,7 +322,7 @@ Test(vectors, decode_addr_is_the_truth_derived_expectation, .timeout = 300)
             cr_expect_eq(d, 0, "%s: %s differs from the truth-derived expectation at "
                                "line %zu (tb_expect %s%s)", v[i].name, want, d, dir, id);
             cr_assert_lt(snprintf(cmd, sizeof cmd, "'%s' decode '%s'%s --format addr > %s",
-                                  cli(), dir, id, live), (int)sizeof cmd);
+                                  tb_test_cli(), dir, id, live), (int)sizeof cmd);
             cr_assert_eq(system(cmd), 0, "%s: tracebench decode%s failed", v[i].name, id);
             d = first_diff_files(exp, live);
             cr_expect_eq(d, 0, "%s: tracebench decode%s --format addr differs from the "
