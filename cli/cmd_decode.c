@@ -1,121 +1,222 @@
-/* tracebench decode DIR [--id ID] [--format text|json|addr] */
+/* tracebench decode DIR|FILE [--id ID|all] [--format text|json|addr]: a
+ * snapshot's trace (or a raw trace buffer file's, with its configuration
+ * and memory) decoded to instructions.  With --id all every ETMv3/PTM
+ * source is decoded in turn and each line tagged with its trace ID: text
+ * and addr lines start "0x10: ", JSON objects have "id":16 first.
+ * Exit: 0 decoded, 1 an error, 2 usage. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "input.h"
 #include "tracebench/decoder.h"
-#include "tracebench/snapshot.h"
 
-int tb_cli_decode(int argc, char **argv);
+enum { FMT_TEXT, FMT_JSON, FMT_ADDR };
 
 struct out {
     FILE *f;
-    int format; /* 0 text, 1 json, 2 addr */
+    int format;
+    int id;              /* the source's trace ID */
+    bool tag;            /* --id all: tag each line with it */
     tb_cli_addr_out addr;
+    FILE *mem;           /* addr with tags: one element's lines */
+    char *mem_buf;
+    size_t mem_len;
+    int write_errno;
 };
+
+/* Copies the lines of text[0..len) to o->f, each after its tag. */
+static void put_tagged(struct out *o, const char *text, size_t len)
+{
+    while (len) {
+        const char *nl = memchr(text, '\n', len);
+        size_t n = nl ? (size_t)(nl - text) + 1 : len;
+
+        fprintf(o->f, "0x%02x: %.*s%s", (unsigned)o->id, (int)n, text, nl ? "" : "\n");
+        text += n;
+        len -= n;
+    }
+}
 
 static int on_elem(void *ctx, const tb_element *el)
 {
     struct out *o = ctx;
     char line[512];
 
-    if (o->format == 0 || o->format == 1) {
-        if (o->format == 0)
-            tb_elem_format(el, line, sizeof line);
+    if (o->format == FMT_TEXT) {
+        tb_elem_format(el, line, sizeof line);
+        if (o->tag)
+            fprintf(o->f, "0x%02x: %s\n", (unsigned)o->id, line);
         else
-            tb_elem_format_json(el, line, sizeof line);
-        fprintf(o->f, "%s\n", line);
-        return 0;
-    }
-    return tb_cli_addr_element(&o->addr, el) < 0;
-}
-
-static int usage(void)
-{
-    fprintf(stderr, "usage: tracebench decode DIR [--id ID] [--format text|json|addr]\n");
-    return 2;
-}
-
-static int load_image(const char *dir, int id, tb_memimage **mem, bool *ptm, char *err,
-                      size_t len)
-{
-    tb_snapshot s;
-    int r = tb_snapshot_load(&s, dir, err, len);
-
-    if (r < 0)
-        return r;
-    r = TB_ERR_NOT_FOUND;
-    snprintf(err, len, "%s: no trace source with ID 0x%x", dir, (unsigned)id);
-    for (size_t i = 0; i < s.n_sources; i++) {
-        tb_config cfg;
-
-        if (tb_snapshot_source_config(&s, &s.sources[i], &cfg, err, len) < 0)
-            continue;
-        if (id >= 0 && cfg.trace_id != id)
-            continue;
-        if (id < 0 && s.n_sources != 1)
-            continue;
-        *ptm = cfg.protocol == TB_PROTO_PTM;
-        r = tb_snapshot_source_memory(&s, &s.sources[i], mem, err, len);
-        break;
-    }
-    tb_snapshot_fini(&s);
-    return r;
-}
-
-int tb_cli_decode(int argc, char **argv)
-{
-    const char *dir = NULL;
-    int id = -1;
-    struct out o = {.f = stdout, .addr = {.f = stdout}};
-    tb_memimage *mem = NULL;
-    char err[512] = "";
-    int r;
-
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--id") == 0 && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 0);
-
-            if (*end || v < 0 || v > 0x7F)
-                return usage();
-            id = (int)v;
-        } else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
-            const char *f = argv[++i];
-
-            if (strcmp(f, "text") == 0)
-                o.format = 0;
-            else if (strcmp(f, "json") == 0)
-                o.format = 1;
-            else if (strcmp(f, "addr") == 0)
-                o.format = 2;
-            else
-                return usage();
-        } else if (argv[i][0] == '-' || dir) {
-            return usage();
-        } else {
-            dir = argv[i];
+            fprintf(o->f, "%s\n", line);
+    } else if (o->format == FMT_JSON) {
+        tb_elem_format_json(el, line, sizeof line);
+        if (o->tag && line[0] == '{')
+            fprintf(o->f, "{\"id\":%d,%s\n", o->id, line + 1);
+        else
+            fprintf(o->f, "%s\n", line);
+    } else if (!o->tag) {
+        if (tb_cli_addr_element(&o->addr, el) < 0)
+            return 1;
+    } else {
+        /* tb_cli_addr_element prints whole lines into o->mem; each goes
+         * out tagged, and the stream starts again for the next element. */
+        if (tb_cli_addr_element(&o->addr, el) < 0)
+            return 1;
+        if (fflush(o->mem) != 0) {
+            o->addr.err = TB_ERR_NOMEM;
+            return 1;
         }
-    }
-    if (!dir)
-        return usage();
-    if (o.format == 2) {
-        r = load_image(dir, id, &mem, &o.addr.ptm, err, sizeof err);
-        o.addr.mem = mem;
-        if (r < 0) {
-            fprintf(stderr, "tracebench decode: %s\n", err);
+        put_tagged(o, o->mem_buf, o->mem_len);
+        if (fseek(o->mem, 0, SEEK_SET) != 0) {
+            o->addr.err = TB_ERR_NOMEM;
             return 1;
         }
     }
-    r = tb_decode_snapshot(dir, id, on_elem, &o, err, sizeof err);
-    if (o.addr.err)
-        r = o.addr.err;
-    free(o.addr.addrs);
-    tb_memimage_free(mem);
+    o->write_errno = tb_cli_output_check(o->f);
+    return o->write_errno != 0;
+}
+
+static void usage(FILE *f)
+{
+    tb_cli_input_usage(f, "decode", true);
+}
+
+struct run {
+    tb_parser *parser;
+    tb_decoder *dec;
+    struct out *o;
+    int err;
+};
+
+static int on_span(void *ctx, const uint8_t *data, size_t len, const tb_span_map *map)
+{
+    struct run *r = ctx;
+    int n = tb_decoder_push_span(r->dec, r->parser, data, len, map, on_elem, r->o);
+
+    if (n < 0 && !r->err)
+        r->err = n;
+    return n < 0;
+}
+
+/* Decodes source k into o.  0, or 1 after printing why (a write error
+ * stays in o->write_errno, printed by the caller). */
+static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
+{
+    const tb_cli_source *s = &in->srcs[k];
+    tb_memimage *mem = NULL;
+    struct run run = {.o = o};
+    char err[1024] = "";
+    int r;
+
+    r = tb_cli_input_memory(in, k, &mem, err, sizeof err);
     if (r < 0) {
         fprintf(stderr, "tracebench decode: %s\n", err[0] ? err : tb_err_str(r));
         return 1;
     }
+    o->id = s->cfg.trace_id;
+    o->addr = (tb_cli_addr_out){.f = o->tag ? o->mem : o->f, .mem = mem,
+                                .ptm = s->cfg.protocol == TB_PROTO_PTM,
+                                .addrs = o->addr.addrs, .cap = o->addr.cap};
+    run.parser = tb_parser_new(&s->cfg);
+    run.dec = tb_decoder_new(&s->cfg, mem);
+    if (!run.parser || !run.dec) {
+        r = TB_ERR_NOMEM;
+        snprintf(err, sizeof err, "%s: cannot create a decoder (out of memory)", s->name);
+    } else {
+        r = tb_cli_input_stream_spans(in, k, on_span, &run, err, sizeof err);
+        if (run.err)
+            r = run.err;
+        if (r >= 0)
+            r = tb_decoder_push_finish(run.dec, run.parser, on_elem, o);
+    }
+    tb_decoder_free(run.dec);
+    tb_parser_free(run.parser);
+    tb_memimage_free(mem);
+    if (o->write_errno)
+        return 1;
+    if (o->addr.err) {
+        fprintf(stderr, "tracebench decode: %s: %s\n", s->name,
+                o->addr.err == TB_ERR_NO_MEMORY
+                    ? "an instruction range runs into code the memory image does not hold"
+                    : tb_err_str(o->addr.err));
+        return 1;
+    }
+    if (r < 0) {
+        fprintf(stderr, "tracebench decode: %s: %s\n", s->name, err[0] ? err : tb_err_str(r));
+        return 1;
+    }
     return 0;
+}
+
+int tb_cli_decode(int argc, char **argv)
+{
+    static tb_cli_input in;
+    struct out o = {.f = stdout};
+    int status = 0, i, r;
+
+    tb_cli_input_init(&in, "decode", true, TB_STREAM_ONLY);
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return tb_cli_output_end(stdout, "decode", 0);
+        }
+        if (!strcmp(argv[i], "--format")) {
+            const char *f = i + 1 < argc ? argv[++i] : NULL;
+
+            if (!f) {
+                fprintf(stderr, "tracebench decode: --format needs a value: text, json or "
+                                "addr\n(tracebench decode --help for usage)\n");
+                return 2;
+            }
+            if (!strcmp(f, "text"))
+                o.format = FMT_TEXT;
+            else if (!strcmp(f, "json"))
+                o.format = FMT_JSON;
+            else if (!strcmp(f, "addr"))
+                o.format = FMT_ADDR;
+            else {
+                fprintf(stderr, "tracebench decode: --format %s: use text, json or addr\n"
+                                "(tracebench decode --help for usage)\n", f);
+                return 2;
+            }
+            continue;
+        }
+        r = tb_cli_input_arg(&in, argc, argv, &i);
+        if (r == 2)
+            return 2;
+        if (r == 0) {
+            fprintf(stderr, "tracebench decode: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    r = tb_cli_input_open(&in);
+    if (r) {
+        tb_cli_input_close(&in);
+        return r;
+    }
+    o.tag = in.id == TB_STREAM_ALL;
+    if (o.tag && o.format == FMT_ADDR) {
+        o.mem = open_memstream(&o.mem_buf, &o.mem_len);
+        if (!o.mem) {
+            fprintf(stderr, "tracebench decode: out of memory\n");
+            tb_cli_input_close(&in);
+            return 1;
+        }
+    }
+    for (size_t k = 0; k < in.n && !o.write_errno; k++)
+        status |= decode_source(&in, k, &o);
+    if (in.refused)
+        status = 1;
+    if (o.mem)
+        fclose(o.mem);
+    free(o.mem_buf);
+    free(o.addr.addrs);
+    tb_cli_input_close(&in);
+    if (tb_cli_output_end(stdout, "decode", o.write_errno))
+        status = 1;
+    return status;
 }

@@ -1,19 +1,21 @@
-/* tracebench packets DIR [--id ID] [--json]: the packet listing of a
- * snapshot, per trace source, with stream indices. */
+/* tracebench packets DIR|FILE [--id ID|all] [--json]: the packet listing
+ * of a snapshot's trace sources, or of a raw trace buffer file, with
+ * stream indices.  Exit: 0 listed, 1 an error, 2 usage. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "input.h"
 #include "tracebench/parser.h"
 #include "tracebench/print.h"
-#include "tracebench/stream.h"
 
 typedef struct listing {
     tb_parser *parser;
     FILE *out;
     int id;
     bool json;
+    int write_errno;     /* writing the listing failed */
     uint64_t packets, errors;
 } listing;
 
@@ -30,7 +32,8 @@ static int on_packet(void *ctx, const tb_packet *pkt)
     l->packets++;
     if (pkt->kind >= TB_PKT_RESERVED)
         l->errors++;
-    return 0;
+    l->write_errno = tb_cli_output_check(l->out);
+    return l->write_errno != 0;
 }
 
 static int on_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
@@ -39,98 +42,86 @@ static int on_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
     return tb_parser_push(l->parser, data, len, index, on_packet, l) < 0;
 }
 
-static int list_source(const tb_snapshot *snap, const tb_snap_source *src,
-                       bool json)
+/* Lists source k.  0, or 1 after printing why it failed; a write error
+ * is left in *write_errno. */
+static int list_source(const tb_cli_input *in, size_t k, bool json, int *write_errno)
 {
+    const tb_cli_source *s = &in->srcs[k];
     char err[512] = "";
-    tb_config cfg;
-    listing l = {.out = stdout, .json = json};
+    listing l = {.out = stdout, .json = json, .id = s->cfg.trace_id};
     int rc;
 
-    rc = tb_snapshot_source_config(snap, src, &cfg, err, sizeof err);
-    if (rc < 0) {
-        fprintf(stderr, "tracebench packets: %s\n", err);
-        return 1;
-    }
-    l.id = cfg.trace_id;
-    l.parser = tb_parser_new(&cfg);
+    l.parser = tb_parser_new(&s->cfg);
     if (!l.parser) {
-        fprintf(stderr, "tracebench packets: cannot create a parser for %s\n",
-                src->name);
+        fprintf(stderr, "tracebench packets: cannot create a parser for %s (out of memory)\n",
+                s->name);
         return 1;
     }
-    if (!json)
-        printf("# source %s: %s%u, trace ID 0x%02x, buffer %s\n", src->name,
-               cfg.protocol == TB_PROTO_PTM ? "PFT1." : "ETMv3.",
-               cfg.arch_minor, cfg.trace_id, src->buffer);
-    rc = tb_stream_source(snap, src, NULL, on_bytes, &l, err, sizeof err);
+    if (!json) {
+        printf("# source %s: %s%u, trace ID 0x%02x, buffer %s\n", s->name,
+               s->cfg.protocol == TB_PROTO_PTM ? "PFT1." : "ETMv3.", s->cfg.arch_minor,
+               s->cfg.trace_id, s->src ? s->src->buffer : in->path);
+        l.write_errno = tb_cli_output_check(stdout);
+    }
+    rc = l.write_errno ? TB_ERR_IO
+                       : tb_cli_input_stream(in, k, on_bytes, &l, err, sizeof err);
     if (rc == 0)
         rc = tb_parser_finish(l.parser, on_packet, &l);
     tb_parser_free(l.parser);
-    if (rc < 0) {
-        fprintf(stderr, "tracebench packets: %s: %s\n", src->name,
-                *err ? err : tb_err_str(rc));
+    if (l.write_errno) {
+        *write_errno = l.write_errno;
         return 1;
     }
-    if (!json)
-        printf("# %s: %" PRIu64 " packets, %" PRIu64 " bad\n", src->name,
-               l.packets, l.errors);
+    if (rc < 0) {
+        fprintf(stderr, "tracebench packets: %s: %s\n", s->name, *err ? err : tb_err_str(rc));
+        return 1;
+    }
+    if (!json) {
+        printf("# %s: %" PRIu64 " packets, %" PRIu64 " bad\n", s->name, l.packets, l.errors);
+        *write_errno = tb_cli_output_check(stdout);
+    }
     if (l.errors)
-        fprintf(stderr, "tracebench packets: %s: %" PRIu64
-                " bad or incomplete packets (listed)\n", src->name, l.errors);
-    return 0;
+        fprintf(stderr, "tracebench packets: %s: %" PRIu64 " bad or incomplete packets (listed)\n",
+                s->name, l.errors);
+    return *write_errno != 0;
 }
 
 int tb_cli_packets(int argc, char **argv)
 {
-    const char *dir = NULL;
-    int id = -2, i, status = 0;
+    static tb_cli_input in;
+    int status = 0, write_errno = 0, i, r;
     bool json = false;
-    tb_snapshot snap;
-    char err[512] = "";
 
+    tb_cli_input_init(&in, "packets", false, TB_STREAM_ALL);
     for (i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            tb_cli_input_usage(stdout, "packets", false);
+            return tb_cli_output_end(stdout, "packets", 0);
+        }
+        if (!strcmp(argv[i], "--json")) {
             json = true;
-        else if (!strcmp(argv[i], "--id") && i + 1 < argc) {
-            id = tb_cli_parse_id(argv[++i]);
-            if (id < 0) {
-                fprintf(stderr, "tracebench packets: bad trace ID '%s'\n", argv[i]);
-                return 2;
-            }
-        } else if (argv[i][0] == '-' || dir) {
-            fprintf(stderr, "usage: tracebench packets DIR [--id ID] [--json]\n");
+            continue;
+        }
+        r = tb_cli_input_arg(&in, argc, argv, &i);
+        if (r == 2)
             return 2;
-        } else
-            dir = argv[i];
-    }
-    if (!dir) {
-        fprintf(stderr, "usage: tracebench packets DIR [--id ID] [--json]\n");
-        return 2;
-    }
-    if (tb_snapshot_load(&snap, dir, err, sizeof err) < 0) {
-        fprintf(stderr, "tracebench packets: %s\n", err);
-        return 1;
-    }
-    if (id >= 0) {
-        const tb_snap_source *src = tb_stream_find_source(&snap, id, err, sizeof err);
-        if (!src) {
-            fprintf(stderr, "tracebench packets: %s\n", err);
-            status = 1;
-        } else
-            status = list_source(&snap, src, json);
-    } else {
-        size_t s;
-        for (s = 0; s < snap.n_sources; s++) {
-            tb_config cfg;
-            if (!snap.sources[s].buffer[0])
-                continue; /* named, but no trace was captured for it */
-            if (tb_snapshot_source_config(&snap, &snap.sources[s], &cfg, err,
-                                          sizeof err) < 0)
-                continue; /* not ETMv3/PTM, e.g. an ITM */
-            status |= list_source(&snap, &snap.sources[s], json);
+        if (r == 0) {
+            fprintf(stderr, "tracebench packets: unknown option '%s'\n", argv[i]);
+            tb_cli_input_usage(stderr, "packets", false);
+            return 2;
         }
     }
-    tb_snapshot_fini(&snap);
+    r = tb_cli_input_open(&in);
+    if (r) {
+        tb_cli_input_close(&in);
+        return r;
+    }
+    for (size_t k = 0; k < in.n && !write_errno; k++)
+        status |= list_source(&in, k, json, &write_errno);
+    if (in.refused)
+        status = 1;
+    tb_cli_input_close(&in);
+    if (tb_cli_output_end(stdout, "packets", write_errno))
+        status = 1;
     return status;
 }

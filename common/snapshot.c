@@ -80,6 +80,7 @@ typedef struct dev_parse {
     unsigned dump_line[TB_SNAP_MAX_DUMPS];
     bool dump_has_file[TB_SNAP_MAX_DUMPS];
     bool dump_has_addr[TB_SNAP_MAX_DUMPS];
+    bool defer_dumps;
 } dev_parse;
 
 static int dev_cb(void *ctx, const char *section, const char *key,
@@ -187,13 +188,17 @@ static int dev_cb(void *ctx, const char *section, const char *key,
                 return TB_ERR_FORMAT;
             }
             if (strcasecmp(key, "address") == 0) {
-                if (v > 0xFFFFFFFFull) {
+                /* A dump past 32 bits (an AArch64 core's) is refused here,
+                 * or with TB_SNAP_LOAD_DEFER_DUMPS only when its core's
+                 * image is built (tb_snapshot_source_memory). */
+                if (v > 0xFFFFFFFFull && !p->defer_dumps) {
                     snprintf(err, errlen, "%s:%u: dump address 0x%llx is "
                              "beyond 32 bits", p->path, line,
                              (unsigned long long)v);
                     return TB_ERR_FORMAT;
                 }
                 dp->address = (uint32_t)v;
+                dp->address64 = v;
                 p->dump_has_addr[k] = true;
             } else if (strcasecmp(key, "length") == 0) {
                 dp->length = v;
@@ -210,7 +215,8 @@ static int dev_cb(void *ctx, const char *section, const char *key,
 }
 
 static int load_device(tb_snapshot *s, const char *file, const char *from,
-                       unsigned from_line, char *err, size_t errlen)
+                       unsigned from_line, unsigned flags, char *err,
+                       size_t errlen)
 {
     char path[1024];
     tb_snap_device *d;
@@ -244,6 +250,7 @@ static int load_device(tb_snapshot *s, const char *file, const char *from,
         return TB_ERR_NOMEM;
     p->dev = d;
     p->path = path;
+    p->defer_dumps = (flags & TB_SNAP_LOAD_DEFER_DUMPS) != 0;
     rc = tb_ini_parse(path, dev_cb, p, err, errlen);
     if (rc == 0 && !d->name[0]) {
         snprintf(err, errlen, "%s: no name= in a [device] section", path);
@@ -278,6 +285,7 @@ typedef struct snap_parse {
     bool version_seen;
     char metadata[256];
     unsigned metadata_line;
+    unsigned flags;
 } snap_parse;
 
 static int snap_cb(void *ctx, const char *section, const char *key,
@@ -301,7 +309,7 @@ static int snap_cb(void *ctx, const char *section, const char *key,
                      line);
             return TB_ERR_FORMAT;
         }
-        return load_device(p->s, value, p->path, line, err, errlen);
+        return load_device(p->s, value, p->path, line, p->flags, err, errlen);
     } else if (strcasecmp(section, "trace") == 0 &&
                strcasecmp(key, "metadata") == 0) {
         if (copy_str(p->metadata, sizeof p->metadata, value) < 0 || !*value) {
@@ -601,6 +609,12 @@ static int load_trace(tb_snapshot *s, const char *file, char *err,
 
 int tb_snapshot_load(tb_snapshot *s, const char *dir, char *err, size_t errlen)
 {
+    return tb_snapshot_load_flags(s, dir, 0, err, errlen);
+}
+
+int tb_snapshot_load_flags(tb_snapshot *s, const char *dir, unsigned flags,
+                           char *err, size_t errlen)
+{
     char path[1024];
     snap_parse p;
     size_t n;
@@ -629,6 +643,7 @@ int tb_snapshot_load(tb_snapshot *s, const char *dir, char *err, size_t errlen)
     memset(&p, 0, sizeof p);
     p.s = s;
     p.path = path;
+    p.flags = flags;
     rc = tb_ini_parse(path, snap_cb, &p, err, errlen);
     if (rc == 0 && !p.version_seen) {
         snprintf(err, errlen, "%s: no [snapshot] version=", path);
@@ -695,6 +710,21 @@ int tb_snap_device_reg(const tb_snap_device *d, const char *name,
     return TB_ERR_NOT_FOUND;
 }
 
+/* What an ETMIDR value names, for messages: "ETMv3.5", "PFT1.1", or
+ * "neither ETMv3 nor PTM (architecture 4.0)". */
+static void etmidr_name(uint32_t etmidr, char *buf, size_t len)
+{
+    unsigned major = (etmidr >> 8) & 0xF, minor = (etmidr >> 4) & 0xF;
+
+    if (major == 2)
+        snprintf(buf, len, "ETMv3.%u", minor);
+    else if (major == 3)
+        snprintf(buf, len, "PFT1.%u (PTM)", minor);
+    else
+        snprintf(buf, len, "neither ETMv3 nor PTM (architecture field %u.%u)",
+                 major, minor);
+}
+
 int tb_snapshot_source_config(const tb_snapshot *s, const tb_snap_source *src,
                               tb_config *cfg, char *err, size_t errlen)
 {
@@ -703,6 +733,7 @@ int tb_snapshot_source_config(const tb_snapshot *s, const tb_snap_source *src,
     const tb_snap_device *d;
     uint32_t v[4];
     tb_protocol want;
+    char named[80];
     size_t i;
     int rc;
 
@@ -711,7 +742,8 @@ int tb_snapshot_source_config(const tb_snapshot *s, const tb_snap_source *src,
     d = tb_snapshot_device(s, src->name);
     if (!d) {
         snprintf(err, errlen, "%s: trace source %s is not a device in "
-                 "[device_list]", s->dir, src->name);
+                 "[device_list]: add its device file to snapshot.ini",
+                 s->dir, src->name);
         return TB_ERR_NOT_FOUND;
     }
     /* The decoder comes from the type's prefix; the minor version from
@@ -722,30 +754,37 @@ int tb_snapshot_source_config(const tb_snapshot *s, const tb_snap_source *src,
              strncasecmp(d->type, "PFT1", 4) == 0)
         want = TB_PROTO_PTM;
     else {
-        snprintf(err, errlen, "%s/%s: source %s has type '%s': only ETM3.x "
-                 "and PTM1.x/PFT1.x are supported", s->dir, d->ini, d->name,
-                 d->type);
+        if (d->type[0])
+            snprintf(err, errlen, "%s/%s: source %s (type %s) is not "
+                     "supported: tracebench decodes ETMv3 (type=ETM3.x) and "
+                     "PTM (type=PTM1.x or PFT1.x)", s->dir, d->ini, d->name,
+                     d->type);
+        else
+            snprintf(err, errlen, "%s/%s: source %s has no type= in "
+                     "[device]: tracebench decodes ETMv3 (type=ETM3.x) and "
+                     "PTM (type=PTM1.x or PFT1.x)", s->dir, d->ini, d->name);
         return TB_ERR_UNSUPPORTED;
     }
     for (i = 0; i < 4; i++) {
         rc = tb_snap_device_reg(d, names[i], &v[i]);
         if (rc == TB_ERR_NOT_FOUND) {
             snprintf(err, errlen, "%s/%s: register %s missing from [regs] of "
-                     "source %s", s->dir, d->ini, names[i], d->name);
+                     "source %s: a decoder needs ETMCR, ETMIDR, ETMCCER and "
+                     "ETMTRACEIDR", s->dir, d->ini, names[i], d->name);
             return TB_ERR_CONFIG;
         }
         if (rc < 0) {
-            snprintf(err, errlen, "%s/%s: register %s does not fit 32 bits",
-                     s->dir, d->ini, names[i]);
+            snprintf(err, errlen, "%s/%s: register %s of source %s does not "
+                     "fit 32 bits", s->dir, d->ini, names[i], d->name);
             return TB_ERR_CONFIG;
         }
     }
     rc = tb_config_from_regs(cfg, v[0], v[1], v[2], v[3]);
     if (rc < 0 || cfg->protocol != want) {
-        snprintf(err, errlen, "%s/%s: ETMIDR 0x%08X (architecture %u.%u) "
-                 "does not match type '%s'", s->dir, d->ini, (unsigned)v[1],
-                 (unsigned)(v[1] >> 8) & 0xF, (unsigned)(v[1] >> 4) & 0xF,
-                 d->type);
+        etmidr_name(v[1], named, sizeof named);
+        snprintf(err, errlen, "%s/%s: source %s has type %s but its ETMIDR "
+                 "0x%08X names %s: fix type= or ETMIDR", s->dir, d->ini,
+                 d->name, d->type, (unsigned)v[1], named);
         return TB_ERR_CONFIG;
     }
     /* In formatted buffers ID 0 is the null ID and 0x70-0x7F are reserved
@@ -757,8 +796,9 @@ int tb_snapshot_source_config(const tb_snapshot *s, const tb_snap_source *src,
     if ((i == s->n_buffers ||
          strcasecmp(s->buffers[i].format, "source_data") != 0) &&
         (cfg->trace_id == 0 || cfg->trace_id >= 0x70)) {
-        snprintf(err, errlen, "%s/%s: ETMTRACEIDR 0x%X is not a usable trace "
-                 "ID (0x01-0x6F)", s->dir, d->ini, (unsigned)v[3]);
+        snprintf(err, errlen, "%s/%s: ETMTRACEIDR 0x%X of source %s is not a "
+                 "usable trace ID (0x01-0x6F)", s->dir, d->ini,
+                 (unsigned)v[3], d->name);
         return TB_ERR_CONFIG;
     }
     return 0;
@@ -855,6 +895,14 @@ int tb_snapshot_source_memory(const tb_snapshot *s, const tb_snap_source *src,
         uint8_t *data;
         size_t len;
 
+        if (dp->address64 > 0xFFFFFFFFull) {
+            snprintf(err, errlen, "%s/%s: dump %s of core %s is at 0x%llx, "
+                     "beyond the 32-bit address space of ETMv3/PTM trace",
+                     s->dir, core->ini, dp->file, core->name,
+                     (unsigned long long)dp->address64);
+            rc = TB_ERR_UNSUPPORTED;
+            break;
+        }
         if (join_path(path, sizeof path, s->dir, dp->file) < 0) {
             snprintf(err, errlen, "%s/%s: dump path too long", s->dir,
                      core->ini);
@@ -880,6 +928,41 @@ int tb_snapshot_source_memory(const tb_snapshot *s, const tb_snap_source *src,
     }
     *out = m;
     return (int)core->n_dumps;
+}
+
+int tb_snapshot_read_file(const char *path, uint8_t **data, size_t *len,
+                          char *err, size_t errlen)
+{
+    if (!path || !data || !len || !err || !errlen)
+        return TB_ERR_INVAL;
+    return read_range(path, 0, 0, data, len, err, errlen);
+}
+
+int tb_memimage_add_file(tb_memimage *m, uint32_t addr, const char *path,
+                         char *err, size_t errlen)
+{
+    uint8_t *data;
+    size_t len;
+    int rc;
+
+    if (!m || !path || !err || !errlen)
+        return TB_ERR_INVAL;
+    rc = read_range(path, 0, 0, &data, &len, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (!len) {
+        free(data);
+        snprintf(err, errlen, "%s: empty file, no memory to map", path);
+        return TB_ERR_FORMAT;
+    }
+    rc = tb_memimage_add(m, addr, data, len);
+    free(data);
+    if (rc == TB_ERR_INVAL)
+        snprintf(err, errlen, "%s at 0x%08X (%zu bytes) overlaps memory "
+                 "already mapped or passes 4 GiB", path, (unsigned)addr, len);
+    else if (rc < 0)
+        snprintf(err, errlen, "%s: out of memory", path);
+    return rc;
 }
 
 int tb_snapshot_read_buffer(const tb_snapshot *s, const tb_snap_buffer *b,

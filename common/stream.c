@@ -1,5 +1,6 @@
 /* A trace source's bytes out of a snapshot buffer (see stream.h). */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,35 +8,204 @@
 #include "tracebench/frame.h"
 #include "tracebench/stream.h"
 
-const tb_snap_source *tb_stream_find_source(const tb_snapshot *s, int id,
-                                            char *err, size_t errlen)
-{
-    const tb_snap_source *only = NULL;
-    size_t i, n = 0;
+/* Appends printf text to a message, keeping it one line and within
+ * errlen (the end is cut with "..." when it does not fit). */
+static void append(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
+static void append(char *err, size_t errlen, const char *fmt, ...)
+{
+    size_t n = strnlen(err, errlen);
+    va_list ap;
+    int w;
+
+    if (n + 1 >= errlen)
+        return;
+    va_start(ap, fmt);
+    w = vsnprintf(err + n, errlen - n, fmt, ap);
+    va_end(ap);
+    if (w >= 0 && (size_t)w >= errlen - n && errlen > 4)
+        memcpy(err + errlen - 4, "...", 4);
+}
+
+/* The ID a source's ETMTRACEIDR names even when the rest of its
+ * configuration is broken; -1 when it has none. */
+static int raw_trace_id(const tb_snapshot *s, const tb_snap_source *src)
+{
+    const tb_snap_device *d = tb_snapshot_device(s, src->name);
+    uint32_t v;
+
+    if (!d || tb_snap_device_reg(d, "ETMTRACEIDR", &v) < 0)
+        return -1;
+    return (int)(v & 0x7F);
+}
+
+/* Why no source is usable: the one reason when one source was refused,
+ * else each refused source's reason (cut to fit). */
+static int no_source(const tb_snapshot *s, const char *lead, char *err,
+                     size_t errlen)
+{
+    char e[512];
+    size_t i, refused = 0, captured = 0;
+    int first_rc = TB_ERR_NOT_FOUND;
+
+    for (i = 0; i < s->n_sources; i++) {
+        tb_config cfg;
+        int rc;
+
+        if (!s->sources[i].buffer[0])
+            continue;
+        captured++;
+        rc = tb_snapshot_source_config(s, &s->sources[i], &cfg, e, sizeof e);
+        if (rc < 0 && !refused++)
+            first_rc = rc;
+    }
+    if (!captured) {
+        snprintf(err, errlen, "%sno trace source in %s has captured trace: "
+                 "trace.ini [source_buffers] maps none to a buffer", lead,
+                 s->dir);
+        return TB_ERR_NOT_FOUND;
+    }
+    if (refused == 1 && !*lead) {
+        for (i = 0; i < s->n_sources; i++) {
+            tb_config cfg;
+
+            if (s->sources[i].buffer[0] &&
+                tb_snapshot_source_config(s, &s->sources[i], &cfg, err,
+                                          errlen) < 0)
+                return first_rc;
+        }
+    }
+    snprintf(err, errlen, "%sno trace source in %s that tracebench can "
+             "decode (ETMv3 or PTM):", lead, s->dir);
+    for (i = 0; i < s->n_sources; i++) {
+        tb_config cfg;
+        const char *why;
+
+        if (!s->sources[i].buffer[0] ||
+            tb_snapshot_source_config(s, &s->sources[i], &cfg, e, sizeof e) >= 0)
+            continue;
+        /* Drop the "DIR/" prefix each reason carries: the lead names it. */
+        why = strncmp(e, s->dir, strlen(s->dir)) == 0 && e[strlen(s->dir)] == '/'
+                  ? e + strlen(s->dir) + 1 : e;
+        append(err, errlen, " %s;", why);
+    }
+    {
+        size_t n = strnlen(err, errlen);
+
+        if (n && err[n - 1] == ';')
+            err[n - 1] = '\0';
+    }
+    return first_rc == TB_ERR_NOT_FOUND ? TB_ERR_UNSUPPORTED : first_rc;
+}
+
+/* " 0x10 (ETM_0), 0x13 (PTM_0)" */
+static void list_usable(const tb_snapshot *s, char *err, size_t errlen)
+{
+    const char *sep = " ";
+    size_t i;
+
+    for (i = 0; i < s->n_sources; i++) {
+        tb_config cfg;
+        char e[16];
+
+        if (!s->sources[i].buffer[0] ||
+            tb_snapshot_source_config(s, &s->sources[i], &cfg, e, sizeof e) < 0)
+            continue;
+        append(err, errlen, "%s0x%02x (%s)", sep, (unsigned)cfg.trace_id,
+               s->sources[i].name);
+        sep = ", ";
+    }
+}
+
+int tb_stream_select(const tb_snapshot *s, int id, const tb_snap_source **out,
+                     size_t max, char *err, size_t errlen)
+{
+    size_t i, n = 0;
+    char lead[64];
+
+    if (!s || !out || !max || !err || !errlen ||
+        (id < 0 && id != TB_STREAM_ONLY && id != TB_STREAM_ALL) || id > 0x7F)
+        return TB_ERR_INVAL;
+    err[0] = '\0';
     for (i = 0; i < s->n_sources; i++) {
         const tb_snap_source *src = &s->sources[i];
         tb_config cfg;
-        char e[256];
+        char e[8];
 
         if (!src->buffer[0])
             continue; /* named in core_trace_sources but never captured */
         if (tb_snapshot_source_config(s, src, &cfg, e, sizeof e) < 0)
-            continue; /* not an ETMv3/PTM source (e.g. an ITM) */
-        if (id >= 0 && cfg.trace_id == id)
-            return src;
-        only = src;
-        n++;
+            continue; /* not ETMv3/PTM, or a broken configuration */
+        if (id >= 0 && cfg.trace_id != id)
+            continue;
+        if (id >= 0) {
+            out[0] = src; /* the first with the ID, as OpenCSD takes it */
+            return 1;
+        }
+        if (n == max) {
+            snprintf(err, errlen, "%s: more than %zu trace sources to "
+                     "decode", s->dir, max);
+            return TB_ERR_LIMIT;
+        }
+        out[n++] = src;
     }
-    if (id < 0 && n == 1)
-        return only;
-    if (id < 0)
-        snprintf(err, errlen, "%zu trace sources in %s: choose one with --id",
-                 n, s->dir);
-    else
-        snprintf(err, errlen, "no ETMv3/PTM trace source with trace ID 0x%02x in %s",
-                 id, s->dir);
-    return NULL;
+    if (id >= 0) {
+        /* A source that claims this ID but cannot be decoded: its own
+         * reason, not "no such source". */
+        for (i = 0; i < s->n_sources; i++) {
+            const tb_snap_source *src = &s->sources[i];
+            tb_config cfg;
+
+            if (src->buffer[0] && raw_trace_id(s, src) == id)
+                return tb_snapshot_source_config(s, src, &cfg, err, errlen);
+        }
+        snprintf(lead, sizeof lead, "no trace source with trace ID 0x%02x: ",
+                 (unsigned)id);
+        for (i = 0; i < s->n_sources; i++) {
+            tb_config cfg;
+            char e[8];
+
+            if (s->sources[i].buffer[0] &&
+                tb_snapshot_source_config(s, &s->sources[i], &cfg, e, sizeof e) >= 0)
+                break;
+        }
+        if (i == s->n_sources)
+            return no_source(s, lead, err, errlen);
+        snprintf(err, errlen, "no trace source with trace ID 0x%02x in %s; "
+                 "give --id with one of its ETMv3/PTM sources:", (unsigned)id, s->dir);
+        list_usable(s, err, errlen);
+        return TB_ERR_NOT_FOUND;
+    }
+    if (n == 0)
+        return no_source(s, "", err, errlen);
+    if (id == TB_STREAM_ONLY && n > 1) {
+        snprintf(err, errlen, "%zu trace sources in %s:", n, s->dir);
+        list_usable(s, err, errlen);
+        append(err, errlen, ": choose one with --id ID, or --id all");
+        return TB_ERR_INVAL;
+    }
+    return (int)n;
+}
+
+const tb_snap_source *tb_stream_find_source(const tb_snapshot *s, int id,
+                                            char *err, size_t errlen)
+{
+    const tb_snap_source *src[32];
+    char e[8];
+
+    if (!err || !errlen) {
+        err = e;
+        errlen = sizeof e;
+    }
+    if (!s) {
+        snprintf(err, errlen, "no snapshot");
+        return NULL;
+    }
+    if (tb_stream_select(s, id < 0 ? TB_STREAM_ONLY : id, src,
+                         sizeof src / sizeof src[0], err, errlen) < 1)
+        return NULL;
+    return src[0];
 }
 
 typedef struct route {
@@ -98,14 +268,20 @@ static const tb_snap_buffer *find_buffer(const tb_snapshot *s, const char *name)
     return NULL;
 }
 
-static int stream(const tb_snapshot *s, const tb_snap_source *src,
-                  const tb_stream_opts *opts, tb_stream_cb cb,
-                  tb_stream_span_cb span_cb, void *ctx, char *err,
-                  size_t errlen)
+/* The files of one buffer, in order, with how their bytes are framed. */
+typedef struct buffer_files {
+    const char *dir;          /* joined before each file; NULL: as given */
+    const char *const *files;
+    size_t n_files;
+    const tb_snap_buffer *buf; /* its format; names it in messages */
+    uint8_t trace_id;
+} buffer_files;
+
+static int stream_files(const buffer_files *bf, const tb_stream_opts *opts,
+                        tb_stream_cb cb, tb_stream_span_cb span_cb, void *ctx,
+                        char *err, size_t errlen)
 {
-    const tb_snap_buffer *buf;
     tb_deformatter *dfm = NULL;
-    tb_config cfg;
     unsigned flags = 0;
     size_t chunk = opts && opts->read_chunk ? opts->read_chunk : 65536;
     uint8_t *block;
@@ -114,26 +290,18 @@ static int stream(const tb_snapshot *s, const tb_snap_source *src,
     int rc, formatted;
     size_t f;
 
-    rc = tb_snapshot_source_config(s, src, &cfg, err, errlen);
-    if (rc < 0)
-        return rc;
-    buf = find_buffer(s, src->buffer);
-    if (!buf) {
-        snprintf(err, errlen, "trace source %s names buffer '%s', which trace.ini does not define",
-                 src->name, src->buffer);
-        return TB_ERR_FORMAT;
-    }
-    formatted = tb_snap_buffer_frame_flags(buf, &flags);
+    formatted = tb_snap_buffer_frame_flags(bf->buf, &flags);
     if (formatted < 0) {
-        snprintf(err, errlen, "buffer %s has unknown format '%s'", buf->name,
-                 buf->format);
+        snprintf(err, errlen, "buffer %s has unknown format '%s': use "
+                 "coresight, dstream_coresight or source_data",
+                 bf->buf->name, bf->buf->format);
         return TB_ERR_FORMAT;
     }
-    r = (route){.id = cfg.trace_id, .all = formatted == 1,
+    r = (route){.id = bf->trace_id, .all = formatted == 1,
                 .max_chunk = opts ? opts->max_chunk : 0, .cb = cb,
                 .span_cb = span_cb, .ctx = ctx};
     if (!r.all) {
-        uint8_t id = (uint8_t)cfg.trace_id;
+        uint8_t id = bf->trace_id;
 
         dfm = tb_deformatter_new(flags);
         if (!dfm)
@@ -149,12 +317,15 @@ static int stream(const tb_snapshot *s, const tb_snap_source *src,
     }
 
     rc = 0;
-    for (f = 0; f < buf->n_files && rc == 0; f++) {
+    for (f = 0; f < bf->n_files && rc == 0; f++) {
         char path[1024];
         FILE *fp;
         size_t n;
 
-        snprintf(path, sizeof path, "%s/%s", s->dir, buf->files[f]);
+        if (bf->dir)
+            snprintf(path, sizeof path, "%s/%s", bf->dir, bf->files[f]);
+        else
+            snprintf(path, sizeof path, "%s", bf->files[f]);
         fp = fopen(path, "rb");
         if (!fp) {
             snprintf(err, errlen, "cannot open trace buffer file %s: %s", path,
@@ -184,12 +355,89 @@ static int stream(const tb_snapshot *s, const tb_snap_source *src,
         rc = span_cb ? tb_deformatter_finish_spans(dfm, on_span, &r)
                      : tb_deformatter_finish(dfm, on_run, &r);
         if (rc < 0)
-            snprintf(err, errlen, "buffer %s: %s at its end", buf->name,
+            snprintf(err, errlen, "buffer %s: %s at its end", bf->buf->name,
                      tb_err_str(rc));
     }
     free(block);
     tb_deformatter_free(dfm);
     return rc;
+}
+
+static int stream(const tb_snapshot *s, const tb_snap_source *src,
+                  const tb_stream_opts *opts, tb_stream_cb cb,
+                  tb_stream_span_cb span_cb, void *ctx, char *err,
+                  size_t errlen)
+{
+    const tb_snap_buffer *buf;
+    const char *files[4];
+    buffer_files bf;
+    tb_config cfg;
+    size_t f;
+    int rc;
+
+    rc = tb_snapshot_source_config(s, src, &cfg, err, errlen);
+    if (rc < 0)
+        return rc;
+    buf = find_buffer(s, src->buffer);
+    if (!buf) {
+        snprintf(err, errlen, "trace source %s names buffer '%s', which trace.ini does not define",
+                 src->name, src->buffer);
+        return TB_ERR_FORMAT;
+    }
+    for (f = 0; f < buf->n_files && f < 4; f++)
+        files[f] = buf->files[f];
+    bf = (buffer_files){.dir = s->dir, .files = files, .n_files = f,
+                        .buf = buf, .trace_id = cfg.trace_id};
+    return stream_files(&bf, opts, cb, span_cb, ctx, err, errlen);
+}
+
+/* A buffer file outside a snapshot, read as a buffer of that format. */
+static int stream_file(const char *path, const char *format, uint8_t id,
+                       const tb_stream_opts *opts, tb_stream_cb cb,
+                       tb_stream_span_cb span_cb, void *ctx, char *err,
+                       size_t errlen)
+{
+    tb_snap_buffer buf;
+    buffer_files bf;
+    const char *files[1] = {path};
+
+    memset(&buf, 0, sizeof buf);
+    snprintf(buf.name, sizeof buf.name, "%s", "(file)");
+    if (strlen(format) >= sizeof buf.format) {
+        snprintf(err, errlen, "unknown buffer format '%.40s': use coresight, "
+                 "dstream_coresight or source_data", format);
+        return TB_ERR_FORMAT;
+    }
+    memcpy(buf.format, format, strlen(format) + 1);
+    if (tb_snap_buffer_frame_flags(&buf, &(unsigned){0}) == 0 &&
+        (id == 0 || id >= 0x70)) {
+        snprintf(err, errlen, "trace ID 0x%02x is not usable in a formatted "
+                 "buffer (0x01-0x6F)", (unsigned)id);
+        return TB_ERR_CONFIG;
+    }
+    bf = (buffer_files){.dir = NULL, .files = files, .n_files = 1,
+                        .buf = &buf, .trace_id = id};
+    return stream_files(&bf, opts, cb, span_cb, ctx, err, errlen);
+}
+
+int tb_stream_file(const char *path, const char *format, uint8_t trace_id,
+                   const tb_stream_opts *opts, tb_stream_cb cb, void *ctx,
+                   char *err, size_t errlen)
+{
+    if (!path || !format || !cb || !err || !errlen)
+        return TB_ERR_INVAL;
+    err[0] = '\0';
+    return stream_file(path, format, trace_id, opts, cb, NULL, ctx, err, errlen);
+}
+
+int tb_stream_file_spans(const char *path, const char *format, uint8_t trace_id,
+                         const tb_stream_opts *opts, tb_stream_span_cb cb,
+                         void *ctx, char *err, size_t errlen)
+{
+    if (!path || !format || !cb || !err || !errlen || (opts && opts->max_chunk))
+        return TB_ERR_INVAL;
+    err[0] = '\0';
+    return stream_file(path, format, trace_id, opts, NULL, cb, ctx, err, errlen);
 }
 
 int tb_stream_source(const tb_snapshot *s, const tb_snap_source *src,

@@ -36,7 +36,9 @@ const uint8_t *tb_memimage_ptr(const tb_memimage *m, uint32_t addr,
 
 typedef struct tb_snap_dump {
     char file[256];          /* path relative to the snapshot dir */
-    uint32_t address;
+    uint32_t address;        /* the low 32 bits of address64 */
+    uint64_t address64;      /* as written (past 32 bits: see
+                              * TB_SNAP_LOAD_DEFER_DUMPS) */
     uint64_t offset, length; /* length 0: the rest of the file */
     char space[8];
 } tb_snap_dump;
@@ -81,6 +83,14 @@ typedef struct tb_snapshot {
  * negative code and writes a one-line reason into err (errlen bytes). */
 int tb_snapshot_load(tb_snapshot *s, const char *dir, char *err,
                      size_t errlen);
+/* tb_snapshot_load with flags:
+ * TB_SNAP_LOAD_DEFER_DUMPS: a dump whose address passes 32 bits (an
+ *   AArch64 core's, beside ETMv4 sources) does not stop the load; it is
+ *   refused (TB_ERR_UNSUPPORTED) only by tb_snapshot_source_memory() for
+ *   a source of that core.  Tools that list packets need no memory. */
+#define TB_SNAP_LOAD_DEFER_DUMPS 1u
+int tb_snapshot_load_flags(tb_snapshot *s, const char *dir, unsigned flags,
+                           char *err, size_t errlen);
 void tb_snapshot_fini(tb_snapshot *s);
 
 const tb_snap_device *tb_snapshot_device(const tb_snapshot *s,
@@ -89,12 +99,24 @@ const tb_snap_device *tb_snapshot_device(const tb_snapshot *s,
  * TB_ERR_FORMAT if its value does not fit 32 bits. */
 int tb_snap_device_reg(const tb_snap_device *d, const char *name,
                        uint32_t *value);
-/* The trace source's configuration from its four registers. */
+/* The trace source's configuration from its four registers.  Errors
+ * name the device file and the cause: TB_ERR_UNSUPPORTED for a type
+ * that is not ETM3.x, PTM1.x or PFT1.x (e.g. ETE, ETM4.x, STM, ITM);
+ * TB_ERR_CONFIG for a register missing, too wide, an ETMIDR that names
+ * another protocol than the type, or an unusable trace ID;
+ * TB_ERR_NOT_FOUND when the source has no device file. */
 int tb_snapshot_source_config(const tb_snapshot *s, const tb_snap_source *src,
                               tb_config *cfg, char *err, size_t errlen);
 /* Loads the dumps of the source's core into a new image. */
 int tb_snapshot_source_memory(const tb_snapshot *s, const tb_snap_source *src,
                               tb_memimage **out, char *err, size_t errlen);
+/* Reads a whole file into one allocation (*data, *len; free() it). */
+int tb_snapshot_read_file(const char *path, uint8_t **data, size_t *len,
+                          char *err, size_t errlen);
+/* Maps a whole file (a raw memory dump) at addr.  TB_ERR_INVAL when it
+ * overlaps what m already maps; errors name the file in err. */
+int tb_memimage_add_file(tb_memimage *m, uint32_t addr, const char *path,
+                         char *err, size_t errlen);
 /* Reads a buffer's files into one allocation (*data, *len). */
 int tb_snapshot_read_buffer(const tb_snapshot *s, const tb_snap_buffer *b,
                             uint8_t **data, size_t *len, char *err,

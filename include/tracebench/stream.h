@@ -24,8 +24,26 @@ typedef struct tb_stream_opts {
     size_t max_chunk;    /* split every delivery to at most this; 0 = no */
 } tb_stream_opts;
 
-/* Finds a trace source by its trace ID (ETMTRACEIDR), or the only source
- * when id < 0 and there is exactly one.  NULL when none matches. */
+/* Which sources tb_stream_select() picks besides a trace ID (0..0x7F). */
+#define TB_STREAM_ONLY (-1) /* the one decodable source, if there is one */
+#define TB_STREAM_ALL (-2)  /* every decodable source */
+
+/* The captured ETMv3/PTM sources of a snapshot whose configuration is
+ * good ("decodable"; sources no buffer captured, of another type such as
+ * ETE, ETMv4, STM or ITM, or with broken registers are passed over), in
+ * snapshot order: the one with trace ID id, the only one, or all.  Fills
+ * out[0..max) and returns the count (>= 1), or a negative TB_ERR_* with
+ * the cause in err: a source that has the ID but cannot be decoded gives
+ * its own reason (tb_snapshot_source_config); no decodable source gives
+ * each refused source's reason; TB_STREAM_ONLY with several lists their
+ * IDs (TB_ERR_INVAL); an unknown ID lists the IDs there are
+ * (TB_ERR_NOT_FOUND). */
+int tb_stream_select(const tb_snapshot *s, int id, const tb_snap_source **out,
+                     size_t max, char *err, size_t errlen);
+
+/* Finds a trace source by its trace ID (ETMTRACEIDR), or the only
+ * decodable source when id < 0 (tb_stream_select).  NULL when none
+ * matches, with the cause in err. */
 const tb_snap_source *tb_stream_find_source(const tb_snapshot *s, int id,
                                             char *err, size_t errlen);
 
@@ -44,6 +62,19 @@ typedef int (*tb_stream_span_cb)(void *ctx, const uint8_t *data, size_t len,
 int tb_stream_source_spans(const tb_snapshot *s, const tb_snap_source *src,
                            const tb_stream_opts *opts, tb_stream_span_cb cb,
                            void *ctx, char *err, size_t errlen);
+
+/* A trace buffer file outside any snapshot (an ETB/ETR dump): the bytes
+ * of trace ID trace_id, read as a snapshot buffer of that format:
+ * "coresight" (CoreSight frames, as an ETB/ETR stores them),
+ * "dstream_coresight" (frames with FSYNCs) or "source_data" (one
+ * source's raw bytes; the ID is not looked at).  Same callbacks and
+ * errors as tb_stream_source() / tb_stream_source_spans(). */
+int tb_stream_file(const char *path, const char *format, uint8_t trace_id,
+                   const tb_stream_opts *opts, tb_stream_cb cb, void *ctx,
+                   char *err, size_t errlen);
+int tb_stream_file_spans(const char *path, const char *format, uint8_t trace_id,
+                         const tb_stream_opts *opts, tb_stream_span_cb cb,
+                         void *ctx, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

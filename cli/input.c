@@ -1,0 +1,482 @@
+/* The input of `packets` and `decode`: a snapshot directory or a raw
+ * trace buffer file (cli/input.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "input.h"
+#include "tracebench/encoder.h"
+
+static const char *const reg_flags[4] = {"--etmcr", "--etmidr", "--etmccer", "--traceid"};
+
+void tb_cli_input_init(tb_cli_input *in, const char *cmd, bool need_memory,
+                       int default_id)
+{
+    memset(in, 0, sizeof *in);
+    in->cmd = cmd;
+    in->need_memory = need_memory;
+    in->default_id = default_id;
+    in->id = default_id;
+    in->formatted = -1;
+}
+
+void tb_cli_input_usage(FILE *f, const char *cmd, bool memory)
+{
+    const char *extra = memory ? " [--format text|json|addr]" : " [--json]";
+
+    fprintf(f,
+            "usage: tracebench %s DIR [--id ID|all]%s\n"
+            "       tracebench %s FILE --protocol etmv3|ptm [--options LIST]\n"
+            "              [--etmcr X] [--etmidr X] [--etmccer X] [--traceid X]\n"
+            "              [--formatted|--raw] [--id ID|all]%s%s\n"
+            "\n"
+            "  DIR              an OpenCSD / DS-5 trace snapshot directory (snapshot.ini, ...)\n"
+            "  --id ID|all      the trace source with trace ID ID (0x01-0x6f, hex or decimal),\n"
+            "                   or all: every ETMv3/PTM source, told apart by trace ID\n"
+            "                   (%s)\n"
+            "                   (default: %s)\n",
+            cmd, extra, cmd, memory ? "\n              --memory ELF|ADDR:FILE ..." : "", extra,
+            memory ? "text, addr: \"0x10: \" before the line; json: \"id\":16 first"
+                   : "text: a \"# source\" header per source; json: \"id\" in each object",
+            memory ? "the only ETMv3/PTM source with captured trace" : "all");
+    if (memory)
+        fprintf(f, "  --format F       text (one element a line), json (one object a line) or\n"
+                   "                   addr (one instruction a line, docs/vectors.md)\n");
+    else
+        fprintf(f, "  --json           one JSON object a line\n");
+    fprintf(f,
+            "\n"
+            "A raw trace buffer FILE (an ETB/ETR dump, no snapshot directory):\n"
+            "  --protocol P     etmv3 or ptm (required)\n"
+            "  --options LIST   the configuration as an encoder option list: ca, ts, bb, rs,\n"
+            "                   alt, vmid, ctxid=N, v=MINOR, id=ID (README.md)\n"
+            "  --etmcr X, --etmidr X, --etmccer X, --traceid X\n"
+            "                   the registers themselves; they override --options.  Default:\n"
+            "                   ETMv3.5 or PFT1.1, plain trace, trace ID 0x10 (or --id)\n"
+            "  --formatted      CoreSight frames, as an ETB/ETR stores them (picks --id)\n"
+            "  --raw            the source's bytes alone (the default)\n");
+    if (memory)
+        fprintf(f,
+                "  --memory ELF     the program's ELF file (its PT_LOAD segments)\n"
+                "  --memory ADDR:FILE  a raw memory dump mapped at ADDR; repeat as needed\n");
+}
+
+static int usage_error(const tb_cli_input *in, const char *msg, const char *arg)
+{
+    fprintf(stderr, "tracebench %s: ", in->cmd);
+    fprintf(stderr, msg, arg);
+    fprintf(stderr, "\n(tracebench %s --help for usage)\n", in->cmd);
+    return 2;
+}
+
+static bool parse_u32(const char *s, uint32_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+        return false;
+    errno = 0;
+    v = strtoull(s, &end, 0);
+    if (errno || *end || v > 0xFFFFFFFFull)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+/* "ADDR:FILE" -> addr and file; "FILE" -> an ELF (returns 0); -1 when
+ * ADDR looks like a number but is not a 32-bit one. */
+static int split_memory(const char *spec, uint32_t *addr, const char **file)
+{
+    const char *colon = strchr(spec, ':');
+    char num[32];
+    size_t n;
+
+    *file = spec;
+    if (!colon || spec[0] < '0' || spec[0] > '9')
+        return 0;
+    n = (size_t)(colon - spec);
+    if (n >= sizeof num)
+        return -1;
+    memcpy(num, spec, n);
+    num[n] = '\0';
+    if (!parse_u32(num, addr) || !colon[1])
+        return -1;
+    *file = colon + 1;
+    return 1;
+}
+
+int tb_cli_input_arg(tb_cli_input *in, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    size_t r;
+
+    if (a[0] != '-') {
+        if (in->path) {
+            fprintf(stderr, "tracebench %s: one input only, not '%s' and '%s'\n"
+                            "(tracebench %s --help for usage)\n",
+                    in->cmd, in->path, a, in->cmd);
+            return 2;
+        }
+        in->path = a;
+        return 1;
+    }
+    if (!strcmp(a, "--formatted") || !strcmp(a, "--raw")) {
+        in->formatted = a[2] == 'f';
+        return 1;
+    }
+    for (r = 0; r < 4; r++)
+        if (!strcmp(a, reg_flags[r]))
+            break;
+    if (r == 4 && strcmp(a, "--id") && strcmp(a, "--protocol") && strcmp(a, "--options") &&
+        strcmp(a, "--memory"))
+        return 0;
+    if (!v)
+        return usage_error(in, "%s needs a value", a);
+    (*i)++;
+    if (r < 4) {
+        if (!parse_u32(v, &in->reg[r])) {
+            fprintf(stderr, "tracebench %s: %s %s: not a 32-bit number (give 0x... or "
+                            "decimal)\n", in->cmd, a, v);
+            return 2;
+        }
+        in->have_reg[r] = true;
+    } else if (!strcmp(a, "--id")) {
+        uint32_t id;
+
+        in->id_given = true;
+        if (!strcmp(v, "all")) {
+            in->id = TB_STREAM_ALL;
+        } else if (!parse_u32(v, &id)) {
+            return usage_error(in, "--id %s: not a trace ID: give one (0x01-0x6f, hex or "
+                                   "decimal) or all", v);
+        } else if (id > 0x7F) {
+            return usage_error(in, "--id %s: out of range: a trace ID is 7 bits, "
+                                   "0x01-0x6f in formatted trace (0x00 and 0x70-0x7f are "
+                                   "reserved)", v);
+        } else {
+            in->id = (int)id;
+        }
+    } else if (!strcmp(a, "--protocol")) {
+        if (strcmp(v, "etmv3") && strcmp(v, "ptm"))
+            return usage_error(in, "--protocol %s: use etmv3 or ptm", v);
+        in->protocol = v;
+    } else if (!strcmp(a, "--options")) {
+        in->options = v;
+    } else {
+        uint32_t addr;
+        const char *file;
+
+        if (!in->need_memory)
+            return usage_error(in, "--memory %s: packets reads no memory (decode does)", v);
+        if (in->n_memory == TB_CLI_MAX_MEMORY)
+            return usage_error(in, "--memory %s: more than 32 --memory options", v);
+        if (split_memory(v, &addr, &file) < 0)
+            return usage_error(in, "--memory %s: give ADDR:FILE with a 32-bit ADDR (0x... "
+                                   "or decimal), or an ELF file", v);
+        in->memory[in->n_memory++] = v;
+    }
+    return 1;
+}
+
+static bool raw_options_given(const tb_cli_input *in, const char **which)
+{
+    *which = in->protocol ? "--protocol" : in->options ? "--options"
+             : in->have_reg[0] ? "--etmcr" : in->have_reg[1] ? "--etmidr"
+             : in->have_reg[2] ? "--etmccer" : in->have_reg[3] ? "--traceid"
+             : in->formatted >= 0 ? (in->formatted ? "--formatted" : "--raw")
+             : in->n_memory ? "--memory" : NULL;
+    return *which != NULL;
+}
+
+/* A raw file's one source: its configuration from the options. */
+static int open_file(tb_cli_input *in)
+{
+    tb_protocol proto;
+    tb_encoder_opts o;
+    tb_config cfg;
+    uint32_t reg[4];
+    char err[512] = "";
+    const char *base = strrchr(in->path, '/');
+    size_t r;
+
+    if (!in->protocol) {
+        fprintf(stderr,
+                "tracebench %s: %s is a file, not a snapshot directory: to read it as a raw "
+                "trace buffer (an ETB/ETR dump) give --protocol etmv3|ptm and its "
+                "configuration (--options LIST, or --etmcr/--etmidr/--etmccer/--traceid)%s\n"
+                "(tracebench %s --help for usage)\n",
+                in->cmd, in->path, in->need_memory ? " and --memory" : "", in->cmd);
+        return 2;
+    }
+    proto = strcmp(in->protocol, "ptm") ? TB_PROTO_ETMV3 : TB_PROTO_PTM;
+    tb_encoder_opts_init(&o, proto);
+    if (in->options && tb_encoder_opts_parse(&o, in->options, err, sizeof err) < 0) {
+        fprintf(stderr, "tracebench %s: --options %s: %s\n", in->cmd, in->options, err);
+        return 2;
+    }
+    if (tb_encoder_config(&o, &cfg) < 0) {
+        fprintf(stderr, "tracebench %s: --options %s: these options do not make a valid %s "
+                        "configuration (e.g. alt needs v=4 or later)\n",
+                in->cmd, in->options ? in->options : "", in->protocol);
+        return 2;
+    }
+    reg[0] = cfg.etmcr;
+    reg[1] = cfg.etmidr;
+    reg[2] = cfg.etmccer;
+    reg[3] = cfg.traceidr;
+    for (r = 0; r < 4; r++)
+        if (in->have_reg[r])
+            reg[r] = in->reg[r];
+    if (in->id >= 0) {
+        if (in->have_reg[3] && (int)(reg[3] & 0x7F) != in->id) {
+            fprintf(stderr, "tracebench %s: --id 0x%02x and --traceid 0x%X disagree: give "
+                            "one of them\n", in->cmd, (unsigned)in->id, (unsigned)reg[3]);
+            return 2;
+        }
+        if (!in->have_reg[3])
+            reg[3] = (uint32_t)in->id;
+    }
+    if (tb_config_from_regs(&cfg, reg[0], reg[1], reg[2], reg[3]) < 0 ||
+        cfg.protocol != proto) {
+        unsigned major = (reg[1] >> 8) & 0xF, minor = (reg[1] >> 4) & 0xF;
+        char named[64];
+
+        if (major == 2)
+            snprintf(named, sizeof named, "ETMv3.%u", minor);
+        else if (major == 3)
+            snprintf(named, sizeof named, "PFT1.%u (PTM)", minor);
+        else
+            snprintf(named, sizeof named, "neither ETMv3 nor PTM (architecture %u.%u)",
+                     major, minor);
+        fprintf(stderr, "tracebench %s: ETMIDR 0x%08X (%s) names %s, not --protocol %s: "
+                        "fix --protocol or --etmidr\n",
+                in->cmd, (unsigned)reg[1], in->have_reg[1] ? "--etmidr" : "from --options",
+                named, in->protocol);
+        return 2;
+    }
+    if (in->formatted == 1 && (cfg.trace_id == 0 || cfg.trace_id >= 0x70)) {
+        fprintf(stderr, "tracebench %s: trace ID 0x%02x cannot pick a source in formatted "
+                        "trace: give --id (or --traceid) 0x01-0x6f\n",
+                in->cmd, (unsigned)cfg.trace_id);
+        return 2;
+    }
+    if (in->need_memory && !in->n_memory) {
+        fprintf(stderr, "tracebench %s: decoding %s needs the code that ran: give --memory "
+                        "ELF (the program) or --memory ADDR:FILE (a dump)\n",
+                in->cmd, in->path);
+        return 2;
+    }
+    in->is_file = true;
+    in->n = 1;
+    in->srcs[0].src = NULL;
+    in->srcs[0].cfg = cfg;
+    snprintf(in->srcs[0].name, sizeof in->srcs[0].name, "%s", base ? base + 1 : in->path);
+    return 0;
+}
+
+static int open_snapshot(tb_cli_input *in, const char *dir)
+{
+    const tb_snap_source *sel[TB_CLI_MAX_SOURCES];
+    char err[1024] = "";
+    int n, k;
+    size_t i;
+
+    if (tb_snapshot_load_flags(&in->snap, dir, TB_SNAP_LOAD_DEFER_DUMPS, err, sizeof err) < 0) {
+        fprintf(stderr, "tracebench %s: %s\n", in->cmd, err);
+        return 1;
+    }
+    in->snap_loaded = true;
+    n = tb_stream_select(&in->snap, in->id, sel, TB_CLI_MAX_SOURCES, err, sizeof err);
+    if (n < 0) {
+        fprintf(stderr, "tracebench %s: %s\n", in->cmd, err);
+        return 1;
+    }
+    for (k = 0; k < n; k++) {
+        in->srcs[k].src = sel[k];
+        if (tb_snapshot_source_config(&in->snap, sel[k], &in->srcs[k].cfg, err,
+                                      sizeof err) < 0) {
+            fprintf(stderr, "tracebench %s: %s\n", in->cmd, err);
+            return 1;
+        }
+        snprintf(in->srcs[k].name, sizeof in->srcs[k].name, "%s", sel[k]->name);
+    }
+    in->n = (size_t)n;
+    if (in->id >= 0)
+        return 0;
+    /* The captured sources passed over: an unsupported type is a note;
+     * a supported one with a broken configuration an error. */
+    for (i = 0; i < in->snap.n_sources; i++) {
+        const tb_snap_source *src = &in->snap.sources[i];
+        tb_config cfg;
+        int rc;
+
+        if (!src->buffer[0])
+            continue;
+        rc = tb_snapshot_source_config(&in->snap, src, &cfg, err, sizeof err);
+        if (rc == TB_ERR_UNSUPPORTED) {
+            fprintf(stderr, "tracebench %s: note: skipped %s: %s\n", in->cmd, src->name, err);
+        } else if (rc < 0) {
+            fprintf(stderr, "tracebench %s: %s\n", in->cmd, err);
+            in->refused = true;
+        }
+    }
+    return 0;
+}
+
+int tb_cli_input_open(tb_cli_input *in)
+{
+    struct stat st;
+    const char *which, *base;
+    bool raw = raw_options_given(in, &which);
+
+    if (!in->path) {
+        fprintf(stderr, "tracebench %s: no input: give a snapshot directory or a trace file\n"
+                        "(tracebench %s --help for usage)\n", in->cmd, in->cmd);
+        return 2;
+    }
+    if (stat(in->path, &st) != 0) {
+        fprintf(stderr, "tracebench %s: cannot read %s: %s\n", in->cmd, in->path,
+                strerror(errno));
+        return 1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        if (raw) {
+            fprintf(stderr, "tracebench %s: %s is for a raw trace file; %s is a snapshot "
+                            "directory, which gives its own configuration and memory\n",
+                    in->cmd, which, in->path);
+            return 2;
+        }
+        return open_snapshot(in, in->path);
+    }
+    base = strrchr(in->path, '/');
+    if (!raw && !strcmp(base ? base + 1 : in->path, "snapshot.ini")) {
+        /* DIR/snapshot.ini: the snapshot in DIR. */
+        char dir[1024];
+        size_t n = base ? (size_t)(base - in->path) : 0;
+
+        if (n >= sizeof dir)
+            n = sizeof dir - 1;
+        memcpy(dir, in->path, n);
+        dir[n] = '\0';
+        return open_snapshot(in, n ? dir : base ? "/" : ".");
+    }
+    return open_file(in);
+}
+
+void tb_cli_input_close(tb_cli_input *in)
+{
+    if (in->snap_loaded)
+        tb_snapshot_fini(&in->snap);
+    in->snap_loaded = false;
+}
+
+static const char *file_format(const tb_cli_input *in)
+{
+    return in->formatted == 1 ? "coresight" : "source_data";
+}
+
+int tb_cli_input_stream_spans(const tb_cli_input *in, size_t k, tb_stream_span_cb cb,
+                              void *ctx, char *err, size_t errlen)
+{
+    if (in->is_file)
+        return tb_stream_file_spans(in->path, file_format(in), in->srcs[k].cfg.trace_id, NULL,
+                                    cb, ctx, err, errlen);
+    return tb_stream_source_spans(&in->snap, in->srcs[k].src, NULL, cb, ctx, err, errlen);
+}
+
+int tb_cli_input_stream(const tb_cli_input *in, size_t k, tb_stream_cb cb, void *ctx,
+                        char *err, size_t errlen)
+{
+    if (in->is_file)
+        return tb_stream_file(in->path, file_format(in), in->srcs[k].cfg.trace_id, NULL, cb,
+                              ctx, err, errlen);
+    return tb_stream_source(&in->snap, in->srcs[k].src, NULL, cb, ctx, err, errlen);
+}
+
+/* The PT_LOAD segments of an ELF file into m. */
+static int add_elf(tb_memimage *m, const char *path, char *err, size_t errlen)
+{
+    tb_snap_region regions[TB_SNAP_MAX_DUMPS];
+    uint8_t *data, *storage = NULL;
+    size_t len;
+    int n, rc;
+
+    rc = tb_snapshot_read_file(path, &data, &len, err, errlen);
+    if (rc < 0)
+        return rc;
+    n = len >= 4 && !memcmp(data, "\x7f" "ELF", 4)
+            ? tb_encoder_elf_regions(data, len, regions, TB_SNAP_MAX_DUMPS, &storage)
+            : TB_ERR_FORMAT;
+    free(data);
+    if (n < 0) {
+        snprintf(err, errlen, "--memory %s: not an ELF32 little-endian file with loadable "
+                              "segments; to map a raw memory dump give --memory ADDR:FILE",
+                 path);
+        return n;
+    }
+    rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        rc = tb_memimage_add(m, regions[i].address, regions[i].data, regions[i].len);
+        if (rc < 0)
+            snprintf(err, errlen, "--memory %s: its segment at 0x%08X (%zu bytes) overlaps "
+                                  "memory already mapped", path, (unsigned)regions[i].address,
+                     regions[i].len);
+    }
+    free(storage);
+    return rc;
+}
+
+int tb_cli_input_memory(const tb_cli_input *in, size_t k, tb_memimage **mem, char *err,
+                        size_t errlen)
+{
+    tb_memimage *m;
+    int rc = 0;
+
+    *mem = NULL;
+    if (!in->is_file)
+        return tb_snapshot_source_memory(&in->snap, in->srcs[k].src, mem, err, errlen);
+    m = tb_memimage_new();
+    if (!m)
+        return TB_ERR_NOMEM;
+    for (size_t i = 0; i < in->n_memory && rc >= 0; i++) {
+        uint32_t addr = 0;
+        const char *file;
+
+        if (split_memory(in->memory[i], &addr, &file) == 1) {
+            char e[512];
+
+            rc = tb_memimage_add_file(m, addr, file, e, sizeof e);
+            if (rc < 0)
+                snprintf(err, errlen, "--memory %s: %s", in->memory[i], e);
+        } else
+            rc = add_elf(m, file, err, errlen);
+    }
+    if (rc < 0) {
+        tb_memimage_free(m);
+        return rc;
+    }
+    *mem = m;
+    return (int)in->n_memory;
+}
+
+int tb_cli_output_check(FILE *f)
+{
+    if (!ferror(f))
+        return 0;
+    return errno ? errno : EIO;
+}
+
+int tb_cli_output_end(FILE *f, const char *cmd, int err_no)
+{
+    errno = 0;
+    if (fflush(f) != 0 && !err_no)
+        err_no = errno ? errno : EIO;
+    if (ferror(f) && !err_no)
+        err_no = EIO;
+    if (!err_no)
+        return 0;
+    fprintf(stderr, "tracebench %s: cannot write the output: %s\n", cmd, strerror(err_no));
+    return 1;
+}
