@@ -3,6 +3,7 @@
 #define TB_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "tracebench/decoder.h"
@@ -12,6 +13,7 @@ int tb_cli_decode(int argc, char **argv);
 int tb_cli_sim(int argc, char **argv);
 int tb_cli_roundtrip(int argc, char **argv);
 int tb_cli_vectors(int argc, char **argv);
+int tb_cli_stats(int argc, char **argv);
 /* `vectors --coverage` (cli/vectors_coverage.c), with vectors' argv. */
 int tb_cli_vectors_coverage(int argc, char **argv);
 
@@ -33,5 +35,53 @@ typedef struct tb_cli_addr_out {
     bool shown;       /* an instruction was printed */
 } tb_cli_addr_out;
 int tb_cli_addr_element(tb_cli_addr_out *o, const tb_element *el);
+
+/* The budget of `sim` and `roundtrip` (PROGRAM) when neither --max nor
+ * the scenario's max_insns gives one: a run that never reaches its exit
+ * ends, with a message, instead of running forever (sim.h: N
+ * instructions, and N exceptions apart).  --max N raises it; --max 0 or
+ * --max unlimited lifts it. */
+#define TB_CLI_DEFAULT_BUDGET 10000000u
+
+/* Parses --max's value: a number (0: none) or "unlimited".  -1 when bad. */
+int tb_cli_parse_budget(const char *s, uint64_t *out);
+
+/* The progress line (cli/progress.c): one line on stderr rewritten in
+ * place, at most ~5 times a second; nothing when stderr is not a
+ * terminal or with --quiet (on is false then, and every call returns at
+ * once).  Clear it before printing anything else to the terminal. */
+typedef struct tb_cli_progress {
+    bool on;                  /* a terminal, and not --quiet */
+    bool shown;               /* a line is on the screen */
+    double start, last;       /* CLOCK_MONOTONIC seconds: run start, last line */
+} tb_cli_progress;
+void tb_cli_progress_init(tb_cli_progress *p, bool quiet);
+/* The rate and elapsed time count from here (a new run). */
+void tb_cli_progress_restart(tb_cli_progress *p);
+/* True when a new line is due (on, and 0.2 s since the last one). */
+bool tb_cli_progress_due(tb_cli_progress *p);
+double tb_cli_progress_elapsed(const tb_cli_progress *p);
+/* "PREFIX 12.3M insns (45.6M insns/s), 7.80 MB of trace, 3.2 s". */
+void tb_cli_progress_run(tb_cli_progress *p, const char *prefix, uint64_t insns,
+                         uint64_t exceptions, uint64_t trace_bytes);
+/* Any text as the line (cut to the terminal's width). */
+void tb_cli_progress_text(tb_cli_progress *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void tb_cli_progress_clear(tb_cli_progress *p);
+
+/* Disassembly for `decode --format text --disasm` (cli/disasm_out.c,
+ * Capstone): mem must outlive it.  NULL on allocation failure. */
+typedef struct tb_cli_disasm tb_cli_disasm;
+tb_cli_disasm *tb_cli_disasm_new(const tb_memimage *mem);
+void tb_cli_disasm_free(tb_cli_disasm *d);
+/* After an INSN_RANGE element's line: one line per instruction into f,
+ * prefix (e.g. "0x10: " for --id all; NULL: none) then
+ * "    0xADDR  BYTES  MNEMONIC OPERANDS"; nothing for other elements.
+ * Returns 0 or TB_ERR_* (the range's code is not in the image). */
+int tb_cli_disasm_element(tb_cli_disasm *d, const tb_element *el, const char *prefix,
+                          FILE *f);
+/* One such line (no newline) for the instruction at addr in state isa;
+ * snprintf's return. */
+int tb_cli_disasm_insn(tb_cli_disasm *d, uint32_t addr, tb_isa isa, char *buf, size_t len);
 
 #endif

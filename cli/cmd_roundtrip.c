@@ -1,8 +1,9 @@
 /* tracebench roundtrip PROGRAM [--scenario S.ini] [--protocol ptm|etmv3]
- *                      [--options LIST] [--buffer coresight|raw] [--max N]
- *                      [--chunk N] [--out DIR] [--fault addr-bit:N:BIT|drop-atom:N]
+ *                      [--options LIST] [--buffer coresight|raw] [--max N|unlimited]
+ *                      [--chunk N] [--out DIR] [--truth FILE] [--quiet]
+ *                      [--fault addr-bit:N:BIT|drop-atom:N]
  * tracebench roundtrip --suite [--programs DIR] [--vectors DIR] [--max N]
- *                      [--protocol P] [--only TEXT] [--reports N]
+ *                      [--protocol P] [--only TEXT] [--reports N] [--quiet]
  *
  * One program: sim -> encoder -> decoder -> comparator, for one protocol
  * or both; the verdict, or the comparator's report of the first
@@ -40,12 +41,17 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: tracebench roundtrip PROGRAM.elf [--scenario S.ini] [--protocol ptm|etmv3]\n"
-            "           [--options LIST] [--buffer coresight|raw] [--max N] [--chunk N]\n"
-            "           [--out DIR] [--fault addr-bit:N:BIT|drop-atom:N]\n"
+            "           [--options LIST] [--buffer coresight|raw] [--max N|unlimited] [--chunk N]\n"
+            "           [--out DIR] [--truth FILE] [--quiet] [--fault addr-bit:N:BIT|drop-atom:N]\n"
             "       tracebench roundtrip --suite [--programs DIR] [--vectors DIR] [--max N]\n"
-            "           [--protocol ptm|etmv3] [--only TEXT] [--reports N]   (--max default 200000)\n"
-            "  LIST: encoder options (see tracebench sim), plus `filter` for an include\n"
-            "        range over the middle half of the program\n"
+            "           [--protocol ptm|etmv3] [--only TEXT] [--reports N] [--quiet]\n"
+            "           (--suite: --max caps each scenario's budget, default 200000)\n"
+            "  --max N: the budget, N instructions and N exceptions (default: the scenario's\n"
+            "        max_insns, else %u); 0 or unlimited: none.  A run the budget cut\n"
+            "        says so under its verdict\n"
+            "  --out DIR: the snapshot (streamed); --truth FILE: the ground truth\n"
+            "  LIST: encoder options (see tracebench sim; include=/exclude= take symbols),\n"
+            "        plus `filter` for an include range over the middle half of the program\n"
             "  --suite: programs from DIR (default build/vectors/programs), scenarios\n"
             "        from the vectors DIR (default vectors): programs/NAME.ini and\n"
             "        scenarios/NAME.VARIANT.ini\n"
@@ -54,7 +60,7 @@ static int usage(void)
             "        applied or not caught; --suite: any such case, or no case ran),\n"
             "      4 error (the program would not load or run, I/O); with both protocols\n"
             "      or --suite: 1 if any mismatch, else 4 if any error, else 3 if any\n"
-            "      case checked nothing, else 0\n");
+            "      case checked nothing, else 0\n", TB_CLI_DEFAULT_BUDGET);
     return RT_EXIT_USAGE;
 }
 
@@ -185,11 +191,60 @@ static int worse(int a, int b)
     return rank[b] > rank[a] ? b : a;
 }
 
+/* The progress line of a single run (tb_rt_case.on_progress). */
+typedef struct run_progress {
+    tb_cli_progress *p;
+    const char *prefix;
+} run_progress;
+
+static void on_progress(void *ctx, const tb_rt_progress *rp)
+{
+    run_progress *r = ctx;
+
+    if (tb_cli_progress_due(r->p))
+        tb_cli_progress_run(r->p, r->prefix, rp->insns, rp->exceptions, rp->trace_bytes);
+}
+
+/* Under the verdict: why the run stopped, so that a run the budget cut
+ * is never taken for a whole one. */
+static void stop_line(const tb_rt_result *res, FILE *f)
+{
+    const tb_sim_result *sr = &res->sim;
+
+    switch (sr->stop) {
+    case TB_SIM_STOP_EXIT:
+        fprintf(f, "       stopped: the program reached its exit (0x%08x)\n", sr->stop_addr);
+        break;
+    case TB_SIM_STOP_WFI:
+        fprintf(f, "       stopped: %s (0x%08x)\n", tb_sim_stop_text(sr->stop), sr->stop_addr);
+        break;
+    case TB_SIM_STOP_BUDGET: {
+        bool exc = sr->budget_exceptions, one = res->budget == 1;
+
+        fprintf(f, "       CUT: stopped after the budget of %llu %s at 0x%08x; the program "
+                "did not finish, and only that much was checked; raise it with --max\n",
+                (unsigned long long)res->budget,
+                exc ? (one ? "exception" : "exceptions") : (one ? "instruction" : "instructions"),
+                sr->stop_addr);
+        break;
+    }
+    case TB_SIM_STOP_FAULT:
+        fprintf(f, "       stopped at 0x%08x: %s\n", sr->stop_addr, tb_sim_stop_text(sr->stop));
+        break;
+    case TB_SIM_STOP_NONE:
+        break;
+    }
+}
+
 static int one(const char *prog, const char *scn, const char *proto, const char *opts,
-               bool raw, uint64_t max, size_t chunk, const char *out, const tb_rt_fault *fault)
+               bool raw, bool has_max, uint64_t max, size_t chunk, const char *out,
+               const char *truth, bool quiet, const tb_rt_fault *fault)
 {
     static const tb_protocol both[] = {TB_PROTO_PTM, TB_PROTO_ETMV3};
     int status = RT_EXIT_MATCH;
+    tb_cli_progress pr;
+
+    tb_cli_progress_init(&pr, quiet);
 
     for (size_t i = 0; i < 2; i++) {
         tb_protocol p = both[i];
@@ -206,10 +261,14 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
         c.name = name;
         c.program = prog;
         c.scenario = scn;
-        c.max_insns = max;
+        c.has_budget = has_max;
+        c.budget = max;
+        c.default_budget = TB_CLI_DEFAULT_BUDGET;
         c.formatted = !raw;
         c.chunk = chunk;
         c.out_dir = out;
+        c.no_truth = true; /* the truth only when asked: --truth FILE */
+        c.truth_file = truth;
         c.fault = *fault;
         if (opts && tb_rt_case_options(&c, opts, err, sizeof err) < 0) {
             /* `filter` reads the program: a missing one is an error, not usage. */
@@ -218,7 +277,28 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
             fprintf(stderr, "tracebench roundtrip: --options: %s\n", err);
             return unreadable ? RT_EXIT_ERROR : RT_EXIT_USAGE;
         }
-        rc = tb_rt_run(&c, &res, err, sizeof err);
+        {
+            tb_config cfg;
+
+            /* An option the protocol cannot have is the command line's
+             * fault (usage), named, not a pipeline error. */
+            if (tb_encoder_config_err(&c.opts, &cfg, err, sizeof err) < 0) {
+                fprintf(stderr, "tracebench roundtrip: --options: inconsistent for %s: %s\n",
+                        tb_protocol_name(p), err);
+                return RT_EXIT_USAGE;
+            }
+        }
+        {
+            char prefix[64];
+            run_progress rp = {&pr, prefix};
+
+            snprintf(prefix, sizeof prefix, "roundtrip %s:", tb_protocol_name(p));
+            c.on_progress = on_progress;
+            c.progress_ctx = &rp;
+            tb_cli_progress_restart(&pr);
+            rc = tb_rt_run(&c, &res, err, sizeof err);
+            tb_cli_progress_clear(&pr);
+        }
         if (rc < 0) {
             fprintf(stderr, "tracebench roundtrip: %s: %s: %s\n", tb_protocol_name(p),
                     tb_err_str(rc), err);
@@ -236,6 +316,7 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
                (unsigned long long)res.cmp.contexts, (unsigned long long)res.cmp.timestamps,
                (unsigned long long)res.cmp.cycle_checks, (unsigned long long)res.cmp.untraced,
                (unsigned long long)res.cmp.cancelled, (unsigned long long)res.enc.overflows);
+        stop_line(&res, stdout);
         switch (res.verdict) {
         case TB_RT_MATCH:
             break;
@@ -385,15 +466,15 @@ typedef struct row {
 } row;
 
 static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t max,
-                 const char *only, unsigned max_reports)
+                 const char *only, unsigned max_reports, bool quiet)
 {
     static const tb_protocol protos[] = {TB_PROTO_PTM, TB_PROTO_ETMV3};
     size_t np = 0, nsets[2];
     const char *const *sets[2];
     char **progs = list_programs(vdir, &np);
     row rows[2][64], tot = {0};
-    unsigned total = 0, done = 0, reports = 0, errors = 0, mismatches = 0;
-    bool tty = isatty(2);
+    unsigned total = 0, done = 0, reports = 0, errors = 0, mismatches = 0, cut = 0;
+    tb_cli_progress pr;
     char (*failed)[288] = NULL; /* "TAG  id" */
     size_t nfailed = 0;
 
@@ -403,6 +484,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
         return RT_EXIT_ERROR;
     }
     memset(rows, 0, sizeof rows);
+    tb_cli_progress_init(&pr, quiet);
     for (size_t k = 0; k < 2; k++) {
         sets[k] = tb_rt_option_sets(protos[k], &nsets[k]);
         if (nsets[k] > 64)
@@ -444,18 +526,23 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
                 for (size_t v = 0; v < sl.n; v++) {
                     tb_rt_case c;
                     tb_rt_result res;
-                    char id[256], err[512];
+                    char id[256], err[512], prefix[300];
+                    run_progress rp = {&pr, prefix};
                     int rc;
 
                     case_id(id, sizeof id, progs[i], &sl.v[v], protos[k], sets[k][s]);
                     if (only && !strstr(id, only))
                         continue;
                     done++;
-                    if (tty)
-                        fprintf(stderr, "\r\033[K[%4u/%u] %s", done, total, id);
-                    else if (done % 50 == 0 || done == total)
-                        fprintf(stderr, "[%4u/%u] %s\n", done, total, id);
+                    /* Only on a terminal, refreshed 5 times a second at
+                     * most: a CI log gets the table alone. */
+                    snprintf(prefix, sizeof prefix, "[%4u/%u] %s:", done, total, id);
+                    if (tb_cli_progress_due(&pr))
+                        tb_cli_progress_text(&pr, "[%4u/%u] %s", done, total, id);
+                    tb_cli_progress_restart(&pr);
                     tb_rt_case_init(&c, protos[k]);
+                    c.on_progress = on_progress;
+                    c.progress_ctx = &rp;
                     c.name = id;
                     c.program = elf;
                     c.scenario = sl.v[v].path;
@@ -482,8 +569,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
                             failed = nf;
                             snprintf(failed[nfailed++], sizeof failed[0], "%-16s %s", tag, id);
                         }
-                        if (tty)
-                            fprintf(stderr, "\n");
+                        tb_cli_progress_clear(&pr);
                         if (rc < 0) {
                             errors++;
                             printf("ERROR %s: %s: %s\n", id, tb_err_str(rc), err);
@@ -498,6 +584,8 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
                                 printf("%s", res.report);
                         }
                     }
+                    if (res.sim.stop == TB_SIM_STOP_BUDGET)
+                        cut++;
                     rows[k][s].run += res.sim.insns;
                     rows[k][s].checked += res.cmp.checked;
                     rows[k][s].bytes += res.enc.bytes;
@@ -506,8 +594,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
         }
         free(sl.v);
     }
-    if (tty)
-        fprintf(stderr, "\r\033[K");
+    tb_cli_progress_clear(&pr);
 
     printf("\nround trip: sim -> encoder -> decoder -> comparator, %zu programs "
            "(smc left out: the simulator does not follow self-modifying code)\n\n", np - 1);
@@ -537,6 +624,10 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
            (unsigned long long)tot.bytes, bits(tot.bytes, tot.run));
     printf("(bad: mismatches and errors; empty: cases that checked no instruction, "
            "failures too)\n");
+    if (cut)
+        printf("%u of %u cases were cut by their budget (the scenario's max_insns, capped by "
+               "--max %llu) before their program ended: checked that far\n", cut, tot.cases,
+               (unsigned long long)max);
     if (tot.bad || tot.empty) {
         printf("\n%u of %u cases FAILED: %u mismatch(es), %u error(s), %u checked nothing:\n",
                tot.bad + tot.empty, tot.cases, mismatches, errors, tot.empty);
@@ -562,7 +653,8 @@ int tb_cli_roundtrip(int argc, char **argv)
 {
     const char *prog = NULL, *scn = NULL, *proto = NULL, *opts = NULL, *out = NULL;
     const char *pdir = "build/vectors/programs", *vdir = "vectors", *only = NULL;
-    bool raw = false, do_suite = false;
+    const char *truth = NULL;
+    bool raw = false, do_suite = false, quiet = false, has_max = false;
     uint64_t max = 0;
     size_t chunk = 0;
     unsigned reports = 3;
@@ -574,6 +666,10 @@ int tb_cli_roundtrip(int argc, char **argv)
 
         if (!strcmp(a, "--suite")) {
             do_suite = true;
+            continue;
+        }
+        if (!strcmp(a, "--quiet")) {
+            quiet = true;
             continue;
         }
         if (a[0] != '-') {
@@ -601,8 +697,10 @@ int tb_cli_roundtrip(int argc, char **argv)
             vdir = v;
         else if (!strcmp(a, "--only"))
             only = v;
-        else if (!strcmp(a, "--max") && (max = strtoull(v, &end, 0), !*end))
-            ;
+        else if (!strcmp(a, "--max") && tb_cli_parse_budget(v, &max) == 0)
+            has_max = true;
+        else if (!strcmp(a, "--truth"))
+            truth = v;
         else if (!strcmp(a, "--chunk") && (chunk = strtoull(v, &end, 0), !*end))
             ;
         else if (!strcmp(a, "--reports") && (reports = (unsigned)strtoul(v, &end, 0), !*end))
@@ -613,10 +711,11 @@ int tb_cli_roundtrip(int argc, char **argv)
             return usage();
     }
     if (do_suite)
-        return prog ? usage() : suite(pdir, vdir, proto, max ? max : 200000, only, reports);
+        return prog || truth ? usage()
+                             : suite(pdir, vdir, proto, max ? max : 200000, only, reports, quiet);
     if (!prog || (out && !proto))
         return usage();
-    return one(prog, scn, proto, opts, raw, max, chunk, out, &fault);
+    return one(prog, scn, proto, opts, raw, has_max, max, chunk, out, truth, quiet, &fault);
 }
 
 #else

@@ -1,33 +1,37 @@
 /* tracebench sim PROGRAM [--scenario S.ini] [--truth FILE] [--format text|json]
- *                        [--cpu a15|a9|a7] [--raw ADDR] [--max N]
+ *                        [--cpu a15|a9|a7] [--raw ADDR] [--max N|unlimited] [--quiet]
  *                        [--protocol ptm|etmv3 [--options LIST] --out DIR
  *                         [--buffer coresight|raw]]
- * Runs PROGRAM (ELF, or a raw image at ADDR) and writes the ground truth;
- * with --protocol, also encodes the run and writes an OpenCSD snapshot
- * (and DIR/truth.txt unless --truth names another file). */
+ * Runs PROGRAM (ELF, or a raw image at ADDR; bit 0 of ADDR set: Thumb)
+ * and writes the ground truth where --truth says (and only then: it is
+ * ~70 bytes an instruction); with --protocol, also encodes the run and
+ * writes an OpenCSD snapshot into DIR, streamed as the trace is made.
+ * The run ends at the exit symbol, at WFI with nothing to come, or at
+ * the budget (--max, else the scenario's max_insns, else
+ * TB_CLI_DEFAULT_BUDGET), which says so. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "cli.h"
 #include "tracebench/encoder.h"
 #include "tracebench/sim.h"
 
-int tb_cli_sim(int argc, char **argv);
-
 #ifdef TB_HAVE_SIM
 
-struct truth_out {
+struct sim_out {
     FILE *f;
     bool json;
     int err;
     tb_encoder *enc;
+    tb_cli_progress *prog;
+    uint64_t records, insns, exceptions;
 };
 
 static int on_record(void *ctx, const tb_exec_record *r)
 {
-    struct truth_out *o = ctx;
+    struct sim_out *o = ctx;
     char line[512];
 
     if (o->f) {
@@ -41,43 +45,32 @@ static int on_record(void *ctx, const tb_exec_record *r)
     }
     if (o->enc && tb_encoder_push(o->enc, r) < 0)
         return 1;
-    return 0;
-}
-
-/* The encoded trace, kept for the snapshot writer. */
-struct trace_buf {
-    uint8_t *buf;
-    size_t len, cap;
-};
-
-static int trace_sink(void *ctx, const uint8_t *data, size_t len)
-{
-    struct trace_buf *t = ctx;
-
-    if (t->len + len > t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 65536;
-        uint8_t *nb;
-
-        while (nc < t->len + len)
-            nc *= 2;
-        if (!(nb = realloc(t->buf, nc)))
-            return TB_ERR_NOMEM;
-        t->buf = nb;
-        t->cap = nc;
-    }
-    memcpy(t->buf + t->len, data, len);
-    t->len += len;
+    if (r->kind == TB_REC_INSN)
+        o->insns++;
+    else if (r->kind == TB_REC_EXCEPTION)
+        o->exceptions++;
+    /* The clock only every 64K records: the line costs nothing. */
+    if ((++o->records & 0xFFFF) == 0 && tb_cli_progress_due(o->prog))
+        tb_cli_progress_run(o->prog, "sim:", o->insns, o->exceptions,
+                            o->enc ? tb_encoder_get_stats(o->enc)->bytes : 0);
     return 0;
 }
 
 static int usage(void)
 {
     fprintf(stderr, "usage: tracebench sim PROGRAM [--scenario S.ini] [--truth FILE]\n"
-                    "       [--format text|json] [--cpu a15|a9|a7] [--raw ADDR] [--max N]\n"
-                    "       [--protocol ptm|etmv3 [--options LIST] --out DIR [--buffer coresight|raw]]\n"
+                    "       [--format text|json] [--cpu a15|a9|a7] [--raw ADDR] [--max N|unlimited]\n"
+                    "       [--quiet] [--protocol ptm|etmv3 [--options LIST] --out DIR\n"
+                    "       [--buffer coresight|raw]]\n"
+                    "  --truth FILE: the ground truth (- for stdout); not written otherwise\n"
+                    "  --raw ADDR: PROGRAM is a raw image loaded at ADDR; bit 0 set: start in Thumb\n"
+                    "  --max N: the budget, N instructions and N exceptions (default: the\n"
+                    "        scenario's max_insns, else %u); 0 or unlimited: none\n"
                     "  LIST: comma-separated: ca ts bb rs alt vmid ctxid=N v=MINOR id=ID\n"
                     "        sync=BYTES tsper=N trigger=SEQ fifo=DEPTH[:BYTES/CYCLES]\n"
-                    "        include=LO-HI exclude=LO-HI\n");
+                    "        include=LO-HI|SYMBOL|SYM-SYM exclude=... (a SYMBOL alone: its\n"
+                    "        extent in the ELF symbol table)\n",
+            TB_CLI_DEFAULT_BUDGET);
     return 2;
 }
 
@@ -101,23 +94,42 @@ static uint8_t *read_all(const char *path, size_t *len)
     return buf;
 }
 
+/* Why the run stopped, when that needs saying: the budget cut it, or a
+ * fault loop ended it. */
+static void stop_note(const char *prog, const tb_sim_result *res, uint64_t budget)
+{
+    bool exc = res->budget_exceptions;
+
+    if (res->stop == TB_SIM_STOP_FAULT)
+        fprintf(stderr, "tracebench sim: %s: stopped at 0x%08x: %s\n", prog, res->stop_addr,
+                tb_sim_stop_text(res->stop));
+    else if (res->stop == TB_SIM_STOP_BUDGET)
+        fprintf(stderr, "tracebench sim: %s: stopped after the budget of %llu %s%s; raise "
+                "it with --max N (--max unlimited: no budget)\n", prog,
+                (unsigned long long)budget,
+                exc ? (budget == 1 ? "exception" : "exceptions")
+                    : (budget == 1 ? "instruction" : "instructions"),
+                exc ? " (exceptions count apart from instructions)" : "");
+}
+
 int tb_cli_sim(int argc, char **argv)
 {
     const char *prog = NULL, *scn = NULL, *truth = NULL, *cpu = NULL;
     const char *proto = NULL, *options = NULL, *out = NULL;
-    bool raw_buffer = false;
-    struct truth_out o = {NULL, false, 0, NULL};
-    struct trace_buf tb = {NULL, 0, 0};
+    bool raw_buffer = false, quiet = false, has_max = false, raw = false;
+    struct sim_out o = {0};
+    tb_cli_progress pr;
     tb_encoder_opts eo;
-    char truth_path[1024];
-    bool raw = false;
+    tb_encoder_snapshot *snap = NULL;
     uint32_t raw_addr = 0;
     uint64_t max = 0;
+    uint8_t *img = NULL;
+    size_t ilen = 0;
     tb_scenario sc;
     tb_sim_result res;
-    tb_sim *s;
-    char err[256];
-    int rc;
+    tb_sim *s = NULL;
+    char err[512];
+    int rc, status = 1;
 
     for (int i = 1; i < argc; i++) {
         char *end;
@@ -156,9 +168,11 @@ int tb_cli_sim(int argc, char **argv)
             raw = true;
             raw_addr = (uint32_t)v;
         } else if (!strcmp(argv[i], "--max") && i + 1 < argc) {
-            max = strtoull(argv[++i], &end, 0);
-            if (*end)
+            if (tb_cli_parse_budget(argv[++i], &max) < 0)
                 return usage();
+            has_max = true;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            quiet = true;
         } else if (argv[i][0] == '-' || prog) {
             return usage();
         } else {
@@ -168,30 +182,40 @@ int tb_cli_sim(int argc, char **argv)
     if (!prog || (!proto && (options || out)) || (proto && !out))
         return usage();
     if (proto) {
-        tb_config cfg;
-
         if (!strcmp(proto, "ptm"))
             tb_encoder_opts_init(&eo, TB_PROTO_PTM);
         else if (!strcmp(proto, "etmv3"))
             tb_encoder_opts_init(&eo, TB_PROTO_ETMV3);
         else
             return usage();
-        if (options && tb_encoder_opts_parse(&eo, options, err, sizeof err) < 0) {
+    }
+    if (!(img = read_all(prog, &ilen))) {
+        fprintf(stderr, "tracebench sim: %s: cannot read: %s\n", prog, strerror(errno));
+        return 1;
+    }
+    if (proto) {
+        char list[512];
+        tb_config cfg;
+
+        /* Symbols in include=/exclude= come from the ELF's table. */
+        if (options && (tb_elf_resolve_ranges(raw ? NULL : img, ilen, options, list,
+                                              sizeof list, err, sizeof err) < 0 ||
+                        tb_encoder_opts_parse(&eo, list, err, sizeof err) < 0)) {
             fprintf(stderr, "tracebench sim: --options: %s\n", err);
+            free(img);
             return 2;
         }
-        if (tb_encoder_config(&eo, &cfg) < 0) {
-            fprintf(stderr, "tracebench sim: --options: inconsistent for %s\n", proto);
+        if (tb_encoder_config_err(&eo, &cfg, err, sizeof err) < 0) {
+            fprintf(stderr, "tracebench sim: --options: inconsistent for %s: %s\n", proto,
+                    err);
+            free(img);
             return 2;
-        }
-        if (!truth) {
-            snprintf(truth_path, sizeof truth_path, "%s/truth.txt", out);
-            truth = truth_path;
         }
     }
     tb_scenario_init(&sc);
     if (scn && (rc = tb_scenario_load(&sc, scn, err, sizeof err)) < 0) {
         fprintf(stderr, "tracebench sim: %s: %s\n", scn, err);
+        free(img);
         return 1;
     }
     if (cpu) {
@@ -200,58 +224,68 @@ int tb_cli_sim(int argc, char **argv)
         snprintf(text, sizeof text, "[sim]\ncpu = %s\n", cpu);
         if (tb_scenario_parse(&sc, text, strlen(text), err, sizeof err) < 0) {
             fprintf(stderr, "tracebench sim: --cpu: %s\n", err);
+            free(img);
             return 2;
         }
     }
-    if (max)
+    if (has_max)
         sc.max_insns = max;
+    else if (!sc.has_max_insns)
+        sc.max_insns = TB_CLI_DEFAULT_BUDGET;
     s = tb_sim_new(sc.cpu);
     if (!s) {
         fprintf(stderr, "tracebench sim: cannot start the emulator\n");
+        free(img);
         return 1;
     }
     if (raw) {
-        size_t len = 0;
-        uint8_t *img = read_all(prog, &len);
-
-        rc = img ? tb_sim_load_raw(s, img, len, raw_addr) : TB_ERR_IO;
-        free(img);
+        /* Bit 0 of the address picks Thumb, as in an ELF entry point. */
+        rc = tb_sim_load_raw(s, img, ilen, raw_addr & ~1u);
+        if (rc >= 0 && (raw_addr & 1))
+            rc = tb_sim_set_entry(s, raw_addr & ~1u, TB_ISA_THUMB);
     } else {
-        rc = tb_sim_load_elf_file(s, prog);
+        rc = tb_sim_load_elf(s, img, ilen);
     }
     if (rc >= 0)
         rc = tb_sim_set_scenario(s, &sc);
     if (rc < 0) {
-        fprintf(stderr, "tracebench sim: %s: %s (%s)\n", prog, tb_err_str(rc),
-                tb_sim_errmsg(s));
-        tb_sim_free(s);
-        return 1;
+        fprintf(stderr, "tracebench sim: %s: %s\n", prog,
+                tb_sim_errmsg(s)[0] ? tb_sim_errmsg(s) : tb_err_str(rc));
+        goto done;
     }
+    if (!quiet && !tb_sim_has_exit(s) && strcmp(sc.exit, "none"))
+        fprintf(stderr, "tracebench sim: note: %s has no exit symbol '%s': the run ends at "
+                "WFI or the budget (%llu)\n", prog, sc.exit,
+                (unsigned long long)sc.max_insns);
     if (proto) {
-        /* tb_snapshot_write creates DIR, but the truth goes there first. */
-        if (mkdir(out, 0777) != 0 && errno != EEXIST) {
-            fprintf(stderr, "tracebench sim: cannot create %s\n", out);
-            tb_sim_free(s);
-            return 1;
+        tb_config cfg;
+
+        tb_encoder_config(&eo, &cfg);
+        if (!(snap = tb_encoder_snapshot_open(out, &cfg, !raw_buffer, err, sizeof err))) {
+            fprintf(stderr, "tracebench sim: %s\n", err);
+            goto done;
         }
-        o.enc = tb_encoder_new(&eo, trace_sink, &tb);
+        /* The trace goes to disk as it is made: memory stays flat. */
+        o.enc = tb_encoder_new(&eo, tb_encoder_snapshot_sink, snap);
         if (!o.enc) {
             fprintf(stderr, "tracebench sim: cannot start the encoder\n");
-            tb_sim_free(s);
-            return 1;
+            goto done;
         }
     }
     if (truth) {
         o.f = strcmp(truth, "-") ? fopen(truth, "w") : stdout;
         if (!o.f) {
             fprintf(stderr, "tracebench sim: cannot write %s\n", truth);
-            tb_sim_free(s);
-            return 1;
+            goto done;
         }
     }
-    rc = tb_sim_run(s, (o.f || o.enc) ? on_record : NULL, &o, &res);
+    tb_cli_progress_init(&pr, quiet);
+    o.prog = &pr;
+    rc = tb_sim_run(s, on_record, &o, &res);
+    tb_cli_progress_clear(&pr);
     if (o.f && o.f != stdout && fclose(o.f))
         o.err = 1;
+    o.f = NULL;
     if (o.enc && rc >= 0)
         rc = tb_encoder_finish(o.enc);
     if (rc < 0) {
@@ -259,57 +293,56 @@ int tb_cli_sim(int argc, char **argv)
 
         fprintf(stderr, "tracebench sim: %s: %s: %s\n", prog,
                 tb_err_str(erc ? erc : rc), erc ? "encoder" : tb_sim_errmsg(s));
-        tb_encoder_free(o.enc);
-        free(tb.buf);
-        tb_sim_free(s);
-        return 1;
+        goto done;
     }
     if (o.enc) {
         const tb_encoder_stats *st = tb_encoder_get_stats(o.enc);
         tb_snap_region regs[16];
-        size_t elen = 0;
-        uint8_t *elf = raw ? NULL : read_all(prog, &elen), *store = NULL;
-        int nr = elf ? tb_encoder_elf_regions(elf, elen, regs, 16, &store) : 0;
+        uint8_t *store = NULL;
+        int nr;
 
         if (raw) {
             /* A raw image: the whole file at its load address. */
-            elf = read_all(prog, &elen);
-            regs[0].address = raw_addr;
-            regs[0].data = elf;
-            regs[0].len = elen;
-            nr = elf ? 1 : 0;
+            regs[0] = (tb_snap_region){raw_addr & ~1u, img, ilen};
+            nr = 1;
+        } else {
+            nr = tb_encoder_elf_regions(img, ilen, regs, 16, &store);
         }
-        rc = nr < 0 ? nr
-                    : tb_encoder_write_snapshot(out, tb_encoder_get_config(o.enc), regs,
-                                                (size_t)nr, tb.buf, tb.len, !raw_buffer,
-                                                err, sizeof err);
-        if (rc < 0)
-            fprintf(stderr, "tracebench sim: %s: %s %s\n", out, tb_err_str(rc), err);
-        else
-            fprintf(stderr, "trace: %llu bytes, %llu packets, %llu of %llu insns traced, "
-                    "%llu overflows, %.3f bits/insn\n",
-                    (unsigned long long)st->bytes, (unsigned long long)st->packets,
-                    (unsigned long long)st->traced, (unsigned long long)st->insns,
-                    (unsigned long long)st->overflows,
-                    st->insns ? 8.0 * (double)st->bytes / (double)st->insns : 0.0);
-        free(elf);
+        rc = nr < 0 ? nr : tb_encoder_snapshot_close(snap, regs, (size_t)nr, err, sizeof err);
+        if (nr < 0) {
+            snprintf(err, sizeof err, "%s: no loadable segment", prog);
+            tb_encoder_snapshot_abort(snap);
+        }
+        snap = NULL;
         free(store);
-        free(tb.buf);
-        tb_encoder_free(o.enc);
         if (rc < 0) {
-            tb_sim_free(s);
-            return 1;
+            fprintf(stderr, "tracebench sim: %s: %s %s\n", out, tb_err_str(rc), err);
+            goto done;
         }
+        fprintf(stderr, "trace: %llu bytes, %llu packets, %llu of %llu insns traced, "
+                "%llu overflows, %.3f bits/insn\n",
+                (unsigned long long)st->bytes, (unsigned long long)st->packets,
+                (unsigned long long)st->traced, (unsigned long long)st->insns,
+                (unsigned long long)st->overflows,
+                st->insns ? 8.0 * (double)st->bytes / (double)st->insns : 0.0);
     }
     fprintf(stderr, "stop=%s at 0x%08x insns=%llu cycles=%llu exceptions=%llu\n",
             tb_sim_stop_name(res.stop), res.stop_addr, (unsigned long long)res.insns,
             (unsigned long long)res.cycles, (unsigned long long)res.exceptions);
-    tb_sim_free(s);
+    stop_note(prog, &res, sc.max_insns);
     if (o.err) {
         fprintf(stderr, "tracebench sim: error writing the truth\n");
-        return 1;
+        goto done;
     }
-    return 0;
+    status = 0;
+done:
+    if (o.f && o.f != stdout)
+        fclose(o.f);
+    tb_encoder_snapshot_abort(snap);
+    tb_encoder_free(o.enc);
+    tb_sim_free(s);
+    free(img);
+    return status;
 }
 
 #else

@@ -1181,7 +1181,7 @@ static unsigned diff_tree(const char *want, const char *have, const char *rel, b
 static int usage(void)
 {
     fprintf(stderr, "usage: tracebench vectors [--list FILE] [--programs DIR] "
-                    "[--scenarios DIR] [--out DIR] [--only NAME] [--check]\n"
+                    "[--scenarios DIR] [--out DIR] [--only NAME] [--check] [--quiet]\n"
                     "       tracebench vectors --coverage [--markdown] [--list FILE] "
                     "[--out DIR]\n");
     return 2;
@@ -1209,7 +1209,8 @@ int tb_cli_vectors(int argc, char **argv)
 {
     const char *list = "vectors/vectors.ini", *programs = NULL, *scenarios = NULL;
     const char *out = NULL, *only = NULL;
-    bool check = false;
+    bool check = false, quiet = false;
+    tb_cli_progress pr;
     char base[1024], prog_buf[1100], scn_buf[1100], def_buf[1100], out_buf[1100];
     char catalogue[1100];
     char tmpl[] = "/tmp/tb_vectors_XXXXXX";
@@ -1232,6 +1233,8 @@ int tb_cli_vectors(int argc, char **argv)
             only = argv[++i];
         else if (!strcmp(argv[i], "--check"))
             check = true;
+        else if (!strcmp(argv[i], "--quiet"))
+            quiet = true;
         else if (!strcmp(argv[i], "--coverage"))
             return tb_cli_vectors_coverage(argc, argv); /* cli/vectors_coverage.c */
         else
@@ -1284,14 +1287,19 @@ int tb_cli_vectors(int argc, char **argv)
         fprintf(stderr, "tracebench vectors: cannot create %s\n", out);
         return 1;
     }
+    /* The progress line: on a terminal only (cli/progress.c). */
+    tb_cli_progress_init(&pr, quiet);
     for (size_t i = 0; i < n; i++) {
         if (only && strcmp(v[i].name, only))
             continue;
-        fprintf(stderr, "[%zu/%zu] %s\n", i + 1, n, v[i].name);
+        if (tb_cli_progress_due(&pr))
+            tb_cli_progress_text(&pr, "[%zu/%zu] %s, %.1f s", i + 1, n, v[i].name,
+                                 tb_cli_progress_elapsed(&pr));
         if (run_vector(&v[i], &p, gen) < 0)
             status = 1;
         done++;
     }
+    tb_cli_progress_clear(&pr);
     if (!status && !only && write_index(gen, v, n, catalogue) < 0) {
         fprintf(stderr, "tracebench vectors: cannot write %s/README.md\n", gen);
         status = 1;

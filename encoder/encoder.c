@@ -8,9 +8,12 @@
  * The per-protocol files decide which packets an instruction or an
  * exception gives; everything goes out through tb_enc_emit().
  */
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "encoder_internal.h"
 #include "tracebench/frame.h"
@@ -163,34 +166,81 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
  * overflow (I-sync with CC and context ID, a full timestamp, an atom). */
 #define ENC_FIFO_MIN 48
 
+static int cfg_fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Names the option at fault and why, for the command line. */
+static int cfg_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return TB_ERR_CONFIG;
+}
+
 int tb_encoder_config(const tb_encoder_opts *o, tb_config *cfg)
+{
+    return tb_encoder_config_err(o, cfg, NULL, 0);
+}
+
+int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
+                          size_t errlen)
 {
     uint32_t etmcr, etmidr, etmccer;
     bool ptm;
+    unsigned v;
 
+    if (err && errlen)
+        err[0] = '\0';
     if (!o || !cfg)
         return TB_ERR_INVAL;
     ptm = o->protocol == TB_PROTO_PTM;
+    v = o->arch_minor;
     if (!ptm && o->protocol != TB_PROTO_ETMV3)
-        return TB_ERR_CONFIG;
-    if ((ptm && o->arch_minor > 1) || o->arch_minor > 5 ||
-        o->trace_id < 1 || o->trace_id > 0x6F ||
-        (o->ctxid_bytes != 0 && o->ctxid_bytes != 1 && o->ctxid_bytes != 2 &&
-         o->ctxid_bytes != 4))
-        return TB_ERR_CONFIG;
+        return cfg_fail(err, errlen, "no protocol (ptm or etmv3)");
+    if (ptm && v > 1)
+        return cfg_fail(err, errlen, "v=%u: PTM is PFT1.0 or PFT1.1 (v=0 or v=1)", v);
+    if (v > 5)
+        return cfg_fail(err, errlen, "v=%u: ETMv3 goes up to ETMv3.5 (v=5)", v);
+    if (o->trace_id < 1 || o->trace_id > 0x6F)
+        return cfg_fail(err, errlen, "id=0x%02x: the trace ID must be 0x01..0x6f",
+                        (unsigned)o->trace_id);
+    if (o->ctxid_bytes != 0 && o->ctxid_bytes != 1 && o->ctxid_bytes != 2 &&
+        o->ctxid_bytes != 4)
+        return cfg_fail(err, errlen, "ctxid=%u: must be 0, 1, 2 or 4",
+                        (unsigned)o->ctxid_bytes);
     /* Return stack: PTM only.  Alternative branch encoding: ETMv3.4+
      * (protocol-notes 1.2).  Timestamps and VMID: ETMv3.5 (2.1), PFT1.0
      * has timestamps, VMID needs the virtualization extensions (1.3). */
-    if ((o->return_stack && !ptm) || (o->alt_branch && (ptm || o->arch_minor < 4)) ||
-        (!ptm && (o->timestamps || o->vmid) && o->arch_minor < 5) ||
-        (ptm && o->vmid && o->arch_minor < 1))
-        return TB_ERR_CONFIG;
-    if (o->fifo_depth && (o->fifo_depth < ENC_FIFO_MIN || !o->fifo_bytes ||
-                          !o->fifo_cycles))
-        return TB_ERR_CONFIG;
-    for (unsigned i = 0; i < o->n_ranges; i++)
-        if (o->n_ranges > TB_ENC_MAX_RANGES)
-            return TB_ERR_CONFIG;
+    if (o->return_stack && !ptm)
+        return cfg_fail(err, errlen, "rs: the return stack is a PTM feature; ETMv3 has "
+                        "none (use --protocol ptm)");
+    if (o->alt_branch && ptm)
+        return cfg_fail(err, errlen, "alt: the alternative branch encoding is an ETMv3.4+ "
+                        "feature, not PTM (use --protocol etmv3)");
+    if (o->alt_branch && v < 4)
+        return cfg_fail(err, errlen, "alt: the alternative branch encoding needs ETMv3.4 "
+                        "or later, not ETMv3.%u (v=4 or v=5)", v);
+    if (!ptm && o->timestamps && v < 5)
+        return cfg_fail(err, errlen, "ts: timestamps need ETMv3.5, not ETMv3.%u (drop v=%u "
+                        "or ts)", v, v);
+    if (!ptm && o->vmid && v < 5)
+        return cfg_fail(err, errlen, "vmid: VMID tracing needs ETMv3.5, not ETMv3.%u", v);
+    if (ptm && o->vmid && v < 1)
+        return cfg_fail(err, errlen, "vmid: VMID tracing needs PFT1.1, not PFT1.0 (v=0)");
+    if (o->fifo_depth && o->fifo_depth < ENC_FIFO_MIN)
+        return cfg_fail(err, errlen, "fifo=%u: the FIFO depth must be at least %u bytes "
+                        "(what the packets resuming after an overflow need), or 0 for no "
+                        "limit", (unsigned)o->fifo_depth, ENC_FIFO_MIN);
+    if (o->fifo_depth && (!o->fifo_bytes || !o->fifo_cycles))
+        return cfg_fail(err, errlen, "fifo: the port rate BYTES/CYCLES needs both >= 1");
+    if (o->n_ranges > TB_ENC_MAX_RANGES)
+        return cfg_fail(err, errlen, "include/exclude: at most %u ranges",
+                        TB_ENC_MAX_RANGES);
 
     etmcr = (o->branch_broadcast ? 1u << 8 : 0) |
             (o->cycle_accurate ? 1u << 12 : 0) |
@@ -818,4 +868,177 @@ int tb_encoder_write_snapshot(const char *dir, const tb_config *cfg,
         snprintf(err, errlen, "formatter: %s", tb_err_str(rc));
     free(m.buf);
     return rc;
+}
+
+/* ---- a snapshot written as the trace comes (encoder.h) ---- */
+
+struct tb_encoder_snapshot {
+    char dir[1024];
+    char part[1100];         /* the buffer file while it grows */
+    tb_config cfg;
+    tb_formatter *fmt;       /* NULL: raw source stream */
+    FILE *f;
+    uint64_t bytes;          /* buffer bytes written */
+    int err;                 /* sticky */
+};
+
+static int snap_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int snap_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+tb_encoder_snapshot *tb_encoder_snapshot_open(const char *dir, const tb_config *cfg,
+                                              bool formatted, char *err, size_t errlen)
+{
+    tb_encoder_snapshot *s;
+    char stale[1100];
+
+    if (err && errlen)
+        err[0] = '\0';
+    if (!dir || !*dir || !cfg || strlen(dir) >= sizeof s->dir) {
+        snap_fail(err, errlen, TB_ERR_INVAL, "snapshot: bad directory or configuration");
+        return NULL;
+    }
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        snap_fail(err, errlen, TB_ERR_IO, "%s: cannot create: %s", dir, strerror(errno));
+        return NULL;
+    }
+    if (!(s = calloc(1, sizeof *s))) {
+        snap_fail(err, errlen, TB_ERR_NOMEM, "snapshot: out of memory");
+        return NULL;
+    }
+    snprintf(s->dir, sizeof s->dir, "%s", dir);
+    snprintf(s->part, sizeof s->part, "%s/trace_buffer.bin.part", dir);
+    s->cfg = *cfg;
+    /* A snapshot.ini left by an earlier run would make the directory
+     * look complete while this run's buffer is still growing. */
+    snprintf(stale, sizeof stale, "%s/snapshot.ini", dir);
+    remove(stale);
+    if (formatted && !(s->fmt = tb_formatter_new(TB_FRAME_MEM_ALIGNED))) {
+        free(s);
+        snap_fail(err, errlen, TB_ERR_NOMEM, "snapshot: out of memory");
+        return NULL;
+    }
+    if (!(s->f = fopen(s->part, "wb"))) {
+        snap_fail(err, errlen, TB_ERR_IO, "%s: cannot create: %s", s->part, strerror(errno));
+        tb_formatter_free(s->fmt);
+        free(s);
+        return NULL;
+    }
+    setvbuf(s->f, NULL, _IOFBF, 1u << 18);
+    return s;
+}
+
+static int snap_file_sink(void *ctx, const uint8_t *data, size_t len)
+{
+    tb_encoder_snapshot *s = ctx;
+
+    if (len && fwrite(data, 1, len, s->f) != len)
+        return s->err = TB_ERR_IO;
+    s->bytes += len;
+    return 0;
+}
+
+int tb_encoder_snapshot_sink(void *ctx, const uint8_t *data, size_t len)
+{
+    tb_encoder_snapshot *s = ctx;
+    int rc;
+
+    if (!s || (!data && len))
+        return TB_ERR_INVAL;
+    if (s->err)
+        return s->err;
+    rc = s->fmt ? tb_formatter_put(s->fmt, s->cfg.trace_id, data, len, snap_file_sink, s)
+                : snap_file_sink(s, data, len);
+    if (rc < 0 && !s->err)
+        s->err = rc;
+    return rc < 0 ? rc : 0;
+}
+
+uint64_t tb_encoder_snapshot_bytes(const tb_encoder_snapshot *s)
+{
+    return s ? s->bytes : 0;
+}
+
+static void snap_free(tb_encoder_snapshot *s)
+{
+    if (s->f)
+        fclose(s->f);
+    tb_formatter_free(s->fmt);
+    free(s);
+}
+
+void tb_encoder_snapshot_abort(tb_encoder_snapshot *s)
+{
+    if (!s)
+        return;
+    if (s->f) {
+        fclose(s->f);
+        s->f = NULL;
+    }
+    remove(s->part);
+    snap_free(s);
+}
+
+int tb_encoder_snapshot_close(tb_encoder_snapshot *s, const tb_snap_region *regions,
+                              size_t n_regions, char *err, size_t errlen)
+{
+    static const uint8_t none[1];
+    tb_snap_out_source src;
+    char path[1100];
+    bool ptm;
+    int rc;
+
+    if (err && errlen)
+        err[0] = '\0';
+    if (!s)
+        return TB_ERR_INVAL;
+    if (!s->err && s->fmt)
+        tb_formatter_flush(s->fmt, snap_file_sink, s);
+    if (s->err) {
+        rc = snap_fail(err, errlen, s->err, "%s: %s", s->part, tb_err_str(s->err));
+        tb_encoder_snapshot_abort(s);
+        return rc;
+    }
+    rc = fclose(s->f);
+    s->f = NULL;
+    if (rc != 0) {
+        rc = snap_fail(err, errlen, TB_ERR_IO, "%s: write failed", s->part);
+        tb_encoder_snapshot_abort(s);
+        return rc;
+    }
+    ptm = s->cfg.protocol == TB_PROTO_PTM;
+    memset(&src, 0, sizeof src);
+    src.name = ptm ? "PTM_0" : "ETM_0";
+    src.cfg = &s->cfg;
+    src.core = "cpu_0";
+    src.core_type = ptm ? "Cortex-A15" : "Cortex-A7"; /* as tb_encoder_write_snapshot */
+    src.regions = regions;
+    src.n_regions = n_regions;
+    /* The ini files and dumps, with an empty buffer that the streamed one
+     * then replaces: the same files tb_encoder_write_snapshot writes. */
+    rc = tb_snapshot_write(s->dir, &src, 1, none, 0, s->fmt ? "coresight" : "source_data",
+                           err, errlen);
+    if (rc >= 0) {
+        snprintf(path, sizeof path, "%s/trace_buffer.bin", s->dir);
+        if (rename(s->part, path) != 0)
+            rc = snap_fail(err, errlen, TB_ERR_IO, "%s: cannot rename to %s: %s", s->part,
+                           path, strerror(errno));
+    }
+    if (rc < 0) {
+        tb_encoder_snapshot_abort(s);
+        return rc;
+    }
+    snap_free(s);
+    return 0;
 }

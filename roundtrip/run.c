@@ -8,12 +8,10 @@
  * Each record goes to the comparator before the encoder, so whatever the
  * decoder makes of it finds its truth waiting (roundtrip.h).
  */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "tracebench/frame.h"
 #include "tracebench/parser.h"
@@ -38,9 +36,9 @@ typedef struct rt {
     int err;                 /* first pipeline error (not a mismatch) */
     const char *err_where;
     FILE *truth;
-    uint8_t *trace;          /* kept only for the snapshot */
-    size_t tlen, tcap;
+    tb_encoder_snapshot *snap; /* out_dir: the snapshot, streamed */
     uint64_t cycle;          /* of the record being pushed (on_trace) */
+    tb_rt_progress prog;     /* on_progress */
 } rt;
 
 static int set_err(rt *r, int rc, const char *where)
@@ -164,21 +162,8 @@ static int trace_sink(void *ctx, const uint8_t *data, size_t len)
 
     if (r->c->on_trace)
         r->c->on_trace(r->c->trace_ctx, r->cycle, data, len);
-    if (r->c->out_dir) {
-        if (r->tlen + len > r->tcap) {
-            size_t nc = r->tcap ? r->tcap * 2 : 65536;
-            uint8_t *nb;
-
-            while (nc < r->tlen + len)
-                nc *= 2;
-            if (!(nb = realloc(r->trace, nc)))
-                return set_err(r, TB_ERR_NOMEM, "trace buffer");
-            r->trace = nb;
-            r->tcap = nc;
-        }
-        memcpy(r->trace + r->tlen, data, len);
-        r->tlen += len;
-    }
+    if (r->snap && (rc = tb_encoder_snapshot_sink(r->snap, data, len)) < 0)
+        return set_err(r, rc, "snapshot trace_buffer.bin");
     rc = r->fmt ? tb_formatter_put(r->fmt, r->trace_id, data, len, frame_sink, r)
                 : feed(r, data, len);
     return rc < 0 ? set_err(r, rc, r->fmt ? "formatter" : "decode") : 0;
@@ -221,6 +206,17 @@ static int on_record(void *ctx, const tb_exec_record *rec)
             set_err(r, TB_ERR_IO, "truth.txt");
             return 1;
         }
+    }
+    r->prog.records++;
+    if (rec->kind == TB_REC_INSN)
+        r->prog.insns++;
+    else if (rec->kind == TB_REC_EXCEPTION)
+        r->prog.exceptions++;
+    /* A sample now and then: the caller decides what to show and how
+     * often (the library never prints). */
+    if (r->c->on_progress && (r->prog.records & 0xFFFF) == 0) {
+        r->prog.trace_bytes = tb_encoder_get_stats(r->enc)->bytes;
+        r->c->on_progress(r->c->progress_ctx, &r->prog);
     }
     if ((rc = tb_compare_truth(r->cmp, rec)) < 0 && rc != TB_ERR_MISMATCH) {
         set_err(r, rc, "comparator");
@@ -288,6 +284,22 @@ int tb_rt_case_options(tb_rt_case *c, const char *list, char *err, size_t errlen
         if (rest[0])
             strcat(rest, ",");
         strcat(rest, tok);
+    }
+    if (strstr(rest, "include=") || strstr(rest, "exclude=")) {
+        /* Symbols in ranges need the ELF; numbers do not. */
+        char resolved[512];
+        size_t len = 0;
+        uint8_t *elf = c->program ? read_file(c->program, &len) : NULL;
+        int rc = tb_elf_resolve_ranges(elf, len, rest, resolved, sizeof resolved, err,
+                                       errlen);
+
+        free(elf);
+        if (rc < 0 && !elf && c->program && strchr(err, '\''))
+            snprintf(err, errlen, "include/exclude: cannot read the program %s for its "
+                     "symbols", c->program);
+        if (rc < 0)
+            return TB_ERR_INVAL;
+        strcpy(rest, resolved);
     }
     if (tb_encoder_opts_parse(&c->opts, rest, err, errlen) < 0)
         return TB_ERR_INVAL;
@@ -381,15 +393,20 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
     r.res = res;
     if (err && errlen)
         err[0] = '\0';
-    if (tb_encoder_config(&c->opts, &cfg) < 0)
-        return fail(err, errlen, TB_ERR_CONFIG, "inconsistent encoder options");
+    if (tb_encoder_config_err(&c->opts, &cfg, msg, sizeof msg) < 0)
+        return fail(err, errlen, TB_ERR_CONFIG, "inconsistent encoder options: %s", msg);
     r.trace_id = cfg.trace_id;
 
     tb_scenario_init(&sc);
     if (c->scenario && (rc = tb_scenario_load(&sc, c->scenario, msg, sizeof msg)) < 0)
         return fail(err, errlen, rc, "%s: %s", c->scenario, msg);
+    if (c->has_budget)
+        sc.max_insns = c->budget;
+    else if (!sc.has_max_insns)
+        sc.max_insns = c->default_budget;
     if (c->max_insns && (!sc.max_insns || sc.max_insns > c->max_insns))
         sc.max_insns = c->max_insns;
+    res->budget = sc.max_insns;
 
     if (!(elf = read_file(c->program, &elen)))
         return fail(err, errlen, TB_ERR_IO, "%s: cannot read", c->program);
@@ -446,13 +463,19 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
     tb_encoder_set_overflow_cb(r.enc, on_overflow, &r);
 
     if (c->out_dir) {
-        char path[1024];
-
-        if (mkdir(c->out_dir, 0777) != 0 && errno != EEXIST) {
-            rc = fail(err, errlen, TB_ERR_IO, "%s: cannot create", c->out_dir);
+        if (!(r.snap = tb_encoder_snapshot_open(c->out_dir, &cfg, c->formatted, msg,
+                                                sizeof msg))) {
+            rc = fail(err, errlen, TB_ERR_IO, "%s", msg);
             goto out;
         }
-        snprintf(path, sizeof path, "%s/truth.txt", c->out_dir);
+    }
+    if (c->truth_file || (c->out_dir && !c->no_truth)) {
+        char path[1024];
+
+        if (c->truth_file)
+            snprintf(path, sizeof path, "%s", c->truth_file);
+        else
+            snprintf(path, sizeof path, "%s/truth.txt", c->out_dir);
         if (!(r.truth = fopen(path, "w"))) {
             rc = fail(err, errlen, TB_ERR_IO, "%s: cannot write", path);
             goto out;
@@ -491,15 +514,19 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
     res->fault_packets = c->fault.kind == TB_RT_FAULT_ADDR_BIT ? r.nth_branch : r.nth_atom;
     res->verdict = verdict(c, res);
 
-    if (c->out_dir) {
-        if (fclose(r.truth)) {
-            r.truth = NULL;
-            rc = fail(err, errlen, TB_ERR_IO, "%s/truth.txt: write failed", c->out_dir);
+    if (r.truth) {
+        int bad = fclose(r.truth);
+
+        r.truth = NULL;
+        if (bad) {
+            rc = fail(err, errlen, TB_ERR_IO, "%s: write failed",
+                      c->truth_file ? c->truth_file : "truth.txt");
             goto out;
         }
-        r.truth = NULL;
-        rc = tb_encoder_write_snapshot(c->out_dir, &cfg, regs, (size_t)nr, r.trace, r.tlen,
-                                       c->formatted, msg, sizeof msg);
+    }
+    if (r.snap) {
+        rc = tb_encoder_snapshot_close(r.snap, regs, (size_t)nr, msg, sizeof msg);
+        r.snap = NULL;
         if (rc < 0) {
             fail(err, errlen, rc, "%s: %s", c->out_dir, msg);
             goto out;
@@ -509,6 +536,7 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
 out:
     if (r.truth)
         fclose(r.truth);
+    tb_encoder_snapshot_abort(r.snap);
     tb_compare_free(r.cmp);
     tb_encoder_free(r.enc);
     tb_parser_free(r.parser);
@@ -518,7 +546,6 @@ out:
     tb_memimage_free(mem);
     tb_sim_free(sim);
     free(r.addrs);
-    free(r.trace);
     free(store);
     free(elf);
     return rc;

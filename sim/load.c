@@ -2,6 +2,7 @@
  * Loading: ELF32 little-endian ARM executables (PT_LOAD segments, entry,
  * symbols) and raw images, mapped into Unicorn in 4 KiB pages.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,4 +248,175 @@ int tb_sim_symbol(const tb_sim *s, const char *name, uint32_t *value)
             return 0;
         }
     return TB_ERR_NOT_FOUND;
+}
+
+/* ---- symbols of an ELF image in memory (option lists, sim.h) ---- */
+
+int tb_elf_symbol(const uint8_t *d, size_t len, const char *name, uint32_t *value,
+                  uint32_t *size)
+{
+    uint32_t shoff;
+    unsigned shnum, shentsize;
+
+    if (!d || !name || !value || !size)
+        return TB_ERR_INVAL;
+    if (len < 52 || memcmp(d, "\x7f" "ELF", 4) || d[4] != 1 || d[5] != 1)
+        return TB_ERR_FORMAT;
+    shoff = rd32(d + 32);
+    shentsize = rd16(d + 46);
+    shnum = rd16(d + 48);
+    if (!shnum || !shoff)
+        return TB_ERR_NOT_FOUND;
+    if (shentsize < 40 || shoff > len || (uint64_t)shnum * shentsize > len - shoff)
+        return TB_ERR_FORMAT;
+    for (unsigned i = 0; i < shnum; i++) {
+        const uint8_t *sh = d + shoff + (size_t)i * shentsize, *lsh;
+        uint32_t off, ssize, link, entsize, soff, slen;
+
+        if (rd32(sh + 4) != 2) /* SHT_SYMTAB */
+            continue;
+        off = rd32(sh + 16);
+        ssize = rd32(sh + 20);
+        link = rd32(sh + 24);
+        entsize = rd32(sh + 36);
+        if (entsize < 16 || link >= shnum || off > len || ssize > len - off)
+            return TB_ERR_FORMAT;
+        lsh = d + shoff + (size_t)link * shentsize;
+        soff = rd32(lsh + 16);
+        slen = rd32(lsh + 20);
+        if (soff > len || slen > len - soff || slen == 0 || d[soff + slen - 1] != 0)
+            return TB_ERR_FORMAT;
+        for (size_t k = 0; k < ssize / entsize; k++) {
+            const uint8_t *e = d + off + k * entsize;
+            uint32_t nm = rd32(e);
+
+            if (nm && nm < slen && !strcmp((const char *)d + soff + nm, name)) {
+                *value = rd32(e + 4);
+                *size = rd32(e + 8);
+                return 0;
+            }
+        }
+    }
+    return TB_ERR_NOT_FOUND;
+}
+
+static int range_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int range_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+static bool is_number(const char *s)
+{
+    char *end;
+
+    if (!*s || *s == '-')
+        return false;
+    (void)strtoull(s, &end, 0);
+    return *end == '\0';
+}
+
+/* One end of a range: a number as it is, or a symbol's address. */
+static int range_end(const uint8_t *elf, size_t len, const char *opt, const char *s,
+                     char *out, size_t outlen, char *err, size_t errlen)
+{
+    uint32_t v, sz;
+    int rc;
+
+    if (is_number(s)) {
+        snprintf(out, outlen, "%s", s);
+        return 0;
+    }
+    if (!elf)
+        return range_fail(err, errlen, TB_ERR_NOT_FOUND, "%s: '%s' is not a number, and "
+                          "a raw image has no symbols", opt, s);
+    if ((rc = tb_elf_symbol(elf, len, s, &v, &sz)) < 0)
+        return range_fail(err, errlen, rc, "%s: no symbol '%s' in the program's symbol "
+                          "table", opt, s);
+    snprintf(out, outlen, "0x%x", v & ~1u);
+    return 0;
+}
+
+/* The value of one include=/exclude= option, numbers only, into out. */
+static int resolve_range(const uint8_t *elf, size_t len, const char *opt, const char *val,
+                         char *out, size_t outlen, char *err, size_t errlen)
+{
+    char lo[64], hi[64], a[64], b[64];
+    const char *dash;
+    uint32_t v, sz;
+    int rc;
+
+    /* A whole symbol first: its extent (a name may hold '-'). */
+    if (elf && tb_elf_symbol(elf, len, val, &v, &sz) == 0) {
+        if (!sz)
+            return range_fail(err, errlen, TB_ERR_NOT_FOUND, "%s=%s: the symbol has no "
+                              "size in the symbol table; give LO-HI", opt, val);
+        snprintf(out, outlen, "0x%x-0x%llx", v & ~1u,
+                 (unsigned long long)(v & ~1u) + sz);
+        return 0;
+    }
+    dash = strchr(val, '-');
+    if (!dash) {
+        if (is_number(val))
+            return range_fail(err, errlen, TB_ERR_INVAL, "%s=%s: a range is LO-HI or a "
+                              "symbol", opt, val);
+        return range_fail(err, errlen, TB_ERR_NOT_FOUND, elf
+                          ? "%s=%s: no symbol '%s' in the program's symbol table"
+                          : "%s=%s: '%s' is not LO-HI, and a raw image has no symbols",
+                          opt, val, val);
+    }
+    if ((size_t)(dash - val) >= sizeof a || strlen(dash + 1) >= sizeof b)
+        return range_fail(err, errlen, TB_ERR_INVAL, "%s=%s: too long", opt, val);
+    snprintf(a, sizeof a, "%.*s", (int)(dash - val), val);
+    snprintf(b, sizeof b, "%s", dash + 1);
+    if ((rc = range_end(elf, len, opt, a, lo, sizeof lo, err, errlen)) < 0 ||
+        (rc = range_end(elf, len, opt, b, hi, sizeof hi, err, errlen)) < 0)
+        return rc;
+    snprintf(out, outlen, "%s-%s", lo, hi);
+    return 0;
+}
+
+int tb_elf_resolve_ranges(const uint8_t *elf, size_t len, const char *list, char *out,
+                          size_t outlen, char *err, size_t errlen)
+{
+    size_t at = 0;
+    const char *p;
+
+    if (!list || !out || !outlen)
+        return TB_ERR_INVAL;
+    out[0] = '\0';
+    for (p = list; *p;) {
+        const char *comma = strchr(p, ','), *eq;
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        char tok[256], val[160];
+        int w, rc;
+
+        if (n >= sizeof tok)
+            return range_fail(err, errlen, TB_ERR_NOSPACE, "option '%.40s...' too long", p);
+        memcpy(tok, p, n);
+        tok[n] = '\0';
+        p += n + (comma ? 1 : 0);
+        eq = strchr(tok, '=');
+        if (eq && (!strncmp(tok, "include=", 8) || !strncmp(tok, "exclude=", 8))) {
+            tok[7] = '\0';
+            if ((rc = resolve_range(elf, len, tok, eq + 1, val, sizeof val, err, errlen)) < 0)
+                return rc;
+            w = snprintf(out + at, outlen - at, "%s%s=%s", at ? "," : "", tok, val);
+        } else {
+            w = snprintf(out + at, outlen - at, "%s%s", at ? "," : "", tok);
+        }
+        if (w < 0 || (size_t)w >= outlen - at)
+            return range_fail(err, errlen, TB_ERR_NOSPACE, "option list too long");
+        at += (size_t)w;
+    }
+    return 0;
 }

@@ -100,6 +100,7 @@ static int sim_key(tb_scenario *sc, const char *k, char *v, unsigned ln,
     } else if (!strcmp(k, "max_insns")) {
         if (!parse_u64(v, &sc->max_insns))
             return perr(err, errlen, ln, "bad number '%s'", v);
+        sc->has_max_insns = true;
     } else if (!strcmp(k, "seed")) {
         if (!parse_u64(v, &sc->seed))
             return perr(err, errlen, ln, "bad number '%s'", v);
@@ -107,6 +108,7 @@ static int sim_key(tb_scenario *sc, const char *k, char *v, unsigned ln,
         if (strlen(v) >= sizeof sc->exit)
             return perr(err, errlen, ln, "exit too long");
         snprintf(sc->exit, sizeof sc->exit, "%s", v);
+        sc->exit_set = true;
     } else if (!strcmp(k, "high_vectors")) {
         if ((b = parse_bool(v)) < 0)
             return perr(err, errlen, ln, "bad boolean '%s'", v);

@@ -43,6 +43,21 @@ const char *tb_sim_stop_name(tb_sim_stop st)
     case TB_SIM_STOP_EXIT: return "exit";
     case TB_SIM_STOP_WFI: return "wfi";
     case TB_SIM_STOP_BUDGET: return "budget";
+    case TB_SIM_STOP_FAULT: return "fault";
+    }
+    return "unknown";
+}
+
+const char *tb_sim_stop_text(tb_sim_stop st)
+{
+    switch (st) {
+    case TB_SIM_STOP_NONE: return "did not stop";
+    case TB_SIM_STOP_EXIT: return "reached the exit address";
+    case TB_SIM_STOP_WFI: return "WFI with no interrupt left to come";
+    case TB_SIM_STOP_BUDGET: return "stopped by the budget";
+    case TB_SIM_STOP_FAULT:
+        return "a fault loop: a prefetch abort at the prefetch abort vector itself "
+               "(not mapped: no vector table?), so every entry aborts again";
     }
     return "unknown";
 }
@@ -128,6 +143,11 @@ static int resolve(tb_sim *s, const char *expr, uint32_t *out)
     return tb_sim_fail(s, TB_ERR_NOT_FOUND, "scenario: no symbol '%s'", expr);
 }
 
+bool tb_sim_has_exit(const tb_sim *s)
+{
+    return s && s->has_exit;
+}
+
 int tb_sim_set_scenario(tb_sim *s, const tb_scenario *sc)
 {
     int rc;
@@ -139,8 +159,13 @@ int tb_sim_set_scenario(tb_sim *s, const tb_scenario *sc)
     if (sc->exit[0] && strcmp(sc->exit, "none")) {
         if ((rc = resolve(s, sc->exit, &s->exit_addr)) == 0) {
             s->has_exit = true;
-        } else if (strcmp(sc->exit, "_exit")) {
-            return rc;
+        } else if (sc->exit_set || strcmp(sc->exit, "_exit")) {
+            /* Named on purpose (a scenario's exit = _exit too): running
+             * on without it would run forever or to the budget with no
+             * word of why. */
+            return tb_sim_fail(s, rc, "exit symbol '%s' not found in the program's "
+                               "symbol table (exit = none runs to WFI or the budget)",
+                               sc->exit);
         } else {
             s->err = 0; /* the default exit symbol is optional */
             s->msg[0] = '\0';
@@ -1161,9 +1186,24 @@ static int handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
                                s->act_addr, s->have_pend ? "" : "");
         if (s->have_pend && (rc = finish(s, s->act_addr, 0)) < 0)
             return rc;
-        /* LR = preferred return + 4 (B1.9.7). */
-        return enter_exception(s, TB_EXC_PREFETCH_ABORT, s->act_addr,
-                               s->act_addr + 4, false, 0) < 0 ? s->err : 0;
+        {
+            uint32_t at = s->act_addr;
+
+            /* LR = preferred return + 4 (B1.9.7). */
+            if (enter_exception(s, TB_EXC_PREFETCH_ABORT, at, at + 4, false, 0) < 0)
+                return s->err;
+            /* The abort was at its own vector (no vector table mapped):
+             * the next fetch faults the same way in the same state, for
+             * ever, and no instruction can run.  Each turn also costs
+             * Unicorn memory it keeps until the end (probed: ~200 bytes;
+             * 10 million turns aborted), so stop here. */
+            if (s->act_addr == at) {
+                res->stop = TB_SIM_STOP_FAULT;
+                res->stop_addr = at;
+                return 1;
+            }
+        }
+        return 0;
     case ACT_DATA_FAULT:
         if (!s->have_pend)
             return tb_sim_fail(s, TB_ERR_EMULATOR, "data fault at 0x%08x outside "
@@ -1289,6 +1329,16 @@ int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res)
         rc = handle_stop(s, uerr, res);
         if (rc != 0)
             break;
+        /* Exceptions count against the budget apart from instructions
+         * (sim.h): a loop of aborts runs no instruction and would never
+         * reach the instruction check in the hooks. */
+        if (s->sc.max_insns && s->exceptions >= s->sc.max_insns) {
+            res->stop = TB_SIM_STOP_BUDGET;
+            res->budget_exceptions = true;
+            res->stop_addr = s->act_addr;
+            rc = 1;
+            break;
+        }
     }
     hooks_del(s);
     s->blk = NULL;

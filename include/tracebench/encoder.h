@@ -59,13 +59,20 @@ void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol);
  *   ca  ts  bb  rs  alt  vmid  ctxid=0|1|2|4  v=MINOR  id=ID  sync=BYTES
  *   tsper=N  trigger=SEQ  fifo=DEPTH[:BYTES/CYCLES]
  *   include=LO-HI  exclude=LO-HI   (hex or decimal, HI exclusive)
- * TB_ERR_INVAL with a reason in err for anything else. */
+ * TB_ERR_INVAL with a reason in err for anything else.  Ranges naming
+ * symbols (include=fib, include=main-fib) are turned into numbers first
+ * by tb_elf_resolve_ranges (sim.h), which has the ELF. */
 int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
                           size_t errlen);
 
 /* The four registers (and decoded flags) the options stand for.
  * TB_ERR_CONFIG for inconsistent options (e.g. alt before ETMv3.4). */
 int tb_encoder_config(const tb_encoder_opts *o, tb_config *cfg);
+/* The same, and on TB_ERR_CONFIG a line in err naming the option and
+ * why ("alt: the alternative branch encoding is an ETMv3.4+ feature, not
+ * PTM ...", "fifo=32: the FIFO depth must be at least 48 bytes ..."). */
+int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
+                          size_t errlen);
 
 /* True when the ViewInst ranges trace the instruction at addr. */
 bool tb_encoder_in_filter(const tb_encoder_opts *o, uint32_t addr);
@@ -133,6 +140,30 @@ int tb_encoder_write_snapshot(const char *dir, const tb_config *cfg,
                               const tb_snap_region *regions, size_t n_regions,
                               const uint8_t *trace, size_t len, bool formatted,
                               char *err, size_t errlen);
+
+/* The same snapshot written as the trace is produced, so that memory
+ * stays flat however long the run: open it before the run, give
+ * tb_encoder_snapshot_sink as the encoder's sink (ctx = the snapshot),
+ * close it after tb_encoder_finish.  The buffer grows in
+ * DIR/trace_buffer.bin.part (CoreSight frames when formatted, made as
+ * the bytes come) and becomes trace_buffer.bin when close has written
+ * the ini files and dumps; a stale DIR/snapshot.ini is removed at open,
+ * so an unfinished directory never loads.  The files equal
+ * tb_encoder_write_snapshot's for the same trace. */
+typedef struct tb_encoder_snapshot tb_encoder_snapshot;
+/* NULL with a reason in err (the directory or the file cannot be made). */
+tb_encoder_snapshot *tb_encoder_snapshot_open(const char *dir, const tb_config *cfg,
+                                              bool formatted, char *err, size_t errlen);
+/* A tb_trace_sink; errors (TB_ERR_IO) are sticky and close reports them. */
+int tb_encoder_snapshot_sink(void *ctx, const uint8_t *data, size_t len);
+/* Buffer bytes written so far (frames included). */
+uint64_t tb_encoder_snapshot_bytes(const tb_encoder_snapshot *s);
+/* Completes the snapshot and frees s (on error too: the partial buffer is
+ * removed).  0 or a negative code with a reason in err. */
+int tb_encoder_snapshot_close(tb_encoder_snapshot *s, const tb_snap_region *regions,
+                              size_t n_regions, char *err, size_t errlen);
+/* Gives up: removes the partial buffer and frees s. */
+void tb_encoder_snapshot_abort(tb_encoder_snapshot *s);
 
 #ifdef __cplusplus
 }

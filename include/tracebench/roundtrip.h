@@ -113,16 +113,41 @@ typedef struct tb_rt_fault {
     uint8_t bit;
 } tb_rt_fault;
 
+/* How far a run has gone, for a progress line (the library never
+ * prints; tb_rt_case.on_progress). */
+typedef struct tb_rt_progress {
+    uint64_t records;         /* exec records so far */
+    uint64_t insns;           /* instruction records */
+    uint64_t exceptions;      /* exception records */
+    uint64_t trace_bytes;     /* bytes the encoder emitted */
+} tb_rt_progress;
+
 typedef struct tb_rt_case {
     const char *name;         /* for the report */
     const char *program;      /* ELF32 ARM executable */
     const char *scenario;     /* scenario INI, or NULL for the defaults */
-    uint64_t max_insns;       /* non-zero: caps the scenario's budget */
+    uint64_t max_insns;       /* non-zero: caps the budget below */
+    /* The budget (sim.h: N instructions, and N exceptions apart): with
+     * has_budget exactly `budget` (0: none) whatever the scenario says;
+     * else the scenario's max_insns, or default_budget (0: none) when the
+     * scenario gives none.  A command line sets the last two; zeroed, the
+     * scenario decides as before. */
+    bool has_budget;
+    uint64_t budget;
+    uint64_t default_budget;
     tb_encoder_opts opts;
     bool formatted;           /* CoreSight frames (else the raw source stream) */
     size_t chunk;             /* bytes per push into the decode side; 0: as produced */
     tb_rt_fault fault;
-    const char *out_dir;      /* non-NULL: also write the snapshot and truth.txt */
+    /* Non-NULL: also write the snapshot, streamed as the trace is made
+     * (tb_encoder_snapshot_open: memory stays flat), and DIR/truth.txt
+     * unless no_truth or truth_file says otherwise. */
+    const char *out_dir;
+    bool no_truth;            /* with out_dir: no DIR/truth.txt */
+    const char *truth_file;   /* non-NULL: the ground truth (text) goes here */
+    /* Optional: called every 65536 records with the run so far. */
+    void (*on_progress)(void *ctx, const tb_rt_progress *p);
+    void *progress_ctx;
     /* Optional: told the seq of each instruction at which an overflow
      * I-sync resumed trace. */
     void (*on_resume)(void *ctx, uint64_t seq);
@@ -167,6 +192,9 @@ const char *tb_rt_verdict_name(tb_rt_verdict v);
 
 typedef struct tb_rt_result {
     tb_rt_verdict verdict;    /* what the run shows: use this, not match */
+    uint64_t budget;          /* the run's budget (0: none); sim.stop says
+                               * why it stopped: TB_SIM_STOP_BUDGET means
+                               * the run was cut, the program did not end */
     bool match;               /* the comparator found no divergence (also true
                                * when it compared nothing) */
     tb_sim_result sim;
@@ -186,13 +214,18 @@ typedef struct tb_rt_result {
 void tb_rt_case_init(tb_rt_case *c, tb_protocol protocol);
 
 /* "filter" in an option list stands for an include range over the middle
- * half of the program's first loadable segment (it needs the ELF); the
- * rest goes to tb_encoder_opts_parse.  TB_ERR_INVAL with err set. */
+ * half of the program's first loadable segment (it needs the ELF);
+ * include=/exclude= take symbols of the program too (include=fib: the
+ * symbol's extent; include=main-fib: from main up to fib;
+ * tb_elf_resolve_ranges); the rest goes to tb_encoder_opts_parse.
+ * TB_ERR_INVAL with err set. */
 int tb_rt_case_options(tb_rt_case *c, const char *list, char *err, size_t errlen);
 
 /* Runs one case.  0 when the round trip ran (res->verdict says what it
  * shows), else TB_ERR_* with a reason in err (the program would not load
- * or run, the encoder failed, the output could not be written). */
+ * or run, the encoder failed, the output could not be written;
+ * TB_ERR_CONFIG: the encoder options are inconsistent, err names the
+ * option). */
 int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen);
 
 /* ---- the matrix (roundtrip/suite.c) ---- */

@@ -52,10 +52,18 @@ typedef enum tb_sim_stop {
     TB_SIM_STOP_NONE = 0,
     TB_SIM_STOP_EXIT,        /* reached the exit address */
     TB_SIM_STOP_WFI,         /* WFI with no interrupt left to come */
-    TB_SIM_STOP_BUDGET,      /* instruction budget used up */
+    TB_SIM_STOP_BUDGET,      /* budget used up: max_insns instructions
+                              * executed, or max_insns exceptions taken */
+    TB_SIM_STOP_FAULT,       /* a fault loop nothing can leave: a prefetch
+                              * abort (allowed by the scenario) at the
+                              * prefetch abort vector itself */
 } tb_sim_stop;
 
+/* "none", "exit", "wfi", "budget", "fault". */
 const char *tb_sim_stop_name(tb_sim_stop s);
+/* One phrase for people: "reached the exit address", "WFI with no
+ * interrupt left to come", "stopped by the budget", "a fault loop: ...". */
+const char *tb_sim_stop_text(tb_sim_stop s);
 
 #define TB_SCN_MAX_EVENTS 32
 #define TB_SCN_MAX_MAPS 8
@@ -74,10 +82,21 @@ typedef struct tb_scn_event {
     uint32_t hit;                /* arrival number at at_addr (>= 1) */
 } tb_scn_event;
 
+/* The budget bounds a run twice over with the same N: it stops before
+ * the (N+1)th instruction, and after the Nth exception taken, so that an
+ * exception loop in which no instruction runs (a prefetch abort whose
+ * vector is not mapped either) ends too.  Exceptions count apart from
+ * instructions so that a budget cuts a run with exceptions at the same
+ * instruction as before (the committed vectors depend on it). */
 typedef struct tb_scenario {
     tb_sim_cpu cpu;
-    uint64_t max_insns;          /* 0: no budget */
+    uint64_t max_insns;          /* the budget; 0: none */
+    bool has_max_insns;          /* max_insns was given (a CLI default
+                                  * applies only when it was not) */
     char exit[TB_SCN_EXPR];      /* symbol, number, or "none" */
+    bool exit_set;               /* exit was given (the parser sets it): a
+                                  * symbol the program lacks is then an error,
+                                  * "_exit" too; any other exit always is */
     uint64_t seed;               /* cycle model wait states */
     bool high_vectors;           /* SCTLR.V */
     bool has_vbar;
@@ -89,8 +108,9 @@ typedef struct tb_scenario {
     tb_scn_event events[TB_SCN_MAX_EVENTS];
 } tb_scenario;
 
-/* Defaults: Cortex-A15, no budget, exit at symbol "_exit", seed 1, low
- * vectors, every fault an error, no events. */
+/* Defaults: Cortex-A15, no budget, exit at symbol "_exit" when the
+ * program has one (silently none otherwise), seed 1, low vectors, every
+ * fault an error, no events. */
 void tb_scenario_init(tb_scenario *sc);
 
 /* Parses INI text (see vectors/programs/README.md for the keys).  On
@@ -108,6 +128,8 @@ typedef struct tb_sim_result {
     uint64_t cycles;
     uint64_t exceptions;
     uint32_t stop_addr;          /* PC where the run stopped */
+    bool budget_exceptions;      /* TB_SIM_STOP_BUDGET: the exceptions used
+                                  * it up, not the instructions */
 } tb_sim_result;
 
 /* The CPU model is fixed at creation (Unicorn accepts it only right
@@ -128,10 +150,32 @@ int tb_sim_set_entry(tb_sim *s, uint32_t addr, tb_isa isa);
 /* Value of an ELF symbol (Thumb functions keep bit 0). */
 int tb_sim_symbol(const tb_sim *s, const char *name, uint32_t *value);
 
+/* An ELF32 image's symbol (in memory, no simulator needed): st_value
+ * (Thumb functions keep bit 0) and st_size.  TB_ERR_NOT_FOUND when the
+ * symbol table does not have it, TB_ERR_FORMAT for a malformed file. */
+int tb_elf_symbol(const uint8_t *elf, size_t len, const char *name,
+                  uint32_t *value, uint32_t *size);
+
+/* Rewrites the include=/exclude= ranges of an encoder option list
+ * (encoder.h) that name symbols of the ELF image into numbers, into out:
+ *   include=SYM      the symbol's extent, st_value..st_value+st_size
+ *                    (bit 0 of a Thumb function cleared)
+ *   include=A-B      A and B each a number or a symbol's address; B
+ *                    exclusive, as with numbers
+ * Numeric ranges and the other options are copied as they are.  elf may
+ * be NULL (a raw image): a symbol is then an error.  TB_ERR_NOT_FOUND
+ * (no such symbol, or one without a size), TB_ERR_NOSPACE, with a reason
+ * naming the option in err. */
+int tb_elf_resolve_ranges(const uint8_t *elf, size_t len, const char *list,
+                          char *out, size_t outlen, char *err, size_t errlen);
+
 /* Copies the scenario and resolves its symbols (TB_ERR_NOT_FOUND with a
- * message naming the symbol).  The scenario's cpu field is ignored here:
+ * message naming the symbol; an exit the scenario names, exit_set, must
+ * resolve too: "exit symbol '_exit' not found in the program's symbol
+ * table").  tb_sim_has_exit tells whether a run can stop at an exit.  The scenario's cpu field is ignored here:
  * pass it to tb_sim_new. */
 int tb_sim_set_scenario(tb_sim *s, const tb_scenario *sc);
+bool tb_sim_has_exit(const tb_sim *s);
 
 /* Runs from the entry until a stop (0, result filled in) or an error
  * (negative; tb_sim_errmsg says what and where).  Runs once per load. */
