@@ -25,6 +25,8 @@ struct out {
     char *mem_buf;
     size_t mem_len;
     int write_errno;
+    bool disasm;         /* --disasm: instructions after each range */
+    tb_cli_disasm *dis;  /* for the source being decoded */
 };
 
 /* Copies the lines of text[0..len) to o->f, each after its tag. */
@@ -46,11 +48,17 @@ static int on_elem(void *ctx, const tb_element *el)
     char line[512];
 
     if (o->format == FMT_TEXT) {
+        char tag[8] = "";
+        int n;
+
         tb_elem_format(el, line, sizeof line);
         if (o->tag)
-            fprintf(o->f, "0x%02x: %s\n", (unsigned)o->id, line);
-        else
-            fprintf(o->f, "%s\n", line);
+            snprintf(tag, sizeof tag, "0x%02x: ", (unsigned)o->id);
+        fprintf(o->f, "%s%s\n", tag, line);
+        if (o->dis && (n = tb_cli_disasm_element(o->dis, el, tag, o->f)) < 0) {
+            o->addr.err = n; /* reported with the source's name */
+            return 1;
+        }
     } else if (o->format == FMT_JSON) {
         tb_elem_format_json(el, line, sizeof line);
         if (o->tag && line[0] == '{')
@@ -122,7 +130,9 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
                                 .addrs = o->addr.addrs, .cap = o->addr.cap};
     run.parser = tb_parser_new(&s->cfg);
     run.dec = tb_decoder_new(&s->cfg, mem);
-    if (!run.parser || !run.dec) {
+    if (o->disasm)
+        o->dis = tb_cli_disasm_new(mem);
+    if (!run.parser || !run.dec || (o->disasm && !o->dis)) {
         r = TB_ERR_NOMEM;
         snprintf(err, sizeof err, "%s: cannot create a decoder (out of memory)", s->name);
     } else {
@@ -132,6 +142,8 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
         if (r >= 0)
             r = tb_decoder_push_finish(run.dec, run.parser, on_elem, o);
     }
+    tb_cli_disasm_free(o->dis);
+    o->dis = NULL;
     tb_decoder_free(run.dec);
     tb_parser_free(run.parser);
     tb_memimage_free(mem);
@@ -184,6 +196,10 @@ int tb_cli_decode(int argc, char **argv)
             }
             continue;
         }
+        if (!strcmp(argv[i], "--disasm")) {
+            o.disasm = true;
+            continue;
+        }
         r = tb_cli_input_arg(&in, argc, argv, &i);
         if (r == 2)
             return 2;
@@ -192,6 +208,10 @@ int tb_cli_decode(int argc, char **argv)
             usage(stderr);
             return 2;
         }
+    }
+    if (o.disasm && o.format != FMT_TEXT) {
+        fprintf(stderr, "tracebench decode: --disasm goes with --format text\n");
+        return 2;
     }
     r = tb_cli_input_open(&in);
     if (r) {

@@ -23,7 +23,7 @@ void tb_cli_input_init(tb_cli_input *in, const char *cmd, bool need_memory,
 
 void tb_cli_input_usage(FILE *f, const char *cmd, bool memory)
 {
-    const char *extra = memory ? " [--format text|json|addr]" : " [--json]";
+    const char *extra = memory ? " [--format text|json|addr] [--disasm]" : " [--json]";
 
     fprintf(f,
             "usage: tracebench %s DIR [--id ID|all]%s\n"

@@ -17,7 +17,11 @@ static const command commands[] = {
 #endif
     {"packets", tb_cli_packets, "packets DIR|FILE [--id ID] [--json]          list the packets of a snapshot's trace sources"},
 #ifdef TB_HAVE_CMD_DECODE
-    {"decode", tb_cli_decode, "decode DIR [--id ID] [--format text|json|addr] decode a snapshot's trace to instructions"},
+    {"decode", tb_cli_decode, "decode DIR|FILE [--id ID|all] [--format text|json|addr] [--disasm]\n"
+                              "                                            decode a snapshot's trace to instructions"},
+#endif
+#ifdef TB_HAVE_CMD_STATS
+    {"stats", tb_cli_stats, "stats DIR [--id ID] [--json]                per source: bytes, packets, instructions, bits/insn, gaps, time span"},
 #endif
 #ifdef TB_HAVE_CMD_ROUNDTRIP
     {"roundtrip", tb_cli_roundtrip, "roundtrip PROGRAM|--suite ...            sim + encode + decode + compare"},

@@ -1,8 +1,19 @@
-/* Trace element printers: one readable line, or one JSON object. */
+/*
+ * Trace element printers: one readable line, or one JSON object.
+ *
+ * Both forms come from one list of fields (elem_fields), so that a field
+ * has the same name in both (docs/formats.md): the text line is
+ * `INDEX KIND key=value ...`, the JSON object {"index":..,"kind":..,
+ * "key":value,...} with the same keys in the same order.  Text shows
+ * addresses and bit patterns in hex and a true boolean as its bare key
+ * (a false one not at all); JSON has plain numbers and true/false.
+ */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "tracebench/decoder.h"
+#include "tracebench/print.h"
 
 const char *tb_elem_kind_name(tb_elem_kind k)
 {
@@ -29,135 +40,171 @@ const char *tb_gap_reason_name(tb_gap_reason r)
     return "unknown";
 }
 
+/* The I-sync reason words: the packet listing's and the addr format's
+ * `# gap trace-on` use the same ones. */
 static const char *isync_reason(unsigned r)
 {
-    static const char *const names[] = {"periodic", "trace-enable", "overflow",
+    static const char *const names[] = {"periodic", "trace-on", "overflow",
                                         "debug-exit"};
 
     return r < 4 ? names[r] : "unknown";
 }
 
-#define CLAMP(n, len) ((n) < 0 ? 0 : ((size_t)(n) >= (len) ? (len) : (size_t)(n)))
+/* snprintf into a growing position; keeps the total length needed, so
+ * the printers keep snprintf's contract however small the buffer. */
+typedef struct emit {
+    char *buf;
+    size_t cap, len;
+    bool json;
+} emit;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void put(emit *e, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    size_t room = e->len < e->cap ? e->cap - e->len : 0;
+
+    va_start(ap, fmt);
+    n = vsnprintf(room ? e->buf + e->len : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        e->len += (size_t)n;
+}
+
+/* An address or bit pattern: hex in text, a number in JSON. */
+static void f_hex(emit *e, const char *key, uint32_t v)
+{
+    if (e->json)
+        put(e, ",\"%s\":%" PRIu32, key, v);
+    else
+        put(e, " %s=0x%08" PRIx32, key, v);
+}
+
+static void f_num(emit *e, const char *key, uint64_t v)
+{
+    if (e->json)
+        put(e, ",\"%s\":%" PRIu64, key, v);
+    else
+        put(e, " %s=%" PRIu64, key, v);
+}
+
+/* A word (no spaces): bare in text, a string in JSON. */
+static void f_word(emit *e, const char *key, const char *v)
+{
+    if (e->json)
+        put(e, ",\"%s\":\"%s\"", key, v);
+    else
+        put(e, " %s=%s", key, v);
+}
+
+/* Text that may hold spaces (error strings): quoted in both. */
+static void f_text(emit *e, const char *key, const char *v)
+{
+    if (e->json)
+        put(e, ",\"%s\":\"%s\"", key, v);
+    else
+        put(e, " %s=\"%s\"", key, v);
+}
+
+static void f_bool(emit *e, const char *key, bool v)
+{
+    if (e->json)
+        put(e, ",\"%s\":%s", key, v ? "true" : "false");
+    else if (v)
+        put(e, " %s", key);
+}
+
+static void f_atom(emit *e, const char *key, char atom)
+{
+    char s[2] = {atom ? atom : '?', '\0'};
+
+    f_word(e, key, s);
+}
+
+static void elem_fields(emit *e, const tb_element *el)
+{
+    switch (el->kind) {
+    case TB_ELEM_NO_SYNC:
+        f_word(e, "reason", tb_gap_reason_name((tb_gap_reason)el->reason));
+        break;
+    case TB_ELEM_TRACE_ON:
+        f_word(e, "reason", isync_reason(el->reason));
+        f_hex(e, "addr", el->start);
+        f_word(e, "isa", tb_isa_name((tb_isa)el->isa));
+        break;
+    case TB_ELEM_INSN_RANGE:
+        f_hex(e, "start", el->start);
+        f_hex(e, "end", el->end);
+        f_num(e, "count", el->count);
+        f_word(e, "isa", tb_isa_name((tb_isa)el->isa));
+        f_hex(e, "last_addr", el->last_addr);
+        f_word(e, "last_wp", tb_wp_class_name((tb_wp_class)el->last_wp));
+        f_atom(e, "last_atom", el->last_atom);
+        f_hex(e, "atom_bits", el->atom_bits);
+        break;
+    case TB_ELEM_EXCEPTION:
+        f_num(e, "exc_num", el->exc_num);
+        f_word(e, "exc_name", tb_exc_number_name(el->exc_num));
+        f_hex(e, "pref_return", el->pref_return);
+        f_hex(e, "vector", el->start);
+        f_bool(e, "cancelled", el->cancelled);
+        break;
+    case TB_ELEM_CONTEXT:
+        f_word(e, "isa", tb_isa_name((tb_isa)el->isa));
+        f_bool(e, "ns", el->ns);
+        f_bool(e, "hyp", el->hyp);
+        f_hex(e, "context_id", el->context_id);
+        f_num(e, "vmid", el->vmid);
+        break;
+    case TB_ELEM_TIMESTAMP:
+        f_num(e, "ts", el->ts);
+        break;
+    case TB_ELEM_ADDR_NACC:
+        f_hex(e, "addr", el->start);
+        f_word(e, "isa", tb_isa_name((tb_isa)el->isa));
+        break;
+    case TB_ELEM_ADDR_UNKNOWN:
+        f_atom(e, "last_atom", el->last_atom);
+        break;
+    default:
+        break;
+    }
+    /* Any element may carry cycles and an error. */
+    if (el->has_cc)
+        f_num(e, "cc", el->cc);
+    if (el->err)
+        f_text(e, "error", tb_err_str(el->err));
+}
+
+static int finish(emit *e)
+{
+    if (e->cap)
+        e->buf[e->len < e->cap ? e->len : e->cap - 1] = '\0';
+    return (int)e->len;
+}
 
 int tb_elem_format(const tb_element *el, char *buf, size_t len)
 {
-    int n = 0;
-    char cc[32] = "";
+    emit e = {buf, len, 0, false};
 
     if (!el || (!buf && len))
         return TB_ERR_INVAL;
-    if (el->has_cc)
-        snprintf(cc, sizeof cc, " cc=%" PRIu32, el->cc);
-    switch (el->kind) {
-    case TB_ELEM_NO_SYNC:
-        n = snprintf(buf, len, "%" PRIu64 " NO_SYNC reason=%s%s%s", el->index,
-                     tb_gap_reason_name((tb_gap_reason)el->reason), el->err ? " err=" : "",
-                     el->err ? tb_err_str(el->err) : "");
-        break;
-    case TB_ELEM_TRACE_ON:
-        n = snprintf(buf, len, "%" PRIu64 " TRACE_ON reason=%s addr=0x%08" PRIx32 " isa=%s%s",
-                     el->index, isync_reason(el->reason), el->start,
-                     tb_isa_name((tb_isa)el->isa), cc);
-        break;
-    case TB_ELEM_INSN_RANGE:
-        n = snprintf(buf, len,
-                     "%" PRIu64 " RANGE 0x%08" PRIx32 "-0x%08" PRIx32 " n=%" PRIu32
-                     " isa=%s last=0x%08" PRIx32 " %s %c atoms=0x%" PRIx32 "%s",
-                     el->index, el->start, el->end, el->count, tb_isa_name((tb_isa)el->isa),
-                     el->last_addr, tb_wp_class_name((tb_wp_class)el->last_wp),
-                     el->last_atom ? el->last_atom : '?', el->atom_bits, cc);
-        break;
-    case TB_ELEM_EXCEPTION:
-        n = snprintf(buf, len,
-                     "%" PRIu64 " EXCEPTION num=%u ret=0x%08" PRIx32 " vector=0x%08" PRIx32 "%s%s",
-                     el->index, el->exc_num, el->pref_return, el->start,
-                     el->cancelled ? " cancelled" : "", cc);
-        break;
-    case TB_ELEM_CONTEXT:
-        n = snprintf(buf, len,
-                     "%" PRIu64 " CONTEXT isa=%s %s%s ctxid=0x%08" PRIx32 " vmid=%u",
-                     el->index, tb_isa_name((tb_isa)el->isa), el->ns ? "NS" : "S",
-                     el->hyp ? " hyp" : "", el->context_id, el->vmid);
-        break;
-    case TB_ELEM_TIMESTAMP:
-        n = snprintf(buf, len, "%" PRIu64 " TIMESTAMP %" PRIu64 "%s", el->index, el->ts, cc);
-        break;
-    case TB_ELEM_ADDR_NACC:
-        n = snprintf(buf, len, "%" PRIu64 " ADDR_NACC 0x%08" PRIx32 " isa=%s%s", el->index,
-                     el->start, tb_isa_name((tb_isa)el->isa), cc);
-        break;
-    case TB_ELEM_ADDR_UNKNOWN:
-        n = snprintf(buf, len, "%" PRIu64 " ADDR_UNKNOWN %c%s", el->index,
-                     el->last_atom ? el->last_atom : '?', cc);
-        break;
-    default:
-        n = snprintf(buf, len, "%" PRIu64 " %s%s", el->index,
-                     tb_elem_kind_name(el->kind), cc);
-        break;
-    }
-    return n;
+    put(&e, "%" PRIu64 " %s", el->index, tb_elem_kind_name(el->kind));
+    elem_fields(&e, el);
+    return finish(&e);
 }
 
 int tb_elem_format_json(const tb_element *el, char *buf, size_t len)
 {
-    int n, m;
+    emit e = {buf, len, 0, true};
 
     if (!el || (!buf && len))
         return TB_ERR_INVAL;
-    n = snprintf(buf, len, "{\"index\":%" PRIu64 ",\"kind\":\"%s\"", el->index,
-                 tb_elem_kind_name(el->kind));
-    switch (el->kind) {
-    case TB_ELEM_NO_SYNC:
-        m = snprintf(buf + CLAMP(n, len), len - CLAMP(n, len), ",\"reason\":\"%s\"",
-                     tb_gap_reason_name((tb_gap_reason)el->reason));
-        break;
-    case TB_ELEM_TRACE_ON:
-        m = snprintf(buf + CLAMP(n, len), len - CLAMP(n, len),
-                     ",\"reason\":\"%s\",\"addr\":%" PRIu32 ",\"isa\":\"%s\"",
-                     isync_reason(el->reason), el->start, tb_isa_name((tb_isa)el->isa));
-        break;
-    case TB_ELEM_INSN_RANGE:
-        m = snprintf(buf + CLAMP(n, len), len - CLAMP(n, len),
-                     ",\"start\":%" PRIu32 ",\"end\":%" PRIu32 ",\"count\":%" PRIu32
-                     ",\"isa\":\"%s\",\"last_addr\":%" PRIu32 ",\"last_class\":\"%s\","
-                     "\"last_atom\":\"%c\",\"atom_bits\":%" PRIu32,
-                     el->start, el->end, el->count, tb_isa_name((tb_isa)el->isa),
-                     el->last_addr, tb_wp_class_name((tb_wp_class)el->last_wp),
-                     el->last_atom ? el->last_atom : '?', el->atom_bits);
-        break;
-    case TB_ELEM_EXCEPTION:
-        m = snprintf(buf + CLAMP(n, len), len - CLAMP(n, len),
-                     ",\"num\":%u,\"pref_return\":%" PRIu32 ",\"vector\":%" PRIu32
-                     ",\"cancelled\":%s",
-                     el->exc_num, el->pref_return, el->start, el->cancelled ? "true" : "false");
-        break;
-    case TB_ELEM_CONTEXT:
-        m = snprintf(buf + CLAMP(n, len), len - CLAMP(n, len),
-                     ",\"isa\":\"%s\",\"ns\":%s,\"hyp\":%s,\"context_id\":%" PRIu32
-                     ",\"vmid\":%u",
-                     tb_isa_name((tb_isa)el->isa), el->ns ? "true" : "false",
-                     el->hyp ? "true" : "false", el->context_id, el->vmid);
-        break;
-    case TB_ELEM_TIMESTAMP:
-        m = snprintf(buf + CLAMP(n, len), len - CLAMP(n, len), ",\"ts\":%" PRIu64, el->ts);
-        break;
-    case TB_ELEM_ADDR_NACC:
-        m = snprintf(buf + CLAMP(n, len), len - CLAMP(n, len), ",\"addr\":%" PRIu32, el->start);
-        break;
-    default:
-        m = 0;
-        break;
-    }
-    n += m;
-    if (el->has_cc) {
-        m = snprintf(buf + CLAMP(n, len), len - CLAMP(n, len), ",\"cc\":%" PRIu32, el->cc);
-        n += m;
-    }
-    if (el->err) {
-        m = snprintf(buf + CLAMP(n, len), len - CLAMP(n, len), ",\"error\":\"%s\"",
-                     tb_err_str(el->err));
-        n += m;
-    }
-    m = snprintf(buf + CLAMP(n, len), len - CLAMP(n, len), "}");
-    return n + m;
+    put(&e, "{\"index\":%" PRIu64 ",\"kind\":\"%s\"", el->index, tb_elem_kind_name(el->kind));
+    elem_fields(&e, el);
+    put(&e, "}");
+    return finish(&e);
 }

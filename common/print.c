@@ -1,4 +1,6 @@
-/* Packet printers: a readable line and a JSON object per packet. */
+/* Packet printers: a readable line and a JSON object per packet, from
+ * one list of fields (put_fields), so that both forms name every field
+ * alike (docs/formats.md). */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -6,11 +8,13 @@
 
 #include "tracebench/print.h"
 
-/* snprintf into a growing position; keeps the total length needed. */
+/* snprintf into a growing position; keeps the total length needed.
+ * json picks the form the field helpers write. */
 typedef struct out {
     char *buf;
     size_t cap;
     size_t len;
+    bool json;
 } out;
 
 #if defined(__GNUC__)
@@ -34,6 +38,50 @@ static int done(out *o)
     if (o->cap)
         o->buf[o->len < o->cap ? o->len : o->cap - 1] = '\0';
     return (int)o->len;
+}
+
+/* One field, named the same in both forms (docs/formats.md, and as in
+ * common/elem_print.c): text ` key=value` with addresses and bit
+ * patterns in hex and a true boolean as its bare key; JSON
+ * `,"key":value` with plain numbers. */
+static void f_hex(out *o, const char *key, uint32_t v)
+{
+    if (o->json)
+        put(o, ",\"%s\":%" PRIu32, key, v);
+    else
+        put(o, " %s=0x%08" PRIx32, key, v);
+}
+
+static void f_num(out *o, const char *key, uint64_t v)
+{
+    if (o->json)
+        put(o, ",\"%s\":%" PRIu64, key, v);
+    else
+        put(o, " %s=%" PRIu64, key, v);
+}
+
+static void f_word(out *o, const char *key, const char *v)
+{
+    if (o->json)
+        put(o, ",\"%s\":\"%s\"", key, v);
+    else
+        put(o, " %s=%s", key, v);
+}
+
+static void f_text(out *o, const char *key, const char *v)
+{
+    if (o->json)
+        put(o, ",\"%s\":\"%s\"", key, v);
+    else
+        put(o, " %s=\"%s\"", key, v);
+}
+
+static void f_bool(out *o, const char *key, bool v)
+{
+    if (o->json)
+        put(o, ",\"%s\":%s", key, v ? "true" : "false");
+    else if (v)
+        put(o, " %s", key);
 }
 
 /* A/R-profile numbers (protocol-notes 2.7). */
@@ -70,91 +118,91 @@ static void put_fields(out *o, const tb_packet *p)
 
     switch (p->kind) {
     case TB_PKT_NOTSYNC:
-        put(o, " skipped=%" PRIu64, p->count);
+        f_num(o, "skipped", p->count);
         break;
     case TB_PKT_ISYNC:
-        put(o, " reason=%s", reason_name(p->reason));
-        if (!p->lsip || p->addr_bits)
-            put(o, " addr=0x%08" PRIx32 " isa=%s", p->addr, tb_isa_name(p->isa));
-        put(o, " %s%s", p->ns ? "NS" : "S", p->hyp ? " hyp" : "");
-        if (p->lsip)
-            put(o, " lsip=0x%08" PRIx32 "(%s)", p->lsip_addr,
-                tb_isa_name(p->lsip_isa));
+        f_word(o, "reason", reason_name(p->reason));
+        /* An LSiP I-sync without address bits names no address of its own. */
+        if (!p->lsip || p->addr_bits) {
+            f_hex(o, "addr", p->addr);
+            f_word(o, "isa", tb_isa_name(p->isa));
+        }
+        f_bool(o, "ns", p->ns);
+        f_bool(o, "hyp", p->hyp);
+        if (p->lsip) {
+            f_hex(o, "lsip_addr", p->lsip_addr);
+            f_word(o, "lsip_isa", tb_isa_name(p->lsip_isa));
+        }
         if (p->has_ctxid)
-            put(o, " ctxid=0x%" PRIx32, p->context_id);
-        if (p->has_cc)
-            put(o, " cc=%" PRIu32, p->cc);
+            f_hex(o, "context_id", p->context_id);
         break;
     case TB_PKT_ATOM:
-        put(o, " atoms=%s", tb_packet_atoms(p, atoms));
-        if (p->has_cc)
-            put(o, " cc=%" PRIu32, p->cc);
+        f_word(o, "atoms", tb_packet_atoms(p, atoms));
+        if (p->protocol == TB_PROTO_ETMV3) /* PTM atoms have no formats */
+            f_num(o, "format", p->phdr_format);
         break;
     case TB_PKT_BRANCH:
     case TB_PKT_WP_UPDATE:
-        if (p->addr_known)
-            put(o, " addr=0x%08" PRIx32, p->addr);
-        else
-            put(o, " addr=?(low %u bits 0x%" PRIx32 ")", p->addr_bits, p->addr);
-        put(o, " bits=%u", p->addr_bits);
-        if (p->isa_changed)
-            put(o, " isa=%s", tb_isa_name(p->isa));
+        f_hex(o, "addr", p->addr);
+        f_num(o, "addr_bits", p->addr_bits);
+        /* Rare, so that the text shows it only when it matters: the
+         * high bits were never seen, only the low addr_bits are real. */
+        f_bool(o, "addr_partial", !p->addr_known);
+        f_word(o, "isa", tb_isa_name(p->isa));
+        f_bool(o, "isa_changed", p->isa_changed);
         if (p->has_exc) {
-            put(o, " exception=%s(%u)", tb_exc_number_name(p->exc_num),
-                p->exc_num);
-            if (p->exc_cancel)
-                put(o, " cancel");
+            f_num(o, "exc_num", p->exc_num);
+            f_word(o, "exc_name", tb_exc_number_name(p->exc_num));
+            f_bool(o, "cancelled", p->exc_cancel);
         }
         if (p->ns_valid)
-            put(o, " %s", p->ns ? "NS" : "S");
-        if (p->hyp_valid && p->hyp)
-            put(o, " hyp");
-        if (p->altisa)
-            put(o, " altisa");
-        if (p->has_cc)
-            put(o, " cc=%" PRIu32, p->cc);
-        break;
-    case TB_PKT_CYCLE_COUNT:
-        put(o, " cc=%" PRIu32, p->cc);
+            f_bool(o, "ns", p->ns);
+        if (p->hyp_valid)
+            f_bool(o, "hyp", p->hyp);
+        f_bool(o, "altisa", p->altisa);
         break;
     case TB_PKT_TIMESTAMP:
-        put(o, " ts=0x%" PRIx64 " (%" PRIu64 ") bits=%u", p->ts, p->ts,
-            p->ts_bits);
-        if (p->has_cc)
-            put(o, " cc=%" PRIu32, p->cc);
+        f_num(o, "ts", p->ts);
+        f_num(o, "ts_bits", p->ts_bits);
         break;
     case TB_PKT_CONTEXT_ID:
-        put(o, " ctxid=0x%" PRIx32, p->context_id);
+        f_hex(o, "context_id", p->context_id);
         break;
     case TB_PKT_VMID:
-        put(o, " vmid=0x%02x", p->vmid);
+        f_num(o, "vmid", p->vmid);
         break;
     case TB_PKT_DATA:
     case TB_PKT_OOO_DATA:
     case TB_PKT_OOO_PLACEHOLDER:
     case TB_PKT_VALUE_NOT_TRACED:
         if (p->data_tag)
-            put(o, " tag=%u", p->data_tag);
-        if (p->has_data_addr)
-            put(o, " daddr=0x%08" PRIx32 " bits=%u%s", p->data_addr,
-                p->data_addr_bits, p->data_be ? " BE" : "");
-        if (p->kind == TB_PKT_DATA || p->kind == TB_PKT_OOO_DATA)
-            put(o, " value=0x%" PRIx32 " size=%u", p->data_value, p->data_size);
+            f_num(o, "tag", p->data_tag);
+        if (p->has_data_addr) {
+            f_hex(o, "data_addr", p->data_addr);
+            f_num(o, "data_addr_bits", p->data_addr_bits);
+            f_bool(o, "data_be", p->data_be);
+        }
+        if (p->kind == TB_PKT_DATA || p->kind == TB_PKT_OOO_DATA) {
+            f_hex(o, "value", p->data_value);
+            f_num(o, "size", p->data_size);
+        }
         break;
     case TB_PKT_RESERVED:
     case TB_PKT_BAD_SEQUENCE:
     case TB_PKT_BAD_TRACEMODE:
     case TB_PKT_INCOMPLETE:
-        put(o, " error=\"%s\"", tb_err_str(p->err));
+        f_text(o, "error", tb_err_str(p->err));
         break;
     default:
         break;
     }
+    if (p->has_cc || p->kind == TB_PKT_CYCLE_COUNT)
+        f_num(o, "cc", p->cc);
 }
 
 int tb_packet_format(const tb_packet *pkt, char *buf, size_t cap)
 {
-    out o = {buf, cap, 0};
+    out o = {buf, cap, 0, false};
     unsigned i;
 
     put(&o, "%10" PRIu64 "  %-16s", pkt->index, tb_pkt_kind_name(pkt->kind));
@@ -166,15 +214,9 @@ int tb_packet_format(const tb_packet *pkt, char *buf, size_t cap)
     return done(&o);
 }
 
-static void json_bool(out *o, const char *key, bool v)
-{
-    put(o, ",\"%s\":%s", key, v ? "true" : "false");
-}
-
 int tb_packet_format_json(const tb_packet *p, int id, char *buf, size_t cap)
 {
-    out o = {buf, cap, 0};
-    char atoms[24];
+    out o = {buf, cap, 0, true};
     unsigned i;
 
     put(&o, "{");
@@ -185,73 +227,7 @@ int tb_packet_format_json(const tb_packet *p, int id, char *buf, size_t cap)
     for (i = 0; i < p->size && i < TB_PKT_MAX_BYTES; i++)
         put(&o, "%02x", p->bytes[i]);
     put(&o, "\"");
-
-    switch (p->kind) {
-    case TB_PKT_NOTSYNC:
-        put(&o, ",\"skipped\":%" PRIu64, p->count);
-        break;
-    case TB_PKT_ISYNC:
-        put(&o, ",\"reason\":\"%s\",\"addr\":%" PRIu32 ",\"isa\":\"%s\"",
-            reason_name(p->reason), p->addr, tb_isa_name(p->isa));
-        json_bool(&o, "ns", p->ns);
-        json_bool(&o, "hyp", p->hyp);
-        json_bool(&o, "lsip", p->lsip);
-        if (p->lsip)
-            put(&o, ",\"lsip_addr\":%" PRIu32 ",\"lsip_isa\":\"%s\"",
-                p->lsip_addr, tb_isa_name(p->lsip_isa));
-        if (p->has_ctxid)
-            put(&o, ",\"context_id\":%" PRIu32, p->context_id);
-        break;
-    case TB_PKT_ATOM:
-        put(&o, ",\"atoms\":\"%s\",\"format\":%u", tb_packet_atoms(p, atoms),
-            p->phdr_format);
-        break;
-    case TB_PKT_BRANCH:
-    case TB_PKT_WP_UPDATE:
-        put(&o, ",\"addr\":%" PRIu32 ",\"addr_bits\":%u,\"isa\":\"%s\"",
-            p->addr, p->addr_bits, tb_isa_name(p->isa));
-        json_bool(&o, "addr_known", p->addr_known);
-        json_bool(&o, "isa_changed", p->isa_changed);
-        if (p->has_exc)
-            put(&o, ",\"exception\":%u,\"exception_name\":\"%s\",\"cancel\":%s",
-                p->exc_num, tb_exc_number_name(p->exc_num),
-                p->exc_cancel ? "true" : "false");
-        if (p->ns_valid)
-            json_bool(&o, "ns", p->ns);
-        if (p->hyp_valid)
-            json_bool(&o, "hyp", p->hyp);
-        json_bool(&o, "altisa", p->altisa);
-        break;
-    case TB_PKT_TIMESTAMP:
-        put(&o, ",\"ts\":%" PRIu64 ",\"ts_bits\":%u", p->ts, p->ts_bits);
-        break;
-    case TB_PKT_CONTEXT_ID:
-        put(&o, ",\"context_id\":%" PRIu32, p->context_id);
-        break;
-    case TB_PKT_VMID:
-        put(&o, ",\"vmid\":%u", p->vmid);
-        break;
-    case TB_PKT_DATA:
-    case TB_PKT_OOO_DATA:
-    case TB_PKT_OOO_PLACEHOLDER:
-    case TB_PKT_VALUE_NOT_TRACED:
-        put(&o, ",\"tag\":%u,\"value\":%" PRIu32 ",\"size\":%u", p->data_tag,
-            p->data_value, p->data_size);
-        if (p->has_data_addr)
-            put(&o, ",\"data_addr\":%" PRIu32 ",\"data_addr_bits\":%u",
-                p->data_addr, p->data_addr_bits);
-        break;
-    case TB_PKT_RESERVED:
-    case TB_PKT_BAD_SEQUENCE:
-    case TB_PKT_BAD_TRACEMODE:
-    case TB_PKT_INCOMPLETE:
-        put(&o, ",\"error\":\"%s\"", tb_err_str(p->err));
-        break;
-    default:
-        break;
-    }
-    if (p->has_cc || p->kind == TB_PKT_CYCLE_COUNT)
-        put(&o, ",\"cc\":%" PRIu32, p->cc);
+    put_fields(&o, p);
     put(&o, "}");
     return done(&o);
 }

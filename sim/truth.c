@@ -1,6 +1,10 @@
 /*
  * Ground-truth writers: one line per exec record, as text for people and
- * diff, and as JSON lines for tools.
+ * diff, and as JSON lines for tools.  The text form is frozen (the
+ * vectors' truth.txt is read back by tb_truth_parse_text and by
+ * vectors/expect.c); the JSON form uses the names of the element and
+ * packet printers ("kind", "exc_num", "pref_return", "context_id", ...;
+ * docs/formats.md maps the two).
  */
 #include <stdio.h>
 #include <string.h>
@@ -69,11 +73,11 @@ int tb_truth_format_json(const tb_exec_record *r, char *buf, size_t len)
         uint8_t f = r->u.insn.flags;
 
         return done(snprintf(buf, len,
-                             "{\"rec\":\"insn\",\"seq\":%llu,\"cycle\":%llu,"
+                             "{\"kind\":\"INSN\",\"seq\":%llu,\"cycle\":%llu,"
                              "\"addr\":%u,\"size\":%u,\"isa\":\"%s\",\"opcode\":%u,"
                              "\"wp\":\"%s\",\"exec\":%s,\"taken\":%s,"
                              "\"conditional\":%s,\"in_it\":%s,\"exc_return\":%s,"
-                             "\"next\":%u,\"next_isa\":\"%s\"}",
+                             "\"next_addr\":%u,\"next_isa\":\"%s\"}",
                              (unsigned long long)r->seq, (unsigned long long)r->cycle,
                              r->u.insn.addr, r->u.insn.size,
                              tb_isa_name((tb_isa)r->u.insn.isa), r->u.insn.opcode,
@@ -88,8 +92,8 @@ int tb_truth_format_json(const tb_exec_record *r, char *buf, size_t len)
     }
     case TB_REC_EXCEPTION:
         return done(snprintf(buf, len,
-                             "{\"rec\":\"exception\",\"seq\":%llu,\"cycle\":%llu,"
-                             "\"kind\":\"%s\",\"number\":%d,\"pref_return\":%u,"
+                             "{\"kind\":\"EXCEPTION\",\"seq\":%llu,\"cycle\":%llu,"
+                             "\"exc_kind\":\"%s\",\"exc_num\":%d,\"pref_return\":%u,"
                              "\"vector\":%u,\"isa\":\"%s\",\"cpsr\":%u,"
                              "\"cancelled\":%s}",
                              (unsigned long long)r->seq, (unsigned long long)r->cycle,
@@ -100,12 +104,12 @@ int tb_truth_format_json(const tb_exec_record *r, char *buf, size_t len)
                              r->u.exc.cancelled ? "true" : "false"), len);
     case TB_REC_CONTEXT:
         return done(snprintf(buf, len,
-                             "{\"rec\":\"context\",\"seq\":%llu,\"cycle\":%llu,"
+                             "{\"kind\":\"CONTEXT\",\"seq\":%llu,\"cycle\":%llu,"
                              "\"context_id\":%u,\"vmid\":%u}",
                              (unsigned long long)r->seq, (unsigned long long)r->cycle,
                              r->u.ctx.context_id, r->u.ctx.vmid), len);
     case TB_REC_END:
-        return done(snprintf(buf, len, "{\"rec\":\"end\",\"seq\":%llu,\"cycle\":%llu}",
+        return done(snprintf(buf, len, "{\"kind\":\"END\",\"seq\":%llu,\"cycle\":%llu}",
                              (unsigned long long)r->seq, (unsigned long long)r->cycle),
                     len);
     }

@@ -631,7 +631,37 @@ Test(sim, truth_lines)
     cr_assert(strstr(buf, "ea00003e ET---"), "%s", buf);
     cr_assert(strstr(buf, "-> 00000200"), "%s", buf);
     cr_assert_gt(tb_truth_format_json(&r, buf, sizeof buf), 0);
-    cr_assert(strstr(buf, "\"addr\":256,") && strstr(buf, "\"taken\":true") &&
-              strstr(buf, "\"next\":512,"), "%s", buf);
+    cr_assert(strstr(buf, "{\"kind\":\"INSN\",") == buf && strstr(buf, "\"addr\":256,") &&
+              strstr(buf, "\"taken\":true") && strstr(buf, "\"next_addr\":512,"), "%s", buf);
     cr_assert_eq(tb_truth_format_json(&r, buf, 10), TB_ERR_NOSPACE);
+
+    /* An exception and a context record: the text form is frozen (the
+     * vectors' truth.txt), the JSON form names fields as the element
+     * printers do (docs/formats.md). */
+    memset(&r, 0, sizeof r);
+    r.kind = TB_REC_EXCEPTION;
+    r.seq = 4;
+    r.cycle = 6;
+    r.u.exc.kind = TB_EXC_UNDEF;
+    r.u.exc.isa = TB_ISA_ARM;
+    r.u.exc.cancelled = true;
+    r.u.exc.pref_return = 0x10c;
+    r.u.exc.vector = 0x4;
+    r.u.exc.cpsr = 0x400001db;
+    cr_assert_gt(tb_truth_format_text(&r, buf, sizeof buf), 0);
+    cr_assert_str_eq(buf, "4 6 X undef ret=0000010c vector=00000004 A32 cpsr=400001db cancelled");
+    cr_assert_gt(tb_truth_format_json(&r, buf, sizeof buf), 0);
+    cr_assert_str_eq(buf, "{\"kind\":\"EXCEPTION\",\"seq\":4,\"cycle\":6,\"exc_kind\":\"undef\","
+                          "\"exc_num\":9,\"pref_return\":268,\"vector\":4,\"isa\":\"A32\","
+                          "\"cpsr\":1073742299,\"cancelled\":true}");
+    memset(&r, 0, sizeof r);
+    r.kind = TB_REC_CONTEXT;
+    r.seq = 5;
+    r.cycle = 8;
+    r.u.ctx.context_id = 1;
+    cr_assert_gt(tb_truth_format_text(&r, buf, sizeof buf), 0);
+    cr_assert_str_eq(buf, "5 8 C ctxid=00000001 vmid=0");
+    cr_assert_gt(tb_truth_format_json(&r, buf, sizeof buf), 0);
+    cr_assert_str_eq(buf, "{\"kind\":\"CONTEXT\",\"seq\":5,\"cycle\":8,\"context_id\":1,"
+                          "\"vmid\":0}");
 }

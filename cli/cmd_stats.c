@@ -1,0 +1,367 @@
+/* tracebench stats DIR [--id ID] [--json]: per trace source of a
+ * snapshot, what its trace holds: bytes, packets by kind, instructions,
+ * bits per instruction, gaps by reason, exceptions, the time span of its
+ * timestamps (and in cycles when cycle-accurate), errors.
+ *
+ * One pass per source: stream -> parser -> decoder (the packet path, so
+ * that the packets are counted on the way), with the snapshot's memory
+ * image.  Field names are those of docs/formats.md. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tracebench/decoder.h"
+#include "tracebench/parser.h"
+#include "tracebench/stream.h"
+
+#define N_GAP 8   /* tb_gap_reason values, with room for an unknown one */
+#define N_ISYNC 4 /* I-sync reasons */
+
+typedef struct stats {
+    tb_parser *parser;
+    tb_decoder *dec;
+    int err; /* a TB_ERR_* from the parser or decoder */
+
+    uint64_t bytes;
+    uint64_t packets, by_kind[TB_PKT_KIND_COUNT], bad_packets;
+    uint64_t insns, ranges, exceptions, exc_returns;
+    uint64_t no_sync[N_GAP], trace_on[N_ISYNC];
+    /* Gaps as `decode --format addr` marks them: trace missing between
+     * two instructions (none before the first or after the last). */
+    uint64_t gaps;
+    bool gap_open, shown;
+    uint64_t timestamps, ts_first, ts_last;
+    /* Cycles: the running sum of element cycle counts, and where it
+     * stood at the first and the last timestamp. */
+    uint64_t cycles, cycles_first_ts, cycles_last_ts;
+    uint64_t addr_nacc, addr_unknown, elem_errors;
+} stats;
+
+static const char *const isync_words[N_ISYNC] = {"periodic", "trace-on", "overflow",
+                                                 "debug-exit"};
+
+static int on_elem(void *ctx, const tb_element *el)
+{
+    stats *s = ctx;
+
+    if (el->has_cc)
+        s->cycles += el->cc;
+    if (el->err && el->kind != TB_ELEM_ADDR_NACC) /* NACC's err is its reason */
+        s->elem_errors++;
+    /* What the addr format prints a line for ends any open gap. */
+    if ((el->kind == TB_ELEM_INSN_RANGE && el->count) || el->kind == TB_ELEM_ADDR_NACC ||
+        el->kind == TB_ELEM_ADDR_UNKNOWN) {
+        s->gaps += s->gap_open && s->shown;
+        s->gap_open = false;
+        s->shown = true;
+    }
+    switch (el->kind) {
+    case TB_ELEM_INSN_RANGE:
+        s->insns += el->count;
+        s->ranges++;
+        break;
+    case TB_ELEM_EXCEPTION:
+        s->exceptions++;
+        break;
+    case TB_ELEM_EXC_RETURN:
+        s->exc_returns++;
+        break;
+    case TB_ELEM_NO_SYNC:
+        s->no_sync[el->reason < N_GAP ? el->reason : N_GAP - 1]++;
+        if (el->reason != TB_GAP_INIT)
+            s->gap_open = true;
+        break;
+    case TB_ELEM_TRACE_ON:
+        s->trace_on[el->reason & (N_ISYNC - 1)]++;
+        /* A periodic I-sync resumes nothing. */
+        if (el->reason != TB_ISYNC_PERIODIC)
+            s->gap_open = true;
+        break;
+    case TB_ELEM_TIMESTAMP:
+        if (!s->timestamps++) {
+            s->ts_first = el->ts;
+            s->cycles_first_ts = s->cycles;
+        }
+        s->ts_last = el->ts;
+        s->cycles_last_ts = s->cycles;
+        break;
+    case TB_ELEM_ADDR_NACC:
+        s->addr_nacc++;
+        break;
+    case TB_ELEM_ADDR_UNKNOWN:
+        s->addr_unknown++;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int on_packet(void *ctx, const tb_packet *pkt)
+{
+    stats *s = ctx;
+    int r;
+
+    s->packets++;
+    if ((unsigned)pkt->kind < TB_PKT_KIND_COUNT)
+        s->by_kind[pkt->kind]++;
+    if (pkt->kind >= TB_PKT_RESERVED)
+        s->bad_packets++;
+    r = tb_decoder_packet(s->dec, pkt, on_elem, s);
+    if (r < 0) {
+        s->err = r;
+        return 1;
+    }
+    return 0;
+}
+
+static int on_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
+{
+    stats *s = ctx;
+    int r;
+
+    s->bytes += len;
+    r = tb_parser_push(s->parser, data, len, index, on_packet, s);
+    if (r < 0 && !s->err)
+        s->err = r;
+    return r < 0;
+}
+
+static uint64_t error_total(const stats *s)
+{
+    return s->bad_packets + s->addr_nacc + s->addr_unknown + s->elem_errors;
+}
+
+static void print_text(const tb_snap_source *src, const tb_config *cfg, const stats *s)
+{
+    printf("source %s: %s%u, trace ID 0x%02x, buffer %s%s%s\n", src->name,
+           cfg->protocol == TB_PROTO_PTM ? "PFT1." : "ETMv3.", cfg->arch_minor, cfg->trace_id,
+           src->buffer, cfg->cycle_accurate ? ", cycle-accurate" : "",
+           cfg->timestamps ? ", timestamps" : "");
+    printf("  %-16s %" PRIu64 "\n", "trace_bytes", s->bytes);
+    printf("  %-16s %" PRIu64 "\n", "packets", s->packets);
+    for (unsigned k = 0; k < TB_PKT_KIND_COUNT; k++)
+        if (s->by_kind[k])
+            printf("    %-24s %" PRIu64 "\n", tb_pkt_kind_name((tb_pkt_kind)k), s->by_kind[k]);
+    printf("  %-16s %" PRIu64 "\n", "instructions", s->insns);
+    printf("  %-16s %" PRIu64 "\n", "insn_ranges", s->ranges);
+    if (s->insns)
+        printf("  %-16s %.3f\n", "bits_per_insn", (double)s->bytes * 8 / (double)s->insns);
+    else
+        printf("  %-16s -\n", "bits_per_insn");
+    printf("  %-16s %" PRIu64 "\n", "exceptions", s->exceptions);
+    printf("  %-16s %" PRIu64 "\n", "exc_returns", s->exc_returns);
+    printf("  %-16s %" PRIu64 "\n", "gaps", s->gaps);
+    for (unsigned r = 0; r < N_GAP; r++)
+        if (s->no_sync[r])
+            printf("    NO_SYNC reason=%-11s %" PRIu64 "\n",
+                   tb_gap_reason_name((tb_gap_reason)r), s->no_sync[r]);
+    for (unsigned r = 1; r < N_ISYNC; r++)
+        if (s->trace_on[r])
+            printf("    TRACE_ON reason=%-10s %" PRIu64 "\n", isync_words[r], s->trace_on[r]);
+    printf("  %-16s %" PRIu64 "\n", "timestamps", s->timestamps);
+    if (s->timestamps) {
+        printf("  %-16s %" PRIu64 "\n", "ts_first", s->ts_first);
+        printf("  %-16s %" PRIu64 "\n", "ts_last", s->ts_last);
+        printf("  %-16s %" PRIu64 "\n", "ts_span", s->ts_last - s->ts_first);
+    }
+    if (cfg->cycle_accurate) {
+        printf("  %-16s %" PRIu64 "\n", "cycles", s->cycles);
+        if (s->timestamps)
+            printf("  %-16s %" PRIu64 "\n", "ts_span_cycles",
+                   s->cycles_last_ts - s->cycles_first_ts);
+    }
+    printf("  %-16s %" PRIu64 "\n", "errors", error_total(s));
+    if (error_total(s)) {
+        printf("    %-24s %" PRIu64 "\n", "bad_packets", s->bad_packets);
+        printf("    %-24s %" PRIu64 "\n", "addr_nacc", s->addr_nacc);
+        printf("    %-24s %" PRIu64 "\n", "addr_unknown", s->addr_unknown);
+        printf("    %-24s %" PRIu64 "\n", "decode_errors", s->elem_errors);
+    }
+}
+
+static void print_json(const tb_snap_source *src, const tb_config *cfg, const stats *s)
+{
+    const char *sep = "";
+
+    printf("{\"source\":\"%s\",\"id\":%u,\"protocol\":\"%s\",\"buffer\":\"%s\","
+           "\"cycle_accurate\":%s,\"trace_bytes\":%" PRIu64 ",\"packets\":{\"total\":%" PRIu64,
+           src->name, cfg->trace_id, tb_protocol_name(cfg->protocol), src->buffer,
+           cfg->cycle_accurate ? "true" : "false", s->bytes, s->packets);
+    for (unsigned k = 0; k < TB_PKT_KIND_COUNT; k++)
+        if (s->by_kind[k])
+            printf(",\"%s\":%" PRIu64, tb_pkt_kind_name((tb_pkt_kind)k), s->by_kind[k]);
+    printf("},\"instructions\":%" PRIu64 ",\"insn_ranges\":%" PRIu64, s->insns, s->ranges);
+    if (s->insns)
+        printf(",\"bits_per_insn\":%.3f", (double)s->bytes * 8 / (double)s->insns);
+    else
+        printf(",\"bits_per_insn\":null");
+    printf(",\"exceptions\":%" PRIu64 ",\"exc_returns\":%" PRIu64 ",\"gaps\":{\"total\":%" PRIu64
+           ",\"NO_SYNC\":{",
+           s->exceptions, s->exc_returns, s->gaps);
+    for (unsigned r = 0; r < N_GAP; r++)
+        if (s->no_sync[r]) {
+            printf("%s\"%s\":%" PRIu64, sep, tb_gap_reason_name((tb_gap_reason)r), s->no_sync[r]);
+            sep = ",";
+        }
+    printf("},\"TRACE_ON\":{");
+    sep = "";
+    for (unsigned r = 1; r < N_ISYNC; r++)
+        if (s->trace_on[r]) {
+            printf("%s\"%s\":%" PRIu64, sep, isync_words[r], s->trace_on[r]);
+            sep = ",";
+        }
+    printf("}},\"timestamps\":%" PRIu64, s->timestamps);
+    if (s->timestamps)
+        printf(",\"ts_first\":%" PRIu64 ",\"ts_last\":%" PRIu64 ",\"ts_span\":%" PRIu64,
+               s->ts_first, s->ts_last, s->ts_last - s->ts_first);
+    if (cfg->cycle_accurate) {
+        printf(",\"cycles\":%" PRIu64, s->cycles);
+        if (s->timestamps)
+            printf(",\"ts_span_cycles\":%" PRIu64, s->cycles_last_ts - s->cycles_first_ts);
+    }
+    printf(",\"errors\":{\"total\":%" PRIu64 ",\"bad_packets\":%" PRIu64
+           ",\"addr_nacc\":%" PRIu64 ",\"addr_unknown\":%" PRIu64 ",\"decode_errors\":%" PRIu64
+           "}}\n",
+           error_total(s), s->bad_packets, s->addr_nacc, s->addr_unknown, s->elem_errors);
+}
+
+/* A JSON string's contents: the reasons hold paths and quotes. */
+static void json_str(const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+}
+
+static void print_skipped(const tb_snap_source *src, const char *why, bool json)
+{
+    if (json) {
+        printf("{\"source\":\"");
+        json_str(src->name);
+        printf("\",\"skipped\":\"");
+        json_str(why);
+        printf("\"}\n");
+    } else
+        printf("source %s: skipped: %s\n", src->name, why);
+}
+
+/* One source.  Returns 0, or 1 when it could not be read or decoded
+ * (the reason is on stderr). */
+static int source_stats(const tb_snapshot *snap, const tb_snap_source *src,
+                        const tb_config *cfg, bool json)
+{
+    char err[512] = "";
+    tb_memimage *mem = NULL;
+    stats s = {0};
+    int r;
+
+    r = tb_snapshot_source_memory(snap, src, &mem, err, sizeof err);
+    if (r < 0) {
+        fprintf(stderr, "tracebench stats: %s: %s\n", src->name, err);
+        return 1;
+    }
+    s.parser = tb_parser_new(cfg);
+    s.dec = tb_decoder_new(cfg, mem);
+    if (!s.parser || !s.dec) {
+        fprintf(stderr, "tracebench stats: %s: cannot create a parser and decoder\n",
+                src->name);
+        r = 1;
+        goto out;
+    }
+    r = tb_stream_source(snap, src, NULL, on_bytes, &s, err, sizeof err);
+    if (r >= 0 && !s.err)
+        r = tb_parser_finish(s.parser, on_packet, &s);
+    if (r >= 0 && !s.err)
+        r = tb_decoder_finish(s.dec, on_elem, &s);
+    if (s.err)
+        r = s.err;
+    if (r < 0) {
+        fprintf(stderr, "tracebench stats: %s: %s\n", src->name,
+                r != TB_ERR_STOPPED && err[0] ? err : tb_err_str(r));
+        r = 1;
+        goto out;
+    }
+    if (json)
+        print_json(src, cfg, &s);
+    else
+        print_text(src, cfg, &s);
+    r = 0;
+out:
+    tb_decoder_free(s.dec);
+    tb_parser_free(s.parser);
+    tb_memimage_free(mem);
+    return r;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: tracebench stats DIR [--id ID] [--json]\n");
+    return 2;
+}
+
+int tb_cli_stats(int argc, char **argv)
+{
+    const char *dir = NULL;
+    int id = -1, status = 0;
+    bool json = false;
+    tb_snapshot snap;
+    char err[512] = "";
+    size_t done = 0;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (!strcmp(argv[i], "--id") && i + 1 < argc) {
+            id = tb_cli_parse_id(argv[++i]);
+            if (id < 0) {
+                fprintf(stderr, "tracebench stats: bad trace ID '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (argv[i][0] == '-' || dir) {
+            return usage();
+        } else {
+            dir = argv[i];
+        }
+    }
+    if (!dir)
+        return usage();
+    if (tb_snapshot_load(&snap, dir, err, sizeof err) < 0) {
+        fprintf(stderr, "tracebench stats: %s\n", err);
+        return 1;
+    }
+    for (size_t i = 0; i < snap.n_sources; i++) {
+        const tb_snap_source *src = &snap.sources[i];
+        tb_config cfg;
+        bool ok = tb_snapshot_source_config(&snap, src, &cfg, err, sizeof err) >= 0;
+
+        if (id >= 0 && (!ok || cfg.trace_id != id))
+            continue;
+        done++;
+        /* A source the decoder cannot read is listed with the reason, so
+         * that a snapshot's sources are all accounted for. */
+        if (!ok) {
+            print_skipped(src, err, json);
+        } else if (!src->buffer[0]) {
+            print_skipped(src, "no trace buffer was captured for it", json);
+        } else {
+            status |= source_stats(&snap, src, &cfg, json);
+        }
+    }
+    if (id >= 0 && !done) {
+        fprintf(stderr, "tracebench stats: %s: no ETMv3/PTM trace source with ID 0x%02x\n", dir,
+                (unsigned)id);
+        status = 1;
+    }
+    tb_snapshot_fini(&snap);
+    return status;
+}
