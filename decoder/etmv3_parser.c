@@ -406,7 +406,9 @@ static enum hclass classify(const tb_etmv3_parser *p, uint8_t h,
         *kind = TB_PKT_DATA;
         if (!dt)
             return H_BADMODE;
-        return ((h & 0x20) && addr_tr) || (h & 0x0C) ? H_MULTI : H_SINGLE;
+        /* Value bytes only with value trace on (IHI0014Q 7.4.2). */
+        return ((h & 0x20) && addr_tr) || ((h & 0x0C) && (dt & 1)) ? H_MULTI
+                                                                   : H_SINGLE;
     }
     if ((h & 0x93) == 0x00 && (h & 0x60)) { /* b0TT0SS00, TT != 0 */
         *kind = TB_PKT_OOO_DATA;
@@ -496,7 +498,9 @@ static int body_length(const tb_etmv3_parser *p, const uint8_t *b,
             pos += n;
         }
     }
-    if ((h & 0xD3) == 0x02 || ((h & 0x93) == 0x00))
+    /* IHI0014Q 7.4.2: the data value is present only when value trace
+     * (ETMCR[2]) is on, whatever SS says. */
+    if (((h & 0xD3) == 0x02 || ((h & 0x93) == 0x00)) && (p->cfg.data_trace & 1))
         pos += value_bytes(h);
     return len >= pos ? (int)pos : 0;
 }
@@ -832,7 +836,8 @@ static void decode_data(tb_etmv3_parser *p, const uint8_t *b, tb_packet *pkt)
         pkt->data_be = p->data_be;
         pos += n;
     }
-    if (pkt->kind == TB_PKT_DATA || pkt->kind == TB_PKT_OOO_DATA) {
+    if ((pkt->kind == TB_PKT_DATA || pkt->kind == TB_PKT_OOO_DATA) &&
+        (p->cfg.data_trace & 1)) {
         vb = value_bytes(h);
         pkt->data_size = (uint8_t)vb;
         for (i = 0; i < vb; i++)

@@ -1,0 +1,541 @@
+/*
+ * OpenCSD 1.3.3's ETMv3 data-packet reader against IHI0014Q, on minimal
+ * hand-built snapshots (docs/opencsd-bugs.md, sections 3 to 6).  OpenCSD's
+ * decoder refuses data trace, but trc_pkt_lister's packet listing parses
+ * the data packets; each case runs it live on a snapshot written to /tmp
+ * and asserts the exact lines that show the fault, next to our parser's
+ * packets for the same bytes (which follow the spec).  If a newer
+ * OpenCSD changes behaviour, the case fails and says which section of
+ * docs/opencsd-bugs.md to revisit.
+ *
+ * trc_pkt_lister prints neither the data address nor the big-endian
+ * flag, so those two are also read from OpenCSD's packet structure
+ * through its C API (libopencsd_c_api, loaded with dlopen so that the
+ * build needs no link change).
+ *
+ * Every snapshot: ETMv3.4, ETMCR[3:2] = 11 (data address and value
+ * trace) unless said otherwise, raw source data, A-sync then I-sync
+ * 0x8000 ARM, then the bytes of the case from index 12.
+ */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tb_test.h"
+#include "tracebench/parser.h"
+#include "tracebench/snapshot.h"
+
+#if defined(__has_include)
+#if __has_include(<opencsd/c_api/opencsd_c_api.h>)
+#include <opencsd/c_api/opencsd_c_api.h>
+#define HAVE_OCSD_C_API 1
+#endif
+#endif
+
+#define ETMIDR_V34 0x4100F240u
+#define ETMCR_DATA 0x0Cu /* ETMCR[2] values, ETMCR[3] addresses */
+
+static const uint8_t head[] = {
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x80, /* A-sync */
+    0x08, 0x00, 0x00, 0x80, 0x00, 0x00, /* I-sync 0x8000 ARM, periodic */
+};
+
+static bool under_ci(void)
+{
+    const char *ci = getenv("CI");
+    return ci && !strcmp(ci, "true");
+}
+
+static bool lister_or_skip(void)
+{
+    if (system("command -v trc_pkt_lister >/dev/null 2>&1") == 0)
+        return true;
+    if (under_ci())
+        cr_assert_fail("trc_pkt_lister (libopencsd-bin) missing under CI=true");
+    fprintf(stderr, "\n*** SKIPPED: trc_pkt_lister not installed ***\n\n");
+    cr_skip_test("SKIPPED: trc_pkt_lister not installed");
+    return false;
+}
+
+static tb_config data_cfg(uint32_t etmcr)
+{
+    tb_config cfg;
+
+    cr_assert_eq(tb_config_from_regs(&cfg, etmcr, ETMIDR_V34, 0, 0x10), 0);
+    return cfg;
+}
+
+/* The stream: head then the case's bytes. */
+static size_t stream(const uint8_t *b, size_t n, uint8_t *out, size_t max)
+{
+    cr_assert_leq(sizeof head + n, max);
+    memcpy(out, head, sizeof head);
+    memcpy(out + sizeof head, b, n);
+    return sizeof head + n;
+}
+
+/* ---- trc_pkt_lister ---- */
+
+typedef struct listing {
+    char line[16][160]; /* "IDX NAME : text", as printed after "ID:0;\t" */
+    size_t n;
+} listing;
+
+static void ocsd_list(uint32_t etmcr, const uint8_t *b, size_t n, listing *out)
+{
+    char dir[] = "/tmp/tb_ocsd_data_XXXXXX";
+    char log[] = "/tmp/tb_ocsd_data_log_XXXXXX";
+    char cmd[1024], buf[512], err[256] = "";
+    uint8_t s[128], img[64] = {0};
+    tb_config cfg = data_cfg(etmcr);
+    tb_snap_region r = {0x8000, img, sizeof img};
+    tb_snap_out_source src = {"ETM_0", &cfg, "cpu_0", "Cortex-A7", &r, 1};
+    size_t len = stream(b, n, s, sizeof s);
+    FILE *f;
+    int fd;
+
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(tb_snapshot_write(dir, &src, 1, s, len, "source_data", err,
+                                   sizeof err), 0, "%s", err);
+    fd = mkstemp(log);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    snprintf(cmd, sizeof cmd,
+             "cd /tmp && trc_pkt_lister -ss_dir '%s' -logfilename '%s' >/dev/null 2>&1",
+             dir, log);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    f = fopen(log, "r");
+    cr_assert_not_null(f);
+    out->n = 0;
+    while (fgets(buf, sizeof buf, f)) {
+        const char *tab = strchr(buf, '\t');
+        unsigned long idx;
+
+        if (strncmp(buf, "Idx:", 4) != 0 || !tab)
+            continue;
+        idx = strtoul(buf + 4, NULL, 10);
+        if (idx < sizeof head)
+            continue; /* the A-sync and I-sync */
+        cr_assert_lt(out->n, 16);
+        buf[strcspn(buf, "\r\n")] = '\0';
+        snprintf(out->line[out->n++], sizeof out->line[0], "%lu %s", idx, tab + 1);
+    }
+    fclose(f);
+    unlink(log);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static void expect_lines(const listing *l, const char *const *want, size_t n,
+                         const char *section)
+{
+    size_t i;
+
+    for (i = 0; i < l->n && i < n; i++)
+        cr_assert_str_eq(l->line[i], want[i],
+                         "OpenCSD line %zu changed (docs/opencsd-bugs.md %s):\n"
+                         "  got  %s\n  want %s", i, section, l->line[i], want[i]);
+    cr_assert_eq(l->n, n, "OpenCSD listed %zu packets, want %zu "
+                 "(docs/opencsd-bugs.md %s)", l->n, n, section);
+}
+
+/* ---- our parser ---- */
+
+typedef struct pkts {
+    tb_packet v[16];
+    size_t n;
+} pkts;
+
+static int collect(void *ctx, const tb_packet *p)
+{
+    pkts *o = ctx;
+
+    if (p->index >= sizeof head && o->n < 16)
+        o->v[o->n++] = *p;
+    return 0;
+}
+
+static void our_list(uint32_t etmcr, const uint8_t *b, size_t n, pkts *out)
+{
+    uint8_t s[128];
+    tb_config cfg = data_cfg(etmcr);
+    size_t len = stream(b, n, s, sizeof s);
+    tb_parser *p = tb_parser_new(&cfg);
+
+    cr_assert_not_null(p);
+    out->n = 0;
+    cr_assert_geq(tb_parser_push(p, s, len, 0, collect, out), 0);
+    cr_assert_geq(tb_parser_finish(p, collect, out), 0);
+    tb_parser_free(p);
+}
+
+static void expect_pkt(const pkts *o, size_t i, tb_pkt_kind kind, uint64_t idx,
+                       unsigned size)
+{
+    cr_assert_lt(i, o->n);
+    cr_assert_eq(o->v[i].kind, kind, "ours %zu: %s want %s", i,
+                 tb_pkt_kind_name(o->v[i].kind), tb_pkt_kind_name(kind));
+    cr_assert_eq(o->v[i].index, idx, "ours %zu: index %llu want %llu", i,
+                 (unsigned long long)o->v[i].index, (unsigned long long)idx);
+    cr_assert_eq(o->v[i].size, size, "ours %zu: %u bytes want %u", i,
+                 o->v[i].size, size);
+}
+
+/* ---- OpenCSD's packet structure, through its C API ---- */
+
+#ifdef HAVE_OCSD_C_API
+typedef struct raw_pkt {
+    uint64_t index;
+    ocsd_etmv3_pkt pkt;
+} raw_pkt;
+
+typedef struct raw_list {
+    raw_pkt v[16];
+    size_t n;
+} raw_list;
+
+static ocsd_datapath_resp_t on_raw(const void *ctx, const ocsd_datapath_op_t op,
+                                   const ocsd_trc_index_t index, const void *pkt)
+{
+    raw_list *l = (raw_list *)(uintptr_t)ctx;
+
+    if (op == OCSD_OP_DATA && index >= sizeof head && l->n < 16) {
+        l->v[l->n].index = index;
+        memcpy(&l->v[l->n].pkt, pkt, sizeof l->v[l->n].pkt);
+        l->n++;
+    }
+    return OCSD_RESP_CONT;
+}
+
+typedef dcd_tree_handle_t (*fn_create)(const ocsd_dcd_tree_src_t, const uint32_t);
+typedef ocsd_err_t (*fn_decoder)(const dcd_tree_handle_t, const char *, const int,
+                                 const void *, unsigned char *);
+typedef ocsd_err_t (*fn_attach)(const dcd_tree_handle_t, const unsigned char,
+                                const ocsd_c_api_cb_types, void *, const void *);
+typedef ocsd_datapath_resp_t (*fn_process)(const dcd_tree_handle_t,
+                                           const ocsd_datapath_op_t,
+                                           const ocsd_trc_index_t, const uint32_t,
+                                           const uint8_t *, uint32_t *);
+typedef void (*fn_destroy)(const dcd_tree_handle_t);
+
+static void *sym(void *lib, const char *name)
+{
+    void *p = dlsym(lib, name);
+
+    cr_assert_not_null(p, "libopencsd_c_api: no %s", name);
+    return p;
+}
+
+/* OpenCSD's packet processor alone (no decoder), as trc_pkt_lister runs
+ * it; false (skipped loudly, failed under CI) without the library. */
+static bool ocsd_raw(uint32_t etmcr, const uint8_t *b, size_t n, raw_list *out)
+{
+    void *lib = dlopen("libopencsd_c_api.so.1", RTLD_NOW);
+    fn_create create;
+    fn_decoder decoder;
+    fn_attach attach;
+    fn_process process;
+    fn_destroy destroy;
+    void *p;
+    ocsd_etmv3_cfg cfg = {ETMIDR_V34, etmcr, 0, 0x10, ARCH_V7, profile_CortexA};
+    unsigned char csid = 0x10;
+    uint8_t s[128];
+    uint32_t used = 0;
+    size_t len = stream(b, n, s, sizeof s);
+    dcd_tree_handle_t t;
+
+    if (!lib) {
+        if (under_ci())
+            cr_assert_fail("libopencsd_c_api.so.1 missing under CI=true: %s", dlerror());
+        fprintf(stderr, "\n*** SKIPPED: libopencsd_c_api.so.1 not loadable ***\n\n");
+        return false;
+    }
+    p = sym(lib, "ocsd_create_dcd_tree");
+    memcpy(&create, &p, sizeof p);
+    p = sym(lib, "ocsd_dt_create_decoder");
+    memcpy(&decoder, &p, sizeof p);
+    p = sym(lib, "ocsd_dt_attach_packet_callback");
+    memcpy(&attach, &p, sizeof p);
+    p = sym(lib, "ocsd_dt_process_data");
+    memcpy(&process, &p, sizeof p);
+    p = sym(lib, "ocsd_destroy_dcd_tree");
+    memcpy(&destroy, &p, sizeof p);
+
+    out->n = 0;
+    t = create(OCSD_TRC_SRC_SINGLE, 0);
+    cr_assert_not_null(t);
+    cr_assert_eq(decoder(t, OCSD_BUILTIN_DCD_ETMV3, OCSD_CREATE_FLG_PACKET_PROC,
+                         &cfg, &csid), OCSD_OK);
+    cr_assert_eq(attach(t, csid, OCSD_C_API_CB_PKT_SINK, (void *)on_raw, out), OCSD_OK);
+    process(t, OCSD_OP_DATA, 0, (uint32_t)len, s, &used);
+    cr_assert_eq(used, len);
+    process(t, OCSD_OP_EOT, 0, 0, NULL, NULL);
+    destroy(t);
+    dlclose(lib);
+    return true;
+}
+#else
+static void c_api_missing(void)
+{
+    if (under_ci())
+        cr_assert_fail("OpenCSD C API headers (libopencsd-dev) missing under CI=true");
+    fprintf(stderr, "\n*** SKIPPED: OpenCSD C API headers not installed ***\n\n");
+}
+#endif
+
+/* ------------------------------------------------------------------ */
+/* 3. Value not traced: OpenCSD takes the address flag from bit 5.     */
+
+/* 6A is a VNT without address (b011A1010, A = bit 4 clear; Table 7.1);
+ * 88 and 0C are a P-header (E E) and a trigger.  OpenCSD tests bit 5,
+ * which every VNT header has, reads 88 0C as an address and loses both
+ * packets. */
+Test(ocsd_data, vnt_address_flag_read_from_bit5, .timeout = 60)
+{
+    static const uint8_t b[] = {0x84, 0x6A, 0x88, 0x0C, 0x84};
+    static const char *const want[] = {
+        "12 P_HDR : Atom P-header.; E",
+        "13 VAL_NOT_TRACED : Data trace value not traced.; Addr=0x????????0 (-1:0)",
+        "16 P_HDR : Atom P-header.; E",
+    };
+    listing l;
+    pkts o;
+
+    if (!lister_or_skip())
+        return;
+    ocsd_list(ETMCR_DATA, b, sizeof b, &l);
+    expect_lines(&l, want, 3, "3");
+    our_list(ETMCR_DATA, b, sizeof b, &o);
+    cr_assert_eq(o.n, 5);
+    expect_pkt(&o, 1, TB_PKT_VALUE_NOT_TRACED, 13, 1);
+    cr_assert_not(o.v[1].has_data_addr);
+    expect_pkt(&o, 2, TB_PKT_ATOM, 14, 1);
+    expect_pkt(&o, 3, TB_PKT_TRIGGER, 15, 1);
+    expect_pkt(&o, 4, TB_PKT_ATOM, 16, 1);
+}
+
+/* Control: 7A (A set) with one address byte: OpenCSD and ours agree on
+ * every packet boundary. */
+Test(ocsd_data, vnt_control_with_address, .timeout = 60)
+{
+    static const uint8_t b[] = {0x84, 0x7A, 0x14, 0x88, 0x0C, 0x84};
+    static const char *const want[] = {
+        "12 P_HDR : Atom P-header.; E",
+        "13 VAL_NOT_TRACED : Data trace value not traced.; Addr=0x????????0 (-1:0)",
+        "15 P_HDR : Atom P-header.; EE",
+        "16 TRIGGER : Trace Trigger Event.",
+        "17 P_HDR : Atom P-header.; E",
+    };
+    listing l;
+    pkts o;
+
+    if (!lister_or_skip())
+        return;
+    ocsd_list(ETMCR_DATA, b, sizeof b, &l);
+    expect_lines(&l, want, 5, "3");
+    our_list(ETMCR_DATA, b, sizeof b, &o);
+    cr_assert_eq(o.n, 5);
+    expect_pkt(&o, 1, TB_PKT_VALUE_NOT_TRACED, 13, 2);
+    cr_assert(o.v[1].has_data_addr);
+    cr_assert_eq(o.v[1].data_addr, 0x14);
+    expect_pkt(&o, 2, TB_PKT_ATOM, 15, 1);
+    expect_pkt(&o, 3, TB_PKT_TRIGGER, 16, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* 4. Data address: only its first byte is used.                       */
+
+/* 2E 94 20 78 56 34 12: address 0x1014 in two bytes, value 0x12345678
+ * (IHI0014Q 7.4.2).  OpenCSD delimits the packet right (next at 20) but
+ * extracts one address byte, so it reads the value from the second
+ * address byte on: 0x34567820.  The address it extracted (7 bits) lands
+ * in the packet's instruction-address field; the data-address field it
+ * prints was never written ("Addr=0x????????0 (-1:0)"). */
+Test(ocsd_data, data_address_first_byte_only, .timeout = 60)
+{
+    static const uint8_t b[] = {0x84, 0x2E, 0x94, 0x20, 0x78, 0x56, 0x34, 0x12, 0x84};
+    static const char *const want[] = {
+        "12 P_HDR : Atom P-header.; E",
+        "13 NORM_DATA : Data trace packet.; Addr=0x????????0 (-1:0); Val=0x34567820",
+        "20 P_HDR : Atom P-header.; E",
+    };
+    listing l;
+    pkts o;
+
+    if (!lister_or_skip())
+        return;
+    ocsd_list(ETMCR_DATA, b, sizeof b, &l);
+    expect_lines(&l, want, 3, "4");
+    our_list(ETMCR_DATA, b, sizeof b, &o);
+    cr_assert_eq(o.n, 3);
+    expect_pkt(&o, 1, TB_PKT_DATA, 13, 7);
+    cr_assert_eq(o.v[1].data_addr, 0x1014);
+    cr_assert_eq(o.v[1].data_addr_bits, 14);
+    cr_assert_eq(o.v[1].data_value, 0x12345678);
+    expect_pkt(&o, 2, TB_PKT_ATOM, 20, 1);
+#ifdef HAVE_OCSD_C_API
+    {
+        raw_list r;
+
+        if (!ocsd_raw(ETMCR_DATA, b, sizeof b, &r))
+            return;
+        cr_assert_eq(r.n, 3);
+        cr_assert_eq(r.v[1].index, 13);
+        cr_assert_eq(r.v[1].pkt.type, ETM3_PKT_NORM_DATA);
+        cr_assert(r.v[1].pkt.data.update_addr);
+        cr_assert_eq(r.v[1].pkt.addr.pkt_bits, 7,
+                     "OpenCSD now extracts %u address bits (docs/opencsd-bugs.md 4)",
+                     r.v[1].pkt.addr.pkt_bits);
+        cr_assert_eq(r.v[1].pkt.addr.val, 0x8014, "instruction address 0x%llx",
+                     (unsigned long long)r.v[1].pkt.addr.val);
+        cr_assert_eq(r.v[1].pkt.data.addr.valid_bits, 0);
+        cr_assert_eq(r.v[1].pkt.data.value, 0x34567820);
+    }
+#else
+    c_api_missing();
+#endif
+}
+
+/* Control: a one-byte address, where OpenCSD's value is right. */
+Test(ocsd_data, data_address_control_one_byte, .timeout = 60)
+{
+    static const uint8_t b[] = {0x84, 0x26, 0x10, 0xAB, 0x84};
+    static const char *const want[] = {
+        "12 P_HDR : Atom P-header.; E",
+        "13 NORM_DATA : Data trace packet.; Addr=0x????????0 (-1:0); Val=0xab",
+        "16 P_HDR : Atom P-header.; E",
+    };
+    listing l;
+    pkts o;
+
+    if (!lister_or_skip())
+        return;
+    ocsd_list(ETMCR_DATA, b, sizeof b, &l);
+    expect_lines(&l, want, 3, "4");
+    our_list(ETMCR_DATA, b, sizeof b, &o);
+    expect_pkt(&o, 1, TB_PKT_DATA, 13, 3);
+    cr_assert_eq(o.v[1].data_addr, 0x10);
+    cr_assert_eq(o.v[1].data_value, 0xAB);
+}
+
+/* ------------------------------------------------------------------ */
+/* 5. The big-endian flag is never set.                                */
+
+/* 26 F8 AC D1 91 51 AB: a 5-byte address 0x12345678 whose fifth byte
+ * has both candidate flag bits set (bit 4, OpenCSD's intent and ours;
+ * bit 6, the Go port's), value AB.  OpenCSD never reaches the fifth
+ * byte (section 4), and would mask the flag away if it did: update_be
+ * and be stay 0; its value is the second address byte, 0xAC.  The
+ * lister prints no BE field at all. */
+Test(ocsd_data, data_be_flag_always_zero, .timeout = 60)
+{
+    static const uint8_t b[] = {0x84, 0x26, 0xF8, 0xAC, 0xD1, 0x91, 0x51, 0xAB, 0x84};
+    static const char *const want[] = {
+        "12 P_HDR : Atom P-header.; E",
+        "13 NORM_DATA : Data trace packet.; Addr=0x????????0 (-1:0); Val=0xac",
+        "20 P_HDR : Atom P-header.; E",
+    };
+    listing l;
+    pkts o;
+
+    if (!lister_or_skip())
+        return;
+    ocsd_list(ETMCR_DATA, b, sizeof b, &l);
+    expect_lines(&l, want, 3, "5");
+    our_list(ETMCR_DATA, b, sizeof b, &o);
+    expect_pkt(&o, 1, TB_PKT_DATA, 13, 7);
+    cr_assert_eq(o.v[1].data_addr, 0x12345678);
+    cr_assert_eq(o.v[1].data_addr_bits, 32);
+    cr_assert(o.v[1].data_be);
+    cr_assert_eq(o.v[1].data_value, 0xAB);
+#ifdef HAVE_OCSD_C_API
+    {
+        raw_list r;
+
+        if (!ocsd_raw(ETMCR_DATA, b, sizeof b, &r))
+            return;
+        cr_assert_eq(r.n, 3);
+        cr_assert_eq(r.v[1].pkt.type, ETM3_PKT_NORM_DATA);
+        cr_assert_eq(r.v[1].pkt.data.update_be, 0,
+                     "OpenCSD now reports a BE update (docs/opencsd-bugs.md 5)");
+        cr_assert_eq(r.v[1].pkt.data.be, 0);
+        cr_assert_eq(r.v[1].pkt.addr.pkt_bits, 7);
+        cr_assert_eq(r.v[1].pkt.data.value, 0xAC);
+    }
+#else
+    c_api_missing();
+#endif
+}
+
+/* ------------------------------------------------------------------ */
+/* 6. A normal data packet with an address and no value never ends.    */
+
+/* 22 10: A set, SS = 00 (value 0, no value bytes; IHI0014Q 7.4.2), one
+ * address byte.  OpenCSD never closes the packet: everything after it,
+ * a further A-sync and I-sync included, is swallowed, and the packet
+ * comes out alone at the end of the trace. */
+Test(ocsd_data, data_address_no_value_swallows_trace, .timeout = 60)
+{
+    static const uint8_t b[] = {0x84, 0x22, 0x10, 0x84, 0x88, 0x0C, 0x8C,
+                                0x00, 0x00, 0x00, 0x00, 0x00, 0x80,
+                                0x08, 0x00, 0x00, 0x80, 0x00, 0x00, 0x84};
+    static const char *const want[] = {
+        "12 P_HDR : Atom P-header.; E",
+        "13 NORM_DATA : Data trace packet.",
+    };
+    listing l;
+    pkts o;
+
+    if (!lister_or_skip())
+        return;
+    ocsd_list(ETMCR_DATA, b, sizeof b, &l);
+    expect_lines(&l, want, 2, "6");
+    our_list(ETMCR_DATA, b, sizeof b, &o);
+    cr_assert_eq(o.n, 9);
+    expect_pkt(&o, 1, TB_PKT_DATA, 13, 2);
+    cr_assert_eq(o.v[1].data_addr, 0x10);
+    cr_assert_eq(o.v[1].data_size, 0);
+    expect_pkt(&o, 2, TB_PKT_ATOM, 15, 1);
+    expect_pkt(&o, 3, TB_PKT_ATOM, 16, 1);
+    expect_pkt(&o, 4, TB_PKT_TRIGGER, 17, 1);
+    expect_pkt(&o, 5, TB_PKT_ATOM, 18, 1);
+    expect_pkt(&o, 6, TB_PKT_ASYNC, 19, 6);
+    expect_pkt(&o, 7, TB_PKT_ISYNC, 25, 6);
+    expect_pkt(&o, 8, TB_PKT_ATOM, 31, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* 7. Address-only trace: value bytes read although value trace is off. */
+
+/* ETMCR[3:2] = 10.  IHI0014Q 7.4.2: the value is present only with
+ * value trace on, so 26 10 is header + address and 84 a P-header.
+ * OpenCSD takes 84 as a one-byte value (SS = 01).  Our parser did the
+ * same until this was found; it now follows the spec
+ * (test_etmv3_packets data_value_bytes_only_with_value_trace). */
+Test(ocsd_data, address_only_trace_reads_value_bytes, .timeout = 60)
+{
+    static const uint8_t b[] = {0x84, 0x26, 0x10, 0x84, 0x88, 0x0C};
+    static const char *const want[] = {
+        "12 P_HDR : Atom P-header.; E",
+        "13 NORM_DATA : Data trace packet.; Addr=0x????????0 (-1:0); Val=0x84",
+        "16 P_HDR : Atom P-header.; EE",
+        "17 TRIGGER : Trace Trigger Event.",
+    };
+    listing l;
+    pkts o;
+
+    if (!lister_or_skip())
+        return;
+    ocsd_list(0x08, b, sizeof b, &l);
+    expect_lines(&l, want, 4, "7");
+    our_list(0x08, b, sizeof b, &o);
+    cr_assert_eq(o.n, 5);
+    expect_pkt(&o, 1, TB_PKT_DATA, 13, 2);
+    cr_assert_eq(o.v[1].data_size, 0);
+    expect_pkt(&o, 2, TB_PKT_ATOM, 15, 1);
+    expect_pkt(&o, 3, TB_PKT_ATOM, 16, 1);
+    expect_pkt(&o, 4, TB_PKT_TRIGGER, 17, 1);
+}
