@@ -378,6 +378,11 @@ static int write_data(tb_etmv3_writer *w, const tb_packet *pkt, obuf *o)
         return TB_ERR_INVAL;
     if (pkt->has_data_addr && !(dt & 2))
         return TB_ERR_INVAL;
+    /* No value bytes without value trace (ETMCR[2], IHI0014Q 7.4.2): a
+     * parser would take them for the packets after it. */
+    if ((pkt->kind == TB_PKT_DATA || pkt->kind == TB_PKT_OOO_DATA) && pkt->data_size &&
+        !(dt & 1))
+        return TB_ERR_INVAL;
     switch (pkt->kind) {
     case TB_PKT_DATA:
         ss = size_code(pkt->data_size, &err);

@@ -1452,6 +1452,30 @@ Test(etmv3_packets, data_five_byte_address_and_be_flag)
  * is on and A is set.  With address trace only (ETMCR[3:2] = 10) the
  * parser used to read SS's value bytes anyway, so the P-header after
  * 26 10 was taken as a value (as OpenCSD 1.3.3 does too). */
+/* The writer side of the same rule: a value with address-only data
+ * trace is refused, not written where the parser reads the next packet. */
+Test(etmv3_packets, writer_refuses_a_value_without_value_trace)
+{
+    tb_config cfg = tc2_cfg();
+    tb_etmv3_writer *w;
+    tb_packet p;
+    uint8_t b[32];
+
+    cfg.data_trace = 2; /* ETMCR[3:2] = 10: addresses only */
+    cr_assert((w = tb_etmv3_writer_new(&cfg)));
+    memset(&p, 0, sizeof p);
+    p.kind = TB_PKT_DATA;
+    p.has_data_addr = true;
+    p.data_addr = 0x1010;
+    p.data_size = 1;
+    p.data_value = 0xAB;
+    cr_assert_eq(tb_etmv3_writer_write(w, &p, b, sizeof b), TB_ERR_INVAL);
+    p.data_size = 0;
+    p.data_value = 0;
+    cr_assert_gt(tb_etmv3_writer_write(w, &p, b, sizeof b), 0);
+    tb_etmv3_writer_free(w);
+}
+
 Test(etmv3_packets, data_value_bytes_only_with_value_trace)
 {
     static const uint8_t b[] = {0x84, 0x26, 0x10, 0x84, 0x2E, 0x94, 0x20, 0x88, 0x0C};
