@@ -16,6 +16,8 @@ int tb_cli_vectors(int argc, char **argv);
 int tb_cli_stats(int argc, char **argv);
 /* `vectors --coverage` (cli/vectors_coverage.c), with vectors' argv. */
 int tb_cli_vectors_coverage(int argc, char **argv);
+/* The vector list's directory (".": none in the path) into base. */
+void tb_cli_vectors_dir(const char *list, char *base, size_t len);
 
 /* Parses "0x13" / "19" as a trace ID (0..0x7f); -1 when invalid. */
 int tb_cli_parse_id(const char *s);

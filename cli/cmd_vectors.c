@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,28 @@ static int set_str(char *dst, size_t cap, const char *v, const char *path, int l
     return 0;
 }
 
+/* The list's string keys and where each goes in a vec. */
+typedef struct vec_key {
+    const char *key;
+    size_t off, size;
+} vec_key;
+
+#define VEC_KEY(f) {#f, offsetof(vec, f), sizeof ((vec *)0)->f}
+static const vec_key vec_keys[] = {
+    VEC_KEY(program),  VEC_KEY(scenario),  VEC_KEY(protocol), VEC_KEY(options),
+    VEC_KEY(buffer),   VEC_KEY(opencsd),   VEC_KEY(about),    VEC_KEY(program2),
+    VEC_KEY(scenario2), VEC_KEY(protocol2), VEC_KEY(options2),
+};
+#undef VEC_KEY
+
+static const vec_key *find_key(const char *k)
+{
+    for (size_t i = 0; i < sizeof vec_keys / sizeof vec_keys[0]; i++)
+        if (!strcmp(k, vec_keys[i].key))
+            return &vec_keys[i];
+    return NULL;
+}
+
 /* The vector list: INI, one section per vector (vectors/vectors.ini). */
 static int load_list(const char *path, vec *v, size_t *n)
 {
@@ -119,6 +142,7 @@ static int load_list(const char *path, vec *v, size_t *n)
     }
     while (fgets(buf, sizeof buf, f)) {
         char *s = trim(buf), *eq, *k, *val;
+        const vec_key *vk;
         int r = 0;
 
         line++;
@@ -154,28 +178,9 @@ static int load_list(const char *path, vec *v, size_t *n)
         *eq = 0;
         k = trim(s);
         val = trim(eq + 1);
-        if (!strcmp(k, "program"))
-            r = set_str(cur->program, sizeof cur->program, val, path, line);
-        else if (!strcmp(k, "scenario"))
-            r = set_str(cur->scenario, sizeof cur->scenario, val, path, line);
-        else if (!strcmp(k, "protocol"))
-            r = set_str(cur->protocol, sizeof cur->protocol, val, path, line);
-        else if (!strcmp(k, "options"))
-            r = set_str(cur->options, sizeof cur->options, val, path, line);
-        else if (!strcmp(k, "buffer"))
-            r = set_str(cur->buffer, sizeof cur->buffer, val, path, line);
-        else if (!strcmp(k, "opencsd"))
-            r = set_str(cur->opencsd, sizeof cur->opencsd, val, path, line);
-        else if (!strcmp(k, "about"))
-            r = set_str(cur->about, sizeof cur->about, val, path, line);
-        else if (!strcmp(k, "program2"))
-            r = set_str(cur->program2, sizeof cur->program2, val, path, line);
-        else if (!strcmp(k, "scenario2"))
-            r = set_str(cur->scenario2, sizeof cur->scenario2, val, path, line);
-        else if (!strcmp(k, "protocol2"))
-            r = set_str(cur->protocol2, sizeof cur->protocol2, val, path, line);
-        else if (!strcmp(k, "options2"))
-            r = set_str(cur->options2, sizeof cur->options2, val, path, line);
+        vk = find_key(k);
+        if (vk)
+            r = set_str((char *)cur + vk->off, vk->size, val, path, line);
         else if (!strcmp(k, "max_insns") || !strcmp(k, "max_insns2")) {
             char *end;
             uint64_t *dst = k[9] ? &cur->max_insns2 : &cur->max_insns;
@@ -526,6 +531,17 @@ static void note_overflow(void *ctx, bool have_shown, uint64_t shown_seq)
     note_event(ctx, false, have_shown, shown_seq);
 }
 
+/* Empties ovf and makes it the record of c's overflows and resumes. */
+static void watch_overflows(tb_rt_case *c, overflows *ovf)
+{
+    ovf->n = 0;
+    ovf->full = false;
+    c->on_resume = note_resume;
+    c->resume_ctx = ovf;
+    c->on_overflow = note_overflow;
+    c->overflow_ctx = ovf;
+}
+
 /* filter.txt: the ViewInst ranges, which a saved truth cannot show, for
  * the expected decode (vectors/expect.c) and any decoder's check. */
 static int write_filter(const char *dir, const char *fname, const tb_encoder_opts *o)
@@ -631,12 +647,7 @@ static int run_vector(vec *v, const paths *p, const char *out)
     /* Where trace was lost and where overflow I-syncs resumed it:
      * encoder facts a saved truth cannot show, so the expected decode
      * (tb_expect) and another decoder's check need them. */
-    ovf.n = 0;
-    ovf.full = false;
-    c.on_resume = note_resume;
-    c.resume_ctx = &ovf;
-    c.on_overflow = note_overflow;
-    c.overflow_ctx = &ovf;
+    watch_overflows(&c, &ovf);
     memset(&res, 0, sizeof res);
     r = tb_rt_run(&c, &res, err, sizeof err);
     if (r >= 0 && res.enc.overflows && write_overflow(dir, "overflow.txt", v->name, &res,
@@ -743,52 +754,6 @@ static void keep_trace(void *ctx, uint64_t cycle, const uint8_t *data, size_t le
     t->len += len;
 }
 
-typedef struct membuf {
-    uint8_t *buf;
-    size_t len, cap;
-} membuf;
-
-static int mem_sink(void *ctx, const uint8_t *data, size_t len)
-{
-    membuf *m = ctx;
-
-    if (m->len + len > m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 65536;
-        uint8_t *nb;
-
-        while (nc < m->len + len)
-            nc *= 2;
-        if (!(nb = realloc(m->buf, nc)))
-            return TB_ERR_NOMEM;
-        m->buf = nb;
-        m->cap = nc;
-    }
-    memcpy(m->buf + m->len, data, len);
-    m->len += len;
-    return 0;
-}
-
-static uint8_t *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    uint8_t *buf = NULL;
-    long n;
-
-    if (!f)
-        return NULL;
-    if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET) &&
-        (buf = malloc((size_t)n)) != NULL) {
-        if (fread(buf, 1, (size_t)n, f) == (size_t)n) {
-            *len = (size_t)n;
-        } else {
-            free(buf);
-            buf = NULL;
-        }
-    }
-    fclose(f);
-    return buf;
-}
-
 /* One source of a two-source vector: what the list says and what the
  * run gave. */
 typedef struct vsrc {
@@ -845,12 +810,7 @@ static int run_source(const vec *v, vsrc *s, int k, const paths *p, const char *
         return -1;
     }
     s->opts = c.opts;
-    ovf.n = 0;
-    ovf.full = false;
-    c.on_resume = note_resume;
-    c.resume_ctx = &ovf;
-    c.on_overflow = note_overflow;
-    c.overflow_ctx = &ovf;
+    watch_overflows(&c, &ovf);
     c.on_trace = keep_trace;
     c.trace_ctx = &s->tr;
     r = tb_rt_run(&c, &s->res, err, sizeof err);
@@ -891,7 +851,7 @@ static int run_source(const vec *v, vsrc *s, int k, const paths *p, const char *
         return -1;
     }
     /* The memory dumps: what the run loaded, as tb_rt_run writes them. */
-    if (!(s->elf = read_all(elf, &s->elen)) ||
+    if (tb_snapshot_read_file(elf, &s->elf, &s->elen, err, sizeof err) < 0 ||
         (s->nr = tb_encoder_elf_regions(s->elf, s->elen, s->regs, 16, &s->store)) <= 0) {
         fprintf(stderr, "tracebench vectors: %s: %s: no loadable segment\n", v->name, elf);
         return -1;
@@ -905,7 +865,7 @@ static int run_source(const vec *v, vsrc *s, int k, const paths *p, const char *
 /* Both sources' chunks by cycle stamp (ties: source 0 first) into one
  * formatter: the CoreSight buffer, as an ETB holds it, or as a TPIU sends
  * it to a DSTREAM probe (dstream: FSYNCs between frames, protocol-notes 5.1). */
-static int interleave(vsrc *s, membuf *m, bool dstream)
+static int interleave(vsrc *s, tb_encoder_membuf *m, bool dstream)
 {
     tb_formatter *f = tb_formatter_new(dstream ? TB_FRAME_HAS_FSYNC : TB_FRAME_MEM_ALIGNED);
     size_t i[2] = {0, 0};
@@ -917,11 +877,11 @@ static int interleave(vsrc *s, membuf *m, bool dstream)
                     ? 0 : 1;
         const trace_chunk *ch = &s[k].tr.ch[i[k]++];
 
-        rc = tb_formatter_put(f, s[k].cfg.trace_id, s[k].tr.data + ch->off, ch->len, mem_sink,
-                              m);
+        rc = tb_formatter_put(f, s[k].cfg.trace_id, s[k].tr.data + ch->off, ch->len,
+                              tb_encoder_mem_sink, m);
     }
     if (rc >= 0)
-        rc = tb_formatter_flush(f, mem_sink, m);
+        rc = tb_formatter_flush(f, tb_encoder_mem_sink, m);
     tb_formatter_free(f);
     return rc;
 }
@@ -1029,7 +989,7 @@ static int run_vector2(vec *v, const paths *p, const char *out)
     char dir[1024], err[512] = "", fname[64];
     static vsrc s[2];
     tb_snap_out_source so[2];
-    membuf m = {NULL, 0, 0};
+    tb_encoder_membuf m = {NULL, 0, 0};
     int r = -1, rc;
 
     if (!strf(dir, sizeof dir, "%s/%s", out, v->name)) {
@@ -1242,15 +1202,7 @@ int tb_cli_vectors(int argc, char **argv)
     }
     if (load_list(list, v, &n) < 0)
         return 1;
-    strf(base, sizeof base, "%s", list);
-    {
-        char *slash = strrchr(base, '/');
-
-        if (slash)
-            *slash = 0;
-        else
-            strcpy(base, ".");
-    }
+    tb_cli_vectors_dir(list, base, sizeof base);
     if (!programs) {
         default_programs(prog_buf, sizeof prog_buf);
         programs = prog_buf;

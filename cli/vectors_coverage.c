@@ -16,6 +16,18 @@
 #include "cli.h"
 #include "tracebench/coverage.h"
 
+void tb_cli_vectors_dir(const char *list, char *base, size_t len)
+{
+    char *slash;
+
+    snprintf(base, len, "%s", list);
+    slash = strrchr(base, '/');
+    if (slash)
+        *slash = 0;
+    else
+        snprintf(base, len, ".");
+}
+
 int tb_cli_vectors_coverage(int argc, char **argv)
 {
     const char *list = "vectors/vectors.ini", *out = NULL;
@@ -39,15 +51,7 @@ int tb_cli_vectors_coverage(int argc, char **argv)
             return 2;
         }
     }
-    snprintf(base, sizeof base, "%s", list);
-    {
-        char *slash = strrchr(base, '/');
-
-        if (slash)
-            *slash = 0;
-        else
-            strcpy(base, ".");
-    }
+    tb_cli_vectors_dir(list, base, sizeof base);
     snprintf(cat_path, sizeof cat_path, "%s/coverage.tsv", base);
     snprintf(gen, sizeof gen, "%s/generated", base);
     if (!out)

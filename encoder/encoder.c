@@ -166,11 +166,11 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
  * overflow (I-sync with CC and context ID, a full timestamp, an atom). */
 #define ENC_FIFO_MIN 48
 
-static int cfg_fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static int enc_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-/* Names the option at fault and why, for the command line. */
-static int cfg_fail(char *err, size_t errlen, const char *fmt, ...)
+/* Writes the reason into err (when there is one) and returns rc. */
+static int enc_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
     if (err && errlen) {
         va_list ap;
@@ -179,8 +179,11 @@ static int cfg_fail(char *err, size_t errlen, const char *fmt, ...)
         vsnprintf(err, errlen, fmt, ap);
         va_end(ap);
     }
-    return TB_ERR_CONFIG;
+    return rc;
 }
+
+/* Names the option at fault and why, for the command line. */
+#define cfg_fail(err, errlen, ...) enc_fail(err, errlen, TB_ERR_CONFIG, __VA_ARGS__)
 
 int tb_encoder_config(const tb_encoder_opts *o, tb_config *cfg)
 {
@@ -801,14 +804,10 @@ int tb_encoder_elf_regions(const uint8_t *elf, size_t len, tb_snap_region *out,
     return (int)n;
 }
 
-typedef struct {
-    uint8_t *buf;
-    size_t len, cap;
-} membuf;
-
-static int mem_sink(void *ctx, const uint8_t *data, size_t len)
+/* A growable memory sink (encoder.h). */
+int tb_encoder_mem_sink(void *ctx, const uint8_t *data, size_t len)
 {
-    membuf *m = ctx;
+    tb_encoder_membuf *m = ctx;
 
     if (m->len + len > m->cap) {
         size_t nc = m->cap ? m->cap * 2 : 4096;
@@ -833,7 +832,7 @@ int tb_encoder_write_snapshot(const char *dir, const tb_config *cfg,
                               char *err, size_t errlen)
 {
     tb_snap_out_source src;
-    membuf m = {NULL, 0, 0};
+    tb_encoder_membuf m = {NULL, 0, 0};
     int rc;
     bool ptm;
 
@@ -856,9 +855,9 @@ int tb_encoder_write_snapshot(const char *dir, const tb_config *cfg,
 
         if (!f)
             return TB_ERR_NOMEM;
-        rc = tb_formatter_put(f, cfg->trace_id, trace, len, mem_sink, &m);
+        rc = tb_formatter_put(f, cfg->trace_id, trace, len, tb_encoder_mem_sink, &m);
         if (rc >= 0)
-            rc = tb_formatter_flush(f, mem_sink, &m);
+            rc = tb_formatter_flush(f, tb_encoder_mem_sink, &m);
         tb_formatter_free(f);
     }
     if (rc >= 0)
@@ -882,21 +881,6 @@ struct tb_encoder_snapshot {
     int err;                 /* sticky */
 };
 
-static int snap_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int snap_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
-
 tb_encoder_snapshot *tb_encoder_snapshot_open(const char *dir, const tb_config *cfg,
                                               bool formatted, char *err, size_t errlen)
 {
@@ -906,15 +890,15 @@ tb_encoder_snapshot *tb_encoder_snapshot_open(const char *dir, const tb_config *
     if (err && errlen)
         err[0] = '\0';
     if (!dir || !*dir || !cfg || strlen(dir) >= sizeof s->dir) {
-        snap_fail(err, errlen, TB_ERR_INVAL, "snapshot: bad directory or configuration");
+        enc_fail(err, errlen, TB_ERR_INVAL, "snapshot: bad directory or configuration");
         return NULL;
     }
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        snap_fail(err, errlen, TB_ERR_IO, "%s: cannot create: %s", dir, strerror(errno));
+        enc_fail(err, errlen, TB_ERR_IO, "%s: cannot create: %s", dir, strerror(errno));
         return NULL;
     }
     if (!(s = calloc(1, sizeof *s))) {
-        snap_fail(err, errlen, TB_ERR_NOMEM, "snapshot: out of memory");
+        enc_fail(err, errlen, TB_ERR_NOMEM, "snapshot: out of memory");
         return NULL;
     }
     snprintf(s->dir, sizeof s->dir, "%s", dir);
@@ -926,11 +910,11 @@ tb_encoder_snapshot *tb_encoder_snapshot_open(const char *dir, const tb_config *
     remove(stale);
     if (formatted && !(s->fmt = tb_formatter_new(TB_FRAME_MEM_ALIGNED))) {
         free(s);
-        snap_fail(err, errlen, TB_ERR_NOMEM, "snapshot: out of memory");
+        enc_fail(err, errlen, TB_ERR_NOMEM, "snapshot: out of memory");
         return NULL;
     }
     if (!(s->f = fopen(s->part, "wb"))) {
-        snap_fail(err, errlen, TB_ERR_IO, "%s: cannot create: %s", s->part, strerror(errno));
+        enc_fail(err, errlen, TB_ERR_IO, "%s: cannot create: %s", s->part, strerror(errno));
         tb_formatter_free(s->fmt);
         free(s);
         return NULL;
@@ -1006,14 +990,14 @@ int tb_encoder_snapshot_close(tb_encoder_snapshot *s, const tb_snap_region *regi
     if (!s->err && s->fmt)
         tb_formatter_flush(s->fmt, snap_file_sink, s);
     if (s->err) {
-        rc = snap_fail(err, errlen, s->err, "%s: %s", s->part, tb_err_str(s->err));
+        rc = enc_fail(err, errlen, s->err, "%s: %s", s->part, tb_err_str(s->err));
         tb_encoder_snapshot_abort(s);
         return rc;
     }
     rc = fclose(s->f);
     s->f = NULL;
     if (rc != 0) {
-        rc = snap_fail(err, errlen, TB_ERR_IO, "%s: write failed", s->part);
+        rc = enc_fail(err, errlen, TB_ERR_IO, "%s: write failed", s->part);
         tb_encoder_snapshot_abort(s);
         return rc;
     }
@@ -1032,7 +1016,7 @@ int tb_encoder_snapshot_close(tb_encoder_snapshot *s, const tb_snap_region *regi
     if (rc >= 0) {
         snprintf(path, sizeof path, "%s/trace_buffer.bin", s->dir);
         if (rename(s->part, path) != 0)
-            rc = snap_fail(err, errlen, TB_ERR_IO, "%s: cannot rename to %s: %s", s->part,
+            rc = enc_fail(err, errlen, TB_ERR_IO, "%s: cannot rename to %s: %s", s->part,
                            path, strerror(errno));
     }
     if (rc < 0) {

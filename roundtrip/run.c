@@ -16,6 +16,7 @@
 #include "tracebench/frame.h"
 #include "tracebench/parser.h"
 #include "tracebench/roundtrip.h"
+#include "tracebench/snapshot.h"
 
 typedef struct rt {
     const tb_rt_case *c;
@@ -237,23 +238,13 @@ static int on_record(void *ctx, const tb_exec_record *rec)
 
 /* ---- the case ---- */
 
+/* The whole file, or NULL: the callers word the error. */
 static uint8_t *read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    uint8_t *buf = NULL;
-    long n;
+    char why[256];
+    uint8_t *buf;
 
-    if (!f)
-        return NULL;
-    if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 && !fseek(f, 0, SEEK_SET) &&
-        (buf = malloc((size_t)n + 1)) != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    } else if (buf) {
-        *len = (size_t)n;
-    }
-    fclose(f);
-    return buf;
+    return tb_snapshot_read_file(path, &buf, len, why, sizeof why) < 0 ? NULL : buf;
 }
 
 void tb_rt_case_init(tb_rt_case *c, tb_protocol protocol)

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 const char *tb_test_reference_dir(const char *what)
 {
@@ -48,6 +50,39 @@ uint8_t *tb_test_read_file(const char *path, size_t *len)
     }
     fclose(f);
     return buf;
+}
+
+char *tb_test_slurp(const char *path, size_t *len)
+{
+    size_t n = 0;
+    char *s = (char *)tb_test_read_file(path, &n);
+
+    cr_assert(s, "cannot read %s", path);
+    s[n] = '\0';
+    if (len)
+        *len = n;
+    return s;
+}
+
+int tb_test_run_cli(const char *args, const char *to, char **out, size_t *out_len,
+                    char **err)
+{
+    char cmd[8192], o1[64], o2[64];
+    int rc, status = -1;
+
+    snprintf(o1, sizeof o1, "/tmp/tb_test_cli_%d.out", (int)getpid());
+    snprintf(o2, sizeof o2, "/tmp/tb_test_cli_%d.err", (int)getpid());
+    cr_assert_lt(snprintf(cmd, sizeof cmd, "'%s' %s > %s 2> %s", tb_test_cli(), args,
+                          to ? to : o1, o2),
+                 (int)sizeof cmd);
+    rc = system(cmd);
+    if (rc != -1 && WIFEXITED(rc))
+        status = WEXITSTATUS(rc);
+    *out = to ? strdup("") : tb_test_slurp(o1, out_len);
+    *err = tb_test_slurp(o2, NULL);
+    remove(o1);
+    remove(o2);
+    return status;
 }
 
 uint64_t tb_test_rand(uint64_t *state)

@@ -19,6 +19,17 @@ const char *tb_test_cli(void);
 /* Reads a whole file; NULL on failure.  Free with free(). */
 uint8_t *tb_test_read_file(const char *path, size_t *len);
 
+/* A whole file as a NUL-terminated string (free()); the test fails when
+ * it cannot be read.  Its length in *len unless len is NULL. */
+char *tb_test_slurp(const char *path, size_t *len);
+
+/* Runs `tracebench ARGS` (ARGS are shell words), stdout into the file
+ * `to` (NULL: a temporary file read back into *out, its length in
+ * *out_len unless NULL; else *out is "") and stderr into *err, both
+ * free().  The exit status, -1 when it did not exit. */
+int tb_test_run_cli(const char *args, const char *to, char **out, size_t *out_len,
+                    char **err);
+
 /* Deterministic PRNG for randomised tests (xorshift64*). */
 uint64_t tb_test_rand(uint64_t *state);
 

@@ -29,43 +29,20 @@ typedef struct outcome {
     char *err;    /* stderr */
 } outcome;
 
-static char *slurp(const char *path, size_t *len)
-{
-    size_t n = 0;
-    char *s = (char *)tb_test_read_file(path, &n);
-
-    cr_assert(s, "cannot read %s", path);
-    s[n] = '\0';
-    if (len)
-        *len = n;
-    return s;
-}
-
 /* Runs `tracebench ARGS` (ARGS are shell words), stdout to `to` (NULL:
  * a temporary file that is read back).  Echoes what it said to stderr. */
 static outcome run_to(const char *to, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static outcome run_to(const char *to, const char *fmt, ...)
 {
-    char args[4096], cmd[8192], out[64], err[64];
+    char args[4096];
     outcome o = {-1, NULL, 0, NULL};
     va_list ap;
-    int rc;
 
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
-    snprintf(out, sizeof out, "/tmp/tb_cli_err_%d.out", (int)getpid());
-    snprintf(err, sizeof err, "/tmp/tb_cli_err_%d.err", (int)getpid());
-    cr_assert_lt(snprintf(cmd, sizeof cmd, "'%s' %s > %s 2> %s", tb_test_cli(), args, to ? to : out, err),
-                 (int)sizeof cmd);
-    rc = system(cmd);
-    if (rc != -1 && WIFEXITED(rc))
-        o.status = WEXITSTATUS(rc);
-    o.out = to ? strdup("") : slurp(out, &o.out_len);
-    o.err = slurp(err, NULL);
-    remove(out);
-    remove(err);
+    o.status = tb_test_run_cli(args, to, &o.out, &o.out_len, &o.err);
     fprintf(stderr, "$ tracebench %s\n%s(exit %d)\n", args, o.err, o.status);
     return o;
 }
@@ -219,7 +196,7 @@ Test(cli_errors, unsupported_source_beside_a_good_one)
     err_has(&o, "(type ETE) is not supported");
     snprintf(want, sizeof want, "%s/decode-0x10.addr", dir);
     {
-        char *w = slurp(want, NULL);
+        char *w = tb_test_slurp(want, NULL);
         cr_expect_str_eq(o.out, w, "decode differs from %s", want);
         free(w);
     }
@@ -261,7 +238,7 @@ Test(cli_errors, unrelated_dump_address)
     o = run("decode '%s' --format addr", dir);
     cr_expect_eq(o.status, 0);
     snprintf(want, sizeof want, "%s/decode.addr", dir);
-    w = slurp(want, NULL);
+    w = tb_test_slurp(want, NULL);
     cr_expect_str_eq(o.out, w);
     free(w);
     done(&o);
@@ -395,7 +372,7 @@ static unsigned long dump_address(const char *dir)
     unsigned long addr;
 
     snprintf(path, sizeof path, "%s/core_0.ini", dir);
-    text = slurp(path, NULL);
+    text = tb_test_slurp(path, NULL);
     a = strstr(text, "address=");
     cr_assert(a, "%s has no dump", path);
     addr = strtoul(a + 8, NULL, 0);
@@ -409,7 +386,7 @@ static void expect_file_eq(const char *out, const char *dir, const char *file, c
     char *want;
 
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    want = slurp(path, NULL);
+    want = tb_test_slurp(path, NULL);
     cr_expect_str_eq(out, want, "%s differs from %s", what, path);
     free(want);
 }

@@ -25,49 +25,26 @@ typedef struct outcome {
     char *err;                /* stderr alone */
 } outcome;
 
-static char *slurp(const char *path)
-{
-    size_t len = 0;
-    char *s = (char *)tb_test_read_file(path, &len);
-
-    cr_assert(s, "cannot read %s", path);
-    s[len] = '\0';
-    return s;
-}
-
 /* Runs `tracebench ARGS`: both streams, and stderr apart (which is a
  * file here, not a terminal: no progress line may reach it). */
 static outcome run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static outcome run(const char *fmt, ...)
 {
-    char args[4096], cmd[8192], o1[64], o2[64];
+    char args[4096], *so;
     outcome o = {-1, NULL, NULL};
+    size_t n;
     va_list ap;
-    int rc;
 
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
-    snprintf(o1, sizeof o1, "/tmp/tb_cli_runs_%d.out", (int)getpid());
-    snprintf(o2, sizeof o2, "/tmp/tb_cli_runs_%d.err", (int)getpid());
-    cr_assert_lt(snprintf(cmd, sizeof cmd, "'%s' %s > %s 2> %s", tb_test_cli(), args, o1, o2),
-                 (int)sizeof cmd);
-    rc = system(cmd);
-    if (rc != -1 && WIFEXITED(rc))
-        o.status = WEXITSTATUS(rc);
-    o.err = slurp(o2);
-    {
-        char *so = slurp(o1);
-        size_t n = strlen(so) + strlen(o.err) + 1;
-
-        o.out = malloc(n);
-        cr_assert(o.out);
-        snprintf(o.out, n, "%s%s", so, o.err);
-        free(so);
-    }
-    remove(o1);
-    remove(o2);
+    o.status = tb_test_run_cli(args, NULL, &so, NULL, &o.err);
+    n = strlen(so) + strlen(o.err) + 1;
+    o.out = malloc(n);
+    cr_assert(o.out);
+    snprintf(o.out, n, "%s%s", so, o.err);
+    free(so);
     fprintf(stderr, "$ tracebench %s\n%s(exit %d)\n", args, o.out, o.status);
     return o;
 }

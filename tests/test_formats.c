@@ -383,17 +383,6 @@ Test(formats, disasm_after_a_range)
 /* 3. tracebench stats, against what a vector's README and decode.addr
  * and DS-5's dump say. */
 
-static const char *cli(void)
-{
-    static char buf[1024];
-    const char *e = getenv("TB_CLI");
-
-    if (e && *e)
-        return e;
-    snprintf(buf, sizeof buf, "%s/tracebench", TB_BINARY_DIR);
-    return buf;
-}
-
 /* Runs `tracebench stats ARGS`; its stdout (free()) and exit status. */
 static char *run_stats(const char *args, int *status)
 {
@@ -403,7 +392,7 @@ static char *run_stats(const char *args, int *status)
     char chunk[4096];
     FILE *p, *m;
 
-    snprintf(cmd, sizeof cmd, "'%s' stats %s", cli(), args);
+    snprintf(cmd, sizeof cmd, "'%s' stats %s", tb_test_cli(), args);
     p = popen(cmd, "r");
     cr_assert_not_null(p, "%s", cmd);
     m = open_memstream(&out, &len);

@@ -141,6 +141,15 @@ int tb_encoder_write_snapshot(const char *dir, const tb_config *cfg,
                               const uint8_t *trace, size_t len, bool formatted,
                               char *err, size_t errlen);
 
+/* A growable memory buffer as a tb_trace_sink or tb_frame_sink (ctx =
+ * the buffer): start it zeroed, free(buf) after.  TB_ERR_NOMEM when it
+ * cannot grow. */
+typedef struct tb_encoder_membuf {
+    uint8_t *buf;
+    size_t len, cap;
+} tb_encoder_membuf;
+int tb_encoder_mem_sink(void *ctx, const uint8_t *data, size_t len);
+
 /* The same snapshot written as the trace is produced, so that memory
  * stays flat however long the run: open it before the run, give
  * tb_encoder_snapshot_sink as the encoder's sink (ctx = the snapshot),
