@@ -19,6 +19,10 @@ int tb_cli_vectors_coverage(int argc, char **argv);
 /* The vector list's directory (".": none in the path) into base. */
 void tb_cli_vectors_dir(const char *list, char *base, size_t len);
 
+/* True when a command's arguments ask for its usage (--help or -h):
+ * then it goes to stdout with exit 0. */
+bool tb_cli_wants_help(int argc, char **argv);
+
 /* Parses "0x13" / "19" as a trace ID (0..0x7f); -1 when invalid. */
 int tb_cli_parse_id(const char *s);
 

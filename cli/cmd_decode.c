@@ -27,6 +27,8 @@ struct out {
     int write_errno;
     bool disasm;         /* --disasm: instructions after each range */
     tb_cli_disasm *dis;  /* for the source being decoded */
+    tb_cli_progress pr;  /* on a terminal: trace read, instructions */
+    uint64_t insns;      /* decoded so far, for the progress line */
 };
 
 /* Copies the lines of text[0..len) to o->f, each after its tag. */
@@ -47,6 +49,8 @@ static int on_elem(void *ctx, const tb_element *el)
     struct out *o = ctx;
     char line[512];
 
+    if (el->kind == TB_ELEM_INSN_RANGE)
+        o->insns += el->count;
     if (o->format == FMT_TEXT) {
         char tag[8] = "";
         int n;
@@ -97,15 +101,22 @@ struct run {
     tb_decoder *dec;
     struct out *o;
     int err;
+    uint64_t bytes;      /* trace bytes pushed */
 };
 
 static int on_span(void *ctx, const uint8_t *data, size_t len, const tb_span_map *map)
 {
     struct run *r = ctx;
     int n = tb_decoder_push_span(r->dec, r->parser, data, len, map, on_elem, r->o);
+    char prefix[32];
 
     if (n < 0 && !r->err)
         r->err = n;
+    r->bytes += len;
+    if (tb_cli_progress_due(&r->o->pr)) {
+        snprintf(prefix, sizeof prefix, "decode 0x%02x:", (unsigned)r->o->id);
+        tb_cli_progress_run(&r->o->pr, prefix, r->o->insns, 0, r->bytes);
+    }
     return n < 0;
 }
 
@@ -142,6 +153,7 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
         if (r >= 0)
             r = tb_decoder_push_finish(run.dec, run.parser, on_elem, o);
     }
+    tb_cli_progress_clear(&o->pr);
     tb_cli_disasm_free(o->dis);
     o->dis = NULL;
     tb_decoder_free(run.dec);
@@ -167,6 +179,7 @@ int tb_cli_decode(int argc, char **argv)
 {
     static tb_cli_input in;
     struct out o = {.f = stdout};
+    bool quiet = false;
     int status = 0, i, r;
 
     tb_cli_input_init(&in, "decode", true, TB_STREAM_ONLY);
@@ -200,6 +213,10 @@ int tb_cli_decode(int argc, char **argv)
             o.disasm = true;
             continue;
         }
+        if (!strcmp(argv[i], "--quiet")) {
+            quiet = true;
+            continue;
+        }
         r = tb_cli_input_arg(&in, argc, argv, &i);
         if (r == 2)
             return 2;
@@ -218,6 +235,7 @@ int tb_cli_decode(int argc, char **argv)
         tb_cli_input_close(&in);
         return r;
     }
+    tb_cli_progress_init(&o.pr, quiet);
     o.tag = in.id == TB_STREAM_ALL;
     if (o.tag && o.format == FMT_ADDR) {
         o.mem = open_memstream(&o.mem_buf, &o.mem_len);

@@ -37,9 +37,9 @@ enum {
 
 #include "tracebench/roundtrip.h"
 
-static int usage(void)
+static int usage_to(FILE *f, int rc)
 {
-    fprintf(stderr,
+    fprintf(f,
             "usage: tracebench roundtrip PROGRAM.elf [--scenario S.ini] [--protocol ptm|etmv3]\n"
             "           [--options LIST] [--buffer coresight|raw] [--max N|unlimited] [--chunk N]\n"
             "           [--out DIR] [--truth FILE] [--quiet] [--fault addr-bit:N:BIT|drop-atom:N]\n"
@@ -61,7 +61,12 @@ static int usage(void)
             "      4 error (the program would not load or run, I/O); with both protocols\n"
             "      or --suite: 1 if any mismatch, else 4 if any error, else 3 if any\n"
             "      case checked nothing, else 0\n", TB_CLI_DEFAULT_BUDGET);
-    return RT_EXIT_USAGE;
+    return rc;
+}
+
+static int usage(void)
+{
+    return usage_to(stderr, RT_EXIT_USAGE);
 }
 
 static double bits(uint64_t bytes, uint64_t insns)
@@ -659,6 +664,9 @@ int tb_cli_roundtrip(int argc, char **argv)
     size_t chunk = 0;
     unsigned reports = 3;
     tb_rt_fault fault = {TB_RT_FAULT_NONE, 0, 0};
+
+    if (tb_cli_wants_help(argc, argv))
+        return usage_to(stdout, 0);
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

@@ -56,9 +56,9 @@ static int on_record(void *ctx, const tb_exec_record *r)
     return 0;
 }
 
-static int usage(void)
+static int usage_to(FILE *f, int rc)
 {
-    fprintf(stderr, "usage: tracebench sim PROGRAM [--scenario S.ini] [--truth FILE]\n"
+    fprintf(f, "usage: tracebench sim PROGRAM [--scenario S.ini] [--truth FILE]\n"
                     "       [--format text|json] [--cpu a15|a9|a7] [--raw ADDR] [--max N|unlimited]\n"
                     "       [--quiet] [--protocol ptm|etmv3 [--options LIST] --out DIR\n"
                     "       [--buffer coresight|raw]]\n"
@@ -71,7 +71,12 @@ static int usage(void)
                     "        include=LO-HI|SYMBOL|SYM-SYM exclude=... (a SYMBOL alone: its\n"
                     "        extent in the ELF symbol table)\n",
             TB_CLI_DEFAULT_BUDGET);
-    return 2;
+    return rc;
+}
+
+static int usage(void)
+{
+    return usage_to(stderr, 2);
 }
 
 static uint8_t *read_all(const char *path, size_t *len)
@@ -130,6 +135,9 @@ int tb_cli_sim(int argc, char **argv)
     tb_sim *s = NULL;
     char err[512];
     int rc, status = 1;
+
+    if (tb_cli_wants_help(argc, argv))
+        return usage_to(stdout, 0);
 
     for (int i = 1; i < argc; i++) {
         char *end;

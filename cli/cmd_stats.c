@@ -303,10 +303,15 @@ out:
     return r;
 }
 
+static int usage_to(FILE *f, int rc)
+{
+    fprintf(f, "usage: tracebench stats DIR [--id ID] [--json]\n");
+    return rc;
+}
+
 static int usage(void)
 {
-    fprintf(stderr, "usage: tracebench stats DIR [--id ID] [--json]\n");
-    return 2;
+    return usage_to(stderr, 2);
 }
 
 int tb_cli_stats(int argc, char **argv)
@@ -317,6 +322,9 @@ int tb_cli_stats(int argc, char **argv)
     tb_snapshot snap;
     char err[512] = "";
     size_t done = 0;
+
+    if (tb_cli_wants_help(argc, argv))
+        return usage_to(stdout, 0);
 
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) {

@@ -1138,13 +1138,18 @@ static unsigned diff_tree(const char *want, const char *have, const char *rel, b
     return bad;
 }
 
-static int usage(void)
+static int usage_to(FILE *f, int rc)
 {
-    fprintf(stderr, "usage: tracebench vectors [--list FILE] [--programs DIR] "
+    fprintf(f, "usage: tracebench vectors [--list FILE] [--programs DIR] "
                     "[--scenarios DIR] [--out DIR] [--only NAME] [--check] [--quiet]\n"
                     "       tracebench vectors --coverage [--markdown] [--list FILE] "
                     "[--out DIR]\n");
-    return 2;
+    return rc;
+}
+
+static int usage(void)
+{
+    return usage_to(stderr, 2);
 }
 
 /* <dir of this executable>/vectors/programs: the build tree's programs. */
@@ -1179,6 +1184,9 @@ int tb_cli_vectors(int argc, char **argv)
     const char *gen;
     paths p;
     int status = 0;
+
+    if (tb_cli_wants_help(argc, argv))
+        return usage_to(stdout, 0);
 
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--list") && i + 1 < argc)

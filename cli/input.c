@@ -23,7 +23,7 @@ void tb_cli_input_init(tb_cli_input *in, const char *cmd, bool need_memory,
 
 void tb_cli_input_usage(FILE *f, const char *cmd, bool memory)
 {
-    const char *extra = memory ? " [--format text|json|addr] [--disasm]" : " [--json]";
+    const char *extra = memory ? " [--format text|json|addr] [--disasm] [--quiet]" : " [--json]";
 
     fprintf(f,
             "usage: tracebench %s DIR [--id ID|all]%s\n"
@@ -42,7 +42,9 @@ void tb_cli_input_usage(FILE *f, const char *cmd, bool memory)
             memory ? "the only ETMv3/PTM source with captured trace" : "all");
     if (memory)
         fprintf(f, "  --format F       text (one element a line), json (one object a line) or\n"
-                   "                   addr (one instruction a line, docs/vectors.md)\n");
+                   "                   addr (one instruction a line, docs/vectors.md)\n"
+                   "  --disasm         text: each range's instructions, disassembled\n"
+                   "  --quiet          no progress line (shown only on a terminal)\n");
     else
         fprintf(f, "  --json           one JSON object a line\n");
     fprintf(f,

@@ -38,6 +38,18 @@ static void usage(FILE *f)
     fprintf(f, "usage: tracebench COMMAND [ARGS]\n\ncommands:\n");
     for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %s\n", commands[i].usage);
+    fprintf(f, "\n`tracebench COMMAND --help` for a command's options.\n"
+               "exit codes (README.md): 0 success (roundtrip: MATCH); 1 failure or error\n"
+               "  (roundtrip: MISMATCH); 2 usage; roundtrip only: 3 nothing checked, fault\n"
+               "  not applied or not caught, 4 error\n");
+}
+
+bool tb_cli_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return true;
+    return false;
 }
 
 int tb_cli_parse_id(const char *s)

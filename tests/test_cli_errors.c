@@ -563,3 +563,32 @@ Test(cli_errors, reference_snapshots)
     err_has(&o, "no trace source with trace ID 0x15");
     done(&o);
 }
+
+/* `tracebench --help` and `tracebench CMD --help` print the usage on
+ * stdout and exit 0, for every command; a bare `tracebench` is a usage
+ * error (stderr, exit 2).  sim, roundtrip, vectors and stats printed it on
+ * stderr with exit 2. */
+Test(cli_errors, every_command_has_help_on_stdout)
+{
+    static const char *const cmds[] = {"--help", "packets --help", "decode --help",
+                                       "stats --help", "sim --help", "roundtrip --help",
+                                       "vectors --help", "decode -h"};
+
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char *out, *err;
+        int st = tb_test_run_cli(cmds[i], NULL, &out, NULL, &err);
+
+        /* sim, roundtrip and vectors exist only with the simulator. */
+        if (st == 2 && strstr(err, "unknown command")) {
+            free(out);
+            free(err);
+            continue;
+        }
+        cr_expect_eq(st, 0, "tracebench %s: exit %d, stderr: %s", cmds[i], st, err);
+        cr_expect(strstr(out, "usage: tracebench"), "tracebench %s: no usage on stdout",
+                  cmds[i]);
+        cr_expect_str_empty(err, "tracebench %s: stderr: %s", cmds[i], err);
+        free(out);
+        free(err);
+    }
+}
