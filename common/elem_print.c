@@ -20,7 +20,7 @@ const char *tb_elem_kind_name(tb_elem_kind k)
     static const char *const names[] = {
         "NO_SYNC", "TRACE_ON", "INSN_RANGE", "EXCEPTION", "EXC_RETURN",
         "CONTEXT", "TIMESTAMP", "CYCLE_COUNT", "EVENT", "ADDR_NACC",
-        "ADDR_UNKNOWN", "END",
+        "ADDR_UNKNOWN", "END", "DATA",
     };
 
     if ((unsigned)k < sizeof names / sizeof names[0])

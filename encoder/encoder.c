@@ -652,6 +652,9 @@ int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
         break;
     case TB_REC_END:
         return tb_encoder_finish(e);
+    case TB_REC_DATA:
+        /* Data trace is not modelled yet: instruction trace only. */
+        return 0;
     default:
         return e->err = TB_ERR_INVAL;
     }

@@ -60,6 +60,15 @@ int tb_truth_format_text(const tb_exec_record *r, char *buf, size_t len)
     case TB_REC_END:
         return done(snprintf(buf, len, "%llu %llu END", (unsigned long long)r->seq,
                              (unsigned long long)r->cycle), len);
+    case TB_REC_DATA:
+        /* SEQ CYCLE D ld|st ADDR SIZE VALUE insn=ADDR [failed] [be] */
+        return done(snprintf(buf, len, "%llu %llu D %s %08x %u %0*x insn=%08x%s%s",
+                             (unsigned long long)r->seq, (unsigned long long)r->cycle,
+                             r->u.data.flags & TB_DATA_STORE ? "st" : "ld", r->u.data.addr,
+                             r->u.data.size, r->u.data.size * 2, r->u.data.value,
+                             r->u.data.insn_addr,
+                             r->u.data.flags & TB_DATA_STORE_FAILED ? " failed" : "",
+                             r->u.data.flags & TB_DATA_BE ? " be" : ""), len);
     }
     return TB_ERR_INVAL;
 }
@@ -112,6 +121,18 @@ int tb_truth_format_json(const tb_exec_record *r, char *buf, size_t len)
         return done(snprintf(buf, len, "{\"kind\":\"END\",\"seq\":%llu,\"cycle\":%llu}",
                              (unsigned long long)r->seq, (unsigned long long)r->cycle),
                     len);
+    case TB_REC_DATA:
+        return done(snprintf(buf, len,
+                             "{\"kind\":\"DATA\",\"seq\":%llu,\"cycle\":%llu,"
+                             "\"store\":%s,\"data_addr\":%u,\"data_size\":%u,"
+                             "\"data_value\":%u,\"insn_addr\":%u,\"store_failed\":%s,"
+                             "\"be\":%s}",
+                             (unsigned long long)r->seq, (unsigned long long)r->cycle,
+                             r->u.data.flags & TB_DATA_STORE ? "true" : "false",
+                             r->u.data.addr, r->u.data.size, r->u.data.value,
+                             r->u.data.insn_addr,
+                             r->u.data.flags & TB_DATA_STORE_FAILED ? "true" : "false",
+                             r->u.data.flags & TB_DATA_BE ? "true" : "false"), len);
     }
     return TB_ERR_INVAL;
 }
@@ -200,6 +221,30 @@ int tb_truth_parse_text(const char *line, tb_exec_record *r)
     }
     if (!strcmp(kind, "END")) {
         r->kind = TB_REC_END;
+        return 0;
+    }
+    if (!strcmp(kind, "D")) {
+        unsigned value, insn;
+
+        a[0] = b[0] = '\0';
+        if (sscanf(line, "%3s %x %u %x insn=%x %23s %23s", c, &addr, &size, &value, &insn, a,
+                   b) < 5 ||
+            (strcmp(c, "ld") && strcmp(c, "st")) || (size != 1 && size != 2 && size != 4))
+            return TB_ERR_FORMAT;
+        r->kind = TB_REC_DATA;
+        r->u.data.flags = (uint8_t)(!strcmp(c, "st") ? TB_DATA_STORE : 0);
+        for (const char *w = a; w; w = w == a ? b : NULL) {
+            if (!strcmp(w, "failed"))
+                r->u.data.flags |= TB_DATA_STORE_FAILED;
+            else if (!strcmp(w, "be"))
+                r->u.data.flags |= TB_DATA_BE;
+            else if (w[0])
+                return TB_ERR_FORMAT;
+        }
+        r->u.data.addr = addr;
+        r->u.data.size = (uint8_t)size;
+        r->u.data.value = value;
+        r->u.data.insn_addr = insn;
         return 0;
     }
     return TB_ERR_FORMAT;

@@ -665,3 +665,42 @@ Test(sim, truth_lines)
     cr_assert_str_eq(buf, "{\"kind\":\"CONTEXT\",\"seq\":5,\"cycle\":8,\"context_id\":1,"
                           "\"vmid\":0}");
 }
+
+/* A data transfer's truth line (docs/formats.md), written and read back:
+ * a store that failed, in big-endian data, and a plain byte load. */
+Test(sim, truth_data_lines)
+{
+    tb_exec_record r, back;
+    char line[256];
+
+    memset(&r, 0, sizeof r);
+    r.kind = TB_REC_DATA;
+    r.seq = 12;
+    r.cycle = 40;
+    r.u.data.insn_addr = 0x8010;
+    r.u.data.addr = 0x20000100;
+    r.u.data.value = 0x12345678;
+    r.u.data.size = 4;
+    r.u.data.flags = TB_DATA_STORE | TB_DATA_STORE_FAILED | TB_DATA_BE;
+    cr_assert_gt(tb_truth_format_text(&r, line, sizeof line), 0);
+    cr_assert_str_eq(line, "12 40 D st 20000100 4 12345678 insn=00008010 failed be");
+    cr_assert_eq(tb_truth_parse_text(line, &back), 0);
+    cr_assert_eq(back.kind, TB_REC_DATA);
+    cr_assert_eq(back.u.data.addr, r.u.data.addr);
+    cr_assert_eq(back.u.data.value, r.u.data.value);
+    cr_assert_eq(back.u.data.insn_addr, r.u.data.insn_addr);
+    cr_assert_eq(back.u.data.size, 4);
+    cr_assert_eq(back.u.data.flags, r.u.data.flags);
+    cr_assert_gt(tb_truth_format_json(&r, line, sizeof line), 0);
+    cr_assert_str_eq(line, "{\"kind\":\"DATA\",\"seq\":12,\"cycle\":40,\"store\":true,"
+                           "\"data_addr\":536871168,\"data_size\":4,\"data_value\":305419896,"
+                           "\"insn_addr\":32784,\"store_failed\":true,\"be\":true}");
+    cr_assert_eq(tb_truth_parse_text("3 9 D ld 00001000 1 ab insn=00000100", &back), 0);
+    cr_assert_eq(back.u.data.flags, 0);
+    cr_assert_eq(back.u.data.size, 1);
+    cr_assert_eq(back.u.data.value, 0xAB);
+    cr_assert_eq(tb_truth_parse_text("3 9 D ld 00001000 3 ab insn=00000100", &back),
+                 TB_ERR_FORMAT);
+    cr_assert_eq(tb_truth_parse_text("3 9 D ld 00001000 1 ab insn=00000100 odd", &back),
+                 TB_ERR_FORMAT);
+}

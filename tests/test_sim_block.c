@@ -92,6 +92,13 @@ static void same_record(const tb_exec_record *a, const tb_exec_record *b,
         cr_assert_eq(a->u.ctx.context_id, b->u.ctx.context_id, "%s: record %zu", what, i);
         cr_assert_eq(a->u.ctx.vmid, b->u.ctx.vmid, "%s: record %zu", what, i);
         break;
+    case TB_REC_DATA:
+        cr_assert_eq(a->u.data.insn_addr, b->u.data.insn_addr, "%s: record %zu", what, i);
+        cr_assert_eq(a->u.data.addr, b->u.data.addr, "%s: record %zu data addr", what, i);
+        cr_assert_eq(a->u.data.value, b->u.data.value, "%s: record %zu value", what, i);
+        cr_assert_eq(a->u.data.size, b->u.data.size, "%s: record %zu", what, i);
+        cr_assert_eq(a->u.data.flags, b->u.data.flags, "%s: record %zu", what, i);
+        break;
     case TB_REC_END:
         break;
     }

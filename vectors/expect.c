@@ -293,8 +293,8 @@ static int run(const char *dir, int id, ctx *c)
             }
         } else if (!strcmp(kind, "END")) {
             break;
-        } else if (strcmp(kind, "C")) {
-            goto bad;
+        } else if (strcmp(kind, "C") && strcmp(kind, "D")) {
+            goto bad; /* C: context, D: a data transfer: not in the listing */
         }
     }
     if (have)

@@ -269,7 +269,19 @@ typedef enum tb_rec_kind {
     TB_REC_EXCEPTION,        /* exception entry */
     TB_REC_CONTEXT,          /* CONTEXTIDR / VMID change */
     TB_REC_END,              /* end of the run */
+    TB_REC_DATA,             /* one memory transfer of the instruction
+                              * record before it (only when the simulator
+                              * is asked for data records) */
 } tb_rec_kind;
+
+/* tb_exec_record.u.data.flags and tb_element.data_flags. */
+enum tb_data_flags {
+    TB_DATA_STORE = 1u << 0,        /* a store (else a load) */
+    TB_DATA_STORE_FAILED = 1u << 1, /* STREX/STREXB/... that did not store */
+    TB_DATA_BE = 1u << 2,           /* big-endian data (CPSR.E) */
+    TB_DATA_NO_VALUE = 1u << 3,     /* element: value not traced */
+    TB_DATA_NO_ADDR = 1u << 4,      /* element: address not traced */
+};
 
 enum tb_insn_flags {
     TB_INSN_COND_FAILED = 1u << 0, /* condition check failed (N) */
@@ -306,6 +318,17 @@ typedef struct tb_exec_record {
             uint32_t context_id;
             uint8_t vmid;
         } ctx;
+        /* Each register of LDM/STM/PUSH/POP/LDRD/STRD is its own transfer,
+         * in architectural order; a conditional load/store that failed
+         * its condition has none. */
+        struct {
+            uint32_t insn_addr; /* the instruction that made it */
+            uint32_t addr;      /* data address */
+            uint32_t value;     /* the value loaded or stored (for a
+                                 * failed STREX: the one it would store) */
+            uint8_t size;       /* bytes: 1, 2 or 4 */
+            uint8_t flags;      /* tb_data_flags */
+        } data;
     } u;
 } tb_exec_record;
 
@@ -325,6 +348,7 @@ typedef enum tb_elem_kind {
     TB_ELEM_ADDR_NACC,       /* memory not in the image */
     TB_ELEM_ADDR_UNKNOWN,
     TB_ELEM_END,
+    TB_ELEM_DATA,            /* one data transfer (ETMv3 data trace) */
 } tb_elem_kind;
 
 typedef enum tb_gap_reason {
@@ -349,10 +373,24 @@ typedef struct tb_element {
     uint8_t last_wp;         /* tb_wp_class of the last instruction */
     char last_atom;          /* 'E' or 'N' */
     uint32_t atom_bits;      /* ETMv3 ranges: N bits per instruction */
-    uint16_t exc_num;
+    /* Kind-specific fields share space (the element is copied on every
+     * range: it stays 88 bytes).  DATA: last_addr is the instruction
+     * that made the transfer (when known), data_* the transfer. */
+    union {
+        uint16_t exc_num;                  /* EXCEPTION */
+        struct {
+            uint8_t data_size;             /* DATA: bytes, 0 if unknown */
+            uint8_t data_flags;            /* DATA: tb_data_flags */
+        };
+    };
     uint32_t pref_return;
     bool cancelled;
-    uint64_t ts;
+    union {
+        uint64_t ts;                       /* TIMESTAMP */
+        struct {
+            uint32_t data_addr, data_value; /* DATA */
+        };
+    };
     bool has_cc;
     uint32_t cc;
     uint32_t context_id;
