@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "tracebench/version.h"
 
 typedef struct command {
     const char *name;
@@ -35,10 +36,12 @@ static void usage(FILE *f)
 {
     size_t i;
 
-    fprintf(f, "usage: tracebench COMMAND [ARGS]\n\ncommands:\n");
+    fprintf(f, "usage: tracebench COMMAND [ARGS]\n"
+               "       tracebench --version | --help\n\ncommands:\n");
     for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %s\n", commands[i].usage);
-    fprintf(f, "\n`tracebench COMMAND --help` for a command's options.\n"
+    fprintf(f, "  version                                     print the version\n");
+    fprintf(f, "\nSee tracebench(1).  `tracebench COMMAND --help` for a command's options.\n"
                "exit codes (README.md): 0 success (roundtrip: MATCH); 1 failure or error\n"
                "  (roundtrip: MISMATCH); 2 usage; roundtrip only: 3 nothing checked, fault\n"
                "  not applied or not caught, 4 error\n");
@@ -72,6 +75,14 @@ int main(int argc, char **argv)
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        if (argc > 2) {
+            usage(stderr);
+            return 2;
+        }
+        printf("tracebench %s\n", TB_VERSION_STRING);
+        return 0;
     }
     for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name))

@@ -250,8 +250,55 @@ static int on_span(void *ctx, const uint8_t *data, size_t len,
     return n < 0;
 }
 
-int tb_decode_snapshot(const char *dir, int id, tb_element_cb cb, void *ctx,
-                       char *err, size_t errlen)
+/* tb_decode_snapshot_insns()'s element callback: the range's addresses
+ * from the image loaded once, in a buffer that grows to the longest
+ * range. */
+struct insn_run {
+    tb_insn_element_cb cb;
+    void *ctx;
+    const tb_memimage *mem;
+    tb_protocol protocol;
+    uint8_t trace_id;
+    uint32_t *addrs;
+    size_t cap;
+    int err;            /* why on_insn_elem stopped the decode */
+    uint32_t err_addr;  /* the range it was at */
+};
+
+static int on_insn_elem(void *ctx, const tb_element *el)
+{
+    struct insn_run *ir = ctx;
+    tb_insn_element ie = {el, NULL, 0, ir->protocol, ir->trace_id};
+
+    if (el->kind == TB_ELEM_INSN_RANGE && el->count) {
+        int n;
+
+        if (el->count > ir->cap) {
+            uint32_t *a = realloc(ir->addrs, (size_t)el->count * sizeof *a);
+
+            if (!a) {
+                ir->err = TB_ERR_NOMEM;
+                return 1;
+            }
+            ir->addrs = a;
+            ir->cap = el->count;
+        }
+        n = tb_range_addrs(ir->mem, el, ir->addrs, el->count);
+        if (n < 0) {
+            ir->err = n;
+            ir->err_addr = el->start;
+            return 1;
+        }
+        ie.addrs = ir->addrs;
+        ie.n_addrs = (size_t)n;
+    }
+    return ir->cb(ir->ctx, &ie);
+}
+
+/* Snapshot -> elements; with ir, through on_insn_elem over the image
+ * loaded here. */
+static int decode_snapshot(const char *dir, int id, tb_element_cb cb, void *ctx,
+                           struct insn_run *ir, char *err, size_t errlen)
 {
     tb_snapshot snap;
     const tb_snap_source *src;
@@ -278,6 +325,13 @@ int tb_decode_snapshot(const char *dir, int id, tb_element_cb cb, void *ctx,
     r = tb_snapshot_source_memory(&snap, src, &mem, err, errlen);
     if (r < 0)
         goto out;
+    if (ir) {
+        ir->mem = mem;
+        ir->protocol = cfg.protocol;
+        ir->trace_id = cfg.trace_id;
+        cb = on_insn_elem;
+        ctx = ir;
+    }
     run.parser = tb_parser_new(&cfg);
     run.dec = tb_decoder_new(&cfg, mem);
     run.cb = cb;
@@ -305,5 +359,33 @@ out:
     tb_parser_free(run.parser);
     tb_memimage_free(mem);
     tb_snapshot_fini(&snap);
+    return r;
+}
+
+int tb_decode_snapshot(const char *dir, int id, tb_element_cb cb, void *ctx,
+                       char *err, size_t errlen)
+{
+    return decode_snapshot(dir, id, cb, ctx, NULL, err, errlen);
+}
+
+int tb_decode_snapshot_insns(const char *dir, int id, tb_insn_element_cb cb,
+                             void *ctx, char *err, size_t errlen)
+{
+    struct insn_run ir = {0};
+    int r;
+
+    if (!cb)
+        return TB_ERR_INVAL;
+    ir.cb = cb;
+    ir.ctx = ctx;
+    r = decode_snapshot(dir, id, NULL, NULL, &ir, err, errlen);
+    /* The addresses' error, not the TB_ERR_STOPPED it caused. */
+    if (ir.err && r < 0) {
+        r = ir.err;
+        if (err && errlen)
+            snprintf(err, errlen, "decode: range at 0x%08X: %s", (unsigned)ir.err_addr,
+                     tb_err_str(r));
+    }
+    free(ir.addrs);
     return r;
 }

@@ -19,6 +19,7 @@ run_config() {
 }
 
 run_config build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+bash scripts/check-install.sh build   # install into a temp prefix; gcc+clang, shared+static, pkg-config+CMake
 echo "=== make roundtrip (the round-trip matrix, with its summary table)"
 cmake --build build --target roundtrip
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \

@@ -114,6 +114,28 @@ int tb_range_addrs(const tb_memimage *mem, const tb_element *el,
 int tb_decode_snapshot(const char *dir, int id, tb_element_cb cb, void *ctx,
                        char *err, size_t errlen);
 
+/* An element of tb_decode_snapshot_insns(), with what a user of the
+ * snapshot would otherwise load the image again for. */
+typedef struct tb_insn_element {
+    const tb_element *el;   /* the element, as tb_decode_snapshot gives it */
+    /* TB_ELEM_INSN_RANGE: the el->count instruction addresses, in
+     * execution order (tb_range_addrs); other kinds: NULL and 0.  Valid
+     * during the callback only. */
+    const uint32_t *addrs;
+    size_t n_addrs;
+    tb_protocol protocol;   /* of the source: PTM ranges carry E/N on the
+                             * last instruction only (types.h) */
+    uint8_t trace_id;       /* the source's ETMTRACEIDR */
+} tb_insn_element;
+/* A non-zero return stops the decode (TB_ERR_STOPPED). */
+typedef int (*tb_insn_element_cb)(void *ctx, const tb_insn_element *ie);
+
+/* tb_decode_snapshot(), with each instruction range's addresses: one
+ * load of the snapshot, one pass.  Returns 0 or TB_ERR_* with a reason
+ * in err (TB_ERR_NO_MEMORY: a Thumb range runs past the image). */
+int tb_decode_snapshot_insns(const char *dir, int id, tb_insn_element_cb cb,
+                             void *ctx, char *err, size_t errlen);
+
 /* ---- element printing (common/elem_print.c) ---- */
 const char *tb_elem_kind_name(tb_elem_kind k);
 const char *tb_gap_reason_name(tb_gap_reason r);

@@ -1,0 +1,23 @@
+# ctest example_count_insns: cmake -DEXE=count_insns -DVECTOR=DIR -P this.
+# The example's count and first 8 addresses must equal the vector's
+# decode.addr (its instruction lines: "ADDRESS ISA E|N").
+execute_process(COMMAND ${EXE} ${VECTOR} -1 8 OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "count_insns ${VECTOR}: exit ${rc}")
+endif()
+file(STRINGS ${VECTOR}/decode.addr lines REGEX "^0x[0-9A-F]+ [A-Za-z0-9]+ [EN]$")
+list(LENGTH lines n)
+set(want "instructions ${n}\n")
+set(i 0)
+foreach(line IN LISTS lines)
+  if(i EQUAL 8)
+    break()
+  endif()
+  string(REGEX REPLACE " [EN]$" "" line "${line}")
+  string(APPEND want "${line}\n")
+  math(EXPR i "${i} + 1")
+endforeach()
+if(NOT out STREQUAL want)
+  message(FATAL_ERROR "count_insns ${VECTOR}:\n${out}\nwant:\n${want}")
+endif()
+message(STATUS "count_insns: ${n} instructions, first ${i} addresses as decode.addr")
