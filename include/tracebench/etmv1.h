@@ -1,0 +1,231 @@
+/*
+ * ETMv1 trace port (ETM7/ETM9): PIPESTAT + TRACEPKT + TRACESYNC, one
+ * sample per TRACECLK cycle (IHI0014Q chapter 5; docs/etmv1.md, which
+ * also gives the capture file format and the OpenOCD `etm load` form).
+ *
+ *   exec records -> tb_etmv1_encoder -> samples (or capture bytes)
+ *   samples/bytes -> tb_etmv1_parser -> tb_packet (ATOM, BRANCH, TRIGGER)
+ *   tb_packet + tb_memimage -> tb_etmv1_decoder -> tb_element
+ *
+ * Phase 1: plain ETMv1 instruction trace, no data trace (ID/BD carry no
+ * decoded data; their bytes are skipped).  Facts tagged [S] in
+ * shared/docs/etmv1-v2.md or confirmed in docs/etmv1-v2-sources.md; the
+ * model choices and unverified values are listed in docs/etmv1.md.
+ */
+#ifndef TRACEBENCH_ETMV1_H
+#define TRACEBENCH_ETMV1_H
+
+#include "tracebench/encoder.h"
+#include "tracebench/snapshot.h"
+#include "tracebench/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Proposed tb_protocol values (types.h gets them at integration); the
+ * tb_packet.protocol of ETMv1 packets. */
+#define TB_ETMV1_PROTO_ETMV1 3
+#define TB_ETMV1_PROTO_ETMV2 4
+
+/* PIPESTAT[2:0] (IHI0014Q 5.1 Table 5.1: b000-b100 [S]; b101 BD, b110 TR,
+ * b111 TD as OpenOCD, unverified U11 except TD = 0x7 in 5.10). */
+enum tb_etmv1_pipestat {
+    TB_ETMV1_IE = 0, /* executed, no packets */
+    TB_ETMV1_ID = 1, /* executed, data packets */
+    TB_ETMV1_IN = 2, /* condition failed */
+    TB_ETMV1_WT = 3, /* wait: no instruction */
+    TB_ETMV1_BE = 4, /* branch executed: address packets */
+    TB_ETMV1_BD = 5, /* branch with data */
+    TB_ETMV1_TR = 6, /* trigger: real status on TRACEPKT[2:0] */
+    TB_ETMV1_TD = 7, /* no trace; CA: TRACEPKT[0] = TraceEnable */
+};
+
+/* Branch reason codes, 5th address packet bits [6:4] (etmv1-v2-sources
+ * 1.5: 0-3 match the ETMv2 TFO reasons, IHI0014Q 6.5.4; 4 periodic from
+ * v1.2, 5.6.2; 5-7 reserved, unverified U12). */
+enum tb_etmv1_reason {
+    TB_ETMV1_R_NORMAL = 0,
+    TB_ETMV1_R_TRACE_ON = 1,
+    TB_ETMV1_R_OVERFLOW = 2,
+    TB_ETMV1_R_DEBUG = 3,
+    TB_ETMV1_R_PERIODIC = 4,
+};
+
+/* One TRACECLK cycle on the port. */
+typedef struct tb_etmv1_sample {
+    uint8_t pipestat;   /* PIPESTAT[2:0] (ETMv2: [3:0]) */
+    uint8_t tracesync;  /* TRACESYNC, 0 or 1 (ETMv1 only) */
+    uint16_t tracepkt;  /* TRACEPKT[width-1:0] */
+} tb_etmv1_sample;
+
+/* The trace port configuration (ETMCR fields, IHI0014Q 3.5.1 as read by
+ * OpenOCD etm.h: [6:4] port size, [8] branch output, [12] cycle accurate,
+ * [15:14] context ID size). */
+typedef struct tb_etmv1_config {
+    uint8_t minor;        /* ETMv1.x, 0..3 */
+    uint8_t port_width;   /* 4, 8 or 16 */
+    bool cycle_accurate;  /* ETMCR[12] */
+    bool branch_output;   /* ETMCR[8]: direct branches traced as BE */
+    uint8_t ctxid_bytes;  /* 0, 1, 2 or 4 (ETMCR[15:14]); v1.2+ */
+    /* Where the exception vectors are: a BE to base+0x00..0x1C is read
+     * as an exception (docs/etmv1.md 4).  0xFFFF0000 is always one. */
+    uint32_t vector_base;
+} tb_etmv1_config;
+
+/* Defaults: ETMv1.3, 8-bit port, plain trace, no context ID, vectors 0. */
+void tb_etmv1_config_init(tb_etmv1_config *c);
+/* TB_ERR_CONFIG for a width other than 4/8/16, a context ID size other
+ * than 0/1/2/4 or context IDs before v1.2 (5.6.3). */
+int tb_etmv1_config_check(const tb_etmv1_config *c);
+uint32_t tb_etmv1_etmcr(const tb_etmv1_config *c);
+/* Fills c from ETMCR (vector_base left 0); TB_ERR_CONFIG for a port
+ * size ETMv1 does not have. */
+int tb_etmv1_config_from_etmcr(tb_etmv1_config *c, uint32_t etmcr,
+                               uint8_t minor);
+
+/* ---- capture file (docs/etmv1.md 2) ---- */
+#define TB_ETMV1_HDR_BYTES 16
+#define TB_ETMV1_SAMPLE_BYTES 4
+/* The header for c (ETMv1). */
+void tb_etmv1_capture_header(const tb_etmv1_config *c, uint8_t out[16]);
+/* Reads a header: 0, TB_ERR_FORMAT (magic, version, protocol, width or
+ * ETMCR inconsistent) or TB_ERR_CONFIG. */
+int tb_etmv1_capture_parse_header(const uint8_t in[16], tb_etmv1_config *c);
+void tb_etmv1_sample_pack(const tb_etmv1_sample *s, uint8_t out[4]);
+/* 0, or TB_ERR_FORMAT when reserved bits are set. */
+int tb_etmv1_sample_unpack(const uint8_t in[4], tb_etmv1_sample *s);
+/* The stream index of sample k: its byte offset in the capture. */
+static inline uint64_t tb_etmv1_sample_index(uint64_t k)
+{
+    return TB_ETMV1_HDR_BYTES + TB_ETMV1_SAMPLE_BYTES * k;
+}
+
+/* OpenOCD `etm load` form (etmv1-v2-sources 2.3): 12-byte header
+ * (status, ETMCR, cycle count; big-endian) then 12 bytes per cycle
+ * (pipestat, packet, flags).  A TR cycle becomes its replaced status
+ * with flag bit 1. */
+void tb_etmv1_openocd_header(const tb_etmv1_config *c, uint32_t n_cycles,
+                             uint8_t out[12]);
+void tb_etmv1_openocd_sample(const tb_etmv1_sample *s, uint8_t out[12]);
+
+/* ---- branch address (IHI0014Q 5.5.4 [S]: 1-5 packets, bit 7 = another
+ * follows, 7 bits each in packets 1-4, only the changed low bits; bit
+ * mapping as OpenOCD, unverified U12: the raw address LSB first, A[0] =
+ * Thumb, 5th packet [3:0] = A[31:28], [6:4] = reason, bit 7 = J (v1.3)).
+ * Not the seed's scheme (common/pkt_codec.c, IHI0014Q 6.7.1, ETMv2): no
+ * shift by the instruction size, no branch marker bit 0, reason inside. */
+
+/* The raw value sent for addr in state isa: ARM bits [1:0] = 0, Thumb
+ * A[0] = 1. */
+uint32_t tb_etmv1_addr_raw(uint32_t addr, tb_isa isa);
+/* Packets for raw against the last raw value output: the fewest that
+ * cover every changed bit, 5 with `full` or a non-zero reason.  Returns
+ * the count (1..5). */
+int tb_etmv1_addr_encode(uint32_t raw, uint32_t last, bool full,
+                         uint8_t reason, uint8_t out[5]);
+/* Address packets complete in b[0..avail): n (1..5), or 0 for more. */
+unsigned tb_etmv1_addr_length(const uint8_t *b, size_t avail);
+/* Merges n packets into last: *raw, *reason (0 unless n = 5), *jbit. */
+void tb_etmv1_addr_decode(const uint8_t *b, unsigned n, uint32_t last,
+                          uint32_t *raw, uint8_t *reason, bool *jbit);
+
+/* ---- encoder ---- */
+
+typedef struct tb_etmv1_encoder_opts {
+    /* Reused: arch_minor (ETMv1.x), cycle_accurate, branch_broadcast
+     * (ETMCR[8]), ctxid_bytes, sync_period (CYCLES, 5.6.2; 0: no
+     * periodic sync), trigger_at, fifo_depth (bytes; 0: 4096),
+     * n_ranges/ranges (ViewInst).  The rest is ignored. */
+    tb_encoder_opts base;
+    uint8_t port_width;      /* 4, 8, 16 */
+    uint32_t vector_base;    /* see tb_etmv1_config */
+    bool keep_idle;          /* keep TD cycles without CA (else dropped) */
+} tb_etmv1_encoder_opts;
+
+/* ETMv1.3, 8-bit port, sync every 1024 cycles, FIFO 4096 bytes. */
+void tb_etmv1_encoder_opts_init(tb_etmv1_encoder_opts *o);
+/* The port configuration the options give; TB_ERR_CONFIG if invalid. */
+int tb_etmv1_encoder_config(const tb_etmv1_encoder_opts *o,
+                            tb_etmv1_config *c);
+
+/* Receives samples in cycle order; non-zero stops the encoder. */
+typedef int (*tb_etmv1_sample_cb)(void *ctx, const tb_etmv1_sample *s,
+                                  size_t n);
+
+typedef struct tb_etmv1_encoder tb_etmv1_encoder;
+/* Samples out through cb.  NULL on bad options or no memory. */
+tb_etmv1_encoder *tb_etmv1_encoder_new(const tb_etmv1_encoder_opts *o,
+                                       tb_etmv1_sample_cb cb, void *ctx);
+/* Capture bytes (header, then 4 bytes a sample) out through sink. */
+tb_etmv1_encoder *tb_etmv1_encoder_new_bytes(const tb_etmv1_encoder_opts *o,
+                                             tb_trace_sink sink, void *ctx);
+void tb_etmv1_encoder_free(tb_etmv1_encoder *e);
+/* Each address sequence (BRANCH packet: address, reason, context ID) as
+ * it enters the FIFO; index = the sample index of its BE cycle. */
+void tb_etmv1_encoder_set_packet_cb(tb_etmv1_encoder *e, tb_packet_cb cb,
+                                    void *ctx);
+/* As tb_encoder_set_overflow_cb (encoder.h). */
+void tb_etmv1_encoder_set_overflow_cb(tb_etmv1_encoder *e, tb_overflow_cb cb,
+                                      void *ctx);
+/* One record; errors are sticky. */
+int tb_etmv1_encoder_push(tb_etmv1_encoder *e, const tb_exec_record *r);
+/* Ends the trace: drains the FIFO (again: harmless). */
+int tb_etmv1_encoder_finish(tb_etmv1_encoder *e);
+const tb_encoder_stats *tb_etmv1_encoder_get_stats(const tb_etmv1_encoder *e);
+uint64_t tb_etmv1_encoder_cycles(const tb_etmv1_encoder *e); /* samples out */
+
+/* ---- parser: samples -> packets ----
+ * Packets (protocol TB_ETMV1_PROTO_ETMV1), in instruction order:
+ *   ATOM     seq[]: 'E' (IE/ID), 'N' (IN), and in CA mode 'W' for each
+ *            other cycle counted (WT, APO cycles, TD with TRACEPKT[0]=1)
+ *   BRANCH   a BE/BD cycle with its address: addr (merged), addr_bits
+ *            (7 a packet, 32 for five), addr_known, isa (A[0]),
+ *            reason (5th packet [6:4], else 0), has_ctxid/context_id,
+ *            bytes[] = the packets; phdr_format = the cycle's PIPESTAT
+ *            (BE or BD; a BD's data bytes are skipped)
+ *   TRIGGER  a TR cycle, before the status it replaced
+ *   RESERVED, BAD_SEQUENCE, INCOMPLETE: errors (err); the parser then
+ *            forgets pending branches and goes on
+ * index is the stream index (byte offset in the capture) of the cycle. */
+typedef struct tb_etmv1_parser tb_etmv1_parser;
+/* cfg NULL: taken from the capture header (push only). */
+tb_etmv1_parser *tb_etmv1_parser_new(const tb_etmv1_config *cfg);
+void tb_etmv1_parser_free(tb_etmv1_parser *p);
+/* Capture bytes, any chunking; data[0] has stream index `index` (0 at
+ * the header).  Returns packets emitted or TB_ERR_* (TB_ERR_FORMAT bad
+ * header, TB_ERR_MISMATCH header differs from cfg). */
+int tb_etmv1_parser_push(tb_etmv1_parser *p, const uint8_t *data, size_t len,
+                         uint64_t index, tb_packet_cb cb, void *ctx);
+/* Samples; s[0] is sample number `first` (no header involved). */
+int tb_etmv1_parser_push_samples(tb_etmv1_parser *p, const tb_etmv1_sample *s,
+                                 size_t n, uint64_t first, tb_packet_cb cb,
+                                 void *ctx);
+/* End: held statuses, a branch whose address never came (INCOMPLETE),
+ * a cut sample or header (INCOMPLETE, TB_ERR_TRUNCATED). */
+int tb_etmv1_parser_finish(tb_etmv1_parser *p, tb_packet_cb cb, void *ctx);
+void tb_etmv1_parser_reset(tb_etmv1_parser *p);
+/* The configuration in use (after the header when cfg was NULL). */
+const tb_etmv1_config *tb_etmv1_parser_config(const tb_etmv1_parser *p);
+
+/* ---- decoder: packets + image -> elements (decoder.h conventions:
+ * NO_SYNC INIT first; TRACE_ON at the first full address and at each
+ * trace-on / overflow / debug marker (reason = I-sync reason); ranges
+ * of up to 32 instructions with atom_bits, ending at a taken branch;
+ * EXCEPTION for a BE to a vector; CONTEXT; EVENT for a trigger; in CA
+ * mode cc on ranges = the cycles from each instruction's status to the
+ * next status). */
+typedef struct tb_etmv1_decoder tb_etmv1_decoder;
+tb_etmv1_decoder *tb_etmv1_decoder_new(const tb_etmv1_config *cfg,
+                                       const tb_memimage *mem);
+void tb_etmv1_decoder_free(tb_etmv1_decoder *d);
+int tb_etmv1_decoder_packet(tb_etmv1_decoder *d, const tb_packet *pkt,
+                            tb_element_cb cb, void *ctx);
+int tb_etmv1_decoder_finish(tb_etmv1_decoder *d, tb_element_cb cb, void *ctx);
+void tb_etmv1_decoder_reset(tb_etmv1_decoder *d);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
