@@ -1267,8 +1267,14 @@ static void openocd_check(uint8_t width, bool ca)
 Test(etmv1_openocd, etm_analyze_agrees)
 {
     if (system("command -v openocd >/dev/null 2>&1") != 0) {
-        fprintf(stderr, "SKIPPED: etmv1_openocd: openocd not installed "
-                        "(apt-get install openocd; docs/etmv1-v2-sources.md 2)\n");
+        const char *ci = getenv("CI");
+
+        /* The oracle nobody here wrote: scripts/deps.sh installs it, so CI
+         * must have it. */
+        if (ci && !strcmp(ci, "true"))
+            cr_assert_fail("openocd (Debian package) is required under CI");
+        fprintf(stderr, "\n*** SKIPPED: etmv1_openocd: openocd not installed "
+                        "(scripts/deps.sh installs it; docs/etmv1-v2-sources.md 2) ***\n\n");
         cr_skip_test("openocd not installed");
     }
     openocd_check(8, false);
