@@ -267,6 +267,16 @@ static bool is_mem(uint32_t op, unsigned size, uint8_t isa)
            (op & 0xF600u) == 0xB400u || (op & 0xF000u) == 0xC000u;
 }
 
+/* Store-exclusives: ARM STREX/STREXD/STREXB/STREXH (A8.8.212-A8.8.215,
+ * bits 22:21 the size), T32 STREX (T1) and STREXB/H/D (T1). */
+static bool is_strex(uint32_t op, unsigned size, uint8_t isa)
+{
+    if (isa == TB_ISA_ARM)
+        return (op >> 28) != 15 && (op & 0x0F900FF0u) == 0x01800F90u;
+    return size == 4 && ((op & 0xFFF00000u) == 0xE8400000u ||
+                         ((op & 0xFFF000C0u) == 0xE8C00040u && (op & 0x30u) != 0x20u));
+}
+
 static bool is_special_addr(const tb_sim *s, uint32_t a)
 {
     if (s->has_exit && a == s->exit_addr)
@@ -309,6 +319,8 @@ static tb_centry *lookup(tb_sim *s, uint32_t a, uint8_t isa)
         info |= CE_WFI;
     if (is_mem(in.opcode, in.size, isa))
         info |= CE_MEM;
+    if (s->data && is_strex(in.opcode, in.size, isa))
+        info |= CE_EXCL;
     if (isa == TB_ISA_ARM ? (in.opcode & 0x0FFF0FFFu) == 0x0E0D0F30u
                           : (in.size == 4 && (in.opcode & 0xFFFF0FFFu) == 0xEE0D0F30u))
         info |= CE_CTXID; /* MCR p15,0,Rt,c13,c0,1: CONTEXTIDR (B4.1.36) */
@@ -367,6 +379,96 @@ static bool is_direct(uint8_t wp)
     return wp == TB_WP_DIRECT || wp == TB_WP_DIRECT_LINK;
 }
 
+/* The transfer(s) of the store-exclusive e, from the registers just after
+ * it ran (both paths build its record before the next instruction runs:
+ * the block path sends the next one to blk_attention).  Unicorn runs a
+ * STREX as a compare-and-swap against the value LDREX loaded, with
+ * memory hooks only when the monitor's address matches, so the hooks do
+ * not say what it would have stored; the registers do: Rt (Rt2 at
+ * address + 4 for STREXD: A8.8.215, the word at the lower address is Rt
+ * in either endianness), Rd = 1 when it failed (A8.8.212). */
+static int strex_data(tb_sim *s, const tb_centry *e)
+{
+    uint32_t op = e->opcode, rn, rt, rd, rt2, base, vt, vt2 = 0, res;
+    unsigned size;
+    uint8_t flags = TB_DATA_STORE;
+
+    if (e->valid == 1 + TB_ISA_ARM) {
+        static const uint8_t sz[4] = {4, 8, 1, 2};
+
+        rn = (op >> 16) & 15;
+        rd = (op >> 12) & 15;
+        rt = op & 15;
+        rt2 = rt + 1;
+        size = sz[(op >> 21) & 3];
+    } else if ((op & 0xFFF00000u) == 0xE8400000u) {
+        rn = (op >> 16) & 15;
+        rt = (op >> 12) & 15;
+        rd = (op >> 8) & 15;
+        rt2 = 0;
+        size = 4;
+    } else {
+        static const uint8_t sz[4] = {1, 2, 0, 8};
+
+        rn = (op >> 16) & 15;
+        rt = (op >> 12) & 15;
+        rt2 = (op >> 8) & 15;
+        rd = op & 15;
+        size = sz[(op >> 4) & 3];
+    }
+    if ((size == 8 && rt2 > 15) || tb_sim_read_reg(s, rn, &base) < 0 || tb_sim_read_reg(s, rt, &vt) < 0 ||
+        tb_sim_read_reg(s, rd, &res) < 0 ||
+        (size == 8 && tb_sim_read_reg(s, rt2, &vt2) < 0))
+        return tb_sim_fail(s, TB_ERR_EMULATOR, "STREX at 0x%08x: cannot read its "
+                           "registers", e->addr);
+    if (e->valid != 1 + TB_ISA_ARM && (op & 0xFFF00000u) == 0xE8400000u)
+        base += (op & 0xFFu) << 2; /* T32 STREX: Rn + imm8:'00' */
+    if (res & 1)
+        flags |= TB_DATA_STORE_FAILED;
+    if (read_cpsr(s) & CPSR_E)
+        flags |= TB_DATA_BE;
+    s->dat_n = 0;
+    s->dat_owner = e->addr;
+    s->dat[s->dat_n++] = (struct tb_dat){base, size < 4 ? vt & ((1u << (8 * size)) - 1) : vt,
+                                         (uint8_t)(size < 4 ? size : 4), flags};
+    if (size == 8)
+        s->dat[s->dat_n++] = (struct tb_dat){base + 4, vt2, 4, flags};
+    return 0;
+}
+
+/* Delivers the data records of the instruction e, just delivered with
+ * record flags iflags: its buffered transfers (from the memory hooks),
+ * or a store-exclusive's from its registers; none for one that failed
+ * its condition or aborted.  seq is the instruction count after it, as
+ * for context records; cycle is its own. */
+static __attribute__((noinline)) int emit_data(tb_sim *s, const tb_centry *e,
+                                               uint8_t iflags)
+{
+    tb_exec_record r;
+    int rc = 0;
+
+    if (s->dat_n && s->dat_owner != e->addr)
+        return tb_sim_fail(s, TB_ERR_EMULATOR, "data transfers of 0x%08x reached "
+                           "the record of 0x%08x", s->dat_owner, e->addr);
+    if ((e->info & CE_EXCL) && !(iflags & TB_INSN_COND_FAILED) && !s->dat_drop &&
+        (rc = strex_data(s, e)) < 0)
+        return rc;
+    memset(&r, 0, sizeof r);
+    r.kind = TB_REC_DATA;
+    r.seq = s->count;
+    r.cycle = s->cycles;
+    r.u.data.insn_addr = e->addr;
+    for (unsigned i = 0; i < s->dat_n && rc == 0; i++) {
+        r.u.data.addr = s->dat[i].addr;
+        r.u.data.value = s->dat[i].value;
+        r.u.data.size = s->dat[i].size;
+        r.u.data.flags = s->dat[i].flags;
+        rc = deliver(s, &r);
+    }
+    s->dat_n = 0;
+    return rc;
+}
+
 /* Delivers the record of the instruction e (in isa) that went to next,
  * then a context record when it changed CONTEXTIDR.  Both paths build
  * every record here, so they share the cycle model's draws too. */
@@ -404,6 +506,8 @@ static int emit_rec(tb_sim *s, const tb_centry *e, const tb_exec_record *tpl,
     r.u.insn.next_isa = next_isa;
     r.u.insn.flags = flags;
     if ((rc = deliver(s, &r)) < 0)
+        return rc;
+    if ((s->dat_n || (e->info & CE_EXCL)) && (rc = emit_data(s, e, flags)) < 0)
         return rc;
     if ((e->info & CE_CTXID) && !(flags & TB_INSN_COND_FAILED)) {
         uint32_t v;
@@ -748,7 +852,8 @@ static tb_block *blk_get(tb_sim *s, uint32_t a, uint32_t size, uint8_t isa, uint
             d->ce.info |= CE_IT_MEMBER;
         if (n && (s->tmp[n - 1].ce.info & CE_CTXID))
             d->ce.info |= CE_AFTER_CTXID;
-        d->plain = d->flags0 == 0 && e->wp == TB_WP_NONE && !(e->info & CE_CTXID);
+        d->plain = d->flags0 == 0 && e->wp == TB_WP_NONE &&
+                   !(e->info & (CE_CTXID | CE_EXCL));
         memset(&d->tpl, 0, sizeof d->tpl);
         d->tpl.kind = TB_REC_INSN;
         d->tpl.u.insn.addr = e->addr;
@@ -818,6 +923,8 @@ static int blk_flush(tb_sim *s, unsigned upto, uint32_t last_next)
                 tb_sim_fail(s, TB_ERR_STOPPED, "the record callback asked to stop");
                 return TB_ERR_STOPPED;
             }
+            if (s->dat_n && (rc = emit_data(s, &d->ce, 0)) < 0)
+                return rc;
             nisa = isa;
             continue;
         }
@@ -905,6 +1012,10 @@ static void blk_attention(tb_sim *s, unsigned k)
     s->pass[k] = (d->ce.info & CE_ARMCOND) ? tb_cond_passed(d->ce.cond, read_cpsr(s))
                                            : 1;
     s->pos = k + 1;
+    /* A store-exclusive's record reads Rd after it: the next instruction
+     * comes here first (blk_flush above builds it before that runs). */
+    if (d->ce.info & CE_EXCL)
+        s->klimit = k + 1;
     if (d->ce.info & CE_WFI) {
         make_pending(s, &d->ce, s->blk->isa, true, s->pass[k]);
         s->done = k + 1;
@@ -1045,6 +1156,88 @@ static bool hook_mem_fault(uc_engine *uc, uc_mem_type type, uint64_t address,
     return false;
 }
 
+/* Data records (tb_sim_set_data): Unicorn's UC_HOOK_MEM_WRITE (before the
+ * store, with the value stored) and UC_HOOK_MEM_READ_AFTER (after the
+ * load, with the value loaded) fire per transfer, inside the instruction
+ * and in its architectural order (probed on Unicorn 2.0.1: LDM/STM/PUSH/
+ * POP lowest register at the lowest address first, A8.8.58/A8.8.199;
+ * LDRD/STRD two words, address first; SWP/SWPB the load then the store;
+ * no hook for instruction fetches, PLD, or a conditional load/store that
+ * failed its condition; one READ_AFTER for an unaligned load that
+ * crosses a page, where plain READ hooks fire for each part).  The
+ * instruction running now is the pending one (reference path) or the
+ * last the code hook saw (block path, whose records of the instructions
+ * before it are delivered first): the buffer only ever holds the
+ * transfers of one instruction, delivered after its record. */
+static void hook_mem_data(uc_engine *uc, uc_mem_type type, uint64_t address, int size,
+                          int64_t value, void *user)
+{
+    tb_sim *s = user;
+    const tb_centry *e;
+    uint8_t flags;
+    uint32_t a = (uint32_t)address;
+
+    (void)uc;
+    if (s->action != ACT_NONE)
+        return;
+    if (s->blk && s->pos > s->done) {
+        unsigned k = s->pos - 1;
+
+        if (k > s->done && blk_flush(s, k, s->blk->ins[k].ce.addr) < 0) {
+            stop(s, ACT_ERROR);
+            return;
+        }
+        e = &s->blk->ins[k].ce;
+    } else if (s->have_pend) {
+        e = &s->pend.ce;
+    } else {
+        tb_sim_fail(s, TB_ERR_EMULATOR, "memory access to 0x%08x outside any "
+                    "instruction", a);
+        stop(s, ACT_ERROR);
+        return;
+    }
+    if (e->info & CE_EXCL)
+        return; /* built from its registers (strex_data) */
+    if (s->dat_n && s->dat_owner != e->addr) {
+        tb_sim_fail(s, TB_ERR_EMULATOR, "transfers of 0x%08x and 0x%08x in one "
+                    "buffer", s->dat_owner, e->addr);
+        stop(s, ACT_ERROR);
+        return;
+    }
+    if (size != 1 && size != 2 && size != 4 && size != 8) {
+        tb_sim_fail(s, TB_ERR_EMULATOR, "instruction at 0x%08x: a transfer of %d bytes "
+                    "at 0x%08x", e->addr, size, a);
+        stop(s, ACT_ERROR);
+        return;
+    }
+    if (s->dat_n + 2 > TB_DAT_MAX) {
+        tb_sim_fail(s, TB_ERR_EMULATOR, "instruction at 0x%08x: more than %u transfers",
+                    e->addr, TB_DAT_MAX - 2);
+        stop(s, ACT_ERROR);
+        return;
+    }
+    flags = type == UC_MEM_WRITE ? TB_DATA_STORE : 0;
+    if (read_cpsr(s) & CPSR_E)
+        flags |= TB_DATA_BE;
+    s->dat_owner = e->addr;
+    if (size == 8) {
+        /* LDREXD/STREXD, VLDR/VSTR of a doubleword: two words, the lower
+         * address first; the hook's value is the doubleword as loaded in
+         * the data endianness, so the word at the lower address is its
+         * high half when big-endian (A8.8.77). */
+        uint64_t v = (uint64_t)value;
+        uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
+        bool be = flags & TB_DATA_BE;
+
+        s->dat[s->dat_n++] = (struct tb_dat){a, be ? hi : lo, 4, flags};
+        s->dat[s->dat_n++] = (struct tb_dat){a + 4, be ? lo : hi, 4, flags};
+        return;
+    }
+    s->dat[s->dat_n++] = (struct tb_dat){
+        a, size == 4 ? (uint32_t)value : (uint32_t)value & ((1u << (8 * size)) - 1),
+        (uint8_t)size, flags};
+}
+
 /* ------------------------------------------------------------------ */
 /* Exception entry (IHI0406C B1.8.3 modes, B1.8.1 vectors, B1.9 entry). */
 
@@ -1116,6 +1309,8 @@ static void hooks_del(tb_sim *s)
     uc_hook_del(s->uc, s->h_code);
     uc_hook_del(s->uc, s->h_intr);
     uc_hook_del(s->uc, s->h_mem);
+    if (s->data)
+        uc_hook_del(s->uc, s->h_data);
 }
 
 /* Handles one stop of the emulator.  Returns 1 when the run is over, 0
@@ -1215,8 +1410,16 @@ static int handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
         {
             uint32_t addr = p->ce.addr;
 
+            /* The instruction did not complete: no data records, not
+             * even for the transfers Unicorn made before the one that
+             * aborted (it writes the first words of an STM that runs
+             * into unmapped memory, and hooks the store that faults). */
             it_before = s->itstate;
-            if ((rc = finish(s, seq, 0)) < 0)
+            s->dat_n = 0;
+            s->dat_drop = true;
+            rc = finish(s, seq, 0);
+            s->dat_drop = false;
+            if (rc < 0)
                 return rc;
             /* LR = preferred return + 8 (B1.9.8). */
             if ((rc = enter_exception(s, TB_EXC_DATA_ABORT, addr, addr + 8, true,
@@ -1251,6 +1454,16 @@ static int handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
                            uerr == UC_ERR_INSN_INVALID ? TB_ERR_FAULT : TB_ERR_EMULATOR,
                            "emulator stopped at 0x%08x: %s", pc, uc_strerror(uerr));
     }
+}
+
+int tb_sim_set_data(tb_sim *s, bool on)
+{
+    if (!s)
+        return TB_ERR_INVAL;
+    if (s->ran)
+        return tb_sim_fail(s, TB_ERR_STATE, "already ran");
+    s->data = on;
+    return 0;
 }
 
 int tb_sim_set_reference(tb_sim *s, bool on)
@@ -1302,13 +1515,17 @@ int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res)
         !(s->blocks = calloc((size_t)1 << TB_BLK_CACHE_BITS, sizeof *s->blocks)))
         return tb_sim_fail(s, TB_ERR_NOMEM, "no memory for the block cache");
     s->blk = NULL;
+    s->dat_n = 0;
+    s->dat_drop = false;
     if ((!s->reference &&
          uc_hook_add(s->uc, &s->h_block, UC_HOOK_BLOCK, (void *)hook_block, s, 1, 0)) ||
         uc_hook_add(s->uc, &s->h_code, UC_HOOK_CODE,
                     s->reference ? (void *)hook_code : (void *)hook_code_blk, s, 1, 0) ||
         uc_hook_add(s->uc, &s->h_intr, UC_HOOK_INTR, (void *)hook_intr, s, 1, 0) ||
         uc_hook_add(s->uc, &s->h_mem, UC_HOOK_MEM_UNMAPPED | UC_HOOK_MEM_PROT,
-                    (void *)hook_mem_fault, s, 1, 0))
+                    (void *)hook_mem_fault, s, 1, 0) ||
+        (s->data && uc_hook_add(s->uc, &s->h_data, UC_HOOK_MEM_READ_AFTER | UC_HOOK_MEM_WRITE,
+                                (void *)hook_mem_data, s, 1, 0)))
         return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot add hooks");
     s->act_addr = s->entry;
     s->isa = s->entry_isa;

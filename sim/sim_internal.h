@@ -23,10 +23,22 @@ enum {
     /* Set only in block entries (depend on the position in the block). */
     CE_IT_MEMBER = 1u << 11, /* inside an IT block */
     CE_AFTER_CTXID = 1u << 12, /* follows an MCR to CONTEXTIDR */
+    CE_EXCL = 1u << 13,      /* STREX/STREXB/H/D, set only with data
+                              * records on (its record reads Rd after it) */
 };
 
 /* Instructions the block path's code hook must look at one by one. */
-#define CE_ATTENTION (CE_SPECIAL | CE_WFI | CE_ARMCOND | CE_AFTER_CTXID)
+#define CE_ATTENTION (CE_SPECIAL | CE_WFI | CE_ARMCOND | CE_AFTER_CTXID | CE_EXCL)
+
+/* Data transfers one instruction can make: LDM/STM of 16 registers, a
+ * VLDM/VSTM of 16 doublewords split in words (32), with room to spare. */
+#define TB_DAT_MAX 64
+
+/* One memory transfer waiting for its instruction's record. */
+struct tb_dat {
+    uint32_t addr, value;
+    uint8_t size, flags;
+};
 
 typedef struct tb_centry {
     uint32_t addr;
@@ -139,7 +151,15 @@ struct tb_sim {
     bool have_pend;
     struct tb_pend pend;
     tb_centry *cache;
-    uc_hook h_code, h_intr, h_mem, h_fetch, h_block;
+    uc_hook h_code, h_intr, h_mem, h_fetch, h_block, h_data;
+
+    /* Data records (tb_sim_set_data): the transfers of the instruction
+     * running now, from the memory hooks, delivered after its record. */
+    bool data;
+    bool dat_drop;           /* the instruction aborted: no transfers */
+    unsigned dat_n;
+    uint32_t dat_owner;      /* address of the instruction they belong to */
+    struct tb_dat dat[TB_DAT_MAX];
 
     /* Block path (the default): a block hook per translation block and a
      * light code hook; records are built per block (sim.c). */

@@ -33,9 +33,10 @@ static int collect(void *ctx, const tb_exec_record *r)
     return 0;
 }
 
-/* Runs a program with a scenario file (or extra INI text appended). */
-static void run_prog(run_t *x, const char *elf, const char *scn_path,
-                     const char *scn_text)
+/* Runs a program with a scenario file (or extra INI text appended), with
+ * data records or not, on the block path or the reference path. */
+static void run_prog_ex(run_t *x, const char *elf, const char *scn_path,
+                        const char *scn_text, bool data, bool reference)
 {
     tb_scenario sc;
     char err[256];
@@ -52,7 +53,15 @@ static void run_prog(run_t *x, const char *elf, const char *scn_path,
     cr_assert_eq(tb_sim_load_elf_file(x->sim, elf), 0, "%s: %s", elf,
                  tb_sim_errmsg(x->sim));
     cr_assert_eq(tb_sim_set_scenario(x->sim, &sc), 0, "%s", tb_sim_errmsg(x->sim));
+    cr_assert_eq(tb_sim_set_data(x->sim, data), 0);
+    cr_assert_eq(tb_sim_set_reference(x->sim, reference), 0);
     x->rc = tb_sim_run(x->sim, collect, x, &x->res);
+}
+
+static void run_prog(run_t *x, const char *elf, const char *scn_path,
+                     const char *scn_text)
+{
+    run_prog_ex(x, elf, scn_path, scn_text, false, false);
 }
 
 static void run_free(run_t *x)
@@ -703,4 +712,269 @@ Test(sim, truth_data_lines)
                  TB_ERR_FORMAT);
     cr_assert_eq(tb_truth_parse_text("3 9 D ld 00001000 1 ab insn=00000100 odd", &back),
                  TB_ERR_FORMAT);
+}
+
+/* ------------------------------------------------------------------ */
+/* Data records (tb_sim_set_data). */
+
+/* One expected transfer: the instruction's label, load or store, data
+ * address, size, value, flags beyond TB_DATA_STORE. */
+struct dexp {
+    const char *insn;
+    bool store;
+    uint32_t addr;
+    uint8_t size;
+    uint32_t value;
+    uint8_t flags;
+};
+
+/* Checks every data record of x from the record of the instruction at
+ * from on against want[0..n), in order: each follows the record of its
+ * instruction (or another data record of it) with that instruction's
+ * seq + 1 and cycle. */
+static void check_data(run_t *x, uint32_t from, const struct dexp *want, size_t n)
+{
+    size_t k = 0, i = find_insn(x, from);
+    const tb_exec_record *insn = NULL;
+
+    for (; i < x->n; i++) {
+        const tb_exec_record *r = &x->rec[i];
+
+        if (r->kind == TB_REC_INSN) {
+            insn = r;
+            continue;
+        }
+        if (r->kind != TB_REC_DATA)
+            continue;
+        cr_assert(k < n, "data record %zu beyond the %zu expected: insn %08x addr %08x", k,
+                  n, r->u.data.insn_addr, r->u.data.addr);
+        cr_assert_not_null(insn);
+        cr_assert_eq(x->rec[i - 1].kind == TB_REC_INSN || x->rec[i - 1].kind == TB_REC_DATA,
+                     true, "data record %zu (%s) does not follow its instruction", k,
+                     want[k].insn);
+        cr_assert_eq(r->u.data.insn_addr, sym(x, want[k].insn),
+                     "data record %zu: insn %08x, want %s", k, r->u.data.insn_addr,
+                     want[k].insn);
+        cr_assert_eq(r->u.data.insn_addr, insn->u.insn.addr, "data record %zu", k);
+        cr_assert_eq(r->seq, insn->seq + 1, "data record %zu (%s) seq", k, want[k].insn);
+        cr_assert_eq(r->cycle, insn->cycle, "data record %zu (%s) cycle", k, want[k].insn);
+        cr_assert_eq(r->u.data.addr, want[k].addr, "data record %zu (%s): addr %08x want %08x",
+                     k, want[k].insn, r->u.data.addr, want[k].addr);
+        cr_assert_eq(r->u.data.size, want[k].size, "data record %zu (%s) size", k,
+                     want[k].insn);
+        cr_assert_eq(r->u.data.value, want[k].value, "data record %zu (%s): value %x want %x",
+                     k, want[k].insn, r->u.data.value, want[k].value);
+        cr_assert_eq(r->u.data.flags,
+                     (want[k].store ? TB_DATA_STORE : 0) | want[k].flags,
+                     "data record %zu (%s): flags %#x", k, want[k].insn, r->u.data.flags);
+        k++;
+    }
+    cr_assert_eq(k, n, "%zu data records, want %zu", k, n);
+}
+
+/* data_ops.S, transfer by transfer, from its text: addresses from the
+ * ELF's symbols (buf; the stack top crt0 gives main; the literal words),
+ * values from what the program stores.  Both paths. */
+Test(sim, data_ops_records_by_hand)
+{
+    for (int ref = 0; ref <= 1; ref++) {
+        run_t x;
+        uint32_t buf, sp, ex, lb, lt, tp;
+
+        run_prog_ex(&x, PROG("data_ops"), SCN("data_ops"), NULL, true, ref);
+        cr_assert_eq(x.rc, 0, "%s", tb_sim_errmsg(x.sim));
+        cr_assert_eq(x.res.stop, TB_SIM_STOP_EXIT);
+        check_flow(&x);
+        buf = sym(&x, "buf");
+        sp = sym(&x, "_svc_stack_top") - 36; /* PUSH {r4-r11, lr}: 9 words */
+        ex = sym(&x, "_exit");               /* main's LR */
+        lb = sym(&x, "lit_buf");
+        lt = sym(&x, "lit_tpart");
+        tp = sym(&x, "t_part") | 1;          /* a Thumb target */
+        {
+            const struct dexp want[] = {
+                /* PUSH: r4 at the lowest address ... lr last (A8.8.199) */
+                {"main", 1, sp, 4, 0, 0}, {"main", 1, sp + 4, 4, 0, 0},
+                {"main", 1, sp + 8, 4, 0, 0}, {"main", 1, sp + 12, 4, 0, 0},
+                {"main", 1, sp + 16, 4, 0, 0}, {"main", 1, sp + 20, 4, 0, 0},
+                {"main", 1, sp + 24, 4, 0, 0}, {"main", 1, sp + 28, 4, 0, 0},
+                {"main", 1, sp + 32, 4, ex, 0},
+                {"i_lit", 0, lb, 4, buf, 0},
+                {"i_str", 1, buf, 4, 0x80C0FFEE, 0},
+                {"i_strb", 1, buf + 4, 1, 0xEE, 0},
+                {"i_strh", 1, buf + 6, 2, 0xFFEE, 0},
+                {"i_ldrb", 0, buf + 3, 1, 0x80, 0},
+                {"i_ldrsb", 0, buf + 3, 1, 0x80, 0}, /* before sign extension */
+                {"i_ldrh", 0, buf + 6, 2, 0xFFEE, 0},
+                {"i_ldr", 0, buf + 4, 4, 0xFFEE00EE, 0},
+                /* STMIB: from buf + 4 up; LDMDB from buf + 20 down, read
+                 * from the lowest address up (A8.8.58-A8.8.61) */
+                {"i_stm", 1, buf + 4, 4, 0x11, 0}, {"i_stm", 1, buf + 8, 4, 0x22, 0},
+                {"i_stm", 1, buf + 12, 4, 0x33, 0}, {"i_stm", 1, buf + 16, 4, 0x44, 0},
+                {"i_ldm", 0, buf + 4, 4, 0x11, 0}, {"i_ldm", 0, buf + 8, 4, 0x22, 0},
+                {"i_ldm", 0, buf + 12, 4, 0x33, 0}, {"i_ldm", 0, buf + 16, 4, 0x44, 0},
+                {"i_strd", 1, buf + 24, 4, 0x11, 0}, {"i_strd", 1, buf + 28, 4, 0x22, 0},
+                {"i_ldrd", 0, buf + 16, 4, 0x44, 0}, {"i_ldrd", 0, buf + 20, 4, 0, 0},
+                /* i_ldrne failed its condition: nothing */
+                {"i_ldreq", 0, buf + 8, 4, 0x22, 0},
+                {"i_ldrex", 0, buf, 4, 0x80C0FFEE, 0},
+                {"i_strex", 1, buf, 4, 0x11, 0},
+                {"i_strexf", 1, buf, 4, 0x22, TB_DATA_STORE_FAILED},
+                {"i_ldrexd", 0, buf + 24, 4, 0x11, 0}, {"i_ldrexd", 0, buf + 28, 4, 0x22, 0},
+                {"i_strexd", 1, buf + 24, 4, 0x66, 0}, {"i_strexd", 1, buf + 28, 4, 0x77, 0},
+                {"i_swp", 0, buf, 4, 0x11, 0}, {"i_swp", 1, buf, 4, 0x44, 0},
+                {"i_swpb", 0, buf, 1, 0x44, 0}, {"i_swpb", 1, buf, 1, 0x22, 0},
+                {"i_strbe", 1, buf + 12, 4, 0x80C0FFEE, TB_DATA_BE},
+                {"i_ldrhbe", 0, buf + 12, 2, 0x80C0, TB_DATA_BE},
+                {"i_ldrpc", 0, lt, 4, tp, 0},
+                {"t_ldr", 0, buf + 4, 4, 0x11, 0},
+                {"t_strb", 1, buf + 20, 1, 0x11, 0},
+                /* t_ldreq skipped in its IT block: nothing */
+                {"t_ldrne", 0, buf + 8, 4, 0x22, 0},
+                {"t_ldrex", 0, buf + 8, 4, 0x22, 0},
+                {"t_strex", 1, buf + 8, 4, 0x44, 0},
+                {"t_strexh", 1, buf, 2, 0xFFEE, TB_DATA_STORE_FAILED},
+                /* POP {r4-r11, pc}: the PC last, from the highest address */
+                {"t_pop", 0, sp, 4, 0, 0}, {"t_pop", 0, sp + 4, 4, 0, 0},
+                {"t_pop", 0, sp + 8, 4, 0, 0}, {"t_pop", 0, sp + 12, 4, 0, 0},
+                {"t_pop", 0, sp + 16, 4, 0, 0}, {"t_pop", 0, sp + 20, 4, 0, 0},
+                {"t_pop", 0, sp + 24, 4, 0, 0}, {"t_pop", 0, sp + 28, 4, 0, 0},
+                {"t_pop", 0, sp + 32, 4, ex, 0},
+            };
+
+            check_data(&x, sym(&x, "main"), want, sizeof want / sizeof want[0]);
+        }
+        /* The loads that failed their condition ran as N. */
+        cr_assert(x.rec[find_insn(&x, sym(&x, "i_ldrne"))].u.insn.flags & TB_INSN_COND_FAILED);
+        cr_assert(x.rec[find_insn(&x, sym(&x, "t_ldreq"))].u.insn.flags & TB_INSN_COND_FAILED);
+        /* The flags agree with memory: the failed STREXH left buf as
+         * SWPB made it; the T32 STREX and the STREXD stored (the record
+         * of STREXD read its Rd before the MOV after it made it 7). */
+        cr_assert_eq(mem32(&x, buf), 0x22);
+        cr_assert_eq(mem32(&x, buf + 8), 0x44);
+        cr_assert_eq(mem32(&x, buf + 24), 0x66);
+        cr_assert_eq(mem32(&x, buf + 28), 0x77);
+        run_free(&x);
+    }
+}
+
+/* Data records change nothing else: the other records are the same with
+ * and without them (and there are none without), on every program. */
+Test(sim, data_records_leave_the_rest_alone)
+{
+    static const char *const progs[] = {
+        "arm_basic", "thumb_basic", "interwork", "cond_arm", "it_blocks", "switch_table",
+        "funcptr", "recursion", "returns", "far_branch", "irq_fiq", "svc", "faults",
+        "ctx_switch", "data_loop", "smc", "cancel_single", "data_ops",
+    };
+
+    for (size_t p = 0; p < sizeof progs / sizeof progs[0]; p++) {
+        char elf[512], scn[512];
+        run_t a, b;
+        size_t j = 0, nd = 0;
+
+        snprintf(elf, sizeof elf, TB_BINARY_DIR "/vectors/programs/%s.elf", progs[p]);
+        snprintf(scn, sizeof scn, TB_SOURCE_DIR "/vectors/programs/%s.ini", progs[p]);
+        run_prog_ex(&a, elf, scn, NULL, false, false);
+        run_prog_ex(&b, elf, scn, NULL, true, false);
+        cr_assert_eq(a.rc, b.rc, "%s", progs[p]);
+        for (size_t i = 0; i < b.n; i++) {
+            if (b.rec[i].kind == TB_REC_DATA) {
+                nd++;
+                continue;
+            }
+            cr_assert(j < a.n, "%s", progs[p]);
+            cr_assert_eq(memcmp(&a.rec[j], &b.rec[i], sizeof a.rec[j]), 0,
+                         "%s: record %zu differs with data records on", progs[p], j);
+            cr_assert_neq(a.rec[j].kind, TB_REC_DATA, "%s", progs[p]);
+            j++;
+        }
+        cr_assert_eq(j, a.n, "%s", progs[p]);
+        cr_assert_gt(nd, 0, "%s", progs[p]);
+        cr_assert_eq(a.res.cycles, b.res.cycles, "%s", progs[p]);
+        run_free(&a);
+        run_free(&b);
+    }
+}
+
+/* The data abort cancels its instruction: no data record for it, not the
+ * load of faults.S, nor the STM of a raw image whose third word falls
+ * off the mapped page (Unicorn hooks, and writes, the first two words
+ * and hooks the third before the abort).  The handler's store after it
+ * is recorded.  Both paths. */
+Test(sim, data_abort_leaves_no_data_records)
+{
+    /* 0x00 b 0x20; 0x10 (data abort vector) b 0x40;
+     * 0x20 mov r1,#1; mov r2,#2; mov r3,#3; mov r4,#0x1000; sub r4,r4,#8;
+     * 0x34 stm r4,{r1-r3}; 0x40 str r1,[r4]; 0x44 b . (exit) */
+    static const uint32_t words[] = {
+        0xEA000006, 0xE320F000, 0xE320F000, 0xE320F000, 0xEA00000A, 0xE320F000,
+        0xE320F000, 0xE320F000, 0xE3A01001, 0xE3A02002, 0xE3A03003, 0xE3A04A01,
+        0xE2444008, 0xE884000E, 0xE320F000, 0xE320F000, 0xE5841000, 0xEAFFFFFE,
+    };
+    const char *scn = "[sim]\nexit = 0x44\ndata_abort = allow\n";
+
+    for (int ref = 0; ref <= 1; ref++) {
+        uint8_t code[sizeof words];
+        tb_scenario sc;
+        char err[128];
+        run_t x;
+        size_t i, nd = 0;
+
+        for (size_t w = 0; w < sizeof words / sizeof words[0]; w++)
+            for (unsigned b = 0; b < 4; b++)
+                code[4 * w + b] = (uint8_t)(words[w] >> (8 * b));
+        memset(&x, 0, sizeof x);
+        x.sim = tb_sim_new(TB_SIM_CPU_A15);
+        cr_assert_eq(tb_sim_load_raw(x.sim, code, sizeof code, 0), 0);
+        tb_scenario_init(&sc);
+        cr_assert_eq(tb_scenario_parse(&sc, scn, strlen(scn), err, sizeof err), 0, "%s", err);
+        cr_assert_eq(tb_sim_set_scenario(x.sim, &sc), 0);
+        cr_assert_eq(tb_sim_set_data(x.sim, true), 0);
+        cr_assert_eq(tb_sim_set_reference(x.sim, ref), 0);
+        x.rc = tb_sim_run(x.sim, collect, &x, &x.res);
+        cr_assert_eq(x.rc, 0, "%s", tb_sim_errmsg(x.sim));
+        cr_assert_eq(x.res.stop, TB_SIM_STOP_EXIT);
+        i = find_insn(&x, 0x34);
+        cr_assert_eq(x.rec[i + 1].kind, TB_REC_EXCEPTION);
+        cr_assert_eq(x.rec[i + 1].u.exc.kind, TB_EXC_DATA_ABORT);
+        cr_assert(x.rec[i + 1].u.exc.cancelled);
+        for (size_t k = 0; k < x.n; k++)
+            if (x.rec[k].kind == TB_REC_DATA) {
+                nd++;
+                cr_assert_eq(x.rec[k].u.data.insn_addr, 0x40);
+                cr_assert_eq(x.rec[k].u.data.addr, 0xFF8);
+                cr_assert_eq(x.rec[k].u.data.value, 1);
+                cr_assert_eq(x.rec[k].u.data.flags, TB_DATA_STORE);
+                cr_assert_eq(x.rec[k - 1].kind, TB_REC_INSN);
+                cr_assert_eq(x.rec[k - 1].u.insn.addr, 0x40);
+            }
+        cr_assert_eq(nd, 1);
+        run_free(&x);
+
+        run_prog_ex(&x, PROG("faults"), SCN("faults"), NULL, true, ref);
+        cr_assert_eq(x.rc, 0, "%s", tb_sim_errmsg(x.sim));
+        i = find_insn(&x, sym(&x, "load_insn"));
+        cr_assert_eq(x.rec[i + 1].kind, TB_REC_EXCEPTION);
+        cr_assert(x.rec[i + 1].u.exc.cancelled);
+        for (size_t k = 0; k < x.n; k++)
+            cr_assert(x.rec[k].kind != TB_REC_DATA ||
+                      x.rec[k].u.data.insn_addr != sym(&x, "load_insn"));
+        run_free(&x);
+    }
+}
+
+Test(sim, data_records_only_before_a_run)
+{
+    tb_sim *s = tb_sim_new(TB_SIM_CPU_A15);
+    tb_scenario sc;
+
+    tb_scenario_init(&sc); /* exit at _exit */
+    cr_assert_eq(tb_sim_set_data(NULL, true), TB_ERR_INVAL);
+    cr_assert_eq(tb_sim_load_elf_file(s, PROG("arm_basic")), 0);
+    cr_assert_eq(tb_sim_set_scenario(s, &sc), 0);
+    cr_assert_eq(tb_sim_set_data(s, true), 0);
+    cr_assert_eq(tb_sim_run(s, NULL, NULL, NULL), 0);
+    cr_assert_eq(tb_sim_set_data(s, false), TB_ERR_STATE);
+    tb_sim_free(s);
 }

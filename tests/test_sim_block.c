@@ -3,7 +3,9 @@
  * streams, results, errors and final registers must be identical, on
  * every vector program with its scenario and on scenarios that cut
  * blocks at every position (budgets, interrupts due at every count,
- * interrupts pending while masked, inside IT blocks).  test_sim checks
+ * interrupts pending while masked, inside IT blocks), with and without
+ * data records (tb_sim_set_data; the block path attaches each memory
+ * transfer to its instruction apart from the reference path).  test_sim checks
  * the reference path against facts; this file carries those facts over
  * to the fast path. */
 #include <criterion/criterion.h>
@@ -39,7 +41,8 @@ static int collect(void *ctx, const tb_exec_record *r)
     return 0;
 }
 
-static void run_mode(run_t *x, const char *elf, const tb_scenario *sc, bool reference)
+static void run_mode(run_t *x, const char *elf, const tb_scenario *sc, bool reference,
+                     bool data)
 {
     tb_sim *s;
 
@@ -49,11 +52,13 @@ static void run_mode(run_t *x, const char *elf, const tb_scenario *sc, bool refe
     cr_assert_eq(tb_sim_load_elf_file(s, elf), 0, "%s: %s", elf, tb_sim_errmsg(s));
     cr_assert_eq(tb_sim_set_scenario(s, sc), 0, "%s", tb_sim_errmsg(s));
     cr_assert_eq(tb_sim_set_reference(s, reference), 0);
+    cr_assert_eq(tb_sim_set_data(s, data), 0);
     x->rc = tb_sim_run(s, collect, x, &x->res);
     snprintf(x->msg, sizeof x->msg, "%s", tb_sim_errmsg(s));
     for (unsigned r = 0; r <= 16; r++)
         cr_assert_eq(tb_sim_read_reg(s, r, &x->regs[r]), 0);
     cr_assert_eq(tb_sim_set_reference(s, !reference), TB_ERR_STATE);
+    cr_assert_eq(tb_sim_set_data(s, !data), TB_ERR_STATE);
     tb_sim_free(s);
 }
 
@@ -104,15 +109,17 @@ static void same_record(const tb_exec_record *a, const tb_exec_record *b,
     }
 }
 
-/* Runs elf under sc both ways and requires the same everything.  Returns
- * the number of records (so callers can check the run did something). */
-static size_t compare_paths(const char *elf, const tb_scenario *sc, const char *what)
+/* Runs elf under sc both ways (with data records when data) and requires
+ * the same everything.  Returns the number of records (so callers can
+ * check the run did something); *n_data, when given, the data records. */
+static size_t compare_paths_data(const char *elf, const tb_scenario *sc, const char *what,
+                                 bool data, size_t *n_data)
 {
     run_t ref, blk;
     size_t n;
 
-    run_mode(&ref, elf, sc, true);
-    run_mode(&blk, elf, sc, false);
+    run_mode(&ref, elf, sc, true, data);
+    run_mode(&blk, elf, sc, false, data);
     cr_assert_eq(blk.rc, ref.rc, "%s: rc %d (%s) vs reference %d (%s)", what, blk.rc,
                  blk.msg, ref.rc, ref.msg);
     cr_assert_str_eq(blk.msg, ref.msg, "%s", what);
@@ -128,9 +135,19 @@ static size_t compare_paths(const char *elf, const tb_scenario *sc, const char *
         cr_assert_eq(blk.regs[r], ref.regs[r], "%s: register %u %08x vs %08x", what, r,
                      blk.regs[r], ref.regs[r]);
     n = ref.n;
+    if (n_data) {
+        *n_data = 0;
+        for (size_t i = 0; i < ref.n; i++)
+            *n_data += ref.rec[i].kind == TB_REC_DATA;
+    }
     free(ref.rec);
     free(blk.rec);
     return n;
+}
+
+static size_t compare_paths(const char *elf, const tb_scenario *sc, const char *what)
+{
+    return compare_paths_data(elf, sc, what, false, NULL);
 }
 
 static void load_scn(tb_scenario *sc, const char *name, const char *extra)
@@ -148,7 +165,7 @@ static void load_scn(tb_scenario *sc, const char *name, const char *extra)
 static const char *const programs[] = {
     "arm_basic", "thumb_basic", "interwork", "cond_arm", "it_blocks", "switch_table",
     "funcptr", "recursion", "returns", "far_branch", "irq_fiq", "svc", "faults",
-    "ctx_switch", "data_loop", "smc", "long_run",
+    "ctx_switch", "data_loop", "smc", "long_run", "cancel_single", "data_ops",
 };
 
 Test(sim_block, every_program_same_records_as_reference)
@@ -164,6 +181,59 @@ Test(sim_block, every_program_same_records_as_reference)
                  strcmp(programs[k], "long_run") ? NULL : "[sim]\nmax_insns = 300000\n");
         n = compare_paths(elf, &sc, programs[k]);
         cr_assert_gt(n, 10, "%s", programs[k]);
+    }
+}
+
+/* With data records: the same records, data records included, on every
+ * program; runs without them have none (the default). */
+Test(sim_block, every_program_same_records_with_data)
+{
+    for (size_t k = 0; k < sizeof programs / sizeof programs[0]; k++) {
+        char elf[512], what[64];
+        tb_scenario sc;
+        size_t n, nd = 0, nd_off = 1;
+
+        snprintf(elf, sizeof elf, TB_BINARY_DIR "/vectors/programs/%s.elf", programs[k]);
+        load_scn(&sc, programs[k],
+                 strcmp(programs[k], "long_run") ? NULL : "[sim]\nmax_insns = 300000\n");
+        snprintf(what, sizeof what, "%s with data", programs[k]);
+        n = compare_paths_data(elf, &sc, what, true, &nd);
+        cr_assert_gt(n, 10, "%s", programs[k]);
+        /* Every program touches memory (crt0's literal loads, at least). */
+        cr_assert_gt(nd, 0, "%s: no data records", programs[k]);
+        compare_paths_data(elf, &sc, programs[k], false, &nd_off);
+        cr_assert_eq(nd_off, 0, "%s: data records without tb_sim_set_data", programs[k]);
+    }
+}
+
+/* Data records where blocks are cut at every position: budgets and
+ * interrupts at every count of the programs full of loads and stores. */
+Test(sim_block, data_cut_at_every_count)
+{
+    static const char *const progs[] = {"data_ops", "data_loop", "irq_fiq", "it_blocks"};
+
+    for (size_t p = 0; p < sizeof progs / sizeof progs[0]; p++) {
+        char elf[512], what[96], extra[128];
+
+        snprintf(elf, sizeof elf, TB_BINARY_DIR "/vectors/programs/%s.elf", progs[p]);
+        for (unsigned m = 1; m <= 160; m += (m < 90 ? 1 : 7)) {
+            tb_scenario sc;
+
+            load_scn(&sc, progs[p], NULL);
+            sc.max_insns = m;
+            snprintf(what, sizeof what, "%s data max_insns %u", progs[p], m);
+            compare_paths_data(elf, &sc, what, true, NULL);
+        }
+        for (unsigned at = 1; at <= 200; at += (at < 90 ? 1 : 13)) {
+            tb_scenario sc;
+
+            snprintf(extra, sizeof extra, "[sim]\nmax_insns = 3000\n[%s]\nat_insn = %u\n",
+                     (at & 1) ? "irq" : "fiq", at);
+            load_scn(&sc, progs[p], extra);
+            snprintf(what, sizeof what, "%s data %s at %u", progs[p], (at & 1) ? "irq" : "fiq",
+                     at);
+            compare_paths_data(elf, &sc, what, true, NULL);
+        }
     }
 }
 
@@ -234,4 +304,5 @@ Test(sim_block, periodic_interrupts)
 Test(sim_block, reference_mode_needs_a_sim)
 {
     cr_assert_eq(tb_sim_set_reference(NULL, true), TB_ERR_INVAL);
+    cr_assert_eq(tb_sim_set_data(NULL, true), TB_ERR_INVAL);
 }

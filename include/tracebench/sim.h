@@ -18,6 +18,8 @@
  *   CBZ/CBNZ not taken) is recorded COND_FAILED without TAKEN.
  * - Instructions skipped inside an IT block are recorded COND_FAILED.
  * - Context records follow the MCR to CONTEXTIDR that changed it.
+ * - Data records (only with tb_sim_set_data) follow the record of the
+ *   instruction that made them, before any context record: see there.
  * - One TB_REC_END record ends every run that did not fail.
  *
  * Cycle model (record.cycle = cycle count when the record completes):
@@ -186,6 +188,40 @@ int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res);
  * the default block path, which must give identical records (tests
  * compare the two). */
 int tb_sim_set_reference(tb_sim *s, bool on);
+
+/* Data records (before tb_sim_run; off by default, so that runs without
+ * them are unchanged record for record): one TB_REC_DATA record per
+ * memory transfer, from Unicorn's memory hooks, in both paths alike.
+ * - Where: right after the instruction record of the instruction that
+ *   made them (u.data.insn_addr = its address), before a context record.
+ *   seq is the instruction count at the record (that instruction's seq
+ *   + 1, as for context records); cycle is that instruction's cycle.
+ * - Which: every data load and store, in architectural order (IHI0406C
+ *   A8.8.58 LDM/POP and A8.8.199 STM/PUSH: the lowest-numbered register
+ *   at the lowest address first, the PC last; LDRD/STRD (A8.8.72,
+ *   A8.8.210): Rt at the address, then Rt2 at address + 4; SWP/SWPB
+ *   (A8.8.229): the load, then the store to the same address).  A load
+ *   to the PC (LDR pc, POP {pc}, LDM {..pc}) is a transfer like any.
+ *   Literal loads and TBB/TBH table reads are loads.  Instruction
+ *   fetches and PLD make none.  An 8-byte access (LDREXD/STREXD) is two
+ *   4-byte transfers, the lower address first.
+ * - None for an instruction that failed its condition (ARM condition
+ *   field or IT block), and none for one that took a data abort (it did
+ *   not complete: the transfers Unicorn made before the abort are
+ *   dropped).
+ * - value: what memory held (load, zero-extended, before any sign
+ *   extension: an LDRSB of 0x80 is 0x80) or what was written (store), as
+ *   the register sees it; size 1, 2 or 4; TB_DATA_BE when CPSR.E was set.
+ * - Store-exclusive (STREX/STREXB/H/D): one store (two for STREXD) at
+ *   its address with the value it stores, or would have stored, flagged
+ *   TB_DATA_STORE_FAILED when Rd = 1.  Unicorn keeps a real exclusive
+ *   monitor: a STREX fails when no LDREX marked its address (STREX,
+ *   CLREX clear it; exception entry here does not) or when memory no
+ *   longer holds the value LDREX loaded.  LDREX* are plain loads.
+ * The transfers of one instruction are buffered (at most TB_DAT_MAX in
+ * sim_internal.h), so memory does not grow with the run.  TB_ERR_STATE
+ * after a run. */
+int tb_sim_set_data(tb_sim *s, bool on);
 
 /* The last error's message ("" when none). */
 const char *tb_sim_errmsg(const tb_sim *s);
