@@ -65,6 +65,7 @@ int tb_cli_addr_element(tb_cli_addr_out *o, const tb_element *el)
         fprintf(o->f, "? ? %c\n", el->last_atom ? el->last_atom : '?');
         return 0;
     }
+    /* Instructions only: DATA elements (data trace) have no line. */
     if (el->kind != TB_ELEM_INSN_RANGE || !el->count)
         return 0;
     if (el->count > o->cap) {

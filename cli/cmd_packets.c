@@ -59,7 +59,10 @@ static int list_source(const tb_cli_input *in, size_t k, bool json, int *write_e
     }
     if (!json) {
         printf("# source %s: %s%u, trace ID 0x%02x, buffer %s\n", s->name,
-               s->cfg.protocol == TB_PROTO_PTM ? "PFT1." : "ETMv3.", s->cfg.arch_minor,
+               s->cfg.protocol == TB_PROTO_PTM     ? "PFT1."
+               : s->cfg.protocol == TB_PROTO_ETMV1 ? "ETMv1."
+                                                   : "ETMv3.",
+               s->cfg.arch_minor,
                s->cfg.trace_id, s->src ? s->src->buffer : in->path);
         l.write_errno = tb_cli_output_check(stdout);
     }

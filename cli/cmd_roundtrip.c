@@ -245,20 +245,21 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
                bool raw, bool has_max, uint64_t max, size_t chunk, const char *out,
                const char *truth, bool quiet, const tb_rt_fault *fault)
 {
-    static const tb_protocol both[] = {TB_PROTO_PTM, TB_PROTO_ETMV3};
+    /* ETMv1 only when asked for by name (--protocol etmv1). */
+    static const tb_protocol both[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1};
     int status = RT_EXIT_MATCH;
     tb_cli_progress pr;
 
     tb_cli_progress_init(&pr, quiet);
 
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < 3; i++) {
         tb_protocol p = both[i];
         tb_rt_case c;
         tb_rt_result res;
         char err[512], name[256];
         int rc;
 
-        if (proto && strcmp(proto, tb_protocol_name(p)))
+        if (proto ? strcmp(proto, tb_protocol_name(p)) != 0 : p == TB_PROTO_ETMV1)
             continue;
         tb_rt_case_init(&c, p);
         snprintf(name, sizeof name, "%s %s%s%s", prog, tb_protocol_name(p), opts ? " " : "",
@@ -269,7 +270,7 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
         c.has_budget = has_max;
         c.budget = max;
         c.default_budget = TB_CLI_DEFAULT_BUDGET;
-        c.formatted = !raw;
+        c.formatted = !raw && p != TB_PROTO_ETMV1; /* a port capture: never */
         c.chunk = chunk;
         c.out_dir = out;
         c.no_truth = true; /* the truth only when asked: --truth FILE */
@@ -316,11 +317,13 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
                (unsigned long long)res.sim.insns, (unsigned long long)res.enc.traced,
                (unsigned long long)res.cmp.checked, (unsigned long long)res.cmp.exceptions,
                (unsigned long long)res.enc.bytes, bits(res.enc.bytes, res.sim.insns));
-        printf("       also checked: %llu context changes, %llu timestamps, %llu cycle totals; "
-               "%llu instructions in gaps, %llu cancelled, %llu overflows\n",
+        printf("       also checked: %llu context changes, %llu timestamps, %llu cycle totals, "
+               "%llu data transfers; %llu instructions in gaps, %llu cancelled, "
+               "%llu overflows\n",
                (unsigned long long)res.cmp.contexts, (unsigned long long)res.cmp.timestamps,
-               (unsigned long long)res.cmp.cycle_checks, (unsigned long long)res.cmp.untraced,
-               (unsigned long long)res.cmp.cancelled, (unsigned long long)res.enc.overflows);
+               (unsigned long long)res.cmp.cycle_checks, (unsigned long long)res.cmp.data,
+               (unsigned long long)res.cmp.untraced, (unsigned long long)res.cmp.cancelled,
+               (unsigned long long)res.enc.overflows);
         stop_line(&res, stdout);
         switch (res.verdict) {
         case TB_RT_MATCH:
@@ -473,11 +476,11 @@ typedef struct row {
 static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t max,
                  const char *only, unsigned max_reports, bool quiet)
 {
-    static const tb_protocol protos[] = {TB_PROTO_PTM, TB_PROTO_ETMV3};
-    size_t np = 0, nsets[2];
-    const char *const *sets[2];
+    static const tb_protocol protos[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1};
+    size_t np = 0, nsets[3];
+    const char *const *sets[3];
     char **progs = list_programs(vdir, &np);
-    row rows[2][64], tot = {0};
+    row rows[3][64], tot = {0};
     unsigned total = 0, done = 0, reports = 0, errors = 0, mismatches = 0, cut = 0;
     tb_cli_progress pr;
     char (*failed)[288] = NULL; /* "TAG  id" */
@@ -490,7 +493,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
     }
     memset(rows, 0, sizeof rows);
     tb_cli_progress_init(&pr, quiet);
-    for (size_t k = 0; k < 2; k++) {
+    for (size_t k = 0; k < 3; k++) {
         sets[k] = tb_rt_option_sets(protos[k], &nsets[k]);
         if (nsets[k] > 64)
             nsets[k] = 64;
@@ -503,7 +506,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
         if (!strcmp(progs[i], "smc"))
             continue;
         list_scenarios(vdir, progs[i], &sl);
-        for (size_t k = 0; k < 2; k++)
+        for (size_t k = 0; k < 3; k++)
             if (!proto || !strcmp(proto, tb_protocol_name(protos[k])))
                 for (size_t s = 0; s < nsets[k]; s++)
                     for (size_t v = 0; v < sl.n; v++) {
@@ -524,7 +527,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
             continue;
         snprintf(elf, sizeof elf, "%s/%s.elf", pdir, progs[i]);
         list_scenarios(vdir, progs[i], &sl);
-        for (size_t k = 0; k < 2; k++) {
+        for (size_t k = 0; k < 3; k++) {
             if (proto && strcmp(proto, tb_protocol_name(protos[k])))
                 continue;
             for (size_t s = 0; s < nsets[k]; s++) {
@@ -554,7 +557,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
                     c.max_insns = max;
                     /* Alternate the buffer kind and the chunking so both
                      * paths and odd pieces run across the matrix. */
-                    c.formatted = (s + v) % 2 == 0;
+                    c.formatted = (s + v) % 2 == 0 && protos[k] != TB_PROTO_ETMV1;
                     c.chunk = (s % 3 == 1) ? 7 : 0;
                     rc = tb_rt_case_options(&c, sets[k][s], err, sizeof err);
                     if (rc >= 0)
@@ -605,7 +608,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
            "(smc left out: the simulator does not follow self-modifying code)\n\n", np - 1);
     printf("%-6s %-22s %6s %6s %6s %12s %12s %10s %9s\n", "proto", "options", "cases", "bad",
            "empty", "insns run", "checked", "bytes", "bits/insn");
-    for (size_t k = 0; k < 2; k++) {
+    for (size_t k = 0; k < 3; k++) {
         for (size_t s = 0; s < nsets[k]; s++) {
             const row *r = &rows[k][s];
 
@@ -691,7 +694,8 @@ int tb_cli_roundtrip(int argc, char **argv)
         i++;
         if (!strcmp(a, "--scenario"))
             scn = v;
-        else if (!strcmp(a, "--protocol") && (!strcmp(v, "ptm") || !strcmp(v, "etmv3")))
+        else if (!strcmp(a, "--protocol") &&
+                 (!strcmp(v, "ptm") || !strcmp(v, "etmv3") || !strcmp(v, "etmv1")))
             proto = v;
         else if (!strcmp(a, "--options"))
             opts = v;

@@ -1,5 +1,6 @@
 /* tracebench sim PROGRAM [--scenario S.ini] [--truth FILE] [--format text|json]
  *                        [--cpu a15|a9|a7] [--raw ADDR] [--max N|unlimited] [--quiet]
+ *                        [--data]
  *                        [--protocol ptm|etmv3 [--options LIST] --out DIR
  *                         [--buffer coresight|raw]]
  * Runs PROGRAM (ELF, or a raw image at ADDR; bit 0 of ADDR set: Thumb)
@@ -8,7 +9,8 @@
  * writes an OpenCSD snapshot into DIR, streamed as the trace is made.
  * The run ends at the exit symbol, at WFI with nothing to come, or at
  * the budget (--max, else the scenario's max_insns, else
- * TB_CLI_DEFAULT_BUDGET), which says so. */
+ * TB_CLI_DEFAULT_BUDGET), which says so.  --data adds a data record per
+ * memory transfer (tb_sim_set_data) to the truth and the encoder's input. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,9 +62,10 @@ static int usage_to(FILE *f, int rc)
 {
     fprintf(f, "usage: tracebench sim PROGRAM [--scenario S.ini] [--truth FILE]\n"
                     "       [--format text|json] [--cpu a15|a9|a7] [--raw ADDR] [--max N|unlimited]\n"
-                    "       [--quiet] [--protocol ptm|etmv3 [--options LIST] --out DIR\n"
+                    "       [--quiet] [--data] [--protocol ptm|etmv3|etmv1 [--options LIST] --out DIR\n"
                     "       [--buffer coresight|raw]]\n"
                     "  --truth FILE: the ground truth (- for stdout); not written otherwise\n"
+                    "  --data: a data record (D) per memory transfer in the run\n"
                     "  --raw ADDR: PROGRAM is a raw image loaded at ADDR; bit 0 set: start in Thumb\n"
                     "  --max N: the budget, N instructions and N exceptions (default: the\n"
                     "        scenario's max_insns, else %u); 0 or unlimited: none\n"
@@ -121,7 +124,7 @@ int tb_cli_sim(int argc, char **argv)
 {
     const char *prog = NULL, *scn = NULL, *truth = NULL, *cpu = NULL;
     const char *proto = NULL, *options = NULL, *out = NULL;
-    bool raw_buffer = false, quiet = false, has_max = false, raw = false;
+    bool raw_buffer = false, quiet = false, has_max = false, raw = false, data = false;
     struct sim_out o = {0};
     tb_cli_progress pr;
     tb_encoder_opts eo;
@@ -181,6 +184,8 @@ int tb_cli_sim(int argc, char **argv)
             has_max = true;
         } else if (!strcmp(argv[i], "--quiet")) {
             quiet = true;
+        } else if (!strcmp(argv[i], "--data")) {
+            data = true;
         } else if (argv[i][0] == '-' || prog) {
             return usage();
         } else {
@@ -194,6 +199,8 @@ int tb_cli_sim(int argc, char **argv)
             tb_encoder_opts_init(&eo, TB_PROTO_PTM);
         else if (!strcmp(proto, "etmv3"))
             tb_encoder_opts_init(&eo, TB_PROTO_ETMV3);
+        else if (!strcmp(proto, "etmv1"))
+            tb_encoder_opts_init(&eo, TB_PROTO_ETMV1);
         else
             return usage();
     }
@@ -256,6 +263,8 @@ int tb_cli_sim(int argc, char **argv)
     }
     if (rc >= 0)
         rc = tb_sim_set_scenario(s, &sc);
+    if (rc >= 0 && data)
+        rc = tb_sim_set_data(s, true);
     if (rc < 0) {
         fprintf(stderr, "tracebench sim: %s: %s\n", prog,
                 tb_sim_errmsg(s)[0] ? tb_sim_errmsg(s) : tb_err_str(rc));
@@ -269,7 +278,10 @@ int tb_cli_sim(int argc, char **argv)
         tb_config cfg;
 
         tb_encoder_config(&eo, &cfg);
-        if (!(snap = tb_encoder_snapshot_open(out, &cfg, !raw_buffer, err, sizeof err))) {
+        /* An ETMv1 port capture is never CoreSight-formatted. */
+        if (!(snap = tb_encoder_snapshot_open(out, &cfg,
+                                              !raw_buffer && cfg.protocol != TB_PROTO_ETMV1,
+                                              err, sizeof err))) {
             fprintf(stderr, "tracebench sim: %s\n", err);
             goto done;
         }

@@ -7,6 +7,7 @@
 
 #include "input.h"
 #include "tracebench/encoder.h"
+#include "tracebench/etmv1.h"
 
 static const char *const reg_flags[4] = {"--etmcr", "--etmidr", "--etmccer", "--traceid"};
 
@@ -27,7 +28,7 @@ void tb_cli_input_usage(FILE *f, const char *cmd, bool memory)
 
     fprintf(f,
             "usage: tracebench %s DIR [--id ID|all]%s\n"
-            "       tracebench %s FILE --protocol etmv3|ptm [--options LIST]\n"
+            "       tracebench %s FILE --protocol etmv3|ptm|etmv1 [--options LIST]\n"
             "              [--etmcr X] [--etmidr X] [--etmccer X] [--traceid X]\n"
             "              [--formatted|--raw] [--id ID|all]%s%s\n"
             "\n"
@@ -50,7 +51,9 @@ void tb_cli_input_usage(FILE *f, const char *cmd, bool memory)
     fprintf(f,
             "\n"
             "A raw trace buffer FILE (an ETB/ETR dump, no snapshot directory):\n"
-            "  --protocol P     etmv3 or ptm (required)\n"
+            "  --protocol P     etmv3, ptm or etmv1 (required; an etmv1 FILE is a port\n"
+            "                   capture, docs/etmv1.md, whose header gives the\n"
+            "                   configuration: --options gives only vectors=ADDR)\n"
             "  --options LIST   the configuration as an encoder option list: ca, ts, bb, rs,\n"
             "                   alt, vmid, ctxid=N, v=MINOR, id=ID (README.md)\n"
             "  --etmcr X, --etmidr X, --etmccer X, --traceid X\n"
@@ -161,8 +164,8 @@ int tb_cli_input_arg(tb_cli_input *in, int argc, char **argv, int *i)
             in->id = (int)id;
         }
     } else if (!strcmp(a, "--protocol")) {
-        if (strcmp(v, "etmv3") && strcmp(v, "ptm"))
-            return usage_error(in, "--protocol %s: use etmv3 or ptm", v);
+        if (strcmp(v, "etmv3") && strcmp(v, "ptm") && strcmp(v, "etmv1"))
+            return usage_error(in, "--protocol %s: use etmv3, ptm or etmv1", v);
         in->protocol = v;
     } else if (!strcmp(a, "--options")) {
         in->options = v;
@@ -192,6 +195,42 @@ static bool raw_options_given(const tb_cli_input *in, const char **which)
     return *which != NULL;
 }
 
+/* An ETMv1 port capture: the configuration from its header (docs/etmv1.md
+ * 2), the vector base from --options. */
+static int etmv1_file_config(tb_cli_input *in, const tb_encoder_opts *o, tb_config *cfg)
+{
+    uint8_t hdr[TB_ETMV1_HDR_BYTES];
+    tb_etmv1_config c;
+    FILE *f = fopen(in->path, "rb");
+    size_t n = f ? fread(hdr, 1, sizeof hdr, f) : 0;
+
+    if (f)
+        fclose(f);
+    if (in->have_reg[1] || in->have_reg[2] || in->have_reg[3] || in->formatted == 1 ||
+        in->id_given) {
+        fprintf(stderr, "tracebench %s: an ETMv1 port capture has no ETMIDR, ETMCCER or "
+                        "trace ID and is never CoreSight-formatted\n", in->cmd);
+        return 2;
+    }
+    if (n != sizeof hdr || tb_etmv1_capture_parse_header(hdr, &c) < 0) {
+        fprintf(stderr, "tracebench %s: %s: not an ETMv1 port capture (docs/etmv1.md 2: "
+                        "16-byte header, magic TBETMCAP)\n", in->cmd, in->path);
+        return 1;
+    }
+    if (in->have_reg[0] && in->reg[0] != tb_etmv1_etmcr(&c)) {
+        fprintf(stderr, "tracebench %s: --etmcr 0x%08X disagrees with the capture's ETMCR "
+                        "0x%08X\n", in->cmd, (unsigned)in->reg[0],
+                (unsigned)tb_etmv1_etmcr(&c));
+        return 2;
+    }
+    if (tb_config_from_etmv1(cfg, tb_etmv1_etmcr(&c), c.minor, o->vector_base) < 0) {
+        fprintf(stderr, "tracebench %s: --options %s: vectors= must be 32-byte aligned\n",
+                in->cmd, in->options ? in->options : "");
+        return 2;
+    }
+    return 0;
+}
+
 /* A raw file's one source: its configuration from the options. */
 static int open_file(tb_cli_input *in)
 {
@@ -212,11 +251,19 @@ static int open_file(tb_cli_input *in)
                 in->cmd, in->path, in->need_memory ? " and --memory" : "", in->cmd);
         return 2;
     }
-    proto = strcmp(in->protocol, "ptm") ? TB_PROTO_ETMV3 : TB_PROTO_PTM;
+    proto = !strcmp(in->protocol, "etmv1") ? TB_PROTO_ETMV1
+            : strcmp(in->protocol, "ptm") ? TB_PROTO_ETMV3 : TB_PROTO_PTM;
     tb_encoder_opts_init(&o, proto);
     if (in->options && tb_encoder_opts_parse(&o, in->options, err, sizeof err) < 0) {
         fprintf(stderr, "tracebench %s: --options %s: %s\n", in->cmd, in->options, err);
         return 2;
+    }
+    if (proto == TB_PROTO_ETMV1) {
+        int rc = etmv1_file_config(in, &o, &cfg);
+
+        if (rc)
+            return rc;
+        goto have_cfg;
     }
     if (tb_encoder_config(&o, &cfg) < 0) {
         fprintf(stderr, "tracebench %s: --options %s: these options do not make a valid %s "
@@ -264,6 +311,7 @@ static int open_file(tb_cli_input *in)
                 in->cmd, (unsigned)cfg.trace_id);
         return 2;
     }
+have_cfg:
     if (in->need_memory && !in->n_memory) {
         fprintf(stderr, "tracebench %s: decoding %s needs the code that ran: give --memory "
                         "ELF (the program) or --memory ADDR:FILE (a dump)\n",
@@ -376,6 +424,8 @@ void tb_cli_input_close(tb_cli_input *in)
 
 static const char *file_format(const tb_cli_input *in)
 {
+    if (in->n && in->srcs[0].cfg.protocol == TB_PROTO_ETMV1)
+        return "etmv1_port";
     return in->formatted == 1 ? "coresight" : "source_data";
 }
 

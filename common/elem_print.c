@@ -169,6 +169,34 @@ static void elem_fields(emit *e, const tb_element *el)
     case TB_ELEM_ADDR_UNKNOWN:
         f_atom(e, "last_atom", el->last_atom);
         break;
+    case TB_ELEM_DATA: {
+        /* One transfer (docs/formats.md): its instruction, direction,
+         * size, and the address and value where the trace has them. */
+        const unsigned fl = el->data_flags;
+
+        if (el->isa != TB_ISA_UNKNOWN) {
+            f_hex(e, "insn_addr", el->last_addr);
+            f_word(e, "isa", tb_isa_name((tb_isa)el->isa));
+        }
+        if (!(fl & TB_DATA_SUPPRESSED) || (fl & TB_DATA_OOO)) {
+            f_bool(e, "store", fl & TB_DATA_STORE);
+            f_num(e, "data_size", el->data_size);
+        }
+        if (!(fl & TB_DATA_NO_ADDR))
+            f_hex(e, "data_addr", el->data_addr);
+        if (!(fl & TB_DATA_NO_VALUE))
+            f_hex(e, "data_value", el->data_value);
+        if (el->reason)
+            f_num(e, "tag", el->reason);
+        f_bool(e, "placeholder", el->reason && !(fl & TB_DATA_OOO));
+        f_bool(e, "ooo", fl & TB_DATA_OOO);
+        f_bool(e, "addr_traced", !(fl & TB_DATA_NO_ADDR));
+        f_bool(e, "value_traced", !(fl & TB_DATA_NO_VALUE));
+        f_bool(e, "store_failed", fl & TB_DATA_STORE_FAILED);
+        f_bool(e, "be", fl & TB_DATA_BE);
+        f_bool(e, "suppressed", fl & TB_DATA_SUPPRESSED);
+        break;
+    }
     default:
         break;
     }

@@ -725,6 +725,40 @@ static void etmidr_name(uint32_t etmidr, char *buf, size_t len)
                  major, minor);
 }
 
+/* An ETMv1 source (docs/etmv1.md 2; type=ETMv1.x, which OpenCSD does
+ * not know): ETMCR, MINOR_VERSION and PORT_WIDTH (which must agree with
+ * ETMCR[6:4]), VECTOR_BASE (0 when absent). */
+static int etmv1_source_config(const tb_snapshot *s, const tb_snap_device *d,
+                               tb_config *cfg, char *err, size_t errlen)
+{
+    static const char *const names[3] = {"ETMCR", "MINOR_VERSION", "PORT_WIDTH"};
+    uint32_t v[3], vb = 0;
+    size_t i;
+    int rc;
+
+    for (i = 0; i < 3; i++) {
+        rc = tb_snap_device_reg(d, names[i], &v[i]);
+        if (rc < 0) {
+            snprintf(err, errlen, "%s/%s: register %s of ETMv1 source %s is %s: an "
+                     "ETMv1 decoder needs ETMCR, MINOR_VERSION and PORT_WIDTH", s->dir,
+                     d->ini, names[i], d->name,
+                     rc == TB_ERR_NOT_FOUND ? "missing" : "wider than 32 bits");
+            return TB_ERR_CONFIG;
+        }
+    }
+    rc = tb_snap_device_reg(d, "VECTOR_BASE", &vb);
+    if ((rc < 0 && rc != TB_ERR_NOT_FOUND) || v[1] > 3 ||
+        tb_config_from_etmv1(cfg, v[0], (uint8_t)v[1], rc < 0 ? 0 : vb) < 0 ||
+        cfg->port_width != v[2] || (cfg->vector_base & 0x1F)) {
+        snprintf(err, errlen, "%s/%s: ETMv1 source %s: ETMCR 0x%08X, MINOR_VERSION %u, "
+                 "PORT_WIDTH %u and VECTOR_BASE do not make an ETMv1.0-1.3 port of "
+                 "4, 8 or 16 bits (ETMCR[6:4] = 0, 1 or 2)", s->dir, d->ini, d->name,
+                 (unsigned)v[0], (unsigned)v[1], (unsigned)v[2]);
+        return TB_ERR_CONFIG;
+    }
+    return 0;
+}
+
 int tb_snapshot_source_config(const tb_snapshot *s, const tb_snap_source *src,
                               tb_config *cfg, char *err, size_t errlen)
 {
@@ -746,6 +780,8 @@ int tb_snapshot_source_config(const tb_snapshot *s, const tb_snap_source *src,
                  s->dir, src->name);
         return TB_ERR_NOT_FOUND;
     }
+    if (strncasecmp(d->type, "ETMv1", 5) == 0)
+        return etmv1_source_config(s, d, cfg, err, errlen);
     /* The decoder comes from the type's prefix; the minor version from
      * ETMIDR, not from the ".x" (protocol-notes 5.2). */
     if (strncasecmp(d->type, "ETM3", 4) == 0)
@@ -1020,7 +1056,9 @@ int tb_snap_buffer_frame_flags(const tb_snap_buffer *b, unsigned *flags)
     if (!b || !flags)
         return TB_ERR_INVAL;
     *flags = 0;
-    if (strcasecmp(b->format, "source_data") == 0)
+    /* An ETMv1 port capture (docs/etmv1.md 2) is one source's bytes. */
+    if (strcasecmp(b->format, "source_data") == 0 ||
+        strcasecmp(b->format, "etmv1_port") == 0)
         return 1;
     if (strcasecmp(b->format, "coresight") == 0) {
         *flags = TB_FRAME_MEM_ALIGNED;
@@ -1151,7 +1189,8 @@ int tb_snapshot_write(const char *dir, const tb_snap_out_source *sources,
     }
     if (strcmp(format, "coresight") != 0 &&
         strcmp(format, "dstream_coresight") != 0 &&
-        !(strcmp(format, "source_data") == 0 && n_sources == 1)) {
+        !((strcmp(format, "source_data") == 0 || strcmp(format, "etmv1_port") == 0) &&
+          n_sources == 1)) {
         snprintf(err, errlen, "snapshot writer: format '%s' (with %zu "
                  "sources) not writable", format, n_sources);
         return TB_ERR_INVAL;
@@ -1171,9 +1210,17 @@ int tb_snapshot_write(const char *dir, const tb_snap_out_source *sources,
             return TB_ERR_INVAL;
         }
         if (src->cfg->protocol != TB_PROTO_ETMV3 &&
-            src->cfg->protocol != TB_PROTO_PTM) {
+            src->cfg->protocol != TB_PROTO_PTM &&
+            src->cfg->protocol != TB_PROTO_ETMV1) {
             snprintf(err, errlen, "snapshot writer: source %s has no protocol",
                      src->name);
+            return TB_ERR_INVAL;
+        }
+        /* An ETMv1 port capture and nothing else in etmv1_port. */
+        if ((src->cfg->protocol == TB_PROTO_ETMV1) !=
+            (strcmp(format, "etmv1_port") == 0)) {
+            snprintf(err, errlen, "snapshot writer: source %s: ETMv1 needs buffer "
+                     "format etmv1_port, and that format ETMv1", src->name);
             return TB_ERR_INVAL;
         }
         for (j = 0; j < i; j++)
@@ -1207,6 +1254,16 @@ int tb_snapshot_write(const char *dir, const tb_snap_out_source *sources,
     for (i = 0; i < n_sources; i++) {
         const tb_config *c = sources[i].cfg;
         char name[64];
+        /* ETMv1 (docs/etmv1.md 2): no ETMIDR, ETMCCER or trace ID; the
+         * minor version, the port width and the vector base as regs. */
+        if (c->protocol == TB_PROTO_ETMV1)
+            tprintf(&t, "[device]\nname=%s\nclass=trace_source\ntype=ETMv1.%u\n\n"
+                        "[regs]\nETMCR(0x000)=0x%08X\nMINOR_VERSION=%u\n"
+                        "PORT_WIDTH=%u\nVECTOR_BASE=0x%08X\n",
+                    sources[i].name, (unsigned)c->arch_minor, (unsigned)c->etmcr,
+                    (unsigned)c->arch_minor, (unsigned)c->port_width,
+                    (unsigned)c->vector_base);
+        else
         /* The type's prefix picks the decoder (protocol-notes 5.2). */
         tprintf(&t, "[device]\nname=%s\nclass=trace_source\ntype=%s.%u\n\n"
                     "[regs]\nETMCR(0x000)=0x%08X\nETMIDR(0x079)=0x%08X\n"

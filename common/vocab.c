@@ -45,6 +45,8 @@ const char *tb_protocol_name(tb_protocol p)
     switch (p) {
     case TB_PROTO_ETMV3: return "etmv3";
     case TB_PROTO_PTM: return "ptm";
+    case TB_PROTO_ETMV1: return "etmv1";
+    case TB_PROTO_ETMV2: return "etmv2";
     case TB_PROTO_NONE: break;
     }
     return "none";
@@ -181,5 +183,32 @@ int tb_config_from_regs(tb_config *cfg, uint32_t etmcr, uint32_t etmidr,
         if (cfg->arch_minor == 0)
             cfg->ts64 = false; /* PFT1.0 timestamps are 48-bit at most */
     }
+    return TB_OK;
+}
+
+int tb_config_from_etmv1(tb_config *cfg, uint32_t etmcr, uint8_t minor,
+                         uint32_t vector_base)
+{
+    static const uint8_t ctxid_sizes[4] = {0, 1, 2, 4};
+    unsigned port = (etmcr >> 4) & 7;
+
+    if (!cfg)
+        return TB_ERR_INVAL;
+    *cfg = (tb_config){0};
+    /* Port size 000/001/010 = 4/8/16 pins; larger codes and ETMCR[21]
+     * are ETMv3 (shared/docs/etmv1-v2.md §1, ETMCR table). */
+    if (minor > 3 || port > 2 || ((etmcr >> 21) & 1))
+        return TB_ERR_CONFIG;
+    cfg->protocol = TB_PROTO_ETMV1;
+    cfg->etmcr = etmcr;
+    cfg->arch_minor = minor;
+    cfg->port_width = (uint8_t)(4u << port);
+    cfg->vector_base = vector_base;
+    cfg->data_trace = (etmcr >> 2) & 3;
+    cfg->branch_broadcast = (etmcr >> 8) & 1;
+    cfg->cycle_accurate = (etmcr >> 12) & 1;
+    cfg->ctxid_bytes = ctxid_sizes[(etmcr >> 14) & 3];
+    if (cfg->ctxid_bytes && minor < 2)
+        return TB_ERR_CONFIG; /* context IDs from ETMv1.2 (IHI0014Q 5.6.3) */
     return TB_OK;
 }

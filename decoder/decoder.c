@@ -6,6 +6,7 @@
 #include "fused.h"
 #include "tracebench/classify.h"
 #include "tracebench/decoder.h"
+#include "tracebench/etmv1.h"
 #include "tracebench/parser.h"
 #include "tracebench/stream.h"
 
@@ -15,6 +16,7 @@ struct tb_decoder {
     union {
         tb_etmv3_decoder *etmv3;
         tb_ptm_decoder *ptm;
+        tb_etmv1_decoder *etmv1;
     } u;
 };
 
@@ -22,7 +24,12 @@ tb_decoder *tb_decoder_new(const tb_config *cfg, const tb_memimage *mem)
 {
     tb_decoder *d;
 
-    if (!cfg || !mem || (cfg->protocol != TB_PROTO_ETMV3 && cfg->protocol != TB_PROTO_PTM))
+    tb_etmv1_config v1;
+
+    if (!cfg || !mem || (cfg->protocol != TB_PROTO_ETMV3 && cfg->protocol != TB_PROTO_PTM &&
+                         cfg->protocol != TB_PROTO_ETMV1))
+        return NULL;
+    if (cfg->protocol == TB_PROTO_ETMV1 && tb_etmv1_config_from_tb(&v1, cfg) < 0)
         return NULL;
     d = calloc(1, sizeof *d);
     if (!d)
@@ -31,6 +38,8 @@ tb_decoder *tb_decoder_new(const tb_config *cfg, const tb_memimage *mem)
     d->mem = mem;
     if (d->protocol == TB_PROTO_ETMV3)
         d->u.etmv3 = tb_etmv3_decoder_new(cfg, mem);
+    else if (d->protocol == TB_PROTO_ETMV1)
+        d->u.etmv1 = tb_etmv1_decoder_new(&v1, mem);
     else
         d->u.ptm = tb_ptm_decoder_new(cfg, mem);
     if (!d->u.etmv3 && !d->u.ptm) {
@@ -46,6 +55,8 @@ void tb_decoder_free(tb_decoder *d)
         return;
     if (d->protocol == TB_PROTO_ETMV3)
         tb_etmv3_decoder_free(d->u.etmv3);
+    else if (d->protocol == TB_PROTO_ETMV1)
+        tb_etmv1_decoder_free(d->u.etmv1);
     else
         tb_ptm_decoder_free(d->u.ptm);
     free(d);
@@ -58,6 +69,8 @@ int tb_decoder_packet(tb_decoder *d, const tb_packet *pkt, tb_element_cb cb,
         return TB_ERR_INVAL;
     if (d->protocol == TB_PROTO_ETMV3)
         return tb_etmv3_decoder_packet(d->u.etmv3, pkt, cb, ctx);
+    if (d->protocol == TB_PROTO_ETMV1)
+        return tb_etmv1_decoder_packet(d->u.etmv1, pkt, cb, ctx);
     return tb_ptm_decoder_packet(d->u.ptm, pkt, cb, ctx);
 }
 
@@ -67,6 +80,8 @@ int tb_decoder_finish(tb_decoder *d, tb_element_cb cb, void *ctx)
         return TB_ERR_INVAL;
     if (d->protocol == TB_PROTO_ETMV3)
         return tb_etmv3_decoder_finish(d->u.etmv3, cb, ctx);
+    if (d->protocol == TB_PROTO_ETMV1)
+        return tb_etmv1_decoder_finish(d->u.etmv1, cb, ctx);
     return tb_ptm_decoder_finish(d->u.ptm, cb, ctx);
 }
 
@@ -127,8 +142,25 @@ static int push_fused(tb_decoder *d, tb_parser *p, const uint8_t *data,
     return r < 0 ? r : f.nel;
 }
 
+/* ETMv1: no fused path, every packet through tb_decoder_packet (map
+ * NULL: data[0] at index). */
+static int push_packets(tb_decoder *d, tb_parser *p, const uint8_t *data, size_t len,
+                        uint64_t index, const tb_span_map *map, tb_element_cb cb,
+                        void *ctx)
+{
+    struct fused f = {d, cb, ctx, 0, 0};
+    int r = map ? tb_parser_push_span(p, data, len, map, fused_pkt, &f)
+                : tb_parser_push(p, data, len, index, fused_pkt, &f);
+
+    if (f.err)
+        return f.err;
+    return r < 0 ? r : f.nel;
+}
+
 static bool same_protocol(const tb_decoder *d, tb_parser *p)
 {
+    if (d->protocol == TB_PROTO_ETMV1 || tb_parser_etmv1(p))
+        return d->protocol == TB_PROTO_ETMV1 && tb_parser_etmv1(p);
     return (d->protocol == TB_PROTO_ETMV3) == (tb_parser_etmv3(p) != NULL);
 }
 
@@ -139,6 +171,8 @@ int tb_decoder_push(tb_decoder *d, tb_parser *p, const uint8_t *data, size_t len
 
     if (!d || !p || (!data && len) || !same_protocol(d, p))
         return TB_ERR_INVAL;
+    if (d->protocol == TB_PROTO_ETMV1)
+        return push_packets(d, p, data, len, index, NULL, cb, ctx);
     tb_span_cur_flat(&cur, index);
     return push_fused(d, p, data, len, &cur, cb, ctx);
 }
@@ -154,6 +188,8 @@ int tb_decoder_push_span(tb_decoder *d, tb_parser *p, const uint8_t *data,
         return TB_ERR_INVAL;
     if (!len)
         return 0;
+    if (d->protocol == TB_PROTO_ETMV1)
+        return push_packets(d, p, data, len, 0, map, cb, ctx);
     tb_span_cur_init(&cur, map);
     return push_fused(d, p, data, len, &cur, cb, ctx);
 }
@@ -180,6 +216,8 @@ void tb_decoder_reset(tb_decoder *d)
         return;
     if (d->protocol == TB_PROTO_ETMV3)
         tb_etmv3_decoder_reset(d->u.etmv3);
+    else if (d->protocol == TB_PROTO_ETMV1)
+        tb_etmv1_decoder_reset(d->u.etmv1);
     else
         tb_ptm_decoder_reset(d->u.ptm);
 }

@@ -247,12 +247,14 @@ static void branch(tb_etmv1_decoder *d, const tb_packet *pkt)
 
         off = pkt->addr_known ? vector_offset(d, pkt->addr) : -1;
         if (off == 0x10 && was_known) {
-            /* Data abort: the BE is the aborted load/store (5.7.1). */
+            /* Data abort: the BE is the aborted load/store (5.7.1).  It
+             * did not complete: as a cancelled instruction elsewhere
+             * (decoder.h), it is not in a range; the exception names it
+             * (pref_return, cancelled). */
             tb_insn in;
             uint32_t at = d->pc;
 
             if (insn_at(d, pkt->index, &in)) {
-                add_insn(d, pkt->index, &in, 'E');
                 settle(d);
                 el_init(&el, TB_ELEM_EXCEPTION, pkt->index);
                 el.exc_num = exc_number(off);

@@ -98,7 +98,7 @@ static void pkt_init(tb_packet *k, tb_pkt_kind kind, uint64_t index)
 {
     memset(k, 0, sizeof *k);
     k->kind = kind;
-    k->protocol = (tb_protocol)TB_ETMV1_PROTO_ETMV1;
+    k->protocol = TB_PROTO_ETMV1;
     k->index = index;
 }
 

@@ -13,6 +13,9 @@
  * OpenCSD's ETMv3 quirks are not copied (protocol-notes 4.4): the ISA
  * after a BLX(imm) carries across P-headers, and an LSiP I-sync emits
  * its load/store instruction.
+ *
+ * Data trace (IHI0014Q 7.4): DATA elements, one per transfer, on the
+ * packet path only (do_data() and what it calls; docs/formats.md).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,15 @@ typedef struct phdr_atoms {
     uint8_t S[21];
     uint32_t nmask;
 } phdr_atoms;
+
+/* What a data instruction transfers (data_op()): n transfers of size
+ * bytes each (n is a bound: ViewData may trace fewer), all stores or all
+ * loads, except SWP (a load, then a store); excl: a store-exclusive,
+ * which may fail (IHI0014Q 7.4.7).  n == 0: no data instruction. */
+typedef struct mem_op {
+    uint8_t n, size;
+    bool store, swap, excl;
+} mem_op;
 
 struct tb_etmv3_decoder {
     tb_config cfg;
@@ -87,6 +99,30 @@ struct tb_etmv3_decoder {
     uint8_t hlim[256];
     uint64_t hnm[256];
     tb_v8u16 hS[256], hW[256];
+
+    /* Data trace (IHI0014Q 7.4): packet path only, see do_data().  With
+     * data trace off none of it is ever set. */
+    bool dhold;             /* dpend waits for a Store failed packet;
+                             * started is false meanwhile, so that the
+                             * fused entries, which take nothing before
+                             * the start, hand the next packet to the
+                             * packet path (data_out, data_release) */
+    tb_element dpend;
+    bool daddr_known;       /* a full data address since sync was lost */
+    struct data_insn {
+        bool valid;
+        uint32_t addr;      /* the data instruction */
+        uint8_t isa, size;
+        uint64_t rng_index; /* rng.index of the range it was found in */
+        mem_op op;
+        uint8_t done;       /* its transfers traced so far */
+        bool next_known, be;
+        uint32_t next;      /* where a transfer without an address is */
+    } dx;
+    struct ooo_slot {       /* placeholders by tag 1..3 */
+        bool valid, maybe_lost;
+        tb_element el;
+    } ooo[4];
 };
 
 /* Atoms of a W/E/N sequence; other letters are skipped, as the
@@ -126,6 +162,16 @@ static inline void forget_block(tb_etmv3_decoder *d)
     d->blk_from = NULL;
 }
 
+/* Forgets the data trace state (sync lost, reset). */
+static void data_reset(tb_etmv3_decoder *d)
+{
+    d->dhold = false;
+    d->daddr_known = false;
+    d->dx.valid = false;
+    for (unsigned t = 0; t < 4; t++)
+        d->ooo[t].valid = false;
+}
+
 static void reset_state(tb_etmv3_decoder *d)
 {
     d->started = d->synced = false;
@@ -140,6 +186,8 @@ static void reset_state(tb_etmv3_decoder *d)
     d->pending_cc = 0;
     forget_block(d);
     d->rng_valid = d->rng_open = d->rng_loop = false;
+    d->rng.count = 0;
+    data_reset(d);
 }
 
 tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
@@ -298,6 +346,7 @@ static void lose_address(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
         el.cc = cycles;
     }
     emit(d, e, &el);
+    d->rng.count = 0; /* the newest instruction is in no range (do_data) */
     d->pc_known = false;
     forget_block(d);
 }
@@ -323,6 +372,7 @@ static void do_atom(tb_etmv3_decoder *d, tb_emit *e, uint64_t index, char atom,
             el.cc = cycles;
         }
         emit(d, e, &el);
+        d->rng.count = 0; /* the newest instruction is in no range */
         return;
     }
     if (!d->blk_valid) {
@@ -727,6 +777,9 @@ static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_isync *pkt)
                        (pkt->has_ctxid && pkt->context_id != d->context_id);
 
     flush_range(d, e);
+    /* Data packets after an I-sync belong to an instruction traced after
+     * it, or to its LSiP instruction (IHI0014Q 7.10.5; do_data). */
+    d->rng.count = 0;
     if (!d->synced || d->gap || pkt->reason != TB_ISYNC_PERIODIC || pkt->has_cc) {
         tb_element *el = &d->ton;
 
@@ -824,6 +877,7 @@ static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_branch *pk
                  * does, they go to the next element with a count. */
                 d->pending_cc += r->cc;
                 d->rng_valid = d->rng_open = false;
+                r->count = 0; /* nothing of it executed (do_data) */
             } else if (!retract_last(d, r)) {
                 cancelled = false;
                 err = TB_ERR_STATE; /* cannot happen: its code was read */
@@ -937,6 +991,503 @@ int tb_etmv3_decoder_branch(tb_etmv3_decoder *d, const tb_etmv3_branch *br,
     return tb_emit_took(&e, 1, nel);
 }
 
+
+/* ------------------------------------------------------------------ */
+/* Data trace (IHI0014Q 7.4), on the packet path only: the fused path
+ * never sees a data packet (the parser hands every one to the packet
+ * path), so with data trace off nothing here runs.
+ *
+ * A data packet says nothing of direction or size: they come from the
+ * opcode of the instruction it belongs to, read from the image
+ * (data_op()).  That instruction is the most recently traced data
+ * instruction (7.4), found among the instructions of the newest range:
+ * every DATA element closes the range it follows, so a packet with no
+ * instruction traced since the last one is the next transfer of the same
+ * instruction (an LSM: one packet per word, 7.4.4), and otherwise the
+ * newest instruction of the newest range with an E atom that accesses
+ * memory is it.  No guess: when neither holds (no instruction since the
+ * last I-sync that is no LSiP (7.10.5), code missing, a range with no
+ * data instruction, more packets than the instruction transfers) the
+ * packet is an error element.  Limitation: data of an LSM that goes on
+ * under later instructions in a new range (7.4) is such an error too. */
+
+static inline uint32_t bits(uint32_t v, unsigned hi, unsigned lo)
+{
+    return (v >> lo) & ((2u << (hi - lo)) - 1u);
+}
+
+static uint8_t popcount16(uint32_t v)
+{
+    return (uint8_t)popcount64(v & 0xFFFF);
+}
+
+/* VFP loads and stores (VLDR/VSTR/VLDM/VSTM/VPUSH/VPOP): word layout
+ * w[27:25] = 110, coprocessor w[11:8] = 101x, the same in A32 and in T32
+ * (hw1 << 16 | hw2).  One packet per 32-bit word (7.4). */
+static bool vfp_op(uint32_t w, mem_op *m)
+{
+    const uint32_t puw = bits(w, 24, 21) & 0xD; /* P, U, W */
+
+    if (bits(w, 27, 25) != 6 || (bits(w, 11, 8) & 0xE) != 0xA)
+        return false;
+    if (bits(w, 24, 21) == 2 || bits(w, 24, 21) == 0)
+        return false; /* 64-bit moves to core registers (VMOV), no memory */
+    m->store = !bits(w, 20, 20);
+    m->size = 4;
+    if ((puw & 0x9) == 0x8) /* P = 1, W = 0: VLDR/VSTR */
+        m->n = bits(w, 8, 8) ? 2 : 1;
+    else
+        m->n = (uint8_t)bits(w, 7, 0); /* words (FLDMX: one more, harmless) */
+    return m->n > 0;
+}
+
+/* A32 (IHI0014Q 7.4: loads, stores, LSMs, swaps; ARM ARM A5.3-A5.4). */
+static void arm_op(uint32_t w, mem_op *m)
+{
+    const uint32_t cond = bits(w, 31, 28), l = bits(w, 20, 20);
+
+    if (cond == 0xF) {
+        /* SRS (P U 1 W 0: stores 2 words) / RFE (P U 0 W 1: loads 2);
+         * PLD, PLI, NEON: none. */
+        if (bits(w, 27, 25) == 4 && bits(w, 22, 22) != l) {
+            m->n = 2;
+            m->size = 4;
+            m->store = !l;
+        }
+        return;
+    }
+    switch (bits(w, 27, 25)) {
+    case 2: /* LDR/STR(B) immediate */
+    case 3: /* ... register; bit 4 set is media */
+        if (bits(w, 27, 25) == 3 && bits(w, 4, 4))
+            return;
+        m->n = 1;
+        m->size = bits(w, 22, 22) ? 1 : 4;
+        m->store = !l;
+        return;
+    case 4: /* LDM/STM */
+        m->n = popcount16(w);
+        m->size = 4;
+        m->store = !l;
+        return;
+    case 0:
+        if (bits(w, 7, 4) == 9 && bits(w, 24, 23) == 2 && !bits(w, 21, 20)) {
+            m->n = 2; /* SWP/SWPB: a load, then a store */
+            m->size = bits(w, 22, 22) ? 1 : 4;
+            m->swap = true;
+            return;
+        }
+        if (bits(w, 7, 4) == 9 && bits(w, 24, 23) == 3) {
+            static const uint8_t sz[4] = {4, 4, 1, 2}; /* EX, EXD, EXB, EXH */
+            const uint32_t op = bits(w, 22, 21);
+
+            m->n = op == 1 ? 2 : 1;
+            m->size = sz[op];
+            m->store = !l;
+            m->excl = !l;
+            return;
+        }
+        if (bits(w, 7, 7) && bits(w, 4, 4) && bits(w, 6, 5)) {
+            /* Extra loads/stores (their unprivileged forms too). */
+            const uint32_t op2 = bits(w, 6, 5);
+
+            if (op2 == 1) {        /* STRH / LDRH */
+                m->size = 2;
+                m->store = !l;
+            } else if (!l) {       /* LDRD (op2 2) / STRD (op2 3) */
+                m->size = 4;
+                m->n = 2;
+                m->store = op2 == 3;
+                return;
+            } else {               /* LDRSB / LDRSH */
+                m->size = op2 == 2 ? 1 : 2;
+            }
+            m->n = 1;
+        }
+        return;
+    case 6:
+        (void)vfp_op(w, m);
+        return;
+    default:
+        return;
+    }
+}
+
+/* T32 (ARM ARM A6.2, A6.3). */
+static void thumb_op(uint32_t w, bool wide, mem_op *m)
+{
+    if (!wide) {
+        const uint32_t h = w & 0xFFFF;
+
+        if (bits(h, 15, 12) == 5) {          /* register offset */
+            static const uint8_t sz[8] = {4, 2, 1, 1, 4, 2, 1, 2};
+            const uint32_t op = bits(h, 11, 9);
+
+            m->n = 1;
+            m->size = sz[op];
+            m->store = op < 3;
+        } else if (bits(h, 15, 13) == 3) {   /* STR/LDR(B) immediate */
+            m->n = 1;
+            m->size = bits(h, 12, 12) ? 1 : 4;
+            m->store = !bits(h, 11, 11);
+        } else if (bits(h, 15, 12) == 8) {   /* STRH/LDRH immediate */
+            m->n = 1;
+            m->size = 2;
+            m->store = !bits(h, 11, 11);
+        } else if (bits(h, 15, 12) == 9) {   /* SP-relative */
+            m->n = 1;
+            m->size = 4;
+            m->store = !bits(h, 11, 11);
+        } else if (bits(h, 15, 11) == 9) {   /* LDR literal */
+            m->n = 1;
+            m->size = 4;
+        } else if ((h & 0xFE00) == 0xB400 || (h & 0xFE00) == 0xBC00) {
+            m->n = (uint8_t)(popcount16(h & 0xFF) + bits(h, 8, 8)); /* PUSH/POP */
+            m->size = 4;
+            m->store = !bits(h, 11, 11);
+        } else if (bits(h, 15, 12) == 0xC) { /* STM/LDM */
+            m->n = popcount16(h & 0xFF);
+            m->size = 4;
+            m->store = !bits(h, 11, 11);
+        }
+        return;
+    }
+    if (bits(w, 31, 25) == 0x74) {           /* 1110100x: multiple, dual, exclusive */
+        const uint32_t l = bits(w, 20, 20), op1 = bits(w, 24, 23), op2 = bits(w, 21, 20);
+
+        if (!bits(w, 22, 22)) {
+            if (op1 == 1 || op1 == 2) {      /* STM/LDM (IA, DB), PUSH.W/POP.W */
+                m->n = popcount16(w);
+                m->size = 4;
+                m->store = !l;
+            } else {                         /* SRS / RFE */
+                m->n = 2;
+                m->size = 4;
+                m->store = !l;
+            }
+            return;
+        }
+        if (op1 == 0 && op2 < 2) {           /* STREX / LDREX */
+            m->n = 1;
+            m->size = 4;
+            m->store = m->excl = !l;
+        } else if ((op1 & 2) || (op2 & 2)) { /* STRD / LDRD */
+            m->n = 2;
+            m->size = 4;
+            m->store = !l;
+        } else if (op1 == 1) {
+            const uint32_t op3 = bits(w, 7, 4);
+
+            if (op3 == 0 || op3 == 1) {      /* TBB/TBH: read a table entry */
+                if (l) {
+                    m->n = 1;
+                    m->size = op3 ? 2 : 1;
+                }
+            } else if (op3 >= 4 && op3 != 6) { /* ..EXB, ..EXH, ..EXD */
+                m->n = op3 == 7 ? 2 : 1;
+                m->size = op3 == 4 ? 1 : op3 == 5 ? 2 : 4;
+                m->store = m->excl = !l;
+            }
+        }
+        return;
+    }
+    if (bits(w, 31, 25) == 0x7C) {           /* 1111100x: single loads/stores */
+        const uint32_t size = bits(w, 22, 21), l = bits(w, 20, 20);
+
+        if (size == 3 || (bits(w, 24, 24) && !l))
+            return;
+        /* PLD, PLI and hints: byte/halfword loads to PC, no transfer. */
+        if (l && size < 2 && bits(w, 15, 12) == 0xF)
+            return;
+        m->n = 1;
+        m->size = (uint8_t)(1u << size);
+        m->store = !l;
+        return;
+    }
+    if (bits(w, 31, 29) == 7)
+        (void)vfp_op(w, m);
+}
+
+/* The transfers of the instruction at addr (isa), from the image. */
+static mem_op data_op(const tb_etmv3_decoder *d, uint32_t addr, uint8_t isa, uint8_t *size)
+{
+    mem_op m = {0};
+    size_t avail = 0;
+    const uint8_t *p = tb_memimage_ptr(d->mem, addr, &avail);
+
+    *size = 0;
+    if (!p || avail < 2)
+        return m;
+    if (isa == TB_ISA_ARM) {
+        if (avail < 4)
+            return m;
+        *size = 4;
+        arm_op((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                   (uint32_t)p[3] << 24, &m);
+    } else if (isa == TB_ISA_THUMB) {
+        const uint16_t h1 = (uint16_t)(p[0] | p[1] << 8);
+
+        if (tb_thumb_size(h1) == 4) {
+            if (avail < 4)
+                return m;
+            *size = 4;
+            thumb_op((uint32_t)h1 << 16 | (uint32_t)(p[2] | p[3] << 8), true, &m);
+        } else {
+            *size = 2;
+            thumb_op(h1, false, &m);
+        }
+    }
+    return m;
+}
+
+/* The data instruction of a data packet, with room for one more
+ * transfer, in d->dx; 0 or the TB_ERR_* of the error element. */
+static int find_data_insn(tb_etmv3_decoder *d)
+{
+    const tb_element *r = &d->rng;
+    uint32_t addrs[32];
+    int n;
+
+    if (r->count == 0) {
+        d->dx.valid = false; /* no instruction known since sync or I-sync */
+        return TB_ERR_MISMATCH;
+    }
+    if (d->dx.valid && r->index == d->dx.rng_index)
+        /* No instruction traced since its last transfer. */
+        return d->dx.done < d->dx.op.n ? 0 : TB_ERR_MISMATCH;
+    d->dx.valid = false;
+    n = tb_range_addrs(d->mem, r, addrs, r->count < 32 ? r->count : 32);
+    if (n < 0)
+        return TB_ERR_NO_MEMORY;
+    while (n-- > 0) {
+        uint8_t size;
+        mem_op m;
+
+        if ((r->atom_bits >> n) & 1)
+            continue; /* N: failed its condition, transferred nothing */
+        m = data_op(d, addrs[n], r->isa, &size);
+        if (!m.n)
+            continue;
+        d->dx.valid = true;
+        d->dx.addr = addrs[n];
+        d->dx.isa = r->isa;
+        d->dx.size = size;
+        d->dx.rng_index = r->index;
+        d->dx.op = m;
+        d->dx.done = 0;
+        d->dx.next_known = false;
+        return 0;
+    }
+    return TB_ERR_MISMATCH;
+}
+
+/* The held data element: a Store failed packet flags it (7.4.7), any
+ * other packet (or none: NULL) sends it as it is first.  True when pkt
+ * was consumed. */
+static bool data_release(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
+{
+    d->dhold = false;
+    d->started = true;
+    if (pkt && pkt->kind == TB_PKT_STORE_FAILED) {
+        d->dpend.data_flags |= TB_DATA_STORE_FAILED;
+        emit(d, e, &d->dpend);
+        return true;
+    }
+    emit(d, e, &d->dpend);
+    return false;
+}
+
+/* Out of sync, as after a bad packet: an error element, then nothing
+ * until the next I-sync.  A held data element goes first (it was good). */
+static void lose_sync(tb_etmv3_decoder *d, tb_emit *e, uint64_t index, int err)
+{
+    tb_element el;
+
+    if (d->dhold)
+        (void)data_release(d, e, NULL);
+    tb_elem_init(&el, TB_ELEM_NO_SYNC, index);
+    el.reason = TB_GAP_BAD_PACKET;
+    el.err = err;
+    emit(d, e, &el);
+    d->synced = false;
+    d->gap = true;
+    d->pc_known = false;
+    forget_block(d);
+    d->pending_cc = 0;
+    data_reset(d);
+}
+
+/* A DATA element for the next transfer of d->dx (kind DATA, VALUE NOT
+ * TRACED or OOO PLACEHOLDER): instruction, direction, size, address. */
+static void data_elem(tb_etmv3_decoder *d, const tb_packet *pkt, tb_element *el)
+{
+    struct data_insn *x = &d->dx;
+    uint8_t fl = 0;
+    bool known;
+
+    tb_elem_init(el, TB_ELEM_DATA, pkt->index);
+    el->last_addr = x->addr;
+    el->isa = x->isa;
+    el->last_size = x->size;
+    el->data_size = x->op.size;
+    if (x->op.swap ? x->done == 1 : x->op.store)
+        fl |= TB_DATA_STORE;
+    /* The address: compressed against the last data address output
+     * (7.4.2), so known once a full one (D-sync, 7.10.6) came since sync
+     * was lost; without the A bit contiguous with the transfer before it
+     * (7.4.4). */
+    if (pkt->has_data_addr) {
+        if (pkt->data_addr_bits >= 32)
+            d->daddr_known = true;
+        known = d->daddr_known;
+        el->data_addr = pkt->data_addr;
+        x->be = pkt->data_be;
+    } else {
+        known = (d->cfg.data_trace & 2) && x->done > 0 && x->next_known;
+        el->data_addr = x->next;
+    }
+    if (!known) {
+        el->data_addr = 0;
+        fl |= TB_DATA_NO_ADDR;
+    } else if (x->be) {
+        fl |= TB_DATA_BE;
+    }
+    x->next_known = known;
+    x->next = el->data_addr + x->op.size;
+    x->done++;
+    el->data_flags = fl | TB_DATA_NO_VALUE;
+}
+
+/* A value of vbytes bytes for a transfer of size bytes: 0, or the
+ * TB_ERR_BAD_PACKET of an impossible size (more bytes than the transfer
+ * has; a traced value is never sign-extended, IHI0014Q 4.9.2). */
+static int take_value(tb_element *el, const tb_packet *pkt)
+{
+    if (pkt->data_size > el->data_size)
+        return TB_ERR_BAD_PACKET;
+    el->data_value = pkt->data_value;
+    el->data_flags &= (uint8_t)~TB_DATA_NO_VALUE;
+    return 0;
+}
+
+/* An element that waits for a Store failed packet (7.4.7: it comes
+ * right after the data packet of a failed store-exclusive) or goes out
+ * now; while one waits, the fused entries hand over (dhold). */
+static void data_out(tb_etmv3_decoder *d, tb_emit *e, const tb_element *el, bool excl)
+{
+    if (excl && (el->data_flags & TB_DATA_STORE)) {
+        flush_range(d, e); /* its instruction goes first */
+        d->dpend = *el;
+        d->dhold = true;
+        d->started = false; /* the fused path hands over (dhold) */
+        return;
+    }
+    emit(d, e, el);
+}
+
+/* A placeholder whose value can no longer come: out as OOO data with no
+ * value, flagged suppressed when suppression may have deleted it. */
+static void ooo_lost(tb_etmv3_decoder *d, tb_emit *e, unsigned tag)
+{
+    tb_element el = d->ooo[tag].el;
+
+    el.data_flags |= TB_DATA_OOO | TB_DATA_NO_VALUE;
+    if (d->ooo[tag].maybe_lost)
+        el.data_flags |= TB_DATA_SUPPRESSED;
+    d->ooo[tag].valid = false;
+    emit(d, e, &el);
+}
+
+static void do_data(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
+{
+    tb_element el;
+    int err = 0;
+
+    if (!d->cfg.data_trace) {
+        /* ETMCR[3:2] = 0: no data packet can come (IHI0014Q 7.4). */
+        lose_sync(d, e, pkt->index, TB_ERR_CONFIG);
+        return;
+    }
+    switch (pkt->kind) {
+    case TB_PKT_DATA:
+    case TB_PKT_VALUE_NOT_TRACED:
+    case TB_PKT_OOO_PLACEHOLDER:
+        if ((err = find_data_insn(d)) < 0)
+            break;
+        data_elem(d, pkt, &el);
+        if (pkt->kind == TB_PKT_DATA && (d->cfg.data_trace & 1) &&
+            (err = take_value(&el, pkt)) < 0)
+            break;
+        if (pkt->kind == TB_PKT_OOO_PLACEHOLDER) {
+            /* 7.2 Table 7.1: the value comes later in the OOO data packet
+             * with the same tag.  An outstanding one with this tag whose
+             * value a gap or suppression may have lost goes first. */
+            struct ooo_slot *o = &d->ooo[pkt->data_tag & 3];
+
+            if (!(pkt->data_tag & 3)) {
+                err = TB_ERR_BAD_PACKET;
+                break;
+            }
+            if (o->valid) {
+                if (!o->maybe_lost && d->ton.index <= o->el.index) {
+                    err = TB_ERR_MISMATCH; /* its tag is still out */
+                    break;
+                }
+                ooo_lost(d, e, pkt->data_tag & 3);
+            }
+            el.reason = pkt->data_tag & 3;
+            o->el = el;
+            o->valid = true;
+            o->maybe_lost = false;
+        }
+        data_out(d, e, &el, d->dx.op.excl);
+        return;
+    case TB_PKT_OOO_DATA: {
+        struct ooo_slot *o = &d->ooo[pkt->data_tag & 3];
+
+        if (!(pkt->data_tag & 3) || !o->valid) {
+            err = TB_ERR_MISMATCH; /* no placeholder with its tag */
+            break;
+        }
+        el = o->el;
+        el.index = pkt->index;
+        el.data_flags |= TB_DATA_OOO;
+        if ((err = take_value(&el, pkt)) < 0)
+            break;
+        o->valid = false;
+        data_out(d, e, &el, false);
+        return;
+    }
+    case TB_PKT_STORE_FAILED:
+        /* Only right after a store-exclusive's data (dhold, taken in
+         * tb_etmv3_decoder_packet). */
+        err = TB_ERR_MISMATCH;
+        break;
+    case TB_PKT_DATA_SUPPRESSED:
+        /* 7.4.6: data packets were deleted from here, those of the data
+         * instruction in progress to its end; nothing says how many.  A
+         * DATA element flagged SUPPRESSED marks the hole; outstanding
+         * placeholders may never get their value. */
+        tb_elem_init(&el, TB_ELEM_DATA, pkt->index);
+        el.data_flags = TB_DATA_SUPPRESSED | TB_DATA_NO_ADDR | TB_DATA_NO_VALUE;
+        if (find_data_insn(d) == 0) {
+            el.last_addr = d->dx.addr;
+            el.isa = d->dx.isa;
+            el.last_size = d->dx.size;
+            d->dx.done = d->dx.op.n;
+        } else {
+            el.isa = TB_ISA_UNKNOWN;
+        }
+        for (unsigned t = 1; t < 4; t++)
+            d->ooo[t].maybe_lost = d->ooo[t].valid;
+        emit(d, e, &el);
+        return;
+    default:
+        return;
+    }
+    lose_sync(d, e, pkt->index, err);
+}
+
 int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
                             tb_element_cb cb, void *ctx)
 {
@@ -946,6 +1497,8 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
     if (!d || !pkt)
         return TB_ERR_INVAL;
     tb_emit_init(&e, cb, ctx);
+    if (d->dhold && data_release(d, &e, pkt))
+        return tb_emit_result(&e);
     if (pkt->kind == TB_PKT_ATOM && d->started && d->synced) {
         /* Most packets: P-headers.  A cycle-accurate one with W atoms
          * only (IHI0014Q 7.3.1 format 3 without E, or format 1 with no
@@ -967,16 +1520,9 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
     case TB_PKT_BAD_SEQUENCE:
     case TB_PKT_BAD_TRACEMODE:
     case TB_PKT_INCOMPLETE:
-        tb_elem_init(&el, TB_ELEM_NO_SYNC, pkt->index);
-        el.reason = TB_GAP_BAD_PACKET;
-        el.err = pkt->kind == TB_PKT_INCOMPLETE ? TB_ERR_TRUNCATED
-                 : pkt->err ? pkt->err : TB_ERR_BAD_PACKET;
-        emit(d, &e, &el);
-        d->synced = false;
-        d->gap = true;
-        d->pc_known = false;
-        forget_block(d);
-        d->pending_cc = 0;
+        lose_sync(d, &e, pkt->index,
+                  pkt->kind == TB_PKT_INCOMPLETE ? TB_ERR_TRUNCATED
+                  : pkt->err ? pkt->err : TB_ERR_BAD_PACKET);
         return tb_emit_result(&e);
     case TB_PKT_ISYNC: {
         const tb_etmv3_isync is = isync_of(pkt);
@@ -1032,8 +1578,16 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
         tb_elem_init(&el, TB_ELEM_EVENT, pkt->index);
         emit(d, &e, &el);
         break;
+    case TB_PKT_DATA:
+    case TB_PKT_OOO_DATA:
+    case TB_PKT_OOO_PLACEHOLDER:
+    case TB_PKT_STORE_FAILED:
+    case TB_PKT_DATA_SUPPRESSED:
+    case TB_PKT_VALUE_NOT_TRACED:
+        do_data(d, &e, pkt);
+        break;
     default:
-        break; /* A-sync, ignore, data trace (not decoded) */
+        break; /* A-sync, ignore */
     }
     return tb_emit_result(&e);
 }
@@ -1046,6 +1600,19 @@ int tb_etmv3_decoder_finish(tb_etmv3_decoder *d, tb_element_cb cb, void *ctx)
     if (!d)
         return TB_ERR_INVAL;
     tb_emit_init(&e, cb, ctx);
+    if (d->dhold)
+        (void)data_release(d, &e, NULL);
+    /* Placeholders still out: the trace ended before their values. */
+    for (;;) {
+        unsigned t, first = 0;
+
+        for (t = 1; t < 4; t++)
+            if (d->ooo[t].valid && (!first || d->ooo[t].el.index < d->ooo[first].el.index))
+                first = t;
+        if (!first)
+            break;
+        ooo_lost(d, &e, first);
+    }
     tb_elem_init(&el, TB_ELEM_END, 0);
     emit(d, &e, &el);
     return tb_emit_result(&e);

@@ -27,7 +27,8 @@ void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol)
         return;
     memset(o, 0, sizeof *o);
     o->protocol = protocol;
-    o->arch_minor = protocol == TB_PROTO_PTM ? 1 : 5;
+    o->arch_minor = protocol == TB_PROTO_PTM ? 1 : protocol == TB_PROTO_ETMV1 ? 3 : 5;
+    o->port_width = 8; /* ETMv1 only */
     o->trace_id = 0x10;
     o->sync_period = 1024; /* the period TC2 shows (protocol-notes 1.5) */
     o->fifo_bytes = 1;
@@ -101,12 +102,22 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
             o->alt_branch = true;
         } else if (!strcmp(tok, "vmid") && !val) {
             o->vmid = true;
+        } else if (!strcmp(tok, "idle") && !val) {
+            o->keep_idle = true;
         } else if (!val) {
             return fail(err, errlen, "unknown option", tok);
         } else if (!strcmp(tok, "ctxid")) {
             if (!parse_u64(val, &v) || (v != 0 && v != 1 && v != 2 && v != 4))
                 return fail(err, errlen, "ctxid must be 0, 1, 2 or 4", val);
             o->ctxid_bytes = (uint8_t)v;
+        } else if (!strcmp(tok, "port")) {
+            if (!parse_u64(val, &v) || (v != 4 && v != 8 && v != 16))
+                return fail(err, errlen, "port must be 4, 8 or 16", val);
+            o->port_width = (uint8_t)v;
+        } else if (!strcmp(tok, "vectors")) {
+            if (!parse_u64(val, &v) || v > 0xFFFFFFFFu)
+                return fail(err, errlen, "bad vector base", val);
+            o->vector_base = (uint32_t)v;
         } else if (!strcmp(tok, "v")) {
             if (!parse_u64(val, &v) || v > 5)
                 return fail(err, errlen, "bad minor version", val);
@@ -146,6 +157,35 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
             o->fifo_depth = (uint32_t)d;
             o->fifo_bytes = (uint32_t)b;
             o->fifo_cycles = (uint32_t)c;
+        } else if (!strcmp(tok, "data")) {
+            /* ETMCR[3:2]: bit 2 data value, bit 3 data address trace
+             * (etmv3-data.md 1). */
+            if (!strcmp(val, "addr"))
+                o->data_trace = 2;
+            else if (!strcmp(val, "value"))
+                o->data_trace = 1;
+            else if (!strcmp(val, "both"))
+                o->data_trace = 3;
+            else
+                return fail(err, errlen, "data must be addr, value or both", val);
+        } else if (!strcmp(tok, "dataview")) {
+            tb_encoder_range r;
+
+            if (o->n_dranges >= TB_ENC_MAX_RANGES)
+                return fail(err, errlen, "too many dataview ranges", val);
+            if (!parse_range(val, &r))
+                return fail(err, errlen, "dataview must be LO-HI with LO < HI", val);
+            o->dranges[o->n_dranges++] = r;
+        } else if (!strcmp(tok, "ooo")) {
+            if (!parse_u64(val, &v) || v < 1 || v > 1000000)
+                return fail(err, errlen, "ooo=N: loads complete N instructions later, "
+                            "N from 1 to 1000000", val);
+            o->ooo_latency = (uint32_t)v;
+        } else if (!strcmp(tok, "suppress")) {
+            if (!parse_u64(val, &v) || v < 1 || v > 255)
+                return fail(err, errlen, "suppress=BYTES: the ETMFFLR level, 1 to 255",
+                            val);
+            o->suppress_level = (uint32_t)v;
         } else if (!strcmp(tok, "include") || !strcmp(tok, "exclude")) {
             tb_encoder_range r;
 
@@ -201,6 +241,8 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
         err[0] = '\0';
     if (!o || !cfg)
         return TB_ERR_INVAL;
+    if (o->protocol == TB_PROTO_ETMV1)
+        return tb_enc_etmv1_config_err(o, cfg, err, errlen);
     ptm = o->protocol == TB_PROTO_PTM;
     v = o->arch_minor;
     if (!ptm && o->protocol != TB_PROTO_ETMV3)
@@ -245,7 +287,37 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
         return cfg_fail(err, errlen, "include/exclude: at most %u ranges",
                         TB_ENC_MAX_RANGES);
 
-    etmcr = (o->branch_broadcast ? 1u << 8 : 0) |
+    /* Data trace: ETMv3 only (PFT has none, tb_config_from_regs clears
+     * it); the options that refine it need it on. */
+    if (ptm && (o->data_trace || o->n_dranges || o->ooo_latency || o->suppress_level))
+        return cfg_fail(err, errlen, "%s: PTM (PFT) has no data trace; data trace is an "
+                        "ETMv3 feature (use --protocol etmv3)",
+                        o->data_trace ? "data" : o->n_dranges ? "dataview"
+                        : o->ooo_latency ? "ooo" : "suppress");
+    if (!o->data_trace && (o->n_dranges || o->ooo_latency || o->suppress_level))
+        return cfg_fail(err, errlen, "%s: needs data trace (data=addr, data=value or "
+                        "data=both)", o->n_dranges ? "dataview" : o->ooo_latency ? "ooo"
+                        : "suppress");
+    if (o->data_trace > 3)
+        return cfg_fail(err, errlen, "data: ETMCR[3:2] is two bits");
+    if (o->n_dranges > TB_ENC_MAX_RANGES)
+        return cfg_fail(err, errlen, "dataview: at most %u ranges", TB_ENC_MAX_RANGES);
+    /* An out-of-order data packet carries a value and no address
+     * (IHI0014Q 7.2 Table 7.1): without value trace there is nothing to
+     * send out of order. */
+    if (o->ooo_latency && !(o->data_trace & 1))
+        return cfg_fail(err, errlen, "ooo=%u: out-of-order data packets carry only a "
+                        "value; they need data value trace (data=value or data=both)",
+                        (unsigned)o->ooo_latency);
+    /* SuppressData compares the free FIFO space with ETMFFLR (IHI0014Q
+     * 7.4.6): it needs the FIFO model, and a level below its depth. */
+    if (o->suppress_level && (!o->fifo_depth || o->suppress_level >= o->fifo_depth))
+        return cfg_fail(err, errlen, "suppress=%u: data suppression needs a FIFO deeper "
+                        "than the level (fifo=DEPTH with DEPTH > %u)",
+                        (unsigned)o->suppress_level, (unsigned)o->suppress_level);
+
+    etmcr = ((uint32_t)o->data_trace << 2) | (o->suppress_level ? 1u << 18 : 0) |
+            (o->branch_broadcast ? 1u << 8 : 0) |
             (o->cycle_accurate ? 1u << 12 : 0) |
             ((o->ctxid_bytes == 4 ? 3u : o->ctxid_bytes) << 14) |
             (o->timestamps ? 1u << 28 : 0) |
@@ -280,6 +352,21 @@ bool tb_encoder_in_filter(const tb_encoder_opts *o, uint32_t addr)
         }
     }
     return !any_include || included;
+}
+
+bool tb_encoder_in_dataview(const tb_encoder_opts *o, uint32_t addr)
+{
+    if (!o)
+        return false;
+    if (!o->n_dranges)
+        return true;
+    for (unsigned i = 0; i < o->n_dranges && i < TB_ENC_MAX_RANGES; i++) {
+        const tb_encoder_range *r = &o->dranges[i];
+
+        if (addr >= r->lo && (r->hi == 0 || addr < r->hi))
+            return true;
+    }
+    return false;
 }
 
 /* ------------------------------------------------------------------ */
@@ -322,6 +409,14 @@ static void fifo_drain(tb_encoder *e)
         e->fifo_level -= e->fifo_credit / e->o.fifo_cycles;
         e->fifo_credit %= e->o.fifo_cycles;
     }
+}
+
+bool tb_enc_suppress_data(tb_encoder *e)
+{
+    if (!e->o.suppress_level || !e->o.fifo_depth)
+        return false;
+    fifo_drain(e);
+    return e->fifo_level + e->o.suppress_level > e->o.fifo_depth;
 }
 
 uint32_t tb_enc_take_cc(tb_encoder *e, uint64_t cycle)
@@ -588,10 +683,14 @@ static int process_ctx(tb_encoder *e, const tb_exec_record *r)
 
 static int flush_pending(tb_encoder *e, bool cancelled)
 {
+    int rc;
+
     if (!e->have_pending)
         return 0;
     e->have_pending = false;
-    return process_insn(e, &e->pending, cancelled);
+    rc = process_insn(e, &e->pending, cancelled);
+    e->n_xfer = 0;
+    return rc;
 }
 
 int tb_encoder_finish(tb_encoder *e)
@@ -600,6 +699,8 @@ int tb_encoder_finish(tb_encoder *e)
 
     if (!e)
         return TB_ERR_INVAL;
+    if (e->v1)
+        return tb_enc_etmv1_finish(e);
     if (e->err)
         return e->err;
     if (e->finished)
@@ -621,6 +722,8 @@ int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
 
     if (!e || !r)
         return TB_ERR_INVAL;
+    if (e->v1)
+        return tb_enc_etmv1_push(e, r);
     if (e->err)
         return e->err;
     if (e->finished)
@@ -653,7 +756,22 @@ int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
     case TB_REC_END:
         return tb_encoder_finish(e);
     case TB_REC_DATA:
-        /* Data trace is not modelled yet: instruction trace only. */
+        /* A transfer of the instruction just pushed (still pending, so
+         * that its atom and its data go out together); ignored without
+         * data trace, so instruction trace is the same with or without
+         * data records. */
+        if (!e->cfg.data_trace)
+            return 0;
+        if (!e->have_pending || r->u.data.insn_addr != e->pending.u.insn.addr ||
+            (r->u.data.size != 1 && r->u.data.size != 2 && r->u.data.size != 4))
+            return e->err = TB_ERR_INVAL;
+        if (e->n_xfer >= ENC_MAX_XFER)
+            return e->err = TB_ERR_LIMIT;
+        e->xfer[e->n_xfer].addr = r->u.data.addr;
+        e->xfer[e->n_xfer].value = r->u.data.value;
+        e->xfer[e->n_xfer].size = r->u.data.size;
+        e->xfer[e->n_xfer].flags = r->u.data.flags;
+        e->n_xfer++;
         return 0;
     default:
         return e->err = TB_ERR_INVAL;
@@ -675,7 +793,7 @@ int tb_encoder_error(const tb_encoder *e)
 
 const tb_encoder_stats *tb_encoder_get_stats(const tb_encoder *e)
 {
-    return e ? &e->st : NULL;
+    return e ? (e->v1 ? tb_enc_etmv1_stats(e) : &e->st) : NULL;
 }
 
 const tb_config *tb_encoder_get_config(const tb_encoder *e)
@@ -694,6 +812,15 @@ tb_encoder *tb_encoder_new(const tb_encoder_opts *o, tb_trace_sink sink,
     if (!e)
         return NULL;
     e->o = *o;
+    if (o->protocol == TB_PROTO_ETMV1) {
+        e->sink = sink;
+        e->sink_ctx = ctx;
+        if (tb_encoder_config(o, &e->cfg) < 0 || tb_enc_etmv1_new(e) < 0) {
+            free(e);
+            return NULL;
+        }
+        return e;
+    }
     if (tb_encoder_config(o, &e->cfg) < 0 || !(e->w = tb_writer_new(&e->cfg))) {
         free(e);
         return NULL;
@@ -711,6 +838,8 @@ void tb_encoder_set_packet_cb(tb_encoder *e, tb_packet_cb cb, void *ctx)
     if (e) {
         e->pcb = cb;
         e->pcb_ctx = ctx;
+        if (e->v1)
+            tb_enc_etmv1_set_cbs(e);
     }
 }
 
@@ -719,6 +848,8 @@ void tb_encoder_set_overflow_cb(tb_encoder *e, tb_overflow_cb cb, void *ctx)
     if (e) {
         e->ocb = cb;
         e->ocb_ctx = ctx;
+        if (e->v1)
+            tb_enc_etmv1_set_cbs(e);
     }
 }
 
@@ -726,6 +857,7 @@ void tb_encoder_free(tb_encoder *e)
 {
     if (!e)
         return;
+    tb_enc_etmv1_free(e);
     tb_writer_free(e->w);
     free(e);
 }
@@ -850,9 +982,15 @@ int tb_encoder_write_snapshot(const char *dir, const tb_config *cfg,
     src.core_type = ptm ? "Cortex-A15" : "Cortex-A7";
     src.regions = regions;
     src.n_regions = n_regions;
+    /* An ETMv1 port capture is never CoreSight-formatted (docs/etmv1.md). */
+    if (cfg->protocol == TB_PROTO_ETMV1 && formatted)
+        return enc_fail(err, errlen, TB_ERR_INVAL, "snapshot: an ETMv1 port capture "
+                        "cannot be CoreSight-formatted");
     if (!formatted)
-        return tb_snapshot_write(dir, &src, 1, trace, len, "source_data", err,
-                                 errlen);
+        return tb_snapshot_write(dir, &src, 1, trace, len,
+                                 cfg->protocol == TB_PROTO_ETMV1 ? "etmv1_port"
+                                                                 : "source_data",
+                                 err, errlen);
     {
         tb_formatter *f = tb_formatter_new(TB_FRAME_MEM_ALIGNED);
 
@@ -892,7 +1030,8 @@ tb_encoder_snapshot *tb_encoder_snapshot_open(const char *dir, const tb_config *
 
     if (err && errlen)
         err[0] = '\0';
-    if (!dir || !*dir || !cfg || strlen(dir) >= sizeof s->dir) {
+    if (!dir || !*dir || !cfg || strlen(dir) >= sizeof s->dir ||
+        (formatted && cfg->protocol == TB_PROTO_ETMV1)) {
         enc_fail(err, errlen, TB_ERR_INVAL, "snapshot: bad directory or configuration");
         return NULL;
     }
@@ -1014,7 +1153,9 @@ int tb_encoder_snapshot_close(tb_encoder_snapshot *s, const tb_snap_region *regi
     src.n_regions = n_regions;
     /* The ini files and dumps, with an empty buffer that the streamed one
      * then replaces: the same files tb_encoder_write_snapshot writes. */
-    rc = tb_snapshot_write(s->dir, &src, 1, none, 0, s->fmt ? "coresight" : "source_data",
+    rc = tb_snapshot_write(s->dir, &src, 1, none, 0,
+                           s->fmt ? "coresight"
+                           : s->cfg.protocol == TB_PROTO_ETMV1 ? "etmv1_port" : "source_data",
                            err, errlen);
     if (rc >= 0) {
         snprintf(path, sizeof path, "%s/trace_buffer.bin", s->dir);

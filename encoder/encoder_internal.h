@@ -17,11 +17,37 @@ struct enc_etm_atom {
     uint64_t seq;        /* the instruction's truth seq */
 };
 
+/* ETMv3 data trace (etmv3_encoder.c, docs/etmv3-data-model.md): a load
+ * completing out of order, waiting for its out-of-order data packet. */
+#define ENC_OOO_TAGS 3 /* tags 1..3 (IHI0014Q 7.2 Table 7.1) */
+
+struct enc_ooo {
+    uint32_t value;
+    uint32_t left;       /* traced instructions until it completes */
+    uint8_t size;        /* transfer bytes */
+    uint8_t tag;
+};
+
 typedef struct enc_etm {
     struct enc_etm_atom q[ENC_ETM_QMAX];
     unsigned n;
     uint64_t cyc_acct; /* cycles already given out as W atoms or CC */
+    /* Data trace. */
+    bool dsync;          /* the next data address goes in full (D-sync) */
+    bool sup;            /* data suppression in progress (0x62 sent) */
+    bool sup_insn;       /* ... and the rest of this instruction's data goes */
+    unsigned n_ooo;      /* outstanding out-of-order loads, oldest first */
+    struct enc_ooo ooo[ENC_OOO_TAGS];
 } enc_etm;
+
+/* Transfers of the instruction held in tb_encoder.pending (TB_REC_DATA
+ * records after it), at most this many (VLDM of 32 doubles). */
+#define ENC_MAX_XFER 64
+
+struct enc_xfer {
+    uint32_t addr, value;
+    uint8_t size, flags; /* tb_data_flags */
+};
 
 typedef struct enc_ptm {
     char atoms[5];       /* held non-CA atoms, oldest first */
@@ -68,6 +94,9 @@ struct tb_encoder {
     int err;
     bool finished;
     tb_encoder_stats st;
+    /* ETMv1 (etmv1_adapter.c): the port model does everything; the rest
+     * of this struct is unused. */
+    struct tb_etmv1_encoder *v1;
 
     uint64_t now;        /* cycle stamp of the record being handled */
     uint64_t prev_cycle; /* cycle stamp of the record before it */
@@ -98,12 +127,26 @@ struct tb_encoder {
 
     bool have_pending;
     tb_exec_record pending;
+    unsigned n_xfer;     /* its data transfers (data trace on only) */
 
     union {
         enc_etm etm;
         enc_ptm ptm;
     } p;
+
+    struct enc_xfer xfer[ENC_MAX_XFER]; /* last: kept off the hot fields */
 };
+
+/* ETMv1 (etmv1_adapter.c): tb_encoder_config_err and tb_encoder_new
+ * for protocol TB_PROTO_ETMV1. */
+int tb_enc_etmv1_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
+                            size_t errlen);
+int tb_enc_etmv1_new(tb_encoder *e);
+int tb_enc_etmv1_push(tb_encoder *e, const tb_exec_record *r);
+int tb_enc_etmv1_finish(tb_encoder *e);
+const tb_encoder_stats *tb_enc_etmv1_stats(const tb_encoder *e);
+void tb_enc_etmv1_set_cbs(tb_encoder *e); /* pcb, ocb to the port model */
+void tb_enc_etmv1_free(tb_encoder *e);
 
 extern const enc_ops tb_enc_etmv3_ops;
 extern const enc_ops tb_enc_ptm_ops;
@@ -125,6 +168,9 @@ static inline void tb_enc_completes(tb_encoder *e, uint64_t seq)
 /* Writes a packet through the FIFO to the sink; 0 when it went out or was
  * lost to an overflow, negative on error (then sticky in e->err). */
 int tb_enc_emit(tb_encoder *e, tb_packet *p);
+/* SuppressData (IHI0014Q 7.4.6): data suppression is enabled
+ * (suppress=) and the free FIFO space is below the ETMFFLR level now. */
+bool tb_enc_suppress_data(tb_encoder *e);
 /* Cycles since the last cycle count output, up to `cycle` (PTM CC). */
 uint32_t tb_enc_take_cc(tb_encoder *e, uint64_t cycle);
 

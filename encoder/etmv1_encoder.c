@@ -248,7 +248,7 @@ static int branch_cycles(tb_etmv1_encoder *e, uint8_t ps, uint32_t raw,
 
         memset(&p, 0, sizeof p);
         p.kind = TB_PKT_BRANCH;
-        p.protocol = (tb_protocol)TB_ETMV1_PROTO_ETMV1;
+        p.protocol = TB_PROTO_ETMV1;
         p.index = tb_etmv1_sample_index(e->nsamples);
         p.size = (uint8_t)n;
         memcpy(p.bytes, b, n);
@@ -292,7 +292,10 @@ static int do_insn(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
                   (fl & TB_INSN_TAKEN);
     bool periodic = e->o.base.sync_period &&
                     e->since_full >= e->o.base.sync_period;
-    bool forced = periodic && e->since_full >= e->o.base.sync_period + SYNC_RETRY;
+    /* Forcing (U16, a model choice): only an instruction whose cycle span
+     * holds a BE's three cycles, so port time stays the core's (CA). */
+    bool forced = periodic && e->since_full >= e->o.base.sync_period + SYNC_RETRY &&
+                  span >= 3;
     bool ok, be;
     uint64_t used;
     int rc;
@@ -464,10 +467,20 @@ int tb_etmv1_encoder_finish(tb_etmv1_encoder *e)
 void tb_etmv1_encoder_opts_init(tb_etmv1_encoder_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->base.protocol = (tb_protocol)TB_ETMV1_PROTO_ETMV1;
+    o->base.protocol = TB_PROTO_ETMV1;
     o->base.arch_minor = 3;
     o->base.sync_period = 1024;
     o->port_width = 8;
+}
+
+void tb_etmv1_encoder_opts_from(tb_etmv1_encoder_opts *v, const tb_encoder_opts *o)
+{
+    tb_etmv1_encoder_opts_init(v);
+    v->base = *o;
+    v->base.protocol = TB_PROTO_ETMV1;
+    v->port_width = o->port_width;
+    v->vector_base = o->vector_base;
+    v->keep_idle = o->keep_idle;
 }
 
 int tb_etmv1_encoder_config(const tb_etmv1_encoder_opts *o, tb_etmv1_config *c)

@@ -63,6 +63,17 @@ int tb_etmv1_config_from_etmcr(tb_etmv1_config *c, uint32_t etmcr,
     return tb_etmv1_config_check(c);
 }
 
+int tb_etmv1_config_from_tb(tb_etmv1_config *c, const tb_config *cfg)
+{
+    int rc;
+
+    if (!c || !cfg || cfg->protocol != TB_PROTO_ETMV1)
+        return TB_ERR_CONFIG;
+    rc = tb_etmv1_config_from_etmcr(c, cfg->etmcr, cfg->arch_minor);
+    c->vector_base = cfg->vector_base;
+    return rc < 0 ? rc : tb_etmv1_config_check(c);
+}
+
 static void put_le32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)v;

@@ -285,7 +285,251 @@ static int etm_branch(tb_encoder *e, uint32_t addr, tb_isa isa)
     return tb_enc_emit(e, &k);
 }
 
-static int etm_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
+/* ------------------------------------------------------------------ */
+/* Data trace (IHI0014Q 7.4).  Each rule cites its section; the model and
+ * its options are described in docs/etmv3-data-model.md.
+ *
+ * UNVERIFIED choices ([U] in etmv3-data.md), all in this one table:
+ *   U1  value size: the fewest bytes that hold the value (0 -> SS=00, no
+ *       bytes), from OpenCSD's zero-extension (etmv3-data.md 5); whether
+ *       an ETM may send more is not known.             ENC_DATA_VALUE_MIN
+ *   U2  a failed STREX traces the value 0 (7.4.7 "the data value traced
+ *       is 0", ambiguous, etmv3-data.md 8).            ENC_STREX_FAIL_ZERO
+ *   U3  a data instruction that also branches (LDR pc, POP {..,pc}): its
+ *       data packets before its branch packet, ETMv1's order (7.3.5 does
+ *       not give it, etmv3-data.md 10).
+ *   U4  the BE flag in bit 4 of the 5th data address byte (the writer,
+ *       etmv3-data.md 4 and 18 item 3).
+ *   U5  out-of-order: an OOO data packet completes the outstanding
+ *       placeholder with its tag; the lowest free tag is used; with all
+ *       three out, the oldest completes first (etmv3-data.md 7).
+ *   U6  D-sync (full data address) on the first data address after every
+ *       I-sync, periodic ones too: 7.10.2 asks for it after trace-on,
+ *       7.10.6 staggers the periodic one by an unknown amount.
+ *   U7  64-bit transfers (LDRD, VLDR.64) as two 32-bit transfers, the
+ *       second without an address by the LSM rule (etmv3-data.md 5).
+ */
+#define ENC_DATA_VALUE_MIN 1
+#define ENC_STREX_FAIL_ZERO 1
+
+/* The value as traced: before sign extension (4.9.2), so the transfer's
+ * bytes only; a failed STREX's is 0 (U2). */
+static uint32_t xfer_value(const struct enc_xfer *x)
+{
+    uint32_t v = x->size >= 4 ? x->value : x->value & ((1u << (8 * x->size)) - 1u);
+
+    if (ENC_STREX_FAIL_ZERO && (x->flags & TB_DATA_STORE_FAILED))
+        v = 0;
+    return v;
+}
+
+/* SS: 0, 1, 2 or 4 value bytes (7.2 Table 7.1; U1). */
+static uint8_t value_bytes(const struct enc_xfer *x, uint32_t v)
+{
+    if (!ENC_DATA_VALUE_MIN)
+        return x->size;
+    return !v ? 0 : v <= 0xFF ? 1 : v <= 0xFFFF ? 2 : 4;
+}
+
+/* Data suppression (7.4.6): while SuppressData is high the first data
+ * packet becomes Data suppressed (0x62) and later ones are deleted;
+ * suppression that starts in a data instruction lasts until it ends;
+ * the state ends at the first data packet made while SuppressData is
+ * low, which goes out normally (with a D-sync up to ETMv3.2).  1: send
+ * the packet, 0: it is suppressed. */
+static int data_gate(tb_encoder *e)
+{
+    enc_etm *s = &e->p.etm;
+    tb_packet k;
+    int rc;
+
+    if (!e->o.suppress_level)
+        return 1;
+    if (s->sup_insn)
+        return 0;
+    if (!tb_enc_suppress_data(e)) {
+        if (s->sup) {
+            s->sup = false;
+            if (e->cfg.arch_minor <= 2)
+                s->dsync = true;
+        }
+        return 1;
+    }
+    s->sup_insn = true;
+    if (s->sup)
+        return 0;
+    s->sup = true;
+    tb_enc_pkt(e, &k, TB_PKT_DATA_SUPPRESSED);
+    rc = tb_enc_emit(e, &k);
+    return rc < 0 ? rc : 0;
+}
+
+/* One data packet of kind DATA, OOO_DATA, OOO_PLACEHOLDER or
+ * VALUE_NOT_TRACED; addr: the A bit (7.4.4).  1 sent, 0 suppressed. */
+static int data_pkt(tb_encoder *e, tb_pkt_kind kind, const struct enc_xfer *x,
+                    bool addr, uint8_t tag)
+{
+    enc_etm *s = &e->p.etm;
+    tb_packet k;
+    int rc = data_gate(e);
+
+    if (rc <= 0)
+        return rc;
+    tb_enc_pkt(e, &k, kind);
+    /* The address only with address trace on (7.4.2), compressed by the
+     * writer against the last data address output (7.4.2), in full as a
+     * D-sync when one is due (7.10.2, 7.10.6; U6); the BE-8 state goes
+     * with it (4.9.1; U4). */
+    if (addr && (e->cfg.data_trace & 2) && kind != TB_PKT_OOO_DATA) {
+        k.has_data_addr = true;
+        k.data_addr = x->addr;
+        k.data_be = (x->flags & TB_DATA_BE) != 0;
+        if (s->dsync) {
+            k.data_addr_bits = 32;
+            s->dsync = false;
+        }
+    }
+    /* The value only with value trace on (7.4.2). */
+    if ((kind == TB_PKT_DATA || kind == TB_PKT_OOO_DATA) && (e->cfg.data_trace & 1)) {
+        k.data_value = xfer_value(x);
+        k.data_size = value_bytes(x, k.data_value);
+    }
+    k.data_tag = tag;
+    rc = tb_enc_emit(e, &k);
+    return rc < 0 ? rc : 1;
+}
+
+/* The out-of-order load at ooo[i] completes: its OOO data packet, after
+ * the atoms of the instructions that retired meanwhile (7.2 Table 7.1:
+ * tag and value, no address). */
+static int ooo_complete(tb_encoder *e, unsigned i)
+{
+    enc_etm *s = &e->p.etm;
+    struct enc_xfer x = {0, s->ooo[i].value, s->ooo[i].size, 0};
+    uint8_t tag = s->ooo[i].tag;
+    int rc;
+
+    memmove(&s->ooo[i], &s->ooo[i + 1], (s->n_ooo - i - 1) * sizeof s->ooo[0]);
+    s->n_ooo--;
+    if ((rc = etm_flush(e)) < 0)
+        return rc;
+    rc = data_pkt(e, TB_PKT_OOO_DATA, &x, false, tag);
+    return rc < 0 ? rc : 0;
+}
+
+/* After each traced instruction: the loads whose latency ran out.  Cold,
+ * as etm_data: instruction-only trace keeps its speed. */
+__attribute__((noinline, cold)) static int ooo_tick(tb_encoder *e)
+{
+    enc_etm *s = &e->p.etm;
+    int rc;
+
+    for (unsigned i = 0; i < s->n_ooo;) {
+        if (--s->ooo[i].left == 0) {
+            if ((rc = ooo_complete(e, i)) < 0)
+                return rc;
+            continue;
+        }
+        i++;
+    }
+    return 0;
+}
+
+static int ooo_drain(tb_encoder *e)
+{
+    int rc;
+
+    while (e->p.etm.n_ooo)
+        if ((rc = ooo_complete(e, 0)) < 0)
+            return rc;
+    return 0;
+}
+
+/* A load that completes out of order (ooo=N): a placeholder at its place
+ * with the address by the normal rules (7.2 Table 7.1: b01A1TT00), the
+ * value later in an OOO data packet with the same tag (U5). */
+static int ooo_start(tb_encoder *e, const struct enc_xfer *x)
+{
+    enc_etm *s = &e->p.etm;
+    unsigned used = 0, i;
+    uint8_t tag;
+    int rc;
+
+    if (s->n_ooo == ENC_OOO_TAGS && (rc = ooo_complete(e, 0)) < 0)
+        return rc;
+    for (i = 0; i < s->n_ooo; i++)
+        used |= 1u << s->ooo[i].tag;
+    for (tag = 1; used & (1u << tag); tag++)
+        ;
+    rc = data_pkt(e, TB_PKT_OOO_PLACEHOLDER, x, true, tag);
+    if (rc <= 0)
+        return rc; /* suppressed: no data to follow */
+    s->ooo[s->n_ooo].value = x->value;
+    s->ooo[s->n_ooo].size = x->size;
+    s->ooo[s->n_ooo].tag = tag;
+    /* ooo_tick runs after this instruction too. */
+    s->ooo[s->n_ooo].left = e->o.ooo_latency + 1;
+    s->n_ooo++;
+    return 0;
+}
+
+/* The data packets of a traced instruction's transfers (e->xfer, in
+ * architectural order). */
+__attribute__((noinline, cold)) static int etm_data(tb_encoder *e,
+                                                     const tb_exec_record *r)
+{
+    enc_etm *s = &e->p.etm;
+    unsigned first, i;
+    uint32_t next = 0;
+    int rc = 0;
+
+    /* ViewData (7.4, 5.7.1): only transfers it selects are traced;
+     * those of an LSM before the first traced one give no packet
+     * (7.4.4). */
+    for (first = 0; first < e->n_xfer; first++)
+        if (tb_encoder_in_dataview(&e->o, e->xfer[first].addr))
+            break;
+    if (first == e->n_xfer)
+        return 0;
+    /* Data packets belong to the most recently traced data instruction
+     * (7.4.2): its atom goes out first, later atoms in a new P-header. */
+    if ((rc = etm_flush(e)) < 0)
+        return rc;
+    s->sup_insn = false;
+    if (e->o.ooo_latency && e->n_xfer == 1 && !(e->xfer[0].flags & TB_DATA_STORE) &&
+        r->u.insn.wp_class == TB_WP_NONE) {
+        rc = ooo_start(e, &e->xfer[0]);
+        s->sup_insn = false;
+        return rc;
+    }
+    for (i = first; i < e->n_xfer; i++) {
+        const struct enc_xfer *x = &e->xfer[i];
+        /* 7.4.4: the first traced transfer carries the address; a later
+         * one only when not contiguous with the transfer before it (SWP,
+         * an LSM's PC first); one ViewData excludes after the first
+         * traced is a Value not traced packet, by the same A rule. */
+        bool contig = i > first && x->addr == next;
+        bool in = i == first || tb_encoder_in_dataview(&e->o, x->addr);
+
+        next = x->addr + x->size;
+        rc = data_pkt(e, in ? TB_PKT_DATA : TB_PKT_VALUE_NOT_TRACED, x, !contig, 0);
+        if (rc < 0)
+            return rc;
+        /* 7.4.7: Store failed right after the failed STREX's data
+         * packet, only with value trace on. */
+        if (rc > 0 && in && (x->flags & TB_DATA_STORE_FAILED) && (e->cfg.data_trace & 1)) {
+            tb_packet k;
+
+            tb_enc_pkt(e, &k, TB_PKT_STORE_FAILED);
+            if ((rc = tb_enc_emit(e, &k)) < 0)
+                return rc;
+        }
+    }
+    s->sup_insn = false;
+    return 0;
+}
+
+static int etm_insn_body(tb_encoder *e, const tb_exec_record *r, bool cancelled)
 {
     tb_wp_class wp = (tb_wp_class)r->u.insn.wp_class;
     uint8_t fl = r->u.insn.flags;
@@ -295,8 +539,11 @@ static int etm_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
 
     rc = etm_atom(e, (fl & TB_INSN_COND_FAILED) ? TB_ATOM_N : TB_ATOM_E, r->cycle, r->seq);
     /* A cancelled instruction goes no further: the exception packet that
-     * follows retracts its atom. */
+     * follows retracts its atom (its transfers are not traced). */
     if (rc < 0 || cancelled || (fl & TB_INSN_COND_FAILED))
+        return rc;
+    /* Its data before its branch packet (U3). */
+    if (e->n_xfer && (rc = etm_data(e, r)) < 0)
         return rc;
     switch (wp) {
     case TB_WP_INDIRECT:
@@ -323,6 +570,15 @@ static int etm_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
     }
 }
 
+static int etm_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
+{
+    int rc = etm_insn_body(e, r, cancelled);
+
+    if (rc >= 0 && !cancelled && e->p.etm.n_ooo)
+        rc = ooo_tick(e);
+    return rc;
+}
+
 static int etm_exception(tb_encoder *e, const tb_exec_record *r)
 {
     tb_packet k;
@@ -335,16 +591,24 @@ static int etm_exception(tb_encoder *e, const tb_exec_record *r)
     return tb_enc_emit(e, &k);
 }
 
+/* Trace stops: held atoms go out, and outstanding loads complete at
+ * once (the model's rule, docs/etmv3-data-model.md). */
 static int etm_trace_off(tb_encoder *e)
 {
-    return etm_flush(e);
+    int rc = etm_flush(e);
+
+    if (rc >= 0 && e->p.etm.n_ooo)
+        rc = ooo_drain(e);
+    return rc;
 }
 
+/* After every I-sync the next data address goes in full (7.10.2: D-sync
+ * on the next data packet after trace-on; periodic: U6). */
 static void etm_isync_done(tb_encoder *e, uint32_t addr, tb_isa isa)
 {
-    (void)e;
     (void)addr;
     (void)isa;
+    e->p.etm.dsync = true;
 }
 
 static bool etm_sync_point(const tb_encoder *e)

@@ -349,13 +349,17 @@ static unsigned size_code(uint8_t size, int *err)
 
 /* Data address (protocol-notes 2.9, UNVERIFIED): fewest 7-bit groups
  * against the last data address; byte 5 (A[31:28], BE in bit 4) when
- * the top bits or the endianness change. */
-static void put_daddr(tb_etmv3_writer *w, obuf *o, uint32_t a, bool be)
+ * the top bits or the endianness change.  At least the bits the packet
+ * says it carries (data_addr_bits, as the parser fills it): a parsed
+ * packet writes back to the same bytes, and an encoder asks for a full
+ * address (D-sync, IHI0014Q 7.10.6) with 32. */
+static void put_daddr(tb_etmv3_writer *w, obuf *o, uint32_t a, bool be,
+                      unsigned min_bits)
 {
-    unsigned n, i;
+    unsigned n, i, min_n = min_bits >= 32 ? 5 : (min_bits + 6) / 7;
 
     for (n = 1; n < 5; n++)
-        if (w->data_known && be == w->data_be &&
+        if (n >= min_n && w->data_known && be == w->data_be &&
             ((a ^ w->data_addr) >> (7 * n)) == 0)
             break;
     for (i = 0; i < n && i < 4; i++)
@@ -415,7 +419,7 @@ static int write_data(tb_etmv3_writer *w, const tb_packet *pkt, obuf *o)
         return TB_ERR_INVAL;
     put(o, h);
     if (pkt->has_data_addr)
-        put_daddr(w, o, pkt->data_addr, pkt->data_be);
+        put_daddr(w, o, pkt->data_addr, pkt->data_be, pkt->data_addr_bits);
     if (pkt->kind == TB_PKT_DATA || pkt->kind == TB_PKT_OOO_DATA)
         for (i = 0; i < pkt->data_size; i++)
             put(o, (uint8_t)(pkt->data_value >> (8 * i)));

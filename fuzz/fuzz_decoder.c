@@ -7,6 +7,7 @@
  *  - the decoder returns no error (decoder.h: errors in the trace are
  *    elements) and reports exactly the elements it emitted;
  *  - element indices never go back (END has none); END comes once, last, from finish;
+ *  - DATA elements (ETMv3 data trace) are well formed (check_data);
  *  - each instruction range is consistent: count >= 1 (<= 32 for ETMv3,
  *    decoder.h), its instructions listed by tb_decoder_range_addrs start
  *    at start, step by the ISA's sizes, the last is last_addr and ends at
@@ -59,6 +60,8 @@ static uint64_t hash_element(uint64_t h, const tb_element *el, bool with_index)
     HF(atom_bits); HF(exc_num); HF(pref_return); HF(cancelled); HF(ts);
     HF(has_cc); HF(cc); HF(context_id); HF(vmid); HF(ns); HF(hyp);
     HF(err);
+    /* DATA (they share space with exc_num and ts: hashed again by name). */
+    HF(data_size); HF(data_flags); HF(data_addr); HF(data_value);
     return h;
 }
 
@@ -104,6 +107,37 @@ static void check_range(xstate *s, const tb_element *el)
     s->insns += el->count;
 }
 
+/* A DATA element (docs/formats.md): only with data trace; a transfer
+ * of 1, 2 or 4 bytes (a suppression mark: none) whose value fits it;
+ * no address or value where the flags say none; tags 1..3. */
+static void check_data(xstate *s, const tb_element *el)
+{
+    const char *h = s->name;
+    const unsigned fl = el->data_flags;
+
+    TB_FUZZ_CHECK(h, s->cfg->protocol == TB_PROTO_ETMV3 && s->cfg->data_trace,
+                  "DATA element without data trace (ETMCR[3:2] = %u)", s->cfg->data_trace);
+    TB_FUZZ_CHECK(h, !(fl & ~0x7Fu), "DATA flags 0x%x", fl);
+    TB_FUZZ_CHECK(h, el->reason <= 3, "DATA tag %u", el->reason);
+    if ((fl & TB_DATA_SUPPRESSED) && !(fl & TB_DATA_OOO)) {
+        TB_FUZZ_CHECK(h, el->data_size == 0 && (fl & TB_DATA_NO_ADDR) &&
+                      (fl & TB_DATA_NO_VALUE), "suppression mark with a transfer");
+        return;
+    }
+    TB_FUZZ_CHECK(h, el->data_size == 1 || el->data_size == 2 || el->data_size == 4,
+                  "DATA size %u", el->data_size);
+    TB_FUZZ_CHECK(h, el->isa == TB_ISA_ARM || el->isa == TB_ISA_THUMB,
+                  "DATA of an instruction in ISA %u", el->isa);
+    TB_FUZZ_CHECK(h, !(fl & TB_DATA_NO_ADDR) || el->data_addr == 0,
+                  "untraced data address 0x%08x", el->data_addr);
+    TB_FUZZ_CHECK(h, !(fl & TB_DATA_NO_VALUE) || el->data_value == 0,
+                  "untraced data value 0x%08x", el->data_value);
+    TB_FUZZ_CHECK(h, el->data_size == 4 || el->data_value >> (8 * el->data_size) == 0,
+                  "value 0x%x wider than %u bytes", el->data_value, el->data_size);
+    TB_FUZZ_CHECK(h, !(fl & TB_DATA_STORE_FAILED) || (fl & TB_DATA_STORE),
+                  "a load that failed to store");
+}
+
 static int dec_on_element(void *ctx, const tb_element *el)
 {
     xstate *s = ctx;
@@ -112,7 +146,7 @@ static int dec_on_element(void *ctx, const tb_element *el)
     int n;
 
     TB_FUZZ_CHECK(h, !s->ended, "element after END");
-    TB_FUZZ_CHECK(h, (unsigned)el->kind <= TB_ELEM_END, "element kind %d",
+    TB_FUZZ_CHECK(h, (unsigned)el->kind <= TB_ELEM_DATA, "element kind %d",
                   (int)el->kind);
     /* END belongs to no packet: its index is not checked. */
     if (el->kind != TB_ELEM_END) {
@@ -124,6 +158,8 @@ static int dec_on_element(void *ctx, const tb_element *el)
     }
     if (el->kind == TB_ELEM_INSN_RANGE)
         check_range(s, el);
+    if (el->kind == TB_ELEM_DATA)
+        check_data(s, el);
     if (el->kind == TB_ELEM_END)
         s->ended = true;
     s->hash = hash_element(s->hash, el, true);

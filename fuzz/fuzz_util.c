@@ -96,7 +96,8 @@ void tb_fuzz_config_bytes(tb_protocol proto, unsigned minor, bool alt_branch,
  * waypoint class of protocol-notes 3.12 (direct and indirect branches,
  * with and without link, ISB, DMB/DSB, exception returns, state changes
  * through BLX), conditional instructions and IT blocks, mixed with
- * random words so undefined and odd encodings show up too.  Branch
+ * random words so undefined and odd encodings show up too, and loads,
+ * stores, LDM/STM for data trace.  Branch
  * targets stay mostly inside the regions so decodes run long. */
 
 static uint64_t rng_next(uint64_t *s)
@@ -162,7 +163,15 @@ static uint32_t arm_word(uint64_t *s, uint32_t pc)
     case 21:
         return (cond << 28) | 0x012FFF10u | (r & 15);              /* BX<c> rN */
     default:
-        return r;                                                  /* anything */
+        /* Anything; a quarter of it single loads/stores and a quarter
+         * LDM/STM without the PC, for ETMv3 data trace (IHI0014Q 7.4:
+         * its data packets need data instructions to belong to).  From
+         * r's own bits: the image stays the same otherwise. */
+        if (((r >> 24) & 3) == 0)
+            return 0xE4000000u | (r & 0x01FF0FFFu) | (((r >> 12) & 0xFu) % 15) << 12;
+        if (((r >> 24) & 3) == 1)
+            return 0xE8000000u | (r & 0x01FF7FFFu);
+        return r;
     }
 }
 
@@ -205,7 +214,13 @@ static unsigned thumb_insn(uint64_t *s, uint32_t pc, uint8_t *p, size_t room)
         put16(p, 0xBF00);                                           /* NOP */
         return 2;
     case 13: case 14: case 15:
-        put16(p, (uint16_t)r);                                      /* anything */
+        /* Anything; a quarter of it 16-bit loads/stores (0x5000-0x9FFF:
+         * register offset, immediate, halfword, SP-relative) for data
+         * trace, from r's own bits. */
+        if (((r >> 16) & 3) == 0)
+            put16(p, (uint16_t)(0x5000u + (r & 0xFFFFu) % 0x5000u));
+        else
+            put16(p, (uint16_t)r);
         return 2;
     case 16: case 17: {
         /* BL with a short offset. */

@@ -19,7 +19,10 @@
 /* A truth record waiting for the decoder. */
 typedef struct tq {
     uint64_t seq, cycle;
-    uint32_t addr;        /* insn: address; exception: preferred return */
+    uint32_t addr;        /* insn: address; exception: preferred return;
+                           * data: data address */
+    uint32_t iaddr, value; /* data: its instruction, the value */
+    uint8_t dexp;         /* data: what the decode must show (DX_*) */
     uint32_t ctx;         /* context: CONTEXTIDR */
     uint16_t exc_num;
     uint8_t kind;         /* tb_rec_kind */
@@ -29,6 +32,9 @@ typedef struct tq {
     bool required;        /* exception taken while trace was on */
     bool resume;          /* the encoder's overflow I-sync resumed here */
 } tq;
+
+/* What the decode shows of a truth data transfer (roundtrip.h). */
+enum { DX_NONE = 0, DX_REQ, DX_VNT };
 
 /* A decoded instruction, for the report. */
 typedef struct dq {
@@ -70,6 +76,16 @@ struct tb_compare {
     unsigned th_n;
     dq dh[HIST];             /* last decoded instructions */
     unsigned dh_n;
+
+    /* Data trace (ETMv3, tb_encoder_opts.data_trace): ETMCR[3:2]. */
+    uint8_t dt;
+    bool insn_inview;        /* the last truth insn had a transfer in ViewData */
+    bool dsup;               /* suppressed: transfers excused up to the next
+                              * data element (IHI0014Q 7.4.6) */
+    tq ooo[4];               /* truth of each outstanding placeholder, by tag */
+    bool ooo_valid[4], ooo_gap[4];
+    tq ooo_lost;             /* a placeholder whose value never came */
+    bool have_ooo_lost;
 
     tb_compare_stats st;
     int err;
@@ -153,6 +169,13 @@ static void truth_line(char *buf, size_t cap, const tq *t)
         add(buf, cap, "    #%llu context 0x%08x vmid %u\n", (unsigned long long)t->seq, t->ctx,
             t->vmid);
         break;
+    case TB_REC_DATA:
+        add(buf, cap, "    #%llu data %s 0x%08x size %u value 0x%08x%s of 0x%08x%s\n",
+            (unsigned long long)t->seq, t->flags & TB_DATA_STORE ? "st" : "ld", t->addr, t->size,
+            t->value, t->flags & TB_DATA_STORE_FAILED ? " failed" : "", t->iaddr,
+            t->cancelled ? " (cancelled)" : t->dexp == DX_NONE ? " (not traced)"
+            : t->dexp == DX_VNT ? " (value not traced)" : "");
+        break;
     default:
         add(buf, cap, "    #%llu end\n", (unsigned long long)t->seq);
         break;
@@ -210,6 +233,7 @@ tb_compare *tb_compare_new(const tb_encoder_opts *o, const char *label)
         return NULL;
     c->o = *o;
     c->ptm = o->protocol == TB_PROTO_PTM;
+    c->dt = o->protocol == TB_PROTO_ETMV3 ? (uint8_t)(o->data_trace & 3) : 0;
     snprintf(c->label, sizeof c->label, "%s", label ? label : "");
     return c;
 }
@@ -232,11 +256,36 @@ int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
         return TB_ERR_INVAL;
     if (c->err)
         return c->err;
-    /* Data transfers are not compared yet (the data trace model is to
-     * come): a run with data records checks its instructions. */
-    if (r->kind == TB_REC_DATA)
-        return 0;
     memset(&t, 0, sizeof t);
+    if (r->kind == TB_REC_DATA) {
+        /* Without data trace a run's data records are not compared.  A
+         * data record changes no resume point: the encoder emits nothing
+         * as it takes one (it goes with its pending instruction). */
+        if (!c->dt)
+            return 0;
+        t.kind = TB_REC_DATA;
+        t.seq = r->seq;
+        t.cycle = r->cycle;
+        t.addr = r->u.data.addr;
+        t.iaddr = r->u.data.insn_addr;
+        t.value = r->u.data.size >= 4 ? r->u.data.value
+                                      : r->u.data.value & ((1u << (8 * r->u.data.size)) - 1u);
+        t.size = r->u.data.size;
+        t.flags = r->u.data.flags;
+        /* IHI0014Q 7.4.4: of a traced instruction, the transfers ViewData
+         * selects, and after the first of them the others as Value not
+         * traced; those before it give nothing. */
+        if (!c->prev_traced) {
+            t.dexp = DX_NONE;
+        } else if (tb_encoder_in_dataview(&c->o, t.addr)) {
+            t.dexp = DX_REQ;
+            c->insn_inview = true;
+        } else {
+            t.dexp = c->insn_inview ? DX_VNT : DX_NONE;
+        }
+        rc = push(c, &t);
+        return rc < 0 ? rc : 0;
+    }
     t.kind = (uint8_t)r->kind;
     t.seq = r->seq;
     t.cycle = r->cycle;
@@ -251,6 +300,7 @@ int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
         t.flags = r->u.insn.flags;
         t.untraced = !tb_encoder_in_filter(&c->o, t.addr);
         c->prev_traced = !t.untraced;
+        c->insn_inview = false;
         c->st.truth_insns++;
         c->last_insn = (size_t)c->pushed;
         c->have_last = true;
@@ -265,8 +315,15 @@ int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
         if (r->u.exc.cancelled && c->have_last &&
             (prev = by_number(c, c->last_insn)) != NULL && prev->addr == t.addr &&
             !prev->cancelled) {
+            size_t k;
+
             prev->cancelled = true;
             c->st.cancelled++;
+            /* Its transfers did not happen either (the encoder traces
+             * none). */
+            for (k = c->last_insn + 1; k < c->pushed; k++)
+                if ((prev = by_number(c, k)) != NULL && prev->kind == TB_REC_DATA)
+                    prev->cancelled = true;
         }
         break;
     case TB_REC_CONTEXT:
@@ -361,7 +418,8 @@ static uint32_t ctx_mask(const tb_compare *c)
 static bool passable(const tb_compare *c, const tq *t)
 {
     return t->kind == TB_REC_CONTEXT || (t->kind == TB_REC_INSN && t->cancelled) ||
-           (t->kind == TB_REC_INSN && t->untraced && c->gap_open);
+           (t->kind == TB_REC_INSN && t->untraced && c->gap_open) ||
+           (t->kind == TB_REC_DATA && (t->dexp == DX_NONE || t->cancelled || c->dsup));
 }
 
 /* Drops the front record, noting a context and counting what the gap
@@ -375,6 +433,8 @@ static void drop(tb_compare *c)
         c->vmid = t->vmid;
     } else if (t->kind == TB_REC_INSN && t->untraced && !t->cancelled) {
         c->st.untraced++;
+    } else if (t->kind == TB_REC_DATA && !t->cancelled) {
+        c->st.data_untraced++;
     }
     /* A timestamp may still name it: the encoder stamps the record it is
      * handling, a cancelled instruction at trace-on too. */
@@ -431,6 +491,8 @@ static int skip_overflow(tb_compare *c, const tb_element *el, uint32_t addr, uin
             c->vmid = t->vmid;
         } else if (t->kind == TB_REC_INSN && !t->cancelled) {
             c->st.untraced++;
+        } else if (t->kind == TB_REC_DATA && !t->cancelled) {
+            c->st.data_untraced++;
         }
         pop(c);
     }
@@ -461,6 +523,12 @@ static int compare_insn(tb_compare *c, const tb_element *el, uint32_t addr, unsi
         return fail(c, el, "decoded 0x%08x %s where the truth takes exception %u "
                     "(return 0x%08x): the exception is missing", addr,
                     tb_isa_name((tb_isa)el->isa), t->exc_num, t->addr);
+    if (t->kind == TB_REC_DATA)
+        return fail(c, el, "decoded 0x%08x %s where the truth has data transfer #%llu (%s "
+                    "0x%08x, %u bytes, of 0x%08x): the transfer is missing", addr,
+                    tb_isa_name((tb_isa)el->isa), (unsigned long long)t->seq,
+                    t->flags & TB_DATA_STORE ? "store to" : "load from", t->addr, t->size,
+                    t->iaddr);
     if (t->untraced)
         return fail(c, el, "decoded 0x%08x %s where the truth runs 0x%08x outside the filter, "
                     "with no gap element before it", addr, tb_isa_name((tb_isa)el->isa),
@@ -576,6 +644,23 @@ static int on_exception(tb_compare *c, const tb_element *el)
             break;
         }
     }
+    /* ETMv1 (docs/etmv1.md 4): an exception return to a vector address
+     * is a BE to a vector, which the protocol does not tell from an
+     * exception, so the decoder shows an exception at the instruction.
+     * Accepted for an exception return at pref_return; the instructions
+     * after it check where it went.  Cycle totals restart. */
+    if (!match && c->o.protocol == TB_PROTO_ETMV1 && i < c->len &&
+        at(c, i)->kind == TB_REC_INSN && at(c, i)->addr == el->pref_return &&
+        (at(c, i)->flags & TB_INSN_EXC_RETURN)) {
+        while (i--)
+            drop(c);
+        c->last_matched = *at(c, 0);
+        c->have_matched = true;
+        pop(c);
+        c->st.checked++;
+        c->cc_started = false;
+        return 0;
+    }
     if (!match) {
         t = i < c->len ? at(c, i) : NULL;
         if (nearest)
@@ -682,6 +767,141 @@ static int on_timestamp(tb_compare *c, const tb_element *el)
     return 0;
 }
 
+/* The front record a data element may show: the passable records before
+ * it go, but not a transfer the decode must show (passable under
+ * suppression only for the instructions shown meanwhile). */
+static tq *front_data(tb_compare *c)
+{
+    while (c->len) {
+        tq *t = at(c, 0);
+
+        if (t->kind == TB_REC_END)
+            return NULL;
+        if (t->kind == TB_REC_DATA && t->dexp != DX_NONE && !t->cancelled)
+            return t;
+        if (!passable(c, t))
+            return t;
+        drop(c);
+    }
+    return NULL;
+}
+
+static const char *dir_name(unsigned flags)
+{
+    return flags & TB_DATA_STORE ? "store" : "load";
+}
+
+/* A DATA element (rules in roundtrip.h). */
+static int on_data(tb_compare *c, const tb_element *el)
+{
+    const unsigned fl = el->data_flags, tag = el->reason & 3u;
+    const bool vt = (c->dt & 1) != 0, at_ = (c->dt & 2) != 0;
+    tq *t;
+
+    if (!c->dt)
+        return fail(c, el, "decoded a data transfer, but the configuration traces no data");
+    if ((fl & TB_DATA_SUPPRESSED) && !(fl & TB_DATA_OOO)) {
+        /* IHI0014Q 7.4.6: the transfers of the instruction shown last
+         * are gone from here, and any until the next data element; a
+         * placeholder's value may be among them. */
+        for (size_t i = 0; i < c->len; i++) {
+            tq *d = at(c, i);
+
+            if (d->kind == TB_REC_DATA)
+                d->dexp = DX_NONE;
+            else if (!passable(c, d))
+                break;
+        }
+        c->dsup = true;
+        for (unsigned k = 1; k < 4; k++)
+            c->ooo_gap[k] = c->ooo_gap[k] || c->ooo_valid[k];
+        return 0;
+    }
+    if (fl & TB_DATA_OOO) {
+        /* The value of the placeholder with its tag, checked against the
+         * transfer that placeholder matched. */
+        if (!tag || !c->ooo_valid[tag])
+            return fail(c, el, "decoded the out-of-order value of tag %u, but no placeholder "
+                        "with that tag is outstanding", tag);
+        t = &c->ooo[tag];
+        if (el->last_addr != t->iaddr || el->data_size != t->size)
+            return fail(c, el, "out-of-order value of tag %u for 0x%08x (%u bytes), its "
+                        "placeholder's transfer #%llu was of 0x%08x (%u bytes)", tag,
+                        el->last_addr, el->data_size, (unsigned long long)t->seq, t->iaddr,
+                        t->size);
+        if (fl & TB_DATA_NO_VALUE) {
+            /* Lost with no gap or suppression before it: only the end of
+             * the trace may excuse it, when the trace was lost there
+             * (tb_compare_finish). */
+            if (vt && !c->ooo_gap[tag] && !c->have_ooo_lost) {
+                c->have_ooo_lost = true;
+                c->ooo_lost = *t;
+            }
+        } else if (vt && !(t->flags & TB_DATA_STORE_FAILED) && el->data_value != t->value) {
+            return fail(c, el, "decoded value 0x%08x (out of order, tag %u), truth #%llu "
+                        "%s 0x%08x", el->data_value, tag, (unsigned long long)t->seq,
+                        dir_name(t->flags), t->value);
+        }
+        c->ooo_valid[tag] = false;
+        /* An OOO data packet ends suppression (7.4.6); the decoder's
+         * "value never came" at the end or after a gap is no packet. */
+        if (!(fl & TB_DATA_NO_VALUE))
+            c->dsup = false;
+        return 0;
+    }
+    if (c->overflow_gap)
+        return fail(c, el, "decoded a data transfer of 0x%08x before trace resumed after an "
+                    "overflow", el->last_addr);
+    t = front_data(c);
+    if (!t || t->kind != TB_REC_DATA)
+        return fail(c, el, "decoded a %s of 0x%08x at 0x%08x where the truth has %s",
+                    dir_name(fl), el->last_addr, el->data_addr,
+                    !t ? "nothing more" : t->kind == TB_REC_INSN ? "the next instruction"
+                    : t->kind == TB_REC_EXCEPTION ? "an exception" : "other");
+    if (el->last_addr != t->iaddr)
+        return fail(c, el, "decoded a transfer of 0x%08x, truth #%llu is one of 0x%08x",
+                    el->last_addr, (unsigned long long)t->seq, t->iaddr);
+    if ((fl & TB_DATA_STORE) != (t->flags & TB_DATA_STORE) || el->data_size != t->size)
+        return fail(c, el, "decoded a %u-byte %s, truth #%llu is a %u-byte %s", el->data_size,
+                    dir_name(fl), (unsigned long long)t->seq, t->size, dir_name(t->flags));
+    if (at_ && (fl & TB_DATA_NO_ADDR))
+        return fail(c, el, "the decode has no address for truth #%llu (0x%08x), though "
+                    "addresses are traced", (unsigned long long)t->seq, t->addr);
+    if (at_ && (el->data_addr != t->addr || (fl & TB_DATA_BE) != (t->flags & TB_DATA_BE)))
+        return fail(c, el, "decoded data address 0x%08x%s, truth #%llu is 0x%08x%s",
+                    el->data_addr, fl & TB_DATA_BE ? " BE" : "", (unsigned long long)t->seq,
+                    t->addr, t->flags & TB_DATA_BE ? " BE" : "");
+    if (t->dexp == DX_VNT) {
+        if (!(fl & TB_DATA_NO_VALUE) || tag)
+            return fail(c, el, "truth #%llu is outside ViewData after a traced transfer: "
+                        "a Value not traced element was due", (unsigned long long)t->seq);
+    } else if (tag) {
+        /* A placeholder: the value comes with its tag (checked there). */
+        if (c->ooo_valid[tag])
+            return fail(c, el, "placeholder with tag %u while tag %u is outstanding", tag,
+                        tag);
+        c->ooo[tag] = *t;
+        c->ooo_valid[tag] = true;
+        c->ooo_gap[tag] = false;
+    } else if (vt && (fl & TB_DATA_NO_VALUE)) {
+        return fail(c, el, "the decode has no value for truth #%llu, though values are "
+                    "traced", (unsigned long long)t->seq);
+    } else if (vt && !(t->flags & TB_DATA_STORE_FAILED) && el->data_value != t->value) {
+        return fail(c, el, "decoded value 0x%08x, truth #%llu %s 0x%08x", el->data_value,
+                    (unsigned long long)t->seq, dir_name(t->flags), t->value);
+    }
+    /* Store failed is traced only with values (7.4.7). */
+    if ((fl & TB_DATA_STORE_FAILED) != (vt && t->dexp == DX_REQ ? t->flags & TB_DATA_STORE_FAILED
+                                                                 : 0u))
+        return fail(c, el, "decoded store-failed %s, truth #%llu %s",
+                    fl & TB_DATA_STORE_FAILED ? "set" : "clear", (unsigned long long)t->seq,
+                    t->flags & TB_DATA_STORE_FAILED ? "failed" : "stored");
+    pop(c);
+    c->dsup = false;
+    c->st.data++;
+    return 0;
+}
+
 int tb_compare_element(tb_compare *c, const tb_element *el, const uint32_t *addrs)
 {
     if (!c || !el)
@@ -692,7 +912,7 @@ int tb_compare_element(tb_compare *c, const tb_element *el, const uint32_t *addr
     case TB_ELEM_INSN_RANGE:
         return on_range(c, el, addrs);
     case TB_ELEM_DATA:
-        return fail(c, el, "decoded a data transfer, which the comparator cannot check yet");
+        return on_data(c, el);
     case TB_ELEM_EXCEPTION:
         return on_exception(c, el);
     case TB_ELEM_EXC_RETURN:
@@ -719,8 +939,11 @@ int tb_compare_element(tb_compare *c, const tb_element *el, const uint32_t *addr
             c->overflow_gap = true;
         if (el->kind == TB_ELEM_TRACE_ON && el->has_cc)
             c->cc_sum += el->cc;
-        /* Cycle totals restart at every gap: what the gap held is lost. */
+        /* Cycle totals restart at every gap: what the gap held is lost,
+         * placeholders' values too. */
         c->cc_started = false;
+        for (unsigned k = 1; k < 4; k++)
+            c->ooo_gap[k] = c->ooo_gap[k] || c->ooo_valid[k];
         c->gap_open = true;
         c->st.gaps++;
         return 0;
@@ -749,6 +972,8 @@ int tb_compare_finish(tb_compare *c)
         while (c->len) {
             if (at(c, 0)->kind == TB_REC_INSN && !at(c, 0)->cancelled)
                 c->st.untraced++;
+            else if (at(c, 0)->kind == TB_REC_DATA && !at(c, 0)->cancelled)
+                c->st.data_untraced++;
             pop(c);
         }
         return 0;
@@ -758,7 +983,17 @@ int tb_compare_finish(tb_compare *c)
     if (t)
         return fail(c, NULL, "the decode ended; truth #%llu (%s 0x%08x) and %zu more records "
                     "were never shown", (unsigned long long)t->seq,
-                    t->kind == TB_REC_INSN ? "instruction" : "exception", t->addr, c->len - 1);
+                    t->kind == TB_REC_INSN ? "instruction"
+                    : t->kind == TB_REC_DATA ? "data transfer at" : "exception",
+                    t->addr, c->len - 1);
+    for (unsigned k = 1; k < 4; k++)
+        if (c->ooo_valid[k])
+            return fail(c, NULL, "the decode ended; the out-of-order value of truth #%llu "
+                        "(tag %u) was never shown", (unsigned long long)c->ooo[k].seq, k);
+    if (c->have_ooo_lost)
+        return fail(c, NULL, "the value of transfer #%llu (out of order, of 0x%08x) never "
+                    "came, with no gap, suppression or lost end of trace to take it",
+                    (unsigned long long)c->ooo_lost.seq, c->ooo_lost.iaddr);
     return 0;
 }
 

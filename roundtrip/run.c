@@ -174,7 +174,10 @@ static int on_enc_packet(void *ctx, const tb_packet *p)
 {
     rt *r = ctx;
 
-    if (p->kind == TB_PKT_ISYNC && p->reason == TB_ISYNC_OVERFLOW) {
+    /* ETMv1 resumes with a 5-packet address of reason 2 (IHI0014Q 5.9). */
+    if ((p->kind == TB_PKT_ISYNC && p->reason == TB_ISYNC_OVERFLOW) ||
+        (p->kind == TB_PKT_BRANCH && p->protocol == TB_PROTO_ETMV1 &&
+         p->reason == TB_ISYNC_OVERFLOW)) {
         tb_compare_mark_resume(r->cmp);
         r->resumes++;
         if (r->c->on_resume)
@@ -274,6 +277,32 @@ int tb_rt_case_options(tb_rt_case *c, const char *list, char *err, size_t errlen
         }
         if (rest[0])
             strcat(rest, ",");
+        if (!strncmp(tok, "dataview=", 9)) {
+            /* ViewData ranges may name symbols (a data object's extent)
+             * as include= ranges do: resolved the same way. */
+            char one[200], res[200];
+            size_t len = 0;
+            uint8_t *elf = c->program ? read_file(c->program, &len) : NULL;
+            int rc;
+
+            snprintf(one, sizeof one, "include=%s", tok + 9);
+            rc = tb_elf_resolve_ranges(elf, len, one, res, sizeof res, err, errlen);
+            free(elf);
+            if (rc < 0) {
+                /* The resolver names the option include=: say dataview=. */
+                snprintf(one, sizeof one, "%s", err);
+                snprintf(err, errlen, "dataview%s",
+                         strncmp(one, "include", 7) ? one : one + 7);
+                return TB_ERR_INVAL;
+            }
+            if (strlen(rest) + 9 + strlen(res + 8) >= sizeof rest) {
+                snprintf(err, errlen, "option list too long");
+                return TB_ERR_INVAL;
+            }
+            strcat(rest, "dataview=");
+            strcat(rest, res + 8);
+            continue;
+        }
         strcat(rest, tok);
     }
     if (strstr(rest, "include=") || strstr(rest, "exclude=")) {
@@ -433,7 +462,8 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
              "%s: %s %s%u.%u ETMCR=0x%08x ETMIDR=0x%08x ETMCCER=0x%08x trace ID 0x%02x, "
              "%s buffer, %u filter range(s), FIFO %u bytes, sync every %u bytes%s%s",
              c->name ? c->name : c->program, tb_protocol_name(c->opts.protocol),
-             c->opts.protocol == TB_PROTO_PTM ? "PFT" : "ETMv", c->opts.protocol == TB_PROTO_PTM ? 1 : 3,
+             c->opts.protocol == TB_PROTO_PTM ? "PFT" : "ETMv",
+             c->opts.protocol == TB_PROTO_PTM ? 1 : c->opts.protocol == TB_PROTO_ETMV1 ? 1 : 3,
              c->opts.arch_minor, cfg.etmcr, cfg.etmidr, cfg.etmccer, cfg.trace_id,
              c->formatted ? "CoreSight" : "raw", c->opts.n_ranges, c->opts.fifo_depth,
              c->opts.sync_period, c->scenario ? ", scenario " : "",
@@ -473,6 +503,11 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
         }
     }
 
+    /* Data trace needs the run's memory transfers as ground truth. */
+    if (c->opts.data_trace && (rc = tb_sim_set_data(sim, true)) < 0) {
+        fail(err, errlen, rc, "%s: cannot record data transfers", c->program);
+        goto out;
+    }
     rc = tb_sim_run(sim, on_record, &r, &res->sim);
     if (rc < 0 && !r.err) {
         fail(err, errlen, rc, "%s: %s", c->program, tb_sim_errmsg(sim));

@@ -432,6 +432,7 @@ typedef struct ocsd_run {
     bool diverged;
     tb_element bad;
     uint32_t bad_first;
+    bool refused;               /* OpenCSD would not decode the source */
     /* OpenCSD's decode as an addr listing (docs/vectors.md). */
     FILE *lst;
     bool lst_shown;
@@ -501,6 +502,10 @@ static void on_line(ocsd_run *o, const char *line, const char *name)
     tb_element el;
     unsigned long long idx = 0;
 
+    /* data-trace-refused (docs/opencsd-bugs.md): its ETMv3 decoder will
+     * not start on a configuration with data trace. */
+    if (strstr(line, "OCSD_ERR_NOT_INIT") && strstr(line, "No decoder configuration"))
+        o->refused = true;
     if (!g)
         return;
     memset(&el, 0, sizeof el);
@@ -789,6 +794,12 @@ static void check_vector(const vinfo *v, const vsource *src, totals *t)
                 cr_expect(o.etmv3 && o.bad.kind == TB_ELEM_INSN_RANGE && strstr(rep, sig1) &&
                               strstr(rep, sig2),
                           "%s: first divergence is not an ignored Cancel:\n%s", v->name, rep);
+            } else if (!strcmp(v->opencsd, "data-trace-refused")) {
+                /* ETMCR[3:2] set: OpenCSD reports its decoder not
+                 * initialised and gives no instruction at all. */
+                cr_expect(o.refused && o.insns == 0,
+                          "%s: OpenCSD did not refuse the data-trace configuration:\n%s",
+                          v->name, rep);
             } else {
                 cr_expect_fail("%s: unknown OpenCSD bug name '%s'", v->name, v->opencsd);
             }

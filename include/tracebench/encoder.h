@@ -49,9 +49,28 @@ typedef struct tb_encoder_opts {
     uint32_t fifo_cycles;     /* ... every fifo_cycles cycles */
     unsigned n_ranges;        /* ViewInst; no include range = all included */
     tb_encoder_range ranges[TB_ENC_MAX_RANGES];
+    /* ETMv1 trace port (docs/etmv1.md; sync_period counts port cycles,
+     * fifo_depth 0 = the model's 4096 bytes). */
+    uint8_t port_width;       /* port=4|8|16: TRACEPKT pins (ETMCR[6:4]) */
+    uint32_t vector_base;     /* vectors=ADDR: exception vectors (0) */
+    bool keep_idle;           /* idle: keep the TD cycles a TPA drops */
+    /* ETMv3 data trace (IHI0014Q 7.4; docs/etmv3-data-model.md).  PTM
+     * has none: any of these with PTM is a configuration error. */
+    uint8_t data_trace;       /* ETMCR[3:2] as tb_config.data_trace: bit0
+                               * values (data=value), bit1 addresses
+                               * (data=addr); 3 = data=both; 0 = off */
+    unsigned n_dranges;       /* ViewData data-address ranges [lo, hi);
+                               * none = every transfer of a traced insn */
+    tb_encoder_range dranges[TB_ENC_MAX_RANGES];
+    uint32_t ooo_latency;     /* ooo=N: a single load (not to the PC)
+                               * completes N traced instructions later:
+                               * placeholder + out-of-order data; 0 off */
+    uint32_t suppress_level;  /* suppress=N: ETMCR[18] data suppression,
+                               * ETMFFLR = N bytes of free FIFO; 0 off */
 } tb_encoder_opts;
 
-/* Defaults: ETMv3.5 (ETMv3) or PFT1.1 (PTM), trace ID 0x10, plain trace,
+/* Defaults: ETMv3.5 (ETMv3), PFT1.1 (PTM) or ETMv1.3 with an 8-bit port
+ * (ETMv1; sync every 1024 cycles), trace ID 0x10, plain trace,
  * sync every 1024 bytes, no FIFO limit, no filter. */
 void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol);
 
@@ -59,9 +78,15 @@ void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol);
  *   ca  ts  bb  rs  alt  vmid  ctxid=0|1|2|4  v=MINOR  id=ID  sync=BYTES
  *   tsper=N  trigger=SEQ  fifo=DEPTH[:BYTES/CYCLES]
  *   include=LO-HI  exclude=LO-HI   (hex or decimal, HI exclusive)
+ *   data=addr|value|both  dataview=LO-HI  ooo=N  suppress=BYTES
+ *                                  (ETMv3 data trace; dataview= may be
+ *                                  given up to 8 times, like include=)
+ *   port=4|8|16  vectors=ADDR  idle (ETMv1; for ETMv1 sync= is cycles)
  * TB_ERR_INVAL with a reason in err for anything else.  Ranges naming
  * symbols (include=fib, include=main-fib) are turned into numbers first
- * by tb_elf_resolve_ranges (sim.h), which has the ELF. */
+ * by tb_elf_resolve_ranges (sim.h), which has the ELF; tb_rt_case_options
+ * (roundtrip.h) does the same for dataview= (dataview=buf: a data
+ * object's extent).  Data trace: docs/etmv3-data-model.md. */
 int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
                           size_t errlen);
 
@@ -76,6 +101,9 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
 
 /* True when the ViewInst ranges trace the instruction at addr. */
 bool tb_encoder_in_filter(const tb_encoder_opts *o, uint32_t addr);
+/* True when the ViewData ranges (dataview=) select a transfer at the
+ * data address addr (no range: every transfer). */
+bool tb_encoder_in_dataview(const tb_encoder_opts *o, uint32_t addr);
 
 /* Receives trace bytes in stream order; non-zero stops (TB_ERR_STOPPED,
  * or the sink's own negative code). */

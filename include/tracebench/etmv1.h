@@ -23,11 +23,6 @@
 extern "C" {
 #endif
 
-/* Proposed tb_protocol values (types.h gets them at integration); the
- * tb_packet.protocol of ETMv1 packets. */
-#define TB_ETMV1_PROTO_ETMV1 3
-#define TB_ETMV1_PROTO_ETMV2 4
-
 /* PIPESTAT[2:0] (IHI0014Q 5.1 Table 5.1: b000-b100 [S]; b101 BD, b110 TR,
  * b111 TD as OpenOCD, unverified U11 except TD = 0x7 in 5.10). */
 enum tb_etmv1_pipestat {
@@ -83,6 +78,10 @@ uint32_t tb_etmv1_etmcr(const tb_etmv1_config *c);
  * size ETMv1 does not have. */
 int tb_etmv1_config_from_etmcr(tb_etmv1_config *c, uint32_t etmcr,
                                uint8_t minor);
+
+/* The port configuration a tb_config of protocol TB_PROTO_ETMV1 gives
+ * (tb_config_from_etmv1); TB_ERR_CONFIG for another protocol. */
+int tb_etmv1_config_from_tb(tb_etmv1_config *c, const tb_config *cfg);
 
 /* ---- capture file (docs/etmv1.md 2) ---- */
 #define TB_ETMV1_HDR_BYTES 16
@@ -145,6 +144,9 @@ typedef struct tb_etmv1_encoder_opts {
 
 /* ETMv1.3, 8-bit port, sync every 1024 cycles, FIFO 4096 bytes. */
 void tb_etmv1_encoder_opts_init(tb_etmv1_encoder_opts *o);
+/* From the generic options (tb_encoder_opts: port_width, vector_base,
+ * keep_idle and the reused fields above). */
+void tb_etmv1_encoder_opts_from(tb_etmv1_encoder_opts *v, const tb_encoder_opts *o);
 /* The port configuration the options give; TB_ERR_CONFIG if invalid. */
 int tb_etmv1_encoder_config(const tb_etmv1_encoder_opts *o,
                             tb_etmv1_config *c);
@@ -176,7 +178,7 @@ const tb_encoder_stats *tb_etmv1_encoder_get_stats(const tb_etmv1_encoder *e);
 uint64_t tb_etmv1_encoder_cycles(const tb_etmv1_encoder *e); /* samples out */
 
 /* ---- parser: samples -> packets ----
- * Packets (protocol TB_ETMV1_PROTO_ETMV1), in instruction order:
+ * Packets (protocol TB_PROTO_ETMV1), in instruction order:
  *   ATOM     seq[]: 'E' (IE/ID), 'N' (IN), and in CA mode 'W' for each
  *            other cycle counted (WT, APO cycles, TD with TRACEPKT[0]=1)
  *   BRANCH   a BE/BD cycle with its address: addr (merged), addr_bits

@@ -19,6 +19,18 @@
  *   timestamps (the cycle stamp of an adjacent truth record, never going
  *   back); cycle counts (cycle-accurate: the decoded counts summed since
  *   trace start equal the truth's cycles at each range end).
+ * - Data transfers (ETMv3 data trace on, tb_encoder_opts.data_trace):
+ *   every transfer of a traced instruction that ViewData selects is a
+ *   DATA element in order after its instruction, with its direction,
+ *   size, address (address trace on), value (value trace on; a failed
+ *   store-exclusive's value is not compared, IHI0014Q 7.4.7 is
+ *   ambiguous) and store-failed flag; a transfer ViewData leaves out
+ *   after the instruction's first traced one is a Value not traced
+ *   element (7.4.4), one before it nothing.  Out of order: the
+ *   placeholder element at the transfer's place, its value in the later
+ *   OOO element of the same tag.  A suppressed element (7.4.6) excuses
+ *   the transfers up to the next data element; one with no value for a
+ *   placeholder only after a gap or suppression.
  * - Gaps: instructions outside the ViewInst filter, and those lost to a
  *   FIFO overflow up to the overflow I-sync, are not expected.  The
  *   decoder may show nothing there, but what it shows must be right, it
@@ -48,6 +60,10 @@ typedef struct tb_compare_stats {
     uint64_t timestamps;      /* timestamp elements checked */
     uint64_t cycle_checks;    /* range ends whose cycle total was checked */
     uint64_t gaps;            /* gap elements (NO_SYNC / TRACE_ON) seen */
+    uint64_t data;            /* data transfers matched (DATA elements;
+                               * with data trace on) */
+    uint64_t data_untraced;   /* truth transfers not expected: outside
+                               * ViewData, suppressed, in gaps */
 } tb_compare_stats;
 
 typedef struct tb_compare tb_compare;

@@ -68,6 +68,8 @@ typedef enum tb_protocol {
     TB_PROTO_NONE = 0,
     TB_PROTO_ETMV3 = 1,
     TB_PROTO_PTM = 2,
+    TB_PROTO_ETMV1 = 3,  /* ETMv1.x trace port (docs/etmv1.md) */
+    TB_PROTO_ETMV2 = 4,  /* reserved: ETMv2 (not implemented) */
 } tb_protocol;
 
 const char *tb_protocol_name(tb_protocol p);
@@ -91,12 +93,22 @@ typedef struct tb_config {
     bool ts_binary;         /* ETMCCER[28] */
     bool virt;              /* ETMCCER[26]: Hyp bits valid */
     bool dmb_waypoint;      /* ETMCCER[24], PTM */
+    /* ETMv1 (tb_config_from_etmv1; docs/etmv1.md): no ETMIDR, ETMCCER
+     * or trace ID; arch_minor is the ETMv1.x minor version. */
+    uint8_t port_width;     /* TRACEPKT pins 4, 8 or 16 (ETMCR[6:4]) */
+    uint32_t vector_base;   /* exception vectors (0 or 0xFFFF0000) */
 } tb_config;
 
 /* Decodes the four registers; TB_ERR_CONFIG if ETMIDR names neither
  * ETMv3 (major 2) nor PFT (major 3). */
 int tb_config_from_regs(tb_config *cfg, uint32_t etmcr, uint32_t etmidr,
                         uint32_t etmccer, uint32_t traceidr);
+/* ETMv1.minor from ETMCR ([6:4] port size 0/1/2 = 4/8/16 pins, [3:2]
+ * data trace, [8] branch output, [12] cycle accurate, [15:14] context ID
+ * size; shared/docs/etmv1-v2.md §1): TB_ERR_CONFIG for a minor above 3,
+ * another port size, or a context ID before ETMv1.2 (IHI0014Q 5.6.3). */
+int tb_config_from_etmv1(tb_config *cfg, uint32_t etmcr, uint8_t minor,
+                         uint32_t vector_base);
 
 /* ------------------------------------------------------------------ */
 /* Packets. */
@@ -281,6 +293,11 @@ enum tb_data_flags {
     TB_DATA_BE = 1u << 2,           /* big-endian data (CPSR.E) */
     TB_DATA_NO_VALUE = 1u << 3,     /* element: value not traced */
     TB_DATA_NO_ADDR = 1u << 4,      /* element: address not traced */
+    TB_DATA_SUPPRESSED = 1u << 5,   /* element: data packets deleted here
+                                     * (IHI0014Q 7.4.6), or a placeholder's
+                                     * value they may have taken */
+    TB_DATA_OOO = 1u << 6,          /* element: the value of the earlier
+                                     * placeholder element with tag .reason */
 };
 
 enum tb_insn_flags {
