@@ -104,6 +104,8 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
             o->vmid = true;
         } else if (!strcmp(tok, "idle") && !val) {
             o->keep_idle = true;
+        } else if (!strcmp(tok, "ccpkt") && !val) {
+            o->cc_pkt = true;
         } else if (!val) {
             return fail(err, errlen, "unknown option", tok);
         } else if (!strcmp(tok, "ctxid")) {
@@ -181,6 +183,11 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
                 return fail(err, errlen, "ooo=N: loads complete N instructions later, "
                             "N from 1 to 1000000", val);
             o->ooo_latency = (uint32_t)v;
+        } else if (!strcmp(tok, "ignore")) {
+            if (!parse_u64(val, &v) || v < 1 || v > 1000000)
+                return fail(err, errlen, "ignore=N: an Ignore packet after every N "
+                            "packets, N from 1 to 1000000", val);
+            o->ignore_every = (uint32_t)v;
         } else if (!strcmp(tok, "suppress")) {
             if (!parse_u64(val, &v) || v < 1 || v > 255)
                 return fail(err, errlen, "suppress=BYTES: the ETMFFLR level, 1 to 255",
@@ -277,6 +284,15 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
         return cfg_fail(err, errlen, "vmid: VMID tracing needs ETMv3.5, not ETMv3.%u", v);
     if (ptm && o->vmid && v < 1)
         return cfg_fail(err, errlen, "vmid: VMID tracing needs PFT1.1, not PFT1.0 (v=0)");
+    /* Ignore packets and standalone cycle count packets: modelled for
+     * ETMv3 only (issue 22); a cycle count packet needs cycle-accurate
+     * mode (IHI0014Q 7.3.4, protocol-notes 2.2, 2.6). */
+    if (ptm && (o->ignore_every || o->cc_pkt))
+        return cfg_fail(err, errlen, "%s: modelled for ETMv3 only (use --protocol etmv3)",
+                        o->ignore_every ? "ignore" : "ccpkt");
+    if (o->cc_pkt && !o->cycle_accurate)
+        return cfg_fail(err, errlen, "ccpkt: cycle count packets need cycle-accurate "
+                        "trace (add ca)");
     if (o->fifo_depth && o->fifo_depth < ENC_FIFO_MIN)
         return cfg_fail(err, errlen, "fifo=%u: the FIFO depth must be at least %u bytes "
                         "(what the packets resuming after an overflow need), or 0 for no "
@@ -483,7 +499,46 @@ int tb_enc_emit(tb_encoder *e, tb_packet *p)
         if (e->o.sync_period && e->since_async >= e->o.sync_period)
             e->sync_due = true;
     }
+    /* ignore=N: an Ignore packet (0x66, no payload) after every N packets
+     * sent.  IHI0014Q 7.11.2 / protocol-notes 2.8: Ignore is padding that
+     * a decompressor skips, legal between any two packets; when a real
+     * ETM sends one (port-width padding) is not modelled: the period is
+     * a model choice, counted in packets (not bytes) so that no packet is
+     * ever split.  The Ignore goes through the FIFO like any packet. */
+    if (e->o.ignore_every && p->kind != TB_PKT_IGNORE &&
+        ++e->since_ignore >= e->o.ignore_every) {
+        tb_packet ig;
+
+        e->since_ignore = 0;
+        tb_enc_pkt(e, &ig, TB_PKT_IGNORE);
+        return tb_enc_emit(e, &ig);
+    }
     return 0;
+}
+
+/* ccpkt: the standalone cycle count packet (0x04 + count, IHI0014Q 7.3.4;
+ * count encoding protocol-notes 2.6) after a periodic I-sync in
+ * cycle-accurate mode.  A periodic I-sync (0x08) carries no count
+ * (protocol-notes 2.4, 8); the facts sheet lists the 0x04 packet (2.2)
+ * and says a decompressor adds it to the pending cycles (4.2 step 6), but
+ * not when a real ETM emits one: UNVERIFIED, so when and what is a model
+ * choice.  The packet carries the cycles since the last cycle count given
+ * out (W atoms or a count) up to the cycle before the next traced
+ * instruction retires; that instruction's P-header then gives its last
+ * W, so formats 1-3 still fit before ETMv3.3 and the total per
+ * instruction is unchanged (decoder: pending cycles, 4.2). */
+static int emit_ccpkt(tb_encoder *e)
+{
+    enc_etm *s = &e->p.etm;
+    uint64_t upto = e->now ? e->now - 1 : 0, c = upto > s->cyc_acct ? upto - s->cyc_acct : 0;
+    tb_packet p;
+
+    if (upto > s->cyc_acct)
+        s->cyc_acct = upto;
+    tb_enc_pkt(e, &p, TB_PKT_CYCLE_COUNT);
+    p.has_cc = true;
+    p.cc = c > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)c;
+    return tb_enc_emit(e, &p);
 }
 
 /* ------------------------------------------------------------------ */
@@ -543,6 +598,9 @@ static int enc_isync(tb_encoder *e, uint8_t reason, uint32_t addr, tb_isa isa)
         return rc;
     if (!e->dropping)
         e->st.isyncs++;
+    if (e->o.cc_pkt && e->cfg.cycle_accurate && e->cfg.protocol == TB_PROTO_ETMV3 &&
+        reason == TB_ISYNC_PERIODIC && (rc = emit_ccpkt(e)) < 0)
+        return rc;
     e->ops->isync_done(e, addr, isa);
     if (e->cfg.timestamps && (rc = emit_ts(e)) < 0)
         return rc;

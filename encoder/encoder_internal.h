@@ -103,6 +103,7 @@ struct tb_encoder {
     uint64_t cc_base;    /* PTM: cycle of the last cycle count output */
 
     uint64_t since_async;
+    uint32_t since_ignore; /* packets since the last Ignore (ignore=N) */
     bool sync_due;
     bool on;             /* trace enabled and synchronised */
     uint8_t next_reason; /* reason of the next non-periodic I-sync */

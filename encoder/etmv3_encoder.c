@@ -55,7 +55,12 @@ static int emit_hdr(tb_encoder *e, uint8_t fmt, const char *seq, unsigned n,
     return tb_enc_emit(e, &k);
 }
 
-/* W-only format 3 headers, eight W at most each. */
+/* W-only format 3 headers, eight W at most each.  ETMv3.0: a header
+ * with a single W is format 0 (b10000000, IHI0014Q 7.3.1 Table 7.3,
+ * protocol-notes 2.1, 2.5: "ETMv3.0 only").  That an ETMv3.0 prefers
+ * format 0 to a one-W format 3 (0xA0) is a model choice, UNVERIFIED; so
+ * is format 3 itself in ETMv3.0 (the facts sheet lists it for all
+ * versions). */
 static int emit_ws(tb_encoder *e, uint32_t w)
 {
     char s[8];
@@ -64,7 +69,8 @@ static int emit_ws(tb_encoder *e, uint32_t w)
     memset(s, 'W', sizeof s);
     while (w) {
         unsigned m = w > 8 ? 8 : w;
-        if ((rc = emit_hdr(e, 3, s, m, NULL)) < 0)
+        uint8_t fmt = m == 1 && e->cfg.arch_minor == 0 ? 0 : 3;
+        if ((rc = emit_hdr(e, fmt, s, m, NULL)) < 0)
             return rc;
         w -= m;
     }

@@ -18,6 +18,10 @@ static const char *const etmv3_sets[] = {
     "data=both", "data=addr", "data=value", "data=both,ca,ts", "data=both,ooo=2",
     "data=value,ooo=3,ca", "data=both,filter", "data=both,fifo=64:1/4,ca,ts",
     "data=both,fifo=96:1/16,suppress=48", "data=both,sync=64", "data=both,v=2",
+    /* Issue 22: Ignore packets, cycle count packets after periodic
+     * I-syncs, ETMv3.0 (format 0 P-headers), ETMv3.1 and ETMv3.2. */
+    "ignore=5", "ignore=1,ca,sync=64", "ca,ccpkt,sync=64", "ca,ccpkt,ts,sync=64",
+    "v=0", "v=0,ca", "v=0,ca,ccpkt,sync=64", "v=1", "v=1,ca", "v=2,ca",
 };
 
 static const char *const ptm_sets[] = {

@@ -67,6 +67,11 @@ typedef struct tb_encoder_opts {
                                * placeholder + out-of-order data; 0 off */
     uint32_t suppress_level;  /* suppress=N: ETMCR[18] data suppression,
                                * ETMFFLR = N bytes of free FIFO; 0 off */
+    /* ETMv3 only (issue 22; model choices, encoder/encoder.c). */
+    uint32_t ignore_every;    /* ignore=N: an Ignore packet (0x66) after
+                               * every N packets sent; 0 off */
+    bool cc_pkt;              /* ccpkt (with ca): a cycle count packet
+                               * (0x04) after every periodic I-sync */
 } tb_encoder_opts;
 
 /* Defaults: ETMv3.5 (ETMv3), PFT1.1 (PTM) or ETMv1.3 with an 8-bit port
@@ -82,6 +87,9 @@ void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol);
  *                                  (ETMv3 data trace; dataview= may be
  *                                  given up to 8 times, like include=)
  *   port=4|8|16  vectors=ADDR  idle (ETMv1; for ETMv1 sync= is cycles)
+ *   ignore=N  ccpkt                (ETMv3: Ignore packets, cycle count
+ *                                  packets after periodic I-syncs; ccpkt
+ *                                  needs ca)
  * TB_ERR_INVAL with a reason in err for anything else.  Ranges naming
  * symbols (include=fib, include=main-fib) are turned into numbers first
  * by tb_elf_resolve_ranges (sim.h), which has the ELF; tb_rt_case_options
