@@ -53,6 +53,9 @@ typedef struct vec {
     char options[VEC_STR];
     char buffer[16];
     char opencsd[64];
+    /* ETMv1 only: the documented OpenOCD `etm analyze` limit this vector
+     * meets (tests/test_vectors.c, docs/etmv1-v2-sources.md 2.5). */
+    char openocd[64];
     char about[VEC_STR];
     uint64_t max_insns;
     /* An optional second trace source in the same formatted buffer (a
@@ -114,7 +117,8 @@ typedef struct vec_key {
 #define VEC_KEY(f) {#f, offsetof(vec, f), sizeof ((vec *)0)->f}
 static const vec_key vec_keys[] = {
     VEC_KEY(program),  VEC_KEY(scenario),  VEC_KEY(protocol), VEC_KEY(options),
-    VEC_KEY(buffer),   VEC_KEY(opencsd),   VEC_KEY(about),    VEC_KEY(program2),
+    VEC_KEY(buffer),   VEC_KEY(opencsd),   VEC_KEY(openocd),  VEC_KEY(about),
+    VEC_KEY(program2),
     VEC_KEY(scenario2), VEC_KEY(protocol2), VEC_KEY(options2),
 };
 #undef VEC_KEY
@@ -202,13 +206,28 @@ static int load_list(const char *path, vec *v, size_t *n)
     for (size_t i = 0; i < *n; i++) {
         const vec *c = &v[i];
 
-        if (!c->program[0] || (strcmp(c->protocol, "ptm") && strcmp(c->protocol, "etmv3")) ||
+        bool etmv1 = !strcmp(c->protocol, "etmv1");
+
+        if (!c->program[0] ||
+            (strcmp(c->protocol, "ptm") && strcmp(c->protocol, "etmv3") && !etmv1) ||
             (strcmp(c->buffer, "coresight") && strcmp(c->buffer, "raw") &&
              (strcmp(c->buffer, "dstream") || !c->program2[0])) ||
             !c->about[0]) {
             fprintf(stderr, "tracebench vectors: %s: [%s] needs program, protocol "
-                            "ptm|etmv3, buffer coresight|raw (dstream with a second source) "
-                            "and about\n", path, c->name);
+                            "ptm|etmv3|etmv1, buffer coresight|raw (dstream with a second "
+                            "source) and about\n", path, c->name);
+            return -1;
+        }
+        /* ETMv1 is a trace port capture (docs/etmv1.md 2): never CoreSight
+         * frames, one source, and OpenCSD has no decoder for it. */
+        if (etmv1 && (strcmp(c->buffer, "raw") || c->program2[0] || c->opencsd[0])) {
+            fprintf(stderr, "tracebench vectors: %s: [%s] an etmv1 vector needs buffer raw, "
+                            "no second source and no opencsd key\n", path, c->name);
+            return -1;
+        }
+        if (c->openocd[0] && !etmv1) {
+            fprintf(stderr, "tracebench vectors: %s: [%s] openocd is for etmv1 vectors only\n",
+                    path, c->name);
             return -1;
         }
         /* Two sources share one buffer: only CoreSight frames carry both. */
@@ -298,7 +317,7 @@ static int write_decode_addr(const char *dir, const char *fname, int id, char *e
         tb_config cfg;
 
         if (tb_snapshot_source_config(&s, &s.sources[i], &cfg, err, errlen) < 0 ||
-            cfg.trace_id != id)
+            (id >= 0 && cfg.trace_id != id))
             continue;
         r = tb_snapshot_source_memory(&s, &s.sources[i], &mem, err, errlen);
         o.mem = mem;
@@ -347,6 +366,7 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
                         const char *scn_name)
 {
     char path[1024], bpi[32];
+    bool etmv1 = !strcmp(v->protocol, "etmv1");
     FILE *f;
 
     strf(path, sizeof path, "%s/README.md", dir);
@@ -358,12 +378,20 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
     fprintf(f, "| | |\n|---|---|\n");
     fprintf(f, "| program | `%s` (vectors/programs) |\n", v->program);
     fprintf(f, "| scenario | `%s` |\n", scn_name);
-    fprintf(f, "| protocol | %s |\n", !strcmp(v->protocol, "ptm") ? "PTM (PFT)" : "ETMv3");
+    fprintf(f, "| protocol | %s |\n", !strcmp(v->protocol, "ptm")     ? "PTM (PFT)"
+                                      : !strcmp(v->protocol, "etmv1") ? "ETMv1"
+                                                                      : "ETMv3");
     fprintf(f, "| options | `%s` |\n", v->options[0] ? v->options : "(plain)");
-    fprintf(f, "| trace ID | 0x%02X |\n", v->trace_id);
+    if (etmv1)
+        fprintf(f, "| trace ID | none (ETMv1 has no trace ID) |\n");
+    else
+        fprintf(f, "| trace ID | 0x%02X |\n", v->trace_id);
     fprintf(f, "| buffer | %s (`%s`) |\n",
-            !strcmp(v->buffer, "raw") ? "raw source stream" : "CoreSight formatted frames",
-            !strcmp(v->buffer, "raw") ? "source_data" : "coresight");
+            etmv1                      ? "ETMv1 trace port capture, a sample per cycle "
+                                         "(docs/etmv1.md 2)"
+            : !strcmp(v->buffer, "raw") ? "raw source stream"
+                                        : "CoreSight formatted frames",
+            etmv1 ? "etmv1_port" : !strcmp(v->buffer, "raw") ? "source_data" : "coresight");
     fprintf(f, "| instruction cap | %llu |\n", (unsigned long long)v->max_insns);
     fprintf(f, "| instructions executed | %llu (stop: %s) |\n",
             (unsigned long long)res->sim.insns, tb_sim_stop_name(res->sim.stop));
@@ -378,8 +406,12 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
             (unsigned long long)res->cmp.checked, (unsigned long long)res->cmp.exceptions,
             (unsigned long long)res->cmp.contexts, (unsigned long long)res->cmp.timestamps,
             (unsigned long long)res->cmp.cycle_checks, (unsigned long long)res->cmp.untraced);
-    fprintf(f, "| OpenCSD 1.3.3 | %s |\n",
-            v->opencsd[0] ? v->opencsd : "decodes it to the ground truth");
+    if (etmv1)
+        fprintf(f, "| OpenOCD 0.12 `etm analyze` | %s |\n",
+                v->openocd[0] ? v->openocd : "lists decode.addr's instructions");
+    else
+        fprintf(f, "| OpenCSD 1.3.3 | %s |\n",
+                v->opencsd[0] ? v->opencsd : "decodes it to the ground truth");
     fprintf(f, "\n## Files\n\n"
                "- `snapshot.ini`, `trace.ini`, device and core `.ini` files, memory dumps and "
                "the trace buffer: an OpenCSD / DS-5 trace snapshot.\n"
@@ -396,9 +428,14 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
     if (v->n_ranges)
         fprintf(f, "- `filter.txt`: the ViewInst address ranges.\n");
     fprintf(f, "\n");
-    fprintf(f, "## Decoding it\n\n```\ntrc_pkt_lister -ss_dir . -id 0x%02X -decode\n"
-               "tracebench decode . --id 0x%02X --format addr\n```\n",
-            v->trace_id, v->trace_id);
+    if (etmv1)
+        /* OpenCSD has no ETMv1 decoder; OpenOCD reads the capture in its
+         * `etm load` form (tests/test_vectors.c writes it). */
+        fprintf(f, "## Decoding it\n\n```\ntracebench decode . --format addr\n```\n");
+    else
+        fprintf(f, "## Decoding it\n\n```\ntrc_pkt_lister -ss_dir . -id 0x%02X -decode\n"
+                   "tracebench decode . --id 0x%02X --format addr\n```\n",
+                v->trace_id, v->trace_id);
     return fclose(f) == 0 ? 0 : -1;
 }
 
@@ -477,7 +514,10 @@ static int write_index(const char *out, const vec *v, size_t n, const char *cata
         fprintf(f, "| [%s](%s/README.md) | %s | %s | %s | %s | %llu | %llu | %s | %s | %s |\n",
                 v[i].name, v[i].name, prog, proto, opts, v[i].buffer,
                 (unsigned long long)v[i].insns, (unsigned long long)v[i].bytes, bpi,
-                v[i].opencsd[0] ? v[i].opencsd : "match", v[i].about);
+                !strcmp(v[i].protocol, "etmv1") ? "no ETMv1"
+                : v[i].opencsd[0]               ? v[i].opencsd
+                                                : "match",
+                v[i].about);
         insns += v[i].insns;
         bytes += v[i].bytes;
     }
@@ -610,7 +650,9 @@ static int run_vector(vec *v, const paths *p, const char *out)
     tb_rt_case c;
     static tb_rt_result res;
     static overflows ovf;
-    bool ptm = !strcmp(v->protocol, "ptm");
+    tb_protocol proto = !strcmp(v->protocol, "ptm")     ? TB_PROTO_PTM
+                        : !strcmp(v->protocol, "etmv1") ? TB_PROTO_ETMV1
+                                                        : TB_PROTO_ETMV3;
     int r;
 
     if (v->program2[0])
@@ -633,11 +675,12 @@ static int run_vector(vec *v, const paths *p, const char *out)
         fprintf(stderr, "tracebench vectors: %s: cannot create %s\n", v->name, dir);
         return -1;
     }
-    tb_rt_case_init(&c, ptm ? TB_PROTO_PTM : TB_PROTO_ETMV3);
+    tb_rt_case_init(&c, proto);
     c.name = v->name;
     c.program = elf;
     c.scenario = scn;
     c.max_insns = v->max_insns;
+    /* ETMv1: the port capture (buffer raw, checked by load_list). */
     c.formatted = !strcmp(v->buffer, "coresight");
     c.out_dir = dir;
     if (v->options[0] && tb_rt_case_options(&c, v->options, err, sizeof err) < 0) {
@@ -683,7 +726,9 @@ static int run_vector(vec *v, const paths *p, const char *out)
         strf(buf, sizeof buf, "%s/trace_buffer.bin", dir);
         v->buf_bytes = file_size(buf);
     }
-    r = write_decode_addr(dir, "decode.addr", v->trace_id, err, sizeof err);
+    /* ETMv1 has no trace ID: the snapshot's only source (-1). */
+    r = write_decode_addr(dir, "decode.addr", proto == TB_PROTO_ETMV1 ? -1 : v->trace_id, err,
+                          sizeof err);
     if (r < 0) {
         fprintf(stderr, "tracebench vectors: %s: decode.addr: %s\n", v->name, err);
         return -1;

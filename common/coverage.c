@@ -868,6 +868,8 @@ int tb_coverage_count_snapshot(const char *dir, tb_coverage_tally *t,
         if (!s.sources[i].buffer[0] ||
             tb_snapshot_source_config(&s, &s.sources[i], &cfg, e, sizeof e) < 0)
             continue; /* never captured, or not ETMv3/PTM (an ITM) */
+        if (cfg.protocol != TB_PROTO_ETMV3 && cfg.protocol != TB_PROTO_PTM)
+            continue; /* ETMv1 (a port capture): the catalogue has no rows for it */
         rc = count_source(&s, &s.sources[i], &cfg, counts, t, err, errlen);
     }
     for (size_t i = 0; i < s.n_buffers && rc >= 0; i++) {

@@ -542,8 +542,18 @@ Test(formats, stats_on_every_vector, .timeout = 120)
             addr_counts(path, &insns, &gaps);
             cr_expect_eq(json_num(line, "trace_bytes"), readme_num(readme, "trace bytes", col + 1),
                          "%s source %d: %s", name, col + 1, line);
-            cr_expect_eq(json_num(line, "exceptions"), readme_num(readme, "exceptions", col + 1),
-                         "%s source %d: %s", name, col + 1, line);
+            /* ETMv1 has no exception packet: a branch to a vector reads as
+             * an exception, an exception return to one too (docs/etmv1.md
+             * 4; irq_fiq's FIQ returns to the IRQ vector), so it may show
+             * more than were taken, never fewer. */
+            if (strstr(line, "\"protocol\":\"etmv1\""))
+                cr_expect_geq(json_num(line, "exceptions"),
+                              readme_num(readme, "exceptions", col + 1), "%s source %d: %s",
+                              name, col + 1, line);
+            else
+                cr_expect_eq(json_num(line, "exceptions"),
+                             readme_num(readme, "exceptions", col + 1), "%s source %d: %s",
+                             name, col + 1, line);
             cr_expect_eq(json_num(line, "instructions"), insns, "%s source %d: %s", name, col + 1,
                          line);
             cr_expect(strstr(line, "\"gaps\":{\"total\":"), "%s", line);

@@ -20,8 +20,21 @@
  *     overflow I-sync resumed at): left out, and a `# gap trace-on` or
  *     `# gap overflow` line stands between the instructions around it;
  *   - A: ETMv3 gives every instruction an atom: E, or N when its
- *     condition failed (IHI0014Q 7.3); PTM traces waypoints only
- *     (IHI0035B B.3.2): a waypoint's atom, E on every other instruction.
+ *     condition failed (IHI0014Q 7.3); so does ETMv1 (`type=ETMv1.x`): a
+ *     PIPESTAT per instruction, IE/BE/ID/BD executed, IN condition failed
+ *     (IHI0014Q 5.1, Table 5.1); PTM traces waypoints only (IHI0035B
+ *     B.3.2): a waypoint's atom, E on every other instruction.
+ *   - ETMv1's cancelled instructions follow the same rule: a data abort's
+ *     aborted load/store is reported by the abort's own branch status
+ *     (IHI0014Q 5.7.1), not as an executed instruction, and any other
+ *     cancelled instruction reports nothing (docs/etmv1.md 4, M3).
+ *   - ETMv1 has no exception packet: an exception is a branch (BE) to its
+ *     vector, told only by the target (docs/etmv1.md 4).  So an instruction
+ *     traced as a BE (a taken indirect branch; with branch output,
+ *     ETMCR[8], any taken direct one) whose target is an exception vector
+ *     (VECTOR_BASE or 0xFFFF0000, + 0x00..0x1C word aligned, not 0x14) reads
+ *     as that exception's entry: no decoder can show it, so it is left out
+ *     (an exception return to a vector, as back-to-back interrupts give).
  * Exit 0, or 1 with a message naming the file and line.
  */
 #include <dirent.h>
@@ -51,10 +64,14 @@ typedef struct insn {
     char isa[8];
     char atom;       /* E or N, as the truth ran it */
     bool waypoint;   /* a PTM waypoint: a branch or ISB */
+    bool as_exc;     /* ETMv1: a BE to a vector, read as an exception */
 } insn;
 
 typedef struct ctx {
     bool ptm;
+    bool etmv1;          /* type=ETMv1.x */
+    bool branch_output;  /* ETMv1: ETMCR[8], direct branches as BE */
+    uint32_t vector_base;
     range r[MAX_RANGES];
     unsigned nr;
     loss l[MAX_LOSSES];
@@ -78,8 +95,10 @@ static int die(const char *fmt, ...)
 }
 
 /* The protocol from a trace source's device file: `type=PTM1.x` or
- * `type=ETM3.x` (the OpenCSD snapshot format); with an ID, the source
- * whose ETMTRACEIDR holds it. */
+ * `type=ETM3.x` (the OpenCSD snapshot format), or tracebench's
+ * `type=ETMv1.x` (docs/etmv1.md 7; ETMv1 has no trace ID, so no --id);
+ * with an ID, the source whose ETMTRACEIDR holds it.  ETMv1 is read as
+ * ETMv3 is: an atom per instruction. */
 static int read_protocol(const char *dir, int id, ctx *c)
 {
     DIR *d = opendir(dir);
@@ -92,7 +111,7 @@ static int read_protocol(const char *dir, int id, ctx *c)
         size_t n = strlen(de->d_name);
         char path[4096], line[256];
         int type = 0, tid = -1;
-        unsigned v;
+        unsigned v, etmcr = 0, vbase = 0;
         FILE *f;
 
         if (n < 4 || strcmp(de->d_name + n - 4, ".ini"))
@@ -105,20 +124,30 @@ static int read_protocol(const char *dir, int id, ctx *c)
                 type = 1;
             else if (!strncmp(line, "type=ETM3", 9))
                 type = 2;
+            else if (!strncmp(line, "type=ETMv1", 10))
+                type = 3;
             else if (sscanf(line, "ETMTRACEIDR(0x080)=%x", &v) == 1)
                 tid = (int)(v & 0x7F);
+            else if (sscanf(line, "ETMCR(0x000)=%x", &v) == 1)
+                etmcr = v;
+            else if (sscanf(line, "VECTOR_BASE=%x", &v) == 1)
+                vbase = v;
         }
         fclose(f);
         if (type && (id < 0 || tid == id)) {
             found = 1;
             c->ptm = type == 1;
+            c->etmv1 = type == 3;
+            c->branch_output = (etmcr >> 8) & 1;
+            c->vector_base = vbase;
         }
     }
     closedir(d);
     if (!found && id >= 0)
         return die("%s: no PTM or ETM3 trace source with ETMTRACEIDR 0x%x in its .ini files",
                    dir, (unsigned)id);
-    return found ? 0 : die("%s: no trace source of type PTM or ETM3 in its .ini files", dir);
+    return found ? 0
+                 : die("%s: no trace source of type PTM, ETM3 or ETMv1 in its .ini files", dir);
 }
 
 /* DIR/NAME.EXT, or with a trace ID DIR/NAME-0xID.EXT (several sources). */
@@ -228,6 +257,15 @@ static bool lost(const ctx *c, uint64_t seq)
     return false;
 }
 
+/* ETMv1 (docs/etmv1.md 4): a branch target the decoder takes for an
+ * exception vector. */
+static bool etmv1_vector(const ctx *c, uint32_t a)
+{
+    uint32_t base = a & ~0x1Fu, off = a & 0x1F;
+
+    return (base == c->vector_base || base == 0xFFFF0000u) && !(off & 3) && off != 0x14;
+}
+
 static void show(ctx *c, const insn *in, bool cancelled)
 {
     bool traced = in_filter(c, in->addr) && !lost(c, in->seq);
@@ -238,7 +276,7 @@ static void show(ctx *c, const insn *in, bool cancelled)
         c->gap_lost |= lost(c, in->seq);
         return;
     }
-    if (cancelled)
+    if (cancelled || in->as_exc)
         return;
     if (c->gap && c->shown)
         fprintf(c->out, "# gap %s\n", c->gap_lost ? "overflow" : "trace-on");
@@ -262,7 +300,7 @@ static int run(const char *dir, int id, ctx *c)
     while (fgets(line, sizeof line, f)) {
         unsigned long long seq, cyc;
         char kind[8], isa[8], f1[32], f2[32], f3[32], flags[16], wp[32];
-        unsigned addr, size, ret;
+        unsigned addr, size, ret, next;
         int n;
 
         ln++;
@@ -270,7 +308,8 @@ static int run(const char *dir, int id, ctx *c)
             goto bad;
         if (!strcmp(kind, "I")) {
             /* SEQ CYCLE I ADDR ISA SIZE OPCODE FLAGS WP -> NEXT NEXT_ISA */
-            if (sscanf(line + n, " %x %7s %u %31s %15s %31s", &addr, isa, &size, f2, flags, wp) != 6 ||
+            if (sscanf(line + n, " %x %7s %u %31s %15s %31s -> %x", &addr, isa, &size, f2, flags,
+                       wp, &next) != 7 ||
                 (flags[0] != 'E' && flags[0] != 'N'))
                 goto bad;
             if (have)
@@ -280,6 +319,12 @@ static int run(const char *dir, int id, ctx *c)
             memcpy(held.isa, isa, sizeof held.isa);
             held.atom = flags[0];
             held.waypoint = strcmp(wp, "none") && strcmp(wp, "barrier");
+            /* ETMv1: a taken branch traced as a BE (docs/etmv1.md 4) to
+             * an exception vector reads as that exception. */
+            held.as_exc = c->etmv1 && flags[0] == 'E' && flags[1] == 'T' &&
+                          (!strncmp(wp, "indirect", 8) ||
+                           (c->branch_output && !strncmp(wp, "direct", 6))) &&
+                          etmv1_vector(c, next);
             have = true;
         } else if (!strcmp(kind, "X")) {
             /* SEQ CYCLE X KIND ret=ADDR vector=ADDR ISA cpsr=V [cancelled]:
