@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tracebench/etmv1.h"
 #include "tracebench/snapshot.h"
 #include "tracebench/types.h"
 
@@ -28,6 +29,7 @@ int tb_fuzz_deformatter(const uint8_t *data, size_t len);
 int tb_fuzz_snapshot(const uint8_t *data, size_t len);
 int tb_fuzz_etmv3_decoder(const uint8_t *data, size_t len);
 int tb_fuzz_ptm_decoder(const uint8_t *data, size_t len);
+int tb_fuzz_etmv1(const uint8_t *data, size_t len);
 /* Needs the simulator (Unicorn): built only with it, not in the table. */
 int tb_fuzz_roundtrip(const uint8_t *data, size_t len);
 
@@ -58,6 +60,22 @@ void tb_fuzz_config(tb_protocol proto, const uint8_t b[TB_FUZZ_CFG_BYTES],
 void tb_fuzz_config_bytes(tb_protocol proto, unsigned minor, bool alt_branch,
                           uint32_t etmcr, uint32_t etmccer,
                           uint8_t b[TB_FUZZ_CFG_BYTES]);
+
+/* ETMv1 (fuzz_etmv1.c): the port configuration from 4 input bytes,
+ * every field that changes the capture or its decode reachable:
+ *   b0: [1:0] port size (4/8/16, 3 -> 4), [3:2] minor version, [4] CA,
+ *       [5] branch output, [7:6] context ID size (0/1/2/4; ETMv1.2 at
+ *       least then: the minor gets bit 1)
+ *   b1: [1:0] ETMCR[3:2] data trace (generic tb_config only; ETMv1 phase
+ *       1 has none), [2] vectors at 0xFFFF0000, [3] the input carries its
+ *       own capture header, [4] its samples repeated up to 9000 cycles
+ * Also fills the generic tb_config (tb_config_from_etmv1).  Returns
+ * b1[3]. */
+bool tb_fuzz_etmv1_config(const uint8_t b[TB_FUZZ_CFG_BYTES],
+                          tb_etmv1_config *cfg, tb_config *gcfg);
+/* The inverse for seed makers (own_header: b1[3]). */
+void tb_fuzz_etmv1_config_bytes(const tb_etmv1_config *cfg, bool own_header,
+                                uint8_t b[TB_FUZZ_CFG_BYTES]);
 
 /* The fixed memory image the decoder harnesses follow: ARM code at
  * TB_FUZZ_ARM_BASE, Thumb code at TB_FUZZ_THUMB_BASE, vectors at 0,

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "tracebench/classify.h"
+#include "tracebench/etmv1.h"
 #include "tracebench/frame.h"
 #include "tracebench/writer.h"
 
@@ -480,8 +482,249 @@ static int roundtrip_seeds(tb_fuzz_seed_cb cb, void *ctx)
     return i;
 }
 
+/* ---- ETMv1: the encoder's captures of a walk through the fixed image ----
+ * Exec records made by following the image's own code with the
+ * classifier (so the decoder walks the same path): conditions pass or
+ * fail at random, direct branches go to their targets, indirect ones to
+ * random code addresses, SVCs and IRQs enter their vectors (the image's
+ * vector table branches back into the ARM code), context ID changes
+ * where configured.  A walk that leaves the image (a far branch) takes
+ * an IRQ there, back into the image. */
+
+typedef struct e1_seed_cfg {
+    uint8_t width, minor, ctxid;
+    bool ca, bb;
+    uint64_t trigger_at;     /* 0: none */
+    uint32_t sync;           /* periodic sync cycles */
+    bool own_header;
+} e1_seed_cfg;
+
+static const e1_seed_cfg etmv1_cfgs[] = {
+    {4, 3, 0, false, false, 0, 1024, false},
+    {4, 3, 0, true, false, 0, 1024, false},
+    {8, 3, 0, false, false, 0, 1024, false},
+    {8, 3, 0, true, false, 0, 1024, false},
+    {16, 3, 0, false, false, 0, 1024, false},
+    {16, 3, 0, true, false, 0, 1024, false},
+    {8, 3, 4, false, true, 40, 200, false},  /* CtxtID, branch output, trigger */
+    {4, 2, 1, true, true, 25, 150, false},
+    {16, 0, 0, true, false, 60, 300, false}, /* ETMv1.0 */
+    {8, 1, 0, false, false, 0, 1024, true},  /* the input's own header */
+};
+
+typedef struct e1_walk {
+    uint64_t rng;
+    tb_classifier *cls;
+    tb_etmv1_encoder *enc;
+    tb_exec_record r;
+    uint64_t seq, cycle;
+    int rc;
+} e1_walk;
+
+static uint64_t e1_rand(e1_walk *w)
+{
+    w->rng ^= w->rng << 13;
+    w->rng ^= w->rng >> 7;
+    w->rng ^= w->rng << 17;
+    return w->rng;
+}
+
+static void e1_rec(e1_walk *w, tb_rec_kind k)
+{
+    memset(&w->r, 0, sizeof w->r);
+    w->r.kind = k;
+    w->r.seq = w->seq;
+    w->r.cycle = w->cycle;
+}
+
+static void e1_push(e1_walk *w)
+{
+    if (w->rc >= 0)
+        w->rc = tb_etmv1_encoder_push(w->enc, &w->r);
+}
+
+static uint32_t e1_code_addr(e1_walk *w, tb_isa *isa)
+{
+    uint64_t r = e1_rand(w);
+
+    *isa = (r & 1) ? TB_ISA_THUMB : TB_ISA_ARM;
+    if (*isa == TB_ISA_ARM)
+        return TB_FUZZ_ARM_BASE + (uint32_t)((r >> 8) % (TB_FUZZ_CODE_BYTES / 4 - 64)) * 4;
+    return TB_FUZZ_THUMB_BASE + (uint32_t)((r >> 8) % (TB_FUZZ_CODE_BYTES / 2 - 64)) * 2;
+}
+
+static void e1_exception(e1_walk *w, tb_exc_kind k, uint32_t off, uint32_t ret,
+                         uint32_t *pc, tb_isa *isa)
+{
+    e1_rec(w, TB_REC_EXCEPTION);
+    w->r.u.exc.kind = (uint8_t)k;
+    w->r.u.exc.isa = TB_ISA_ARM;
+    w->r.u.exc.pref_return = ret;
+    w->r.u.exc.vector = off;
+    w->r.u.exc.cpsr = 0x1D3;
+    e1_push(w);
+    w->cycle += 3;
+    *pc = off;
+    *isa = TB_ISA_ARM;
+}
+
+static void e1_walk_image(e1_walk *w, const e1_seed_cfg *sc, unsigned n_insns)
+{
+    const tb_memimage *m = tb_fuzz_image();
+    uint32_t pc = TB_FUZZ_ARM_BASE;
+    tb_isa isa = TB_ISA_ARM;
+    unsigned i;
+
+    if (sc->ctxid) {
+        e1_rec(w, TB_REC_CONTEXT);
+        w->r.u.ctx.context_id = 0x42;
+        e1_push(w);
+    }
+    for (i = 0; i < n_insns && w->rc >= 0; i++) {
+        size_t avail = 0;
+        const uint8_t *b = tb_memimage_ptr(m, pc, &avail);
+        tb_insn in;
+        uint32_t next;
+        tb_isa next_isa = isa;
+        uint8_t flags = 0;
+        bool pass = true;
+
+        if (!b || tb_classifier_decode(w->cls, b, avail, pc, isa, &in) < 0) {
+            /* Off the image (a far branch): an IRQ brings it back. */
+            e1_exception(w, TB_EXC_IRQ, 0x18, pc, &pc, &isa);
+            continue;
+        }
+        if (in.cond != 14 && in.cond != 15) {
+            flags |= TB_INSN_CONDITIONAL;
+            pass = e1_rand(w) % 3 != 0;
+            if (!pass)
+                flags |= TB_INSN_COND_FAILED;
+        }
+        next = pc + in.size;
+        if (pass && (in.wp_class == TB_WP_DIRECT || in.wp_class == TB_WP_DIRECT_LINK) &&
+            in.has_target) {
+            next = in.target;
+            next_isa = (tb_isa)in.target_isa;
+            flags |= TB_INSN_TAKEN;
+        } else if (pass && (in.wp_class == TB_WP_INDIRECT ||
+                            in.wp_class == TB_WP_INDIRECT_LINK)) {
+            next = e1_code_addr(w, &next_isa);
+            flags |= TB_INSN_TAKEN;
+            if (in.exc_return)
+                flags |= TB_INSN_EXC_RETURN;
+        }
+        e1_rec(w, TB_REC_INSN);
+        w->r.u.insn.addr = pc;
+        w->r.u.insn.next_addr = next;
+        w->r.u.insn.opcode = in.opcode;
+        w->r.u.insn.size = in.size;
+        w->r.u.insn.isa = (uint8_t)isa;
+        w->r.u.insn.next_isa = (uint8_t)next_isa;
+        w->r.u.insn.wp_class = in.wp_class;
+        w->r.u.insn.flags = flags;
+        e1_push(w);
+        w->seq++;
+        w->cycle += 1 + ((flags & TB_INSN_TAKEN) ? 2 : 0) + (e1_rand(w) % 8 == 0 ? 3 : 0);
+        pc = next;
+        isa = next_isa;
+        if (pass && in.is_svc) {
+            e1_exception(w, TB_EXC_SVC, 0x08, pc, &pc, &isa);
+        } else if (i % 97 == 96) {
+            e1_exception(w, TB_EXC_IRQ, 0x18, pc, &pc, &isa);
+        }
+        if (sc->ctxid && i % 150 == 149) {
+            e1_rec(w, TB_REC_CONTEXT);
+            w->r.u.ctx.context_id = 0x42 + i;
+            e1_push(w);
+        }
+    }
+    e1_rec(w, TB_REC_END);
+    e1_push(w);
+}
+
+static int etmv1_seeds(tb_fuzz_seed_cb cb, void *ctx)
+{
+    static uint8_t buf[2 * SEED_CAP], cap[2 * SEED_CAP + TB_ETMV1_HDR_BYTES];
+    tb_classifier *cls = tb_classifier_new();
+    int count = 0;
+    size_t i;
+
+    if (!cls)
+        return TB_ERR_NOMEM;
+    for (i = 0; i < sizeof etmv1_cfgs / sizeof etmv1_cfgs[0]; i++) {
+        const e1_seed_cfg *sc = &etmv1_cfgs[i];
+        tb_etmv1_encoder_opts o;
+        tb_etmv1_config c;
+        fbuf b = {cap, 0, sizeof cap};
+        e1_walk w = {.rng = 0x65746d7631ull + i, .cls = cls};
+        size_t skip, n;
+        char name[64];
+
+        tb_etmv1_encoder_opts_init(&o);
+        o.port_width = sc->width;
+        o.base.arch_minor = sc->minor;
+        o.base.cycle_accurate = sc->ca;
+        o.base.branch_broadcast = sc->bb;
+        o.base.ctxid_bytes = sc->ctxid;
+        o.base.sync_period = sc->sync;
+        o.base.trigger_at = sc->trigger_at;
+        if (tb_etmv1_encoder_config(&o, &c) < 0)
+            continue;
+        w.enc = tb_etmv1_encoder_new_bytes(&o, sink, &b);
+        if (!w.enc)
+            continue;
+        e1_walk_image(&w, sc, 400);
+        if (w.rc >= 0)
+            w.rc = tb_etmv1_encoder_finish(w.enc);
+        tb_etmv1_encoder_free(w.enc);
+        if (w.rc < 0 && w.rc != TB_ERR_NOSPACE)
+            continue;
+        skip = sc->own_header ? 0 : TB_ETMV1_HDR_BYTES;
+        if (b.len < skip + TB_ETMV1_SAMPLE_BYTES)
+            continue;
+        /* Whole samples, the seed at most 8192 bytes (run.sh -max_len). */
+        n = b.len - skip;
+        if (n > sizeof buf - TB_FUZZ_CFG_BYTES)
+            n = sizeof buf - TB_FUZZ_CFG_BYTES;
+        n -= n % TB_ETMV1_SAMPLE_BYTES;
+        memcpy(buf + TB_FUZZ_CFG_BYTES, cap + skip, n);
+        tb_fuzz_etmv1_config_bytes(&c, sc->own_header, buf);
+        snprintf(name, sizeof name, "etmv1-w%u-%s%s-%zu", sc->width,
+                 sc->ca ? "ca" : "plain", sc->own_header ? "-hdr" : "", i);
+        if (cb(ctx, name, buf, TB_FUZZ_CFG_BYTES + n))
+            break;
+        count++;
+    }
+    tb_classifier_free(cls);
+    /* Looped captures (b1[4]): a BE whose address never comes, then
+     * executed instructions (the parser's queue limit), and a BE with
+     * its two APO cycles again and again (its pending-branch limit). */
+    for (i = 0; i < 2; i++) {
+        tb_etmv1_config c;
+        tb_etmv1_sample sm = {TB_ETMV1_BE, 0, 0};
+        size_t k, n = i ? 3 : 2000;
+        char name[64];
+
+        tb_etmv1_config_init(&c);
+        c.cycle_accurate = i == 0;
+        tb_fuzz_etmv1_config_bytes(&c, false, buf);
+        buf[1] |= 0x10;
+        for (k = 0; k < n; k++) {
+            sm.pipestat = k ? TB_ETMV1_IE : TB_ETMV1_BE;
+            tb_etmv1_sample_pack(&sm, buf + TB_FUZZ_CFG_BYTES + TB_ETMV1_SAMPLE_BYTES * k);
+        }
+        snprintf(name, sizeof name, "etmv1-loop-%s", i ? "branches" : "queue");
+        if (cb(ctx, name, buf, TB_FUZZ_CFG_BYTES + TB_ETMV1_SAMPLE_BYTES * n))
+            break;
+        count++;
+    }
+    return count;
+}
+
 int tb_fuzz_seeds(const char *name, tb_fuzz_seed_cb cb, void *ctx)
 {
+    if (strcmp(name, "etmv1") == 0)
+        return etmv1_seeds(cb, ctx);
     if (strcmp(name, "roundtrip") == 0)
         return roundtrip_seeds(cb, ctx);
     if (strcmp(name, "etmv3_parser") == 0 || strcmp(name, "etmv3_decoder") == 0)

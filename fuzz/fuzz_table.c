@@ -8,5 +8,6 @@ const tb_fuzz_harness tb_fuzz_harnesses[] = {
     {"snapshot", tb_fuzz_snapshot},
     {"etmv3_decoder", tb_fuzz_etmv3_decoder},
     {"ptm_decoder", tb_fuzz_ptm_decoder},
+    {"etmv1", tb_fuzz_etmv1},
     {NULL, NULL},
 };

@@ -26,6 +26,7 @@
 #include "../fuzz/fuzz_deformatter.c"
 #include "../fuzz/fuzz_snapshot.c"
 #include "../fuzz/fuzz_decoder.c"
+#include "../fuzz/fuzz_etmv1.c"
 #include "../fuzz/fuzz_seeds.c"
 
 #include "tracebench/decoder.h"
@@ -189,4 +190,75 @@ Test(fuzz_regressions, fixed_image_layout)
     cr_assert_not_null(tb_memimage_ptr(m, 0xFFFFFFFFu, &avail));
     cr_assert_eq(avail, 1);
     cr_assert_null(tb_memimage_ptr(m, TB_FUZZ_ARM_BASE + TB_FUZZ_CODE_BYTES, &avail));
+}
+
+/* The ETMv1 seeds are encoder captures of walks through the fixed image:
+ * they must decode to many ranges with no error (the walk and the
+ * decoder follow the same code). */
+typedef struct e1_count {
+    int ranges, errors, exceptions;
+    tb_etmv1_decoder *d;
+} e1_count;
+
+static int e1_count_el(void *ctx, const tb_element *el)
+{
+    e1_count *c = ctx;
+
+    c->ranges += el->kind == TB_ELEM_INSN_RANGE;
+    c->exceptions += el->kind == TB_ELEM_EXCEPTION;
+    c->errors += (el->kind == TB_ELEM_NO_SYNC && el->reason != TB_GAP_INIT) ||
+                 el->kind == TB_ELEM_ADDR_NACC || el->err != 0;
+    return 0;
+}
+
+static int e1_count_pkt(void *ctx, const tb_packet *p)
+{
+    e1_count *c = ctx;
+
+    cr_assert_geq(tb_etmv1_decoder_packet(c->d, p, e1_count_el, c), 0);
+    return 0;
+}
+
+static int e1_decode_seed(void *ctx, const char *name, const uint8_t *data,
+                          size_t len)
+{
+    tb_etmv1_config cfg;
+    tb_config g;
+    e1_count c = {0};
+    tb_etmv1_parser *p;
+    bool own = tb_fuzz_etmv1_config(data, &cfg, &g);
+    uint8_t hdr[TB_ETMV1_HDR_BYTES];
+
+    (void)ctx;
+    if (strncmp(name, "etmv1-loop-", 11) == 0) /* hand-made limit seeds */
+        return 0;
+    p = tb_etmv1_parser_new(own ? NULL : &cfg);
+    if (own)
+        cr_assert_eq(tb_etmv1_capture_parse_header(data + 4, &cfg), 0, "%s", name);
+    c.d = tb_etmv1_decoder_new(&cfg, tb_fuzz_image());
+    cr_assert(p && c.d);
+    if (!own) {
+        tb_etmv1_capture_header(&cfg, hdr);
+        cr_assert_geq(tb_etmv1_parser_push(p, hdr, sizeof hdr, 0, e1_count_pkt, &c), 0);
+    }
+    cr_assert_geq(tb_etmv1_parser_push(p, data + 4, len - 4, own ? 0 : sizeof hdr,
+                                       e1_count_pkt, &c), 0);
+    cr_assert_geq(tb_etmv1_parser_finish(p, e1_count_pkt, &c), 0);
+    cr_assert_geq(tb_etmv1_decoder_finish(c.d, e1_count_el, &c), 1);
+    fprintf(stderr, "etmv1 seed %s: %zu bytes, %d ranges, %d exceptions, %d errors\n",
+            name, len, c.ranges, c.exceptions, c.errors);
+    cr_assert_geq(c.ranges, 20, "seed %s decodes %d ranges", name, c.ranges);
+    cr_assert_geq(c.exceptions, 1, "seed %s decodes no exception", name);
+    cr_assert_eq(c.errors, 0, "seed %s decodes with %d errors", name, c.errors);
+    tb_etmv1_parser_free(p);
+    tb_etmv1_decoder_free(c.d);
+    return 0;
+}
+
+Test(fuzz_regressions, etmv1_seeds_reach_the_image)
+{
+    int n = tb_fuzz_seeds("etmv1", e1_decode_seed, NULL);
+
+    /* Each port width, plain and cycle-accurate. */
+    cr_assert_geq(n, 6);
 }
