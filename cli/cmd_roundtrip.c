@@ -1,6 +1,6 @@
 /* tracebench roundtrip PROGRAM [--scenario S.ini] [--protocol ptm|etmv3]
  *                      [--options LIST] [--buffer coresight|raw] [--max N|unlimited]
- *                      [--chunk N] [--out DIR] [--truth FILE] [--quiet]
+ *                      [--chunk N] [--out DIR [--vcd FILE]] [--truth FILE] [--quiet]
  *                      [--fault addr-bit:N:BIT|drop-atom:N]
  * tracebench roundtrip --suite [--programs DIR] [--vectors DIR] [--max N]
  *                      [--protocol P] [--only TEXT] [--reports N] [--quiet]
@@ -35,6 +35,7 @@ enum {
 
 #ifdef TB_HAVE_ROUNDTRIP
 
+#include "tracebench/etmv1.h"
 #include "tracebench/roundtrip.h"
 
 static int usage_to(FILE *f, int rc)
@@ -42,7 +43,8 @@ static int usage_to(FILE *f, int rc)
     fprintf(f,
             "usage: tracebench roundtrip PROGRAM.elf [--scenario S.ini] [--protocol ptm|etmv3]\n"
             "           [--options LIST] [--buffer coresight|raw] [--max N|unlimited] [--chunk N]\n"
-            "           [--out DIR] [--truth FILE] [--quiet] [--fault addr-bit:N:BIT|drop-atom:N]\n"
+            "           [--out DIR [--vcd FILE]] [--truth FILE] [--quiet]\n"
+            "           [--fault addr-bit:N:BIT|drop-atom:N]\n"
             "       tracebench roundtrip --suite [--programs DIR] [--vectors DIR] [--max N]\n"
             "           [--protocol ptm|etmv3] [--only TEXT] [--reports N] [--quiet]\n"
             "           (--suite: --max caps each scenario's budget, default 200000)\n"
@@ -50,6 +52,7 @@ static int usage_to(FILE *f, int rc)
             "        max_insns, else %u); 0 or unlimited: none.  A run the budget cut\n"
             "        says so under its verdict\n"
             "  --out DIR: the snapshot (streamed); --truth FILE: the ground truth\n"
+            "  --vcd FILE: (--protocol etmv1, with --out) the port capture also as a VCD\n"
             "  LIST: encoder options (see tracebench sim; include=/exclude= take symbols),\n"
             "        plus `filter` for an include range over the middle half of the program\n"
             "  --suite: programs from DIR (default build/vectors/programs), scenarios\n"
@@ -243,7 +246,7 @@ static void stop_line(const tb_rt_result *res, FILE *f)
 
 static int one(const char *prog, const char *scn, const char *proto, const char *opts,
                bool raw, bool has_max, uint64_t max, size_t chunk, const char *out,
-               const char *truth, bool quiet, const tb_rt_fault *fault)
+               const char *vcd, const char *truth, bool quiet, const tb_rt_fault *fault)
 {
     /* ETMv1 only when asked for by name (--protocol etmv1). */
     static const tb_protocol both[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1};
@@ -310,6 +313,16 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
                     tb_err_str(rc), err);
             status = worse(status, RT_EXIT_ERROR);
             continue;
+        }
+        if (vcd) {
+            /* The snapshot is complete: its capture, streamed into the VCD. */
+            char cap[4096];
+
+            snprintf(cap, sizeof cap, "%s/trace_buffer.bin", out);
+            if (tb_etmv1_vcd_file(cap, vcd, err, sizeof err) < 0) {
+                fprintf(stderr, "tracebench roundtrip: --vcd: %s\n", err);
+                status = worse(status, RT_EXIT_ERROR);
+            }
         }
         printf("%-6s %s: %llu instructions run, %llu traced, %llu checked, %llu exceptions, "
                "%llu bytes of trace, %.3f bits/insn\n",
@@ -661,7 +674,7 @@ int tb_cli_roundtrip(int argc, char **argv)
 {
     const char *prog = NULL, *scn = NULL, *proto = NULL, *opts = NULL, *out = NULL;
     const char *pdir = "build/vectors/programs", *vdir = "vectors", *only = NULL;
-    const char *truth = NULL;
+    const char *truth = NULL, *vcd = NULL;
     bool raw = false, do_suite = false, quiet = false, has_max = false;
     uint64_t max = 0;
     size_t chunk = 0;
@@ -713,6 +726,8 @@ int tb_cli_roundtrip(int argc, char **argv)
             has_max = true;
         else if (!strcmp(a, "--truth"))
             truth = v;
+        else if (!strcmp(a, "--vcd"))
+            vcd = v;
         else if (!strcmp(a, "--chunk") && (chunk = strtoull(v, &end, 0), !*end))
             ;
         else if (!strcmp(a, "--reports") && (reports = (unsigned)strtoul(v, &end, 0), !*end))
@@ -723,11 +738,16 @@ int tb_cli_roundtrip(int argc, char **argv)
             return usage();
     }
     if (do_suite)
-        return prog || truth ? usage()
+        return prog || truth || vcd ? usage()
                              : suite(pdir, vdir, proto, max ? max : 200000, only, reports, quiet);
     if (!prog || (out && !proto))
         return usage();
-    return one(prog, scn, proto, opts, raw, has_max, max, chunk, out, truth, quiet, &fault);
+    if (vcd && (!proto || strcmp(proto, "etmv1") || !out)) {
+        fprintf(stderr, "tracebench roundtrip: --vcd: needs --protocol etmv1 (a trace port "
+                "capture; %s has no port signals) and --out DIR\n", proto ? proto : "ptm/etmv3");
+        return RT_EXIT_USAGE;
+    }
+    return one(prog, scn, proto, opts, raw, has_max, max, chunk, out, vcd, truth, quiet, &fault);
 }
 
 #else

@@ -2,7 +2,7 @@
  *                        [--cpu a15|a9|a7] [--raw ADDR] [--max N|unlimited] [--quiet]
  *                        [--data]
  *                        [--protocol ptm|etmv3 [--options LIST] --out DIR
- *                         [--buffer coresight|raw]]
+ *                         [--buffer coresight|raw] [--vcd FILE]]
  * Runs PROGRAM (ELF, or a raw image at ADDR; bit 0 of ADDR set: Thumb)
  * and writes the ground truth where --truth says (and only then: it is
  * ~70 bytes an instruction); with --protocol, also encodes the run and
@@ -10,7 +10,8 @@
  * The run ends at the exit symbol, at WFI with nothing to come, or at
  * the budget (--max, else the scenario's max_insns, else
  * TB_CLI_DEFAULT_BUDGET), which says so.  --data adds a data record per
- * memory transfer (tb_sim_set_data) to the truth and the encoder's input. */
+ * memory transfer (tb_sim_set_data) to the truth and the encoder's input.
+ * --vcd FILE (etmv1 only): the port capture also as a VCD (docs/etmv1.md 8). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 
 #include "cli.h"
 #include "tracebench/encoder.h"
+#include "tracebench/etmv1.h"
 #include "tracebench/sim.h"
 
 #ifdef TB_HAVE_SIM
@@ -63,8 +65,9 @@ static int usage_to(FILE *f, int rc)
     fprintf(f, "usage: tracebench sim PROGRAM [--scenario S.ini] [--truth FILE]\n"
                     "       [--format text|json] [--cpu a15|a9|a7] [--raw ADDR] [--max N|unlimited]\n"
                     "       [--quiet] [--data] [--protocol ptm|etmv3|etmv1 [--options LIST] --out DIR\n"
-                    "       [--buffer coresight|raw]]\n"
+                    "       [--buffer coresight|raw] [--vcd FILE]]\n"
                     "  --truth FILE: the ground truth (- for stdout); not written otherwise\n"
+                    "  --vcd FILE: (etmv1) the port capture also as a VCD for a waveform viewer\n"
                     "  --data: a data record (D) per memory transfer in the run\n"
                     "  --raw ADDR: PROGRAM is a raw image loaded at ADDR; bit 0 set: start in Thumb\n"
                     "  --max N: the budget, N instructions and N exceptions (default: the\n"
@@ -123,7 +126,7 @@ static void stop_note(const char *prog, const tb_sim_result *res, uint64_t budge
 int tb_cli_sim(int argc, char **argv)
 {
     const char *prog = NULL, *scn = NULL, *truth = NULL, *cpu = NULL;
-    const char *proto = NULL, *options = NULL, *out = NULL;
+    const char *proto = NULL, *options = NULL, *out = NULL, *vcd = NULL;
     bool raw_buffer = false, quiet = false, has_max = false, raw = false, data = false;
     struct sim_out o = {0};
     tb_cli_progress pr;
@@ -162,6 +165,8 @@ int tb_cli_sim(int argc, char **argv)
             options = argv[++i];
         } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
             out = argv[++i];
+        } else if (!strcmp(argv[i], "--vcd") && i + 1 < argc) {
+            vcd = argv[++i];
         } else if (!strcmp(argv[i], "--buffer") && i + 1 < argc) {
             const char *b = argv[++i];
 
@@ -192,8 +197,13 @@ int tb_cli_sim(int argc, char **argv)
             prog = argv[i];
         }
     }
-    if (!prog || (!proto && (options || out)) || (proto && !out))
+    if (!prog || (!proto && (options || out || vcd)) || (proto && !out))
         return usage();
+    if (vcd && strcmp(proto, "etmv1")) {
+        fprintf(stderr, "tracebench sim: --vcd: only for --protocol etmv1 (a trace port "
+                "capture); %s has no port signals\n", proto);
+        return 2;
+    }
     if (proto) {
         if (!strcmp(proto, "ptm"))
             tb_encoder_opts_init(&eo, TB_PROTO_PTM);
@@ -345,6 +355,15 @@ int tb_cli_sim(int argc, char **argv)
                 (unsigned long long)st->traced, (unsigned long long)st->insns,
                 (unsigned long long)st->overflows,
                 st->insns ? 8.0 * (double)st->bytes / (double)st->insns : 0.0);
+        if (vcd) {
+            char cap[4096];
+
+            snprintf(cap, sizeof cap, "%s/trace_buffer.bin", out);
+            if (tb_etmv1_vcd_file(cap, vcd, err, sizeof err) < 0) {
+                fprintf(stderr, "tracebench sim: --vcd: %s\n", err);
+                goto done;
+            }
+        }
     }
     fprintf(stderr, "stop=%s at 0x%08x insns=%llu cycles=%llu exceptions=%llu\n",
             tb_sim_stop_name(res.stop), res.stop_addr, (unsigned long long)res.insns,

@@ -226,6 +226,31 @@ int tb_etmv1_decoder_packet(tb_etmv1_decoder *d, const tb_packet *pkt,
 int tb_etmv1_decoder_finish(tb_etmv1_decoder *d, tb_element_cb cb, void *ctx);
 void tb_etmv1_decoder_reset(tb_etmv1_decoder *d);
 
+/* ---- VCD view of a capture (docs/etmv1.md 8) ----
+ * Capture bytes (header first, any chunking) -> VCD text through sink,
+ * in pieces of at most 4 KB (memory flat).  No $date (deterministic).
+ * Module etm_port: TRACECLK (1), PIPESTAT (3 bits; 4 for ETMv2),
+ * TRACESYNC (1), TRACEPKT (the port width).  Timescale 1 ns = half a
+ * TRACECLK period: sample k's values change with TRACECLK falling at 2k,
+ * TRACECLK rises at 2k+1 (where an analyser samples), and a last falling
+ * edge at 2n.  Only changed values are written; dropped idle cycles are
+ * not put back. */
+typedef struct tb_etmv1_vcd tb_etmv1_vcd;
+/* NULL without a sink or memory. */
+tb_etmv1_vcd *tb_etmv1_vcd_new(tb_trace_sink sink, void *ctx);
+void tb_etmv1_vcd_free(tb_etmv1_vcd *v);
+/* 0, or (sticky) TB_ERR_FORMAT (bad header, reserved sample bits),
+ * TB_ERR_STOPPED (the sink returned non-zero), TB_ERR_STATE after finish. */
+int tb_etmv1_vcd_push(tb_etmv1_vcd *v, const uint8_t *data, size_t len);
+/* Writes the last edge and flushes: TB_ERR_TRUNCATED for a cut header
+ * or sample (nothing more is written then). */
+int tb_etmv1_vcd_finish(tb_etmv1_vcd *v);
+/* Samples (TRACECLK cycles) converted so far. */
+uint64_t tb_etmv1_vcd_samples(const tb_etmv1_vcd *v);
+/* The capture file `capture` as the VCD file `vcd`, streamed: 0, or
+ * TB_ERR_IO / TB_ERR_FORMAT / TB_ERR_TRUNCATED with a message in err. */
+int tb_etmv1_vcd_file(const char *capture, const char *vcd, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif
