@@ -22,8 +22,8 @@ for proto in ptm etmv3; do
   # Runs the program, encodes the run, decodes the trace and compares the
   # decode with the emulator's truth, instruction by instruction.
   ./build/tracebench roundtrip "$elf" --scenario "$ini" --protocol "$proto" \
-      --options ca,ts --out "$out" || status=1
-  echo "snapshot and ground truth written to $out"
+      --options ca,ts --out "$out" --truth "$out/truth.txt" || status=1
+  echo "snapshot and ground truth (truth.txt) written to $out"
   echo "  (tracebench packets $out; tracebench decode $out; trc_pkt_lister -ss_dir $out -decode)"
 done
 echo
