@@ -352,12 +352,40 @@ Test(vectors, decode_addr_is_the_truth_derived_expectation, .timeout = 300)
     remove(live);
 }
 
+/* DIR/NAME holding text (the hand-made vectors below). */
+static void put_file(const char *dir, const char *name, const char *text)
+{
+    char path[256];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    cr_assert((f = fopen(path, "w")), "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* tb_expect on DIR gives exactly want (what: for the message). */
+static void expect_listing(const char *dir, const char *want, const char *what)
+{
+    char out[160], cmd[512];
+    size_t len = 0;
+    uint8_t *got;
+
+    snprintf(out, sizeof out, "%s/out.addr", dir);
+    snprintf(cmd, sizeof cmd, "'%s' %s --out %s", expect_tool(), dir, out);
+    cr_assert_eq(system(cmd), 0, "%s: tb_expect failed", what);
+    got = tb_test_read_file(out, &len);
+    cr_assert(got);
+    cr_expect_eq(first_diff((const char *)got, len, want, strlen(want)), 0, "%s: got\n%.*s",
+                 what, (int)len, (const char *)got);
+    free(got);
+}
+
 /* tb_expect itself, on a vector made by hand: every rule of
  * docs/vectors.md once, the expected lines written out by hand. */
 Test(vectors, expect_tool_hand_made_vector)
 {
-    char dir[64], path[128], cmd[512], out[160];
-    FILE *f;
+    char dir[64], cmd[512], out[160];
     static const char truth[] =
         /* a waypoint taken, a non-waypoint whose condition failed */
         "0 1 I 00000100 A32 4 e3a00000 E---- none -> 00000104 A32\n"
@@ -386,42 +414,16 @@ Test(vectors, expect_tool_hand_made_vector)
     snprintf(dir, sizeof dir, "/tmp/tb_expect_hand_%d", (int)getpid());
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
     cr_assert_eq(system(cmd), 0);
-    snprintf(path, sizeof path, "%s/truth.txt", dir);
-    cr_assert((f = fopen(path, "w")));
-    fputs(truth, f);
-    fclose(f);
-    snprintf(path, sizeof path, "%s/filter.txt", dir);
-    cr_assert((f = fopen(path, "w")));
-    fputs("# a comment\ninclude 0x00000000 0x00000200\n", f);
-    fclose(f);
-    snprintf(path, sizeof path, "%s/overflow.txt", dir);
-    cr_assert((f = fopen(path, "w")));
-    fputs("lost-after 7\nresume 9\n", f);
-    fclose(f);
-    for (int proto = 0; proto < 2; proto++) {
-        size_t len = 0;
-        uint8_t *got;
-
-        snprintf(path, sizeof path, "%s/source_0.ini", dir);
-        cr_assert((f = fopen(path, "w")));
-        fprintf(f, "[device]\nname=X\nclass=trace_source\ntype=%s\n",
-                proto ? "ETM3.5" : "PTM1.1");
-        fclose(f);
-        snprintf(out, sizeof out, "%s/out.addr", dir);
-        snprintf(cmd, sizeof cmd, "'%s' %s --out %s", expect_tool(), dir, out);
-        cr_assert_eq(system(cmd), 0);
-        got = tb_test_read_file(out, &len);
-        cr_assert(got);
-        cr_expect_eq(first_diff((const char *)got, len, proto ? etm : ptm,
-                                strlen(proto ? etm : ptm)), 0,
-                     "%s: got\n%.*s", proto ? "ETMv3" : "PTM", (int)len, (const char *)got);
-        free(got);
-    }
+    put_file(dir, "truth.txt", truth);
+    put_file(dir, "filter.txt", "# a comment\ninclude 0x00000000 0x00000200\n");
+    put_file(dir, "overflow.txt", "lost-after 7\nresume 9\n");
+    put_file(dir, "source_0.ini", "[device]\nname=X\nclass=trace_source\ntype=PTM1.1\n");
+    expect_listing(dir, ptm, "PTM");
+    put_file(dir, "source_0.ini", "[device]\nname=X\nclass=trace_source\ntype=ETM3.5\n");
+    expect_listing(dir, etm, "ETMv3");
     /* A truth line it cannot read is an error naming the line. */
-    snprintf(path, sizeof path, "%s/truth.txt", dir);
-    cr_assert((f = fopen(path, "w")));
-    fputs("0 1 I 00000100 A32\n", f);
-    fclose(f);
+    put_file(dir, "truth.txt", "0 1 I 00000100 A32\n");
+    snprintf(out, sizeof out, "%s/out.addr", dir);
     snprintf(cmd, sizeof cmd, "'%s' %s --out %s 2>/dev/null", expect_tool(), dir, out);
     cr_expect_neq(system(cmd), 0, "a truncated truth line must be refused");
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
@@ -434,8 +436,7 @@ Test(vectors, expect_tool_hand_made_vector)
  * a direct branch only with branch output (ETMCR[8]). */
 Test(vectors, expect_tool_hand_made_etmv1_vector)
 {
-    char dir[64], path[128], cmd[512], out[160];
-    FILE *f;
+    char dir[64], cmd[512];
     static const char truth[] =
         "0 1 I 00000100 A32 4 13a00001 N-C-- none -> 00000104 A32\n"
         /* an exception return to the IRQ vector (back-to-back) */
@@ -457,30 +458,16 @@ Test(vectors, expect_tool_hand_made_etmv1_vector)
     snprintf(dir, sizeof dir, "/tmp/tb_expect_etmv1_%d", (int)getpid());
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
     cr_assert_eq(system(cmd), 0);
-    snprintf(path, sizeof path, "%s/truth.txt", dir);
-    cr_assert((f = fopen(path, "w")));
-    fputs(truth, f);
-    fclose(f);
+    put_file(dir, "truth.txt", truth);
     for (int branch_output = 0; branch_output < 2; branch_output++) {
-        const char *want = branch_output ? bb : plain;
-        size_t len = 0;
-        uint8_t *got;
+        char ini[256];
 
-        snprintf(path, sizeof path, "%s/source_0.ini", dir);
-        cr_assert((f = fopen(path, "w")));
-        fprintf(f, "[device]\nname=ETM_0\nclass=trace_source\ntype=ETMv1.3\n\n[regs]\n"
-                   "ETMCR(0x000)=0x%08x\nMINOR_VERSION=3\nPORT_WIDTH=8\n"
-                   "VECTOR_BASE=0x00000000\n", branch_output ? 0x110u : 0x10u);
-        fclose(f);
-        snprintf(out, sizeof out, "%s/out.addr", dir);
-        snprintf(cmd, sizeof cmd, "'%s' %s --out %s", expect_tool(), dir, out);
-        cr_assert_eq(system(cmd), 0);
-        got = tb_test_read_file(out, &len);
-        cr_assert(got);
-        cr_expect_eq(first_diff((const char *)got, len, want, strlen(want)), 0,
-                     "ETMv1%s: got\n%.*s", branch_output ? " bb" : "", (int)len,
-                     (const char *)got);
-        free(got);
+        snprintf(ini, sizeof ini,
+                 "[device]\nname=ETM_0\nclass=trace_source\ntype=ETMv1.3\n\n[regs]\n"
+                 "ETMCR(0x000)=0x%08x\nMINOR_VERSION=3\nPORT_WIDTH=8\n"
+                 "VECTOR_BASE=0x00000000\n", branch_output ? 0x110u : 0x10u);
+        put_file(dir, "source_0.ini", ini);
+        expect_listing(dir, branch_output ? bb : plain, branch_output ? "ETMv1 bb" : "ETMv1");
     }
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
