@@ -5,6 +5,7 @@
  * instructions (docs/vectors.md has the format; vectors/expect.c derives
  * the same listing from a vector's ground truth). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -33,7 +34,7 @@ static const char *gap_word(const tb_element *el)
  * gap whatever else opened it (trace was lost, not only filtered). */
 static void note_gap(tb_cli_addr_out *o, const char *word)
 {
-    if (!o->gap || (word[0] == 'o' && word[1] == 'v'))
+    if (!o->gap || !strcmp(word, "overflow"))
         o->gap = word;
 }
 
