@@ -749,11 +749,22 @@ static bool compare_listing(const char *snapdir, int id, listing_counts *c,
                 i = ours.n;
                 continue;
             }
-            /* Ours that OpenCSD read into this packet (sections 3, 7). */
+            /* Ours that OpenCSD read into this packet (sections 3, 7);
+             * a packet longer than ours for no documented fault fails. */
             while (i < ours.n && byte_pos(&bytes, ours.v[i].index) < dv.end) {
+                if (!dv.extends) {
+                    tb_packet_format(&ours.v[i], line, sizeof line);
+                    snprintf(why, wlen, "source 0x%02x: OpenCSD's %s at %" PRIu64 " runs "
+                             "into our packet %zu, no documented fault says why: %s", id,
+                             theirs[j - 1].name, theirs[j - 1].idx, i, line);
+                    ok = false;
+                    break;
+                }
                 c->inside[dv.extends]++;
                 i++;
             }
+            if (!ok)
+                break;
             if (i < ours.n && byte_pos(&bytes, ours.v[i].index) != dv.end) {
                 tb_packet_format(&ours.v[i], line, sizeof line);
                 snprintf(why, wlen, "source 0x%02x: OpenCSD's %s at %" PRIu64 " (fault %d) "
