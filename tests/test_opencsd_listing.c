@@ -18,7 +18,10 @@
  * skipped: our packet is transformed the way the documented fault
  * transforms it (ocsd_data_view, vmid_want) and must then be equal; the
  * counts say how many packets matched outright and how many only
- * through fault N.  Any other difference fails.
+ * through fault N.  Any other difference fails.  After a packet OpenCSD
+ * never ends (fault 6) the rest of the source is listed again behind a
+ * synthetic A-sync and I-sync (ocsd_resumed_listing), so that every one
+ * of our packets is compared.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -296,7 +299,7 @@ typedef struct listing_counts {
     size_t equal;            /* equal outright */
     size_t via[FAULT_MAX];   /* equal only through fault N */
     size_t inside[FAULT_MAX];/* ours read into an OpenCSD packet by fault N */
-    size_t unlisted;         /* ours after a packet OpenCSD never ends (6) */
+    size_t resumed;          /* listings resumed after a fault-6 packet */
 } listing_counts;
 
 /* What OpenCSD 1.3.3's lister shows for one of our ETMv3 data packets. */
@@ -664,33 +667,37 @@ static void count_faults(listing_counts *c, unsigned faults)
             c->via[k]++;
 }
 
-/* Our listing of a source must equal OpenCSD's, up to the documented
- * faults.  False with the reason in why on the first difference. */
-static bool compare_listing(const char *snapdir, int id, listing_counts *c,
-                            char *why, size_t wlen)
+/* Where a comparison stands: our packets from *i, OpenCSD's lines, and
+ * what the packets before told (the ISA OpenCSD last named; the last
+ * instruction address and ISA, for a resumed listing's I-sync). */
+typedef struct cmp_state {
+    const tb_config *cfg;
+    int id;
+    const pkt_vec *ours;
+    const byte_vec *bytes;
+    size_t i;
+    tb_isa prev_isa;
+    uint32_t cur_addr;
+    tb_isa cur_isa;
+    size_t resume;          /* after a packet OpenCSD never ends (section
+                             * 6): the byte position of our next packet,
+                             * else SIZE_MAX */
+} cmp_state;
+
+/* Compares our packets from st->i with OpenCSD's lines theirs[0..n)
+ * (indices already ours); false with the reason in why. */
+static bool compare_run(cmp_state *st, const ocsd_pkt *theirs, size_t n_theirs,
+                        listing_counts *c, char *why, size_t wlen)
 {
-    tb_snapshot snap;
-    char err[512] = "";
-    const tb_snap_source *src;
-    tb_config cfg;
-    pkt_vec ours = {0};
-    byte_vec bytes = {0};
-    ocsd_pkt *theirs;
-    size_t n_theirs, i = 0, j = 0;
-    tb_isa prev_isa = TB_ISA_UNKNOWN;
+    const pkt_vec *ours = st->ours;
+    const byte_vec *bytes = st->bytes;
+    int id = st->id;
+    size_t i = st->i, j = 0;
     bool ok = true;
 
-    memset(c, 0, sizeof *c);
-    cr_assert_eq(tb_snapshot_load(&snap, snapdir, err, sizeof err), 0, "%s", err);
-    src = tb_stream_find_source(&snap, id, err, sizeof err);
-    cr_assert_not_null(src, "%s", err);
-    cr_assert_eq(tb_snapshot_source_config(&snap, src, &cfg, err, sizeof err), 0,
-                 "%s", err);
-    our_listing(&snap, src, 0, &ours, &bytes);
-    theirs = ocsd_listing(snapdir, id, &n_theirs);
-
-    while (ok && (i < ours.n || j < n_theirs)) {
-        const tb_packet *p = i < ours.n ? &ours.v[i] : NULL;
+    st->resume = SIZE_MAX;
+    while (ok && (i < ours->n || j < n_theirs)) {
+        const tb_packet *p = i < ours->n ? &ours->v[i] : NULL;
         char line[512], diff[600] = "";
         unsigned faults = 0;
 
@@ -719,11 +726,11 @@ static bool compare_listing(const char *snapdir, int id, listing_counts *c,
         }
         if (p->protocol == TB_PROTO_ETMV3 && is_data_kind(p->kind)) {
             data_view dv;
-            size_t pos = byte_pos(&bytes, p->index);
+            size_t pos = byte_pos(bytes, p->index);
 
             cr_assert_neq(pos, SIZE_MAX, "packet at %" PRIu64 " not in the stream",
                           p->index);
-            ocsd_data_view(p, &cfg, &bytes, pos, &dv);
+            ocsd_data_view(p, st->cfg, bytes, pos, &dv);
             if (strcmp(ocsd_name(p), theirs[j].name) != 0 || p->index != theirs[j].idx)
                 snprintf(diff, sizeof diff, "kind/index %s %" PRIu64 " vs OpenCSD %s %" PRIu64,
                          ocsd_name(p), p->index, theirs[j].name, theirs[j].idx);
@@ -745,15 +752,17 @@ static bool compare_listing(const char *snapdir, int id, listing_counts *c,
             i++;
             j++;
             if (dv.open) {
-                c->unlisted += ours.n - i;
-                i = ours.n;
-                continue;
+                /* OpenCSD read the rest of the trace into it: the
+                 * caller may resume at our next packet. */
+                if (i < ours->n)
+                    st->resume = byte_pos(bytes, ours->v[i].index);
+                break;
             }
             /* Ours that OpenCSD read into this packet (sections 3, 7);
              * a packet longer than ours for no documented fault fails. */
-            while (i < ours.n && byte_pos(&bytes, ours.v[i].index) < dv.end) {
+            while (i < ours->n && byte_pos(bytes, ours->v[i].index) < dv.end) {
                 if (!dv.extends) {
-                    tb_packet_format(&ours.v[i], line, sizeof line);
+                    tb_packet_format(&ours->v[i], line, sizeof line);
                     snprintf(why, wlen, "source 0x%02x: OpenCSD's %s at %" PRIu64 " runs "
                              "into our packet %zu, no documented fault says why: %s", id,
                              theirs[j - 1].name, theirs[j - 1].idx, i, line);
@@ -765,8 +774,8 @@ static bool compare_listing(const char *snapdir, int id, listing_counts *c,
             }
             if (!ok)
                 break;
-            if (i < ours.n && byte_pos(&bytes, ours.v[i].index) != dv.end) {
-                tb_packet_format(&ours.v[i], line, sizeof line);
+            if (i < ours->n && byte_pos(bytes, ours->v[i].index) != dv.end) {
+                tb_packet_format(&ours->v[i], line, sizeof line);
                 snprintf(why, wlen, "source 0x%02x: OpenCSD's %s at %" PRIu64 " (fault %d) "
                          "ends inside our packet %zu: %s", id, theirs[j - 1].name,
                          theirs[j - 1].idx, dv.extends, i, line);
@@ -774,7 +783,7 @@ static bool compare_listing(const char *snapdir, int id, listing_counts *c,
             }
             continue;
         }
-        if (!same_packet(p, &theirs[j], &prev_isa, &faults, diff, sizeof diff)) {
+        if (!same_packet(p, &theirs[j], &st->prev_isa, &faults, diff, sizeof diff)) {
             tb_packet_format(p, line, sizeof line);
             snprintf(why, wlen, "source 0x%02x packet %zu: %s\n  ours: %s\n  OpenCSD: Idx:%"
                      PRIu64 " %s;%s", id, i, diff, line, theirs[j].idx,
@@ -782,11 +791,99 @@ static bool compare_listing(const char *snapdir, int id, listing_counts *c,
             ok = false;
             break;
         }
+        if (p->kind == TB_PKT_ISYNC || p->kind == TB_PKT_BRANCH) {
+            st->cur_addr = p->addr;
+            st->cur_isa = p->isa;
+        }
         count_faults(c, faults);
         i++;
         j++;
     }
+    st->i = i;
+    return ok;
+}
+
+/* OpenCSD's listing of our bytes from position pos on, after a fault-6
+ * packet swallowed the rest: a raw snapshot of the same configuration
+ * holding an A-sync and a periodic I-sync at the last instruction
+ * address and ISA (IHI0014Q 7.2, 7.10.5: header 08, context ID bytes,
+ * info, address with bit 0 = Thumb), then those bytes.  Lines inside the
+ * synthetic head are dropped; the others get our stream indices. */
+static ocsd_pkt *ocsd_resumed_listing(const cmp_state *st, size_t pos, size_t *count)
+{
+    char dir[] = "/tmp/tb_ocsd_resume_XXXXXX", err[256] = "", cmd[600];
+    uint8_t img[4] = {0}, *buf;
+    tb_snap_region r = {0, img, sizeof img};
+    tb_snap_out_source src = {"ETM_0", st->cfg, "cpu_0", "Cortex-A7", &r, 1};
+    uint32_t a = st->cur_addr | (st->cur_isa == TB_ISA_THUMB ? 1u : 0u);
+    size_t head = 0, n = st->bytes->n - pos, k, m = 0;
+    ocsd_pkt *v;
+
+    buf = malloc(16 + n);
+    cr_assert_not_null(buf);
+    memcpy(buf, (const uint8_t[]){0, 0, 0, 0, 0, 0x80, 0x08}, 7);
+    head = 7;
+    for (k = 0; k < st->cfg->ctxid_bytes; k++)
+        buf[head++] = 0;
+    buf[head++] = 0x00; /* info: periodic, secure, ARM/Thumb by address */
+    for (k = 0; k < 4; k++)
+        buf[head++] = (uint8_t)(a >> (8 * k));
+    memcpy(buf + head, st->bytes->b + pos, n);
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(tb_snapshot_write(dir, &src, 1, buf, head + n, "source_data", err,
+                                   sizeof err), 0, "%s", err);
+    free(buf);
+    v = ocsd_listing(dir, -1, count);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    for (k = 0; k < *count; k++) {
+        if (v[k].idx < head)
+            continue;
+        v[m] = v[k];
+        v[m++].idx = st->bytes->idx[pos + (v[k].idx - head)];
+    }
+    *count = m;
+    return v;
+}
+
+/* Our listing of a source must equal OpenCSD's, up to the documented
+ * faults.  After a packet OpenCSD never ends (section 6) the rest is
+ * listed again from our next packet (ocsd_resumed_listing).  False with
+ * the reason in why on the first difference. */
+static bool compare_listing(const char *snapdir, int id, listing_counts *c,
+                            char *why, size_t wlen)
+{
+    tb_snapshot snap;
+    char err[512] = "";
+    const tb_snap_source *src;
+    tb_config cfg;
+    pkt_vec ours = {0};
+    byte_vec bytes = {0};
+    ocsd_pkt *theirs;
+    size_t n_theirs;
+    cmp_state st;
+    bool ok;
+
+    memset(c, 0, sizeof *c);
+    cr_assert_eq(tb_snapshot_load(&snap, snapdir, err, sizeof err), 0, "%s", err);
+    src = tb_stream_find_source(&snap, id, err, sizeof err);
+    cr_assert_not_null(src, "%s", err);
+    cr_assert_eq(tb_snapshot_source_config(&snap, src, &cfg, err, sizeof err), 0,
+                 "%s", err);
+    our_listing(&snap, src, 0, &ours, &bytes);
+    st = (cmp_state){.cfg = &cfg, .id = id, .ours = &ours, .bytes = &bytes,
+                     .prev_isa = TB_ISA_UNKNOWN, .cur_isa = TB_ISA_ARM};
+    theirs = ocsd_listing(snapdir, id, &n_theirs);
+    ok = compare_run(&st, theirs, n_theirs, c, why, wlen);
     free(theirs);
+    while (ok && st.resume != SIZE_MAX) {
+        c->resumed++;
+        theirs = ocsd_resumed_listing(&st, st.resume, &n_theirs);
+        /* The synthetic I-sync named cur_isa. */
+        st.prev_isa = st.cur_isa;
+        ok = compare_run(&st, theirs, n_theirs, c, why, wlen);
+        free(theirs);
+    }
     free(ours.v);
     free(bytes.b);
     free(bytes.idx);
@@ -810,9 +907,9 @@ static void describe_counts(const listing_counts *c, char *buf, size_t len)
         if (c->inside[k])
             o += (size_t)snprintf(buf + o, len - o, ", %zu of ours read into "
                                   "OpenCSD's packet before by fault %d", c->inside[k], k);
-    if (c->unlisted && o < len)
-        snprintf(buf + o, len - o, ", %zu of ours after a packet OpenCSD never "
-                 "ends (fault 6)", c->unlisted);
+    if (c->resumed && o < len)
+        snprintf(buf + o, len - o, "; OpenCSD's listing resumed %zu time(s) after a "
+                 "packet it never ends (fault 6)", c->resumed);
 }
 
 static void compare_source(const char *snapdir, int id)
