@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tb_test.h"
 #include "tracebench/coverage.h"
@@ -867,6 +868,62 @@ Test(coverage_catalogue, loads_and_names_every_variant)
                   "%s: %s", cat.rows[i].id, cat.rows[i].status);
     }
     tb_coverage_catalogue_free(&cat);
+}
+
+/* The committed catalogue with row `id`'s status replaced, loaded: the
+ * loader's return, its message in err. */
+static int load_with_status(const char *id, const char *status, char *err, size_t len)
+{
+    char src[1024], dst[64], line[2048];
+    tb_coverage_catalogue cat;
+    FILE *in, *out;
+    int rc;
+
+    snprintf(src, sizeof src, "%s/vectors/coverage.tsv", TB_SOURCE_DIR);
+    snprintf(dst, sizeof dst, "/tmp/tb_cov_cat_%d.tsv", (int)getpid());
+    cr_assert((in = fopen(src, "r")));
+    cr_assert((out = fopen(dst, "w")));
+    while (fgets(line, sizeof line, in)) {
+        size_t n = strlen(id);
+        char *tab = strrchr(line, '\t');
+
+        if (!strncmp(line, id, n) && line[n] == '\t' && tab)
+            fprintf(out, "%.*s\t%s\n", (int)(tab - line), line, status);
+        else
+            fputs(line, out);
+    }
+    fclose(in);
+    cr_assert_eq(fclose(out), 0);
+    err[0] = 0;
+    rc = tb_coverage_catalogue_load(&cat, dst, err, len);
+    if (rc == 0)
+        tb_coverage_catalogue_free(&cat);
+    remove(dst);
+    return rc;
+}
+
+/* Statuses: "reachable", or "unreachable: REASON" then "(issue N)",
+ * "(issue N, in progress)" (another branch is adding it) or "(no issue
+ * yet)"; anything else is refused with the rule in the message. */
+Test(coverage_catalogue, status_forms)
+{
+    char err[512];
+
+    cr_expect_eq(load_with_status("etmv2.tfo", "unreachable: not yet (issue 23)", err,
+                                  sizeof err), 0, "%s", err);
+    cr_expect_eq(load_with_status("etmv2.tfo", "unreachable: not yet (issue 23, in progress)",
+                                  err, sizeof err), 0, "%s", err);
+    cr_expect_eq(load_with_status("etmv2.tfo", "unreachable: not yet (no issue yet)", err,
+                                  sizeof err), 0, "%s", err);
+    cr_expect_eq(load_with_status("etmv2.tfo", "unreachable: not yet (issue 23, in progres)",
+                                  err, sizeof err), TB_ERR_FORMAT);
+    cr_expect(strstr(err, "in progress"), "%s", err);
+    cr_expect_eq(load_with_status("etmv2.tfo", "unreachable: not yet (issue 23 in progress)",
+                                  err, sizeof err), TB_ERR_FORMAT);
+    cr_expect_eq(load_with_status("etmv2.tfo", "unreachable: not yet (issue , in progress)",
+                                  err, sizeof err), TB_ERR_FORMAT);
+    cr_expect_eq(load_with_status("etmv2.tfo", "unreachable: (issue 23)", err, sizeof err),
+                 TB_ERR_FORMAT);
 }
 
 Test(coverage_catalogue, markdown_has_a_row_per_variant)
