@@ -61,6 +61,7 @@ static int list_source(const tb_cli_input *in, size_t k, bool json, int *write_e
         printf("# source %s: %s%u, trace ID 0x%02x, buffer %s\n", s->name,
                s->cfg.protocol == TB_PROTO_PTM     ? "PFT1."
                : s->cfg.protocol == TB_PROTO_ETMV1 ? "ETMv1."
+               : s->cfg.protocol == TB_PROTO_ETMV2 ? "ETMv2."
                                                    : "ETMv3.",
                s->cfg.arch_minor,
                s->cfg.trace_id, s->src ? s->src->buffer : in->path);

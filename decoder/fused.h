@@ -177,7 +177,7 @@ tb_ptm_decoder *tb_decoder_ptm(tb_decoder *d);
  * behind a tb_parser, and tb_parser_push_span for it (parser.c). */
 typedef struct tb_etmv1_parser tb_etmv1_parser;
 tb_etmv1_parser *tb_parser_etmv1(tb_parser *p);
-int tb_parser_etmv1_span(tb_etmv1_parser *p, const uint8_t *data, size_t len,
-                         const tb_span_map *map, tb_packet_cb cb, void *ctx);
+typedef struct tb_etmv2_parser tb_etmv2_parser;
+tb_etmv2_parser *tb_parser_etmv2(tb_parser *p);
 
 #endif
