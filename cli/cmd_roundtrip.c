@@ -1,4 +1,4 @@
-/* tracebench roundtrip PROGRAM [--scenario S.ini] [--protocol ptm|etmv3]
+/* tracebench roundtrip PROGRAM [--scenario S.ini] [--protocol ptm|etmv3|etmv1|etmv2]
  *                      [--options LIST] [--buffer coresight|raw] [--max N|unlimited]
  *                      [--chunk N] [--out DIR [--vcd FILE]] [--truth FILE] [--quiet]
  *                      [--fault addr-bit:N:BIT|drop-atom:N]
@@ -41,12 +41,12 @@ enum {
 static int usage_to(FILE *f, int rc)
 {
     fprintf(f,
-            "usage: tracebench roundtrip PROGRAM.elf [--scenario S.ini] [--protocol ptm|etmv3]\n"
+            "usage: tracebench roundtrip PROGRAM.elf [--scenario S.ini] [--protocol ptm|etmv3|etmv1|etmv2]\n"
             "           [--options LIST] [--buffer coresight|raw] [--max N|unlimited] [--chunk N]\n"
             "           [--out DIR [--vcd FILE]] [--truth FILE] [--quiet]\n"
             "           [--fault addr-bit:N:BIT|drop-atom:N]\n"
             "       tracebench roundtrip --suite [--programs DIR] [--vectors DIR] [--max N]\n"
-            "           [--protocol ptm|etmv3] [--only TEXT] [--reports N] [--quiet]\n"
+            "           [--protocol ptm|etmv3|etmv1|etmv2] [--only TEXT] [--reports N] [--quiet]\n"
             "           (--suite: --max caps each scenario's budget, default 200000)\n"
             "  --max N: the budget, N instructions and N exceptions (default: the scenario's\n"
             "        max_insns, else %u); 0 or unlimited: none.  A run the budget cut\n"
