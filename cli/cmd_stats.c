@@ -137,7 +137,10 @@ static uint64_t error_total(const stats *s)
 static void print_text(const tb_snap_source *src, const tb_config *cfg, const stats *s)
 {
     printf("source %s: %s%u, trace ID 0x%02x, buffer %s%s%s\n", src->name,
-           cfg->protocol == TB_PROTO_PTM ? "PFT1." : "ETMv3.", cfg->arch_minor, cfg->trace_id,
+           cfg->protocol == TB_PROTO_PTM     ? "PFT1."
+           : cfg->protocol == TB_PROTO_ETMV1 ? "ETMv1."
+           : cfg->protocol == TB_PROTO_ETMV2 ? "ETMv2."
+                                             : "ETMv3.", cfg->arch_minor, cfg->trace_id,
            src->buffer, cfg->cycle_accurate ? ", cycle-accurate" : "",
            cfg->timestamps ? ", timestamps" : "");
     printf("  %-16s %" PRIu64 "\n", "trace_bytes", s->bytes);

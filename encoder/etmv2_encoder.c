@@ -457,7 +457,10 @@ static int ensure_on(tb_etmv2_encoder *e, const tb_exec_record *r)
 /* Whether r is a branch the model folds (U18). */
 static bool foldable(const tb_etmv2_encoder *e, const tb_exec_record *r)
 {
-    return e->cfg.phantoms && !e->cfg.branch_output && r->u.insn.wp_class == TB_WP_DIRECT;
+    /* Not in CA mode: a range's cycle counts give each instruction a
+     * cycle of its own (decoder.h), a phantom pair has one. */
+    return e->cfg.phantoms && !e->cfg.branch_output && !e->cfg.cycle_accurate &&
+           r->u.insn.wp_class == TB_WP_DIRECT;
 }
 
 enum { RUN = 0, CANCELLED = 1 };

@@ -222,7 +222,7 @@ int tb_fuzz_etmv2(const uint8_t *data, size_t len)
             clen += body;
         }
     }
-    split = tb_fuzz_split(data, clen);
+    split = tb_fuzz_split(data, len) % (clen + 1); /* a point of the capture */
 
     whole.stream = cut.stream = small.stream = cap;
     whole.len = cut.len = small.len = clen;
