@@ -195,8 +195,10 @@ static void step(tb_etmv2_decoder *d, uint64_t index, char atom)
         d->pc = in.target;
         d->isa = (tb_isa)in.target_isa;
         d->await_br = d->cfg.branch_output; /* its address follows (ETMCR[8]) */
+        close_range(d);
     } else if (atom == 'E' && indirect) {
         d->await_br = true; /* its D status gave the address (6.7.1) */
+        close_range(d);
     } else {
         d->pc += in.size;
     }
