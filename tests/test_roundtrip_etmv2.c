@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tb_test.h"
 #include "tracebench/roundtrip.h"
@@ -102,4 +103,53 @@ Test(roundtrip_etmv2, option_sets, .timeout = 600)
         }
     cr_assert_gt(overflows, 0, "no FIFO overflow was exercised");
     cr_assert_gt(contexts, 0, "no context ID was checked");
+}
+
+/* `--protocol etmv2` through the CLI: sim writes the snapshot, decode of
+ * the snapshot and of its capture FILE agree with the committed vector's
+ * truth-derived decode.addr (vectors/expect.c), and an ETMv2 capture is
+ * refused as ETMv1 with one message. */
+Test(roundtrip_etmv2, cli)
+{
+    char args[3000], dir[256], *out = NULL, *err = NULL, *want;
+    size_t len = 0, wlen = 0;
+    int st;
+
+    snprintf(dir, sizeof dir, "/tmp/tb_rt_etmv2_%d", (int)getpid());
+    snprintf(args, sizeof args,
+             "sim '%s/vectors/programs/arm_basic.elf' --protocol etmv2 --options port=4 "
+             "--max 1000 --out '%s' --quiet", TB_BINARY_DIR, dir);
+    st = tb_test_run_cli(args, NULL, &out, &len, &err);
+    cr_assert_eq(st, 0, "%s", err);
+    free(out);
+    free(err);
+
+    snprintf(args, sizeof args, "%s/vectors/generated/arm_basic-etmv2-port4/decode.addr",
+             TB_SOURCE_DIR);
+    want = tb_test_slurp(args, &wlen);
+    snprintf(args, sizeof args, "decode '%s' --format addr --quiet", dir);
+    st = tb_test_run_cli(args, NULL, &out, &len, &err);
+    cr_assert_eq(st, 0, "%s", err);
+    cr_assert_str_eq(out, want);
+    free(out);
+    free(err);
+
+    snprintf(args, sizeof args,
+             "decode '%s/trace_buffer.bin' --protocol etmv2 --memory '%s/vectors/programs/"
+             "arm_basic.elf' --format addr --quiet", dir, TB_BINARY_DIR);
+    st = tb_test_run_cli(args, NULL, &out, &len, &err);
+    cr_assert_eq(st, 0, "%s", err);
+    cr_assert_str_eq(out, want);
+    free(out);
+    free(err);
+
+    snprintf(args, sizeof args, "packets '%s/trace_buffer.bin' --protocol etmv1", dir);
+    st = tb_test_run_cli(args, NULL, &out, &len, &err);
+    cr_assert_eq(st, 1);
+    cr_assert(strstr(err, "not an ETMv1 port capture"), "%s", err);
+    free(out);
+    free(err);
+    free(want);
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    cr_assert_eq(system(args), 0);
 }
