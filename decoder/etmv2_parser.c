@@ -21,8 +21,12 @@
 #include "tracebench/etmv2.h"
 #include "tracebench/pkt_codec.h"
 
-#define QMAX 8192u /* held statuses */
-#define GMAX 512u  /* packet groups not yet emitted */
+/* Held statuses: a 4096-byte FIFO drains in 8192 cycles on a 4-bit port. */
+#define QMAX 16384u
+/* Groups not yet emitted: each holds at least one byte still in the FIFO
+ * (complete ones go out at once, in order), so the encoder's 4096-byte
+ * FIFO and a TFO packet fit. */
+#define GMAX 4104u
 
 enum { Q_E, Q_N, Q_W, Q_TRIG, Q_GRP };
 

@@ -16,7 +16,7 @@
 #include "tracebench/etmv2.h"
 
 typedef struct pbuf {
-    tb_packet p[256];
+    tb_packet p[8192];
     size_t n;
 } pbuf;
 
@@ -24,7 +24,7 @@ static int on_packet(void *ctx, const tb_packet *p)
 {
     pbuf *b = ctx;
 
-    if (b->n < 256)
+    if (b->n < 8192)
         b->p[b->n++] = *p;
     return 0;
 }
@@ -404,4 +404,52 @@ Test(etmv2_parser, chunking_invariance_and_statuses)
         }
         free(cap.b);
     }
+}
+
+/* A full FIFO on the slowest port: 1-cycle indirect branches far apart
+ * (5-byte addresses) fill 4096 bytes, many hundreds of packet groups the
+ * parser must hold (etmv2_parser.c GMAX); then the overflow restart. */
+Test(etmv2_parser, full_fifo_on_a_4_bit_port)
+{
+    tb_etmv2_encoder_opts o;
+    tb_etmv2_encoder *e;
+    tb_exec_record r;
+    bytes cap = {0};
+    static pbuf got;
+    tb_etmv2_parser *p;
+    unsigned isyncs = 0, branches = 0;
+
+    tb_etmv2_encoder_opts_init(&o);
+    o.port_width = 4;
+    o.base.sync_period = 0;
+    e = tb_etmv2_encoder_new_bytes(&o, on_bytes, &cap);
+    cr_assert_not_null(e);
+    for (unsigned i = 0; i < 20000; i++) {
+        memset(&r, 0, sizeof r);
+        r.kind = TB_REC_INSN;
+        r.seq = i + 1;
+        r.cycle = i + 1;
+        r.u.insn.addr = (i & 1) ? 0x80000000u : 0x1000;
+        r.u.insn.size = 4;
+        r.u.insn.wp_class = TB_WP_INDIRECT;
+        r.u.insn.flags = TB_INSN_TAKEN;
+        r.u.insn.next_addr = (i & 1) ? 0x1000 : 0x80000000u;
+        cr_assert_eq(tb_etmv2_encoder_push(e, &r), 0);
+    }
+    cr_assert_eq(tb_etmv2_encoder_finish(e), 0);
+    cr_assert_gt(tb_etmv2_encoder_get_stats(e)->overflows, 0);
+    tb_etmv2_encoder_free(e);
+    p = tb_etmv2_parser_new(NULL);
+    got.n = 0;
+    cr_assert_geq(tb_etmv2_parser_push(p, cap.b, cap.n, 0, on_packet, &got), 0);
+    cr_assert_geq(tb_etmv2_parser_finish(p, on_packet, &got), 0);
+    tb_etmv2_parser_free(p);
+    for (size_t i = 0; i < got.n; i++) {
+        cr_assert(got.p[i].kind < TB_PKT_RESERVED, "packet %zu: kind %d", i,
+                  (int)got.p[i].kind);
+        isyncs += got.p[i].kind == TB_PKT_ISYNC;
+        branches += got.p[i].kind == TB_PKT_BRANCH;
+    }
+    cr_assert_geq(isyncs, 2); /* trace on, then the overflow restart */
+    free(cap.b);
 }
