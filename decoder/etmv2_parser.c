@@ -348,10 +348,16 @@ static int feed(tb_etmv2_parser *p, uint8_t byte, uint64_t index)
             g->cid_at = g->pkt_at;
             g->cid_n = (uint8_t)(1 + p->cfg.ctxid_bytes);
         } else {
-            /* a data header without data trace, or reserved (6.4.1) */
-            return fail(p, (byte & 3) == 2 || (byte & 3) == 0 ? TB_PKT_BAD_TRACEMODE
-                                                               : TB_PKT_RESERVED,
-                        g->index, TB_ERR_BAD_PACKET);
+            /* 6.4.1 Table 6.2: a data header (normal bC0A0SS10, VNT
+             * bC1101010, load miss bC1A1TT00 / bCTT0SS00) or a context ID
+             * packet the configuration does not have; anything else is a
+             * reserved header. */
+            bool known = (byte & 0x53) == 0x02 || (byte & 0x7F) == 0x6A ||
+                         (byte & 0x53) == 0x50 || (byte & 0x13) == 0x00 ||
+                         (byte & 0x7F) == 0x6E;
+
+            return fail(p, known ? TB_PKT_BAD_TRACEMODE : TB_PKT_RESERVED, g->index,
+                        TB_ERR_BAD_PACKET);
         }
     }
     if (g->has_br && g->br_at == g->pkt_at) {

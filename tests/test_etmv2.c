@@ -190,6 +190,9 @@ Test(etmv2_bad, reserved_and_wrong_width_and_sequences)
     /* A data header without data trace (6.4.1 normal data bC0A0SS10). */
     tb_etmv2_sample d[] = {ex_tfo[0], ex_tfo[1], ex_tfo[2], ex_tfo[2], ex_tfo[2], ex_tfo[2],
                            {TB_ETMV2_DE, 0, 0x02}};
+    /* A reserved header (6.4.1 Table 6.2: bX0X1XX10). */
+    tb_etmv2_sample h[] = {ex_tfo[0], ex_tfo[1], ex_tfo[2], ex_tfo[2], ex_tfo[2], ex_tfo[2],
+                           {TB_ETMV2_DE, 0, 0x12}};
     /* An LSM-in-progress TFO (U3: not read) */
     tb_etmv2_sample l[] = {ex_tfo[0], {TB_ETMV2_IE, 0, TB_ETMV2_TFO_HDR_LSM}};
 
@@ -199,6 +202,7 @@ Test(etmv2_bad, reserved_and_wrong_width_and_sequences)
     expect_error(8, e, sizeof e / sizeof e[0], TB_PKT_BAD_SEQUENCE);
     expect_error(8, v, sizeof v / sizeof v[0], TB_PKT_BAD_SEQUENCE);
     expect_error(8, d, sizeof d / sizeof d[0], TB_PKT_BAD_TRACEMODE);
+    expect_error(8, h, sizeof h / sizeof h[0], TB_PKT_RESERVED);
     expect_error(8, l, sizeof l / sizeof l[0], TB_PKT_RESERVED);
     /* A status whose packets never came: INCOMPLETE at the end. */
     expect_error(8, ex_tfo, 6, TB_PKT_INCOMPLETE);
