@@ -1,4 +1,4 @@
-/* tracebench roundtrip PROGRAM [--scenario S.ini] [--protocol ptm|etmv3]
+/* tracebench roundtrip PROGRAM [--scenario S.ini] [--protocol ptm|etmv3|etmv1|etmv2]
  *                      [--options LIST] [--buffer coresight|raw] [--max N|unlimited]
  *                      [--chunk N] [--out DIR [--vcd FILE]] [--truth FILE] [--quiet]
  *                      [--fault addr-bit:N:BIT|drop-atom:N]
@@ -41,18 +41,18 @@ enum {
 static int usage_to(FILE *f, int rc)
 {
     fprintf(f,
-            "usage: tracebench roundtrip PROGRAM.elf [--scenario S.ini] [--protocol ptm|etmv3]\n"
+            "usage: tracebench roundtrip PROGRAM.elf [--scenario S.ini] [--protocol ptm|etmv3|etmv1|etmv2]\n"
             "           [--options LIST] [--buffer coresight|raw] [--max N|unlimited] [--chunk N]\n"
             "           [--out DIR [--vcd FILE]] [--truth FILE] [--quiet]\n"
             "           [--fault addr-bit:N:BIT|drop-atom:N]\n"
             "       tracebench roundtrip --suite [--programs DIR] [--vectors DIR] [--max N]\n"
-            "           [--protocol ptm|etmv3] [--only TEXT] [--reports N] [--quiet]\n"
+            "           [--protocol ptm|etmv3|etmv1|etmv2] [--only TEXT] [--reports N] [--quiet]\n"
             "           (--suite: --max caps each scenario's budget, default 200000)\n"
             "  --max N: the budget, N instructions and N exceptions (default: the scenario's\n"
             "        max_insns, else %u); 0 or unlimited: none.  A run the budget cut\n"
             "        says so under its verdict\n"
             "  --out DIR: the snapshot (streamed); --truth FILE: the ground truth\n"
-            "  --vcd FILE: (--protocol etmv1, with --out) the port capture also as a VCD\n"
+            "  --vcd FILE: (--protocol etmv1|etmv2, with --out) the port capture also as a VCD\n"
             "  LIST: encoder options (see tracebench sim; include=/exclude= take symbols),\n"
             "        plus `filter` for an include range over the middle half of the program\n"
             "  --suite: programs from DIR (default build/vectors/programs), scenarios\n"
@@ -248,21 +248,22 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
                bool raw, bool has_max, uint64_t max, size_t chunk, const char *out,
                const char *vcd, const char *truth, bool quiet, const tb_rt_fault *fault)
 {
-    /* ETMv1 only when asked for by name (--protocol etmv1). */
-    static const tb_protocol both[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1};
+    /* ETMv1/ETMv2 only when asked for by name (--protocol etmv1|etmv2). */
+    static const tb_protocol both[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1,
+                                       TB_PROTO_ETMV2};
     int status = RT_EXIT_MATCH;
     tb_cli_progress pr;
 
     tb_cli_progress_init(&pr, quiet);
 
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof both / sizeof both[0]; i++) {
         tb_protocol p = both[i];
         tb_rt_case c;
         tb_rt_result res;
         char err[512], name[256];
         int rc;
 
-        if (proto ? strcmp(proto, tb_protocol_name(p)) != 0 : p == TB_PROTO_ETMV1)
+        if (proto ? strcmp(proto, tb_protocol_name(p)) != 0 : tb_protocol_is_port(p))
             continue;
         tb_rt_case_init(&c, p);
         snprintf(name, sizeof name, "%s %s%s%s", prog, tb_protocol_name(p), opts ? " " : "",
@@ -273,7 +274,7 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
         c.has_budget = has_max;
         c.budget = max;
         c.default_budget = TB_CLI_DEFAULT_BUDGET;
-        c.formatted = !raw && p != TB_PROTO_ETMV1; /* a port capture: never */
+        c.formatted = !raw && !tb_protocol_is_port(p); /* a port capture: never */
         c.chunk = chunk;
         c.out_dir = out;
         c.no_truth = true; /* the truth only when asked: --truth FILE */
@@ -489,11 +490,12 @@ typedef struct row {
 static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t max,
                  const char *only, unsigned max_reports, bool quiet)
 {
-    static const tb_protocol protos[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1};
-    size_t np = 0, nsets[3];
-    const char *const *sets[3];
+    static const tb_protocol protos[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1,
+                                         TB_PROTO_ETMV2};
+    size_t np = 0, nsets[4];
+    const char *const *sets[4];
     char **progs = list_programs(vdir, &np);
-    row rows[3][64], tot = {0};
+    row rows[4][64], tot = {0};
     unsigned total = 0, done = 0, reports = 0, errors = 0, mismatches = 0, cut = 0;
     tb_cli_progress pr;
     char (*failed)[288] = NULL; /* "TAG  id" */
@@ -506,7 +508,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
     }
     memset(rows, 0, sizeof rows);
     tb_cli_progress_init(&pr, quiet);
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < 4; k++) {
         sets[k] = tb_rt_option_sets(protos[k], &nsets[k]);
         if (nsets[k] > 64)
             nsets[k] = 64;
@@ -519,7 +521,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
         if (!strcmp(progs[i], "smc"))
             continue;
         list_scenarios(vdir, progs[i], &sl);
-        for (size_t k = 0; k < 3; k++)
+        for (size_t k = 0; k < 4; k++)
             if (!proto || !strcmp(proto, tb_protocol_name(protos[k])))
                 for (size_t s = 0; s < nsets[k]; s++)
                     for (size_t v = 0; v < sl.n; v++) {
@@ -540,7 +542,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
             continue;
         snprintf(elf, sizeof elf, "%s/%s.elf", pdir, progs[i]);
         list_scenarios(vdir, progs[i], &sl);
-        for (size_t k = 0; k < 3; k++) {
+        for (size_t k = 0; k < 4; k++) {
             if (proto && strcmp(proto, tb_protocol_name(protos[k])))
                 continue;
             for (size_t s = 0; s < nsets[k]; s++) {
@@ -570,7 +572,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
                     c.max_insns = max;
                     /* Alternate the buffer kind and the chunking so both
                      * paths and odd pieces run across the matrix. */
-                    c.formatted = (s + v) % 2 == 0 && protos[k] != TB_PROTO_ETMV1;
+                    c.formatted = (s + v) % 2 == 0 && !tb_protocol_is_port(protos[k]);
                     c.chunk = (s % 3 == 1) ? 7 : 0;
                     rc = tb_rt_case_options(&c, sets[k][s], err, sizeof err);
                     if (rc >= 0)
@@ -621,7 +623,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
            "(smc left out: the simulator does not follow self-modifying code)\n\n", np - 1);
     printf("%-6s %-22s %6s %6s %6s %12s %12s %10s %9s\n", "proto", "options", "cases", "bad",
            "empty", "insns run", "checked", "bytes", "bits/insn");
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < 4; k++) {
         for (size_t s = 0; s < nsets[k]; s++) {
             const row *r = &rows[k][s];
 
@@ -708,7 +710,8 @@ int tb_cli_roundtrip(int argc, char **argv)
         if (!strcmp(a, "--scenario"))
             scn = v;
         else if (!strcmp(a, "--protocol") &&
-                 (!strcmp(v, "ptm") || !strcmp(v, "etmv3") || !strcmp(v, "etmv1")))
+                 (!strcmp(v, "ptm") || !strcmp(v, "etmv3") || !strcmp(v, "etmv1") ||
+                  !strcmp(v, "etmv2")))
             proto = v;
         else if (!strcmp(a, "--options"))
             opts = v;
@@ -742,8 +745,8 @@ int tb_cli_roundtrip(int argc, char **argv)
                              : suite(pdir, vdir, proto, max ? max : 200000, only, reports, quiet);
     if (!prog || (out && !proto))
         return usage();
-    if (vcd && (!proto || strcmp(proto, "etmv1") || !out)) {
-        fprintf(stderr, "tracebench roundtrip: --vcd: needs --protocol etmv1 (a trace port "
+    if (vcd && (!proto || (strcmp(proto, "etmv1") && strcmp(proto, "etmv2")) || !out)) {
+        fprintf(stderr, "tracebench roundtrip: --vcd: needs --protocol etmv1|etmv2 (a trace port "
                 "capture; %s has no port signals) and --out DIR\n", proto ? proto : "ptm/etmv3");
         return RT_EXIT_USAGE;
     }

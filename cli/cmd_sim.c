@@ -64,10 +64,10 @@ static int usage_to(FILE *f, int rc)
 {
     fprintf(f, "usage: tracebench sim PROGRAM [--scenario S.ini] [--truth FILE]\n"
                     "       [--format text|json] [--cpu a15|a9|a7] [--raw ADDR] [--max N|unlimited]\n"
-                    "       [--quiet] [--data] [--protocol ptm|etmv3|etmv1 [--options LIST] --out DIR\n"
+                    "       [--quiet] [--data] [--protocol ptm|etmv3|etmv1|etmv2 [--options LIST] --out DIR\n"
                     "       [--buffer coresight|raw] [--vcd FILE]]\n"
                     "  --truth FILE: the ground truth (- for stdout); not written otherwise\n"
-                    "  --vcd FILE: (etmv1) the port capture also as a VCD for a waveform viewer\n"
+                    "  --vcd FILE: (etmv1, etmv2) the port capture also as a VCD for a waveform viewer\n"
                     "  --data: a data record (D) per memory transfer in the run\n"
                     "  --raw ADDR: PROGRAM is a raw image loaded at ADDR; bit 0 set: start in Thumb\n"
                     "  --max N: the budget, N instructions and N exceptions (default: the\n"
@@ -199,8 +199,8 @@ int tb_cli_sim(int argc, char **argv)
     }
     if (!prog || (!proto && (options || out || vcd)) || (proto && !out))
         return usage();
-    if (vcd && strcmp(proto, "etmv1")) {
-        fprintf(stderr, "tracebench sim: --vcd: only for --protocol etmv1 (a trace port "
+    if (vcd && strcmp(proto, "etmv1") && strcmp(proto, "etmv2")) {
+        fprintf(stderr, "tracebench sim: --vcd: only for --protocol etmv1|etmv2 (a trace port "
                 "capture); %s has no port signals\n", proto);
         return 2;
     }
@@ -211,6 +211,8 @@ int tb_cli_sim(int argc, char **argv)
             tb_encoder_opts_init(&eo, TB_PROTO_ETMV3);
         else if (!strcmp(proto, "etmv1"))
             tb_encoder_opts_init(&eo, TB_PROTO_ETMV1);
+        else if (!strcmp(proto, "etmv2"))
+            tb_encoder_opts_init(&eo, TB_PROTO_ETMV2);
         else
             return usage();
     }
@@ -288,9 +290,9 @@ int tb_cli_sim(int argc, char **argv)
         tb_config cfg;
 
         tb_encoder_config(&eo, &cfg);
-        /* An ETMv1 port capture is never CoreSight-formatted. */
+        /* An ETMv1/ETMv2 port capture is never CoreSight-formatted. */
         if (!(snap = tb_encoder_snapshot_open(out, &cfg,
-                                              !raw_buffer && cfg.protocol != TB_PROTO_ETMV1,
+                                              !raw_buffer && !tb_protocol_is_port(cfg.protocol),
                                               err, sizeof err))) {
             fprintf(stderr, "tracebench sim: %s\n", err);
             goto done;

@@ -207,22 +207,24 @@ static int load_list(const char *path, vec *v, size_t *n)
         const vec *c = &v[i];
 
         bool etmv1 = !strcmp(c->protocol, "etmv1");
+        bool port = etmv1 || !strcmp(c->protocol, "etmv2");
 
         if (!c->program[0] ||
-            (strcmp(c->protocol, "ptm") && strcmp(c->protocol, "etmv3") && !etmv1) ||
+            (strcmp(c->protocol, "ptm") && strcmp(c->protocol, "etmv3") && !port) ||
             (strcmp(c->buffer, "coresight") && strcmp(c->buffer, "raw") &&
              (strcmp(c->buffer, "dstream") || !c->program2[0])) ||
             !c->about[0]) {
             fprintf(stderr, "tracebench vectors: %s: [%s] needs program, protocol "
-                            "ptm|etmv3|etmv1, buffer coresight|raw (dstream with a second "
+                            "ptm|etmv3|etmv1|etmv2, buffer coresight|raw (dstream with a second "
                             "source) and about\n", path, c->name);
             return -1;
         }
-        /* ETMv1 is a trace port capture (docs/etmv1.md 2): never CoreSight
-         * frames, one source, and OpenCSD has no decoder for it. */
-        if (etmv1 && (strcmp(c->buffer, "raw") || c->program2[0] || c->opencsd[0])) {
-            fprintf(stderr, "tracebench vectors: %s: [%s] an etmv1 vector needs buffer raw, "
-                            "no second source and no opencsd key\n", path, c->name);
+        /* ETMv1/ETMv2 is a trace port capture (docs/etmv1.md 2): never
+         * CoreSight frames, one source, and OpenCSD has no decoder for it. */
+        if (port && (strcmp(c->buffer, "raw") || c->program2[0] || c->opencsd[0])) {
+            fprintf(stderr, "tracebench vectors: %s: [%s] an %s vector needs buffer raw, "
+                            "no second source and no opencsd key\n", path, c->name,
+                    c->protocol);
             return -1;
         }
         if (c->openocd[0] && !etmv1) {
@@ -367,6 +369,7 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
 {
     char path[1024], bpi[32];
     bool etmv1 = !strcmp(v->protocol, "etmv1");
+    bool etmv2 = !strcmp(v->protocol, "etmv2");
     FILE *f;
 
     strf(path, sizeof path, "%s/README.md", dir);
@@ -379,19 +382,23 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
     fprintf(f, "| program | `%s` (vectors/programs) |\n", v->program);
     fprintf(f, "| scenario | `%s` |\n", scn_name);
     fprintf(f, "| protocol | %s |\n", !strcmp(v->protocol, "ptm")     ? "PTM (PFT)"
-                                      : !strcmp(v->protocol, "etmv1") ? "ETMv1"
+                                      : etmv1                         ? "ETMv1"
+                                      : etmv2                         ? "ETMv2"
                                                                       : "ETMv3");
     fprintf(f, "| options | `%s` |\n", v->options[0] ? v->options : "(plain)");
-    if (etmv1)
-        fprintf(f, "| trace ID | none (ETMv1 has no trace ID) |\n");
+    if (etmv1 || etmv2)
+        fprintf(f, "| trace ID | none (ETMv%d has no trace ID) |\n", etmv1 ? 1 : 2);
     else
         fprintf(f, "| trace ID | 0x%02X |\n", v->trace_id);
     fprintf(f, "| buffer | %s (`%s`) |\n",
             etmv1                      ? "ETMv1 trace port capture, a sample per cycle "
                                          "(docs/etmv1.md 2)"
+            : etmv2                    ? "ETMv2 trace port capture, a sample per cycle "
+                                         "(docs/etmv2.md 2)"
             : !strcmp(v->buffer, "raw") ? "raw source stream"
                                         : "CoreSight formatted frames",
-            etmv1 ? "etmv1_port" : !strcmp(v->buffer, "raw") ? "source_data" : "coresight");
+            etmv1 ? "etmv1_port" : etmv2 ? "etmv2_port"
+            : !strcmp(v->buffer, "raw") ? "source_data" : "coresight");
     fprintf(f, "| instruction cap | %llu |\n", (unsigned long long)v->max_insns);
     fprintf(f, "| instructions executed | %llu (stop: %s) |\n",
             (unsigned long long)res->sim.insns, tb_sim_stop_name(res->sim.stop));
@@ -409,6 +416,8 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
     if (etmv1)
         fprintf(f, "| OpenOCD 0.12 `etm analyze` | %s |\n",
                 v->openocd[0] ? v->openocd : "lists decode.addr's instructions");
+    else if (etmv2)
+        fprintf(f, "| independent decoder | none exists (no open ETMv2 decoder was found) |\n");
     else
         fprintf(f, "| OpenCSD 1.3.3 | %s |\n",
                 v->opencsd[0] ? v->opencsd : "decodes it to the ground truth");
@@ -428,9 +437,16 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
     if (v->n_ranges)
         fprintf(f, "- `filter.txt`: the ViewInst address ranges.\n");
     fprintf(f, "\n");
-    if (etmv1)
-        /* OpenCSD has no ETMv1 decoder; OpenOCD reads the capture in its
-         * `etm load` form (tests/test_vectors.c writes it). */
+    if (etmv2)
+        fprintf(f, "## UNVERIFIED encoding\n\n"
+                   "This capture rests on the unverified ETMv2 values of docs/etmv2.md 6 "
+                   "(include/tracebench/etmv2.h): the PIPESTAT codes (IHI0014Q Table 6.1), "
+                   "the TFO header bytes (Table 6.6) and the TFO value layout were not found "
+                   "in any public source.  Its bytes are tracebench's model, not the spec; "
+                   "decode.addr, derived from the ground truth, does not depend on them.\n\n");
+    if (etmv1 || etmv2)
+        /* OpenCSD has no ETMv1/v2 decoder; OpenOCD reads ETMv1 captures in
+         * their `etm load` form (tests/test_vectors.c writes it). */
         fprintf(f, "## Decoding it\n\n```\ntracebench decode . --format addr\n```\n");
     else
         fprintf(f, "## Decoding it\n\n```\ntrc_pkt_lister -ss_dir . -id 0x%02X -decode\n"
@@ -514,7 +530,8 @@ static int write_index(const char *out, const vec *v, size_t n, const char *cata
         fprintf(f, "| [%s](%s/README.md) | %s | %s | %s | %s | %llu | %llu | %s | %s | %s |\n",
                 v[i].name, v[i].name, prog, proto, opts, v[i].buffer,
                 (unsigned long long)v[i].insns, (unsigned long long)v[i].bytes, bpi,
-                !strcmp(v[i].protocol, "etmv1") ? "no ETMv1"
+                !strcmp(v[i].protocol, "etmv1")   ? "no ETMv1"
+                : !strcmp(v[i].protocol, "etmv2") ? "no ETMv2"
                 : v[i].opencsd[0]               ? v[i].opencsd
                                                 : "match",
                 v[i].about);
@@ -654,6 +671,7 @@ static int run_vector(vec *v, const paths *p, const char *out)
     static overflows ovf;
     tb_protocol proto = !strcmp(v->protocol, "ptm")     ? TB_PROTO_PTM
                         : !strcmp(v->protocol, "etmv1") ? TB_PROTO_ETMV1
+                        : !strcmp(v->protocol, "etmv2") ? TB_PROTO_ETMV2
                                                         : TB_PROTO_ETMV3;
     int r;
 
@@ -728,8 +746,8 @@ static int run_vector(vec *v, const paths *p, const char *out)
         strf(buf, sizeof buf, "%s/trace_buffer.bin", dir);
         v->buf_bytes = file_size(buf);
     }
-    /* ETMv1 has no trace ID: the snapshot's only source (-1). */
-    r = write_decode_addr(dir, "decode.addr", proto == TB_PROTO_ETMV1 ? -1 : v->trace_id, err,
+    /* ETMv1/v2 have no trace ID: the snapshot's only source (-1). */
+    r = write_decode_addr(dir, "decode.addr", tb_protocol_is_port(proto) ? -1 : v->trace_id, err,
                           sizeof err);
     if (r < 0) {
         fprintf(stderr, "tracebench vectors: %s: decode.addr: %s\n", v->name, err);

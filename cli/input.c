@@ -7,7 +7,8 @@
 
 #include "input.h"
 #include "tracebench/encoder.h"
-#include "tracebench/etmv1.h"
+#include "tracebench/etm_port.h"
+#include "tracebench/etmv2.h"
 
 static const char *const reg_flags[4] = {"--etmcr", "--etmidr", "--etmccer", "--traceid"};
 
@@ -28,7 +29,7 @@ void tb_cli_input_usage(FILE *f, const char *cmd, bool memory)
 
     fprintf(f,
             "usage: tracebench %s DIR [--id ID|all]%s\n"
-            "       tracebench %s FILE --protocol etmv3|ptm|etmv1 [--options LIST]\n"
+            "       tracebench %s FILE --protocol etmv3|ptm|etmv1|etmv2 [--options LIST]\n"
             "              [--etmcr X] [--etmidr X] [--etmccer X] [--traceid X]\n"
             "              [--formatted|--raw] [--id ID|all]%s%s\n"
             "\n"
@@ -51,9 +52,10 @@ void tb_cli_input_usage(FILE *f, const char *cmd, bool memory)
     fprintf(f,
             "\n"
             "A raw trace buffer FILE (an ETB/ETR dump, no snapshot directory):\n"
-            "  --protocol P     etmv3, ptm or etmv1 (required; an etmv1 FILE is a port\n"
-            "                   capture, docs/etmv1.md, whose header gives the\n"
-            "                   configuration: --options gives only vectors=ADDR)\n"
+            "  --protocol P     etmv3, ptm, etmv1 or etmv2 (required; an etmv1/etmv2 FILE\n"
+            "                   is a port capture, docs/etmv1.md, docs/etmv2.md, whose\n"
+            "                   header gives the configuration: --options gives only\n"
+            "                   vectors=ADDR)\n"
             "  --options LIST   the configuration as an encoder option list: ca, ts, bb, rs,\n"
             "                   alt, vmid, ctxid=N, v=MINOR, id=ID (README.md)\n"
             "  --etmcr X, --etmidr X, --etmccer X, --traceid X\n"
@@ -164,8 +166,8 @@ int tb_cli_input_arg(tb_cli_input *in, int argc, char **argv, int *i)
             in->id = (int)id;
         }
     } else if (!strcmp(a, "--protocol")) {
-        if (strcmp(v, "etmv3") && strcmp(v, "ptm") && strcmp(v, "etmv1"))
-            return usage_error(in, "--protocol %s: use etmv3, ptm or etmv1", v);
+        if (strcmp(v, "etmv3") && strcmp(v, "ptm") && strcmp(v, "etmv1") && strcmp(v, "etmv2"))
+            return usage_error(in, "--protocol %s: use etmv3, ptm, etmv1 or etmv2", v);
         in->protocol = v;
     } else if (!strcmp(a, "--options")) {
         in->options = v;
@@ -195,35 +197,57 @@ static bool raw_options_given(const tb_cli_input *in, const char **which)
     return *which != NULL;
 }
 
-/* An ETMv1 port capture: the configuration from its header (docs/etmv1.md
- * 2), the vector base from --options. */
-static int etmv1_file_config(tb_cli_input *in, const tb_encoder_opts *o, tb_config *cfg)
+/* An ETMv1/ETMv2 port capture: the configuration from its header
+ * (docs/etmv1.md 2, docs/etmv2.md 2), the vector base from --options. */
+static int port_file_config(tb_cli_input *in, tb_protocol proto, const tb_encoder_opts *o,
+                            tb_config *cfg)
 {
-    uint8_t hdr[TB_ETMV1_HDR_BYTES];
-    tb_etmv1_config c;
+    uint8_t hdr[TB_ETM_PORT_HDR_BYTES];
     FILE *f = fopen(in->path, "rb");
     size_t n = f ? fread(hdr, 1, sizeof hdr, f) : 0;
+    unsigned v = proto == TB_PROTO_ETMV2 ? 2 : 1;
+    uint32_t etmcr = 0;
+    uint8_t minor = 0;
+    int bad;
 
     if (f)
         fclose(f);
     if (in->have_reg[1] || in->have_reg[2] || in->have_reg[3] || in->formatted == 1 ||
         in->id_given) {
-        fprintf(stderr, "tracebench %s: an ETMv1 port capture has no ETMIDR, ETMCCER or "
-                        "trace ID and is never CoreSight-formatted\n", in->cmd);
+        fprintf(stderr, "tracebench %s: an ETMv%u port capture has no ETMIDR, ETMCCER or "
+                        "trace ID and is never CoreSight-formatted\n", in->cmd, v);
         return 2;
     }
-    if (n != sizeof hdr || tb_etmv1_capture_parse_header(hdr, &c) < 0) {
-        fprintf(stderr, "tracebench %s: %s: not an ETMv1 port capture (docs/etmv1.md 2: "
-                        "16-byte header, magic TBETMCAP)\n", in->cmd, in->path);
+    if (proto == TB_PROTO_ETMV2) {
+        tb_etmv2_config c;
+
+        bad = n != sizeof hdr || tb_etmv2_capture_parse_header(hdr, &c) < 0;
+        if (!bad) {
+            etmcr = tb_etmv2_etmcr(&c);
+            minor = c.minor;
+        }
+    } else {
+        tb_etmv1_config c;
+
+        bad = n != sizeof hdr || tb_etmv1_capture_parse_header(hdr, &c) < 0;
+        if (!bad) {
+            etmcr = tb_etmv1_etmcr(&c);
+            minor = c.minor;
+        }
+    }
+    if (bad) {
+        fprintf(stderr, "tracebench %s: %s: not an ETMv%u port capture (docs/etmv1.md 2: "
+                        "16-byte header, magic TBETMCAP, protocol %u)\n", in->cmd, in->path,
+                v, v);
         return 1;
     }
-    if (in->have_reg[0] && in->reg[0] != tb_etmv1_etmcr(&c)) {
+    if (in->have_reg[0] && in->reg[0] != etmcr) {
         fprintf(stderr, "tracebench %s: --etmcr 0x%08X disagrees with the capture's ETMCR "
-                        "0x%08X\n", in->cmd, (unsigned)in->reg[0],
-                (unsigned)tb_etmv1_etmcr(&c));
+                        "0x%08X\n", in->cmd, (unsigned)in->reg[0], (unsigned)etmcr);
         return 2;
     }
-    if (tb_config_from_etmv1(cfg, tb_etmv1_etmcr(&c), c.minor, o->vector_base) < 0) {
+    if ((proto == TB_PROTO_ETMV2 ? tb_config_from_etmv2 : tb_config_from_etmv1)(
+            cfg, etmcr, minor, o->vector_base) < 0 || (o->vector_base & 0x1F)) {
         fprintf(stderr, "tracebench %s: --options %s: vectors= must be 32-byte aligned\n",
                 in->cmd, in->options ? in->options : "");
         return 2;
@@ -251,15 +275,16 @@ static int open_file(tb_cli_input *in)
                 in->cmd, in->path, in->need_memory ? " and --memory" : "", in->cmd);
         return 2;
     }
-    proto = !strcmp(in->protocol, "etmv1") ? TB_PROTO_ETMV1
-            : strcmp(in->protocol, "ptm") ? TB_PROTO_ETMV3 : TB_PROTO_PTM;
+    proto = !strcmp(in->protocol, "etmv1")   ? TB_PROTO_ETMV1
+            : !strcmp(in->protocol, "etmv2") ? TB_PROTO_ETMV2
+            : strcmp(in->protocol, "ptm")    ? TB_PROTO_ETMV3 : TB_PROTO_PTM;
     tb_encoder_opts_init(&o, proto);
     if (in->options && tb_encoder_opts_parse(&o, in->options, err, sizeof err) < 0) {
         fprintf(stderr, "tracebench %s: --options %s: %s\n", in->cmd, in->options, err);
         return 2;
     }
-    if (proto == TB_PROTO_ETMV1) {
-        int rc = etmv1_file_config(in, &o, &cfg);
+    if (tb_protocol_is_port(proto)) {
+        int rc = port_file_config(in, proto, &o, &cfg);
 
         if (rc)
             return rc;
@@ -424,8 +449,8 @@ void tb_cli_input_close(tb_cli_input *in)
 
 static const char *file_format(const tb_cli_input *in)
 {
-    if (in->n && in->srcs[0].cfg.protocol == TB_PROTO_ETMV1)
-        return "etmv1_port";
+    if (in->n && tb_protocol_is_port(in->srcs[0].cfg.protocol))
+        return tb_port_format_name(in->srcs[0].cfg.protocol);
     return in->formatted == 1 ? "coresight" : "source_data";
 }
 

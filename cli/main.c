@@ -57,8 +57,9 @@ bool tb_cli_wants_help(int argc, char **argv)
 
 void tb_cli_source_label(const tb_config *cfg, char *buf, size_t len)
 {
-    if (cfg->protocol == TB_PROTO_ETMV1)
-        snprintf(buf, len, "ETMv1.%u, %u-bit port", cfg->arch_minor, cfg->port_width);
+    if (cfg->protocol == TB_PROTO_ETMV1 || cfg->protocol == TB_PROTO_ETMV2)
+        snprintf(buf, len, "ETMv%c.%u, %u-bit port", cfg->protocol == TB_PROTO_ETMV1 ? '1' : '2',
+                 cfg->arch_minor, cfg->port_width);
     else
         snprintf(buf, len, "%s%u, trace ID 0x%02x",
                  cfg->protocol == TB_PROTO_PTM ? "PFT1." : "ETMv3.", cfg->arch_minor,

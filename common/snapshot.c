@@ -725,12 +725,14 @@ static void etmidr_name(uint32_t etmidr, char *buf, size_t len)
                  major, minor);
 }
 
-/* An ETMv1 source (docs/etmv1.md 2; type=ETMv1.x, which OpenCSD does
- * not know): ETMCR, MINOR_VERSION and PORT_WIDTH (which must agree with
- * ETMCR[6:4]), VECTOR_BASE (0 when absent). */
+/* An ETMv1 or ETMv2 source (docs/etmv1.md 2, docs/etmv2.md 2;
+ * type=ETMv1.x / ETMv2.x, which OpenCSD does not know): ETMCR,
+ * MINOR_VERSION and PORT_WIDTH (which must agree with ETMCR[6:4]),
+ * VECTOR_BASE (0 when absent). */
 static int etmv1_source_config(const tb_snapshot *s, const tb_snap_device *d,
                                tb_config *cfg, char *err, size_t errlen)
 {
+    bool v2 = strncasecmp(d->type, "ETMv2", 5) == 0;
     static const char *const names[3] = {"ETMCR", "MINOR_VERSION", "PORT_WIDTH"};
     uint32_t v[3], vb = 0;
     size_t i;
@@ -739,21 +741,23 @@ static int etmv1_source_config(const tb_snapshot *s, const tb_snap_device *d,
     for (i = 0; i < 3; i++) {
         rc = tb_snap_device_reg(d, names[i], &v[i]);
         if (rc < 0) {
-            snprintf(err, errlen, "%s/%s: register %s of ETMv1 source %s is %s: an "
-                     "ETMv1 decoder needs ETMCR, MINOR_VERSION and PORT_WIDTH", s->dir,
-                     d->ini, names[i], d->name,
-                     rc == TB_ERR_NOT_FOUND ? "missing" : "wider than 32 bits");
+            snprintf(err, errlen, "%s/%s: register %s of ETMv%d source %s is %s: an "
+                     "ETMv%d decoder needs ETMCR, MINOR_VERSION and PORT_WIDTH", s->dir,
+                     d->ini, names[i], v2 ? 2 : 1, d->name,
+                     rc == TB_ERR_NOT_FOUND ? "missing" : "wider than 32 bits", v2 ? 2 : 1);
             return TB_ERR_CONFIG;
         }
     }
     rc = tb_snap_device_reg(d, "VECTOR_BASE", &vb);
     if ((rc < 0 && rc != TB_ERR_NOT_FOUND) || v[1] > 3 ||
-        tb_config_from_etmv1(cfg, v[0], (uint8_t)v[1], rc < 0 ? 0 : vb) < 0 ||
+        (v2 ? tb_config_from_etmv2 : tb_config_from_etmv1)(cfg, v[0], (uint8_t)v[1],
+                                                           rc < 0 ? 0 : vb) < 0 ||
         cfg->port_width != v[2] || (cfg->vector_base & 0x1F)) {
-        snprintf(err, errlen, "%s/%s: ETMv1 source %s: ETMCR 0x%08X, MINOR_VERSION %u, "
-                 "PORT_WIDTH %u and VECTOR_BASE do not make an ETMv1.0-1.3 port of "
-                 "4, 8 or 16 bits (ETMCR[6:4] = 0, 1 or 2)", s->dir, d->ini, d->name,
-                 (unsigned)v[0], (unsigned)v[1], (unsigned)v[2]);
+        snprintf(err, errlen, "%s/%s: ETMv%d source %s: ETMCR 0x%08X, MINOR_VERSION %u, "
+                 "PORT_WIDTH %u and VECTOR_BASE do not make an %s port of "
+                 "4, 8 or 16 bits (ETMCR[6:4] = 0, 1 or 2)", s->dir, d->ini, v2 ? 2 : 1,
+                 d->name, (unsigned)v[0], (unsigned)v[1], (unsigned)v[2],
+                 v2 ? "ETMv2.0" : "ETMv1.0-1.3");
         return TB_ERR_CONFIG;
     }
     return 0;
@@ -780,7 +784,7 @@ int tb_snapshot_source_config(const tb_snapshot *s, const tb_snap_source *src,
                  s->dir, src->name);
         return TB_ERR_NOT_FOUND;
     }
-    if (strncasecmp(d->type, "ETMv1", 5) == 0)
+    if (strncasecmp(d->type, "ETMv1", 5) == 0 || strncasecmp(d->type, "ETMv2", 5) == 0)
         return etmv1_source_config(s, d, cfg, err, errlen);
     /* The decoder comes from the type's prefix; the minor version from
      * ETMIDR, not from the ".x" (protocol-notes 5.2). */
@@ -1058,7 +1062,8 @@ int tb_snap_buffer_frame_flags(const tb_snap_buffer *b, unsigned *flags)
     *flags = 0;
     /* An ETMv1 port capture (docs/etmv1.md 2) is one source's bytes. */
     if (strcasecmp(b->format, "source_data") == 0 ||
-        strcasecmp(b->format, "etmv1_port") == 0)
+        strcasecmp(b->format, "etmv1_port") == 0 ||
+        strcasecmp(b->format, "etmv2_port") == 0)
         return 1;
     if (strcasecmp(b->format, "coresight") == 0) {
         *flags = TB_FRAME_MEM_ALIGNED;
@@ -1189,7 +1194,8 @@ int tb_snapshot_write(const char *dir, const tb_snap_out_source *sources,
     }
     if (strcmp(format, "coresight") != 0 &&
         strcmp(format, "dstream_coresight") != 0 &&
-        !((strcmp(format, "source_data") == 0 || strcmp(format, "etmv1_port") == 0) &&
+        !((strcmp(format, "source_data") == 0 || strcmp(format, "etmv1_port") == 0 ||
+           strcmp(format, "etmv2_port") == 0) &&
           n_sources == 1)) {
         snprintf(err, errlen, "snapshot writer: format '%s' (with %zu "
                  "sources) not writable", format, n_sources);
@@ -1211,16 +1217,18 @@ int tb_snapshot_write(const char *dir, const tb_snap_out_source *sources,
         }
         if (src->cfg->protocol != TB_PROTO_ETMV3 &&
             src->cfg->protocol != TB_PROTO_PTM &&
-            src->cfg->protocol != TB_PROTO_ETMV1) {
+            !tb_protocol_is_port(src->cfg->protocol)) {
             snprintf(err, errlen, "snapshot writer: source %s has no protocol",
                      src->name);
             return TB_ERR_INVAL;
         }
-        /* An ETMv1 port capture and nothing else in etmv1_port. */
-        if ((src->cfg->protocol == TB_PROTO_ETMV1) !=
-            (strcmp(format, "etmv1_port") == 0)) {
-            snprintf(err, errlen, "snapshot writer: source %s: ETMv1 needs buffer "
-                     "format etmv1_port, and that format ETMv1", src->name);
+        /* An ETMv1 port capture and nothing else in etmv1_port (ETMv2:
+         * etmv2_port). */
+        if ((src->cfg->protocol == TB_PROTO_ETMV1) != (strcmp(format, "etmv1_port") == 0) ||
+            (src->cfg->protocol == TB_PROTO_ETMV2) != (strcmp(format, "etmv2_port") == 0)) {
+            snprintf(err, errlen, "snapshot writer: source %s: ETMv1/ETMv2 need buffer "
+                     "format etmv1_port/etmv2_port, and those formats that protocol",
+                     src->name);
             return TB_ERR_INVAL;
         }
         for (j = 0; j < i; j++)
@@ -1256,11 +1264,12 @@ int tb_snapshot_write(const char *dir, const tb_snap_out_source *sources,
         char name[64];
         /* ETMv1 (docs/etmv1.md 2): no ETMIDR, ETMCCER or trace ID; the
          * minor version, the port width and the vector base as regs. */
-        if (c->protocol == TB_PROTO_ETMV1)
-            tprintf(&t, "[device]\nname=%s\nclass=trace_source\ntype=ETMv1.%u\n\n"
+        if (tb_protocol_is_port(c->protocol))
+            tprintf(&t, "[device]\nname=%s\nclass=trace_source\ntype=ETMv%u.%u\n\n"
                         "[regs]\nETMCR(0x000)=0x%08X\nMINOR_VERSION=%u\n"
                         "PORT_WIDTH=%u\nVECTOR_BASE=0x%08X\n",
-                    sources[i].name, (unsigned)c->arch_minor, (unsigned)c->etmcr,
+                    sources[i].name, c->protocol == TB_PROTO_ETMV2 ? 2u : 1u,
+                    (unsigned)c->arch_minor, (unsigned)c->etmcr,
                     (unsigned)c->arch_minor, (unsigned)c->port_width,
                     (unsigned)c->vector_base);
         else

@@ -212,3 +212,23 @@ int tb_config_from_etmv1(tb_config *cfg, uint32_t etmcr, uint8_t minor,
         return TB_ERR_CONFIG; /* context IDs from ETMv1.2 (IHI0014Q 5.6.3) */
     return TB_OK;
 }
+
+const char *tb_port_format_name(tb_protocol p)
+{
+    return p == TB_PROTO_ETMV1 ? "etmv1_port" : p == TB_PROTO_ETMV2 ? "etmv2_port" : NULL;
+}
+
+int tb_config_from_etmv2(tb_config *cfg, uint32_t etmcr, uint8_t minor,
+                         uint32_t vector_base)
+{
+    int rc;
+
+    /* The ETMCR fields are ETMv1's (IHI0014Q 3.5.1); ETMv2.0 only. */
+    if (minor != 0)
+        return TB_ERR_CONFIG;
+    if ((rc = tb_config_from_etmv1(cfg, etmcr, 3, vector_base)) < 0)
+        return rc;
+    cfg->protocol = TB_PROTO_ETMV2;
+    cfg->arch_minor = minor;
+    return TB_OK;
+}

@@ -6,7 +6,7 @@
 #include "fused.h"
 #include "tracebench/classify.h"
 #include "tracebench/decoder.h"
-#include "tracebench/etmv1.h"
+#include "tracebench/etmv2.h"
 #include "tracebench/parser.h"
 #include "tracebench/stream.h"
 
@@ -17,6 +17,7 @@ struct tb_decoder {
         tb_etmv3_decoder *etmv3;
         tb_ptm_decoder *ptm;
         tb_etmv1_decoder *etmv1;
+        tb_etmv2_decoder *etmv2;
     } u;
 };
 
@@ -25,11 +26,14 @@ tb_decoder *tb_decoder_new(const tb_config *cfg, const tb_memimage *mem)
     tb_decoder *d;
 
     tb_etmv1_config v1;
+    tb_etmv2_config v2;
 
     if (!cfg || !mem || (cfg->protocol != TB_PROTO_ETMV3 && cfg->protocol != TB_PROTO_PTM &&
-                         cfg->protocol != TB_PROTO_ETMV1))
+                         cfg->protocol != TB_PROTO_ETMV1 && cfg->protocol != TB_PROTO_ETMV2))
         return NULL;
     if (cfg->protocol == TB_PROTO_ETMV1 && tb_etmv1_config_from_tb(&v1, cfg) < 0)
+        return NULL;
+    if (cfg->protocol == TB_PROTO_ETMV2 && tb_etmv2_config_from_tb(&v2, cfg) < 0)
         return NULL;
     d = calloc(1, sizeof *d);
     if (!d)
@@ -40,6 +44,8 @@ tb_decoder *tb_decoder_new(const tb_config *cfg, const tb_memimage *mem)
         d->u.etmv3 = tb_etmv3_decoder_new(cfg, mem);
     else if (d->protocol == TB_PROTO_ETMV1)
         d->u.etmv1 = tb_etmv1_decoder_new(&v1, mem);
+    else if (d->protocol == TB_PROTO_ETMV2)
+        d->u.etmv2 = tb_etmv2_decoder_new(&v2, mem);
     else
         d->u.ptm = tb_ptm_decoder_new(cfg, mem);
     if (!d->u.etmv3 && !d->u.ptm) {
@@ -57,6 +63,8 @@ void tb_decoder_free(tb_decoder *d)
         tb_etmv3_decoder_free(d->u.etmv3);
     else if (d->protocol == TB_PROTO_ETMV1)
         tb_etmv1_decoder_free(d->u.etmv1);
+    else if (d->protocol == TB_PROTO_ETMV2)
+        tb_etmv2_decoder_free(d->u.etmv2);
     else
         tb_ptm_decoder_free(d->u.ptm);
     free(d);
@@ -71,6 +79,8 @@ int tb_decoder_packet(tb_decoder *d, const tb_packet *pkt, tb_element_cb cb,
         return tb_etmv3_decoder_packet(d->u.etmv3, pkt, cb, ctx);
     if (d->protocol == TB_PROTO_ETMV1)
         return tb_etmv1_decoder_packet(d->u.etmv1, pkt, cb, ctx);
+    if (d->protocol == TB_PROTO_ETMV2)
+        return tb_etmv2_decoder_packet(d->u.etmv2, pkt, cb, ctx);
     return tb_ptm_decoder_packet(d->u.ptm, pkt, cb, ctx);
 }
 
@@ -82,6 +92,8 @@ int tb_decoder_finish(tb_decoder *d, tb_element_cb cb, void *ctx)
         return tb_etmv3_decoder_finish(d->u.etmv3, cb, ctx);
     if (d->protocol == TB_PROTO_ETMV1)
         return tb_etmv1_decoder_finish(d->u.etmv1, cb, ctx);
+    if (d->protocol == TB_PROTO_ETMV2)
+        return tb_etmv2_decoder_finish(d->u.etmv2, cb, ctx);
     return tb_ptm_decoder_finish(d->u.ptm, cb, ctx);
 }
 
@@ -161,6 +173,8 @@ static bool same_protocol(const tb_decoder *d, tb_parser *p)
 {
     if (d->protocol == TB_PROTO_ETMV1 || tb_parser_etmv1(p))
         return d->protocol == TB_PROTO_ETMV1 && tb_parser_etmv1(p);
+    if (d->protocol == TB_PROTO_ETMV2 || tb_parser_etmv2(p))
+        return d->protocol == TB_PROTO_ETMV2 && tb_parser_etmv2(p);
     return (d->protocol == TB_PROTO_ETMV3) == (tb_parser_etmv3(p) != NULL);
 }
 
@@ -171,7 +185,7 @@ int tb_decoder_push(tb_decoder *d, tb_parser *p, const uint8_t *data, size_t len
 
     if (!d || !p || (!data && len) || !same_protocol(d, p))
         return TB_ERR_INVAL;
-    if (d->protocol == TB_PROTO_ETMV1)
+    if (d->protocol == TB_PROTO_ETMV1 || d->protocol == TB_PROTO_ETMV2)
         return push_packets(d, p, data, len, index, NULL, cb, ctx);
     tb_span_cur_flat(&cur, index);
     return push_fused(d, p, data, len, &cur, cb, ctx);
@@ -188,7 +202,7 @@ int tb_decoder_push_span(tb_decoder *d, tb_parser *p, const uint8_t *data,
         return TB_ERR_INVAL;
     if (!len)
         return 0;
-    if (d->protocol == TB_PROTO_ETMV1)
+    if (d->protocol == TB_PROTO_ETMV1 || d->protocol == TB_PROTO_ETMV2)
         return push_packets(d, p, data, len, 0, map, cb, ctx);
     tb_span_cur_init(&cur, map);
     return push_fused(d, p, data, len, &cur, cb, ctx);
@@ -218,6 +232,8 @@ void tb_decoder_reset(tb_decoder *d)
         tb_etmv3_decoder_reset(d->u.etmv3);
     else if (d->protocol == TB_PROTO_ETMV1)
         tb_etmv1_decoder_reset(d->u.etmv1);
+    else if (d->protocol == TB_PROTO_ETMV2)
+        tb_etmv2_decoder_reset(d->u.etmv2);
     else
         tb_ptm_decoder_reset(d->u.ptm);
 }

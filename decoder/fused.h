@@ -173,11 +173,11 @@ tb_etmv3_parser *tb_parser_etmv3(tb_parser *p);
 tb_etmv3_decoder *tb_decoder_etmv3(tb_decoder *d);
 tb_ptm_parser *tb_parser_ptm(tb_parser *p);
 tb_ptm_decoder *tb_decoder_ptm(tb_decoder *d);
-/* ETMv1 has no fused path (decoder.c takes the packet path): its parser
- * behind a tb_parser, and tb_parser_push_span for it (parser.c). */
+/* ETMv1 and ETMv2 have no fused path (decoder.c takes the packet path):
+ * their parsers behind a tb_parser (parser.c). */
 typedef struct tb_etmv1_parser tb_etmv1_parser;
 tb_etmv1_parser *tb_parser_etmv1(tb_parser *p);
-int tb_parser_etmv1_span(tb_etmv1_parser *p, const uint8_t *data, size_t len,
-                         const tb_span_map *map, tb_packet_cb cb, void *ctx);
+typedef struct tb_etmv2_parser tb_etmv2_parser;
+tb_etmv2_parser *tb_parser_etmv2(tb_parser *p);
 
 #endif

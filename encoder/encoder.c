@@ -27,7 +27,8 @@ void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol)
         return;
     memset(o, 0, sizeof *o);
     o->protocol = protocol;
-    o->arch_minor = protocol == TB_PROTO_PTM ? 1 : protocol == TB_PROTO_ETMV1 ? 3 : 5;
+    o->arch_minor = protocol == TB_PROTO_PTM ? 1 : protocol == TB_PROTO_ETMV1 ? 3
+                   : protocol == TB_PROTO_ETMV2 ? 0 : 5;
     o->port_width = 8; /* ETMv1 only */
     o->trace_id = 0x10;
     o->sync_period = 1024; /* the period TC2 shows (protocol-notes 1.5) */
@@ -250,6 +251,8 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
         return TB_ERR_INVAL;
     if (o->protocol == TB_PROTO_ETMV1)
         return tb_enc_etmv1_config_err(o, cfg, err, errlen);
+    if (o->protocol == TB_PROTO_ETMV2)
+        return tb_enc_etmv2_config_err(o, cfg, err, errlen);
     ptm = o->protocol == TB_PROTO_PTM;
     v = o->arch_minor;
     if (!ptm && o->protocol != TB_PROTO_ETMV3)
@@ -759,6 +762,8 @@ int tb_encoder_finish(tb_encoder *e)
         return TB_ERR_INVAL;
     if (e->v1)
         return tb_enc_etmv1_finish(e);
+    if (e->v2)
+        return tb_enc_etmv2_finish(e);
     if (e->err)
         return e->err;
     if (e->finished)
@@ -782,6 +787,8 @@ int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
         return TB_ERR_INVAL;
     if (e->v1)
         return tb_enc_etmv1_push(e, r);
+    if (e->v2)
+        return tb_enc_etmv2_push(e, r);
     if (e->err)
         return e->err;
     if (e->finished)
@@ -851,7 +858,7 @@ int tb_encoder_error(const tb_encoder *e)
 
 const tb_encoder_stats *tb_encoder_get_stats(const tb_encoder *e)
 {
-    return e ? (e->v1 ? tb_enc_etmv1_stats(e) : &e->st) : NULL;
+    return e ? (e->v1 ? tb_enc_etmv1_stats(e) : e->v2 ? tb_enc_etmv2_stats(e) : &e->st) : NULL;
 }
 
 const tb_config *tb_encoder_get_config(const tb_encoder *e)
@@ -879,6 +886,15 @@ tb_encoder *tb_encoder_new(const tb_encoder_opts *o, tb_trace_sink sink,
         }
         return e;
     }
+    if (o->protocol == TB_PROTO_ETMV2) {
+        e->sink = sink;
+        e->sink_ctx = ctx;
+        if (tb_encoder_config(o, &e->cfg) < 0 || tb_enc_etmv2_new(e) < 0) {
+            free(e);
+            return NULL;
+        }
+        return e;
+    }
     if (tb_encoder_config(o, &e->cfg) < 0 || !(e->w = tb_writer_new(&e->cfg))) {
         free(e);
         return NULL;
@@ -898,6 +914,8 @@ void tb_encoder_set_packet_cb(tb_encoder *e, tb_packet_cb cb, void *ctx)
         e->pcb_ctx = ctx;
         if (e->v1)
             tb_enc_etmv1_set_cbs(e);
+        if (e->v2)
+            tb_enc_etmv2_set_cbs(e);
     }
 }
 
@@ -908,6 +926,8 @@ void tb_encoder_set_overflow_cb(tb_encoder *e, tb_overflow_cb cb, void *ctx)
         e->ocb_ctx = ctx;
         if (e->v1)
             tb_enc_etmv1_set_cbs(e);
+        if (e->v2)
+            tb_enc_etmv2_set_cbs(e);
     }
 }
 
@@ -916,6 +936,7 @@ void tb_encoder_free(tb_encoder *e)
     if (!e)
         return;
     tb_enc_etmv1_free(e);
+    tb_enc_etmv2_free(e);
     tb_writer_free(e->w);
     free(e);
 }
@@ -1040,14 +1061,15 @@ int tb_encoder_write_snapshot(const char *dir, const tb_config *cfg,
     src.core_type = ptm ? "Cortex-A15" : "Cortex-A7";
     src.regions = regions;
     src.n_regions = n_regions;
-    /* An ETMv1 port capture is never CoreSight-formatted (docs/etmv1.md). */
-    if (cfg->protocol == TB_PROTO_ETMV1 && formatted)
-        return enc_fail(err, errlen, TB_ERR_INVAL, "snapshot: an ETMv1 port capture "
+    /* An ETMv1/v2 port capture is never CoreSight-formatted (docs/etmv1.md). */
+    if (tb_protocol_is_port(cfg->protocol) && formatted)
+        return enc_fail(err, errlen, TB_ERR_INVAL, "snapshot: a trace port capture "
                         "cannot be CoreSight-formatted");
     if (!formatted)
         return tb_snapshot_write(dir, &src, 1, trace, len,
-                                 cfg->protocol == TB_PROTO_ETMV1 ? "etmv1_port"
-                                                                 : "source_data",
+                                 tb_protocol_is_port(cfg->protocol)
+                                     ? tb_port_format_name(cfg->protocol)
+                                     : "source_data",
                                  err, errlen);
     {
         tb_formatter *f = tb_formatter_new(TB_FRAME_MEM_ALIGNED);
@@ -1089,7 +1111,7 @@ tb_encoder_snapshot *tb_encoder_snapshot_open(const char *dir, const tb_config *
     if (err && errlen)
         err[0] = '\0';
     if (!dir || !*dir || !cfg || strlen(dir) >= sizeof s->dir ||
-        (formatted && cfg->protocol == TB_PROTO_ETMV1)) {
+        (formatted && tb_protocol_is_port(cfg->protocol))) {
         enc_fail(err, errlen, TB_ERR_INVAL, "snapshot: bad directory or configuration");
         return NULL;
     }
@@ -1213,7 +1235,9 @@ int tb_encoder_snapshot_close(tb_encoder_snapshot *s, const tb_snap_region *regi
      * then replaces: the same files tb_encoder_write_snapshot writes. */
     rc = tb_snapshot_write(s->dir, &src, 1, none, 0,
                            s->fmt ? "coresight"
-                           : s->cfg.protocol == TB_PROTO_ETMV1 ? "etmv1_port" : "source_data",
+                           : tb_protocol_is_port(s->cfg.protocol)
+                               ? tb_port_format_name(s->cfg.protocol)
+                               : "source_data",
                            err, errlen);
     if (rc >= 0) {
         snprintf(path, sizeof path, "%s/trace_buffer.bin", s->dir);

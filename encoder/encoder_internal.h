@@ -97,6 +97,7 @@ struct tb_encoder {
     /* ETMv1 (etmv1_adapter.c): the port model does everything; the rest
      * of this struct is unused. */
     struct tb_etmv1_encoder *v1;
+    struct tb_etmv2_encoder *v2; /* ETMv2 (etmv2_adapter.c): the same */
 
     uint64_t now;        /* cycle stamp of the record being handled */
     uint64_t prev_cycle; /* cycle stamp of the record before it */
@@ -148,6 +149,16 @@ int tb_enc_etmv1_finish(tb_encoder *e);
 const tb_encoder_stats *tb_enc_etmv1_stats(const tb_encoder *e);
 void tb_enc_etmv1_set_cbs(tb_encoder *e); /* pcb, ocb to the port model */
 void tb_enc_etmv1_free(tb_encoder *e);
+
+/* ETMv2 (etmv2_adapter.c): the same for TB_PROTO_ETMV2. */
+int tb_enc_etmv2_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
+                            size_t errlen);
+int tb_enc_etmv2_new(tb_encoder *e);
+int tb_enc_etmv2_push(tb_encoder *e, const tb_exec_record *r);
+int tb_enc_etmv2_finish(tb_encoder *e);
+const tb_encoder_stats *tb_enc_etmv2_stats(const tb_encoder *e);
+void tb_enc_etmv2_set_cbs(tb_encoder *e);
+void tb_enc_etmv2_free(tb_encoder *e);
 
 extern const enc_ops tb_enc_etmv3_ops;
 extern const enc_ops tb_enc_ptm_ops;

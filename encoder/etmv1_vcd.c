@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracebench/etmv1.h"
+#include "tracebench/etmv2.h"
 
 #define VCD_BUF 4096
 
@@ -87,7 +87,6 @@ static void put_time(tb_etmv1_vcd *v, uint64_t t)
 /* Identifiers: ! TRACECLK, " PIPESTAT, # TRACESYNC, $ TRACEPKT. */
 static int header(tb_etmv1_vcd *v, const uint8_t h[TB_ETMV1_HDR_BYTES])
 {
-    static const uint8_t magic[8] = {'T', 'B', 'E', 'T', 'M', 'C', 'A', 'P'};
     char b[512];
     unsigned etmcr = (unsigned)h[12] | (unsigned)h[13] << 8 | (unsigned)h[14] << 16 |
                      (unsigned)h[15] << 24;
@@ -96,9 +95,10 @@ static int header(tb_etmv1_vcd *v, const uint8_t h[TB_ETMV1_HDR_BYTES])
         if (tb_etmv1_capture_parse_header(h, NULL) < 0)
             return TB_ERR_FORMAT;
         v->ps_bits = 3;
-    } else if (h[9] == 2 && !memcmp(h, magic, 8) && h[8] == 1 &&
-               (h[11] == 4 || h[11] == 8 || h[11] == 16)) {
-        v->ps_bits = 4; /* ETMv2 (reserved in the format): 4-bit PIPESTAT */
+    } else if (h[9] == 2) {
+        if (tb_etmv2_capture_parse_header(h, NULL) < 0)
+            return TB_ERR_FORMAT;
+        v->ps_bits = 4; /* ETMv2: 4-bit PIPESTAT (docs/etmv2.md 2) */
     } else {
         return TB_ERR_FORMAT;
     }

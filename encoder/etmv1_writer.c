@@ -4,9 +4,8 @@
  */
 #include <string.h>
 
+#include "tracebench/etm_port.h"
 #include "tracebench/etmv1.h"
-
-static const uint8_t magic[8] = {'T', 'B', 'E', 'T', 'M', 'C', 'A', 'P'};
 
 void tb_etmv1_config_init(tb_etmv1_config *c)
 {
@@ -98,24 +97,21 @@ static void put_be32(uint8_t *p, uint32_t v)
 
 void tb_etmv1_capture_header(const tb_etmv1_config *c, uint8_t out[16])
 {
-    memcpy(out, magic, 8);
-    out[8] = 1;  /* format version */
-    out[9] = 1;  /* ETMv1 (2: ETMv2) */
-    out[10] = c->minor;
-    out[11] = c->port_width;
-    put_le32(out + 12, tb_etmv1_etmcr(c));
+    tb_etm_port_header_put(TB_ETM_PORT_V1, c->minor, c->port_width, tb_etmv1_etmcr(c), out);
 }
 
 int tb_etmv1_capture_parse_header(const uint8_t in[16], tb_etmv1_config *c)
 {
     tb_etmv1_config t;
-    int rc;
+    uint8_t proto, minor, width;
+    uint32_t etmcr;
 
-    if (memcmp(in, magic, 8) || in[8] != 1 || in[9] != 1)
+    if (tb_etm_port_header_get(in, &proto, &minor, &width, &etmcr) < 0 ||
+        proto != TB_ETM_PORT_V1)
         return TB_ERR_FORMAT;
-    if ((rc = tb_etmv1_config_from_etmcr(&t, get_le32(in + 12), in[10])) < 0)
+    if (tb_etmv1_config_from_etmcr(&t, etmcr, minor) < 0)
         return TB_ERR_FORMAT;
-    if (t.port_width != in[11])
+    if (t.port_width != width)
         return TB_ERR_FORMAT;
     if (c) {
         t.vector_base = c->vector_base;

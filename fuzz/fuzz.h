@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tracebench/etmv1.h"
+#include "tracebench/etmv2.h"
 #include "tracebench/snapshot.h"
 #include "tracebench/types.h"
 
@@ -30,6 +30,7 @@ int tb_fuzz_snapshot(const uint8_t *data, size_t len);
 int tb_fuzz_etmv3_decoder(const uint8_t *data, size_t len);
 int tb_fuzz_ptm_decoder(const uint8_t *data, size_t len);
 int tb_fuzz_etmv1(const uint8_t *data, size_t len);
+int tb_fuzz_etmv2(const uint8_t *data, size_t len);
 /* Needs the simulator (Unicorn): built only with it, not in the table. */
 int tb_fuzz_roundtrip(const uint8_t *data, size_t len);
 
@@ -75,6 +76,15 @@ bool tb_fuzz_etmv1_config(const uint8_t b[TB_FUZZ_CFG_BYTES],
                           tb_etmv1_config *cfg, tb_config *gcfg);
 /* The inverse for seed makers (own_header: b1[3]). */
 void tb_fuzz_etmv1_config_bytes(const tb_etmv1_config *cfg, bool own_header,
+                                uint8_t b[TB_FUZZ_CFG_BYTES]);
+
+/* ETMv2 (fuzz_etmv2.c): as ETMv1's without the minor version (ETMv2.0):
+ *   b0: [1:0] port size, [4] CA, [5] branch output, [7:6] context ID size
+ *   b1: [2] vectors at 0xFFFF0000, [3] own header, [4] looped samples
+ * Also fills the generic tb_config (tb_config_from_etmv2).  Returns b1[3]. */
+bool tb_fuzz_etmv2_config(const uint8_t b[TB_FUZZ_CFG_BYTES], tb_etmv2_config *cfg,
+                          tb_config *gcfg);
+void tb_fuzz_etmv2_config_bytes(const tb_etmv2_config *cfg, bool own_header,
                                 uint8_t b[TB_FUZZ_CFG_BYTES]);
 
 /* The fixed memory image the decoder harnesses follow: ARM code at

@@ -16,7 +16,7 @@
 
 #include "fuzz.h"
 #include "tracebench/classify.h"
-#include "tracebench/etmv1.h"
+#include "tracebench/etmv2.h"
 #include "tracebench/frame.h"
 #include "tracebench/writer.h"
 
@@ -516,6 +516,7 @@ typedef struct e1_walk {
     uint64_t rng;
     tb_classifier *cls;
     tb_etmv1_encoder *enc;
+    tb_etmv2_encoder *enc2;  /* ETMv2 seeds: records go here instead */
     tb_exec_record r;
     uint64_t seq, cycle;
     int rc;
@@ -540,7 +541,8 @@ static void e1_rec(e1_walk *w, tb_rec_kind k)
 static void e1_push(e1_walk *w)
 {
     if (w->rc >= 0)
-        w->rc = tb_etmv1_encoder_push(w->enc, &w->r);
+        w->rc = w->enc2 ? tb_etmv2_encoder_push(w->enc2, &w->r)
+                        : tb_etmv1_encoder_push(w->enc, &w->r);
 }
 
 static uint32_t e1_code_addr(e1_walk *w, tb_isa *isa)
@@ -721,10 +723,88 @@ static int etmv1_seeds(tb_fuzz_seed_cb cb, void *ctx)
     return count;
 }
 
+/* ETMv2 (fuzz_etmv2.c): the encoder's captures over the fixed image at
+ * each port width, with and without CA, branch output, context IDs and
+ * a trigger, one with its own header; then a looped capture (a DE whose
+ * packets never come: the queue limit). */
+static int etmv2_seeds(tb_fuzz_seed_cb cb, void *ctx)
+{
+    static uint8_t buf[2 * SEED_CAP], cap[2 * SEED_CAP + TB_ETMV1_HDR_BYTES];
+    tb_classifier *cls = tb_classifier_new();
+    int count = 0;
+    size_t i;
+
+    if (!cls)
+        return TB_ERR_NOMEM;
+    for (i = 0; i < sizeof etmv1_cfgs / sizeof etmv1_cfgs[0]; i++) {
+        const e1_seed_cfg *sc = &etmv1_cfgs[i];
+        tb_etmv2_encoder_opts o;
+        tb_etmv2_config c;
+        fbuf b = {cap, 0, sizeof cap};
+        e1_walk w = {.rng = 0x65746d7632ull + i, .cls = cls};
+        size_t skip, n;
+        char name[64];
+
+        tb_etmv2_encoder_opts_init(&o);
+        o.port_width = sc->width;
+        o.base.cycle_accurate = sc->ca;
+        o.base.branch_broadcast = sc->bb;
+        o.base.ctxid_bytes = sc->ctxid;
+        o.base.sync_period = sc->sync;
+        o.base.trigger_at = sc->trigger_at;
+        if (tb_etmv2_encoder_config(&o, &c) < 0)
+            continue;
+        w.enc2 = tb_etmv2_encoder_new_bytes(&o, sink, &b);
+        if (!w.enc2)
+            continue;
+        e1_walk_image(&w, sc, 400);
+        if (w.rc >= 0)
+            w.rc = tb_etmv2_encoder_finish(w.enc2);
+        tb_etmv2_encoder_free(w.enc2);
+        if (w.rc < 0 && w.rc != TB_ERR_NOSPACE)
+            continue;
+        skip = sc->own_header ? 0 : TB_ETMV1_HDR_BYTES;
+        if (b.len < skip + TB_ETMV1_SAMPLE_BYTES)
+            continue;
+        n = b.len - skip;
+        if (n > sizeof buf - TB_FUZZ_CFG_BYTES)
+            n = sizeof buf - TB_FUZZ_CFG_BYTES;
+        n -= n % TB_ETMV1_SAMPLE_BYTES;
+        memcpy(buf + TB_FUZZ_CFG_BYTES, cap + skip, n);
+        tb_fuzz_etmv2_config_bytes(&c, sc->own_header, buf);
+        snprintf(name, sizeof name, "etmv2-w%u-%s%s-%zu", sc->width,
+                 sc->ca ? "ca" : "plain", sc->own_header ? "-hdr" : "", i);
+        if (cb(ctx, name, buf, TB_FUZZ_CFG_BYTES + n))
+            break;
+        count++;
+    }
+    tb_classifier_free(cls);
+    {
+        tb_etmv2_config c;
+        tb_etmv1_sample sm = {TB_ETMV2_TD, 0, 1};
+        size_t k, n = 2000;
+
+        tb_etmv2_config_init(&c);
+        tb_fuzz_etmv2_config_bytes(&c, false, buf);
+        buf[1] |= 0x10;
+        for (k = 0; k < n; k++) {
+            if (k)
+                sm.pipestat = k == 1 ? TB_ETMV2_DE : TB_ETMV2_IE;
+            sm.tracepkt = k == 0 ? 1 : 0x80; /* a TFO, then bytes with C set */
+            tb_etmv1_sample_pack(&sm, buf + TB_FUZZ_CFG_BYTES + TB_ETMV1_SAMPLE_BYTES * k);
+        }
+        if (!cb(ctx, "etmv2-loop-queue", buf, TB_FUZZ_CFG_BYTES + TB_ETMV1_SAMPLE_BYTES * n))
+            count++;
+    }
+    return count;
+}
+
 int tb_fuzz_seeds(const char *name, tb_fuzz_seed_cb cb, void *ctx)
 {
     if (strcmp(name, "etmv1") == 0)
         return etmv1_seeds(cb, ctx);
+    if (strcmp(name, "etmv2") == 0)
+        return etmv2_seeds(cb, ctx);
     if (strcmp(name, "roundtrip") == 0)
         return roundtrip_seeds(cb, ctx);
     if (strcmp(name, "etmv3_parser") == 0 || strcmp(name, "etmv3_decoder") == 0)

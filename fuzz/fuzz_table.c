@@ -9,5 +9,6 @@ const tb_fuzz_harness tb_fuzz_harnesses[] = {
     {"etmv3_decoder", tb_fuzz_etmv3_decoder},
     {"ptm_decoder", tb_fuzz_ptm_decoder},
     {"etmv1", tb_fuzz_etmv1},
+    {"etmv2", tb_fuzz_etmv2},
     {NULL, NULL},
 };

@@ -127,6 +127,37 @@ void tb_fuzz_etmv1_config_bytes(const tb_etmv1_config *cfg, bool own_header,
     b[3] = 0;
 }
 
+/* ETMv2 (fuzz.h): as ETMv1 without the minor version (ETMv2.0 only). */
+bool tb_fuzz_etmv2_config(const uint8_t b[TB_FUZZ_CFG_BYTES], tb_etmv2_config *cfg,
+                          tb_config *gcfg)
+{
+    static const uint8_t cid[4] = {0, 1, 2, 4};
+
+    tb_etmv2_config_init(cfg);
+    cfg->port_width = (uint8_t)(4u << ((b[0] & 3) % 3));
+    cfg->cycle_accurate = (b[0] >> 4) & 1;
+    cfg->branch_output = (b[0] >> 5) & 1;
+    cfg->ctxid_bytes = cid[(b[0] >> 6) & 3];
+    cfg->vector_base = (b[1] & 4) ? 0xFFFF0000u : 0;
+    if (tb_etmv2_config_check(cfg) < 0)
+        tb_fuzz_fail("config", "ETMv2 configuration refused");
+    if (tb_config_from_etmv2(gcfg, tb_etmv2_etmcr(cfg), 0, cfg->vector_base) < 0)
+        tb_fuzz_fail("config", "tb_config_from_etmv2 refused ETMCR 0x%08x",
+                     (unsigned)tb_etmv2_etmcr(cfg));
+    return (b[1] >> 3) & 1;
+}
+
+void tb_fuzz_etmv2_config_bytes(const tb_etmv2_config *cfg, bool own_header,
+                                uint8_t b[TB_FUZZ_CFG_BYTES])
+{
+    b[0] = (uint8_t)((cfg->port_width == 4 ? 0 : cfg->port_width == 8 ? 1 : 2) |
+                     (cfg->cycle_accurate ? 1 : 0) << 4 | (cfg->branch_output ? 1 : 0) << 5 |
+                     (cfg->ctxid_bytes == 4 ? 3 : cfg->ctxid_bytes) << 6);
+    b[1] = (uint8_t)((cfg->vector_base ? 4 : 0) | (own_header ? 8 : 0));
+    b[2] = 0;
+    b[3] = 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* The fixed image: code made of instruction templates that reach every
  * waypoint class of protocol-notes 3.12 (direct and indirect branches,

@@ -27,7 +27,7 @@ objs=()
 for src in "$root"/common/*.c "$root"/encoder/*.c "$root"/decoder/*.c \
            "$here"/fuzz_util.c "$here"/fuzz_table.c "$here"/fuzz_parser.c \
            "$here"/fuzz_deformatter.c "$here"/fuzz_snapshot.c \
-           "$here"/fuzz_decoder.c "$here"/fuzz_etmv1.c "$here"/fuzz_seeds.c; do
+           "$here"/fuzz_decoder.c "$here"/fuzz_etmv1.c "$here"/fuzz_etmv2.c "$here"/fuzz_seeds.c; do
   o=$work/$(basename "$(dirname "$src")")_$(basename "$src" .c).o
   $CC $CFLAGS $std $inc -c "$src" -o "$o"
   objs+=("$o")
@@ -43,14 +43,14 @@ for src in "$root"/common/*.c "$root"/encoder/*.c "$root"/decoder/*.c \
 done
 cc -o "$work/seedgen" "${plain[@]}" $cap_libs
 
-for h in etmv3_parser ptm_parser deformatter snapshot etmv3_decoder ptm_decoder etmv1; do
+for h in etmv3_parser ptm_parser deformatter snapshot etmv3_decoder ptm_decoder etmv1 etmv2; do
   $CC $CFLAGS $std $inc -DTB_FUZZ_ENTRY="tb_fuzz_$h" -c "$here/driver_libfuzzer.c" \
     -o "$work/driver_$h.o"
   $CC $CFLAGS $LIB_FUZZING_ENGINE -o "$OUT/fuzz_$h" "$work/driver_$h.o" "${objs[@]}" $cap_libs
   case $h in
     etmv3_*) cp "$here/dict/etmv3.dict" "$OUT/fuzz_$h.dict" ;;
     ptm_*) cp "$here/dict/ptm.dict" "$OUT/fuzz_$h.dict" ;;
-    etmv1) ;;
+    etmv1|etmv2) ;;
     *) cp "$here/dict/$h.dict" "$OUT/fuzz_$h.dict" ;;
   esac
   mkdir -p "$work/seeds_$h"

@@ -463,7 +463,8 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
              "%s buffer, %u filter range(s), FIFO %u bytes, sync every %u bytes%s%s",
              c->name ? c->name : c->program, tb_protocol_name(c->opts.protocol),
              c->opts.protocol == TB_PROTO_PTM ? "PFT" : "ETMv",
-             c->opts.protocol == TB_PROTO_PTM ? 1 : c->opts.protocol == TB_PROTO_ETMV1 ? 1 : 3,
+             c->opts.protocol == TB_PROTO_PTM || c->opts.protocol == TB_PROTO_ETMV1 ? 1
+             : c->opts.protocol == TB_PROTO_ETMV2 ? 2 : 3,
              c->opts.arch_minor, cfg.etmcr, cfg.etmidr, cfg.etmccer, cfg.trace_id,
              c->formatted ? "CoreSight" : "raw", c->opts.n_ranges, c->opts.fifo_depth,
              c->opts.sync_period, c->scenario ? ", scenario " : "",

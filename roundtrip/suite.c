@@ -40,8 +40,21 @@ static const char *const etmv1_sets[] = {
     "fifo=8,port=4", "fifo=16", "trigger=100", "idle",
 };
 
+/* ETMv2 (docs/etmv2.md): each port width, branch output, context IDs, a
+ * short sync period, the filter, a small FIFO and a trigger.  Not yet
+ * cycle-accurate (as ETMv1). */
+static const char *const etmv2_sets[] = {
+    "port=4", "port=8", "port=16", "bb", "bb,port=4", "ctxid=4", "ctxid=1,port=16",
+    "sync=64", "sync=64,port=4", "filter", "filter,port=16", "fifo=8,port=4", "fifo=16",
+    "trigger=100", "idle",
+};
+
 const char *const *tb_rt_option_sets(tb_protocol protocol, size_t *n)
 {
+    if (protocol == TB_PROTO_ETMV2) {
+        *n = sizeof etmv2_sets / sizeof etmv2_sets[0];
+        return etmv2_sets;
+    }
     if (protocol == TB_PROTO_ETMV1) {
         *n = sizeof etmv1_sets / sizeof etmv1_sets[0];
         return etmv1_sets;

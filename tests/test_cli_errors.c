@@ -273,8 +273,8 @@ Test(cli_errors, bad_values_name_the_accepted_ones)
     } cases[] = {
         {"decode '%s' --format xml", "--format xml: use text, json or addr"},
         {"decode '%s' --format", "--format needs a value"},
-        {"decode '%s/trace_buffer.bin' --protocol foo", "--protocol foo: use etmv3, ptm or etmv1"},
-        {"packets '%s/trace_buffer.bin' --protocol foo", "--protocol foo: use etmv3, ptm or etmv1"},
+        {"decode '%s/trace_buffer.bin' --protocol foo", "--protocol foo: use etmv3, ptm, etmv1 or etmv2"},
+        {"packets '%s/trace_buffer.bin' --protocol foo", "--protocol foo: use etmv3, ptm, etmv1 or etmv2"},
         {"decode '%s' --id 0x99", "--id 0x99: out of range"},
         {"packets '%s' --id 0x99", "--id 0x99: out of range"},
         {"decode '%s' --id zz", "--id zz: not a trace ID"},

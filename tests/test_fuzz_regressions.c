@@ -27,6 +27,7 @@
 #include "../fuzz/fuzz_snapshot.c"
 #include "../fuzz/fuzz_decoder.c"
 #include "../fuzz/fuzz_etmv1.c"
+#include "../fuzz/fuzz_etmv2.c"
 #include "../fuzz/fuzz_seeds.c"
 
 #include "tracebench/decoder.h"
@@ -198,6 +199,7 @@ Test(fuzz_regressions, fixed_image_layout)
 typedef struct e1_count {
     int ranges, errors, exceptions;
     tb_etmv1_decoder *d;
+    tb_etmv2_decoder *d2; /* the ETMv2 seeds */
 } e1_count;
 
 static int e1_count_el(void *ctx, const tb_element *el)
@@ -260,5 +262,57 @@ Test(fuzz_regressions, etmv1_seeds_reach_the_image)
     int n = tb_fuzz_seeds("etmv1", e1_decode_seed, NULL);
 
     /* Each port width, plain and cycle-accurate. */
+    cr_assert_geq(n, 6);
+}
+
+static int e2_count_pkt(void *ctx, const tb_packet *p)
+{
+    e1_count *c = ctx;
+
+    cr_assert_geq(tb_etmv2_decoder_packet(c->d2, p, e1_count_el, c), 0);
+    return 0;
+}
+
+/* The ETMv2 seeds: decoded straight (their encoder output over the fixed
+ * image), they reach the image, with exceptions, and no error. */
+static int e2_decode_seed(void *ctx, const char *name, const uint8_t *data, size_t len)
+{
+    tb_etmv2_config cfg;
+    tb_config g;
+    e1_count c = {0};
+    tb_etmv2_parser *p;
+    bool own = tb_fuzz_etmv2_config(data, &cfg, &g);
+    uint8_t hdr[TB_ETMV1_HDR_BYTES];
+
+    (void)ctx;
+    if (strncmp(name, "etmv2-loop-", 11) == 0) /* hand-made limit seed */
+        return 0;
+    p = tb_etmv2_parser_new(own ? NULL : &cfg);
+    if (own)
+        cr_assert_eq(tb_etmv2_capture_parse_header(data + 4, &cfg), 0, "%s", name);
+    c.d2 = tb_etmv2_decoder_new(&cfg, tb_fuzz_image());
+    cr_assert(p && c.d2);
+    if (!own) {
+        tb_etmv2_capture_header(&cfg, hdr);
+        cr_assert_geq(tb_etmv2_parser_push(p, hdr, sizeof hdr, 0, e2_count_pkt, &c), 0);
+    }
+    cr_assert_geq(tb_etmv2_parser_push(p, data + 4, len - 4, own ? 0 : sizeof hdr,
+                                       e2_count_pkt, &c), 0);
+    cr_assert_geq(tb_etmv2_parser_finish(p, e2_count_pkt, &c), 0);
+    cr_assert_geq(tb_etmv2_decoder_finish(c.d2, e1_count_el, &c), 1);
+    fprintf(stderr, "etmv2 seed %s: %zu bytes, %d ranges, %d exceptions, %d errors\n",
+            name, len, c.ranges, c.exceptions, c.errors);
+    cr_assert_geq(c.ranges, 20, "seed %s decodes %d ranges", name, c.ranges);
+    cr_assert_geq(c.exceptions, 1, "seed %s decodes no exception", name);
+    cr_assert_eq(c.errors, 0, "seed %s decodes with %d errors", name, c.errors);
+    tb_etmv2_parser_free(p);
+    tb_etmv2_decoder_free(c.d2);
+    return 0;
+}
+
+Test(fuzz_regressions, etmv2_seeds_reach_the_image)
+{
+    int n = tb_fuzz_seeds("etmv2", e2_decode_seed, NULL);
+
     cr_assert_geq(n, 6);
 }

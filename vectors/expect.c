@@ -126,6 +126,9 @@ static int read_protocol(const char *dir, int id, ctx *c)
                 type = 2;
             else if (!strncmp(line, "type=ETMv1", 10))
                 type = 3;
+            else if (!strncmp(line, "type=ETMv2", 10))
+                type = 4; /* read as ETMv3: an atom per instruction, an
+                           * exception packet of its own (docs/etmv2.md 4) */
             else if (sscanf(line, "ETMTRACEIDR(0x080)=%x", &v) == 1)
                 tid = (int)(v & 0x7F);
             else if (sscanf(line, "ETMCR(0x000)=%x", &v) == 1)
@@ -147,7 +150,8 @@ static int read_protocol(const char *dir, int id, ctx *c)
         return die("%s: no PTM or ETM3 trace source with ETMTRACEIDR 0x%x in its .ini files",
                    dir, (unsigned)id);
     return found ? 0
-                 : die("%s: no trace source of type PTM, ETM3 or ETMv1 in its .ini files", dir);
+                 : die("%s: no trace source of type PTM, ETM3, ETMv1 or ETMv2 in its .ini files",
+                       dir);
 }
 
 /* DIR/NAME.EXT, or with a trace ID DIR/NAME-0xID.EXT (several sources). */

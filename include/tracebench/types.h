@@ -69,7 +69,7 @@ typedef enum tb_protocol {
     TB_PROTO_ETMV3 = 1,
     TB_PROTO_PTM = 2,
     TB_PROTO_ETMV1 = 3,  /* ETMv1.x trace port (docs/etmv1.md) */
-    TB_PROTO_ETMV2 = 4,  /* reserved: ETMv2 (not implemented) */
+    TB_PROTO_ETMV2 = 4,  /* ETMv2.0 trace port (docs/etmv2.md) */
 } tb_protocol;
 
 const char *tb_protocol_name(tb_protocol p);
@@ -109,6 +109,18 @@ int tb_config_from_regs(tb_config *cfg, uint32_t etmcr, uint32_t etmidr,
  * another port size, or a context ID before ETMv1.2 (IHI0014Q 5.6.3). */
 int tb_config_from_etmv1(tb_config *cfg, uint32_t etmcr, uint8_t minor,
                          uint32_t vector_base);
+/* ETMv2.minor (docs/etmv2.md): the same ETMCR fields; minor 0 only. */
+int tb_config_from_etmv2(tb_config *cfg, uint32_t etmcr, uint8_t minor,
+                         uint32_t vector_base);
+/* A trace-port protocol (ETMv1, ETMv2): a capture of port samples, never
+ * CoreSight-formatted (docs/etmv1.md 2). */
+static inline bool tb_protocol_is_port(tb_protocol p)
+{
+    return p == TB_PROTO_ETMV1 || p == TB_PROTO_ETMV2;
+}
+/* The snapshot buffer format of a port capture ("etmv1_port",
+ * "etmv2_port"), NULL for the other protocols. */
+const char *tb_port_format_name(tb_protocol p);
 
 /* ------------------------------------------------------------------ */
 /* Packets. */

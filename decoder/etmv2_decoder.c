@@ -1,0 +1,453 @@
+/*
+ * ETMv2 packets (etmv2_parser.c) + memory image -> trace elements
+ * (decoder.h conventions, as ETMv1's; docs/etmv2.md 5).
+ *
+ * 'E'/'N' atoms walk the image one instruction each; a direct branch
+ * with 'E' goes to its target.  An executed indirect branch waits for
+ * the BRANCH of its D status.  A BRANCH of a DW status (no instruction:
+ * it belongs to the most recent one, 6.7.1) is an exception, named by
+ * its vector; its E bit says the most recent instruction was cancelled,
+ * which then leaves the range.  A TFO (ISYNC) gives the full address:
+ * periodic (RR 0), it executed the instruction there (6.5.1); else trace
+ * starts there (reason 1-3).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracebench/classify.h"
+#include "tracebench/etmv2.h"
+
+enum { W_NONE, W_RNG, W_HELD };
+
+struct tb_etmv2_decoder {
+    tb_etmv2_config cfg;
+    const tb_memimage *mem;
+    tb_classifier *cls;
+
+    bool started;
+    bool pc_known;
+    uint32_t pc;
+    tb_isa isa;
+
+    tb_element rng;      /* open range */
+    bool rng_open;
+    tb_element undo;     /* rng before its last instruction */
+    bool undo_ok;        /* the last instruction is rng's last */
+    bool await_br;       /* an executed indirect branch: its BRANCH next */
+    tb_element held;     /* closed range still counting cycles (CA) */
+    bool have_held;
+    unsigned w_target;
+    unsigned trig_held;  /* triggers that came while a range was held */
+    uint64_t trig_index;
+
+    uint32_t ctxid;
+    bool ctx_known;
+
+    tb_element_cb cb;
+    void *ctx;
+    int emitted;
+    bool stop;
+};
+
+static void el_init(tb_element *el, tb_elem_kind k, uint64_t index)
+{
+    memset(el, 0, sizeof *el);
+    el->kind = k;
+    el->index = index;
+}
+
+static void emit(tb_etmv2_decoder *d, const tb_element *el)
+{
+    if (d->stop)
+        return;
+    d->emitted++;
+    if (d->cb && d->cb(d->ctx, el))
+        d->stop = true;
+}
+
+static void release_held(tb_etmv2_decoder *d)
+{
+    tb_element el;
+
+    if (!d->have_held)
+        return;
+    emit(d, &d->held);
+    d->have_held = false;
+    for (; d->trig_held; d->trig_held--) {
+        el_init(&el, TB_ELEM_EVENT, d->trig_index);
+        emit(d, &el);
+    }
+    if (d->w_target == W_HELD)
+        d->w_target = W_NONE;
+}
+
+static void close_range(tb_etmv2_decoder *d)
+{
+    d->undo_ok = false;
+    if (!d->rng_open)
+        return;
+    d->rng_open = false;
+    if (d->cfg.cycle_accurate) { /* later W cycles are its last insn's */
+        release_held(d);
+        d->held = d->rng;
+        d->have_held = true;
+        if (d->w_target == W_RNG)
+            d->w_target = W_HELD;
+    } else {
+        emit(d, &d->rng);
+    }
+}
+
+/* Everything before a new status or event goes out. */
+static void settle(tb_etmv2_decoder *d)
+{
+    close_range(d);
+    release_held(d);
+    d->w_target = W_NONE;
+}
+
+static void lose(tb_etmv2_decoder *d, uint64_t index, tb_gap_reason why, int err)
+{
+    tb_element el;
+
+    settle(d);
+    el_init(&el, TB_ELEM_NO_SYNC, index);
+    el.reason = (uint8_t)why;
+    el.err = err;
+    emit(d, &el);
+    d->pc_known = false;
+    d->await_br = false;
+}
+
+/* Classifies the instruction at the PC; false (after an element) when
+ * the image lacks it. */
+static bool insn_at(tb_etmv2_decoder *d, uint64_t index, tb_insn *in)
+{
+    size_t avail = 0;
+    const uint8_t *b = tb_memimage_ptr(d->mem, d->pc, &avail);
+
+    if (!b || tb_classifier_decode(d->cls, b, avail, d->pc, d->isa, in) < 0) {
+        tb_element el;
+
+        settle(d);
+        el_init(&el, TB_ELEM_ADDR_NACC, index);
+        el.reason = TB_GAP_NO_MEMORY;
+        el.start = d->pc;
+        el.isa = (uint8_t)d->isa;
+        emit(d, &el);
+        d->pc_known = false;
+        return false;
+    }
+    return true;
+}
+
+static void add_insn(tb_etmv2_decoder *d, uint64_t index, const tb_insn *in, char atom)
+{
+    tb_element *r = &d->rng;
+
+    if (d->rng_open && (r->isa != in->isa || r->end != in->addr || r->count == 32))
+        close_range(d);
+    release_held(d);
+    d->undo = *r;
+    d->undo_ok = true;
+    if (!d->rng_open)
+        d->undo.count = 0;
+    if (!d->rng_open) {
+        el_init(r, TB_ELEM_INSN_RANGE, index);
+        r->start = in->addr;
+        r->isa = in->isa;
+        r->has_cc = d->cfg.cycle_accurate;
+        r->context_id = d->ctxid;
+        d->rng_open = true;
+    }
+    if (atom == 'N')
+        r->atom_bits |= 1u << r->count;
+    r->count++;
+    r->end = in->addr + in->size;
+    r->last_addr = in->addr;
+    r->last_size = in->size;
+    r->last_wp = in->wp_class;
+    r->last_atom = atom;
+    if (d->cfg.cycle_accurate)
+        r->cc++;
+    d->w_target = W_RNG;
+}
+
+static void step(tb_etmv2_decoder *d, uint64_t index, char atom)
+{
+    tb_insn in;
+    bool direct, indirect;
+
+    if (!d->pc_known) /* nothing to walk from yet */
+        return;
+    if (d->await_br) {
+        /* a branch whose address never came */
+        lose(d, index, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
+        return;
+    }
+    d->await_br = false;
+    if (!insn_at(d, index, &in))
+        return;
+    add_insn(d, index, &in, atom);
+    direct = in.wp_class == TB_WP_DIRECT || in.wp_class == TB_WP_DIRECT_LINK;
+    indirect = in.wp_class == TB_WP_INDIRECT || in.wp_class == TB_WP_INDIRECT_LINK;
+    if (atom == 'E' && direct && in.has_target) {
+        d->pc = in.target;
+        d->isa = (tb_isa)in.target_isa;
+        d->await_br = d->cfg.branch_output; /* its address follows (ETMCR[8]) */
+        close_range(d);
+    } else if (atom == 'E' && indirect) {
+        d->await_br = true; /* its D status gave the address (6.7.1) */
+        close_range(d);
+    } else {
+        d->pc += in.size;
+    }
+}
+
+static int vector_offset(const tb_etmv2_decoder *d, uint32_t a)
+{
+    uint32_t base = a & ~0x1Fu, off = a & 0x1F;
+
+    if ((base != d->cfg.vector_base && base != 0xFFFF0000u) || (off & 3) ||
+        off == 0x14)
+        return -1;
+    return (int)off;
+}
+
+static uint16_t exc_number(int off)
+{
+    static const tb_exc_kind k[8] = {TB_EXC_RESET, TB_EXC_UNDEF, TB_EXC_SVC,
+                                     TB_EXC_PREFETCH_ABORT, TB_EXC_DATA_ABORT,
+                                     TB_EXC_NONE, TB_EXC_IRQ, TB_EXC_FIQ};
+
+    return (uint16_t)tb_exc_trace_number(k[(off >> 2) & 7]);
+}
+
+static void trace_on(tb_etmv2_decoder *d, const tb_packet *pkt, uint8_t reason)
+{
+    tb_element el;
+
+    el_init(&el, TB_ELEM_TRACE_ON, pkt->index);
+    el.reason = reason;
+    el.isa = (uint8_t)pkt->isa;
+    el.start = pkt->addr;
+    emit(d, &el);
+}
+
+static void context(tb_etmv2_decoder *d, const tb_packet *pkt)
+{
+    tb_element el;
+
+    if (!pkt->has_ctxid || (d->ctx_known && pkt->context_id == d->ctxid))
+        return;
+    settle(d);
+    d->ctxid = pkt->context_id;
+    d->ctx_known = true;
+    el_init(&el, TB_ELEM_CONTEXT, pkt->index);
+    el.context_id = d->ctxid;
+    emit(d, &el);
+}
+
+/* A TFO (6.5.1, 6.5.4). */
+static void tfo(tb_etmv2_decoder *d, const tb_packet *pkt)
+{
+    context(d, pkt);
+    if (pkt->reason != TB_ETMV2_R_PERIODIC) {
+        static const uint8_t why[4] = {0, TB_ISYNC_TRACE_ON, TB_ISYNC_OVERFLOW,
+                                       TB_ISYNC_DEBUG_EXIT};
+
+        settle(d);
+        trace_on(d, pkt, why[pkt->reason & 3]);
+        d->pc = pkt->addr;
+        d->isa = pkt->isa;
+        d->pc_known = true;
+        d->await_br = false;
+        return;
+    }
+    /* Periodic: the TFO cycle executed the instruction at addr (7.14.2). */
+    if (!d->pc_known || d->await_br || d->pc != pkt->addr || d->isa != pkt->isa) {
+        settle(d);
+        trace_on(d, pkt, TB_ISYNC_PERIODIC);
+    }
+    d->pc = pkt->addr;
+    d->isa = pkt->isa;
+    d->pc_known = true;
+    d->await_br = false;
+    step(d, pkt->index, 'E');
+}
+
+static void branch(tb_etmv2_decoder *d, const tb_packet *pkt)
+{
+    tb_element el;
+    int off;
+
+    if (pkt->phdr_format != TB_ETMV2_DW) {
+        /* The address of the instruction just executed (6.7.1). */
+        if (d->pc_known && !d->await_br)
+            lose(d, pkt->index, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
+        else if (d->pc_known || d->await_br) {
+            d->pc = pkt->addr;
+            d->isa = pkt->isa;
+            d->pc_known = true;
+        }
+        d->await_br = false;
+        return;
+    }
+    /* DW: an exception after (or, E, instead of) the last instruction. */
+    off = vector_offset(d, pkt->addr);
+    if (d->await_br && !pkt->exc_cancel) { /* the address never came */
+        lose(d, pkt->index, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
+    } else if (off >= 0) {
+        bool known = d->pc_known;
+        uint32_t at = d->pc;
+
+        if (pkt->exc_cancel && d->rng_open && d->undo_ok) {
+            /* 6.7.1 E: the last traced instruction was cancelled. */
+            at = d->rng.last_addr;
+            known = true;
+            if (d->undo.count) {
+                d->rng = d->undo;
+            } else {
+                d->rng_open = false;
+                d->w_target = W_NONE;
+            }
+            d->undo_ok = false;
+        } else if (pkt->exc_cancel) {
+            known = false;
+        }
+        settle(d);
+        el_init(&el, TB_ELEM_EXCEPTION, pkt->index);
+        el.exc_num = exc_number(off);
+        el.cancelled = pkt->exc_cancel;
+        el.pref_return = known ? at : 0;
+        el.err = known ? 0 : TB_ERR_NO_SYNC;
+        emit(d, &el);
+    }
+    /* else: a DW branch that is not an exception: the flow goes on there */
+    d->pc = pkt->addr;
+    d->isa = pkt->isa;
+    d->pc_known = true;
+    d->await_br = false;
+}
+
+int tb_etmv2_decoder_packet(tb_etmv2_decoder *d, const tb_packet *pkt,
+                            tb_element_cb cb, void *ctx)
+{
+    tb_element el;
+    unsigned i;
+
+    if (!d || !pkt)
+        return TB_ERR_INVAL;
+    d->cb = cb;
+    d->ctx = ctx;
+    d->emitted = 0;
+    if (!d->started) {
+        el_init(&el, TB_ELEM_NO_SYNC, pkt->index);
+        el.reason = TB_GAP_INIT;
+        emit(d, &el);
+        d->started = true;
+    }
+    switch (pkt->kind) {
+    case TB_PKT_ATOM:
+        for (i = 0; i < pkt->seq_len && !d->stop; i++) {
+            char a = pkt->seq[i];
+
+            if (a != 'W') {
+                step(d, pkt->index, a);
+            } else if (d->cfg.cycle_accurate) {
+                if (d->w_target == W_RNG)
+                    d->rng.cc++;
+                else if (d->w_target == W_HELD)
+                    d->held.cc++;
+            }
+        }
+        break;
+    case TB_PKT_BRANCH:
+        branch(d, pkt);
+        break;
+    case TB_PKT_ISYNC:
+        tfo(d, pkt);
+        break;
+    case TB_PKT_CONTEXT_ID:
+        context(d, pkt);
+        break;
+    case TB_PKT_TRIGGER:
+        close_range(d);
+        if (d->have_held) {
+            if (!d->trig_held)
+                d->trig_index = pkt->index;
+            d->trig_held++;
+        } else {
+            el_init(&el, TB_ELEM_EVENT, pkt->index);
+            emit(d, &el);
+        }
+        break;
+    case TB_PKT_RESERVED:
+    case TB_PKT_BAD_SEQUENCE:
+    case TB_PKT_BAD_TRACEMODE:
+    case TB_PKT_INCOMPLETE:
+        lose(d, pkt->index, TB_GAP_BAD_PACKET,
+             pkt->kind == TB_PKT_INCOMPLETE ? TB_ERR_TRUNCATED
+             : pkt->err ? pkt->err : TB_ERR_BAD_PACKET);
+        break;
+    default:
+        break;
+    }
+    return d->stop ? TB_ERR_STOPPED : d->emitted;
+}
+
+int tb_etmv2_decoder_finish(tb_etmv2_decoder *d, tb_element_cb cb, void *ctx)
+{
+    tb_element el;
+
+    if (!d)
+        return TB_ERR_INVAL;
+    d->cb = cb;
+    d->ctx = ctx;
+    d->emitted = 0;
+    settle(d);
+    el_init(&el, TB_ELEM_END, 0);
+    emit(d, &el);
+    return d->stop ? TB_ERR_STOPPED : d->emitted;
+}
+
+void tb_etmv2_decoder_reset(tb_etmv2_decoder *d)
+{
+    if (!d)
+        return;
+    d->started = d->pc_known = d->rng_open = d->have_held = false;
+    d->undo_ok = d->await_br = false;
+    d->w_target = W_NONE;
+    d->trig_held = 0;
+    d->ctx_known = false;
+    d->ctxid = 0;
+    d->stop = false;
+    d->isa = TB_ISA_ARM;
+}
+
+tb_etmv2_decoder *tb_etmv2_decoder_new(const tb_etmv2_config *cfg,
+                                       const tb_memimage *mem)
+{
+    tb_etmv2_decoder *d;
+
+    if (!cfg || !mem || tb_etmv2_config_check(cfg) < 0)
+        return NULL;
+    if (!(d = calloc(1, sizeof *d)))
+        return NULL;
+    if (!(d->cls = tb_classifier_new())) {
+        free(d);
+        return NULL;
+    }
+    d->cfg = *cfg;
+    d->mem = mem;
+    tb_etmv2_decoder_reset(d);
+    return d;
+}
+
+void tb_etmv2_decoder_free(tb_etmv2_decoder *d)
+{
+    if (!d)
+        return;
+    tb_classifier_free(d->cls);
+    free(d);
+}

@@ -1,0 +1,267 @@
+/*
+ * ETMv2 trace port harness (issue 23, docs/etmv2.md): input = 4
+ * configuration bytes (tb_fuzz_etmv2_config) + the capture's sample
+ * words.  The harness puts the capture header for the configuration in
+ * front, unless b1[3] says the input carries its own (the parser then
+ * reads its configuration from it); with b1[4] the input's whole samples
+ * are repeated up to 9000 cycles (past the parser's bounded queue).
+ *
+ * Invariants, beyond "no crash, no sanitizer report":
+ *  - parser (tb_etmv2_parser): the whole capture, the capture cut in two
+ *    at a point chosen from its bytes, and small chunks (1..16 bytes)
+ *    give the same packets (every field hashed) and return codes; push
+ *    returns exactly the packets it emitted; packets are ETMv2 kinds
+ *    (ISYNC, ATOM, BRANCH, CONTEXT_ID, TRIGGER, errors) with indices at
+ *    sample boundaries inside the capture, never going back; ATOM seq[]
+ *    agrees with its counts; ISYNC reason 0..3 with a 32-bit address;
+ *    BRANCH: ISA ARM or Thumb, address aligned, the E bit only on a
+ *    5-byte ARM address; errors carry a negative TB_ERR_* with a known
+ *    string;
+ *  - decoder (tb_etmv2_decoder over the fuzz image): bounded work, every
+ *    element well formed (ranges non-empty, count <= 32), END once and
+ *    last; the generic path (tb_config_from_etmv2, tb_parser +
+ *    tb_decoder_push cut in two) gives the same elements.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "tracebench/decoder.h"
+#include "tracebench/etmv2.h"
+#include "tracebench/parser.h"
+
+#define E2_NAME "etmv2"
+#define E2_LOOP 9000u
+
+typedef struct e2_dec {
+    tb_etmv2_decoder *dec;
+    uint64_t hash;
+    size_t elements;
+    bool ended;
+    uint64_t insns, statuses;
+} e2_dec;
+
+typedef struct e2_run {
+    const uint8_t *stream;
+    size_t len;
+    uint64_t hash;
+    size_t count;
+    uint64_t last_index;
+    e2_dec *d;
+} e2_run;
+
+static bool e2_known_err(int err)
+{
+    return err < 0 && strcmp(tb_err_str(err), "unknown error") != 0;
+}
+
+static int e2_on_elem(void *ctx, const tb_element *el)
+{
+    e2_dec *d = ctx;
+
+    TB_FUZZ_CHECK(E2_NAME, !d->ended, "element after END");
+    switch (el->kind) {
+    case TB_ELEM_INSN_RANGE:
+        TB_FUZZ_CHECK(E2_NAME, el->count >= 1 && el->count <= 32, "range of %u",
+                      (unsigned)el->count);
+        TB_FUZZ_CHECK(E2_NAME, el->isa == TB_ISA_ARM || el->isa == TB_ISA_THUMB,
+                      "range ISA %u", (unsigned)el->isa);
+        d->insns += el->count;
+        break;
+    case TB_ELEM_END:
+        d->ended = true;
+        break;
+    case TB_ELEM_NO_SYNC:
+    case TB_ELEM_TRACE_ON:
+    case TB_ELEM_EXCEPTION:
+    case TB_ELEM_CONTEXT:
+    case TB_ELEM_EVENT:
+    case TB_ELEM_ADDR_NACC:
+        break;
+    default:
+        tb_fuzz_fail(E2_NAME, "element kind %d", (int)el->kind);
+    }
+    if (el->err)
+        TB_FUZZ_CHECK(E2_NAME, e2_known_err(el->err), "element error %d", el->err);
+    d->hash = tb_fuzz_hash(d->hash, &el->kind, sizeof el->kind);
+    d->hash = tb_fuzz_hash(d->hash, &el->start, sizeof el->start);
+    d->hash = tb_fuzz_hash(d->hash, &el->count, sizeof el->count);
+    d->hash = tb_fuzz_hash(d->hash, &el->exc_num, sizeof el->exc_num);
+    d->elements++;
+    return 0;
+}
+
+#define HP(f) r->hash = tb_fuzz_hash(r->hash, &p->f, sizeof p->f)
+
+static int e2_on_packet(void *ctx, const tb_packet *p)
+{
+    e2_run *r = ctx;
+
+    TB_FUZZ_CHECK(E2_NAME, p->protocol == TB_PROTO_ETMV2, "protocol %d", (int)p->protocol);
+    TB_FUZZ_CHECK(E2_NAME, p->index >= r->last_index, "index went back");
+    TB_FUZZ_CHECK(E2_NAME, p->index < TB_ETMV1_HDR_BYTES + r->len ||
+                               p->kind == TB_PKT_INCOMPLETE,
+                  "index %llu past the capture", (unsigned long long)p->index);
+    TB_FUZZ_CHECK(E2_NAME, p->index == 0 || p->index % 4 == 0, "index %llu off a sample",
+                  (unsigned long long)p->index);
+    r->last_index = p->index;
+    switch (p->kind) {
+    case TB_PKT_ATOM: {
+        unsigned e = 0, w = 0;
+
+        for (unsigned i = 0; i < p->seq_len; i++) {
+            TB_FUZZ_CHECK(E2_NAME, strchr("ENW", p->seq[i]) != NULL, "atom %c", p->seq[i]);
+            w += p->seq[i] == 'W';
+            e += p->seq[i] != 'W';
+        }
+        TB_FUZZ_CHECK(E2_NAME, p->seq_len >= 1 && e == p->atom_count && w == p->w_count,
+                      "atom counts");
+        if (r->d)
+            r->d->statuses += e;
+        break;
+    }
+    case TB_PKT_ISYNC:
+        TB_FUZZ_CHECK(E2_NAME, p->reason <= 3 && p->addr_bits == 32, "TFO fields");
+        if (r->d)
+            r->d->statuses++;
+        break;
+    case TB_PKT_BRANCH:
+        TB_FUZZ_CHECK(E2_NAME, p->isa == TB_ISA_ARM || p->isa == TB_ISA_THUMB, "branch ISA");
+        TB_FUZZ_CHECK(E2_NAME, !(p->addr & (p->isa == TB_ISA_ARM ? 3u : 1u)), "unaligned");
+        TB_FUZZ_CHECK(E2_NAME, !p->exc_cancel || (p->size == 5 && p->isa == TB_ISA_ARM),
+                      "E bit on a short or Thumb address");
+        TB_FUZZ_CHECK(E2_NAME, p->size >= 1 && p->size <= 5, "branch size");
+        break;
+    case TB_PKT_CONTEXT_ID:
+    case TB_PKT_TRIGGER:
+        break;
+    case TB_PKT_RESERVED:
+    case TB_PKT_BAD_SEQUENCE:
+    case TB_PKT_BAD_TRACEMODE:
+    case TB_PKT_INCOMPLETE:
+        TB_FUZZ_CHECK(E2_NAME, e2_known_err(p->err), "error packet without error");
+        break;
+    default:
+        tb_fuzz_fail(E2_NAME, "packet kind %d", (int)p->kind);
+    }
+    HP(kind);
+    HP(index);
+    HP(addr);
+    HP(isa);
+    HP(reason);
+    HP(exc_cancel);
+    HP(context_id);
+    HP(seq_len);
+    r->hash = tb_fuzz_hash(r->hash, p->seq, p->seq_len);
+    r->hash = tb_fuzz_hash(r->hash, p->bytes, p->size);
+    r->count++;
+    if (r->d && r->d->dec)
+        TB_FUZZ_CHECK(E2_NAME, tb_etmv2_decoder_packet(r->d->dec, p, e2_on_elem, r->d) >= 0,
+                      "decoder refused a packet");
+    return 0;
+}
+
+/* One parser run over the capture in pieces: split > 0 cuts there, chunk
+ * > 0 pushes that many bytes at a time. */
+static void e2_parse(const tb_etmv2_config *cfg, const uint8_t *cap, size_t len,
+                     size_t split, size_t chunk, e2_run *r)
+{
+    tb_etmv2_parser *p = tb_etmv2_parser_new(cfg);
+    size_t at = 0;
+    int rc;
+
+    TB_FUZZ_CHECK(E2_NAME, p != NULL, "parser");
+    while (at < len) {
+        size_t k = chunk ? chunk : split && at < split ? split : len - at;
+        size_t before = r->count;
+
+        if (k > len - at)
+            k = len - at;
+        rc = tb_etmv2_parser_push(p, cap + at, k, at, e2_on_packet, r);
+        if (rc < 0) {
+            TB_FUZZ_CHECK(E2_NAME, rc == TB_ERR_FORMAT || rc == TB_ERR_MISMATCH,
+                          "push %d", rc);
+            r->hash = tb_fuzz_hash(r->hash, &rc, sizeof rc);
+            break;
+        }
+        TB_FUZZ_CHECK(E2_NAME, (size_t)rc == r->count - before, "push count");
+        at += k;
+    }
+    rc = tb_etmv2_parser_finish(p, e2_on_packet, r);
+    TB_FUZZ_CHECK(E2_NAME, rc >= 0, "finish %d", rc);
+    tb_etmv2_parser_free(p);
+}
+
+int tb_fuzz_etmv2(const uint8_t *data, size_t len)
+{
+    static uint8_t cap[TB_ETMV1_HDR_BYTES + 4 * E2_LOOP + TB_FUZZ_MAX_INPUT];
+    tb_etmv2_config cfg;
+    tb_config g;
+    bool own;
+    size_t n, clen = 0, split;
+    e2_run whole = {0}, cut = {0}, small = {0};
+    e2_dec d = {0}, d2 = {0};
+
+    if (len < TB_FUZZ_CFG_BYTES)
+        return 0;
+    if (len > TB_FUZZ_MAX_INPUT)
+        len = TB_FUZZ_MAX_INPUT;
+    own = tb_fuzz_etmv2_config(data, &cfg, &g);
+    if (!own) {
+        tb_etmv2_capture_header(&cfg, cap);
+        clen = TB_ETMV1_HDR_BYTES;
+    }
+    n = len - TB_FUZZ_CFG_BYTES;
+    memcpy(cap + clen, data + TB_FUZZ_CFG_BYTES, n);
+    clen += n;
+    if ((data[1] >> 4) & 1) { /* repeat the whole samples */
+        size_t body = n - n % 4, base = clen - n;
+
+        while (body && clen + body <= TB_ETMV1_HDR_BYTES + 4 * E2_LOOP) {
+            memcpy(cap + clen, cap + base, body);
+            clen += body;
+        }
+    }
+    split = tb_fuzz_split(data, len) % (clen + 1); /* a point of the capture */
+
+    whole.stream = cut.stream = small.stream = cap;
+    whole.len = cut.len = small.len = clen;
+    whole.hash = cut.hash = small.hash = TB_FUZZ_HASH_INIT;
+    d.hash = d2.hash = TB_FUZZ_HASH_INIT;
+    d.dec = tb_etmv2_decoder_new(&cfg, tb_fuzz_image());
+    TB_FUZZ_CHECK(E2_NAME, d.dec != NULL, "decoder");
+    whole.d = &d;
+    e2_parse(own ? NULL : &cfg, cap, clen, 0, 0, &whole);
+    TB_FUZZ_CHECK(E2_NAME, tb_etmv2_decoder_finish(d.dec, e2_on_elem, &d) >= 1, "finish");
+    TB_FUZZ_CHECK(E2_NAME, d.ended, "no END");
+    TB_FUZZ_CHECK(E2_NAME, d.insns <= 2 * d.statuses + 32, "%llu instructions from %llu "
+                  "statuses", (unsigned long long)d.insns, (unsigned long long)d.statuses);
+    tb_etmv2_decoder_free(d.dec);
+
+    e2_parse(own ? NULL : &cfg, cap, clen, split, 0, &cut);
+    e2_parse(own ? NULL : &cfg, cap, clen, 0, 1 + data[2] % 16, &small);
+    TB_FUZZ_CHECK(E2_NAME, whole.hash == cut.hash && whole.count == cut.count,
+                  "a cut at %zu changed the packets", split);
+    TB_FUZZ_CHECK(E2_NAME, whole.hash == small.hash && whole.count == small.count,
+                  "chunking changed the packets");
+
+    /* The generic path: tb_parser + tb_decoder_push, cut in two. */
+    if (!own) {
+        tb_parser *p = tb_parser_new(&g);
+        tb_decoder *gd = tb_decoder_new(&g, tb_fuzz_image());
+        int rc;
+
+        TB_FUZZ_CHECK(E2_NAME, p && gd, "generic parser/decoder");
+        rc = tb_decoder_push(gd, p, cap, split, 0, e2_on_elem, &d2);
+        TB_FUZZ_CHECK(E2_NAME, rc >= 0, "generic push %d", rc);
+        rc = tb_decoder_push(gd, p, cap + split, clen - split, split, e2_on_elem, &d2);
+        TB_FUZZ_CHECK(E2_NAME, rc >= 0, "generic push %d", rc);
+        rc = tb_decoder_push_finish(gd, p, e2_on_elem, &d2);
+        TB_FUZZ_CHECK(E2_NAME, rc >= 0, "generic finish %d", rc);
+        TB_FUZZ_CHECK(E2_NAME, d2.hash == d.hash && d2.elements == d.elements,
+                      "the generic path gave other elements");
+        tb_parser_free(p);
+        tb_decoder_free(gd);
+    }
+    return 0;
+}

@@ -1,0 +1,188 @@
+/*
+ * ETMv2 trace port (ETM10): 4-bit PIPESTAT + TRACEPKT, no TRACESYNC, one
+ * sample per TRACECLK cycle (IHI0014Q chapter 6; docs/etmv2.md).
+ *
+ *   exec records -> tb_etmv2_encoder -> samples (or capture bytes)
+ *   samples/bytes -> tb_etmv2_parser -> tb_packet (ISYNC, ATOM, BRANCH,
+ *                                       CONTEXT_ID, TRIGGER)
+ *   tb_packet + tb_memimage -> tb_etmv2_decoder -> tb_element
+ *
+ * Instruction trace only (no data trace).  The sample type and capture
+ * file are ETMv1's (etmv1.h, etm_port.h) with protocol byte 2.
+ *
+ * ====================================================================
+ * UNVERIFIED VALUES.  Every ETMv2 value below that no public source
+ * confirms (docs/etmv1-v2-sources.md 5; docs/etmv2.md 6, the same
+ * table).  They are placeholders, NOT the spec: IHI0014Q Table 6.1
+ * (PIPESTAT codes) and Table 6.6 (TFO headers) were not readable in any
+ * copy found.  Change them here only.
+ * ====================================================================
+ */
+#ifndef TRACEBENCH_ETMV2_H
+#define TRACEBENCH_ETMV2_H
+
+#include "tracebench/etmv1.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* U1 (UNVERIFIED): PIPESTAT[3:0] codes, after the fact sheet's
+ * recollection (shared/docs/etmv1-v2.md 10.1): bit 0 = D (packets placed
+ * in the FIFO this cycle, 6.1.3 [S]), bit 3 = a branch phantom comes
+ * first (6.1.2 [S]), bit 2 with bit 3 = the phantom was not taken.
+ * The mnemonics and meanings are IHI0014Q 6.1 [S]; the numbers are not. */
+enum tb_etmv2_pipestat {
+    TB_ETMV2_IE = 0x0, /* U1: executed */
+    TB_ETMV2_DE = 0x1, /* U1: executed, packets placed */
+    TB_ETMV2_IN = 0x2, /* U1: condition failed */
+    TB_ETMV2_DN = 0x3, /* U1: condition failed, packets placed */
+    TB_ETMV2_WT = 0x4, /* U1: no instruction */
+    TB_ETMV2_DW = 0x5, /* U1: no instruction, packets placed */
+    TB_ETMV2_TR = 0x6, /* U1: trigger; the real status on TRACEPKT[3:0] (6.1.7 [S]) */
+    TB_ETMV2_TD = 0x7, /* U1: no FIFO data; TRACEPKT[0] = 1: a TFO (6.1.6 [S]) */
+    TB_ETMV2_PT = 0x8, /* U1: 0x8..0xB = phantom taken + IE/DE/IN/DN */
+    TB_ETMV2_PN = 0xC, /* U1: 0xC..0xF = phantom not taken + IE/DE/IN/DN */
+};
+
+/* U2 (UNVERIFIED): TFO packet header bytes (6.5.3 Table 6.6: the cells
+ * are empty in every copy; only "RR = reason, other values reserved,
+ * an encoding space of its own" is [S]).  RR in bits [1:0] here. */
+#define TB_ETMV2_TFO_HDR_NORMAL 0x00u /* U2: b000000RR */
+#define TB_ETMV2_TFO_HDR_LSM 0x04u    /* U2: b000001RR (never written: U3) */
+#define TB_ETMV2_TFO_HDR_MASK 0xFCu
+
+/* U4/U5 (UNVERIFIED): the TFO value on TRACEPKT.  8-bit port:
+ * TRACEPKT[7:1] (6.5.1 [S], where the text breaks off); 16-bit:
+ * TRACEPKT[15:1] (U5); 4-bit: TRACEPKT[3:1] of the TD cycle (6.1.6 [S])
+ * = value[2:0], then TRACEPKT[3:1] of the next cycle that is not TR =
+ * value[5:3] (U4: "two cycles" and the trigger rule are 6.1.7 [S], the
+ * split is not).  No FIFO data goes out in either cycle. */
+#define TB_ETMV2_TFO_MAX4 63u
+#define TB_ETMV2_TFO_MAX8 127u
+#define TB_ETMV2_TFO_MAX16 32767u
+
+/* U6 (UNVERIFIED): the TFO value counts the FIFO bytes output after the
+ * TFO cycle and before the TFO packet's header; a 4-bit port never has
+ * half a byte out at a TFO (the model sends the other half first). */
+
+/* U7 (UNVERIFIED): context ID bytes and the TFO's 4 address bytes are
+ * LSB first. */
+
+/* U10 (UNVERIFIED): a 1-4 byte branch address keeps the ARM/Thumb
+ * state; a state change sends 5 bytes (6.7.1 says only that byte 5
+ * names the state). */
+
+/* U17 (UNVERIFIED, model): context ID packet b01101110 (6.4.1 [S]:
+ * bC1101110) + ctxid_bytes bytes, placed with the next traced
+ * instruction's status after the change. */
+
+/* U18 (UNVERIFIED, model): a branch phantom is a taken or not-taken
+ * direct non-link branch (B<c>) followed, with no exception between, by
+ * an instruction in its next cycle; both traced by one status (6.1.2 [S]
+ * for the meaning, not for which branches a core folds). */
+
+/* TFO reason codes RR (6.5.4 Table 6.7 [S]). */
+enum tb_etmv2_reason {
+    TB_ETMV2_R_PERIODIC = 0,
+    TB_ETMV2_R_TRACE_ON = 1,
+    TB_ETMV2_R_OVERFLOW = 2,
+    TB_ETMV2_R_DEBUG = 3,
+};
+
+typedef tb_etmv1_sample tb_etmv2_sample; /* pipestat [3:0], tracesync 0 */
+
+typedef struct tb_etmv2_config {
+    uint8_t minor;        /* ETMv2.x: 0 (ETM10) */
+    uint8_t port_width;   /* 4, 8 or 16 */
+    bool cycle_accurate;  /* ETMCR[12] */
+    bool branch_output;   /* ETMCR[8] */
+    uint8_t ctxid_bytes;  /* 0, 1, 2, 4 (ETMCR[15:14]) */
+    bool phantoms;        /* the encoder folds branches (U18); decoders
+                           * always accept phantom statuses */
+    uint32_t vector_base; /* as tb_etmv1_config */
+} tb_etmv2_config;
+
+void tb_etmv2_config_init(tb_etmv2_config *c);
+int tb_etmv2_config_check(const tb_etmv2_config *c);
+uint32_t tb_etmv2_etmcr(const tb_etmv2_config *c);
+int tb_etmv2_config_from_etmcr(tb_etmv2_config *c, uint32_t etmcr, uint8_t minor);
+/* From a tb_config of protocol TB_PROTO_ETMV2. */
+int tb_etmv2_config_from_tb(tb_etmv2_config *c, const tb_config *cfg);
+
+/* Capture file: etm_port.h with protocol 2. */
+void tb_etmv2_capture_header(const tb_etmv2_config *c, uint8_t out[16]);
+int tb_etmv2_capture_parse_header(const uint8_t in[16], tb_etmv2_config *c);
+
+/* The largest TFO value the port can show (U4/U5). */
+unsigned tb_etmv2_tfo_max(unsigned port_width);
+
+/* ---- encoder ---- */
+typedef struct tb_etmv2_encoder_opts {
+    /* Reused as ETMv1's: arch_minor, cycle_accurate, branch_broadcast,
+     * ctxid_bytes, sync_period, trigger_at, fifo_depth, ranges. */
+    tb_encoder_opts base;
+    uint8_t port_width;
+    uint32_t vector_base;
+    bool keep_idle;
+    bool no_phantoms;        /* never fold branches */
+} tb_etmv2_encoder_opts;
+
+void tb_etmv2_encoder_opts_init(tb_etmv2_encoder_opts *o);
+void tb_etmv2_encoder_opts_from(tb_etmv2_encoder_opts *v, const tb_encoder_opts *o);
+int tb_etmv2_encoder_config(const tb_etmv2_encoder_opts *o, tb_etmv2_config *c);
+
+typedef struct tb_etmv2_encoder tb_etmv2_encoder;
+tb_etmv2_encoder *tb_etmv2_encoder_new(const tb_etmv2_encoder_opts *o,
+                                       tb_etmv1_sample_cb cb, void *ctx);
+tb_etmv2_encoder *tb_etmv2_encoder_new_bytes(const tb_etmv2_encoder_opts *o,
+                                             tb_trace_sink sink, void *ctx);
+void tb_etmv2_encoder_free(tb_etmv2_encoder *e);
+void tb_etmv2_encoder_set_packet_cb(tb_etmv2_encoder *e, tb_packet_cb cb, void *ctx);
+void tb_etmv2_encoder_set_overflow_cb(tb_etmv2_encoder *e, tb_overflow_cb cb,
+                                      void *ctx);
+int tb_etmv2_encoder_push(tb_etmv2_encoder *e, const tb_exec_record *r);
+int tb_etmv2_encoder_finish(tb_etmv2_encoder *e);
+const tb_encoder_stats *tb_etmv2_encoder_get_stats(const tb_etmv2_encoder *e);
+uint64_t tb_etmv2_encoder_cycles(const tb_etmv2_encoder *e);
+
+/* ---- parser: samples -> packets, in instruction order ----
+ *   ISYNC     a TFO: addr, isa, reason (RR), has_ctxid/context_id,
+ *             bytes[] = the TFO packet; reason 0 (periodic): the TFO
+ *             cycle executed the instruction at addr
+ *   ATOM      seq[]: 'E', 'N', and in CA mode 'W' for other cycles;
+ *             a phantom status gives two atoms (the branch first)
+ *   BRANCH    the branch address of the status before it (a DE/DN
+ *             status, or DW: of the most recent instruction): addr,
+ *             isa, addr_bits, exc_cancel (E bit), phdr_format = status
+ *   CONTEXT_ID  a context ID packet
+ *   TRIGGER, RESERVED, BAD_SEQUENCE, INCOMPLETE (err): after an error
+ *             the parser waits for the next TFO.
+ * Nothing comes out before the first TFO. */
+typedef struct tb_etmv2_parser tb_etmv2_parser;
+tb_etmv2_parser *tb_etmv2_parser_new(const tb_etmv2_config *cfg);
+void tb_etmv2_parser_free(tb_etmv2_parser *p);
+int tb_etmv2_parser_push(tb_etmv2_parser *p, const uint8_t *data, size_t len,
+                         uint64_t index, tb_packet_cb cb, void *ctx);
+int tb_etmv2_parser_push_samples(tb_etmv2_parser *p, const tb_etmv2_sample *s,
+                                 size_t n, uint64_t first, tb_packet_cb cb,
+                                 void *ctx);
+int tb_etmv2_parser_finish(tb_etmv2_parser *p, tb_packet_cb cb, void *ctx);
+void tb_etmv2_parser_reset(tb_etmv2_parser *p);
+const tb_etmv2_config *tb_etmv2_parser_config(const tb_etmv2_parser *p);
+
+/* ---- decoder (decoder.h conventions, as ETMv1's) ---- */
+typedef struct tb_etmv2_decoder tb_etmv2_decoder;
+tb_etmv2_decoder *tb_etmv2_decoder_new(const tb_etmv2_config *cfg,
+                                       const tb_memimage *mem);
+void tb_etmv2_decoder_free(tb_etmv2_decoder *d);
+int tb_etmv2_decoder_packet(tb_etmv2_decoder *d, const tb_packet *pkt,
+                            tb_element_cb cb, void *ctx);
+int tb_etmv2_decoder_finish(tb_etmv2_decoder *d, tb_element_cb cb, void *ctx);
+void tb_etmv2_decoder_reset(tb_etmv2_decoder *d);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,459 @@
+/*
+ * ETMv2 trace port (docs/etmv2.md): hand-made captures whose expected
+ * packets come from IHI0014Q chapter 6 (Table 6.9 branch bytes, 6.5.4 TFO
+ * packet, 6.1.6 TD/TFO, 6.1.7 trigger), with the PIPESTAT codes and TFO
+ * header bytes of the unverified table (etmv2.h U1/U2: the tests name
+ * them by constant, so they follow the table); the bad-input paths; and
+ * chunking invariance.  Round trips against the emulator's ground truth
+ * are in test_roundtrip_etmv2.c.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tb_test.h"
+#include "tracebench/etmv2.h"
+
+typedef struct pbuf {
+    tb_packet p[8192];
+    size_t n;
+} pbuf;
+
+static int on_packet(void *ctx, const tb_packet *p)
+{
+    pbuf *b = ctx;
+
+    if (b->n < 8192)
+        b->p[b->n++] = *p;
+    return 0;
+}
+
+static tb_etmv2_sample S(uint8_t ps, uint16_t pkt)
+{
+    tb_etmv2_sample s = {ps, 0, pkt};
+    return s;
+}
+
+static void cfg_port(tb_etmv2_config *c, uint8_t width)
+{
+    tb_etmv2_config_init(c);
+    c->port_width = width;
+}
+
+static void parse(const tb_etmv2_config *c, const tb_etmv2_sample *s, size_t n, pbuf *out)
+{
+    tb_etmv2_parser *p = tb_etmv2_parser_new(c);
+
+    cr_assert_not_null(p);
+    memset(out, 0, sizeof *out);
+    cr_assert_geq(tb_etmv2_parser_push_samples(p, s, n, 0, on_packet, out), 0);
+    cr_assert_geq(tb_etmv2_parser_finish(p, on_packet, out), 0);
+    tb_etmv2_parser_free(p);
+}
+
+/* 8-bit port: a trace-on TFO (value 0: the FIFO was empty), its packet
+ * (header RR = 01, 6.5.4: address 0x00001000, 4 bytes, bit 0 = ARM), then
+ * an indirect branch (DE) to 0x2000 and an exception (DW) to the data
+ * abort vector with E set.  Branch bytes from Table 6.9 by hand:
+ *   0x2000 against 0x1000: A[13:12] changed, byte 1 holds A[7:2], byte 2
+ *   A[14:8]: 0x81 (bit 0 = branch, C), 0x20.
+ *   0x10 with E: five bytes 0x89 (A[7:2] = 4), 0x80, 0x80, 0x80, and byte
+ *   5 = 0E001xxx = 0x48. */
+static const tb_etmv2_sample ex_tfo[] = {
+    {TB_ETMV2_TD, 0, 0x01},                               /* TFO, value 0 */
+    {TB_ETMV2_IE, 0, TB_ETMV2_TFO_HDR_NORMAL | TB_ETMV2_R_TRACE_ON},
+    {TB_ETMV2_IE, 0, 0x00},                               /* address LSB first (U7) */
+    {TB_ETMV2_DE, 0, 0x10},                               /* 0x1008: the branch */
+    {TB_ETMV2_WT, 0, 0x00},
+    {TB_ETMV2_DW, 0, 0x00},                               /* the exception */
+    {TB_ETMV2_WT, 0, 0x81},                               /* the branch's address */
+    {TB_ETMV2_WT, 0, 0x20},
+    {TB_ETMV2_WT, 0, 0x89},                               /* the exception's */
+    {TB_ETMV2_WT, 0, 0x80},
+    {TB_ETMV2_WT, 0, 0x80},
+    {TB_ETMV2_WT, 0, 0x80},
+    {TB_ETMV2_WT, 0, 0x48},
+};
+
+Test(etmv2_parser, tfo_branch_and_exception_bytes)
+{
+    tb_etmv2_config c;
+    pbuf b;
+
+    cfg_port(&c, 8);
+    parse(&c, ex_tfo, sizeof ex_tfo / sizeof ex_tfo[0], &b);
+    cr_assert_eq(b.n, 4, "%zu packets", b.n);
+    cr_assert_eq(b.p[0].kind, TB_PKT_ISYNC);
+    cr_assert_eq(b.p[0].index, tb_etmv1_sample_index(0));
+    cr_assert_eq(b.p[0].addr, 0x1000);
+    cr_assert_eq(b.p[0].isa, TB_ISA_ARM);
+    cr_assert_eq(b.p[0].reason, TB_ETMV2_R_TRACE_ON);
+    cr_assert_eq(b.p[1].kind, TB_PKT_ATOM);
+    cr_assert_str_eq(b.p[1].seq, "EEE"); /* cycles 1-3; the DE's last */
+    cr_assert_eq(b.p[2].kind, TB_PKT_BRANCH);
+    cr_assert_eq(b.p[2].addr, 0x2000, "0x%x", b.p[2].addr);
+    cr_assert_eq(b.p[2].phdr_format, TB_ETMV2_DE);
+    cr_assert(!b.p[2].exc_cancel);
+    cr_assert_eq(b.p[3].kind, TB_PKT_BRANCH);
+    cr_assert_eq(b.p[3].addr, 0x10, "0x%x", b.p[3].addr);
+    cr_assert(b.p[3].exc_cancel);
+    cr_assert_eq(b.p[3].phdr_format, TB_ETMV2_DW);
+}
+
+/* The same bytes on a 4-bit port: the TFO value in two halves (U4), the
+ * FIFO a nibble a cycle, low nibble first (as ETMv1, 5.2). */
+Test(etmv2_parser, four_bit_port)
+{
+    static const uint8_t fifo[] = {TB_ETMV2_TFO_HDR_NORMAL | TB_ETMV2_R_TRACE_ON, 0x00, 0x10,
+                                   0x00, 0x00, 0x81, 0x20};
+    tb_etmv2_sample s[32];
+    tb_etmv2_config c;
+    size_t n = 0;
+    pbuf b;
+
+    cfg_port(&c, 4);
+    s[n++] = S(TB_ETMV2_TD, 0x1);  /* value[2:0] = 0 */
+    s[n++] = S(TB_ETMV2_IE, 0x1);  /* value[5:3] = 0; the 1st instruction */
+    for (size_t i = 0; i < sizeof fifo; i++) {
+        uint8_t ps = i == 0 ? TB_ETMV2_DE : TB_ETMV2_WT;
+
+        s[n++] = S(ps, fifo[i] & 0xF);
+        s[n++] = S(TB_ETMV2_WT, fifo[i] >> 4);
+    }
+    parse(&c, s, n, &b);
+    cr_assert_eq(b.n, 3, "%zu packets", b.n);
+    cr_assert_eq(b.p[0].kind, TB_PKT_ISYNC);
+    cr_assert_eq(b.p[0].addr, 0x1000);
+    cr_assert_str_eq(b.p[1].seq, "EE");
+    cr_assert_eq(b.p[2].kind, TB_PKT_BRANCH);
+    cr_assert_eq(b.p[2].addr, 0x2000);
+}
+
+/* A trigger (6.1.7) puts the real status on TRACEPKT[3:0] and sends no
+ * FIFO data; a phantom status (6.1.2) is two instructions. */
+Test(etmv2_parser, trigger_and_phantom)
+{
+    tb_etmv2_sample s[] = {
+        {TB_ETMV2_TD, 0, 0x01},
+        {TB_ETMV2_IE, 0, TB_ETMV2_TFO_HDR_NORMAL | TB_ETMV2_R_TRACE_ON},
+        {TB_ETMV2_TR, 0, TB_ETMV2_PN | TB_ETMV2_IE}, /* no FIFO byte */
+        {TB_ETMV2_IE, 0, 0x00},
+        {TB_ETMV2_PT | TB_ETMV2_IN, 0, 0x10},
+        {TB_ETMV2_WT, 0, 0x00},
+        {TB_ETMV2_WT, 0, 0x00},
+    };
+    tb_etmv2_config c;
+    pbuf b;
+
+    cfg_port(&c, 8);
+    parse(&c, s, sizeof s / sizeof s[0], &b);
+    cr_assert_eq(b.n, 4, "%zu packets", b.n);
+    cr_assert_eq(b.p[0].kind, TB_PKT_ISYNC);
+    cr_assert_eq(b.p[0].addr, 0x1000, "0x%x", b.p[0].addr);
+    cr_assert_eq(b.p[1].kind, TB_PKT_ATOM);
+    cr_assert_str_eq(b.p[1].seq, "E"); /* the status of cycle 1 */
+    cr_assert_eq(b.p[2].kind, TB_PKT_TRIGGER);
+    cr_assert_eq(b.p[3].kind, TB_PKT_ATOM);
+    cr_assert_str_eq(b.p[3].seq, "NEEEN");
+}
+
+static void expect_error(uint8_t width, const tb_etmv2_sample *s, size_t n, tb_pkt_kind kind)
+{
+    tb_etmv2_config c;
+    pbuf b;
+    size_t i;
+
+    cfg_port(&c, width);
+    parse(&c, s, n, &b);
+    for (i = 0; i < b.n; i++)
+        if (b.p[i].kind == kind)
+            return;
+    cr_assert_fail("no packet of kind %d among %zu", (int)kind, b.n);
+}
+
+Test(etmv2_bad, reserved_and_wrong_width_and_sequences)
+{
+    /* TR whose status is TR again (6.1.7: no such status). */
+    tb_etmv2_sample a[] = {{TB_ETMV2_TR, 0, TB_ETMV2_TR}};
+    /* TRACEPKT bits above a 4-bit port. */
+    tb_etmv2_sample w[] = {{TB_ETMV2_IE, 0, 0x10}};
+    /* TRACESYNC: ETMv2 has none (4.3.1). */
+    tb_etmv2_sample t[] = {{TB_ETMV2_IE, 1, 0}};
+    /* After sync, a WT with the FIFO empty (6.1.6: that is TD). */
+    tb_etmv2_sample e[] = {ex_tfo[0], ex_tfo[1], ex_tfo[2], ex_tfo[2], ex_tfo[2], ex_tfo[2],
+                           {TB_ETMV2_WT, 0, 0}};
+    /* A periodic TFO whose value disagrees with the bytes held (U6). */
+    tb_etmv2_sample v[] = {ex_tfo[0], ex_tfo[1], ex_tfo[2], ex_tfo[2], ex_tfo[2], ex_tfo[2],
+                           {TB_ETMV2_DE, 0, 0x81}, {TB_ETMV2_TD, 0, (5 << 1) | 1},
+                           {TB_ETMV2_WT, 0, 0x20}, {TB_ETMV2_WT, 0, 0x00}};
+    /* A data header without data trace (6.4.1 normal data bC0A0SS10). */
+    tb_etmv2_sample d[] = {ex_tfo[0], ex_tfo[1], ex_tfo[2], ex_tfo[2], ex_tfo[2], ex_tfo[2],
+                           {TB_ETMV2_DE, 0, 0x02}};
+    /* A reserved header (6.4.1 Table 6.2: bX0X1XX10). */
+    tb_etmv2_sample h[] = {ex_tfo[0], ex_tfo[1], ex_tfo[2], ex_tfo[2], ex_tfo[2], ex_tfo[2],
+                           {TB_ETMV2_DE, 0, 0x12}};
+    /* An LSM-in-progress TFO (U3: not read) */
+    tb_etmv2_sample l[] = {ex_tfo[0], {TB_ETMV2_IE, 0, TB_ETMV2_TFO_HDR_LSM}};
+
+    expect_error(8, a, 1, TB_PKT_RESERVED);
+    expect_error(4, w, 1, TB_PKT_RESERVED);
+    expect_error(8, t, 1, TB_PKT_RESERVED);
+    expect_error(8, e, sizeof e / sizeof e[0], TB_PKT_BAD_SEQUENCE);
+    expect_error(8, v, sizeof v / sizeof v[0], TB_PKT_BAD_SEQUENCE);
+    expect_error(8, d, sizeof d / sizeof d[0], TB_PKT_BAD_TRACEMODE);
+    expect_error(8, h, sizeof h / sizeof h[0], TB_PKT_RESERVED);
+    expect_error(8, l, sizeof l / sizeof l[0], TB_PKT_RESERVED);
+    /* A status whose packets never came: INCOMPLETE at the end. */
+    expect_error(8, ex_tfo, 6, TB_PKT_INCOMPLETE);
+}
+
+/* Nothing before the first TFO (fact sheet 11); a cold start skips the
+ * bytes the TFO value counts. */
+Test(etmv2_parser, cold_start_skips_the_counted_bytes)
+{
+    tb_etmv2_sample s[] = {
+        {TB_ETMV2_DE, 0, 0x55}, {TB_ETMV2_IE, 0, 0x66},           /* before sync */
+        {TB_ETMV2_TD, 0, (2 << 1) | 1},                            /* 2 bytes first */
+        {TB_ETMV2_IE, 0, 0x77}, {TB_ETMV2_IN, 0, 0x88},           /* the 2 bytes */
+        {TB_ETMV2_WT, 0, TB_ETMV2_TFO_HDR_NORMAL | TB_ETMV2_R_PERIODIC},
+        {TB_ETMV2_WT, 0, 0x02}, {TB_ETMV2_WT, 0, 0x30}, {TB_ETMV2_WT, 0, 0x00},
+        {TB_ETMV2_WT, 0, 0x00},
+    };
+    tb_etmv2_config c;
+    pbuf b;
+
+    cfg_port(&c, 8);
+    parse(&c, s, sizeof s / sizeof s[0], &b);
+    cr_assert_eq(b.n, 2, "%zu packets", b.n);
+    cr_assert_eq(b.p[0].kind, TB_PKT_ISYNC);
+    cr_assert_eq(b.p[0].index, tb_etmv1_sample_index(2));
+    cr_assert_eq(b.p[0].reason, TB_ETMV2_R_PERIODIC);
+    cr_assert_eq(b.p[0].addr, 0x3000, "0x%x", b.p[0].addr); /* 0x3002: bit 0 = 0 (ARM) */
+    cr_assert_str_eq(b.p[1].seq, "EN");
+}
+
+Test(etmv2_capture, header_and_truncation)
+{
+    tb_etmv2_config c, r;
+    tb_etmv1_config v1;
+    uint8_t h[16], h1[16], smp[4];
+    tb_etmv2_parser *p;
+    pbuf b = {0};
+
+    cfg_port(&c, 16);
+    c.ctxid_bytes = 4;
+    tb_etmv2_capture_header(&c, h);
+    cr_assert_eq(h[9], 2); /* protocol 2 = ETMv2 (docs/etmv1.md 2) */
+    cr_assert_eq(h[11], 16);
+    cr_assert_eq(tb_etmv2_capture_parse_header(h, &r), 0);
+    cr_assert_eq(r.port_width, 16);
+    cr_assert_eq(r.ctxid_bytes, 4);
+    /* An ETMv1 header is not an ETMv2 one, nor the other way round. */
+    tb_etmv1_config_init(&v1);
+    tb_etmv1_capture_header(&v1, h1);
+    cr_assert_eq(tb_etmv2_capture_parse_header(h1, &r), TB_ERR_FORMAT);
+    cr_assert_eq(tb_etmv1_capture_parse_header(h, &v1), TB_ERR_FORMAT);
+    /* A capture cut inside its header, then inside a sample. */
+    p = tb_etmv2_parser_new(NULL);
+    cr_assert_geq(tb_etmv2_parser_push(p, h, 10, 0, on_packet, &b), 0);
+    cr_assert_geq(tb_etmv2_parser_finish(p, on_packet, &b), 0);
+    cr_assert_eq(b.n, 1);
+    cr_assert_eq(b.p[0].kind, TB_PKT_INCOMPLETE);
+    tb_etmv2_parser_reset(p);
+    b.n = 0;
+    tb_etmv1_sample_pack(&ex_tfo[0], smp);
+    cr_assert_geq(tb_etmv2_parser_push(p, h, 16, 0, on_packet, &b), 0);
+    cr_assert_geq(tb_etmv2_parser_push(p, smp, 3, 16, on_packet, &b), 0);
+    cr_assert_geq(tb_etmv2_parser_finish(p, on_packet, &b), 0);
+    cr_assert_eq(b.n, 1);
+    cr_assert_eq(b.p[0].kind, TB_PKT_INCOMPLETE);
+    cr_assert_eq(b.p[0].err, TB_ERR_TRUNCATED);
+    tb_etmv2_parser_free(p);
+    /* A parser given a configuration refuses a header that differs. */
+    cfg_port(&r, 8);
+    p = tb_etmv2_parser_new(&r);
+    cr_assert_eq(tb_etmv2_parser_push(p, h, 16, 0, on_packet, &b), TB_ERR_MISMATCH);
+    tb_etmv2_parser_free(p);
+}
+
+/* ---- encoder -> capture: chunking invariance and the statuses used ---- */
+
+typedef struct bytes {
+    uint8_t *b;
+    size_t n, cap;
+} bytes;
+
+static int on_bytes(void *ctx, const uint8_t *d, size_t n)
+{
+    bytes *b = ctx;
+
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2;
+        b->b = realloc(b->b, b->cap);
+        cr_assert_not_null(b->b);
+    }
+    memcpy(b->b + b->n, d, n);
+    b->n += n;
+    return 0;
+}
+
+/* A loop of a conditional direct branch (a phantom candidate, U18), an
+ * indirect return, an exception, a context change. */
+static void records(tb_etmv2_encoder *e)
+{
+    tb_exec_record r;
+    uint64_t cyc = 0, seq = 0;
+
+    for (int i = 0; i < 400; i++) {
+        memset(&r, 0, sizeof r);
+        r.kind = TB_REC_INSN;
+        r.seq = ++seq;
+        r.cycle = cyc += 1;
+        r.u.insn.addr = 0x1000;
+        r.u.insn.size = 4;
+        r.u.insn.next_addr = 0x1004;
+        cr_assert_eq(tb_etmv2_encoder_push(e, &r), 0);
+        r.seq = ++seq;
+        r.cycle = cyc += 3;
+        r.u.insn.addr = 0x1004;
+        r.u.insn.wp_class = TB_WP_DIRECT;
+        r.u.insn.flags = (i % 3) ? TB_INSN_TAKEN : TB_INSN_COND_FAILED;
+        r.u.insn.next_addr = (i % 3) ? 0x1010 : 0x1008;
+        cr_assert_eq(tb_etmv2_encoder_push(e, &r), 0);
+        r.seq = ++seq;
+        r.cycle = cyc += 1;
+        r.u.insn.addr = r.u.insn.next_addr;
+        r.u.insn.wp_class = TB_WP_INDIRECT;
+        r.u.insn.flags = TB_INSN_TAKEN;
+        r.u.insn.next_addr = 0x1000 + 0x100 * (unsigned)(i % 7);
+        r.u.insn.next_addr = 0x1000;
+        cr_assert_eq(tb_etmv2_encoder_push(e, &r), 0);
+        if (i % 50 == 7) {
+            memset(&r, 0, sizeof r);
+            r.kind = TB_REC_EXCEPTION;
+            r.seq = ++seq;
+            r.cycle = cyc += 3;
+            r.u.exc.kind = TB_EXC_IRQ;
+            r.u.exc.vector = 0x18;
+            r.u.exc.pref_return = 0x1000;
+            cr_assert_eq(tb_etmv2_encoder_push(e, &r), 0);
+        }
+    }
+    memset(&r, 0, sizeof r);
+    r.kind = TB_REC_END;
+    r.seq = ++seq;
+    r.cycle = cyc;
+    cr_assert_eq(tb_etmv2_encoder_push(e, &r), 0);
+}
+
+static void capture(uint8_t width, unsigned sync, bytes *b)
+{
+    tb_etmv2_encoder_opts o;
+    tb_etmv2_encoder *e;
+
+    tb_etmv2_encoder_opts_init(&o);
+    o.port_width = width;
+    o.base.sync_period = sync;
+    memset(b, 0, sizeof *b);
+    e = tb_etmv2_encoder_new_bytes(&o, on_bytes, b);
+    cr_assert_not_null(e);
+    records(e);
+    tb_etmv2_encoder_free(e);
+}
+
+Test(etmv2_parser, chunking_invariance_and_statuses)
+{
+    static const uint8_t widths[] = {4, 8, 16};
+
+    for (size_t w = 0; w < 3; w++) {
+        bytes cap;
+        static pbuf whole, cut;
+        bool phantom = false, tfo = false, dw = false;
+
+        capture(widths[w], 64, &cap);
+        for (size_t off = 16; off + 4 <= cap.n; off += 4) {
+            tb_etmv1_sample s;
+
+            cr_assert_eq(tb_etmv1_sample_unpack(cap.b + off, &s), 0);
+            phantom |= s.pipestat >= TB_ETMV2_PT;
+            tfo |= s.pipestat == TB_ETMV2_TD && (s.tracepkt & 1);
+            dw |= s.pipestat == TB_ETMV2_DW;
+        }
+        cr_assert(phantom && tfo && dw, "port %u: phantom %d tfo %d dw %d", widths[w],
+                  phantom, tfo, dw);
+        for (size_t chunk = 1; chunk <= 7; chunk += 3) {
+            tb_etmv2_parser *p = tb_etmv2_parser_new(NULL), *q = tb_etmv2_parser_new(NULL);
+
+            whole.n = cut.n = 0;
+            cr_assert_geq(tb_etmv2_parser_push(p, cap.b, cap.n, 0, on_packet, &whole), 0);
+            cr_assert_geq(tb_etmv2_parser_finish(p, on_packet, &whole), 0);
+            for (size_t at = 0; at < cap.n; at += chunk) {
+                size_t k = cap.n - at < chunk ? cap.n - at : chunk;
+
+                cr_assert_geq(tb_etmv2_parser_push(q, cap.b + at, k, at, on_packet, &cut), 0);
+            }
+            cr_assert_geq(tb_etmv2_parser_finish(q, on_packet, &cut), 0);
+            cr_assert_eq(whole.n, cut.n);
+            cr_assert_gt(whole.n, 10);
+            for (size_t i = 0; i < whole.n; i++) {
+                cr_assert_eq(whole.p[i].kind, cut.p[i].kind, "packet %zu", i);
+                cr_assert(whole.p[i].kind < TB_PKT_RESERVED, "packet %zu: error %d", i,
+                          (int)whole.p[i].kind);
+                cr_assert_eq(whole.p[i].index, cut.p[i].index);
+                cr_assert_eq(whole.p[i].addr, cut.p[i].addr);
+            }
+            tb_etmv2_parser_free(p);
+            tb_etmv2_parser_free(q);
+        }
+        free(cap.b);
+    }
+}
+
+/* A full FIFO on the slowest port: 1-cycle indirect branches far apart
+ * (5-byte addresses) fill 4096 bytes, many hundreds of packet groups the
+ * parser must hold (etmv2_parser.c GMAX); then the overflow restart. */
+Test(etmv2_parser, full_fifo_on_a_4_bit_port)
+{
+    tb_etmv2_encoder_opts o;
+    tb_etmv2_encoder *e;
+    tb_exec_record r;
+    bytes cap = {0};
+    static pbuf got;
+    tb_etmv2_parser *p;
+    unsigned isyncs = 0, branches = 0;
+
+    tb_etmv2_encoder_opts_init(&o);
+    o.port_width = 4;
+    o.base.sync_period = 0;
+    e = tb_etmv2_encoder_new_bytes(&o, on_bytes, &cap);
+    cr_assert_not_null(e);
+    for (unsigned i = 0; i < 20000; i++) {
+        memset(&r, 0, sizeof r);
+        r.kind = TB_REC_INSN;
+        r.seq = i + 1;
+        r.cycle = i + 1;
+        r.u.insn.addr = (i & 1) ? 0x80000000u : 0x1000;
+        r.u.insn.size = 4;
+        r.u.insn.wp_class = TB_WP_INDIRECT;
+        r.u.insn.flags = TB_INSN_TAKEN;
+        r.u.insn.next_addr = (i & 1) ? 0x1000 : 0x80000000u;
+        cr_assert_eq(tb_etmv2_encoder_push(e, &r), 0);
+    }
+    cr_assert_eq(tb_etmv2_encoder_finish(e), 0);
+    cr_assert_gt(tb_etmv2_encoder_get_stats(e)->overflows, 0);
+    tb_etmv2_encoder_free(e);
+    p = tb_etmv2_parser_new(NULL);
+    got.n = 0;
+    cr_assert_geq(tb_etmv2_parser_push(p, cap.b, cap.n, 0, on_packet, &got), 0);
+    cr_assert_geq(tb_etmv2_parser_finish(p, on_packet, &got), 0);
+    tb_etmv2_parser_free(p);
+    for (size_t i = 0; i < got.n; i++) {
+        cr_assert(got.p[i].kind < TB_PKT_RESERVED, "packet %zu: kind %d", i,
+                  (int)got.p[i].kind);
+        isyncs += got.p[i].kind == TB_PKT_ISYNC;
+        branches += got.p[i].kind == TB_PKT_BRANCH;
+    }
+    cr_assert_geq(isyncs, 2); /* trace on, then the overflow restart */
+    free(cap.b);
+}
