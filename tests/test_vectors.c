@@ -31,7 +31,9 @@
 #include "tracebench/etmv1.h"
 #include "tracebench/roundtrip.h"
 #include "tracebench/sim.h"
+#include "tracebench/parser.h"
 #include "tracebench/snapshot.h"
+#include "tracebench/stream.h"
 
 #define MAX_VEC 128
 
@@ -501,7 +503,76 @@ typedef struct ocsd_run {
     bool lst_shown;
     const char *lst_gap;
     bool ns;                    /* OpenCSD's security state so far */
+    /* The packet lister's "S;"/"NS;" fields (I-sync, exception bytes),
+     * by packet index, for check_lister_security. */
+    struct { uint64_t idx; bool ns; } sec[1024];
+    size_t n_sec;
+    size_t pkt_lines;           /* packet lines (none for a raw source's
+                                 * ID 0 under -id) */
 } ocsd_run;
+
+/* Our parser's security fields of the same source, to match the
+ * lister's. */
+typedef struct sec_ours {
+    const ocsd_run *o;
+    size_t k;
+    const char *name;
+} sec_ours;
+
+static int sec_pkt(void *ctx, const tb_packet *p)
+{
+    sec_ours *s = ctx;
+
+    if (p->kind != TB_PKT_ISYNC && !(p->kind == TB_PKT_BRANCH && p->ns_valid))
+        return 0;
+    cr_assert_lt(s->k, s->o->n_sec, "%s: packet %llu has %s; the OpenCSD lister shows no "
+                 "security state there", s->name, (unsigned long long)p->index,
+                 p->ns ? "NS" : "S");
+    cr_assert_eq(s->o->sec[s->k].idx, p->index, "%s: security state in packet %llu (ours) "
+                 "and %llu (OpenCSD lister)", s->name, (unsigned long long)p->index,
+                 (unsigned long long)s->o->sec[s->k].idx);
+    cr_assert_eq(s->o->sec[s->k].ns, p->ns, "%s: packet %llu: ours %s, OpenCSD lister %s",
+                 s->name, (unsigned long long)p->index, p->ns ? "NS" : "S",
+                 s->o->sec[s->k].ns ? "NS" : "S");
+    s->k++;
+    return 0;
+}
+
+static int sec_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
+{
+    tb_parser *p = ((void **)ctx)[0];
+
+    return tb_parser_push(p, data, len, index, sec_pkt, ((void **)ctx)[1]) < 0;
+}
+
+/* The packet lister's security state fields equal our parser's, packet
+ * for packet (I-syncs, branch packets with exception bytes). */
+static void check_lister_security(const ocsd_run *o, const char *dir, int id, const char *name)
+{
+    tb_snapshot snap;
+    const tb_snap_source *src;
+    tb_config cfg;
+    tb_parser *p;
+    char err[256] = "";
+    sec_ours so = {o, 0, name};
+    void *ctx[2];
+
+    cr_assert_eq(tb_snapshot_load(&snap, dir, err, sizeof err), 0, "%s: %s", name, err);
+    src = tb_stream_find_source(&snap, id, err, sizeof err);
+    cr_assert_not_null(src, "%s: %s", name, err);
+    cr_assert_geq(tb_snapshot_source_config(&snap, src, &cfg, err, sizeof err), 0, "%s", err);
+    p = tb_parser_new(&cfg);
+    cr_assert_not_null(p);
+    ctx[0] = p;
+    ctx[1] = &so;
+    cr_assert_eq(tb_stream_source(&snap, src, NULL, sec_bytes, ctx, err, sizeof err), 0,
+                 "%s: %s", name, err);
+    cr_assert_geq(tb_parser_finish(p, sec_pkt, &so), 0);
+    cr_assert_eq(so.k, o->n_sec, "%s: the OpenCSD lister shows %zu security states, our "
+                 "parser %zu", name, o->n_sec, so.k);
+    tb_parser_free(p);
+    tb_snapshot_fini(&snap);
+}
 
 /* The addr listing's gap rule: one marker before the next instruction,
  * none before the first; an overflow names the gap. */
@@ -570,6 +641,15 @@ static void on_line(ocsd_run *o, const char *line, const char *name)
      * not start on a configuration with data trace. */
     if (strstr(line, "OCSD_ERR_NOT_INIT") && strstr(line, "No decoder configuration"))
         o->refused = true;
+    if (!g && !strncmp(line, "Idx:", 4))
+        o->pkt_lines++;
+    if (!g && (strstr(line, "\tI_SYNC") || strstr(line, "\tISYNC") ||
+               strstr(line, "BRANCH_ADDRESS :")) &&
+        (strstr(line, "; NS; ") || strstr(line, "; S; ")) &&
+        o->n_sec < sizeof o->sec / sizeof *o->sec && sscanf(line, "Idx:%llu;", &idx) == 1) {
+        o->sec[o->n_sec].idx = idx;
+        o->sec[o->n_sec++].ns = strstr(line, "; NS; ") != NULL;
+    }
     /* PTM: the security state as OpenCSD's packet lister gives it, the
      * "NS;"/"S;" field of each I-sync and exception branch packet (its
      * PTM decoder makes no PE_CONTEXT element for a periodic I-sync and
@@ -834,6 +914,8 @@ static void check_vector(const vinfo *v, const vsource *src, totals *t)
     fclose(f);
     remove(log);
     fclose(o.lst);
+    if (!o.refused && o.pkt_lines && o.n_sec < sizeof o.sec / sizeof *o.sec)
+        check_lister_security(&o, dir, c.opts.trace_id, v->name);
     if (!o.diverged)
         tb_compare_finish(o.cmp);
     matched = tb_compare_matched(o.cmp);
