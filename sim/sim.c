@@ -489,6 +489,17 @@ static int read_ns(tb_sim *s, bool *ns)
     return 0;
 }
 
+/* SCR.NS := 0 through the host: Secure state (docs/ns-hyp.md). */
+static int scr_secure(tb_sim *s)
+{
+    uint32_t scr = 0;
+
+    if (cp15(s, false, 1, 1, 0, 0, &scr) < 0)
+        return TB_ERR_EMULATOR;
+    scr &= ~1u;
+    return cp15(s, true, 1, 1, 0, 0, &scr);
+}
+
 /* A state record when the security state changed (scenario secure). */
 static int check_state(tb_sim *s)
 {
@@ -1317,10 +1328,7 @@ static int enter_exception(tb_sim *s, tb_exc_kind kind, uint32_t pref,
          * host (Unicorn refuses a CPSR write to Monitor mode while NS is
          * 1, docs/ns-hyp.md); the vector is MVBAR + 8, whatever SCTLR.V;
          * A, I and F are all masked. */
-        uint32_t scr;
-
-        if (cp15(s, false, 1, 1, 0, 0, &scr) < 0 || (scr &= ~1u, cp15(s, true, 1, 1, 0, 0, &scr)) < 0 ||
-            cp15(s, false, 12, 0, 0, 1, &vbar) < 0)
+        if (scr_secure(s) < 0 || cp15(s, false, 12, 0, 0, 1, &vbar) < 0)
             return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot write SCR/read MVBAR");
     }
     /* The SPSR keeps the IT state we tracked (the CPSR copy is stale). */
@@ -1578,6 +1586,11 @@ int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res)
     s->msg[0] = '\0';
     memset(s->cache, 0, TB_CACHE_SIZE * sizeof *s->cache);
     s->rng = s->sc.seed ? s->sc.seed : 0x9E3779B97F4A7C15ull;
+    s->ns = false;
+    /* Unicorn resets Non-secure: Secure first, so that the SCTLR/VBAR
+     * below are the Secure state's. */
+    if (s->sc.secure && (scr_secure(s) < 0 || read_ns(s, &s->ns) < 0 || s->ns))
+        return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot enter Secure state (SCR)");
     if (s->sc.high_vectors || s->sc.has_vbar) {
         uint32_t v;
 
@@ -1590,16 +1603,6 @@ int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res)
     }
     if (cp15(s, false, 13, 0, 0, 1, &s->ctxid) < 0)
         s->ctxid = 0;
-    s->ns = false;
-    if (s->sc.secure) {
-        /* Unicorn resets Non-secure; SCR.NS := 0 through the host makes
-         * the core Secure (docs/ns-hyp.md). */
-        uint32_t scr = 0;
-
-        if (cp15(s, false, 1, 1, 0, 0, &scr) < 0 || (scr &= ~1u, cp15(s, true, 1, 1, 0, 0, &scr)) < 0 ||
-            read_ns(s, &s->ns) < 0 || s->ns)
-            return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot enter Secure state (SCR)");
-    }
     update_next_check(s);
     if (!s->reference && !s->blocks &&
         !(s->blocks = calloc((size_t)1 << TB_BLK_CACHE_BITS, sizeof *s->blocks)))
