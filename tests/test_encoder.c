@@ -390,6 +390,40 @@ Test(encoder, ptm_state_change_without_branch)
     state_without_branch(TB_PROTO_PTM);
 }
 
+/* PTM, trace off, an SMC from Non-secure code whose return address is
+ * traced: the I-sync at the return address (IHI0035B 5.2.3, "trace
+ * enabled between back-to-back exceptions") names where Non-secure code
+ * goes on, so it says NS; the exception packet after it gives the
+ * Monitor's state, Secure. */
+Test(encoder, ptm_trace_on_at_smc_return_keeps_its_state)
+{
+    pkts k;
+    tb_encoder *e = mk(TB_PROTO_PTM, "include=0x1000-0x2000", &k);
+    unsigned i, is = 0, br = 0;
+
+    push(e, state(true));
+    push(e, insn(0x5000, TB_ISA_ARM, 4, TB_WP_NONE, 0, 0x1000, TB_ISA_ARM)); /* SMC */
+    push(e, state(false));
+    push(e, exc(TB_EXC_SMC, 0x148, 0x1000, false));
+    push(e, arm(0x148, 0));
+    cr_assert_eq(tb_encoder_finish(e), 0);
+    for (i = 0; i < k.n; i++) {
+        if (k.p[i].kind == TB_PKT_ISYNC) {
+            cr_assert_eq(is++, 0);
+            cr_assert_eq(k.p[i].addr, 0x1000);
+            cr_assert(k.p[i].ns, "the return address runs Non-secure");
+        } else if (k.p[i].kind == TB_PKT_BRANCH) {
+            cr_assert_eq(br++, 0);
+            cr_assert_eq(is, 1, "after the I-sync");
+            cr_assert_eq(k.p[i].exc_num, 2);
+            cr_assert_not(k.p[i].ns, "the Monitor runs Secure");
+        }
+    }
+    cr_assert_eq(is, 1);
+    cr_assert_eq(br, 1);
+    tb_encoder_free(e);
+}
+
 /* IHI0035B 5.2.3 table 5.3: MOV at 0x1000, IRQ, FIQ before anything runs
  * at 0x18, LDR pc at 0x1C: WP update 0x1000, IRQ to 0x18, FIQ to 0x1C
  * with no WP update between, then the branch to 0x2000. */
