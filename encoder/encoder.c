@@ -406,6 +406,21 @@ void tb_enc_exception_pkt(const tb_encoder *e, tb_packet *p,
     p->isa = (tb_isa)r->u.exc.isa;
     p->has_exc = true;
     p->exc_num = (uint16_t)tb_exc_trace_number((tb_exc_kind)r->u.exc.kind);
+    /* The state at the vector (a state record before the exception
+     * record announced a change, sim.h). */
+    p->ns = e->ns;
+    p->ns_valid = true;
+}
+
+void tb_enc_state_bytes(tb_encoder *e, tb_packet *p)
+{
+    if (!e->state_due || e->ns_next == e->ns_traced || p->has_exc)
+        return;
+    p->has_exc = true;
+    p->exc_num = 0;
+    p->ns = e->ns_next;
+    p->ns_valid = true;
+    e->ns_traced = e->ns_next;
 }
 
 /* The port drains fifo_bytes every fifo_cycles cycles. */
@@ -587,6 +602,8 @@ static int enc_isync(tb_encoder *e, uint8_t reason, uint32_t addr, tb_isa isa)
     p.reason = reason;
     p.addr = addr;
     p.isa = isa;
+    p.ns = e->ns; /* IHI0014Q 7.10.5, IHI0035B 4.5: info bit 3 */
+    e->ns_traced = e->ns;
     if (e->cfg.ctxid_bytes) {
         p.has_ctxid = true;
         p.context_id = ctxid_value(e);
@@ -650,6 +667,16 @@ static int process_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
         rc = enc_isync(e, e->next_reason, r->u.insn.addr, isa);
         e->on = true;
         e->next_reason = TB_ISYNC_TRACE_ON;
+    } else if (e->ns != e->ns_traced) {
+        /* A security state change no packet told (PTM exception returns,
+         * an MCR to SCR outside Monitor mode): an I-sync before the next
+         * instruction carries it (IHI0014Q 7.10.5, IHI0035B 4.5 info bit
+         * 3), after a PTM WP update for the instructions since the last
+         * waypoint (trace_off), which the I-sync would otherwise drop. */
+        if (!e->ops->sync_point(e))
+            rc = e->ops->trace_off(e);
+        if (rc >= 0)
+            rc = enc_isync(e, TB_ISYNC_PERIODIC, r->u.insn.addr, isa);
     } else if (e->sync_due && e->ops->sync_point(e)) {
         rc = enc_isync(e, TB_ISYNC_PERIODIC, r->u.insn.addr, isa);
     }
@@ -699,8 +726,14 @@ static int process_exc(tb_encoder *e, const tb_exec_record *r)
          * section).  The section is PFT's; ETMv3 is left as it was. */
         tb_isa isa = r->u.exc.cancelled ? (tb_isa)e->pending.u.insn.isa
                                         : (tb_isa)e->flow_isa;
+        bool ns = e->ns;
 
+        /* The I-sync names the return address: its state is the one
+         * before the entry changed it (SMC from Non-secure). */
+        if (e->ns_at_exc)
+            e->ns = e->ns_prev;
         rc = enc_isync(e, e->next_reason, r->u.exc.pref_return, isa);
+        e->ns = ns;
         e->on = true;
         e->next_reason = TB_ISYNC_TRACE_ON;
     }
@@ -794,6 +827,8 @@ int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
     if (e->finished)
         return e->err = TB_ERR_STATE;
     e->st.records++;
+    if (r->kind != TB_REC_EXCEPTION)
+        e->ns_at_exc = false;
     switch (r->kind) {
     case TB_REC_INSN:
         if (r->u.insn.isa != TB_ISA_ARM && r->u.insn.isa != TB_ISA_THUMB)
@@ -812,12 +847,25 @@ int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
         rc = flush_pending(e, r->u.exc.cancelled);
         if (rc >= 0)
             rc = process_exc(e, r);
+        e->ns_at_exc = false;
         break;
     case TB_REC_CONTEXT:
         rc = flush_pending(e, false);
         if (rc >= 0)
             rc = process_ctx(e, r);
         break;
+    case TB_REC_STATE:
+        /* The instruction that changed the state is still pending: its
+         * branch packet, if it has one, tells the change
+         * (tb_enc_state_bytes); else the next I-sync does. */
+        e->ns_next = r->u.state.ns;
+        e->state_due = true;
+        rc = flush_pending(e, false);
+        e->state_due = false;
+        e->ns_prev = e->ns;
+        e->ns = r->u.state.ns;
+        e->ns_at_exc = true; /* until the next record (process_exc) */
+        return rc < 0 ? (e->err = rc) : 0;
     case TB_REC_END:
         return tb_encoder_finish(e);
     case TB_REC_DATA:

@@ -124,6 +124,13 @@ struct tb_encoder {
 
     uint32_t ctxid;
     uint8_t vmid;
+    /* Security state (TB_REC_STATE records): of the instructions now
+     * (ns), as the trace last told it (ns_traced: I-sync, exception
+     * bytes), and the one a state record announces while the instruction
+     * that changed it is processed (ns_next, state_due). */
+    bool ns, ns_traced, ns_next, state_due;
+    bool ns_prev, ns_at_exc; /* the state before a change a state record
+                              * announced right before an exception record */
     uint64_t insn_since_ts;
     bool trigger_done;
 
@@ -177,6 +184,10 @@ static inline void tb_enc_completes(tb_encoder *e, uint64_t seq)
     e->pkt_seq = seq;
     e->pkt_has_seq = true;
 }
+/* Exception bytes that tell a security state change on the branch
+ * packet p of the instruction that made it (exception number 0,
+ * IHI0014Q 7.3.5, IHI0035B 4.5.4; protocol-notes 2.7, 3.7). */
+void tb_enc_state_bytes(tb_encoder *e, tb_packet *p);
 /* Writes a packet through the FIFO to the sink; 0 when it went out or was
  * lost to an overflow, negative on error (then sticky in e->err). */
 int tb_enc_emit(tb_encoder *e, tb_packet *p);

@@ -288,6 +288,7 @@ static int etm_branch(tb_encoder *e, uint32_t addr, tb_isa isa)
     tb_enc_pkt(e, &k, TB_PKT_BRANCH);
     k.addr = addr;
     k.isa = isa;
+    tb_enc_state_bytes(e, &k);
     return tb_enc_emit(e, &k);
 }
 
@@ -594,6 +595,7 @@ static int etm_exception(tb_encoder *e, const tb_exec_record *r)
         return rc;
     tb_enc_exception_pkt(e, &k, r);
     k.exc_cancel = r->u.exc.cancelled;
+    e->ns_traced = k.ns;
     return tb_enc_emit(e, &k);
 }
 

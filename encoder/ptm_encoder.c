@@ -101,6 +101,11 @@ static int ptm_branch(tb_encoder *e, uint32_t addr, tb_isa isa, uint64_t cycle,
     tb_enc_pkt(e, &k, TB_PKT_BRANCH);
     k.addr = addr;
     k.isa = isa;
+    /* No exception bytes with number 0 for a security state change here
+     * (unlike ETMv3): whether PFT implies the branch's E atom with them is
+     * unverified (docs/ns-hyp.md), and OpenCSD 1.3.3 reads any exception
+     * byte as an exception.  The I-sync before the next instruction tells
+     * the change instead (encoder.c process_insn). */
     if (e->cfg.cycle_accurate) {
         k.has_cc = true;
         k.cc = tb_enc_take_cc(e, cycle);
@@ -226,6 +231,7 @@ static int ptm_exception(tb_encoder *e, const tb_exec_record *r)
         return rc;
     tb_enc_exception_pkt(e, &k, r);
     k.exc_bytes = 1;
+    e->ns_traced = k.ns;
     if (e->cfg.cycle_accurate) {
         k.has_cc = true;
         k.cc = tb_enc_take_cc(e, r->cycle);

@@ -12,12 +12,17 @@
  *   wrapper, 0x8200 main: CPSIE if, then up to 32 blocks chosen by the
  *   input (ALU, CMP, conditional ALU, conditional forward branches, IT,
  *   calls direct/indirect/interworking/through a wrapper, a counted loop,
- *   SVC, ISB/DMB), then the exit address.  Only forward branches, calls
- *   that return and one counted loop level, so every run ends.  Handlers:
- *   SVC "MOVS pc, lr", IRQ/FIQ "SUBS pc, lr, #4".
+ *   SVC, ISB/DMB, and in a secure run SMC to Non-secure or back), then
+ *   the exit address.  Only forward branches, calls that return and one
+ *   counted loop level, so every run ends.  Handlers: SVC "MOVS pc, lr",
+ *   IRQ/FIQ "SUBS pc, lr, #4"; a secure run (scenario secure, started
+ *   Secure) has Monitor vectors at MON_VEC whose SMC entry sets SCR.NS to
+ *   r8 and returns with "MOVS pc, lr", so the security state changes at
+ *   exception returns and SMC entries (docs/ns-hyp.md).
  *
  * Comparison rules follow sim.h and decoder.h: an exception that cancels
- * the instruction before it removes that instruction; ETMv3 ranges carry
+ * the instruction before it removes that instruction; every instruction
+ * runs in the security state of the last context element; ETMv3 ranges carry
  * an atom per instruction, PTM ranges only for a last instruction that is
  * a waypoint.  The sim is the truth; an input the sim refuses (a fault,
  * an error) is not interesting and is skipped.
@@ -43,6 +48,7 @@
 #define T_LEAF1 0x8140u
 #define T_WRAP 0x8180u
 #define MAIN 0x8200u
+#define MON_VEC 0x300u /* MVBAR (32-byte aligned) */
 #define MAIN_END 0x8F00u
 #define STACK_TOP 0x20000u
 #define MAX_INSNS 6000
@@ -67,6 +73,7 @@ typedef struct as {
     uint8_t *img;
     uint32_t pc;
     bool overflow;
+    bool secure;             /* a secure run: SMC blocks, Monitor vectors */
 } as;
 
 static void a32(as *a, uint32_t v)
@@ -133,7 +140,8 @@ static void thumb_movw_movt(as *a, unsigned rd_, uint32_t v)
         (uint16_t)(((hi >> 8) & 7u) << 12 | (rd_ << 8) | (hi & 0xFF)));
 }
 
-/* Registers the blocks may change: r0-r5 (r6 call address, r7 loop). */
+/* Registers the blocks may change: r0-r5 (r6 call address, r7 loop, r8
+ * and r9 the SMC argument and the Monitor's scratch). */
 static void arm_alu(as *a, rd *r, uint32_t cond)
 {
     unsigned b = rd_byte(r);
@@ -213,6 +221,14 @@ static void arm_block(as *a, rd *r, bool *in_loop)
         arm_movw_movt(a, 6, T_WRAP | 1);
         a32(a, 0xE12FFF36u);
         break;
+    case 12: /* MOV r8,#0|1; SMC #0: to Secure or Non-secure */
+        if (!a->secure) {
+            arm_alu(a, r, 0xE); /* as before SMC blocks existed */
+            break;
+        }
+        a32(a, 0xE3A08000u | (rd_byte(r) & 1));
+        a32(a, 0xE1600070u);
+        break;
     default: arm_alu(a, r, 0xE); break;
     }
 }
@@ -271,6 +287,14 @@ static void thumb_block(as *a, rd *r, bool *in_loop)
         t16(a, (uint16_t)(0xB100u | (rd_byte(r) & 1 ? 0x800u : 0) | (0 << 3)));
         thumb_alu(a, r);
         break;
+    case 12: /* MOV.W r8,#0|1; SMC #0 */
+        if (!a->secure) {
+            thumb_alu(a, r);
+            break;
+        }
+        t32(a, 0xF04F, (uint16_t)(0x0800u | (rd_byte(r) & 1)));
+        t32(a, 0xF7F0, 0x8000);
+        break;
     default: thumb_alu(a, r); break;
     }
 }
@@ -279,7 +303,7 @@ static void thumb_block(as *a, rd *r, bool *in_loop)
 typedef struct tinsn {
     uint32_t addr;
     uint8_t size, isa, wp;
-    bool failed, cancelled;
+    bool failed, cancelled, ns;
 } tinsn;
 
 typedef struct rt {
@@ -290,6 +314,8 @@ typedef struct rt {
     size_t tlen;
     bool trace_full;
     int enc_err;
+    bool ns;                 /* truth security state (TB_REC_STATE) */
+    unsigned states;         /* state records */
 } rt;
 
 static int rt_sink(void *ctx, const uint8_t *d, size_t len)
@@ -312,7 +338,11 @@ static int rt_rec(void *ctx, const tb_exec_record *rec)
     if (rec->kind == TB_REC_INSN && r->n < MAX_INSNS) {
         r->v[r->n++] = (tinsn){rec->u.insn.addr, rec->u.insn.size, rec->u.insn.isa,
                                rec->u.insn.wp_class,
-                               (rec->u.insn.flags & TB_INSN_COND_FAILED) != 0, false};
+                               (rec->u.insn.flags & TB_INSN_COND_FAILED) != 0, false,
+                               r->ns};
+    } else if (rec->kind == TB_REC_STATE) {
+        r->ns = rec->u.state.ns;
+        r->states++;
     } else if (rec->kind == TB_REC_EXCEPTION && rec->u.exc.cancelled && r->n &&
                r->v[r->n - 1].addr == rec->u.exc.pref_return) {
         r->v[r->n - 1].cancelled = true;
@@ -331,6 +361,7 @@ typedef struct cmp {
     const tb_config *cfg;
     size_t p;                /* next truth instruction */
     unsigned ranges;
+    bool ns;                 /* decoded security state */
     uint32_t addrs[1024];
 } cmp;
 
@@ -353,6 +384,8 @@ static int cmp_el(void *ctx, const tb_element *el)
     TB_FUZZ_CHECK(H, el->kind != TB_ELEM_ADDR_NACC && el->kind != TB_ELEM_ADDR_UNKNOWN,
                   "%s at packet %llu", tb_elem_kind_name(el->kind),
                   (unsigned long long)el->index);
+    if (el->kind == TB_ELEM_CONTEXT)
+        c->ns = el->ns;
     if (el->kind != TB_ELEM_INSN_RANGE)
         return 0;
     c->ranges++;
@@ -369,6 +402,9 @@ static int cmp_el(void *ctx, const tb_element *el)
                       "instruction #%zu: decoded 0x%08x %s, simulated 0x%08x %s",
                       c->p, c->addrs[i], tb_isa_name((tb_isa)el->isa), t->addr,
                       tb_isa_name((tb_isa)t->isa));
+        TB_FUZZ_CHECK(H, t->ns == c->ns, "instruction #%zu at 0x%08x: decoded %s, "
+                      "simulated %s", c->p, t->addr, c->ns ? "Non-secure" : "Secure",
+                      t->ns ? "Non-secure" : "Secure");
         if (!ptm)
             TB_FUZZ_CHECK(H, ((el->atom_bits >> i) & 1) == t->failed,
                           "instruction #%zu at 0x%08x: decoded %c, simulated %c", c->p,
@@ -428,10 +464,10 @@ static int fsink(void *ctx, const uint8_t *d, size_t len)
     return 0;
 }
 
-static uint8_t *rt_build_image(rd *r, bool *main_thumb, uint32_t *exit_addr)
+static uint8_t *rt_build_image(rd *r, bool secure, bool *main_thumb, uint32_t *exit_addr)
 {
     uint8_t *img = calloc(1, IMG_SIZE);
-    as a = {.img = img};
+    as a = {.img = img, .secure = secure};
     bool in_loop = false;
     unsigned blocks, i;
 
@@ -442,6 +478,14 @@ static uint8_t *rt_build_image(rd *r, bool *main_thumb, uint32_t *exit_addr)
     a.pc = 0x08; a32(&a, 0xE1B0F00Eu);
     a.pc = 0x18; a32(&a, 0xE25EF004u);
     a32(&a, 0xE25EF004u);
+    /* Monitor SMC entry (MVBAR + 8): SCR.NS := r8, back to the caller
+     * (IHI0406C B4.1.129 SCR, B1.9.9). */
+    a.pc = MON_VEC + 8;
+    a32(&a, 0xEE119F11u);                                   /* MRC SCR -> r9 */
+    a32(&a, 0xE3C99001u);                                   /* BIC r9, #1 */
+    a32(&a, 0xE1899008u);                                   /* ORR r9, r8 */
+    a32(&a, 0xEE019F11u);                                   /* MCR r9 -> SCR */
+    a32(&a, 0xE1B0F00Eu);                                   /* MOVS pc, lr */
     a.pc = ARM_LEAF0; leaf(&a, r, false);
     a.pc = ARM_LEAF1; leaf(&a, r, false);
     a.pc = ARM_WRAP;
@@ -460,9 +504,17 @@ static uint8_t *rt_build_image(rd *r, bool *main_thumb, uint32_t *exit_addr)
     if (*main_thumb) {
         thumb_movw_movt(&a, 13, STACK_TOP);
         t16(&a, 0xB663);                                    /* CPSIE if */
+        if (a.secure) {
+            thumb_movw_movt(&a, 9, MON_VEC);
+            t32(&a, 0xEE0C, 0x9F30);                        /* MCR r9 -> MVBAR */
+        }
     } else {
         arm_movw_movt(&a, 13, STACK_TOP);
         a32(&a, 0xF10800C0u);                               /* CPSIE if */
+        if (a.secure) {
+            arm_movw_movt(&a, 9, MON_VEC);
+            a32(&a, 0xEE0C9F30u);                           /* MCR r9 -> MVBAR */
+        }
     }
     blocks = 1 + rd_byte(r) % 32;
     for (i = 0; i < blocks && !a.overflow; i++) {
@@ -494,7 +546,7 @@ int tb_fuzz_roundtrip(const uint8_t *data, size_t len)
     tb_sim *sim;
     tb_memimage *mem;
     uint8_t *img;
-    bool thumb, formatted;
+    bool thumb, formatted, secure;
     uint32_t exit_addr = 0;
     unsigned b0, b1, b2;
     int rc;
@@ -520,7 +572,8 @@ int tb_fuzz_roundtrip(const uint8_t *data, size_t len)
     if (tb_encoder_config(&o, &cfg) < 0)
         return 0;
 
-    img = rt_build_image(&r, &thumb, &exit_addr);
+    secure = (b1 >> 4) & 1;
+    img = rt_build_image(&r, secure, &thumb, &exit_addr);
     if (!img)
         return 0;
 
@@ -528,6 +581,7 @@ int tb_fuzz_roundtrip(const uint8_t *data, size_t len)
     sc.max_insns = MAX_INSNS;
     snprintf(sc.exit, sizeof sc.exit, "0x%x", (unsigned)exit_addr);
     sc.seed = 1 + b2;
+    sc.secure = secure;
     if (b2 & 1) {
         sc.events[sc.n_events].kind = b2 & 2 ? TB_EXC_FIQ : TB_EXC_IRQ;
         sc.events[sc.n_events].has_insn = true;
@@ -556,12 +610,12 @@ int tb_fuzz_roundtrip(const uint8_t *data, size_t len)
     TB_FUZZ_CHECK(H, run.enc_err == 0, "encoder error %d (%s)", run.enc_err,
                   tb_err_str(run.enc_err));
     if (getenv("TB_FUZZ_VERBOSE"))
-        fprintf(stderr, "roundtrip: %s v%u%s%s%s%s %s main, sim %d (%s) %s, %zu insns, "
-                "%zu trace bytes\n", tb_protocol_name(o.protocol), o.arch_minor,
-                o.cycle_accurate ? " ca" : "", o.timestamps ? " ts" : "",
+        fprintf(stderr, "roundtrip: %s v%u%s%s%s%s%s %s main, sim %d (%s) %s, %zu insns, "
+                "%u state changes, %zu trace bytes\n", tb_protocol_name(o.protocol),
+                o.arch_minor, o.cycle_accurate ? " ca" : "", o.timestamps ? " ts" : "",
                 o.branch_broadcast ? " bb" : "", o.return_stack ? " rs" : "",
-                thumb ? "Thumb" : "ARM", rc, tb_sim_stop_name(res.stop),
-                rc < 0 ? "" : "", run.n, run.tlen);
+                secure ? " secure" : "", thumb ? "Thumb" : "ARM", rc,
+                tb_sim_stop_name(res.stop), rc < 0 ? "" : "", run.n, run.states, run.tlen);
     if (rc < 0 || res.stop != TB_SIM_STOP_EXIT || run.trace_full) {
         /* The sim refused the program (fault, budget): not a round trip. */
         tb_encoder_free(run.enc);

@@ -29,6 +29,7 @@ typedef struct tq {
     uint8_t isa, size, wp, flags, vmid;
     bool cancelled;       /* insn cancelled by the exception after it */
     bool untraced;        /* insn outside the ViewInst filter */
+    bool ns;              /* insn: ran Non-secure (TB_REC_STATE) */
     bool required;        /* exception taken while trace was on */
     bool resume;          /* the encoder's overflow I-sync resumed here */
 } tq;
@@ -61,6 +62,8 @@ struct tb_compare {
     bool overflow_gap;       /* ... and it was an overflow */
     uint32_t ctx;            /* truth context at the front */
     uint8_t vmid;
+    bool push_ns;            /* truth security state at the newest record */
+    bool dec_ns;             /* decoded security state (context elements) */
     uint64_t last_ts;
     bool have_ts;
     uint64_t cc_sum;         /* decoded cycle counts so far */
@@ -295,6 +298,7 @@ int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
     case TB_REC_INSN:
         t.addr = r->u.insn.addr;
         t.isa = r->u.insn.isa;
+        t.ns = c->push_ns;
         t.size = r->u.insn.size;
         t.wp = r->u.insn.wp_class;
         t.flags = r->u.insn.flags;
@@ -330,6 +334,10 @@ int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
         t.ctx = r->u.ctx.context_id;
         t.vmid = r->u.ctx.vmid;
         break;
+    case TB_REC_STATE:
+        /* Not queued: the instructions after it carry the state. */
+        c->push_ns = r->u.state.ns;
+        return 0;
     default:
         break;
     }
@@ -541,6 +549,10 @@ static int compare_insn(tb_compare *c, const tb_element *el, uint32_t addr, unsi
         return fail(c, el, "decoded 0x%08x %s %c, truth #%llu executed it %c", addr,
                     tb_isa_name((tb_isa)el->isa), atom, (unsigned long long)t->seq,
                     t->flags & TB_INSN_COND_FAILED ? 'N' : 'E');
+    if (t->ns != c->dec_ns)
+        return fail(c, el, "decoded 0x%08x %s in %s state, truth #%llu ran it %s", addr,
+                    tb_isa_name((tb_isa)el->isa), c->dec_ns ? "Non-secure" : "Secure",
+                    (unsigned long long)t->seq, t->ns ? "Non-secure" : "Secure");
     note_matched(c, t);
     pop(c);
     c->gap_open = false;
@@ -737,6 +749,8 @@ static int on_context(tb_compare *c, const tb_element *el)
     if (!ok)
         return fail(c, el, "decoded context ID 0x%08x VMID %u, the truth's is 0x%08x VMID %u",
                     el->context_id, el->vmid, ctx, vmid);
+    /* The security state is checked at each instruction after it. */
+    c->dec_ns = el->ns;
     c->st.contexts++;
     return 0;
 }

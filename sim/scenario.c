@@ -113,6 +113,10 @@ static int sim_key(tb_scenario *sc, const char *k, char *v, unsigned ln,
         if ((b = parse_bool(v)) < 0)
             return perr(err, errlen, ln, "bad boolean '%s'", v);
         sc->high_vectors = b;
+    } else if (!strcmp(k, "secure")) {
+        if ((b = parse_bool(v)) < 0)
+            return perr(err, errlen, ln, "bad boolean '%s'", v);
+        sc->secure = b;
     } else if (!strcmp(k, "vbar")) {
         if (!parse_u32(v, &sc->vbar) || (sc->vbar & 31))
             return perr(err, errlen, ln, "bad vbar '%s' (32-byte aligned)", v);

@@ -324,6 +324,14 @@ static tb_centry *lookup(tb_sim *s, uint32_t a, uint8_t isa)
     if (isa == TB_ISA_ARM ? (in.opcode & 0x0FFF0FFFu) == 0x0E0D0F30u
                           : (in.size == 4 && (in.opcode & 0xFFFF0FFFu) == 0xEE0D0F30u))
         info |= CE_CTXID; /* MCR p15,0,Rt,c13,c0,1: CONTEXTIDR (B4.1.36) */
+    /* Where the security state can change (Secure iff Monitor mode or
+     * SCR.NS = 0, IHI0406C B1.5.1): an exception return, an MCR to SCR
+     * (p15,0,Rt,c1,c1,0, B4.1.129).  Only these re-read it. */
+    if (s->sc.secure &&
+        (in.exc_return ||
+         (isa == TB_ISA_ARM ? (in.opcode & 0x0FFF0FFFu) == 0x0E010F11u
+                            : (in.size == 4 && (in.opcode & 0xFFFF0FFFu) == 0xEE010F11u))))
+        info |= CE_SECST;
     if (isa == TB_ISA_THUMB && in.size == 2 && (in.opcode & 0xF500u) == 0xB100u)
         info |= CE_CBZ;
     if (isa == TB_ISA_ARM && in.cond < 14 && in.wp_class != TB_WP_DIRECT &&
@@ -469,6 +477,47 @@ static __attribute__((noinline)) int emit_data(tb_sim *s, const tb_centry *e,
     return rc;
 }
 
+/* The security state now: Secure iff Monitor mode or SCR.NS = 0
+ * (IHI0406C B1.5.1); Hyp is never entered (docs/ns-hyp.md). */
+static int read_ns(tb_sim *s, bool *ns)
+{
+    uint32_t scr = 0;
+
+    if (cp15(s, false, 1, 1, 0, 0, &scr) < 0)
+        return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot read SCR");
+    *ns = (read_cpsr(s) & 0x1Fu) != 0x16u && (scr & 1u);
+    return 0;
+}
+
+/* SCR.NS := 0 through the host: Secure state (docs/ns-hyp.md). */
+static int scr_secure(tb_sim *s)
+{
+    uint32_t scr = 0;
+
+    if (cp15(s, false, 1, 1, 0, 0, &scr) < 0)
+        return TB_ERR_EMULATOR;
+    scr &= ~1u;
+    return cp15(s, true, 1, 1, 0, 0, &scr);
+}
+
+/* A state record when the security state changed (scenario secure). */
+static int check_state(tb_sim *s)
+{
+    tb_exec_record r;
+    bool ns;
+    int rc;
+
+    if ((rc = read_ns(s, &ns)) < 0 || ns == s->ns)
+        return rc;
+    s->ns = ns;
+    memset(&r, 0, sizeof r);
+    r.kind = TB_REC_STATE;
+    r.seq = s->count;
+    r.cycle = s->cycles;
+    r.u.state.ns = ns;
+    return deliver(s, &r);
+}
+
 /* Delivers the record of the instruction e (in isa) that went to next,
  * then a context record when it changed CONTEXTIDR.  Both paths build
  * every record here, so they share the cycle model's draws too. */
@@ -508,6 +557,9 @@ static int emit_rec(tb_sim *s, const tb_centry *e, const tb_exec_record *tpl,
     if ((rc = deliver(s, &r)) < 0)
         return rc;
     if ((s->dat_n || (e->info & CE_EXCL)) && (rc = emit_data(s, e, flags)) < 0)
+        return rc;
+    if ((e->info & CE_SECST) && !(flags & TB_INSN_COND_FAILED) &&
+        (rc = check_state(s)) < 0)
         return rc;
     if ((e->info & CE_CTXID) && !(flags & TB_INSN_COND_FAILED)) {
         uint32_t v;
@@ -850,10 +902,12 @@ static tb_block *blk_get(tb_sim *s, uint32_t a, uint32_t size, uint8_t isa, uint
         d->it_after = it;
         if (d->flags0 & TB_INSN_IN_IT)
             d->ce.info |= CE_IT_MEMBER;
-        if (n && (s->tmp[n - 1].ce.info & CE_CTXID))
+        /* The record of an MCR to CONTEXTIDR or SCR reads the register
+         * before the next instruction runs. */
+        if (n && (s->tmp[n - 1].ce.info & (CE_CTXID | CE_SECST)))
             d->ce.info |= CE_AFTER_CTXID;
         d->plain = d->flags0 == 0 && e->wp == TB_WP_NONE &&
-                   !(e->info & (CE_CTXID | CE_EXCL));
+                   !(e->info & (CE_CTXID | CE_EXCL | CE_SECST));
         memset(&d->tpl, 0, sizeof d->tpl);
         d->tpl.kind = TB_REC_INSN;
         d->tpl.u.insn.addr = e->addr;
@@ -1133,6 +1187,16 @@ static void hook_intr(uc_engine *uc, uint32_t intno, void *user)
         stop(s, ACT_SVC);
         return;
     }
+    if (intno == 13 && in_insn(s) && s->sc.secure) { /* EXCP_SMC */
+        stop(s, ACT_SMC);
+        return;
+    }
+    if (intno == 13) {
+        tb_sim_fail(s, TB_ERR_FAULT, "SMC at 0x%08x: the scenario must say secure = true "
+                    "for the simulator to enter Monitor mode", insn_addr(s));
+        stop(s, ACT_ERROR);
+        return;
+    }
     tb_sim_fail(s, TB_ERR_FAULT, "exception %u (not asked for) at 0x%08x", intno,
                 insn_addr(s));
     stop(s, ACT_ERROR);
@@ -1254,10 +1318,19 @@ static int enter_exception(tb_sim *s, tb_exc_kind kind, uint32_t pref,
     case TB_EXC_DATA_ABORT: mode = 0x17; off = 0x10; break;
     case TB_EXC_IRQ: mode = 0x12; off = 0x18; break;
     case TB_EXC_FIQ: mode = 0x11; off = 0x1C; break;
+    case TB_EXC_SMC: mode = 0x16; off = 0x08; break;
     default: return TB_ERR_INVAL;
     }
     if (cp15(s, false, 1, 0, 0, 0, &sctlr) < 0 || cp15(s, false, 12, 0, 0, 0, &vbar) < 0)
         return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot read SCTLR/VBAR");
+    if (kind == TB_EXC_SMC) {
+        /* Monitor entry (IHI0406C B1.9.9): SCR.NS := 0 first, through the
+         * host (Unicorn refuses a CPSR write to Monitor mode while NS is
+         * 1, docs/ns-hyp.md); the vector is MVBAR + 8, whatever SCTLR.V;
+         * A, I and F are all masked. */
+        if (scr_secure(s) < 0 || cp15(s, false, 12, 0, 0, 1, &vbar) < 0)
+            return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot write SCR/read MVBAR");
+    }
     /* The SPSR keeps the IT state we tracked (the CPSR copy is stale). */
     cpsr = (cpsr & ~CPSR_IT_MASK) | ((uint32_t)(it_before & 3) << 25) |
            ((uint32_t)(it_before >> 2) << 10);
@@ -1265,20 +1338,27 @@ static int enter_exception(tb_sim *s, tb_exc_kind kind, uint32_t pref,
     ncpsr |= mode | CPSR_I;
     /* A on aborts, IRQ, FIQ; F on FIQ (as with the Virtualization
      * Extensions, A15/A7; assumed for A9 too). */
-    if (kind == TB_EXC_FIQ)
+    if (kind == TB_EXC_FIQ || kind == TB_EXC_SMC)
         ncpsr |= CPSR_F;
     if (kind == TB_EXC_FIQ || kind == TB_EXC_IRQ || kind == TB_EXC_DATA_ABORT ||
-        kind == TB_EXC_PREFETCH_ABORT)
+        kind == TB_EXC_PREFETCH_ABORT || kind == TB_EXC_SMC)
         ncpsr |= CPSR_A;
     if (sctlr & (1u << 30)) /* TE */
         ncpsr |= CPSR_T;
     if (sctlr & (1u << 25)) /* EE */
         ncpsr |= CPSR_E;
-    vec = ((sctlr & (1u << 13)) ? 0xFFFF0000u : (vbar & ~31u)) + off;
+    vec = ((sctlr & (1u << 13)) && kind != TB_EXC_SMC ? 0xFFFF0000u : (vbar & ~31u)) + off;
     if (uc_reg_write(s->uc, UC_ARM_REG_CPSR, &ncpsr) != UC_ERR_OK ||
         uc_reg_write(s->uc, UC_ARM_REG_SPSR, &cpsr) != UC_ERR_OK ||
         uc_reg_write(s->uc, UC_ARM_REG_LR, &lr) != UC_ERR_OK)
         return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot write exception state");
+    /* The state at the vector, before the exception record (sim.h). */
+    if (s->sc.secure) {
+        int rc = check_state(s);
+
+        if (rc < 0)
+            return rc;
+    }
     s->cycles += 3;
     s->exceptions++;
     s->itstate = 0;
@@ -1347,6 +1427,14 @@ static int handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
         if ((rc = finish(s, seq, 0)) < 0)
             return rc;
         if ((rc = enter_exception(s, TB_EXC_SVC, seq, seq, false, it_before)) < 0)
+            return rc;
+        return 0;
+    case ACT_SMC:
+        /* LR = preferred return = the next instruction (B1.9.9). */
+        it_before = s->itstate;
+        if ((rc = finish(s, seq, 0)) < 0)
+            return rc;
+        if ((rc = enter_exception(s, TB_EXC_SMC, seq, seq, false, it_before)) < 0)
             return rc;
         return 0;
     case ACT_WFI: {
@@ -1498,6 +1586,11 @@ int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res)
     s->msg[0] = '\0';
     memset(s->cache, 0, TB_CACHE_SIZE * sizeof *s->cache);
     s->rng = s->sc.seed ? s->sc.seed : 0x9E3779B97F4A7C15ull;
+    s->ns = false;
+    /* Unicorn resets Non-secure: Secure first, so that the SCTLR/VBAR
+     * below are the Secure state's. */
+    if (s->sc.secure && (scr_secure(s) < 0 || read_ns(s, &s->ns) < 0 || s->ns))
+        return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot enter Secure state (SCR)");
     if (s->sc.high_vectors || s->sc.has_vbar) {
         uint32_t v;
 

@@ -25,6 +25,9 @@ enum {
     CE_AFTER_CTXID = 1u << 12, /* follows an MCR to CONTEXTIDR */
     CE_EXCL = 1u << 13,      /* STREX/STREXB/H/D, set only with data
                               * records on (its record reads Rd after it) */
+    CE_SECST = 1u << 14,     /* may change the security state: exception
+                              * return or MCR to SCR; set only when the
+                              * scenario tracks it (secure) */
 };
 
 /* Instructions the block path's code hook must look at one by one. */
@@ -93,6 +96,7 @@ enum tb_action {
     ACT_IRQ,
     ACT_FIQ,
     ACT_SVC,
+    ACT_SMC,
     ACT_WFI,
     ACT_EXIT,
     ACT_BUDGET,
@@ -145,6 +149,7 @@ struct tb_sim {
     uint32_t pending_irq;    /* bit0 IRQ, bit1 FIQ asserted */
     uint64_t rng;
     uint32_t ctxid;
+    bool ns;                 /* security state now (scenario secure) */
     uint8_t itstate;         /* ITSTATE as in IHI0406C A2.5.2 */
     uint8_t isa;             /* ISA of the next instruction */
     bool isa_known;

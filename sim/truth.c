@@ -69,6 +69,11 @@ int tb_truth_format_text(const tb_exec_record *r, char *buf, size_t len)
                              r->u.data.insn_addr,
                              r->u.data.flags & TB_DATA_STORE_FAILED ? " failed" : "",
                              r->u.data.flags & TB_DATA_BE ? " be" : ""), len);
+    case TB_REC_STATE:
+        /* SEQ CYCLE S ns=0|1 hyp=0|1 */
+        return done(snprintf(buf, len, "%llu %llu S ns=%d hyp=%d",
+                             (unsigned long long)r->seq, (unsigned long long)r->cycle,
+                             r->u.state.ns ? 1 : 0, r->u.state.hyp ? 1 : 0), len);
     }
     return TB_ERR_INVAL;
 }
@@ -133,6 +138,13 @@ int tb_truth_format_json(const tb_exec_record *r, char *buf, size_t len)
                              r->u.data.insn_addr,
                              r->u.data.flags & TB_DATA_STORE_FAILED ? "true" : "false",
                              r->u.data.flags & TB_DATA_BE ? "true" : "false"), len);
+    case TB_REC_STATE:
+        return done(snprintf(buf, len,
+                             "{\"kind\":\"STATE\",\"seq\":%llu,\"cycle\":%llu,"
+                             "\"ns\":%s,\"hyp\":%s}",
+                             (unsigned long long)r->seq, (unsigned long long)r->cycle,
+                             r->u.state.ns ? "true" : "false",
+                             r->u.state.hyp ? "true" : "false"), len);
     }
     return TB_ERR_INVAL;
 }
@@ -221,6 +233,16 @@ int tb_truth_parse_text(const char *line, tb_exec_record *r)
     }
     if (!strcmp(kind, "END")) {
         r->kind = TB_REC_END;
+        return 0;
+    }
+    if (!strcmp(kind, "S")) {
+        unsigned ns, hyp;
+
+        if (sscanf(line, "ns=%u hyp=%u", &ns, &hyp) != 2 || ns > 1 || hyp > 1)
+            return TB_ERR_FORMAT;
+        r->kind = TB_REC_STATE;
+        r->u.state.ns = ns != 0;
+        r->u.state.hyp = hyp != 0;
         return 0;
     }
     if (!strcmp(kind, "D")) {

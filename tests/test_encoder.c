@@ -248,6 +248,182 @@ Test(encoder, etmv3_cancel_and_exception_exit)
     tb_encoder_free(e);
 }
 
+static tb_exec_record state(bool ns)
+{
+    tb_exec_record r;
+
+    memset(&r, 0, sizeof r);
+    r.kind = TB_REC_STATE;
+    r.cycle = cyc;
+    r.u.state.ns = ns;
+    return r;
+}
+
+/* Secure -> Non-secure at an exception return, then an SVC taken
+ * Non-secure, then an SMC back to Secure.  ETMv3 (IHI0014Q 7.3.5;
+ * protocol-notes 2.7): the return's branch packet carries exception byte
+ * E0 with number 0 and NS = 1 (only the state changed), after five
+ * address bytes in the original encoding; the exception packets carry
+ * the state at the vector: SVC NS = 1 (E0 = 10 << 1 | 1), SMC NS = 0
+ * (E0 = 2 << 1).  PTM (IHI0035B 4.5): the return's branch packet has no
+ * exception byte, and an I-sync (periodic, NS: info 0x09) before the
+ * next instruction tells the change; SVC E1 = 0x15. */
+static void secure_ns_records(tb_encoder *e)
+{
+    push(e, arm(0x1000, 0));
+    push(e, insn(0x1004, TB_ISA_ARM, 4, TB_WP_INDIRECT, TB_INSN_TAKEN | TB_INSN_EXC_RETURN,
+                 0x2000, TB_ISA_ARM));
+    push(e, state(true));
+    push(e, arm(0x2000, 0));
+    push(e, insn(0x2004, TB_ISA_ARM, 4, TB_WP_NONE, 0, 0x2008, TB_ISA_ARM)); /* SVC */
+    push(e, exc(TB_EXC_SVC, 0x8, 0x2008, false));
+    push(e, arm(0x8, 0));
+    push(e, insn(0x800C, TB_ISA_ARM, 4, TB_WP_NONE, 0, 0x8010, TB_ISA_ARM)); /* SMC */
+    push(e, state(false));
+    push(e, exc(TB_EXC_SMC, 0x148, 0x8010, false));
+    push(e, arm(0x148, 0));
+    cr_assert_eq(tb_encoder_finish(e), 0);
+}
+
+Test(encoder, etmv3_security_state_changes)
+{
+    pkts k;
+    tb_encoder *e = mk(TB_PROTO_ETMV3, "", &k);
+    unsigned n, i, br = 0;
+    const tb_packet *p;
+
+    secure_ns_records(e);
+    cr_assert_not(k.p[1].ns, "the run starts Secure");
+    p = after_sync(&k, &n);
+    for (i = 0; i < n; i++) {
+        if (p[i].kind != TB_PKT_BRANCH)
+            continue;
+        if (br == 0) {
+            cr_assert_eq(p[i].size, 6);
+            cr_assert_eq(memcmp(p[i].bytes, "\x81\xA0\x80\x80\x48\x01", 6), 0);
+        } else if (br == 1) {
+            cr_assert_eq(memcmp(p[i].bytes, "\x85\x80\x80\x80\x48\x15", 6), 0);
+        } else {
+            cr_assert_eq(memcmp(p[i].bytes, "\xA5\x81\x80\x80\x48\x04", 6), 0);
+        }
+        br++;
+    }
+    cr_assert_eq(br, 3);
+    for (i = 0; i < n; i++)
+        cr_assert_neq(p[i].kind, TB_PKT_ISYNC, "no I-sync needed");
+    tb_encoder_free(e);
+}
+
+Test(encoder, ptm_security_state_changes)
+{
+    pkts k;
+    tb_encoder *e = mk(TB_PROTO_PTM, "", &k);
+    unsigned n, i, br = 0, is = 0;
+    const tb_packet *p;
+
+    secure_ns_records(e);
+    p = after_sync(&k, &n);
+    for (i = 0; i < n; i++) {
+        if (p[i].kind == TB_PKT_ISYNC) {
+            cr_assert_eq(is++, 0);
+            cr_assert_eq(br, 1, "after the return's branch");
+            cr_assert_eq(p[i].size, 6);
+            cr_assert_eq(memcmp(p[i].bytes, "\x08\x00\x20\x00\x00\x09", 6), 0);
+        } else if (p[i].kind == TB_PKT_BRANCH) {
+            if (br == 0)
+                cr_assert_not(p[i].has_exc, "no exception byte for the state change");
+            else if (br == 1)
+                cr_assert_eq(p[i].bytes[p[i].size - 1], 0x15); /* SVC, NS */
+            else
+                cr_assert_eq(p[i].bytes[p[i].size - 1], 0x04); /* SMC, Secure */
+            br++;
+        }
+    }
+    cr_assert_eq(is, 1);
+    cr_assert_eq(br, 3);
+    tb_encoder_free(e);
+}
+
+/* A change with no branch (an MCR to SCR outside Monitor mode): an
+ * I-sync before the next instruction carries it (IHI0014Q 7.10.5,
+ * IHI0035B 4.5 info bit 3); PTM first gives a WP update for the
+ * instructions since the last waypoint, which the I-sync would drop. */
+static void state_without_branch(tb_protocol proto)
+{
+    pkts k;
+    tb_encoder *e = mk(proto, "", &k);
+    unsigned n;
+    const tb_packet *p;
+
+    push(e, arm(0x1000, 0));
+    push(e, arm(0x1004, 0)); /* MCR p15,0,r1,c1,c1,0 */
+    push(e, state(true));
+    push(e, arm(0x1008, 0));
+    cr_assert_eq(tb_encoder_finish(e), 0);
+    p = after_sync(&k, &n);
+    if (proto == TB_PROTO_PTM) {
+        cr_assert_geq(n, 2);
+        cr_assert_eq(p[0].kind, TB_PKT_WP_UPDATE);
+        cr_assert_eq(p[0].addr, 0x1004);
+        p++;
+        n--;
+    } else {
+        cr_assert_eq(p[0].kind, TB_PKT_ATOM); /* E E */
+        p++;
+        n--;
+    }
+    cr_assert_geq(n, 1);
+    cr_assert_eq(p[0].kind, TB_PKT_ISYNC);
+    cr_assert_eq(p[0].addr, 0x1008);
+    cr_assert_eq(p[0].reason, TB_ISYNC_PERIODIC);
+    cr_assert(p[0].ns);
+    tb_encoder_free(e);
+}
+
+Test(encoder, etmv3_state_change_without_branch)
+{
+    state_without_branch(TB_PROTO_ETMV3);
+}
+
+Test(encoder, ptm_state_change_without_branch)
+{
+    state_without_branch(TB_PROTO_PTM);
+}
+
+/* PTM, trace off, an SMC from Non-secure code whose return address is
+ * traced: the I-sync at the return address (IHI0035B 5.2.3, "trace
+ * enabled between back-to-back exceptions") names where Non-secure code
+ * goes on, so it says NS; the exception packet after it gives the
+ * Monitor's state, Secure. */
+Test(encoder, ptm_trace_on_at_smc_return_keeps_its_state)
+{
+    pkts k;
+    tb_encoder *e = mk(TB_PROTO_PTM, "include=0x1000-0x2000", &k);
+    unsigned i, is = 0, br = 0;
+
+    push(e, state(true));
+    push(e, insn(0x5000, TB_ISA_ARM, 4, TB_WP_NONE, 0, 0x1000, TB_ISA_ARM)); /* SMC */
+    push(e, state(false));
+    push(e, exc(TB_EXC_SMC, 0x148, 0x1000, false));
+    push(e, arm(0x148, 0));
+    cr_assert_eq(tb_encoder_finish(e), 0);
+    for (i = 0; i < k.n; i++) {
+        if (k.p[i].kind == TB_PKT_ISYNC) {
+            cr_assert_eq(is++, 0);
+            cr_assert_eq(k.p[i].addr, 0x1000);
+            cr_assert(k.p[i].ns, "the return address runs Non-secure");
+        } else if (k.p[i].kind == TB_PKT_BRANCH) {
+            cr_assert_eq(br++, 0);
+            cr_assert_eq(is, 1, "after the I-sync");
+            cr_assert_eq(k.p[i].exc_num, 2);
+            cr_assert_not(k.p[i].ns, "the Monitor runs Secure");
+        }
+    }
+    cr_assert_eq(is, 1);
+    cr_assert_eq(br, 1);
+    tb_encoder_free(e);
+}
+
 /* IHI0035B 5.2.3 table 5.3: MOV at 0x1000, IRQ, FIQ before anything runs
  * at 0x18, LDR pc at 0x1C: WP update 0x1000, IRQ to 0x18, FIQ to 0x1C
  * with no WP update between, then the branch to 0x2000. */

@@ -13,6 +13,9 @@
  *
  * ETMv3 Cancel dropped (docs/opencsd-bugs.md bug 2): further down, with
  * a control for each of plain and cycle-accurate trace.
+ *
+ * PTM branch packet NS bit not applied (bug 10): at the end, with an
+ * ETMv3 control.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -347,4 +350,103 @@ Test(ocsd_bugs, etmv3_cancel_lost_after_held_range, .timeout = 60)
     cancel_case(true, h, sizeof h, true,
                 "OpenCSD no longer drops a Cancel after a held range: update "
                 "docs/opencsd-bugs.md and the encoder matrix's ocsd_model");
+}
+
+/*
+ * PTM: a branch packet's NS bit does not reach OpenCSD's decode
+ * (docs/opencsd-bugs.md 10).  Trace: A-sync, I-sync 0x8000 ARM Non-secure
+ * (info 0x09), then an SMC exception packet to 0x8008 whose exception
+ * byte says Secure (E1 0x04: number 2, NS 0; IHI0035B 4.5.4, protocol-
+ * notes 3.7).  The truth by construction: Non-secure, then Secure from
+ * the vector on.  Ours gives a context element for each; OpenCSD's packet
+ * lister prints "S;" for the branch but its decoder keeps the I-sync's
+ * state (no PE_CONTEXT after it).  Control: the same packets in ETMv3,
+ * where OpenCSD does give the PE_CONTEXT "S;".
+ */
+static void write_ns_snapshot(const char *dir, bool ptm)
+{
+    static const uint8_t ptm_trace[] = {0, 0, 0, 0, 0, 0x80,
+                                        0x08, 0x00, 0x80, 0x00, 0x00, 0x09,
+                                        0x85, 0x80, 0x81, 0x80, 0x48, 0x04};
+    /* ETMv3: I-sync info before the address (protocol-notes 2.4). */
+    static const uint8_t etm_trace[] = {0, 0, 0, 0, 0, 0x80,
+                                        0x08, 0x09, 0x00, 0x80, 0x00, 0x00,
+                                        0x85, 0x80, 0x81, 0x80, 0x48, 0x04};
+    uint8_t img[64];
+    tb_config cfg;
+    tb_snap_region r = {0x8000, img, sizeof img};
+    tb_snap_out_source s = {"ETM_0", &cfg, "cpu_0", "Cortex-A15", &r, 1};
+    char err[256] = "";
+
+    for (size_t i = 0; i < sizeof img; i += 4) /* MOV r0, r0 */
+        memcpy(img + i, (const uint8_t[]){0x00, 0x00, 0xA0, 0xE1}, 4);
+    /* PFT1.1 or ETMv3.5, plain trace. */
+    cr_assert_eq(tb_config_from_regs(&cfg, 0, ptm ? 0x410CF310 : 0x410CF250, 0, 0x10), 0);
+    cr_assert_eq(tb_snapshot_write(dir, &s, 1, ptm ? ptm_trace : etm_trace,
+                                   sizeof ptm_trace, "source_data", err, sizeof err),
+                 0, "%s", err);
+}
+
+static int ns_elem(void *ctx, const tb_element *el)
+{
+    char *out = ctx;
+
+    if (el->kind == TB_ELEM_CONTEXT)
+        strcat(out, el->ns ? "N" : "S");
+    return 0;
+}
+
+/* The security states of the PE_CONTEXT elements, in order ("NS"). */
+static void ocsd_states(const char *dir, char *out, size_t len)
+{
+    char log[] = "/tmp/tb_ocsdbug_XXXXXX", cmd[1024], buf[512];
+    FILE *f;
+    int fd = mkstemp(log);
+    size_t n = 0;
+
+    cr_assert_geq(fd, 0);
+    close(fd);
+    snprintf(cmd, sizeof cmd,
+             "cd /tmp && trc_pkt_lister -ss_dir '%s' -decode -logfilename '%s' >/dev/null 2>&1",
+             dir, log);
+    cr_assert_eq(system(cmd), 0);
+    f = fopen(log, "r");
+    cr_assert_not_null(f);
+    while (fgets(buf, sizeof buf, f) && n + 1 < len) {
+        const char *c = strstr(buf, "PE_CONTEXT(");
+
+        if (c && strstr(c, ") N; "))
+            out[n++] = 'N';
+        else if (c && strstr(c, ") S; "))
+            out[n++] = 'S';
+    }
+    out[n] = '\0';
+    fclose(f);
+    unlink(log);
+}
+
+static void ns_case(bool ptm, const char *ocsd_want)
+{
+    char dir[] = "/tmp/tb_ocsdns_XXXXXX", mine[8] = "", theirs[8];
+    char err[256] = "";
+
+    if (!lister_or_skip())
+        return;
+    cr_assert_not_null(mkdtemp(dir));
+    write_ns_snapshot(dir, ptm);
+    cr_assert_eq(tb_decode_snapshot(dir, -1, ns_elem, mine, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(mine, "NS", "ours: Non-secure, then Secure at the vector");
+    ocsd_states(dir, theirs, sizeof theirs);
+    cr_assert_str_eq(theirs, ocsd_want);
+    remove_dir(dir);
+}
+
+Test(ocsd_bugs, ptm_branch_ns_bit_ignored, .timeout = 60)
+{
+    ns_case(true, "N");
+}
+
+Test(ocsd_bugs, ptm_branch_ns_control_etmv3, .timeout = 60)
+{
+    ns_case(false, "NS");
 }

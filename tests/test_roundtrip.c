@@ -307,6 +307,48 @@ Test(compare, wrong_exception_and_wrong_atom)
     tb_compare_free(c);
 }
 
+/* The security state of every instruction: the truth's state records
+ * against the decoder's context elements (roundtrip.h). */
+Test(compare, security_state_of_each_instruction)
+{
+    tb_exec_record t[] = {insn(0, 0x1000, 0), insn(1, 0x1004, TB_INSN_EXC_RETURN),
+                          {.kind = TB_REC_STATE, .seq = 2}, insn(2, 0x2000, 0),
+                          {.kind = TB_REC_END, .seq = 3}};
+    tb_element ns = {.kind = TB_ELEM_CONTEXT, .ns = true};
+    tb_compare *c;
+
+    t[2].u.state.ns = true;
+    for (int pass = 0; pass < 3; pass++) {
+        c = etm("");
+        for (size_t i = 0; i < 5; i++)
+            cr_assert_eq(tb_compare_truth(c, &t[i]), 0);
+        if (pass == 1) {
+            /* The change shown one instruction early. */
+            cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0);
+            cr_assert_eq(tb_compare_element(c, &ns, NULL), 0);
+            cr_assert_eq(feed_range(c, 0x1004, 1, 0), TB_ERR_MISMATCH);
+            cr_assert(strstr(tb_compare_report(c), "decoded 0x00001004 A32 in Non-secure "
+                                                   "state, truth #1 ran it Secure"),
+                      "%s", tb_compare_report(c));
+            tb_compare_free(c);
+            continue;
+        }
+        cr_assert_eq(feed_range(c, 0x1000, 2, 0), 0, "%s", tb_compare_report(c));
+        if (pass == 0) {
+            cr_assert_eq(tb_compare_element(c, &ns, NULL), 0, "%s", tb_compare_report(c));
+            cr_assert_eq(feed_range(c, 0x2000, 1, 0), 0, "%s", tb_compare_report(c));
+            cr_assert_eq(tb_compare_finish(c), 0);
+        } else {
+            /* Not shown at all. */
+            cr_assert_eq(feed_range(c, 0x2000, 1, 0), TB_ERR_MISMATCH);
+            cr_assert(strstr(tb_compare_report(c), "decoded 0x00002000 A32 in Secure state, "
+                                                   "truth #2 ran it Non-secure"),
+                      "%s", tb_compare_report(c));
+        }
+        tb_compare_free(c);
+    }
+}
+
 Test(compare, filter_gap_needs_a_gap_element)
 {
     tb_compare *c = etm("include=0x1000-0x1008");
@@ -589,7 +631,7 @@ Test(compare, an_exception_taken_with_trace_on_is_never_skipped_in_a_gap)
 /* ---- truth text ---- */
 
 typedef struct reread {
-    unsigned n, kinds[4];
+    unsigned n, kinds[8];
 } reread;
 
 static int reparse(void *ctx, const tb_exec_record *r)
@@ -612,10 +654,10 @@ static int reparse(void *ctx, const tb_exec_record *r)
 
 Test(truth, text_reads_back_to_the_same_records)
 {
-    static const char *const progs[] = {"faults", "ctx_switch", "it_blocks"};
+    static const char *const progs[] = {"faults", "ctx_switch", "it_blocks", "secure_ns"};
     reread rr = {0};
 
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 4; i++) {
         tb_rt_case c;
         tb_scenario sc;
         tb_sim_result res;
@@ -636,7 +678,8 @@ Test(truth, text_reads_back_to_the_same_records)
     cr_assert_gt(rr.kinds[TB_REC_INSN], 1000);
     cr_assert_gt(rr.kinds[TB_REC_EXCEPTION], 3);
     cr_assert_gt(rr.kinds[TB_REC_CONTEXT], 2);
-    cr_assert_eq(rr.kinds[TB_REC_END], 3);
+    cr_assert_eq(rr.kinds[TB_REC_END], 4);
+    cr_assert_eq(rr.kinds[TB_REC_STATE], 2);
     cr_assert_eq(tb_truth_parse_text("0 1 I 00001000 A32 4 e1a00000 Z---- none -> 00001004 A32",
                                      &(tb_exec_record){0}), TB_ERR_FORMAT);
     cr_assert_eq(tb_truth_parse_text("0 1 Q", &(tb_exec_record){0}), TB_ERR_FORMAT);

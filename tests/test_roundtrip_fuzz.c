@@ -88,7 +88,8 @@ static int check_generated(void *ctx, const char *name, const uint8_t *data,
     rd r = {data + 3, len - 3};
     bool thumb;
     uint32_t exit_addr = 0;
-    uint8_t *img = rt_build_image(&r, &thumb, &exit_addr);
+    bool secure = (data[1] >> 4) & 1; /* as tb_fuzz_roundtrip reads it */
+    uint8_t *img = rt_build_image(&r, secure, &thumb, &exit_addr);
     tb_scenario sc;
     tb_sim_result res;
     tb_sim *sim;
@@ -97,6 +98,7 @@ static int check_generated(void *ctx, const char *name, const uint8_t *data,
     cr_assert_not_null(img, "seed %s: program too long", name);
     tb_scenario_init(&sc);
     sc.max_insns = MAX_INSNS;
+    sc.secure = secure;
     snprintf(sc.exit, sizeof sc.exit, "0x%x", (unsigned)exit_addr);
     sim = tb_sim_new(TB_SIM_CPU_A15);
     cr_assert_not_null(sim);

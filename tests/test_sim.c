@@ -117,7 +117,7 @@ static void check_flow(run_t *x)
 
         if (a->kind != TB_REC_INSN)
             continue;
-        if (b->kind == TB_REC_CONTEXT && i + 2 < x->n)
+        if ((b->kind == TB_REC_CONTEXT || b->kind == TB_REC_STATE) && i + 2 < x->n)
             b = &x->rec[i + 2];
         if (b->kind == TB_REC_INSN) {
             cr_assert_eq(b->u.insn.addr, a->u.insn.next_addr, "record %zu", i);
@@ -411,6 +411,85 @@ Test(sim, svc_entry_and_rfe_return)
     run_free(&x);
 }
 
+/* Secure and Non-secure state (docs/ns-hyp.md): SMC enters Monitor mode
+ * at MVBAR + 8 with A, I, F masked and LR = the next instruction
+ * (IHI0406C B1.9.9, B1.8.1); the state is Secure iff Monitor mode or
+ * SCR.NS = 0 (B1.5.1), so it changes at the MOVS out of the Monitor that
+ * set SCR.NS and at the SMC from Non-secure code, nowhere else. */
+Test(sim, secure_ns_monitor_entry_and_states)
+{
+    run_t x;
+    uint32_t mvbar, ns_part;
+    size_t n_exc = 0, n_state = 0;
+    bool ns = false;
+
+    /* Without the scenario key an SMC is an error that names it. */
+    {
+        static const uint8_t smc[] = {0x70, 0x00, 0x60, 0xE1}; /* SMC #0 */
+        tb_sim *s = tb_sim_new(TB_SIM_CPU_A15);
+
+        cr_assert_not_null(s);
+        cr_assert_eq(tb_sim_load_raw(s, smc, sizeof smc, 0x1000), 0);
+        cr_assert_eq(tb_sim_run(s, NULL, NULL, NULL), TB_ERR_FAULT);
+        cr_assert(strstr(tb_sim_errmsg(s), "secure = true"), "%s", tb_sim_errmsg(s));
+        tb_sim_free(s);
+    }
+
+    run_prog(&x, PROG("secure_ns"), SCN("secure_ns"), NULL);
+    cr_assert_eq(x.rc, 0, "%s", tb_sim_errmsg(x.sim));
+    cr_assert_eq(x.res.stop, TB_SIM_STOP_EXIT);
+    cr_assert_eq(reg(&x, 0), 107); /* 3 loop turns + 4 + 100 (svc) */
+    check_flow(&x);
+    mvbar = sym(&x, "mon_vectors");
+    ns_part = sym(&x, "ns_part");
+    for (size_t i = 1; i < x.n; i++) {
+        const tb_exec_record *r = &x.rec[i], *p = &x.rec[i - 1];
+
+        if (r->kind == TB_REC_INSN) {
+            /* Non-secure exactly from ns_part to the SMC before s_back
+             * (the program's layout: secure_ns.S). */
+            cr_assert_eq(ns, i >= find_insn(&x, ns_part) &&
+                                 i <= find_insn(&x, sym(&x, "s_back") - 4),
+                         "#%zu 0x%08x", i, r->u.insn.addr);
+        } else if (r->kind == TB_REC_STATE) {
+            cr_assert_neq(r->u.state.ns, ns, "a state record without a change");
+            cr_assert_not(r->u.state.hyp);
+            ns = r->u.state.ns;
+            if (n_state++ == 0) {
+                /* After the exception return that left the Monitor. */
+                cr_assert_eq(p->kind, TB_REC_INSN);
+                cr_assert(p->u.insn.flags & TB_INSN_EXC_RETURN);
+                cr_assert_eq(p->u.insn.next_addr, ns_part);
+                cr_assert(ns);
+            } else {
+                /* Before the entry of the SMC from Non-secure code. */
+                cr_assert_eq(x.rec[i + 1].kind, TB_REC_EXCEPTION);
+                cr_assert_eq(x.rec[i + 1].u.exc.kind, TB_EXC_SMC);
+                cr_assert_not(ns);
+            }
+        } else if (r->kind == TB_REC_EXCEPTION) {
+            const tb_exec_record *s = p->kind == TB_REC_STATE ? &x.rec[i - 2] : p;
+
+            n_exc++;
+            if (r->u.exc.kind == TB_EXC_SMC) {
+                cr_assert_eq(s->u.insn.opcode, 0xE1600070u); /* SMC #0 */
+                cr_assert_eq(r->u.exc.pref_return, s->u.insn.addr + 4);
+                cr_assert_eq(r->u.exc.vector, mvbar + 8);
+                cr_assert_eq(r->u.exc.cpsr & 0x1F, 0x16);
+                cr_assert_eq(r->u.exc.cpsr & 0x1C0, 0x1C0); /* A, I, F */
+            } else {
+                cr_assert_eq(r->u.exc.kind, TB_EXC_SVC);
+                cr_assert_eq(r->u.exc.vector, 8);
+                cr_assert_eq(r->u.exc.cpsr & 0x1F, 0x13);
+                cr_assert(ns, "the SVC is taken Non-secure");
+            }
+        }
+    }
+    cr_assert_eq(n_exc, 3);
+    cr_assert_eq(n_state, 2);
+    run_free(&x);
+}
+
 Test(sim, faults_entry_addresses)
 {
     run_t x;
@@ -673,6 +752,29 @@ Test(sim, truth_lines)
     cr_assert_gt(tb_truth_format_json(&r, buf, sizeof buf), 0);
     cr_assert_str_eq(buf, "{\"kind\":\"CONTEXT\",\"seq\":5,\"cycle\":8,\"context_id\":1,"
                           "\"vmid\":0}");
+
+    /* A security state record, and back from the text form. */
+    memset(&r, 0, sizeof r);
+    r.kind = TB_REC_STATE;
+    r.seq = 6;
+    r.cycle = 11;
+    r.u.state.ns = true;
+    cr_assert_gt(tb_truth_format_text(&r, buf, sizeof buf), 0);
+    cr_assert_str_eq(buf, "6 11 S ns=1 hyp=0");
+    {
+        tb_exec_record back;
+
+        cr_assert_eq(tb_truth_parse_text(buf, &back), 0);
+        cr_assert_eq(back.kind, TB_REC_STATE);
+        cr_assert_eq(back.seq, 6);
+        cr_assert_eq(back.cycle, 11);
+        cr_assert(back.u.state.ns && !back.u.state.hyp);
+        cr_assert_eq(tb_truth_parse_text("6 11 S ns=2 hyp=0", &back), TB_ERR_FORMAT);
+        cr_assert_eq(tb_truth_parse_text("6 11 S ns=1", &back), TB_ERR_FORMAT);
+    }
+    cr_assert_gt(tb_truth_format_json(&r, buf, sizeof buf), 0);
+    cr_assert_str_eq(buf, "{\"kind\":\"STATE\",\"seq\":6,\"cycle\":11,\"ns\":true,"
+                          "\"hyp\":false}");
 }
 
 /* A data transfer's truth line (docs/formats.md), written and read back:

@@ -104,6 +104,10 @@ static void same_record(const tb_exec_record *a, const tb_exec_record *b,
         cr_assert_eq(a->u.data.size, b->u.data.size, "%s: record %zu", what, i);
         cr_assert_eq(a->u.data.flags, b->u.data.flags, "%s: record %zu", what, i);
         break;
+    case TB_REC_STATE:
+        cr_assert_eq(a->u.state.ns, b->u.state.ns, "%s: record %zu ns", what, i);
+        cr_assert_eq(a->u.state.hyp, b->u.state.hyp, "%s: record %zu hyp", what, i);
+        break;
     case TB_REC_END:
         break;
     }
@@ -165,7 +169,7 @@ static void load_scn(tb_scenario *sc, const char *name, const char *extra)
 static const char *const programs[] = {
     "arm_basic", "thumb_basic", "interwork", "cond_arm", "it_blocks", "switch_table",
     "funcptr", "recursion", "returns", "far_branch", "irq_fiq", "svc", "faults",
-    "ctx_switch", "data_loop", "smc", "long_run", "cancel_single", "data_ops",
+    "ctx_switch", "data_loop", "smc", "long_run", "cancel_single", "data_ops", "secure_ns",
 };
 
 Test(sim_block, every_program_same_records_as_reference)

@@ -31,7 +31,9 @@
 #include "tracebench/etmv1.h"
 #include "tracebench/roundtrip.h"
 #include "tracebench/sim.h"
+#include "tracebench/parser.h"
 #include "tracebench/snapshot.h"
+#include "tracebench/stream.h"
 
 #define MAX_VEC 128
 
@@ -486,6 +488,9 @@ typedef struct ocsd_run {
      * and the place are still checked). */
     uint32_t exc_ret[4096];
     size_t n_exc, next_exc;
+    const tb_encoder_opts *opts; /* the filter: exceptions taken with trace
+                                  * off are not traced (feed_truth) */
+    bool prev_traced;
     uint64_t elements, insns;
     uint64_t resume[4096];      /* overflow.txt */
     size_t n_resume, next_resume;
@@ -499,7 +504,77 @@ typedef struct ocsd_run {
     FILE *lst;
     bool lst_shown;
     const char *lst_gap;
+    bool ns;                    /* OpenCSD's security state so far */
+    /* The packet lister's "S;"/"NS;" fields (I-sync, exception bytes),
+     * by packet index, for check_lister_security. */
+    struct { uint64_t idx; bool ns; } sec[1024];
+    size_t n_sec;
+    size_t pkt_lines;           /* packet lines (none for a raw source's
+                                 * ID 0 under -id) */
 } ocsd_run;
+
+/* Our parser's security fields of the same source, to match the
+ * lister's. */
+typedef struct sec_ours {
+    const ocsd_run *o;
+    size_t k;
+    const char *name;
+} sec_ours;
+
+static int sec_pkt(void *ctx, const tb_packet *p)
+{
+    sec_ours *s = ctx;
+
+    if (p->kind != TB_PKT_ISYNC && !(p->kind == TB_PKT_BRANCH && p->ns_valid))
+        return 0;
+    cr_assert_lt(s->k, s->o->n_sec, "%s: packet %llu has %s; the OpenCSD lister shows no "
+                 "security state there", s->name, (unsigned long long)p->index,
+                 p->ns ? "NS" : "S");
+    cr_assert_eq(s->o->sec[s->k].idx, p->index, "%s: security state in packet %llu (ours) "
+                 "and %llu (OpenCSD lister)", s->name, (unsigned long long)p->index,
+                 (unsigned long long)s->o->sec[s->k].idx);
+    cr_assert_eq(s->o->sec[s->k].ns, p->ns, "%s: packet %llu: ours %s, OpenCSD lister %s",
+                 s->name, (unsigned long long)p->index, p->ns ? "NS" : "S",
+                 s->o->sec[s->k].ns ? "NS" : "S");
+    s->k++;
+    return 0;
+}
+
+static int sec_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
+{
+    tb_parser *p = ((void **)ctx)[0];
+
+    return tb_parser_push(p, data, len, index, sec_pkt, ((void **)ctx)[1]) < 0;
+}
+
+/* The packet lister's security state fields equal our parser's, packet
+ * for packet (I-syncs, branch packets with exception bytes). */
+static void check_lister_security(const ocsd_run *o, const char *dir, int id, const char *name)
+{
+    tb_snapshot snap;
+    const tb_snap_source *src;
+    tb_config cfg;
+    tb_parser *p;
+    char err[256] = "";
+    sec_ours so = {o, 0, name};
+    void *ctx[2];
+
+    cr_assert_eq(tb_snapshot_load(&snap, dir, err, sizeof err), 0, "%s: %s", name, err);
+    src = tb_stream_find_source(&snap, id, err, sizeof err);
+    cr_assert_not_null(src, "%s: %s", name, err);
+    cr_assert_geq(tb_snapshot_source_config(&snap, src, &cfg, err, sizeof err), 0, "%s", err);
+    p = tb_parser_new(&cfg);
+    cr_assert_not_null(p);
+    ctx[0] = p;
+    ctx[1] = &so;
+    cr_assert_eq(tb_stream_source(&snap, src, NULL, sec_bytes, ctx, err, sizeof err), 0,
+                 "%s: %s", name, err);
+    cr_assert_geq(tb_parser_finish(p, sec_pkt, &so), 0);
+    cr_assert_eq(so.k, o->n_sec, "%s: the OpenCSD lister shows %zu security states, our "
+                 "parser %zu", name, o->n_sec, so.k);
+    tb_parser_free(p);
+    tb_snapshot_fini(&snap);
+}
 
 /* The addr listing's gap rule: one marker before the next instruction,
  * none before the first; an overflow names the gap. */
@@ -568,6 +643,34 @@ static void on_line(ocsd_run *o, const char *line, const char *name)
      * not start on a configuration with data trace. */
     if (strstr(line, "OCSD_ERR_NOT_INIT") && strstr(line, "No decoder configuration"))
         o->refused = true;
+    if (!g && !strncmp(line, "Idx:", 4))
+        o->pkt_lines++;
+    if (!g && (strstr(line, "\tI_SYNC") || strstr(line, "\tISYNC") ||
+               strstr(line, "BRANCH_ADDRESS :")) &&
+        (strstr(line, "; NS; ") || strstr(line, "; S; ")) &&
+        o->n_sec < sizeof o->sec / sizeof *o->sec && sscanf(line, "Idx:%llu;", &idx) == 1) {
+        o->sec[o->n_sec].idx = idx;
+        o->sec[o->n_sec++].ns = strstr(line, "; NS; ") != NULL;
+    }
+    /* PTM: the security state as OpenCSD's packet lister gives it, the
+     * "NS;"/"S;" field of each I-sync and exception branch packet (its
+     * PTM decoder makes no PE_CONTEXT element for a periodic I-sync and
+     * ignores a branch packet's NS bit: docs/opencsd-bugs.md 10).  The
+     * packet's line comes before its elements. */
+    if (!g && !o->etmv3 && (strstr(line, "ISYNC :") || strstr(line, "BRANCH_ADDRESS :")) &&
+        (strstr(line, "; NS; ") || strstr(line, "; S; "))) {
+        bool ns = strstr(line, "; NS; ") != NULL;
+
+        if (ns != o->ns) {
+            memset(&el, 0, sizeof el);
+            el.kind = TB_ELEM_CONTEXT;
+            el.ns = o->ns = ns;
+            if (sscanf(line, "Idx:%llu;", &idx) == 1)
+                el.index = idx;
+            feed(o, &el, NULL);
+        }
+        return;
+    }
     if (!g)
         return;
     memset(&el, 0, sizeof el);
@@ -631,9 +734,13 @@ static void on_line(ocsd_run *o, const char *line, const char *name)
     } else if (!strncmp(g, "PE_CONTEXT(", 11)) {
         const char *ctx = strstr(g, "CTXTID=0x"), *vmid = strstr(g, "VMID=0x");
         const char *cc = strstr(g, "[CC=");
+        /* "(ISA=A32) N; 32-bit;": Non-secure, "S;": Secure. */
+        bool ns = strstr(g, ") N; ") != NULL;
 
-        if (ctx || vmid) {
+        cr_assert(ns || strstr(g, ") S; "), "%s: no security state in %s", name, line);
+        if (ctx || vmid || ns != o->ns) {
             el.kind = TB_ELEM_CONTEXT;
+            el.ns = o->ns = ns;
             el.isa = (uint8_t)isa_of(strstr(g, "ISA=") ? strstr(g, "ISA=") + 4 : "");
             if (ctx)
                 el.context_id = (uint32_t)strtoul(ctx + 9, NULL, 16);
@@ -712,8 +819,13 @@ static uint64_t feed_truth(ocsd_run *o, const char *dir, const vsource *src,
 
         line[strcspn(line, "\n")] = 0;
         cr_assert_geq(tb_truth_parse_text(line, &r), 0, "%s: truth line %s", name, line);
-        if (r.kind == TB_REC_EXCEPTION && o->n_exc < sizeof o->exc_ret / sizeof *o->exc_ret)
+        /* Only those taken while trace was on are traced (encoder.c
+         * process_exc; compare.c's "required"). */
+        if (r.kind == TB_REC_EXCEPTION && o->prev_traced &&
+            o->n_exc < sizeof o->exc_ret / sizeof *o->exc_ret)
             o->exc_ret[o->n_exc++] = r.u.exc.pref_return;
+        if (r.kind == TB_REC_INSN)
+            o->prev_traced = tb_encoder_in_filter(o->opts, r.u.insn.addr);
         cr_assert_geq(tb_compare_truth(o->cmp, &r), 0);
         if (r.kind == TB_REC_INSN && o->next_resume < o->n_resume &&
             r.seq == o->resume[o->next_resume]) {
@@ -759,6 +871,7 @@ static void check_vector(const vinfo *v, const vsource *src, totals *t)
     cr_assert_eq(c.opts.trace_id, src->id);
     memset(&o, 0, sizeof o);
     o.etmv3 = c.opts.protocol == TB_PROTO_ETMV3;
+    o.opts = &c.opts;
     o.cmp = tb_compare_new(&c.opts, v->name);
     cr_assert(o.cmp);
     /* Overflow resume points are the encoder's, not in truth.txt. */
@@ -803,6 +916,8 @@ static void check_vector(const vinfo *v, const vsource *src, totals *t)
     fclose(f);
     remove(log);
     fclose(o.lst);
+    if (!o.refused && o.pkt_lines && o.n_sec < sizeof o.sec / sizeof *o.sec)
+        check_lister_security(&o, dir, c.opts.trace_id, v->name);
     if (!o.diverged)
         tb_compare_finish(o.cmp);
     matched = tb_compare_matched(o.cmp);

@@ -342,8 +342,9 @@ static int run(const char *dir, int id, ctx *c)
             }
         } else if (!strcmp(kind, "END")) {
             break;
-        } else if (strcmp(kind, "C") && strcmp(kind, "D")) {
-            goto bad; /* C: context, D: a data transfer: not in the listing */
+        } else if (strcmp(kind, "C") && strcmp(kind, "D") && strcmp(kind, "S")) {
+            goto bad; /* C: context, D: a data transfer, S: security state:
+                       * not in the listing */
         }
     }
     if (have)

@@ -15,6 +15,9 @@
  *   not appear.
  * - Exceptions: the kind (trace exception number) and the preferred
  *   return address, in order, between the right instructions.
+ * - Security state: every decoded instruction runs in the state of the
+ *   last context element before it (Secure until one says ns), which
+ *   must be the truth's (TB_REC_STATE records, scenario secure).
  * - Context ID / VMID changes where the configuration traces them;
  *   timestamps (the cycle stamp of an adjacent truth record, never going
  *   back); cycle counts (cycle-accurate: the decoded counts summed since

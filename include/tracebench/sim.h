@@ -18,6 +18,11 @@
  *   CBZ/CBNZ not taken) is recorded COND_FAILED without TAKEN.
  * - Instructions skipped inside an IT block are recorded COND_FAILED.
  * - Context records follow the MCR to CONTEXTIDR that changed it.
+ * - State records (scenario secure only) follow the instruction that
+ *   changed the security state (exception return, MCR to SCR) and come
+ *   before the exception record of an entry that changed it (SMC).
+ * - SMC (secure only): insn record, then exception (Monitor mode,
+ *   MVBAR + 8, pref_return = next insn).
  * - Data records (only with tb_sim_set_data) follow the record of the
  *   instruction that made them, before any context record: see there.
  * - One TB_REC_END record ends every run that did not fail.
@@ -101,6 +106,11 @@ typedef struct tb_scenario {
                                   * "_exit" too; any other exit always is */
     uint64_t seed;               /* cycle model wait states */
     bool high_vectors;           /* SCTLR.V */
+    /* Start in Secure state (SCR.NS := 0; Unicorn resets Non-secure) and
+     * track the security state: SMC enters Monitor mode at MVBAR + 8,
+     * TB_REC_STATE records say where the state changes (docs/ns-hyp.md).
+     * Off: the state is not tracked and records never say Non-secure. */
+    bool secure;
     bool has_vbar;
     uint32_t vbar;
     bool allow_undef, allow_prefetch_abort, allow_data_abort;

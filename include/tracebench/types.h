@@ -296,6 +296,9 @@ typedef enum tb_rec_kind {
     TB_REC_DATA,             /* one memory transfer of the instruction
                               * record before it (only when the simulator
                               * is asked for data records) */
+    TB_REC_STATE,            /* security state change: the instructions
+                              * from here on run in u.state (only when the
+                              * simulator tracks it, scenario secure) */
 } tb_rec_kind;
 
 /* tb_exec_record.u.data.flags and tb_element.data_flags. */
@@ -358,6 +361,13 @@ typedef struct tb_exec_record {
             uint8_t size;       /* bytes: 1, 2 or 4 */
             uint8_t flags;      /* tb_data_flags */
         } data;
+        /* After the instruction that changed it (an exception return,
+         * an MCR to SCR), or before the exception record whose entry
+         * changed it (SMC into Monitor mode). */
+        struct {
+            bool ns;            /* Non-secure: SCR.NS = 1, not Monitor */
+            bool hyp;           /* Hyp mode (never set: docs/ns-hyp.md) */
+        } state;
     } u;
 } tb_exec_record;
 
