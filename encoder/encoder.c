@@ -106,6 +106,8 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
             o->keep_idle = true;
         } else if (!strcmp(tok, "ccpkt") && !val) {
             o->cc_pkt = true;
+        } else if (!strcmp(tok, "dual") && !val) {
+            o->dual_issue = true;
         } else if (!val) {
             return fail(err, errlen, "unknown option", tok);
         } else if (!strcmp(tok, "ctxid")) {
@@ -248,6 +250,11 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
         err[0] = '\0';
     if (!o || !cfg)
         return TB_ERR_INVAL;
+    /* The dual-issue rule is checked with the trace models that show
+     * same-cycle retirement: ETMv3's format 4 and PTM's per-atom counts. */
+    if (o->protocol == TB_PROTO_ETMV1 && o->dual_issue)
+        return cfg_fail(err, errlen, "dual: the dual-issue cycle rule is modelled for "
+                        "ETMv3 and PTM only (use --protocol etmv3 or ptm)");
     if (o->protocol == TB_PROTO_ETMV1)
         return tb_enc_etmv1_config_err(o, cfg, err, errlen);
     ptm = o->protocol == TB_PROTO_PTM;
@@ -290,6 +297,12 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
     if (ptm && (o->ignore_every || o->cc_pkt))
         return cfg_fail(err, errlen, "%s: modelled for ETMv3 only (use --protocol etmv3)",
                         o->ignore_every ? "ignore" : "ccpkt");
+    /* Two atoms in one cycle with a packet between them need P-header
+     * format 4, ETMv3.3+ (protocol-notes 2.1, 2.5; etmv3-data.md 10). */
+    if (!ptm && o->dual_issue && o->cycle_accurate && v < 3)
+        return cfg_fail(err, errlen, "dual: instructions retiring in one cycle need "
+                        "P-header format 4 in cycle-accurate trace, ETMv3.3 or later, not "
+                        "ETMv3.%u", v);
     if (o->cc_pkt && !o->cycle_accurate)
         return cfg_fail(err, errlen, "ccpkt: cycle count packets need cycle-accurate "
                         "trace (add ca)");
