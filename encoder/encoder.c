@@ -579,8 +579,11 @@ static uint32_t ctxid_value(const tb_encoder *e)
 }
 
 /* A-sync when due (and always the first time), then the I-sync, then a
- * full timestamp: the order TC2 shows (protocol-notes 3.4, 8). */
-static int enc_isync(tb_encoder *e, uint8_t reason, uint32_t addr, tb_isa isa)
+ * full timestamp: the order TC2 shows (protocol-notes 3.4, 8).  lsip:
+ * the LSiP form for that instruction (IHI0014Q 7.10.5): addr is its
+ * address, execution goes on at its next address. */
+static int enc_isync(tb_encoder *e, uint8_t reason, uint32_t addr, tb_isa isa,
+                     const tb_exec_record *lsip)
 {
     tb_packet p;
     int rc;
@@ -597,6 +600,11 @@ static int enc_isync(tb_encoder *e, uint8_t reason, uint32_t addr, tb_isa isa)
     p.reason = reason;
     p.addr = addr;
     p.isa = isa;
+    if (lsip) {
+        p.lsip = true;
+        p.lsip_addr = lsip->u.insn.next_addr;
+        p.lsip_isa = (tb_isa)lsip->u.insn.next_isa;
+    }
     if (e->cfg.ctxid_bytes) {
         p.has_ctxid = true;
         p.context_id = ctxid_value(e);
@@ -657,11 +665,15 @@ static int process_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
         goto done;
     }
     if (!e->on) {
-        rc = enc_isync(e, e->next_reason, r->u.insn.addr, isa);
+        /* Trace on or an overflow restart, never a periodic I-sync,
+         * may be LSiP (protocol-notes 2.4). */
+        bool lsip = !cancelled && e->ops->lsip_due && e->ops->lsip_due(e, r);
+
+        rc = enc_isync(e, e->next_reason, r->u.insn.addr, isa, lsip ? r : NULL);
         e->on = true;
         e->next_reason = TB_ISYNC_TRACE_ON;
     } else if (e->sync_due && e->ops->sync_point(e)) {
-        rc = enc_isync(e, TB_ISYNC_PERIODIC, r->u.insn.addr, isa);
+        rc = enc_isync(e, TB_ISYNC_PERIODIC, r->u.insn.addr, isa, NULL);
     }
     if (rc < 0 || e->dropping)
         goto done;
@@ -710,7 +722,7 @@ static int process_exc(tb_encoder *e, const tb_exec_record *r)
         tb_isa isa = r->u.exc.cancelled ? (tb_isa)e->pending.u.insn.isa
                                         : (tb_isa)e->flow_isa;
 
-        rc = enc_isync(e, e->next_reason, r->u.exc.pref_return, isa);
+        rc = enc_isync(e, e->next_reason, r->u.exc.pref_return, isa, NULL);
         e->on = true;
         e->next_reason = TB_ISYNC_TRACE_ON;
     }

@@ -26,6 +26,10 @@ static const char *const etmv3_sets[] = {
      * P-header formats 4 and 2, with and without data packets between
      * them, on ETMv3.3 (the first with format 4). */
     "ca,dual", "v=3,ca,dual,data=both", "dual,data=both,ts",
+    /* LSiP I-syncs: trace on, or the restart after an overflow, at a
+     * load/store multiple still in progress under ooo=N. */
+    "data=both,ooo=2,filter", "data=value,ooo=1,filter,ca",
+    "data=both,ooo=2,fifo=64:1/4,ca,ts",
 };
 
 static const char *const ptm_sets[] = {
