@@ -314,6 +314,16 @@ static int etm_branch(tb_encoder *e, uint32_t addr, tb_isa isa)
  *       7.10.6 staggers the periodic one by an unknown amount.
  *   U7  64-bit transfers (LDRD, VLDR.64) as two 32-bit transfers, the
  *       second without an address by the LSM rule (etmv3-data.md 5).
+ *   L1  LSiP when trace turns on or restarts at a multi-transfer data
+ *       instruction under ooo=N (etm_lsip_due; etmv3-data.md 11.3, 18).
+ *   L2  the LSiP I-sync's cycle count covers that instruction's cycles
+ *       (etm_isync_cc).
+ *   L3  all its data packets follow the LSiP I-sync.
+ *   D1  format 4 is b10010N10, ETMv3.3+ (flush_ca; etmv3-data.md 10).
+ *   D3  format 4 where a packet separates two same-cycle atoms, else
+ *       format 2, by the fewest headers (flush_ca).
+ *   D4  dual with ca refused before ETMv3.3 (encoder.c).
+ *   (D2, the pairing rule itself, is in sim/dual.c.)
  */
 #define ENC_DATA_VALUE_MIN 1
 #define ENC_STREX_FAIL_ZERO 1
