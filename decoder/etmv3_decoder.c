@@ -786,7 +786,9 @@ static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_isync *pkt)
         el->index = pkt->index;
         el->reason = pkt->reason;
         el->isa = isa;
-        el->start = insn_addr(pkt->lsip ? pkt->lsip_addr : pkt->addr, isa);
+        /* Trace is on from the first instruction shown: an LSiP I-sync's
+         * load/store (IHI0014Q 7.14.2), else the address. */
+        el->start = insn_addr(pkt->addr, isa);
         /* The I-sync's count covers the time trace was off, with the W
          * atoms still pending (protocol-notes 2.4, 6.3). */
         el->has_cc = pkt->has_cc;

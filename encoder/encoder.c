@@ -107,6 +107,8 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
             o->keep_idle = true;
         } else if (!strcmp(tok, "ccpkt") && !val) {
             o->cc_pkt = true;
+        } else if (!strcmp(tok, "dual") && !val) {
+            o->dual_issue = true;
         } else if (!val) {
             return fail(err, errlen, "unknown option", tok);
         } else if (!strcmp(tok, "ctxid")) {
@@ -249,6 +251,11 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
         err[0] = '\0';
     if (!o || !cfg)
         return TB_ERR_INVAL;
+    /* The dual-issue rule is checked with the trace models that show
+     * same-cycle retirement: ETMv3's format 4 and PTM's per-atom counts. */
+    if ((o->protocol == TB_PROTO_ETMV1 || o->protocol == TB_PROTO_ETMV2) && o->dual_issue)
+        return cfg_fail(err, errlen, "dual: the dual-issue cycle rule is modelled for "
+                        "ETMv3 and PTM only (use --protocol etmv3 or ptm)");
     if (o->protocol == TB_PROTO_ETMV1)
         return tb_enc_etmv1_config_err(o, cfg, err, errlen);
     if (o->protocol == TB_PROTO_ETMV2)
@@ -293,6 +300,12 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
     if (ptm && (o->ignore_every || o->cc_pkt))
         return cfg_fail(err, errlen, "%s: modelled for ETMv3 only (use --protocol etmv3)",
                         o->ignore_every ? "ignore" : "ccpkt");
+    /* Two atoms in one cycle with a packet between them need P-header
+     * format 4, ETMv3.3+ (protocol-notes 2.1, 2.5; etmv3-data.md 10). */
+    if (!ptm && o->dual_issue && o->cycle_accurate && v < 3)
+        return cfg_fail(err, errlen, "dual: instructions retiring in one cycle need "
+                        "P-header format 4 in cycle-accurate trace, ETMv3.3 or later, not "
+                        "ETMv3.%u", v);
     if (o->cc_pkt && !o->cycle_accurate)
         return cfg_fail(err, errlen, "ccpkt: cycle count packets need cycle-accurate "
                         "trace (add ca)");
@@ -584,8 +597,11 @@ static uint32_t ctxid_value(const tb_encoder *e)
 }
 
 /* A-sync when due (and always the first time), then the I-sync, then a
- * full timestamp: the order TC2 shows (protocol-notes 3.4, 8). */
-static int enc_isync(tb_encoder *e, uint8_t reason, uint32_t addr, tb_isa isa)
+ * full timestamp: the order TC2 shows (protocol-notes 3.4, 8).  lsip:
+ * the LSiP form for that instruction (IHI0014Q 7.10.5): addr is its
+ * address, execution goes on at its next address. */
+static int enc_isync(tb_encoder *e, uint8_t reason, uint32_t addr, tb_isa isa,
+                     const tb_exec_record *lsip)
 {
     tb_packet p;
     int rc;
@@ -604,6 +620,11 @@ static int enc_isync(tb_encoder *e, uint8_t reason, uint32_t addr, tb_isa isa)
     p.isa = isa;
     p.ns = e->ns; /* IHI0014Q 7.10.5, IHI0035B 4.5: info bit 3 */
     e->ns_traced = e->ns;
+    if (lsip) {
+        p.lsip = true;
+        p.lsip_addr = lsip->u.insn.next_addr;
+        p.lsip_isa = (tb_isa)lsip->u.insn.next_isa;
+    }
     if (e->cfg.ctxid_bytes) {
         p.has_ctxid = true;
         p.context_id = ctxid_value(e);
@@ -664,7 +685,11 @@ static int process_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
         goto done;
     }
     if (!e->on) {
-        rc = enc_isync(e, e->next_reason, r->u.insn.addr, isa);
+        /* Trace on or an overflow restart, never a periodic I-sync,
+         * may be LSiP (protocol-notes 2.4). */
+        bool lsip = !cancelled && e->ops->lsip_due && e->ops->lsip_due(e, r);
+
+        rc = enc_isync(e, e->next_reason, r->u.insn.addr, isa, lsip ? r : NULL);
         e->on = true;
         e->next_reason = TB_ISYNC_TRACE_ON;
     } else if (e->ns != e->ns_traced) {
@@ -676,9 +701,9 @@ static int process_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
         if (!e->ops->sync_point(e))
             rc = e->ops->trace_off(e);
         if (rc >= 0)
-            rc = enc_isync(e, TB_ISYNC_PERIODIC, r->u.insn.addr, isa);
+            rc = enc_isync(e, TB_ISYNC_PERIODIC, r->u.insn.addr, isa, NULL);
     } else if (e->sync_due && e->ops->sync_point(e)) {
-        rc = enc_isync(e, TB_ISYNC_PERIODIC, r->u.insn.addr, isa);
+        rc = enc_isync(e, TB_ISYNC_PERIODIC, r->u.insn.addr, isa, NULL);
     }
     if (rc < 0 || e->dropping)
         goto done;
@@ -732,7 +757,7 @@ static int process_exc(tb_encoder *e, const tb_exec_record *r)
          * before the entry changed it (SMC from Non-secure). */
         if (e->ns_at_exc)
             e->ns = e->ns_prev;
-        rc = enc_isync(e, e->next_reason, r->u.exc.pref_return, isa);
+        rc = enc_isync(e, e->next_reason, r->u.exc.pref_return, isa, NULL);
         e->ns = ns;
         e->on = true;
         e->next_reason = TB_ISYNC_TRACE_ON;

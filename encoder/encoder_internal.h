@@ -38,6 +38,8 @@ typedef struct enc_etm {
     bool sup_insn;       /* ... and the rest of this instruction's data goes */
     unsigned n_ooo;      /* outstanding out-of-order loads, oldest first */
     struct enc_ooo ooo[ENC_OOO_TAGS];
+    bool lsip;           /* the instruction being handled is the LSiP
+                          * I-sync's: its execution is implied, no atom */
 } enc_etm;
 
 /* Transfers of the instruction held in tb_encoder.pending (TB_REC_DATA
@@ -80,6 +82,10 @@ typedef struct enc_ops {
     void (*isync_done)(tb_encoder *e, uint32_t addr, tb_isa isa);
     bool (*sync_point)(const tb_encoder *e); /* periodic I-sync allowed */
     uint32_t (*isync_cc)(tb_encoder *e); /* CC of a non-periodic I-sync */
+    /* Optional (ETMv3): the non-periodic I-sync at the first traced
+     * instruction r takes the LSiP form, r its load/store in progress
+     * (IHI0014Q 7.10.5); the model then sends no atom for r. */
+    bool (*lsip_due)(tb_encoder *e, const tb_exec_record *r);
 } enc_ops;
 
 struct tb_encoder {

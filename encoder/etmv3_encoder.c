@@ -315,6 +315,16 @@ static int etm_branch(tb_encoder *e, uint32_t addr, tb_isa isa)
  *       7.10.6 staggers the periodic one by an unknown amount.
  *   U7  64-bit transfers (LDRD, VLDR.64) as two 32-bit transfers, the
  *       second without an address by the LSM rule (etmv3-data.md 5).
+ *   L1  LSiP when trace turns on or restarts at a multi-transfer data
+ *       instruction under ooo=N (etm_lsip_due; etmv3-data.md 11.3, 18).
+ *   L2  the LSiP I-sync's cycle count covers that instruction's cycles
+ *       (etm_isync_cc).
+ *   L3  all its data packets follow the LSiP I-sync.
+ *   D1  format 4 is b10010N10, ETMv3.3+ (flush_ca; etmv3-data.md 10).
+ *   D3  format 4 where a packet separates two same-cycle atoms, else
+ *       format 2, by the fewest headers (flush_ca).
+ *   D4  dual with ca refused before ETMv3.3 (encoder.c).
+ *   (D2, the pairing rule itself, is in sim/dual.c.)
  */
 #define ENC_DATA_VALUE_MIN 1
 #define ENC_STREX_FAIL_ZERO 1
@@ -542,9 +552,15 @@ static int etm_insn_body(tb_encoder *e, const tb_exec_record *r, bool cancelled)
     uint8_t fl = r->u.insn.flags;
     tb_isa isa = (tb_isa)r->u.insn.isa, next_isa = (tb_isa)r->u.insn.next_isa;
     uint32_t next = r->u.insn.next_addr;
-    int rc;
+    int rc = 0;
 
-    rc = etm_atom(e, (fl & TB_INSN_COND_FAILED) ? TB_ATOM_N : TB_ATOM_E, r->cycle, r->seq);
+    /* The LSiP I-sync implies this instruction (IHI0014Q 7.14.2): no
+     * atom; its cycles went into the I-sync's count (etm_isync_cc). */
+    if (e->p.etm.lsip)
+        e->p.etm.lsip = false;
+    else
+        rc = etm_atom(e, (fl & TB_INSN_COND_FAILED) ? TB_ATOM_N : TB_ATOM_E, r->cycle,
+                      r->seq);
     /* A cancelled instruction goes no further: the exception packet that
      * follows retracts its atom (its transfers are not traced). */
     if (rc < 0 || cancelled || (fl & TB_INSN_COND_FAILED))
@@ -626,18 +642,46 @@ static bool etm_sync_point(const tb_encoder *e)
 }
 
 /* The I-sync CC covers the cycles since the last W given out, i.e. the
- * time trace was off (protocol-notes 2.4). */
+ * time trace was off (protocol-notes 2.4); an LSiP I-sync's also those
+ * of its instruction, which has no atom to carry them (7.10.5: LSiP
+ * with cycle count). */
 static uint32_t etm_isync_cc(tb_encoder *e)
 {
     enc_etm *s = &e->p.etm;
-    uint64_t c = e->prev_cycle > s->cyc_acct ? e->prev_cycle - s->cyc_acct : 0;
+    uint64_t upto = s->lsip ? e->now : e->prev_cycle;
+    uint64_t c = upto > s->cyc_acct ? upto - s->cyc_acct : 0;
 
-    if (e->prev_cycle > s->cyc_acct)
-        s->cyc_acct = e->prev_cycle;
+    if (upto > s->cyc_acct)
+        s->cyc_acct = upto;
     return c > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)c;
+}
+
+/* LSiP (IHI0014Q 7.10.5, 7.14.2; protocol-notes 2.4; etmv3-data.md
+ * 11.3).  Model rule, UNVERIFIED (docs/etmv3-data-model.md L1-L3): under
+ * the load-latency model (ooo=N) a data instruction with two or more
+ * transfers (LDM/STM, LDRD/STRD, SWP) is still transferring when the
+ * next instruction starts; when trace turns on (ViewInst, or the
+ * restart after an overflow) at such an instruction, executed and not a
+ * waypoint, with a transfer ViewData traces, the I-sync is emitted while
+ * it is in progress: the LSiP form, its address in the 4-byte field, the
+ * next instruction's compressed after it.  Its data packets follow. */
+static bool etm_lsip_due(tb_encoder *e, const tb_exec_record *r)
+{
+    unsigned i;
+
+    if (!e->cfg.data_trace || !e->o.ooo_latency || e->n_xfer < 2 ||
+        (r->u.insn.flags & TB_INSN_COND_FAILED) || r->u.insn.wp_class != TB_WP_NONE)
+        return false;
+    for (i = 0; i < e->n_xfer; i++)
+        if (tb_encoder_in_dataview(&e->o, e->xfer[i].addr))
+            break;
+    if (i == e->n_xfer)
+        return false;
+    e->p.etm.lsip = true;
+    return true;
 }
 
 const enc_ops tb_enc_etmv3_ops = {
     etm_reset, etm_flush, etm_insn, etm_exception, etm_trace_off,
-    etm_isync_done, etm_sync_point, etm_isync_cc,
+    etm_isync_done, etm_sync_point, etm_isync_cc, etm_lsip_due,
 };

@@ -272,4 +272,5 @@ static uint32_t ptm_isync_cc(tb_encoder *e)
 const enc_ops tb_enc_ptm_ops = {
     ptm_reset, ptm_flush, ptm_insn, ptm_exception, ptm_trace_off,
     ptm_isync_done, ptm_sync_point, ptm_isync_cc,
+    NULL, /* no LSiP: PFT has no data trace */
 };

@@ -569,6 +569,7 @@ int tb_fuzz_roundtrip(const uint8_t *data, size_t len)
     o.sync_period = (b1 & 3) == 0 ? 0 : 32u << (b1 & 3) * 2;
     o.ts_period = (b1 >> 2) & 1 ? 50 : 0;
     formatted = (b1 >> 3) & 1;
+    o.dual_issue = (b1 >> 4) & 1; /* same-cycle pairs (sim/dual.c) */
     if (tb_encoder_config(&o, &cfg) < 0)
         return 0;
 
@@ -596,7 +597,7 @@ int tb_fuzz_roundtrip(const uint8_t *data, size_t len)
     if (tb_sim_load_raw(sim, img, IMG_SIZE, 0) < 0 ||
         tb_sim_map(sim, STACK_TOP - 0x1000, 0x1000) < 0 ||
         tb_sim_set_entry(sim, MAIN, thumb ? TB_ISA_THUMB : TB_ISA_ARM) < 0 ||
-        tb_sim_set_scenario(sim, &sc) < 0)
+        tb_sim_set_scenario(sim, &sc) < 0 || tb_sim_set_dual(sim, o.dual_issue) < 0)
         tb_fuzz_fail(H, "sim setup: %s", tb_sim_errmsg(sim));
     run.v = malloc(MAX_INSNS * sizeof *run.v);
     run.trace = malloc(MAX_TRACE);

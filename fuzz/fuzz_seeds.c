@@ -145,6 +145,11 @@ static size_t packet_stream(const tb_config *cfg, int variant, uint8_t *out)
             p = pk(TB_PKT_CYCLE_COUNT, pr);
             p.cc = 300;
             put(w, cfg, p, out, &n);
+            /* Format 4: an atom in the same cycle (ETMv3.3+; the writer
+             * refuses it before). */
+            p = atoms(pr, cfg, "E");
+            p.phdr_format = 4;
+            put(w, cfg, p, out, &n);
         } else if (etm) {
             put(w, cfg, atoms(pr, cfg, "EEEEN"), out, &n);
             put(w, cfg, atoms(pr, cfg, "NE"), out, &n);
@@ -199,6 +204,14 @@ static size_t packet_stream(const tb_config *cfg, int variant, uint8_t *out)
         }
         if (etm && cfg->data_trace) {
             p = pk(TB_PKT_STORE_FAILED, pr);
+            put(w, cfg, p, out, &n);
+            /* LSiP I-sync (IHI0014Q 7.10.5): the load/store at the
+             * 4-byte address, execution going on after it. */
+            p = addr_pk(TB_PKT_ISYNC, pr, TB_FUZZ_ARM_BASE + 0x10u, TB_ISA_ARM);
+            p.reason = TB_ISYNC_TRACE_ON;
+            p.lsip = true;
+            p.lsip_addr = TB_FUZZ_ARM_BASE + 0x14u;
+            p.lsip_isa = TB_ISA_ARM;
             put(w, cfg, p, out, &n);
         }
         /* Top of the address space: ranges that meet 2^32. */

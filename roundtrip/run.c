@@ -509,6 +509,11 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
         fail(err, errlen, rc, "%s: cannot record data transfers", c->program);
         goto out;
     }
+    /* dual: the cycle model's dual-issue rule (sim/dual.c). */
+    if (c->opts.dual_issue && (rc = tb_sim_set_dual(sim, true)) < 0) {
+        fail(err, errlen, rc, "%s: %s", c->program, tb_sim_errmsg(sim));
+        goto out;
+    }
     rc = tb_sim_run(sim, on_record, &r, &res->sim);
     if (rc < 0 && !r.err) {
         fail(err, errlen, rc, "%s: %s", c->program, tb_sim_errmsg(sim));

@@ -22,12 +22,21 @@ static const char *const etmv3_sets[] = {
      * I-syncs, ETMv3.0 (format 0 P-headers), ETMv3.1 and ETMv3.2. */
     "ignore=5", "ignore=1,ca,sync=64", "ca,ccpkt,sync=64", "ca,ccpkt,ts,sync=64",
     "v=0", "v=0,ca", "v=0,ca,ccpkt,sync=64", "v=1", "v=1,ca", "v=2,ca",
+    /* The dual-issue cycle rule (sim/dual.c): same-cycle atoms as
+     * P-header formats 4 and 2, with and without data packets between
+     * them, on ETMv3.3 (the first with format 4). */
+    "ca,dual", "v=3,ca,dual,data=both", "dual,data=both,ts",
+    /* LSiP I-syncs: trace on, or the restart after an overflow, at a
+     * load/store multiple still in progress under ooo=N. */
+    "data=both,ooo=2,filter", "data=value,ooo=1,filter,ca",
+    "data=both,ooo=2,fifo=64:1/4,ca,ts",
 };
 
 static const char *const ptm_sets[] = {
     "", "ca", "ts", "ca,ts", "ctxid=4,vmid", "ctxid=1", "bb", "rs", "rs,ca",
     "v=0", "v=0,ts", "rs,bb", "sync=64,rs", "sync=64,ca", "ts,tsper=40",
     "filter", "filter,rs", "fifo=48:1/64", "fifo=64:1/8,ca,ts,rs", "trigger=100",
+    "ca,dual,rs", /* the dual-issue cycle rule: per-atom counts (sim/dual.c) */
 };
 
 /* ETMv1 (docs/etmv1.md): each port width, branch output, context IDs,

@@ -537,6 +537,8 @@ static int emit_rec(tb_sim *s, const tb_centry *e, const tb_exec_record *tpl,
         if ((x & 15) == 0)
             cost += 1 + (unsigned)((x >> 4) & 3);
     }
+    if (s->dual)
+        cost -= tb_sim_dual_step(s, e, isa, flags, next);
     s->cycles += cost;
     if (tpl) {
         r = *tpl; /* a block instruction's prepared record */
@@ -969,6 +971,8 @@ static int blk_flush(tb_sim *s, unsigned upto, uint32_t last_next)
                 if ((x & 15) == 0)
                     s->cycles += 1 + (unsigned)((x >> 4) & 3);
             }
+            if (s->dual)
+                s->cycles -= tb_sim_dual_step(s, &d->ce, isa, flags, next);
             r.seq = s->count++;
             r.cycle = s->cycles;
             s->done = j + 1;
@@ -1360,6 +1364,7 @@ static int enter_exception(tb_sim *s, tb_exc_kind kind, uint32_t pref,
             return rc;
     }
     s->cycles += 3;
+    s->dual_first = false; /* no pair across an exception (dual.c) */
     s->exceptions++;
     s->itstate = 0;
     s->have_pend = false;
@@ -1551,6 +1556,16 @@ int tb_sim_set_data(tb_sim *s, bool on)
     if (s->ran)
         return tb_sim_fail(s, TB_ERR_STATE, "already ran");
     s->data = on;
+    return 0;
+}
+
+int tb_sim_set_dual(tb_sim *s, bool on)
+{
+    if (!s)
+        return TB_ERR_INVAL;
+    if (s->ran)
+        return tb_sim_fail(s, TB_ERR_STATE, "already ran");
+    s->dual = on;
     return 0;
 }
 

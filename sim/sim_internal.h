@@ -166,6 +166,12 @@ struct tb_sim {
     uint32_t dat_owner;      /* address of the instruction they belong to */
     struct tb_dat dat[TB_DAT_MAX];
 
+    /* Dual-issue rule (tb_sim_set_dual, dual.c): whether the last
+     * instruction may start a pair, its registers and next address. */
+    bool dual;
+    bool dual_first;
+    uint32_t dual_rd, dual_wr, dual_next;
+
     /* Block path (the default): a block hook per translation block and a
      * light code hook; records are built per block (sim.c). */
     bool reference;          /* the original one-record-per-hook path */
@@ -180,5 +186,11 @@ struct tb_sim {
 
 int tb_sim_fail(tb_sim *s, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Dual-issue rule (dual.c): 1 when the instruction e (in isa, with its
+ * record flags, going to next) retires in the same cycle as the one
+ * before it, else 0; call it for every instruction record, in order. */
+unsigned tb_sim_dual_step(tb_sim *s, const tb_centry *e, uint8_t isa, uint8_t flags,
+                          uint32_t next);
 
 #endif

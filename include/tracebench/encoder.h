@@ -72,6 +72,11 @@ typedef struct tb_encoder_opts {
                                * every N packets sent; 0 off */
     bool cc_pkt;              /* ccpkt (with ca): a cycle count packet
                                * (0x04) after every periodic I-sync */
+    bool dual_issue;          /* dual: the simulator's dual-issue rule
+                               * (tb_sim_set_dual): two instructions may
+                               * retire in one cycle, which cycle-accurate
+                               * ETMv3 shows with P-header format 4 or 2
+                               * (ETMv3.3+); the caller applies it */
 } tb_encoder_opts;
 
 /* Defaults: ETMv3.5 (ETMv3), PFT1.1 (PTM) or ETMv1.3 with an 8-bit port
@@ -90,6 +95,8 @@ void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol);
  *   ignore=N  ccpkt                (ETMv3: Ignore packets, cycle count
  *                                  packets after periodic I-syncs; ccpkt
  *                                  needs ca)
+ *   dual                           (the simulator's dual-issue cycle
+ *                                  rule; ETMv3 and PTM; with ca, ETMv3.3+)
  * TB_ERR_INVAL with a reason in err for anything else.  Ranges naming
  * symbols (include=fib, include=main-fib) are turned into numbers first
  * by tb_elf_resolve_ranges (sim.h), which has the ELF; tb_rt_case_options

@@ -31,7 +31,8 @@
  * 1 cycle per instruction; +2 for a taken branch (pipeline refill);
  * +1 for a load/store plus, with probability 1/16 drawn from a xorshift64
  * generator seeded by the scenario, 1..4 wait states; exception entry
- * costs 3.  Deterministic for a seed.
+ * costs 3.  Deterministic for a seed.  With tb_sim_set_dual, an
+ * instruction that pairs with the one before it costs 0.
  *
  * Self-modifying code is not followed: the per-address decode cache goes
  * stale and the in-sim branch check reports it as TB_ERR_MISMATCH.
@@ -198,6 +199,13 @@ int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res);
  * the default block path, which must give identical records (tests
  * compare the two). */
 int tb_sim_set_reference(tb_sim *s, bool on);
+
+/* Dual issue (before tb_sim_run; off by default): the cycle model lets
+ * two adjacent simple instructions retire in the same cycle, the second
+ * costing 0 cycles (sim/dual.c has the rule; docs/etmv3-data-model.md,
+ * unverified D1-D4).  Only cycle stamps change.  TB_ERR_STATE after a
+ * run. */
+int tb_sim_set_dual(tb_sim *s, bool on);
 
 /* Data records (before tb_sim_run; off by default, so that runs without
  * them are unchanged record for record): one TB_REC_DATA record per
