@@ -290,10 +290,10 @@ static void e1_check_packet(e1_run *s, const tb_packet *p)
                       "seq_len %u", p->seq_len);
         for (i = 0; i < p->seq_len; i++) {
             TB_FUZZ_CHECK(h, p->seq[i] == 'E' || p->seq[i] == 'N' ||
-                          (p->seq[i] == 'W' && c->cycle_accurate),
+                          ((p->seq[i] == 'W' || p->seq[i] == 'T') && c->cycle_accurate),
                           "atom '%c' (%s mode)", p->seq[i],
                           c->cycle_accurate ? "CA" : "plain");
-            if (p->seq[i] == 'W')
+            if (p->seq[i] == 'W' || p->seq[i] == 'T')
                 w++;
             else
                 e++;

@@ -452,11 +452,12 @@ Test(etmv1_examples, example3_trigger_in_apo_cycle_ca)
     tb_etmv1_config_init(&c);
     c.cycle_accurate = true;
     parse_samples(&c, ex3, sizeof ex3 / sizeof ex3[0], &pk);
-    /* BRANCH(0) ATOM(WW) BRANCH(3) ATOM(W) TRIGGER(5) ATOM(W E E W) */
+    /* BRANCH(0) ATOM(TT) BRANCH(3) ATOM(T) TRIGGER(5) ATOM(T E E T): the
+     * APO cycles (5.6.1) and the TD with TraceEnable (5.10) are 'T' */
     cr_assert_eq(pk.n, 6, "%zu packets", pk.n);
     cr_assert_eq(pk.p[0].kind, TB_PKT_BRANCH);
     cr_assert_eq(pk.p[1].kind, TB_PKT_ATOM);
-    cr_assert_eq(memcmp(pk.p[1].seq, "WW", 2), 0);
+    cr_assert_eq(memcmp(pk.p[1].seq, "TT", 2), 0);
     cr_assert_eq(pk.p[2].kind, TB_PKT_BRANCH);
     cr_assert_eq(pk.p[2].addr, 0xA124);
     cr_assert_eq(pk.p[2].index, IDX(3));
@@ -464,7 +465,7 @@ Test(etmv1_examples, example3_trigger_in_apo_cycle_ca)
     cr_assert_eq(pk.p[4].kind, TB_PKT_TRIGGER);
     cr_assert_eq(pk.p[4].index, IDX(5));
     cr_assert_eq(pk.p[5].seq_len, 4);
-    cr_assert_eq(memcmp(pk.p[5].seq, "WEEW", 4), 0);
+    cr_assert_eq(memcmp(pk.p[5].seq, "TEET", 4), 0);
 
     decode_packets(&c, m, &pk, &el);
     /* NO_SYNC, TRACE_ON, range 0xA000 (1 + 2 APO cycles = 3), EVENT,
