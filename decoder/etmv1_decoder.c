@@ -259,11 +259,14 @@ static void branch(tb_etmv1_decoder *d, const tb_packet *pkt)
 {
     tb_element el;
     int off;
+    bool marker = pkt->reason >= TB_ETMV1_R_TRACE_ON && pkt->reason <= TB_ETMV1_R_DEBUG;
 
     if (pkt->isa == TB_ISA_JAZELLE) {
         lose(d, pkt->index, TB_GAP_BAD_PACKET, TB_ERR_UNSUPPORTED);
         return;
     }
+    if (marker) /* before its CONTEXT: trace was off or lost up to it */
+        settle_open(d, pkt->reason == TB_ETMV1_R_OVERFLOW);
     if (pkt->has_ctxid && (!d->ctx_known || pkt->context_id != d->ctxid)) {
         settle(d);
         d->ctxid = pkt->context_id;
@@ -272,12 +275,12 @@ static void branch(tb_etmv1_decoder *d, const tb_packet *pkt)
         el.context_id = d->ctxid;
         emit(d, &el);
     }
-    if (pkt->reason >= TB_ETMV1_R_TRACE_ON && pkt->reason <= TB_ETMV1_R_DEBUG) {
+    if (marker) {
         /* A marker: no instruction; the address is the next one. */
         static const uint8_t why[4] = {0, TB_ISYNC_TRACE_ON, TB_ISYNC_OVERFLOW,
                                        TB_ISYNC_DEBUG_EXIT};
 
-        settle_open(d, pkt->reason == TB_ETMV1_R_OVERFLOW);
+        settle(d);
         trace_on(d, pkt, why[pkt->reason]);
     } else {
         bool was_known = d->pc_known;

@@ -40,7 +40,8 @@ static const char *const etmv1_sets[] = {
     "fifo=8,port=4", "fifo=16", "trigger=100", "idle",
     "ca,port=4", "ca,port=8", "ca,port=16", "ca,bb,port=4", "ca,bb,port=16",
     "ca,ctxid=4", "ca,v=0,port=4", "ca,sync=64,port=4", "ca,sync=64,port=16",
-    "ca,filter,port=4", "ca,filter,port=8", "ca,filter,port=16", "ca,fifo=8,port=4",
+    "ca,filter,port=4", "ca,filter,port=8", "ca,filter,port=16", "ca,ctxid=1,filter,port=4",
+    "ca,fifo=8,port=4",
     "ca,fifo=16", "ca,fifo=12,port=16", "ca,trigger=100,port=4", "ca,idle,port=8",
 };
 

@@ -836,6 +836,36 @@ Test(etmv1_cycles, open_count_before_trace_off_or_end)
     tb_memimage_free(m);
 }
 
+/* The same before a marker that also changes the context ID (5.6.3: the
+ * CID after a 5-packet address with reason != 0): the count stays open,
+ * though the CONTEXT element comes first.  8-bit, CA, 1-byte CIDs:
+ *   0 BE 80 1 (0x8000, CID 01: 80 80 82 80 10 01) | 1-2 APO 80 82
+ *   3 IE 80 | 4 WT 10 | 5 WT 01 | 6 BE 84 1 (0x8004, CID 02)
+ *   7-8 APO 80 82 | 9-11 WT 80 10 02 */
+Test(etmv1_cycles, open_count_before_a_marker_with_a_new_context)
+{
+    static const tb_etmv1_sample s[] = {
+        {4, 1, 0x80}, {0, 0, 0x80}, {0, 0, 0x82}, {0, 0, 0x80}, {3, 0, 0x10}, {3, 0, 0x01},
+        {4, 1, 0x84}, {0, 0, 0x80}, {0, 0, 0x82}, {3, 0, 0x80}, {3, 0, 0x10}, {3, 0, 0x02},
+    };
+    tb_etmv1_config c;
+    tb_memimage *m = exc_image();
+    static pbuf pk;
+    static ebuf el;
+
+    ca8(&c);
+    c.ctxid_bytes = 1;
+    parse_samples(&c, s, sizeof s / sizeof s[0], &pk);
+    decode_packets(&c, m, &pk, &el);
+    /* NO_SYNC CONTEXT(1) TRACE_ON RANGE(0x8000) CONTEXT(2) TRACE_ON END */
+    cr_assert_eq(el.n, 7, "%zu elements", el.n);
+    cr_assert_eq(el.e[3].kind, TB_ELEM_INSN_RANGE);
+    cr_assert_eq(el.e[4].kind, TB_ELEM_CONTEXT);
+    cr_assert_eq(el.e[4].context_id, 2);
+    cr_assert(!el.e[3].has_cc, "a WT before a marker: the count is open (cc %u)", el.e[3].cc);
+    tb_memimage_free(m);
+}
+
 /* ------------------------------------------------------------------ */
 /* (b) encoder -> parser -> decoder */
 
