@@ -29,7 +29,7 @@ struct tb_etmv1_decoder {
 
     tb_element rng;      /* open range */
     bool rng_open;
-    tb_element held;     /* closed range still counting cycles (CA) */
+    tb_element held;     /* closed range or exception still counting cycles (CA) */
     bool have_held;
     unsigned w_target;
     bool w_sure;         /* no WT since the last status (CA) */

@@ -434,9 +434,9 @@ int tb_etmv1_encoder_push(tb_etmv1_encoder *e, const tb_exec_record *r)
             uint64_t over = e->last_traced && ispan < 3 ? 3 - ispan : 0;
 
             rc = waits(e, span > over ? span - over : 0);
-        }
-        else if (rc >= 0)
+        } else if (rc >= 0) {
             rc = do_exc(e, r, span, e->last_traced || (r->u.exc.cancelled && had && e->on));
+        }
         break;
     }
     case TB_REC_CONTEXT:
