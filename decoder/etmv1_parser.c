@@ -23,7 +23,7 @@
 #define PMAX 64u   /* branches waiting for their address */
 #define RMAX 32u   /* address reads kept for them */
 
-enum { Q_E, Q_N, Q_W, Q_T, Q_TRIG, Q_BR }; /* Q_E..Q_T: "ENWT"[kind] */
+enum { Q_E, Q_N, Q_W, Q_T, Q_TRIG, Q_BR };
 
 typedef struct qent {
     uint8_t kind;
@@ -249,7 +249,8 @@ static int drain(tb_etmv1_parser *p)
         } else if (e->kind == Q_TRIG) {
             if ((rc = emit_simple(p, TB_PKT_TRIGGER, e->index, 0)) < 0)
                 return rc;
-        } else if ((rc = add_atom(p, "ENWT"[e->kind], e->index)) < 0) {
+        } else if ((rc = add_atom(p, e->kind == Q_E ? 'E' : e->kind == Q_N ? 'N'
+                                     : e->kind == Q_W ? 'W' : 'T', e->index)) < 0) {
             return rc;
         }
         p->qh = (p->qh + 1) % QMAX;
