@@ -26,6 +26,11 @@ bool tb_cli_wants_help(int argc, char **argv);
 /* Parses "0x13" / "19" as a trace ID (0..0x7f); -1 when invalid. */
 int tb_cli_parse_id(const char *s);
 
+/* A source's architecture and how it is told apart, for the headers of
+ * `packets` and `stats`: "ETMv3.5, trace ID 0x10", "PFT1.1, trace ID
+ * 0x13", "ETMv1.3, 8-bit port" (ETMv1 has no trace ID, docs/etmv1.md 7). */
+void tb_cli_source_label(const tb_config *cfg, char *buf, size_t len);
+
 /* The `addr` format (cli/addr_out.c): one line per executed instruction
  * of each element, into f, and `# gap WHY` lines; ptm: the trace is PTM
  * (E/N on waypoints only); addrs/cap is scratch space (free() it).  Zero

@@ -58,12 +58,11 @@ static int list_source(const tb_cli_input *in, size_t k, bool json, int *write_e
         return 1;
     }
     if (!json) {
-        printf("# source %s: %s%u, trace ID 0x%02x, buffer %s\n", s->name,
-               s->cfg.protocol == TB_PROTO_PTM     ? "PFT1."
-               : s->cfg.protocol == TB_PROTO_ETMV1 ? "ETMv1."
-                                                   : "ETMv3.",
-               s->cfg.arch_minor,
-               s->cfg.trace_id, s->src ? s->src->buffer : in->path);
+        char label[64];
+
+        tb_cli_source_label(&s->cfg, label, sizeof label);
+        printf("# source %s: %s, buffer %s\n", s->name, label,
+               s->src ? s->src->buffer : in->path);
         l.write_errno = tb_cli_output_check(stdout);
     }
     rc = l.write_errno ? TB_ERR_IO

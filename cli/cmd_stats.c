@@ -136,10 +136,11 @@ static uint64_t error_total(const stats *s)
 
 static void print_text(const tb_snap_source *src, const tb_config *cfg, const stats *s)
 {
-    printf("source %s: %s%u, trace ID 0x%02x, buffer %s%s%s\n", src->name,
-           cfg->protocol == TB_PROTO_PTM ? "PFT1." : "ETMv3.", cfg->arch_minor, cfg->trace_id,
-           src->buffer, cfg->cycle_accurate ? ", cycle-accurate" : "",
-           cfg->timestamps ? ", timestamps" : "");
+    char label[64];
+
+    tb_cli_source_label(cfg, label, sizeof label);
+    printf("source %s: %s, buffer %s%s%s\n", src->name, label, src->buffer,
+           cfg->cycle_accurate ? ", cycle-accurate" : "", cfg->timestamps ? ", timestamps" : "");
     printf("  %-16s %" PRIu64 "\n", "trace_bytes", s->bytes);
     printf("  %-16s %" PRIu64 "\n", "packets", s->packets);
     for (unsigned k = 0; k < TB_PKT_KIND_COUNT; k++)

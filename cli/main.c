@@ -55,6 +55,16 @@ bool tb_cli_wants_help(int argc, char **argv)
     return false;
 }
 
+void tb_cli_source_label(const tb_config *cfg, char *buf, size_t len)
+{
+    if (cfg->protocol == TB_PROTO_ETMV1)
+        snprintf(buf, len, "ETMv1.%u, %u-bit port", cfg->arch_minor, cfg->port_width);
+    else
+        snprintf(buf, len, "%s%u, trace ID 0x%02x",
+                 cfg->protocol == TB_PROTO_PTM ? "PFT1." : "ETMv3.", cfg->arch_minor,
+                 cfg->trace_id);
+}
+
 int tb_cli_parse_id(const char *s)
 {
     char *end;

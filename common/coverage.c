@@ -16,6 +16,7 @@
 
 #include "tracebench/coverage.h"
 #include "tracebench/decoder.h"
+#include "tracebench/etmv1.h"
 #include "tracebench/parser.h"
 #include "tracebench/snapshot.h"
 #include "tracebench/stream.h"
@@ -180,7 +181,54 @@
     X(F_ID_POS14, "formatter.id_pos14")                                   \
     X(F_MULTI_SOURCE, "formatter.multi_source")                           \
     X(F_FSYNC, "formatter.fsync")                                         \
-    X(F_HSYNC, "formatter.hsync")
+    X(F_HSYNC, "formatter.hsync")                                         \
+    X(V1_PS_IE, "etmv1.pipestat.ie")                                      \
+    X(V1_PS_ID, "etmv1.pipestat.id")                                      \
+    X(V1_PS_IN, "etmv1.pipestat.in")                                      \
+    X(V1_PS_WT, "etmv1.pipestat.wt")                                      \
+    X(V1_PS_BE, "etmv1.pipestat.be")                                      \
+    X(V1_PS_BD, "etmv1.pipestat.bd")                                      \
+    X(V1_PS_TR, "etmv1.pipestat.tr")                                      \
+    X(V1_PS_TD, "etmv1.pipestat.td")                                      \
+    X(V1_TRACESYNC, "etmv1.tracesync")                                    \
+    X(V1_PORT4, "etmv1.port4")                                            \
+    X(V1_PORT8, "etmv1.port8")                                            \
+    X(V1_PORT16, "etmv1.port16")                                          \
+    X(V1_APO_ZERO, "etmv1.apo.zero")                                      \
+    X(V1_APO_NONZERO, "etmv1.apo.nonzero")                                \
+    X(V1_APO_TR, "etmv1.apo.trigger")                                     \
+    X(V1_APO_ABANDONED, "etmv1.apo.abandoned")                            \
+    X(V1_BR1, "etmv1.branch.len1")                                        \
+    X(V1_BR2, "etmv1.branch.len2")                                        \
+    X(V1_BR3, "etmv1.branch.len3")                                        \
+    X(V1_BR4, "etmv1.branch.len4")                                        \
+    X(V1_BR5, "etmv1.branch.len5")                                        \
+    X(V1_BR_ARM, "etmv1.branch.arm")                                      \
+    X(V1_BR_THUMB, "etmv1.branch.thumb")                                  \
+    X(V1_BR_JAZELLE, "etmv1.branch.jazelle")                              \
+    X(V1_R_NORMAL, "etmv1.reason.normal")                                 \
+    X(V1_R_TRACE_ON, "etmv1.reason.trace_on")                             \
+    X(V1_R_OVERFLOW, "etmv1.reason.overflow")                             \
+    X(V1_R_DEBUG, "etmv1.reason.debug_exit")                              \
+    X(V1_R_PERIODIC, "etmv1.reason.periodic")                             \
+    X(V1_CTXID1, "etmv1.ctxid1")                                          \
+    X(V1_CTXID2, "etmv1.ctxid2")                                          \
+    X(V1_CTXID4, "etmv1.ctxid4")                                          \
+    X(V1_EXC_VECTOR, "etmv1.exc.vector")                                  \
+    X(V1_EXC_HIGH, "etmv1.exc.high_vectors")                              \
+    X(V1_EXC_ABORT, "etmv1.exc.data_abort")                               \
+    X(V1_CA_WAIT, "etmv1.ca.wait")                                        \
+    X(V1_CA_TD_ON, "etmv1.ca.td_enabled")                                 \
+    X(V1_CA_TD_OFF, "etmv1.ca.td_disabled")                               \
+    X(V1_TD_IDLE, "etmv1.td.idle")                                        \
+    X(V1_D_ADDR, "etmv1.data.address")                                    \
+    X(V1_D_VALUE, "etmv1.data.value")                                     \
+    X(V2_PIPESTAT, "etmv2.pipestat")                                      \
+    X(V2_DW_DN, "etmv2.pipestat.dw_dn")                                   \
+    X(V2_PHANTOM, "etmv2.phantom")                                        \
+    X(V2_TFO, "etmv2.tfo")                                                \
+    X(V2_BRANCH, "etmv2.branch")                                          \
+    X(V2_DATA, "etmv2.data")
 
 enum {
 #define X(sym, name) V_##sym,
@@ -584,6 +632,66 @@ static void ptm_packet(const tb_config *cfg, const tb_packet *pkt, outv *o)
     }
 }
 
+/* An exception vector for the ETMv1 model (docs/etmv1.md 4, M3):
+ * base + 0x00..0x1C but 0x14, at vector_base or 0xFFFF0000.  Returns 1
+ * for a low/configured base, 2 for the high one, 0 otherwise. */
+static int etm1_vector(const tb_config *cfg, uint32_t addr)
+{
+    uint32_t off = addr & 0x1F;
+
+    if ((addr & 3) || off == 0x14)
+        return 0;
+    if ((addr & ~0x1Fu) == 0xFFFF0000u)
+        return 2;
+    return (addr & ~0x1Fu) == cfg->vector_base ? 1 : 0;
+}
+
+/* ETMv1 packets as tb_etmv1_parser gives them (etmv1.h): the address
+ * sequence of a BE/BD (IHI0014Q 5.5.4: 1-5 packets, the 5th with the
+ * reason in [6:4] and J in bit 7 (v1.3); then the context ID bytes,
+ * 5.6.3), and W atoms in cycle-accurate mode (5.10).  The PIPESTAT
+ * codes, TRACESYNC and APO are on the port, not in packets:
+ * tb_coverage_count_etmv1_capture() counts them. */
+static void etm1_packet(const tb_config *cfg, const tb_packet *pkt, outv *o)
+{
+    static const unsigned reason[5] = {V_V1_R_NORMAL, V_V1_R_TRACE_ON, V_V1_R_OVERFLOW,
+                                       V_V1_R_DEBUG, V_V1_R_PERIODIC};
+    unsigned n;
+    int vec;
+
+    switch (pkt->kind) {
+    case TB_PKT_ATOM:
+        if (cfg->cycle_accurate && memchr(pkt->seq, TB_ATOM_W, pkt->seq_len))
+            add(o, V_V1_CA_WAIT);
+        break;
+    case TB_PKT_BRANCH:
+        n = tb_etmv1_addr_length(pkt->bytes, pkt->size);
+        if (!n)
+            break;
+        add(o, V_V1_BR1 + n - 1);
+        if (pkt->isa == TB_ISA_JAZELLE)
+            add(o, V_V1_BR_JAZELLE);
+        else
+            add(o, pkt->isa == TB_ISA_THUMB ? V_V1_BR_THUMB : V_V1_BR_ARM);
+        if (n == 5 && pkt->reason < 5)
+            add(o, reason[pkt->reason]);
+        if (pkt->has_ctxid)
+            ctxid_size(o, pkt->size - n, V_V1_CTXID1, V_V1_CTXID2, V_V1_CTXID4);
+        /* Reasons 1-3 mark a discontinuity, not a branch (etmv1-v2 5.2):
+         * only a real branch to a vector is an exception. */
+        if (pkt->isa == TB_ISA_ARM && (n < 5 || pkt->reason == TB_ETMV1_R_NORMAL ||
+                                       pkt->reason == TB_ETMV1_R_PERIODIC) &&
+            (vec = etm1_vector(cfg, pkt->addr)) != 0) {
+            add(o, vec == 2 ? V_V1_EXC_HIGH : V_V1_EXC_VECTOR);
+            if ((pkt->addr & 0x1F) == 0x10)
+                add(o, V_V1_EXC_ABORT);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
 int tb_coverage_classify_packet(const tb_config *cfg, const tb_packet *pkt,
                                 tb_coverage_id *out, size_t max)
 {
@@ -598,6 +706,8 @@ int tb_coverage_classify_packet(const tb_config *cfg, const tb_packet *pkt,
         etm_packet(cfg, pkt, &o);
     else if (cfg->protocol == TB_PROTO_PTM)
         ptm_packet(cfg, pkt, &o);
+    else if (cfg->protocol == TB_PROTO_ETMV1)
+        etm1_packet(cfg, pkt, &o);
     else
         return TB_ERR_INVAL;
     return finish(&o);
@@ -751,6 +861,72 @@ int tb_coverage_count_buffer(const uint8_t *data, size_t len, unsigned flags,
     return 0;
 }
 
+int tb_coverage_count_etmv1_capture(const uint8_t *data, size_t len,
+                                    uint64_t *counts)
+{
+    static const unsigned status_v[8] = {V_V1_PS_IE, V_V1_PS_ID, V_V1_PS_IN, V_V1_PS_WT,
+                                         V_V1_PS_BE, V_V1_PS_BD, V_V1_PS_TR, V_V1_PS_TD};
+    tb_etmv1_config c;
+    unsigned apo_left = 0, apo = 0;
+    size_t p;
+    int rc;
+
+    if (!data || !counts)
+        return TB_ERR_INVAL;
+    if (len < TB_ETMV1_HDR_BYTES)
+        return TB_ERR_TRUNCATED;
+    if ((rc = tb_etmv1_capture_parse_header(data, &c)) < 0)
+        return rc;
+    counts[c.port_width == 4 ? V_V1_PORT4 : c.port_width == 8 ? V_V1_PORT8 : V_V1_PORT16]++;
+    for (p = TB_ETMV1_HDR_BYTES; p + TB_ETMV1_SAMPLE_BYTES <= len; p += TB_ETMV1_SAMPLE_BYTES) {
+        tb_etmv1_sample s;
+        unsigned st;
+
+        if ((rc = tb_etmv1_sample_unpack(data + p, &s)) < 0)
+            return rc;
+        st = s.pipestat & 7;
+        if (s.tracesync)
+            counts[V_V1_TRACESYNC]++;
+        if (apo_left) {
+            /* The two cycles after a BE/BD carry APO[1:0] then APO[3:2]
+             * in PIPESTAT[1:0]; a TR there puts them on TRACEPKT[2:0];
+             * a BE there abandons the branch before (IHI0014Q 5.6.1,
+             * etmv1-v2 6). */
+            if (st == TB_ETMV1_TR) {
+                counts[V_V1_APO_TR]++;
+                counts[V_V1_PS_TR]++;
+                st = s.tracepkt & 7;
+            }
+            if (!(st & 4)) {
+                apo |= (st & 3u) << (apo_left == 2 ? 0 : 2);
+                if (--apo_left == 0)
+                    counts[apo ? V_V1_APO_NONZERO : V_V1_APO_ZERO]++;
+                continue;
+            }
+            counts[V_V1_APO_ABANDONED]++;
+            apo_left = 0;
+        } else if (st == TB_ETMV1_TR) {
+            /* The status the trigger replaced is on TRACEPKT[2:0] (5.4). */
+            counts[V_V1_PS_TR]++;
+            st = s.tracepkt & 7;
+        }
+        counts[status_v[st]]++;
+        if (st == TB_ETMV1_TD) {
+            /* Cycle-accurate: TRACEPKT[0] = TraceEnable (5.10); without
+             * it the capture keeps a TD only when asked (docs/etmv1.md 1). */
+            if (c.cycle_accurate)
+                counts[(s.tracepkt & 1) ? V_V1_CA_TD_ON : V_V1_CA_TD_OFF]++;
+            else
+                counts[V_V1_TD_IDLE]++;
+        }
+        if (st == TB_ETMV1_BE || st == TB_ETMV1_BD) {
+            apo_left = 2;
+            apo = 0;
+        }
+    }
+    return 0;
+}
+
 typedef struct src_ctx {
     const tb_config *cfg;
     tb_parser *parser;
@@ -847,6 +1023,29 @@ static int count_source(const tb_snapshot *s, const tb_snap_source *src,
     return rc < 0 ? rc : 0;
 }
 
+/* The port side of an ETMv1 source (PIPESTAT, TRACESYNC, APO, width):
+ * its buffer is the capture file (docs/etmv1.md 2). */
+static int count_etmv1_port(const tb_snapshot *s, const tb_snap_source *src,
+                            uint64_t *counts, char *err, size_t errlen)
+{
+    uint8_t *data = NULL;
+    size_t len = 0;
+    int rc = TB_ERR_NOT_FOUND;
+
+    for (size_t k = 0; k < s->n_buffers; k++) {
+        if (strcmp(s->buffers[k].name, src->buffer))
+            continue;
+        rc = tb_snapshot_read_buffer(s, &s->buffers[k], &data, &len, err, errlen);
+        if (rc >= 0)
+            rc = tb_coverage_count_etmv1_capture(data, len, counts);
+        free(data);
+        break;
+    }
+    if (rc < 0 && err && errlen && !*err)
+        snprintf(err, errlen, "source %s: port capture: %s", src->name, tb_err_str(rc));
+    return rc < 0 ? rc : 0;
+}
+
 int tb_coverage_count_snapshot(const char *dir, tb_coverage_tally *t,
                                char *err, size_t errlen)
 {
@@ -867,10 +1066,10 @@ int tb_coverage_count_snapshot(const char *dir, tb_coverage_tally *t,
 
         if (!s.sources[i].buffer[0] ||
             tb_snapshot_source_config(&s, &s.sources[i], &cfg, e, sizeof e) < 0)
-            continue; /* never captured, or not ETMv3/PTM (an ITM) */
-        if (cfg.protocol != TB_PROTO_ETMV3 && cfg.protocol != TB_PROTO_PTM)
-            continue; /* ETMv1 (a port capture): the catalogue has no rows for it */
+            continue; /* never captured, or not ETMv3/PTM/ETMv1 (an ITM) */
         rc = count_source(&s, &s.sources[i], &cfg, counts, t, err, errlen);
+        if (rc >= 0 && cfg.protocol == TB_PROTO_ETMV1)
+            rc = count_etmv1_port(&s, &s.sources[i], counts, err, errlen);
     }
     for (size_t i = 0; i < s.n_buffers && rc >= 0; i++) {
         unsigned flags;
@@ -986,10 +1185,12 @@ static bool valid_status(const char *s)
         return true;
     if (strncmp(open, "(issue ", 7) || open[7] < '0' || open[7] > '9')
         return false;
-    for (const char *q = open + 7; *q != ')'; q++)
-        if (*q < '0' || *q > '9')
-            return false;
-    return true;
+    /* "(issue N)", or "(issue N, in progress)": work on another branch
+     * that will make the row reachable. */
+    const char *q = open + 7;
+    while (*q >= '0' && *q <= '9')
+        q++;
+    return !strcmp(q, ")") || !strcmp(q, ", in progress)");
 }
 
 static int cat_fail(char *err, size_t errlen, const char *path, int line,
@@ -1080,17 +1281,19 @@ int tb_coverage_catalogue_load(tb_coverage_catalogue *c, const char *path,
             break;
         }
         if ((strcmp(field[1], "etmv3") && strcmp(field[1], "ptm") &&
+             strcmp(field[1], "etmv1") && strcmp(field[1], "etmv2") &&
              strcmp(field[1], "formatter")) ||
             strncmp(field[0], field[1], strlen(field[1])) ||
             field[0][strlen(field[1])] != '.') {
             rc = cat_fail(err, errlen, path, line,
-                          "protocol must be etmv3, ptm or formatter and prefix the id");
+                          "protocol must be etmv3, ptm, etmv1, etmv2 or formatter "
+                          "and prefix the id");
             break;
         }
         if (!valid_status(field[4])) {
             rc = cat_fail(err, errlen, path, line,
                           "status must be 'reachable' or 'unreachable: REASON (issue N)' "
-                          "/ '(no issue yet)'");
+                          "/ '(issue N, in progress)' / '(no issue yet)'");
             break;
         }
         if (c->n == cap) {

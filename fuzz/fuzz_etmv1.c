@@ -32,12 +32,18 @@
  *    tb_etmv1_decoder_reset);
  *  - the generic path (tb_config_from_etmv1, tb_parser + tb_decoder_push
  *    cut in two) gives those elements too, and tb_decoder_range_addrs
- *    lists each range's instructions consistently.
+ *    lists each range's instructions consistently;
+ *  - spec coverage (coverage.h): each packet classifies into known
+ *    etmv1.* variants; the capture's port count returns 0 or a known
+ *    error, one width, and no more statuses than samples nor APOs than
+ *    branches.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
+#include "tracebench/coverage.h"
 #include "tracebench/decoder.h"
 #include "tracebench/etmv1.h"
 #include "tracebench/parser.h"
@@ -349,10 +355,61 @@ static void e1_check_packet(e1_run *s, const tb_packet *p)
                       tb_pkt_kind_name(p->kind), p->err);
         break;
     }
+    if (c && p->kind < TB_PKT_RESERVED) {
+        /* The coverage classifier reads ETMv1 packets by its own rules
+         * (coverage.h): every variant it names is a known one. */
+        tb_config g;
+        tb_coverage_id ids[32];
+        int k;
+
+        if (tb_config_from_etmv1(&g, tb_etmv1_etmcr(c), c->minor, c->vector_base) == 0) {
+            k = tb_coverage_classify_packet(&g, p, ids, 32);
+            TB_FUZZ_CHECK(h, k >= 0, "coverage classifier: %d", k);
+            for (int i = 0; i < k; i++)
+                TB_FUZZ_CHECK(h, tb_coverage_variant_name(ids[i]) != NULL &&
+                                     !strncmp(tb_coverage_variant_name(ids[i]), "etmv1.", 6),
+                              "coverage variant %u for an ETMv1 packet", (unsigned)ids[i]);
+        }
+    }
     s->hash = e1_hash_packet(s->hash, p);
     s->count++;
     if (s->d)
         e1_dec_packet(s->d, p);
+}
+
+/* The coverage counter's port side (tb_coverage_count_etmv1_capture):
+ * 0 or a known error; on 0, one width, and no more statuses, TRACESYNCs
+ * or APOs than the capture has samples and branches. */
+static void e1_coverage(const uint8_t *cap, size_t len)
+{
+    static const char *const st[] = {"ie", "id", "in", "wt", "be", "bd", "td"};
+    static uint64_t c[TB_COVERAGE_MAX];
+    uint64_t statuses = 0, branches;
+    size_t samples = len > TB_ETMV1_HDR_BYTES ? (len - TB_ETMV1_HDR_BYTES) / 4 : 0;
+    char name[32];
+    int rc;
+
+    memset(c, 0, sizeof c);
+    rc = tb_coverage_count_etmv1_capture(cap, len, c);
+    TB_FUZZ_CHECK(E1_NAME, rc == 0 || e1_known_err(rc), "coverage capture count: %d", rc);
+    if (rc)
+        return;
+#define E1_C(n) c[tb_coverage_variant_find(n)]
+    for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+        snprintf(name, sizeof name, "etmv1.pipestat.%s", st[i]);
+        statuses += E1_C(name);
+    }
+    branches = E1_C("etmv1.pipestat.be") + E1_C("etmv1.pipestat.bd");
+    TB_FUZZ_CHECK(E1_NAME, E1_C("etmv1.port4") + E1_C("etmv1.port8") + E1_C("etmv1.port16") == 1,
+                  "coverage: not one port width");
+    TB_FUZZ_CHECK(E1_NAME, statuses <= samples && E1_C("etmv1.tracesync") <= samples &&
+                               E1_C("etmv1.pipestat.tr") <= samples,
+                  "coverage: %llu statuses for %zu samples", (unsigned long long)statuses,
+                  samples);
+    TB_FUZZ_CHECK(E1_NAME, E1_C("etmv1.apo.zero") + E1_C("etmv1.apo.nonzero") +
+                                   E1_C("etmv1.apo.abandoned") <= branches,
+                  "coverage: more APOs than branches");
+#undef E1_C
 }
 
 static int e1_on_packet(void *ctx, const tb_packet *p)
@@ -601,6 +658,7 @@ int tb_fuzz_etmv1(const uint8_t *data, size_t len)
         tb_etmv1_decoder_free(dec);
     }
 
+    e1_coverage(stream, slen);
     if (!own_header) {
         /* Samples path over the longest prefix of samples that unpack. */
         size_t n = 0, max = len / TB_ETMV1_SAMPLE_BYTES;

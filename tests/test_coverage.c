@@ -16,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tb_test.h"
 #include "tracebench/coverage.h"
 #include "tracebench/decoder.h"
+#include "tracebench/etmv1.h"
 #include "tracebench/frame.h"
 #include "tracebench/parser.h"
 #include "tracebench/snapshot.h"
@@ -624,6 +626,225 @@ Test(coverage_formatter, buffers)
     cr_expect_eq(c[find("formatter.id_even")], 1);
 }
 
+/* ---- (a) ETMv1 trace port ---- */
+
+/* A capture file (docs/etmv1.md 2): header for c, then the samples. */
+static size_t etmv1_capture(const tb_etmv1_config *c, const tb_etmv1_sample *s,
+                            size_t n, uint8_t *out, size_t max)
+{
+    cr_assert_leq(TB_ETMV1_HDR_BYTES + TB_ETMV1_SAMPLE_BYTES * n, max);
+    tb_etmv1_capture_header(c, out);
+    for (size_t i = 0; i < n; i++)
+        tb_etmv1_sample_pack(&s[i], out + TB_ETMV1_HDR_BYTES + TB_ETMV1_SAMPLE_BYTES * i);
+    return TB_ETMV1_HDR_BYTES + TB_ETMV1_SAMPLE_BYTES * n;
+}
+
+static tb_config etmv1_cfg(const tb_etmv1_config *c)
+{
+    tb_config cfg;
+
+    cr_assert_eq(tb_config_from_etmv1(&cfg, tb_etmv1_etmcr(c), c->minor, c->vector_base), 0);
+    return cfg;
+}
+
+/* etmv1-v2.md 12, example 1 without data (as tests/test_etmv1.c): two
+ * back-to-back indirect branches on an 8-bit port, 1-byte context IDs.
+ *   0   BE   80 1   trace-on marker: 80 80 82 80 10 (5 packets, reason 1,
+ *                   0x8000 ARM) + CID 42
+ *   1   000  80     APO[1:0] = 0
+ *   2   000  82     APO[3:2] = 0
+ *   3   BE   80     BX r5 -> 0x9000: 80 20 (2 packets); APO 0
+ *   4   000  10     APO 0
+ *   5   000  42
+ *   6   BE   80 1   BX r6 -> 0x9100: 80 22; BX r5's start is queued
+ *   7   001  20     APO[1:0] = 1 (an APO cycle, not an ID)
+ *   8   000  80 1   APO[3:2] = 0: APO 1
+ *   9   IE   22
+ *  10   IE   00
+ * By IHI0014Q 5.1, 5.5.4, 5.6.1, 5.6.3: three BE, two IE, three
+ * TRACESYNC, APO 0 twice and 1 once, one 8-bit capture; packets: a
+ * 5-packet ARM address with reason 1 and one CID byte, then two 2-packet
+ * ARM addresses, then the atoms (no variant without cycle accuracy). */
+static const tb_etmv1_sample v1_ex1[] = {
+    {4, 1, 0x80}, {0, 0, 0x80}, {0, 0, 0x82}, {4, 0, 0x80}, {0, 0, 0x10}, {0, 0, 0x42},
+    {4, 1, 0x80}, {1, 0, 0x20}, {0, 1, 0x80}, {0, 0, 0x22}, {0, 0, 0x00},
+};
+
+static void v1_ex1_config(tb_etmv1_config *c)
+{
+    tb_etmv1_config_init(c);
+    c->minor = 3;
+    c->port_width = 8;
+    c->ctxid_bytes = 1;
+}
+
+Test(coverage_etmv1, example1_port)
+{
+    static uint64_t c[TB_COVERAGE_MAX];
+    static const char *const zero[] = {
+        "etmv1.pipestat.id", "etmv1.pipestat.in", "etmv1.pipestat.wt", "etmv1.pipestat.bd",
+        "etmv1.pipestat.tr", "etmv1.pipestat.td", "etmv1.port4", "etmv1.port16",
+        "etmv1.apo.trigger", "etmv1.apo.abandoned", "etmv1.td.idle"};
+    tb_etmv1_config cf;
+    uint8_t cap[128];
+    size_t n;
+
+    v1_ex1_config(&cf);
+    n = etmv1_capture(&cf, v1_ex1, sizeof v1_ex1 / sizeof v1_ex1[0], cap, sizeof cap);
+    memset(c, 0, sizeof c);
+    cr_assert_eq(tb_coverage_count_etmv1_capture(cap, n, c), 0);
+    cr_expect_eq(c[find("etmv1.pipestat.be")], 3);
+    cr_expect_eq(c[find("etmv1.pipestat.ie")], 2);
+    cr_expect_eq(c[find("etmv1.tracesync")], 3);
+    cr_expect_eq(c[find("etmv1.apo.zero")], 2);
+    cr_expect_eq(c[find("etmv1.apo.nonzero")], 1);
+    cr_expect_eq(c[find("etmv1.port8")], 1);
+    for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++)
+        cr_expect_eq(c[find(zero[i])], 0, "%s", zero[i]);
+    /* A cut header is refused, a cut last sample ignored. */
+    cr_expect_eq(tb_coverage_count_etmv1_capture(cap, 10, c), TB_ERR_TRUNCATED);
+    memset(c, 0, sizeof c);
+    cr_expect_eq(tb_coverage_count_etmv1_capture(cap, n - 2, c), 0);
+    cr_expect_eq(c[find("etmv1.pipestat.ie")], 1);
+}
+
+Test(coverage_etmv1, example1_packets)
+{
+    tb_etmv1_config cf;
+    uint8_t cap[128];
+    size_t n;
+
+    v1_ex1_config(&cf);
+    n = etmv1_capture(&cf, v1_ex1, sizeof v1_ex1 / sizeof v1_ex1[0], cap, sizeof cap);
+    {
+        static const char *const w[] = {
+            "etmv1.branch.len5 etmv1.branch.arm etmv1.reason.trace_on etmv1.ctxid1",
+            "etmv1.branch.len2 etmv1.branch.arm",
+            "etmv1.branch.len2 etmv1.branch.arm",
+            "",
+        };
+        tb_config cfg = etmv1_cfg(&cf);
+        expect_stream(&cfg, cap, n, w, 4);
+    }
+}
+
+/* Statuses around the APO cycles, by IHI0014Q 5.1/5.4/5.6.1/5.10, 4-bit
+ * port, no cycle accuracy (TRACEPKT contents do not matter here):
+ *   0 BE, 1 001, 2 000      APO 1 (the 001 is APO[1:0], not an ID)
+ *   3 IE, 4 IN, 5 WT
+ *   6 TR, TRACEPKT 000      a trigger replacing an IE
+ *   7 BE, 8 TR/000, 9 000   a trigger in an APO cycle: APO 0
+ *  10 BE, 11 BE             a BE in an APO cycle: the first abandoned
+ *  12 000, 13 000           the second BE's APO 0
+ *  14 TD                    kept without CA: an idle TD (docs/etmv1.md 1) */
+Test(coverage_etmv1, statuses_and_apo)
+{
+    static const tb_etmv1_sample s[] = {
+        {4, 1, 0}, {1, 0, 0}, {0, 0, 0}, {0, 0, 0}, {2, 0, 0}, {3, 0, 0},
+        {6, 0, 0}, {4, 1, 0}, {6, 0, 0}, {0, 0, 0}, {4, 1, 0}, {4, 1, 0},
+        {0, 0, 0}, {0, 0, 0}, {7, 0, 0},
+    };
+    static uint64_t c[TB_COVERAGE_MAX];
+    tb_etmv1_config cf;
+    uint8_t cap[128];
+    size_t n;
+
+    tb_etmv1_config_init(&cf);
+    cf.port_width = 4;
+    n = etmv1_capture(&cf, s, sizeof s / sizeof s[0], cap, sizeof cap);
+    memset(c, 0, sizeof c);
+    cr_assert_eq(tb_coverage_count_etmv1_capture(cap, n, c), 0);
+    cr_expect_eq(c[find("etmv1.pipestat.be")], 4);
+    cr_expect_eq(c[find("etmv1.pipestat.ie")], 2); /* 3 and the one TR 6 replaced */
+    cr_expect_eq(c[find("etmv1.pipestat.in")], 1);
+    cr_expect_eq(c[find("etmv1.pipestat.wt")], 1);
+    cr_expect_eq(c[find("etmv1.pipestat.id")], 0);
+    cr_expect_eq(c[find("etmv1.pipestat.tr")], 2);
+    cr_expect_eq(c[find("etmv1.pipestat.td")], 1);
+    cr_expect_eq(c[find("etmv1.td.idle")], 1);
+    cr_expect_eq(c[find("etmv1.ca.td_enabled")], 0);
+    cr_expect_eq(c[find("etmv1.tracesync")], 4);
+    cr_expect_eq(c[find("etmv1.apo.nonzero")], 1);
+    cr_expect_eq(c[find("etmv1.apo.zero")], 2);
+    cr_expect_eq(c[find("etmv1.apo.trigger")], 1);
+    cr_expect_eq(c[find("etmv1.apo.abandoned")], 1);
+    cr_expect_eq(c[find("etmv1.port4")], 1);
+}
+
+/* Cycle accurate: TD carries TraceEnable in TRACEPKT[0] (IHI0014Q 5.10). */
+Test(coverage_etmv1, ca_td)
+{
+    static const tb_etmv1_sample s[] = {{0, 0, 0}, {7, 0, 1}, {7, 0, 1}, {7, 0, 0}};
+    static uint64_t c[TB_COVERAGE_MAX];
+    tb_etmv1_config cf;
+    uint8_t cap[64];
+    size_t n;
+
+    tb_etmv1_config_init(&cf);
+    cf.cycle_accurate = true;
+    cf.port_width = 16;
+    n = etmv1_capture(&cf, s, 4, cap, sizeof cap);
+    memset(c, 0, sizeof c);
+    cr_assert_eq(tb_coverage_count_etmv1_capture(cap, n, c), 0);
+    cr_expect_eq(c[find("etmv1.pipestat.td")], 3);
+    cr_expect_eq(c[find("etmv1.ca.td_enabled")], 2);
+    cr_expect_eq(c[find("etmv1.ca.td_disabled")], 1);
+    cr_expect_eq(c[find("etmv1.td.idle")], 0);
+    cr_expect_eq(c[find("etmv1.port16")], 1);
+}
+
+/* Exceptions are branches to a vector (docs/etmv1.md 4, M3; no E bit in
+ * ETMv1, etmv1-v2 5.3): a 1-packet BE to 0x10 (A[6:0] = 0x10) after
+ * 0x8000 is the data abort's; 0xFFFF0018 in five packets, reason 0, is
+ * a high-vector IRQ; the same with reason 1 is a trace-on marker, not an
+ * exception; 0x14 is not a vector; a Thumb target is not one. */
+Test(coverage_etmv1, exception_forms)
+{
+    tb_etmv1_config cf;
+    tb_config cfg;
+    tb_packet p;
+    tb_coverage_id v[16];
+    char names[512], want[512];
+
+    tb_etmv1_config_init(&cf);
+    cfg = etmv1_cfg(&cf);
+#define CLASSIFY(ADDR, ISA, REASON, W, ...)                                         \
+    do {                                                                          \
+        static const uint8_t b_[] = {__VA_ARGS__};                                \
+        int n_;                                                                   \
+        memset(&p, 0, sizeof p);                                                  \
+        p.kind = TB_PKT_BRANCH;                                                   \
+        p.protocol = TB_PROTO_ETMV1;                                              \
+        p.size = sizeof b_;                                                       \
+        memcpy(p.bytes, b_, sizeof b_);                                           \
+        p.addr = (ADDR);                                                          \
+        p.isa = (ISA);                                                            \
+        p.reason = (REASON);                                                      \
+        n_ = tb_coverage_classify_packet(&cfg, &p, v, 16);                        \
+        cr_assert_geq(n_, 0);                                                     \
+        names[0] = 0;                                                               \
+        for (int i_ = 0; i_ < n_; i_++) {                                         \
+            strcat(names, i_ ? " " : "");                                           \
+            strcat(names, tb_coverage_variant_name(v[i_]));                         \
+        }                                                                         \
+        sorted_set(names, names, sizeof names);                                         \
+        sorted_set((W), want, sizeof want);                                       \
+        cr_expect_str_eq(names, want, "0x%08x: got [%s]", (unsigned)(ADDR), names);    \
+    } while (0)
+    CLASSIFY(0x10, TB_ISA_ARM, 0,
+             "etmv1.branch.len1 etmv1.branch.arm etmv1.exc.vector etmv1.exc.data_abort",
+             0x10);
+    CLASSIFY(0xFFFF0018u, TB_ISA_ARM, 0,
+             "etmv1.branch.len5 etmv1.branch.arm etmv1.reason.normal etmv1.exc.high_vectors",
+             0x98, 0x80, 0xFC, 0xFF, 0x0F);
+    CLASSIFY(0xFFFF0018u, TB_ISA_ARM, 1,
+             "etmv1.branch.len5 etmv1.branch.arm etmv1.reason.trace_on",
+             0x98, 0x80, 0xFC, 0xFF, 0x1F);
+    CLASSIFY(0x14, TB_ISA_ARM, 0, "etmv1.branch.len1 etmv1.branch.arm", 0x14);
+    CLASSIFY(0x18, TB_ISA_THUMB, 0, "etmv1.branch.len1 etmv1.branch.thumb", 0x19);
+#undef CLASSIFY
+}
+
 /* ---- (b) the catalogue and the committed vectors ---- */
 
 static void load_catalogue(tb_coverage_catalogue *cat)
@@ -647,6 +868,62 @@ Test(coverage_catalogue, loads_and_names_every_variant)
                   "%s: %s", cat.rows[i].id, cat.rows[i].status);
     }
     tb_coverage_catalogue_free(&cat);
+}
+
+/* The committed catalogue with row `id`'s status replaced, loaded: the
+ * loader's return, its message in err. */
+static int load_with_status(const char *id, const char *status, char *err, size_t len)
+{
+    char src[1024], dst[64], line[2048];
+    tb_coverage_catalogue cat;
+    FILE *in, *out;
+    int rc;
+
+    snprintf(src, sizeof src, "%s/vectors/coverage.tsv", TB_SOURCE_DIR);
+    snprintf(dst, sizeof dst, "/tmp/tb_cov_cat_%d.tsv", (int)getpid());
+    cr_assert((in = fopen(src, "r")));
+    cr_assert((out = fopen(dst, "w")));
+    while (fgets(line, sizeof line, in)) {
+        size_t n = strlen(id);
+        char *tab = strrchr(line, '\t');
+
+        if (!strncmp(line, id, n) && line[n] == '\t' && tab)
+            fprintf(out, "%.*s\t%s\n", (int)(tab - line), line, status);
+        else
+            fputs(line, out);
+    }
+    fclose(in);
+    cr_assert_eq(fclose(out), 0);
+    err[0] = 0;
+    rc = tb_coverage_catalogue_load(&cat, dst, err, len);
+    if (rc == 0)
+        tb_coverage_catalogue_free(&cat);
+    remove(dst);
+    return rc;
+}
+
+/* Statuses: "reachable", or "unreachable: REASON" then "(issue N)",
+ * "(issue N, in progress)" (another branch is adding it) or "(no issue
+ * yet)"; anything else is refused with the rule in the message. */
+Test(coverage_catalogue, status_forms)
+{
+    char err[512];
+
+    cr_expect_eq(load_with_status("etmv2.tfo", "unreachable: not yet (issue 23)", err,
+                                  sizeof err), 0, "%s", err);
+    cr_expect_eq(load_with_status("etmv2.tfo", "unreachable: not yet (issue 23, in progress)",
+                                  err, sizeof err), 0, "%s", err);
+    cr_expect_eq(load_with_status("etmv2.tfo", "unreachable: not yet (no issue yet)", err,
+                                  sizeof err), 0, "%s", err);
+    cr_expect_eq(load_with_status("etmv2.tfo", "unreachable: not yet (issue 23, in progres)",
+                                  err, sizeof err), TB_ERR_FORMAT);
+    cr_expect(strstr(err, "in progress"), "%s", err);
+    cr_expect_eq(load_with_status("etmv2.tfo", "unreachable: not yet (issue 23 in progress)",
+                                  err, sizeof err), TB_ERR_FORMAT);
+    cr_expect_eq(load_with_status("etmv2.tfo", "unreachable: not yet (issue , in progress)",
+                                  err, sizeof err), TB_ERR_FORMAT);
+    cr_expect_eq(load_with_status("etmv2.tfo", "unreachable: (issue 23)", err, sizeof err),
+                 TB_ERR_FORMAT);
 }
 
 Test(coverage_catalogue, markdown_has_a_row_per_variant)

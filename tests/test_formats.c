@@ -494,6 +494,31 @@ Test(formats, stats_on_arm_basic_ptm_raw)
     free(out);
 }
 
+/* An ETMv1 source is labelled ETMv1 with its port width (the device
+ * file: type=ETMv1.3, PORT_WIDTH=16), not "ETMv3" with a trace ID it
+ * does not have (it printed "ETMv3.3, trace ID 0x00"); `packets` the
+ * same. */
+Test(formats, stats_and_packets_label_etmv1)
+{
+    char args[1200];
+    char *out, *err;
+    int st;
+
+    snprintf(args, sizeof args, "'%s/vectors/generated/recursion-etmv1-port16'", TB_SOURCE_DIR);
+    out = run_stats(args, &st);
+    cr_assert_eq(st, 0);
+    cr_expect(strstr(out, "source ETM_0: ETMv1.3, 16-bit port, buffer ETB_0\n") == out, "%s",
+              out);
+    free(out);
+    snprintf(args, sizeof args, "packets '%s/vectors/generated/recursion-etmv1-port16'",
+             TB_SOURCE_DIR);
+    cr_assert_eq(tb_test_run_cli(args, NULL, &out, NULL, &err), 0, "%s", err);
+    cr_expect(strstr(out, "# source ETM_0: ETMv1.3, 16-bit port, buffer ETB_0\n") == out,
+              "%s", out);
+    free(out);
+    free(err);
+}
+
 /* Every committed vector: bytes and exceptions as its README gives them,
  * instructions and gaps as its decode.addr (derived from the truth
  * alone) lists them; bits per instruction as the README's where that

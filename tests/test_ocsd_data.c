@@ -1,11 +1,12 @@
 /*
  * OpenCSD 1.3.3's ETMv3 data-packet reader against IHI0014Q, on minimal
- * hand-built snapshots (docs/opencsd-bugs.md, sections 3 to 6).  OpenCSD's
- * decoder refuses data trace, but trc_pkt_lister's packet listing parses
- * the data packets; each case runs it live on a snapshot written to /tmp
- * and asserts the exact lines that show the fault, next to our parser's
- * packets for the same bytes (which follow the spec).  If a newer
- * OpenCSD changes behaviour, the case fails and says which section of
+ * hand-built snapshots (docs/opencsd-bugs.md, sections 3 to 7), and its
+ * lister's VMID printing (section 9).  OpenCSD's decoder refuses data
+ * trace, but trc_pkt_lister's packet listing parses the data packets;
+ * each case runs it live on a snapshot written to /tmp and asserts the
+ * exact lines that show the fault, next to our parser's packets for
+ * the same bytes (which follow the spec).  If a newer OpenCSD changes
+ * behaviour, the case fails and says which section of
  * docs/opencsd-bugs.md to revisit.
  *
  * trc_pkt_lister prints neither the data address nor the big-endian
@@ -84,16 +85,18 @@ typedef struct listing {
     size_t n;
 } listing;
 
-static void ocsd_list(uint32_t etmcr, const uint8_t *b, size_t n, listing *out)
+/* Lists the stream s (a 12-byte A-sync + I-sync head, then the case)
+ * with trc_pkt_lister, for a source configured as cfg. */
+static void ocsd_list_stream(const tb_config *cfg, const uint8_t *s, size_t len,
+                             listing *out)
 {
     char dir[] = "/tmp/tb_ocsd_data_XXXXXX";
     char log[] = "/tmp/tb_ocsd_data_log_XXXXXX";
     char cmd[1024], buf[512], err[256] = "";
-    uint8_t s[128], img[64] = {0};
-    tb_config cfg = data_cfg(etmcr);
+    uint8_t img[64] = {0};
     tb_snap_region r = {0x8000, img, sizeof img};
-    tb_snap_out_source src = {"ETM_0", &cfg, "cpu_0", "Cortex-A7", &r, 1};
-    size_t len = stream(b, n, s, sizeof s);
+    tb_snap_out_source src = {cfg->protocol == TB_PROTO_PTM ? "PTM_0" : "ETM_0", cfg,
+                              "cpu_0", "Cortex-A7", &r, 1};
     FILE *f;
     int fd;
 
@@ -129,6 +132,15 @@ static void ocsd_list(uint32_t etmcr, const uint8_t *b, size_t n, listing *out)
     cr_assert_eq(system(cmd), 0);
 }
 
+static void ocsd_list(uint32_t etmcr, const uint8_t *b, size_t n, listing *out)
+{
+    uint8_t s[128];
+    tb_config cfg = data_cfg(etmcr);
+    size_t len = stream(b, n, s, sizeof s);
+
+    ocsd_list_stream(&cfg, s, len, out);
+}
+
 static void expect_lines(const listing *l, const char *const *want, size_t n,
                          const char *section)
 {
@@ -158,18 +170,25 @@ static int collect(void *ctx, const tb_packet *p)
     return 0;
 }
 
-static void our_list(uint32_t etmcr, const uint8_t *b, size_t n, pkts *out)
+static void our_list_stream(const tb_config *cfg, const uint8_t *s, size_t len,
+                            pkts *out)
 {
-    uint8_t s[128];
-    tb_config cfg = data_cfg(etmcr);
-    size_t len = stream(b, n, s, sizeof s);
-    tb_parser *p = tb_parser_new(&cfg);
+    tb_parser *p = tb_parser_new(cfg);
 
     cr_assert_not_null(p);
     out->n = 0;
     cr_assert_geq(tb_parser_push(p, s, len, 0, collect, out), 0);
     cr_assert_geq(tb_parser_finish(p, collect, out), 0);
     tb_parser_free(p);
+}
+
+static void our_list(uint32_t etmcr, const uint8_t *b, size_t n, pkts *out)
+{
+    uint8_t s[128];
+    tb_config cfg = data_cfg(etmcr);
+    size_t len = stream(b, n, s, sizeof s);
+
+    our_list_stream(&cfg, s, len, out);
 }
 
 static void expect_pkt(const pkts *o, size_t i, tb_pkt_kind kind, uint64_t idx,
@@ -538,4 +557,69 @@ Test(ocsd_data, address_only_trace_reads_value_bytes, .timeout = 60)
     expect_pkt(&o, 2, TB_PKT_ATOM, 15, 1);
     expect_pkt(&o, 3, TB_PKT_ATOM, 16, 1);
     expect_pkt(&o, 4, TB_PKT_TRIGGER, 17, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* 9. The lister prints a VMID as a character, not as a number.         */
+
+/* A VMID packet 3C 41 (VMID 0x41: header 0x3C and one byte, ETMv3.5
+ * and PTM alike; protocol-notes packet tables, ETMCR[30]) then a P-header / atom.  OpenCSD streams the uint8_t VMID into an
+ * ostream, which writes the byte itself: ETMv3 "VMID=0xA", PTM (padded
+ * to width 2 with '0') "VMID=0x0A".  Ours: VMID 0x41.  The packet
+ * boundaries are right; only the printed value is wrong (a VMID of 0
+ * prints a NUL byte). */
+Test(ocsd_data, vmid_printed_as_character_etmv3, .timeout = 60)
+{
+    static const uint8_t b[] = {0x3C, 0x41, 0x84};
+    static const char *const want[] = {
+        "12 VMID : VMID change.; VMID=0xA",
+        "14 P_HDR : Atom P-header.; E",
+    };
+    uint8_t s[64];
+    tb_config cfg;
+    listing l;
+    pkts o;
+    size_t len;
+
+    if (!lister_or_skip())
+        return;
+    /* ETMv3.5 (VMID trace is new in 3.5), ETMCR[30] VMID trace on. */
+    cr_assert_eq(tb_config_from_regs(&cfg, 0x40000000u, 0x410CF250u, 0, 0x10), 0);
+    len = stream(b, sizeof b, s, sizeof s);
+    ocsd_list_stream(&cfg, s, len, &l);
+    expect_lines(&l, want, 2, "9");
+    our_list_stream(&cfg, s, len, &o);
+    cr_assert_eq(o.n, 2);
+    expect_pkt(&o, 0, TB_PKT_VMID, 12, 2);
+    cr_assert_eq(o.v[0].vmid, 0x41);
+    expect_pkt(&o, 1, TB_PKT_ATOM, 14, 1);
+}
+
+Test(ocsd_data, vmid_printed_as_character_ptm, .timeout = 60)
+{
+    static const uint8_t s[] = {
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x80, /* A-sync */
+        0x08, 0x00, 0x80, 0x00, 0x00, 0x21, /* I-sync 0x8000 ARM, trace on */
+        0x3C, 0x41,                         /* VMID 0x41 */
+        0x84,                               /* atom E */
+    };
+    static const char *const want[] = {
+        "12 VMID : VM ID packet; VMID=0x0A; ",
+        "14 ATOM : Atom packet; E; ",
+    };
+    tb_config cfg;
+    listing l;
+    pkts o;
+
+    if (!lister_or_skip())
+        return;
+    /* PFT 1.1, ETMCR[30] VMID trace on. */
+    cr_assert_eq(tb_config_from_regs(&cfg, 0x40000000u, 0x410CF310u, 0, 0x10), 0);
+    ocsd_list_stream(&cfg, s, sizeof s, &l);
+    expect_lines(&l, want, 2, "9");
+    our_list_stream(&cfg, s, sizeof s, &o);
+    cr_assert_eq(o.n, 2);
+    expect_pkt(&o, 0, TB_PKT_VMID, 12, 2);
+    cr_assert_eq(o.v[0].vmid, 0x41);
+    expect_pkt(&o, 1, TB_PKT_ATOM, 14, 1);
 }

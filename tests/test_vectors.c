@@ -1064,6 +1064,39 @@ static void openocd_capture(const char *dir, const char *out, tb_etmv1_config *c
     free(buf);
 }
 
+/* The largest APO of the capture's branches: PIPESTAT[1:0] of the two
+ * cycles after each BE/BD (IHI0014Q 5.6.1; a TR there carries them on
+ * TRACEPKT[2:0]). */
+static unsigned capture_max_apo(const char *dir)
+{
+    char path[1200];
+    uint8_t *buf;
+    size_t len = 0, n;
+    unsigned best = 0;
+    tb_etmv1_sample s[3];
+
+    snprintf(path, sizeof path, "%s/trace_buffer.bin", dir);
+    cr_assert((buf = tb_test_read_file(path, &len)), "%s missing", path);
+    n = len >= TB_ETMV1_HDR_BYTES ? (len - TB_ETMV1_HDR_BYTES) / 4 : 0;
+    for (size_t k = 0; k + 2 < n; k++) {
+        unsigned apo = 0;
+
+        for (size_t j = 0; j < 3; j++)
+            cr_assert_eq(tb_etmv1_sample_unpack(buf + TB_ETMV1_HDR_BYTES + 4 * (k + j), &s[j]),
+                         0);
+        if (s[0].pipestat != TB_ETMV1_BE && s[0].pipestat != TB_ETMV1_BD)
+            continue;
+        for (size_t j = 1; j < 3; j++) {
+            unsigned ps = s[j].pipestat == TB_ETMV1_TR ? (s[j].tracepkt & 7u) : s[j].pipestat;
+            apo |= (ps & 3u) << (2 * (j - 1));
+        }
+        if (apo > best)
+            best = apo;
+    }
+    free(buf);
+    return best;
+}
+
 typedef struct oo_totals {
     unsigned vectors, agree, limited, ca;
     uint64_t insns, cycle_lines;
@@ -1312,6 +1345,26 @@ static void openocd_vector(const vinfo *v, oo_totals *t)
                   "%s: OpenOCD's listing is not decode.addr plus the %zu aborted "
                   "instructions: instruction %zu (0x%08X) at decode.addr's %zu, %zu aborts "
                   "matched", v->name, aborts.n, i, i < got.n ? got.a[i] : 0, j, k);
+        t->limited++;
+    } else if (!strcmp(v->openocd, "apo-sync-count")) {
+        /* 2.5 item 1: to skip the TRACESYNCs it has already read past,
+         * OpenOCD decrements the APO (data_index - pipe_index) times when
+         * bit 0 of the first APO cycle's PIPESTAT is set, never
+         * otherwise; so a branch with APO >= 2 whose earlier addresses
+         * it has read looks for a TRACESYNC too far on and it stops,
+         * out of packets: its listing is a strict prefix of
+         * decode.addr's, and the capture must have such an APO. */
+        unsigned apo = capture_max_apo(dir);
+
+        cr_expect_geq(apo, 2, "%s: listed as apo-sync-count, but no branch has APO >= 2",
+                      v->name);
+        cr_expect(same == got.n && got.n < want.n, "%s: listed as meeting OpenOCD's "
+                  "apo-sync-count limit, but its listing is not a shorter prefix of "
+                  "decode.addr's (%zu of %zu agree, %zu listed)", v->name, same, want.n,
+                  got.n);
+        fprintf(stderr, "vectors vs OpenOCD: %s: apo-sync-count: OpenOCD agrees for %zu of "
+                        "%zu instructions, then stops at a branch of APO >= 2 (largest %u)\n",
+                v->name, same, want.n, apo);
         t->limited++;
     } else {
         cr_expect_fail("%s: unknown OpenOCD limit '%s' (docs/vectors.md)", v->name, v->openocd);

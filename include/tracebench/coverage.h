@@ -1,7 +1,8 @@
 /*
  * Spec coverage: which packet kinds and variants of ETMv3 (IHI0014Q
- * ch.7), PTM (IHI0035B ch.4) and the CoreSight formatter a set of trace
- * snapshots exercises.
+ * ch.7), PTM (IHI0035B ch.4), the ETMv1 trace port (IHI0014Q ch.5) and
+ * the CoreSight formatter a set of trace snapshots exercises (ETMv2,
+ * IHI0014Q ch.6, has rows but no classifier yet).
  *
  * The catalogue (vectors/coverage.tsv) lists every variant with its spec
  * section and whether the encoder can produce it.  The classifier tells
@@ -24,7 +25,7 @@ extern "C" {
 typedef uint16_t tb_coverage_id;
 
 /* Room for every variant: tb_coverage_variant_count() <= it. */
-#define TB_COVERAGE_MAX 256
+#define TB_COVERAGE_MAX 384
 
 /* Variants the classifier knows, their stable names ("etmv3.phdr.fmt1",
  * "ptm.atom.ca.cont", "formatter.id_odd"...), and the reverse look-up
@@ -72,10 +73,20 @@ typedef struct tb_coverage_tally {
 int tb_coverage_count_buffer(const uint8_t *data, size_t len, unsigned flags,
                              uint64_t *counts);
 
-/* Counts one snapshot directory into t: every ETMv3/PTM source's packets
- * (parsed with the project's parser), PTM return-stack hits (decoded
- * against the source's memory when ETMCR[29] is set), and the formatter
- * variants of each formatted buffer.  Returns 0 or TB_ERR_* with a
+/* The port variants of an ETMv1 capture file (docs/etmv1.md 2): its
+ * width (once), each cycle's PIPESTAT code (a TR's and the status it
+ * replaced), TRACESYNC, TD forms, and the APO of the two cycles after
+ * each BE/BD (IHI0014Q 5.1, 5.4, 5.6.1, 5.10), added to
+ * counts[TB_COVERAGE_MAX].  Returns 0, TB_ERR_TRUNCATED (no whole
+ * header), TB_ERR_FORMAT / TB_ERR_CONFIG (bad header or sample). */
+int tb_coverage_count_etmv1_capture(const uint8_t *data, size_t len,
+                                    uint64_t *counts);
+
+/* Counts one snapshot directory into t: every ETMv3/PTM/ETMv1 source's
+ * packets (parsed with the project's parser), the port variants of each
+ * ETMv1 capture, PTM return-stack hits (decoded against the source's
+ * memory when ETMCR[29] is set), and the formatter variants of each
+ * formatted buffer.  Returns 0 or TB_ERR_* with a
  * reason in err. */
 int tb_coverage_count_snapshot(const char *dir, tb_coverage_tally *t,
                                char *err, size_t errlen);
@@ -87,9 +98,10 @@ int tb_coverage_count_dir(const char *root, tb_coverage_tally *t, char *err,
 
 /* ---- the catalogue (vectors/coverage.tsv) ---- */
 
-/* One row: tab-separated id, protocol (etmv3 | ptm | formatter), spec
- * section, description, status ("reachable", or "unreachable: REASON
- * (issue N)" / "(no issue yet)"). */
+/* One row: tab-separated id, protocol (etmv3 | ptm | etmv1 | etmv2 |
+ * formatter), spec section, description, status ("reachable", or
+ * "unreachable: REASON (issue N)" / "(issue N, in progress)" / "(no
+ * issue yet)"). */
 typedef struct tb_coverage_row {
     char id[48];
     char protocol[16];
