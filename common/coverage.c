@@ -649,7 +649,7 @@ static int etm1_vector(const tb_config *cfg, uint32_t addr)
 /* ETMv1 packets as tb_etmv1_parser gives them (etmv1.h): the address
  * sequence of a BE/BD (IHI0014Q 5.5.4: 1-5 packets, the 5th with the
  * reason in [6:4] and J in bit 7 (v1.3); then the context ID bytes,
- * 5.6.3), and W atoms in cycle-accurate mode (5.10).  The PIPESTAT
+ * 5.6.3), and W/T atoms in cycle-accurate mode (5.10).  The PIPESTAT
  * codes, TRACESYNC and APO are on the port, not in packets:
  * tb_coverage_count_etmv1_capture() counts them. */
 static void etm1_packet(const tb_config *cfg, const tb_packet *pkt, outv *o)
@@ -661,7 +661,9 @@ static void etm1_packet(const tb_config *cfg, const tb_packet *pkt, outv *o)
 
     switch (pkt->kind) {
     case TB_PKT_ATOM:
-        if (cfg->cycle_accurate && memchr(pkt->seq, TB_ATOM_W, pkt->seq_len))
+        /* 'W' a WT, 'T' an APO cycle or a TD with TraceEnable (docs/etmv1.md 3) */
+        if (cfg->cycle_accurate && pkt->seq_len <= sizeof pkt->seq &&
+            (memchr(pkt->seq, TB_ATOM_W, pkt->seq_len) || memchr(pkt->seq, 'T', pkt->seq_len)))
             add(o, V_V1_CA_WAIT);
         break;
     case TB_PKT_BRANCH:
@@ -699,8 +701,9 @@ int tb_coverage_classify_packet(const tb_config *cfg, const tb_packet *pkt,
 
     if (!cfg || !pkt || (!out && max))
         return TB_ERR_INVAL;
-    if (pkt->size == 0 || pkt->size > TB_PKT_MAX_BYTES ||
-        pkt->kind >= TB_PKT_RESERVED)
+    /* An ETMv1 ATOM carries no bytes: its statuses are PIPESTAT cycles. */
+    if ((pkt->size == 0 && !(cfg->protocol == TB_PROTO_ETMV1 && pkt->kind == TB_PKT_ATOM)) ||
+        pkt->size > TB_PKT_MAX_BYTES || pkt->kind >= TB_PKT_RESERVED)
         return 0;
     if (cfg->protocol == TB_PROTO_ETMV3)
         etm_packet(cfg, pkt, &o);

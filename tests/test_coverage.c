@@ -793,6 +793,40 @@ Test(coverage_etmv1, ca_td)
     cr_expect_eq(c[find("etmv1.port16")], 1);
 }
 
+/* Cycle accurate: an ATOM run that counts cycles (5.10): 'W' a WT, 'T'
+ * an APO cycle or a TD with TraceEnable (docs/etmv1.md 3).  The parser's
+ * ATOM packets carry no bytes (size 0); without CA there are no such
+ * letters, and an E/N run alone counts nothing. */
+Test(coverage_etmv1, ca_wait_atoms)
+{
+    static const char *const seqs[] = {"ETTE", "EWE", "EEN"};
+    static const int want[2][3] = {{0, 0, 0}, {1, 1, 0}};
+    tb_etmv1_config cf;
+    tb_config cfg;
+    tb_packet p;
+    tb_coverage_id v[8];
+
+    for (int ca = 0; ca < 2; ca++) {
+        tb_etmv1_config_init(&cf);
+        cf.cycle_accurate = ca;
+        cfg = etmv1_cfg(&cf);
+        for (int k = 0; k < 3; k++) {
+            int n, hit = 0;
+
+            memset(&p, 0, sizeof p);
+            p.kind = TB_PKT_ATOM;
+            p.protocol = TB_PROTO_ETMV1;
+            p.seq_len = (uint8_t)strlen(seqs[k]);
+            memcpy(p.seq, seqs[k], p.seq_len);
+            n = tb_coverage_classify_packet(&cfg, &p, v, 8);
+            cr_assert_geq(n, 0);
+            for (int i = 0; i < n; i++)
+                hit += v[i] == (tb_coverage_id)find("etmv1.ca.wait");
+            cr_expect_eq(hit, want[ca][k], "%s, ca %d: etmv1.ca.wait %d", seqs[k], ca, hit);
+        }
+    }
+}
+
 /* Exceptions are branches to a vector (docs/etmv1.md 4, M3; no E bit in
  * ETMv1, etmv1-v2 5.3): a 1-packet BE to 0x10 (A[6:0] = 0x10) after
  * 0x8000 is the data abort's; 0xFFFF0018 in five packets, reason 0, is
