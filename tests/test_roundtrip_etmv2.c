@@ -14,6 +14,7 @@
 
 #include "tb_test.h"
 #include "tracebench/roundtrip.h"
+#include "tracebench/sim.h"
 
 static void run_case(const char *prog, const char *opts, tb_rt_result *res)
 {
@@ -39,7 +40,8 @@ static void run_case(const char *prog, const char *opts, tb_rt_result *res)
 }
 
 /* The programs: vectors/programs/NAME.ini, less smc (the simulator does
- * not follow self-modifying code). */
+ * not follow self-modifying code) and the scenarios that run Secure and
+ * Non-secure code (ETM10 cores have no Security Extensions). */
 static size_t programs(char names[][64], size_t max)
 {
     char dir[1024];
@@ -55,8 +57,14 @@ static size_t programs(char names[][64], size_t max)
 
         if (l < 5 || l >= 64 || strcmp(de->d_name + l - 4, ".ini"))
             continue;
+        tb_scenario scn;
+        char ini[1100], err[256];
+
         snprintf(names[n], 64, "%.*s", (int)(l - 4), de->d_name);
-        if (strcmp(names[n], "smc"))
+        snprintf(ini, sizeof ini, "%s/%s", dir, de->d_name);
+        tb_scenario_init(&scn);
+        cr_assert_eq(tb_scenario_load(&scn, ini, err, sizeof err), 0, "%s", err);
+        if (strcmp(names[n], "smc") && !scn.secure)
             n++;
     }
     closedir(d);
