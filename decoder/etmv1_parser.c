@@ -9,22 +9,33 @@
  * after its own cycle, APO from the next two cycles' PIPESTAT[1:0]
  * (5.6.1).  Statuses after an unresolved branch wait in a bounded queue,
  * so packets come out in instruction order: ATOM runs, BRANCH, TRIGGER.
+ *
+ * Data trace (ETMCR[3:2]): how many data packets an ID/BD has depends on
+ * its instruction, which only the decoder knows.  So the parser hands on
+ * what it cannot tell apart, in cycle order: a DATA marker for each ID,
+ * and for each cycle that carries FIFO data the TRACEPKT units (nibbles
+ * on a 4-bit port, else bytes) that are no branch address.  An idle
+ * cycle's units are among them; the decoder skips them (docs/etmv1.md 9).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "tracebench/etmv1.h"
 
-#define QMAX 8192u /* held statuses: ~ the FIFO's drain time in cycles */
+#define QMAX 16384u /* held statuses and data units: ~ the FIFO's drain
+                      * time in cycles (4-bit port: 2 a byte) */
 #define PMAX 64u   /* branches waiting for their address */
 #define RMAX 32u   /* address reads kept for them */
 
-enum { Q_E, Q_N, Q_W, Q_TRIG, Q_BR };
+enum { Q_E, Q_N, Q_W, Q_TRIG, Q_BR, Q_ID, Q_UNITS };
 
 typedef struct qent {
     uint8_t kind;
-    uint64_t index;
+    uint8_t nb, b[2];       /* Q_UNITS: the cycle's data units */
+    bool amb;               /* Q_UNITS: b[nb-1] is a high byte before a
+                             * TRACESYNC cycle, event number br */
     uint32_t br;            /* Q_BR: branch serial */
+    uint64_t index;
 } qent;
 
 typedef struct pbr {
@@ -72,6 +83,15 @@ struct tb_etmv1_parser {
 
     uint32_t last_raw;
     bool addr_known;
+
+    /* Data trace: the units of the last cycle that carried FIFO data,
+     * queued one such cycle late: on a 16-bit port a high byte before a
+     * TRACESYNC cycle may be no data (the address starts on [7:0] and
+     * the byte before it may go alone, U13): only the decoder can tell,
+     * from whether the address is of a branch before the data's
+     * instruction; the unit is flagged. */
+    qent units;
+    bool units_hi;          /* its last unit is a high byte */
 
     tb_packet atom;         /* ATOM being filled */
 
@@ -147,6 +167,7 @@ static void forget(tb_etmv1_parser *p)
     p->reading = false;
     p->have_low = false;
     p->addr_known = false;
+    p->units.nb = 0;
 }
 
 static int fail(tb_etmv1_parser *p, tb_pkt_kind kind, uint64_t index, int err)
@@ -168,6 +189,27 @@ static pbr *branch_of(tb_etmv1_parser *p, uint32_t serial)
             return b;
     }
     return NULL;
+}
+
+/* A DATA packet: the marker of an ID (phdr_format ID, no bytes) or a
+ * cycle's data units (phdr_format 0, bytes[0..size)). */
+static int emit_data(tb_etmv1_parser *p, const qent *e)
+{
+    tb_packet k;
+    int rc;
+
+    if ((rc = flush_atom(p)) < 0)
+        return rc;
+    pkt_init(&k, TB_PKT_DATA, e->index);
+    if (e->kind == Q_ID) {
+        k.phdr_format = TB_ETMV1_ID;
+    } else {
+        k.size = e->nb;
+        memcpy(k.bytes, e->b, e->nb);
+        k.reason = e->amb;
+        k.sync_ev = e->br;
+    }
+    return out(p, &k);
 }
 
 static int emit_branch(tb_etmv1_parser *p, const pbr *b, const aread *r)
@@ -196,6 +238,7 @@ static int emit_branch(tb_etmv1_parser *p, const pbr *b, const aread *r)
     k.addr = raw & ((raw & 1) ? ~1u : ~3u);
     k.reason = reason;
     k.phdr_format = b->ps;
+    k.sync_ev = (uint32_t)r->ev;
     if (r->n > na) {
         k.has_ctxid = true;
         for (i = na; i < r->n; i++)
@@ -245,6 +288,12 @@ static int drain(tb_etmv1_parser *p)
         } else if (e->kind == Q_TRIG) {
             if ((rc = emit_simple(p, TB_PKT_TRIGGER, e->index, 0)) < 0)
                 return rc;
+        } else if (e->kind == Q_ID) { /* 'E', then its marker */
+            if ((rc = add_atom(p, 'E', e->index)) < 0 || (rc = emit_data(p, e)) < 0)
+                return rc;
+        } else if (e->kind == Q_UNITS) {
+            if ((rc = emit_data(p, e)) < 0)
+                return rc;
         } else if ((rc = add_atom(p, e->kind == Q_E ? 'E' : e->kind == Q_N ? 'N' : 'W',
                                   e->index)) < 0) {
             return rc;
@@ -265,7 +314,34 @@ static int enqueue(tb_etmv1_parser *p, uint8_t kind, uint64_t index, uint32_t br
     e->kind = kind;
     e->index = index;
     e->br = br;
+    e->nb = 0;
+    e->amb = false;
     return 0;
+}
+
+/* Queues the held data units; a TRACESYNC cycle next (sync) flags a
+ * high byte before it (U13). */
+static int units_out(tb_etmv1_parser *p, bool sync)
+{
+    if (p->units.nb) {
+        int rc = enqueue(p, Q_UNITS, p->units.index, (uint32_t)p->n_sync);
+        qent *e;
+
+        if (rc < 0)
+            return rc;
+        e = &p->q[(p->qh + p->qn - 1) % QMAX];
+        e->nb = p->units.nb;
+        memcpy(e->b, p->units.b, 2);
+        e->amb = sync && p->units_hi;
+    }
+    p->units.nb = 0;
+    return 0;
+}
+
+static void unit(tb_etmv1_parser *p, uint8_t u, bool hi)
+{
+    p->units.b[p->units.nb++] = u;
+    p->units_hi = hi;
 }
 
 static void feed_byte(tb_etmv1_parser *p, uint8_t byte)
@@ -303,6 +379,8 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
     if (s->tracesync && (ps == TB_ETMV1_TR || ps == TB_ETMV1_TD))
         return fail(p, TB_PKT_BAD_SEQUENCE, index, TB_ERR_BAD_PACKET);
     data = ps != TB_ETMV1_TR && ps != TB_ETMV1_TD;
+    if (data && (rc = units_out(p, s->tracesync)) < 0)
+        return rc;
     if (ps == TB_ETMV1_TR) { /* 5.4: the real status is on TRACEPKT[2:0] */
         if ((rc = enqueue(p, Q_TRIG, index, 0)) < 0)
             return rc;
@@ -330,8 +408,10 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
         }
         switch (ps) {
         case TB_ETMV1_IE:
-        case TB_ETMV1_ID:
             rc = enqueue(p, Q_E, index, 0);
+            break;
+        case TB_ETMV1_ID:
+            rc = enqueue(p, p->cfg.data_trace ? Q_ID : Q_E, index, 0);
             break;
         case TB_ETMV1_IN:
             rc = enqueue(p, Q_N, index, 0);
@@ -362,6 +442,7 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
     }
     if (data) {
         unsigned w = p->cfg.port_width;
+        bool dt = p->cfg.data_trace != 0;
 
         if (s->tracesync) {
             aread *r;
@@ -374,6 +455,7 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
             p->reading = true;
             p->have_low = false;
         }
+        p->units.index = index;
         if (p->reading) {
             if (w == 4) {
                 if (!p->have_low) {
@@ -387,7 +469,13 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
                 feed_byte(p, (uint8_t)pkt);
                 if (w == 16 && p->reading)
                     feed_byte(p, (uint8_t)(pkt >> 8));
+                else if (w == 16 && dt)
+                    unit(p, (uint8_t)(pkt >> 8), true);
             }
+        } else if (dt) {
+            unit(p, (uint8_t)(w == 4 ? pkt & 0xF : pkt), false);
+            if (w == 16)
+                unit(p, (uint8_t)(pkt >> 8), true);
         }
     }
     return drain(p);
@@ -438,7 +526,8 @@ int tb_etmv1_parser_push(tb_etmv1_parser *p, const uint8_t *data, size_t len,
             if (p->cfg_given &&
                 (c.port_width != p->cfg.port_width || c.minor != p->cfg.minor ||
                  c.cycle_accurate != p->cfg.cycle_accurate ||
-                 c.ctxid_bytes != p->cfg.ctxid_bytes))
+                 c.ctxid_bytes != p->cfg.ctxid_bytes ||
+                 c.data_trace != p->cfg.data_trace))
                 return p->err = TB_ERR_MISMATCH;
             p->cfg = c;
             p->have_cfg = true;
@@ -477,7 +566,9 @@ int tb_etmv1_parser_finish(tb_etmv1_parser *p, tb_packet_cb cb, void *ctx)
     if (p->hdr_n && !p->hdr_done) {
         rc = emit_simple(p, TB_PKT_INCOMPLETE, 0, TB_ERR_TRUNCATED);
     } else {
-        if (p->qn) /* the first branch whose address never came */
+        if ((rc = units_out(p, false)) >= 0)
+            rc = drain(p);
+        if (rc >= 0 && p->qn) /* the first branch whose address never came */
             rc = fail(p, TB_PKT_INCOMPLETE, p->q[p->qh].index, TB_ERR_TRUNCATED);
         if (rc >= 0 && p->part_n)
             rc = emit_simple(p, TB_PKT_INCOMPLETE, p->part_index, TB_ERR_TRUNCATED);

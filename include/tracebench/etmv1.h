@@ -7,8 +7,7 @@
  *   samples/bytes -> tb_etmv1_parser -> tb_packet (ATOM, BRANCH, TRIGGER)
  *   tb_packet + tb_memimage -> tb_etmv1_decoder -> tb_element
  *
- * Phase 1: plain ETMv1 instruction trace, no data trace (ID/BD carry no
- * decoded data; their bytes are skipped).  Facts tagged [S] in
+ * Data trace (ETMCR[3:2], IHI0014Q 5.4, 5.7.3): docs/etmv1.md 9.  Facts tagged [S] in
  * shared/docs/etmv1-v2.md or confirmed in docs/etmv1-v2-sources.md; the
  * model choices and unverified values are listed in docs/etmv1.md.
  */
@@ -56,10 +55,11 @@ typedef struct tb_etmv1_sample {
 
 /* The trace port configuration (ETMCR fields, IHI0014Q 3.5.1 as read by
  * OpenOCD etm.h: [6:4] port size, [8] branch output, [12] cycle accurate,
- * [15:14] context ID size). */
+ * [15:14] context ID size; [3:2] data trace). */
 typedef struct tb_etmv1_config {
     uint8_t minor;        /* ETMv1.x, 0..3 */
     uint8_t port_width;   /* 4, 8 or 16 */
+    uint8_t data_trace;   /* ETMCR[3:2]: bit0 values, bit1 addresses */
     bool cycle_accurate;  /* ETMCR[12] */
     bool branch_output;   /* ETMCR[8]: direct branches traced as BE */
     uint8_t ctxid_bytes;  /* 0, 1, 2 or 4 (ETMCR[15:14]); v1.2+ */
