@@ -266,7 +266,8 @@ static void data_sent(tb_etmv1_encoder *e, unsigned dn)
 }
 
 /* A BE cycle (status ps) with the address raw and its two APO cycles;
- * a BD's dn data packets db go into the FIFO before the address (5.4).
+ * a BD's dn data packets db go into the FIFO before the address (5.4);
+ * with db NULL, dn bytes are only kept free (a marker's instruction).
  * *ok false: the FIFO overflowed, nothing was sent and no cycle used. */
 static int branch_cycles(tb_etmv1_encoder *e, uint8_t ps, uint32_t raw,
                          uint8_t reason, bool full, bool trig, const uint8_t *db,
@@ -294,8 +295,10 @@ static int branch_cycles(tb_etmv1_encoder *e, uint8_t ps, uint32_t raw,
         lost(e, dn + n);
         return 0;
     }
-    fifo_put(e, db, dn);
-    data_sent(e, dn);
+    if (db) {
+        fifo_put(e, db, dn);
+        data_sent(e, dn);
+    }
     for (i = 0; i < n; i++) {
         unsigned at = (e->head + e->count) % FIFO_CAP;
 
@@ -368,6 +371,9 @@ static int do_insn(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
     uint64_t used;
     uint8_t db[DMAX];
     unsigned dn;
+    /* Data: a load/store that passed its condition and completed (an
+     * aborted one has no transfers, sim.h), ETMCR[3:2] != 0. */
+    bool data = e->cfg.data_trace && e->n_xfer && mode == RUN && !failed;
     int rc;
 
     e->st.insns++;
@@ -385,22 +391,28 @@ static int do_insn(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
     if (!e->on || e->dropping) {
         uint8_t reason = e->dropping ? TB_ETMV1_R_OVERFLOW : TB_ETMV1_R_TRACE_ON;
 
+        /* A full data address first (M7).  With data trace the marker
+         * goes only with room for its instruction's packets too (data,
+         * a branch address), else they overflow at once after a marker
+         * that names the instruction (M6). */
+        e->have_daddr = false;
+        dn = data ? data_packets(e, db) : 0;
+        if (e->cfg.data_trace && !failed && mode != DROPPED &&
+            (mode == ABORTED || indirect || direct))
+            dn += 5u + e->cfg.ctxid_bytes;
         e->on = true;
         e->dropping = false;
         if ((rc = branch_cycles(e, TB_ETMV1_BE,
                                 tb_etmv1_addr_raw(r->u.insn.addr, (tb_isa)r->u.insn.isa),
-                                reason, true, false, NULL, 0, &ok)) < 0)
+                                reason, true, false, NULL, dn, &ok)) < 0)
             return rc;
         if (!ok)
             return waits(e, span);
         e->st.isyncs++;
-        e->have_daddr = false; /* a full data address first (M7) */
     }
     if (mode == DROPPED)
         return waits(e, span);
-    /* Data: a load/store that passed its condition and completed (an
-     * aborted one has no transfers, sim.h), ETMCR[3:2] != 0. */
-    dn = e->cfg.data_trace && e->n_xfer && mode == RUN && !failed ? data_packets(e, db) : 0;
+    dn = data ? data_packets(e, db) : 0;
     e->st.traced++;
     e->last_traced = true;
     be = mode == ABORTED || (!failed && (indirect || forced ||

@@ -615,9 +615,18 @@ static int on_exception(tb_compare *c, const tb_element *el)
     int rc;
 
     if (c->overflow_gap) {
-        /* Shown before the resume point is known: accept it only at the
-         * resume point itself. */
-        return 0;
+        /* ETMv1: trace resumed at an exception return to a vector, which
+         * reads as an exception there (below): the resume point. */
+        for (i = 0; c->o.protocol == TB_PROTO_ETMV1 && i < c->len; i++)
+            if (at(c, i)->kind == TB_REC_INSN && at(c, i)->resume)
+                break;
+        if (c->o.protocol != TB_PROTO_ETMV1 || i == c->len ||
+            at(c, i)->addr != el->pref_return || !(at(c, i)->flags & TB_INSN_EXC_RETURN))
+            /* Shown before the resume point is known: accept it only at
+             * the resume point itself. */
+            return 0;
+        if ((rc = skip_overflow(c, el, el->pref_return, at(c, i)->isa)) < 0)
+            return rc;
     }
     front(c, false);
     /* Which truth exception this is.  One taken with trace off may be

@@ -32,12 +32,16 @@ static const char *const ptm_sets[] = {
 
 /* ETMv1 (docs/etmv1.md): each port width, branch output, context IDs,
  * ETMv1.0, a short sync period, the filter, a FIFO small enough to
- * overflow and a trigger.  Not yet cycle-accurate (`ca`): its cycle
+ * overflow and a trigger; data trace at each width.  Not yet cycle-accurate (`ca`): its cycle
  * totals around exceptions do not match yet (docs/etmv1.md 7). */
 static const char *const etmv1_sets[] = {
     "port=4", "port=8", "port=16", "bb", "bb,port=4", "ctxid=4", "ctxid=1,port=16",
     "v=0", "v=1,port=16", "sync=64", "sync=64,port=4", "filter", "filter,port=16",
     "fifo=8,port=4", "fifo=16", "trigger=100", "idle",
+    /* data trace (ETMCR[3:2], docs/etmv1.md 9) */
+    "data=both", "data=both,port=4", "data=both,port=16", "data=addr,port=16",
+    "data=value,port=4", "data=both,bb,port=16", "data=both,ctxid=4,sync=64",
+    "data=both,fifo=16", "data=both,filter,port=4", "data=value,trigger=100",
 };
 
 const char *const *tb_rt_option_sets(tb_protocol protocol, size_t *n)
