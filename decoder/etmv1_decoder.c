@@ -201,7 +201,7 @@ static void oq_flush(tb_etmv1_decoder *d)
             if (!d->dq_n || o->serial != d->dq_serial)
                 break; /* cannot happen: placeholders follow dq order */
             x = dq_at(d, 0);
-            if (!x->done && !x->dead)
+            if (!x->done && !x->dead && !x->bad)
                 break;
             data_elements(d, x);
             d->dq_h = (d->dq_h + 1) % DQMAX;
