@@ -439,11 +439,11 @@ static void data_units(tb_etmv1_decoder *d, const tb_packet *pkt)
         if (!x->started) {
             if (pkt->index < x->index)
                 continue; /* before its status: idle */
-            /* A high byte before an address start: the FIFO sent it only
-             * if x's data came before that address, i.e. the address is
-             * of a branch after x (U13). */
-            if (pkt->reason && i + 1 == pkt->size && x->has_floor &&
-                (int32_t)(pkt->sync_ev - x->floor) < 0)
+            /* While the address of a branch before x is still to come,
+             * it is ahead of x's data in the FIFO: a unit now is not
+             * x's (on a 16-bit port, the empty high byte before an
+             * address start, U13). */
+            if (x->has_floor && (int32_t)(pkt->sync_ev - x->floor) < 0)
                 continue;
             x->started = true;
         }

@@ -32,9 +32,8 @@ enum { Q_E, Q_N, Q_W, Q_TRIG, Q_BR, Q_ID, Q_UNITS };
 typedef struct qent {
     uint8_t kind;
     uint8_t nb, b[2];       /* Q_UNITS: the cycle's data units */
-    bool amb;               /* Q_UNITS: b[nb-1] is a high byte before a
-                             * TRACESYNC cycle, event number br */
-    uint32_t br;            /* Q_BR: branch serial */
+    uint32_t br;            /* Q_BR: branch serial; Q_UNITS: TRACESYNC
+                             * events up to this cycle */
     uint64_t index;
 } qent;
 
@@ -84,14 +83,8 @@ struct tb_etmv1_parser {
     uint32_t last_raw;
     bool addr_known;
 
-    /* Data trace: the units of the last cycle that carried FIFO data,
-     * queued one such cycle late: on a 16-bit port a high byte before a
-     * TRACESYNC cycle may be no data (the address starts on [7:0] and
-     * the byte before it may go alone, U13): only the decoder can tell,
-     * from whether the address is of a branch before the data's
-     * instruction; the unit is flagged. */
+    /* Data trace: the data units of the cycle being read. */
     qent units;
-    bool units_hi;          /* its last unit is a high byte */
 
     tb_packet atom;         /* ATOM being filled */
 
@@ -206,7 +199,6 @@ static int emit_data(tb_etmv1_parser *p, const qent *e)
     } else {
         k.size = e->nb;
         memcpy(k.bytes, e->b, e->nb);
-        k.reason = e->amb;
         k.sync_ev = e->br;
     }
     return out(p, &k);
@@ -315,13 +307,13 @@ static int enqueue(tb_etmv1_parser *p, uint8_t kind, uint64_t index, uint32_t br
     e->index = index;
     e->br = br;
     e->nb = 0;
-    e->amb = false;
     return 0;
 }
 
-/* Queues the held data units; a TRACESYNC cycle next (sync) flags a
- * high byte before it (U13). */
-static int units_out(tb_etmv1_parser *p, bool sync)
+/* Queues the cycle's data units with the TRACESYNC events so far: the
+ * decoder gives none to an instruction while the address of a branch
+ * before it is still to come. */
+static int units_out(tb_etmv1_parser *p)
 {
     if (p->units.nb) {
         int rc = enqueue(p, Q_UNITS, p->units.index, (uint32_t)p->n_sync);
@@ -332,16 +324,14 @@ static int units_out(tb_etmv1_parser *p, bool sync)
         e = &p->q[(p->qh + p->qn - 1) % QMAX];
         e->nb = p->units.nb;
         memcpy(e->b, p->units.b, 2);
-        e->amb = sync && p->units_hi;
     }
     p->units.nb = 0;
     return 0;
 }
 
-static void unit(tb_etmv1_parser *p, uint8_t u, bool hi)
+static void unit(tb_etmv1_parser *p, uint8_t u)
 {
     p->units.b[p->units.nb++] = u;
-    p->units_hi = hi;
 }
 
 static void feed_byte(tb_etmv1_parser *p, uint8_t byte)
@@ -379,8 +369,6 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
     if (s->tracesync && (ps == TB_ETMV1_TR || ps == TB_ETMV1_TD))
         return fail(p, TB_PKT_BAD_SEQUENCE, index, TB_ERR_BAD_PACKET);
     data = ps != TB_ETMV1_TR && ps != TB_ETMV1_TD;
-    if (data && (rc = units_out(p, s->tracesync)) < 0)
-        return rc;
     if (ps == TB_ETMV1_TR) { /* 5.4: the real status is on TRACEPKT[2:0] */
         if ((rc = enqueue(p, Q_TRIG, index, 0)) < 0)
             return rc;
@@ -470,13 +458,15 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
                 if (w == 16 && p->reading)
                     feed_byte(p, (uint8_t)(pkt >> 8));
                 else if (w == 16 && dt)
-                    unit(p, (uint8_t)(pkt >> 8), true);
+                    unit(p, (uint8_t)(pkt >> 8));
             }
         } else if (dt) {
-            unit(p, (uint8_t)(w == 4 ? pkt & 0xF : pkt), false);
+            unit(p, (uint8_t)(w == 4 ? pkt & 0xF : pkt));
             if (w == 16)
-                unit(p, (uint8_t)(pkt >> 8), true);
+                unit(p, (uint8_t)(pkt >> 8));
         }
+        if ((rc = units_out(p)) < 0)
+            return rc;
     }
     return drain(p);
 }
@@ -566,9 +556,7 @@ int tb_etmv1_parser_finish(tb_etmv1_parser *p, tb_packet_cb cb, void *ctx)
     if (p->hdr_n && !p->hdr_done) {
         rc = emit_simple(p, TB_PKT_INCOMPLETE, 0, TB_ERR_TRUNCATED);
     } else {
-        if ((rc = units_out(p, false)) >= 0)
-            rc = drain(p);
-        if (rc >= 0 && p->qn) /* the first branch whose address never came */
+        if (p->qn) /* the first branch whose address never came */
             rc = fail(p, TB_PKT_INCOMPLETE, p->q[p->qh].index, TB_ERR_TRUNCATED);
         if (rc >= 0 && p->part_n)
             rc = emit_simple(p, TB_PKT_INCOMPLETE, p->part_index, TB_ERR_TRUNCATED);

@@ -226,7 +226,7 @@ typedef struct tb_packet {
     uint8_t data_tag;        /* out-of-order tag 1..3 */
 
     /* ETMv1 (etmv1.h): the TRACESYNC event number of a BRANCH's address;
-     * of DATA units with `reason` 1, the next TRACESYNC's. */
+     * of DATA units, the TRACESYNC events up to their cycle. */
     uint32_t sync_ev;
 } tb_packet;
 
