@@ -4,7 +4,7 @@
  * also gives the capture file format and the OpenOCD `etm load` form).
  *
  *   exec records -> tb_etmv1_encoder -> samples (or capture bytes)
- *   samples/bytes -> tb_etmv1_parser -> tb_packet (ATOM, BRANCH, TRIGGER)
+ *   samples/bytes -> tb_etmv1_parser -> tb_packet (ATOM, BRANCH, TRIGGER, DATA)
  *   tb_packet + tb_memimage -> tb_etmv1_decoder -> tb_element
  *
  * Data trace (ETMCR[3:2], IHI0014Q 5.4, 5.7.3): docs/etmv1.md 9.  Facts tagged [S] in
@@ -185,8 +185,14 @@ uint64_t tb_etmv1_encoder_cycles(const tb_etmv1_encoder *e); /* samples out */
  *            (7 a packet, 32 for five), addr_known, isa (A[0]),
  *            reason (5th packet [6:4], else 0), has_ctxid/context_id,
  *            bytes[] = the packets; phdr_format = the cycle's PIPESTAT
- *            (BE or BD; a BD's data bytes are skipped)
+ *            (BE or BD); sync_ev = its TRACESYNC event number
  *   TRIGGER  a TR cycle, before the status it replaced
+ *   DATA     (ETMCR[3:2] != 0, docs/etmv1.md 9) an ID's marker
+ *            (phdr_format ID, size 0), right after the ATOM with its E;
+ *            or a cycle's data units (phdr_format 0, bytes[0..size):
+ *            TRACEPKT nibbles on a 4-bit port, else the bytes no branch
+ *            address took, idle ones included; sync_ev = the TRACESYNC
+ *            events up to that cycle).  The decoder measures them.
  *   RESERVED, BAD_SEQUENCE, INCOMPLETE: errors (err); the parser then
  *            forgets pending branches and goes on
  * index is the stream index (byte offset in the capture) of the cycle. */
@@ -216,7 +222,9 @@ const tb_etmv1_config *tb_etmv1_parser_config(const tb_etmv1_parser *p);
  * of up to 32 instructions with atom_bits, ending at a taken branch;
  * EXCEPTION for a BE to a vector; CONTEXT; EVENT for a trigger; in CA
  * mode cc on ranges = the cycles from each instruction's status to the
- * next status). */
+ * next status; with data trace a DATA element per transfer after the
+ * range that ends with its instruction, later elements held until its
+ * data has come, docs/etmv1.md 9). */
 typedef struct tb_etmv1_decoder tb_etmv1_decoder;
 tb_etmv1_decoder *tb_etmv1_decoder_new(const tb_etmv1_config *cfg,
                                        const tb_memimage *mem);
