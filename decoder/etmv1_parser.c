@@ -22,8 +22,10 @@
 
 #include "tracebench/etmv1.h"
 
-#define QMAX 16384u /* held statuses and data units: ~ the FIFO's drain
-                      * time in cycles (4-bit port: 2 a byte) */
+#define QMAX 16384u /* held statuses and data units (ring size) */
+/* Held at most: ~ the FIFO's drain time in cycles; with data trace each
+ * cycle may add its data units too. */
+#define QLIMIT(p) ((p)->cfg.data_trace ? QMAX : 8192u)
 #define PMAX 64u   /* branches waiting for their address */
 #define RMAX 32u   /* address reads kept for them */
 
@@ -300,7 +302,7 @@ static int enqueue(tb_etmv1_parser *p, uint8_t kind, uint64_t index, uint32_t br
 {
     qent *e;
 
-    if (p->qn == QMAX) /* an address that never comes */
+    if (p->qn == QLIMIT(p)) /* an address that never comes */
         return fail(p, TB_PKT_BAD_SEQUENCE, p->q[p->qh].index, TB_ERR_LIMIT);
     e = &p->q[(p->qh + p->qn++) % QMAX];
     e->kind = kind;
