@@ -472,16 +472,21 @@ static void list_scenarios(const char *vdir, const char *prog, scn_list *l)
     qsort(l->v + first, l->n - first, sizeof *l->v, cmp_scn);
 }
 
-/* ETMv1 cores (ARM7/ARM9) have no Security Extensions: a scenario that
- * runs Secure and Non-secure code (secure = true) is not traced with
- * ETMv1 (its SMC vector is no ETMv1 exception vector). */
+/* ETMv1 cores (ARM7/ARM9) and the ETMv2 one (ETM10: ARM10) have no
+ * Security Extensions: a scenario that runs Secure and Non-secure code
+ * (secure = true) is not traced with them (its SMC vector is no ETMv1 or
+ * ETMv2 exception vector, so their encoders refuse it). */
 static bool skip_case(const scn_entry *sc, tb_protocol p)
 {
     tb_scenario scn;
     char err[256];
 
-    return p == TB_PROTO_ETMV1 && tb_scenario_load(&scn, sc->path, err, sizeof err) == 0 &&
-           scn.secure;
+    if (p != TB_PROTO_ETMV1 && p != TB_PROTO_ETMV2)
+        return false;
+    /* The parser sets only the keys the file has: secure must start false
+     * (uninitialised, it skipped cases at random). */
+    tb_scenario_init(&scn);
+    return tb_scenario_load(&scn, sc->path, err, sizeof err) == 0 && scn.secure;
 }
 
 /* "PROGRAM[.VARIANT] PROTOCOL OPTIONS": names a case in the progress line,
