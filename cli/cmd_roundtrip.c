@@ -472,10 +472,9 @@ static void list_scenarios(const char *vdir, const char *prog, scn_list *l)
     qsort(l->v + first, l->n - first, sizeof *l->v, cmp_scn);
 }
 
-/* ETMv1 cores (ARM7/ARM9) and the ETMv2 one (ETM10: ARM10) have no
- * Security Extensions: a scenario that runs Secure and Non-secure code
- * (secure = true) is not traced with them (its SMC vector is no ETMv1 or
- * ETMv2 exception vector, so their encoders refuse it). */
+/* ETMv1 and ETMv2 cores (ARM7/ARM9/ARM10) have no Security Extensions:
+ * a scenario that runs Secure and Non-secure code (secure = true) is not
+ * traced with them (its SMC vector is no exception vector of theirs). */
 static bool skip_case(const scn_entry *sc, tb_protocol p)
 {
     tb_scenario scn;
@@ -483,10 +482,9 @@ static bool skip_case(const scn_entry *sc, tb_protocol p)
 
     if (p != TB_PROTO_ETMV1 && p != TB_PROTO_ETMV2)
         return false;
-    /* The parser sets only the keys the file has: secure must start false
-     * (uninitialised, it skipped cases at random). */
-    tb_scenario_init(&scn);
-    return tb_scenario_load(&scn, sc->path, err, sizeof err) == 0 && scn.secure;
+    tb_scenario_init(&scn); /* parsing adds to it: it must start empty */
+    return tb_scenario_load(&scn, sc->path, err, sizeof err) == 0 &&
+           scn.secure;
 }
 
 /* "PROGRAM[.VARIANT] PROTOCOL OPTIONS": names a case in the progress line,

@@ -41,8 +41,7 @@ static void run_case(const char *prog, const char *opts, tb_rt_result *res)
 
 /* The programs: vectors/programs/NAME.ini, less smc (the simulator does
  * not follow self-modifying code) and the scenarios that run Secure and
- * Non-secure code (secure_ns): ETM10 has no Security Extensions, so the
- * encoder refuses its SMC vector (as the suite skips it). */
+ * Non-secure code (ETM10 cores have no Security Extensions). */
 static size_t programs(char names[][64], size_t max)
 {
     char dir[1024];
@@ -58,14 +57,14 @@ static size_t programs(char names[][64], size_t max)
 
         if (l < 5 || l >= 64 || strcmp(de->d_name + l - 4, ".ini"))
             continue;
-        tb_scenario sc;
-        char ini[1400], err[256];
+        tb_scenario scn;
+        char ini[1100], err[256];
 
         snprintf(names[n], 64, "%.*s", (int)(l - 4), de->d_name);
         snprintf(ini, sizeof ini, "%s/%s", dir, de->d_name);
-        tb_scenario_init(&sc);
-        cr_assert_eq(tb_scenario_load(&sc, ini, err, sizeof err), 0, "%s", err);
-        if (strcmp(names[n], "smc") && !sc.secure)
+        tb_scenario_init(&scn);
+        cr_assert_eq(tb_scenario_load(&scn, ini, err, sizeof err), 0, "%s", err);
+        if (strcmp(names[n], "smc") && !scn.secure)
             n++;
     }
     closedir(d);
