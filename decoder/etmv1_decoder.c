@@ -25,6 +25,7 @@
 #include "mem_op.h"
 #include "tracebench/classify.h"
 #include "tracebench/etmv1.h"
+#include "port_cc.h"
 
 enum { W_NONE, W_RNG, W_HELD };
 
@@ -293,10 +294,7 @@ static void settle(tb_etmv1_decoder *d)
 static void settle_open(tb_etmv1_decoder *d, bool lost)
 {
     close_range(d);
-    if (d->have_held && (lost || !d->w_sure)) {
-        d->held.has_cc = false;
-        d->held.cc = 0;
-    }
+    tb_port_cc_open(&d->held, d->have_held, lost, d->w_sure);
     settle(d);
 }
 
@@ -310,8 +308,7 @@ static void emit_counted(tb_etmv1_decoder *d, tb_element *el)
         emit(d, el);
         return;
     }
-    el->has_cc = true;
-    el->cc = 1;
+    tb_port_cc_count(el, 1); /* the BE */
     d->held = *el;
     d->have_held = true;
     d->w_target = W_HELD;

@@ -64,12 +64,18 @@ static const char *const etmv1_sets[] = {
 };
 
 /* ETMv2 (docs/etmv2.md): each port width, branch output, context IDs, a
- * short sync period, the filter, a small FIFO and a trigger.  Not yet
- * cycle-accurate (as ETMv1). */
+ * short sync period, the filter, a small FIFO and a trigger; then
+ * cycle-accurate (`ca`, issue 23; no phantoms in CA mode) at each width,
+ * alone and with the same features. */
 static const char *const etmv2_sets[] = {
     "port=4", "port=8", "port=16", "bb", "bb,port=4", "ctxid=4", "ctxid=1,port=16",
     "sync=64", "sync=64,port=4", "filter", "filter,port=16", "fifo=8,port=4", "fifo=16",
     "trigger=100", "idle",
+    "ca,port=4", "ca,port=8", "ca,port=16", "ca,bb,port=4", "ca,bb,port=16",
+    "ca,ctxid=4", "ca,ctxid=1,port=16", "ca,sync=64,port=4", "ca,sync=64,port=16",
+    "ca,filter,port=4", "ca,filter,port=8", "ca,filter,port=16",
+    "ca,ctxid=1,filter,port=4", "ca,fifo=8,port=4", "ca,fifo=6", "ca,fifo=5,sync=64",
+    "ca,trigger=100,port=4", "ca,idle,port=8",
 };
 
 const char *const *tb_rt_option_sets(tb_protocol protocol, size_t *n)
