@@ -694,18 +694,18 @@ static int etm1_vector(const tb_config *cfg, uint32_t addr)
     return (addr & ~0x1Fu) == cfg->vector_base ? 1 : 0;
 }
 
-/* A W (a cycle without an instruction) among a port atom's entries. */
-static bool has_wait(const tb_packet *pkt)
+/* Letter c among a port atom's entries (seq_len bounded by seq[]). */
+static bool has_atom(const tb_packet *pkt, char c)
 {
     size_t n = pkt->seq_len < sizeof pkt->seq ? pkt->seq_len : sizeof pkt->seq;
 
-    return memchr(pkt->seq, TB_ATOM_W, n) != NULL;
+    return memchr(pkt->seq, c, n) != NULL;
 }
 
 /* ETMv1 packets as tb_etmv1_parser gives them (etmv1.h): the address
  * sequence of a BE/BD (IHI0014Q 5.5.4: 1-5 packets, the 5th with the
  * reason in [6:4] and J in bit 7 (v1.3); then the context ID bytes,
- * 5.6.3), and W atoms in cycle-accurate mode (5.10).  The PIPESTAT
+ * 5.6.3), and W/T atoms in cycle-accurate mode (5.10).  The PIPESTAT
  * codes, TRACESYNC and APO are on the port, not in packets:
  * tb_coverage_count_etmv1_capture() counts them. */
 static void etm1_packet(const tb_config *cfg, const tb_packet *pkt, outv *o)
@@ -717,7 +717,8 @@ static void etm1_packet(const tb_config *cfg, const tb_packet *pkt, outv *o)
 
     switch (pkt->kind) {
     case TB_PKT_ATOM:
-        if (cfg->cycle_accurate && has_wait(pkt))
+        /* 'W' a WT, 'T' an APO cycle or a TD with TraceEnable (docs/etmv1.md 3) */
+        if (cfg->cycle_accurate && (has_atom(pkt, TB_ATOM_W) || has_atom(pkt, 'T')))
             add(o, V_V1_CA_WAIT);
         break;
     case TB_PKT_BRANCH:
@@ -802,7 +803,7 @@ static void etm2_packet(const tb_config *cfg, const tb_packet *pkt, outv *o)
             add(o, V_V2_CTXID_C); /* C: a branch address follows this cycle */
         break;
     case TB_PKT_ATOM:
-        if (cfg->cycle_accurate && has_wait(pkt))
+        if (cfg->cycle_accurate && has_atom(pkt, TB_ATOM_W))
             add(o, V_V2_CA_WAIT);
         break;
     default:
@@ -819,9 +820,7 @@ int tb_coverage_classify_packet(const tb_config *cfg, const tb_packet *pkt,
         return TB_ERR_INVAL;
     /* An ETMv1/ETMv2 atom comes from PIPESTAT, not from bytes: size 0
      * (etmv1.h, etmv2.h); every other packet has its bytes. */
-    if ((pkt->size == 0 &&
-         !(pkt->kind == TB_PKT_ATOM && pkt->seq_len &&
-           (cfg->protocol == TB_PROTO_ETMV1 || cfg->protocol == TB_PROTO_ETMV2))) ||
+    if ((pkt->size == 0 && !(pkt->kind == TB_PKT_ATOM && tb_protocol_is_port(cfg->protocol))) ||
         pkt->size > TB_PKT_MAX_BYTES || pkt->kind >= TB_PKT_RESERVED)
         return 0;
     if (cfg->protocol == TB_PROTO_ETMV3)

@@ -29,9 +29,10 @@ struct tb_etmv1_decoder {
 
     tb_element rng;      /* open range */
     bool rng_open;
-    tb_element held;     /* closed range still counting cycles (CA) */
+    tb_element held;     /* closed range or exception still counting cycles (CA) */
     bool have_held;
     unsigned w_target;
+    bool w_sure;         /* no WT since the last status (CA) */
     unsigned trig_held;  /* triggers that came while a range was held */
     uint64_t trig_index;
 
@@ -100,6 +101,41 @@ static void settle(tb_etmv1_decoder *d)
     d->w_target = W_NONE;
 }
 
+/* settle() where no status follows (a trace-on, overflow or debug-exit
+ * marker, the end of the trace): the last status's cycles are not
+ * closed.  A WT after it may be the FIFO draining with trace off or lost
+ * (5.8, 5.9), which nothing tells from its own waits; a TD with
+ * TraceEnable ('T', 5.10) last says trace stayed on, since it comes back
+ * only with a marker.  So the held element has no cycle count after an
+ * overflow or a WT last (docs/etmv1.md 5). */
+static void settle_open(tb_etmv1_decoder *d, bool lost)
+{
+    close_range(d);
+    if (d->have_held && (lost || !d->w_sure)) {
+        d->held.has_cc = false;
+        d->held.cc = 0;
+    }
+    settle(d);
+}
+
+/* Emits el (an exception); in CA mode it is held so that its BE cycle
+ * and the cycles up to the next status (APO, waits) are its own, as a
+ * range's BE and APO cycles are (docs/etmv1.md 5). */
+static void emit_counted(tb_etmv1_decoder *d, tb_element *el)
+{
+    settle(d);
+    if (!d->cfg.cycle_accurate) {
+        emit(d, el);
+        return;
+    }
+    el->has_cc = true;
+    el->cc = 1;
+    d->held = *el;
+    d->have_held = true;
+    d->w_target = W_HELD;
+    d->w_sure = true;
+}
+
 static void lose(tb_etmv1_decoder *d, uint64_t index, tb_gap_reason why, int err)
 {
     tb_element el;
@@ -160,6 +196,7 @@ static void add_insn(tb_etmv1_decoder *d, uint64_t index, const tb_insn *in, cha
     if (d->cfg.cycle_accurate)
         r->cc++;
     d->w_target = W_RNG;
+    d->w_sure = true;
     if (r->count == 32)
         close_range(d);
 }
@@ -222,11 +259,14 @@ static void branch(tb_etmv1_decoder *d, const tb_packet *pkt)
 {
     tb_element el;
     int off;
+    bool marker = pkt->reason >= TB_ETMV1_R_TRACE_ON && pkt->reason <= TB_ETMV1_R_DEBUG;
 
     if (pkt->isa == TB_ISA_JAZELLE) {
         lose(d, pkt->index, TB_GAP_BAD_PACKET, TB_ERR_UNSUPPORTED);
         return;
     }
+    if (marker) /* before its CONTEXT: trace was off or lost up to it */
+        settle_open(d, pkt->reason == TB_ETMV1_R_OVERFLOW);
     if (pkt->has_ctxid && (!d->ctx_known || pkt->context_id != d->ctxid)) {
         settle(d);
         d->ctxid = pkt->context_id;
@@ -235,7 +275,7 @@ static void branch(tb_etmv1_decoder *d, const tb_packet *pkt)
         el.context_id = d->ctxid;
         emit(d, &el);
     }
-    if (pkt->reason >= TB_ETMV1_R_TRACE_ON && pkt->reason <= TB_ETMV1_R_DEBUG) {
+    if (marker) {
         /* A marker: no instruction; the address is the next one. */
         static const uint8_t why[4] = {0, TB_ISYNC_TRACE_ON, TB_ISYNC_OVERFLOW,
                                        TB_ISYNC_DEBUG_EXIT};
@@ -255,20 +295,18 @@ static void branch(tb_etmv1_decoder *d, const tb_packet *pkt)
             uint32_t at = d->pc;
 
             if (insn_at(d, pkt->index, &in)) {
-                settle(d);
                 el_init(&el, TB_ELEM_EXCEPTION, pkt->index);
                 el.exc_num = exc_number(off);
                 el.cancelled = true;
                 el.pref_return = at;
-                emit(d, &el);
+                emit_counted(d, &el);
             }
         } else if (off >= 0) {
-            settle(d);
             el_init(&el, TB_ELEM_EXCEPTION, pkt->index);
             el.exc_num = exc_number(off);
             el.pref_return = was_known ? d->pc : 0;
             el.err = was_known ? 0 : TB_ERR_NO_SYNC;
-            emit(d, &el);
+            emit_counted(d, &el);
         } else if (was_known) {
             tb_insn in;
 
@@ -311,9 +349,10 @@ int tb_etmv1_decoder_packet(tb_etmv1_decoder *d, const tb_packet *pkt,
         for (i = 0; i < pkt->seq_len && !d->stop; i++) {
             char a = pkt->seq[i];
 
-            if (a != 'W') {
+            if (a != 'W' && a != 'T') {
                 step(d, pkt->index, a);
             } else if (d->cfg.cycle_accurate) {
+                d->w_sure = a == 'T';
                 if (d->w_target == W_RNG)
                     d->rng.cc++;
                 else if (d->w_target == W_HELD)
@@ -358,7 +397,7 @@ int tb_etmv1_decoder_finish(tb_etmv1_decoder *d, tb_element_cb cb, void *ctx)
     d->cb = cb;
     d->ctx = ctx;
     d->emitted = 0;
-    settle(d);
+    settle_open(d, false);
     el_init(&el, TB_ELEM_END, 0);
     emit(d, &el);
     return d->stop ? TB_ERR_STOPPED : d->emitted;

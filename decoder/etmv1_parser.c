@@ -9,6 +9,10 @@
  * after its own cycle, APO from the next two cycles' PIPESTAT[1:0]
  * (5.6.1).  Statuses after an unresolved branch wait in a bounded queue,
  * so packets come out in instruction order: ATOM runs, BRANCH, TRIGGER.
+ * CA mode (5.10) adds the other counted cycles to the ATOM runs: 'W' for
+ * a WT, 'T' for an APO cycle or a TD with TraceEnable, which are
+ * certainly the last status's (a WT may be the FIFO draining with trace
+ * off, 5.8).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +23,7 @@
 #define PMAX 64u   /* branches waiting for their address */
 #define RMAX 32u   /* address reads kept for them */
 
-enum { Q_E, Q_N, Q_W, Q_TRIG, Q_BR };
+enum { Q_E, Q_N, Q_W, Q_T, Q_TRIG, Q_BR };
 
 typedef struct qent {
     uint8_t kind;
@@ -119,7 +123,7 @@ static int add_atom(tb_etmv1_parser *p, char a, uint64_t index)
         pkt_init(&p->atom, TB_PKT_ATOM, index);
     }
     p->atom.seq[p->atom.seq_len++] = a;
-    if (a == 'W')
+    if (a == 'W' || a == 'T')
         p->atom.w_count++;
     else
         p->atom.atom_count++;
@@ -245,8 +249,8 @@ static int drain(tb_etmv1_parser *p)
         } else if (e->kind == Q_TRIG) {
             if ((rc = emit_simple(p, TB_PKT_TRIGGER, e->index, 0)) < 0)
                 return rc;
-        } else if ((rc = add_atom(p, e->kind == Q_E ? 'E' : e->kind == Q_N ? 'N' : 'W',
-                                  e->index)) < 0) {
+        } else if ((rc = add_atom(p, e->kind == Q_E ? 'E' : e->kind == Q_N ? 'N'
+                                     : e->kind == Q_W ? 'W' : 'T', e->index)) < 0) {
             return rc;
         }
         p->qh = (p->qh + 1) % QMAX;
@@ -321,7 +325,7 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
     if (apo_br && !(ps & 4)) { /* 5.6.1: APO[1:0], then APO[3:2] */
         apo_br->apo |= (uint8_t)((ps & 3) << (2 * apo_br->apo_seen));
         apo_br->apo_seen++;
-        if (ca && (rc = enqueue(p, Q_W, index, 0)) < 0)
+        if (ca && (rc = enqueue(p, Q_T, index, 0)) < 0)
             return rc;
     } else {
         if (apo_br) { /* a branch in an APO cycle abandons it (5.6.1) */
@@ -340,7 +344,7 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
             rc = ca ? enqueue(p, Q_W, index, 0) : 0;
             break;
         case TB_ETMV1_TD: /* 5.10: counted when TraceEnable */
-            rc = ca && (pkt & 1) ? enqueue(p, Q_W, index, 0) : 0;
+            rc = ca && (pkt & 1) ? enqueue(p, Q_T, index, 0) : 0;
             break;
         default: { /* BE, BD */
             pbr *b;

@@ -416,6 +416,7 @@ int tb_etmv1_encoder_push(tb_etmv1_encoder *e, const tb_exec_record *r)
     case TB_REC_EXCEPTION: {
         bool abort = r->u.exc.cancelled && r->u.exc.kind == TB_EXC_DATA_ABORT;
         bool had = e->have_pending;
+        uint64_t ispan = e->pending_span;
 
         if (abort && had && e->on && !e->dropping &&
             !is_vector(e, r->u.exc.vector)) {
@@ -425,10 +426,17 @@ int tb_etmv1_encoder_push(tb_etmv1_encoder *e, const tb_exec_record *r)
         /* 5.7.1: an aborted load/store reports the branch itself;
          * another cancelled instruction reports nothing (docs 4). */
         rc = flush_pending(e, abort ? ABORTED : r->u.exc.cancelled ? DROPPED : RUN, r);
-        if (rc >= 0 && abort && had)
-            rc = waits(e, span);
-        else if (rc >= 0)
+        if (rc >= 0 && abort && had) {
+            /* Its BE and APO cycles are the refill from the vector, the
+             * exception entry's time (5.6.1): what they took beyond the
+             * aborted load/store's span comes out of the exception's
+             * (docs/etmv1.md 6, M6), so port time stays the core's. */
+            uint64_t over = e->last_traced && ispan < 3 ? 3 - ispan : 0;
+
+            rc = waits(e, span > over ? span - over : 0);
+        } else if (rc >= 0) {
             rc = do_exc(e, r, span, e->last_traced || (r->u.exc.cancelled && had && e->on));
+        }
         break;
     }
     case TB_REC_CONTEXT:

@@ -60,6 +60,7 @@ typedef struct e1_dec {
     size_t elements;
     uint64_t last_index;
     bool ended;
+    bool open;               /* the last range or exception has no count (CA) */
     uint64_t insns;          /* instructions in ranges */
     uint64_t statuses;       /* E/N letters + branches fed in */
     uint64_t packets;
@@ -119,10 +120,12 @@ static void e1_check_range(e1_dec *s, const tb_element *el)
                   el->start, el->end, span, el->count);
     TB_FUZZ_CHECK(h, el->count == 32 || (el->atom_bits >> el->count) == 0,
                   "atom_bits 0x%x beyond %u instructions", el->atom_bits, el->count);
-    TB_FUZZ_CHECK(h, el->has_cc == s->cfg->cycle_accurate,
+    /* CA: a count, unless it was left open (a marker or the end after a
+     * WT, docs/etmv1.md 5), which the element after it checks. */
+    TB_FUZZ_CHECK(h, !el->has_cc || s->cfg->cycle_accurate,
                   "range has_cc %d in %s mode", el->has_cc,
                   s->cfg->cycle_accurate ? "CA" : "plain");
-    if (s->cfg->cycle_accurate)
+    if (el->has_cc)
         TB_FUZZ_CHECK(h, el->cc >= el->count, "range of %u instructions with cc %u",
                       el->count, (unsigned)el->cc);
     if (s->gdec) {
@@ -169,6 +172,15 @@ static int e1_on_element(void *ctx, const tb_element *el)
                       (unsigned long long)s->last_index);
         s->last_index = el->index;
     }
+    /* An open count ends only where a marker or the end follows. */
+    TB_FUZZ_CHECK(h, !s->open || el->kind == TB_ELEM_TRACE_ON || el->kind == TB_ELEM_END ||
+                  el->kind == TB_ELEM_CONTEXT || el->kind == TB_ELEM_EVENT,
+                  "%s after an element with no cycle count", tb_elem_kind_name(el->kind));
+    if (el->kind == TB_ELEM_TRACE_ON || el->kind == TB_ELEM_END)
+        s->open = false;
+    if (s->cfg && s->cfg->cycle_accurate &&
+        (el->kind == TB_ELEM_INSN_RANGE || el->kind == TB_ELEM_EXCEPTION))
+        s->open = !el->has_cc;
     switch (el->kind) {
     case TB_ELEM_INSN_RANGE:
         e1_check_range(s, el);
@@ -186,6 +198,9 @@ static int e1_on_element(void *ctx, const tb_element *el)
     case TB_ELEM_EXCEPTION:
         TB_FUZZ_CHECK(h, el->err == 0 || el->err == TB_ERR_NO_SYNC,
                       "EXCEPTION with err %d", el->err);
+        TB_FUZZ_CHECK(h, !el->has_cc || (s->cfg->cycle_accurate && el->cc >= 1),
+                      "EXCEPTION has_cc %d cc %u in %s mode", el->has_cc, (unsigned)el->cc,
+                      s->cfg->cycle_accurate ? "CA" : "plain");
         break;
     case TB_ELEM_CONTEXT:
         TB_FUZZ_CHECK(h, s->cfg->ctxid_bytes == 4 ||
@@ -296,10 +311,10 @@ static void e1_check_packet(e1_run *s, const tb_packet *p)
                       "seq_len %u", p->seq_len);
         for (i = 0; i < p->seq_len; i++) {
             TB_FUZZ_CHECK(h, p->seq[i] == 'E' || p->seq[i] == 'N' ||
-                          (p->seq[i] == 'W' && c->cycle_accurate),
+                          ((p->seq[i] == 'W' || p->seq[i] == 'T') && c->cycle_accurate),
                           "atom '%c' (%s mode)", p->seq[i],
                           c->cycle_accurate ? "CA" : "plain");
-            if (p->seq[i] == 'W')
+            if (p->seq[i] == 'W' || p->seq[i] == 'T')
                 w++;
             else
                 e++;

@@ -660,7 +660,7 @@ static int on_exception(tb_compare *c, const tb_element *el)
      * is a BE to a vector, which the protocol does not tell from an
      * exception, so the decoder shows an exception at the instruction.
      * Accepted for an exception return at pref_return; the instructions
-     * after it check where it went.  Cycle totals restart. */
+     * after it check where it went.  Its cycles are the instruction's. */
     if (!match && c->o.protocol == TB_PROTO_ETMV1 && i < c->len &&
         at(c, i)->kind == TB_REC_INSN && at(c, i)->addr == el->pref_return &&
         (at(c, i)->flags & TB_INSN_EXC_RETURN)) {
@@ -670,7 +670,10 @@ static int on_exception(tb_compare *c, const tb_element *el)
         c->have_matched = true;
         pop(c);
         c->st.checked++;
-        c->cc_started = false;
+        if (el->has_cc) {
+            c->cc_sum += el->cc;
+            return check_cycles(c, el, c->last_matched.cycle, c->last_matched.cycle);
+        }
         return 0;
     }
     if (!match) {

@@ -41,12 +41,20 @@ static const char *const ptm_sets[] = {
 
 /* ETMv1 (docs/etmv1.md): each port width, branch output, context IDs,
  * ETMv1.0, a short sync period, the filter, a FIFO small enough to
- * overflow and a trigger.  Not yet cycle-accurate (`ca`): its cycle
- * totals around exceptions do not match yet (docs/etmv1.md 7). */
+ * overflow and a trigger; then cycle-accurate (`ca`, issue 23) at each
+ * width, alone and with the same features.  The CA FIFO sets overflow
+ * (3 times at port 4, once with fifo=6, twice with fifo=5,sync=64); a
+ * 16-bit port sends two bytes a cycle, faster than any status fills the
+ * FIFO, so none overflows there. */
 static const char *const etmv1_sets[] = {
     "port=4", "port=8", "port=16", "bb", "bb,port=4", "ctxid=4", "ctxid=1,port=16",
     "v=0", "v=1,port=16", "sync=64", "sync=64,port=4", "filter", "filter,port=16",
     "fifo=8,port=4", "fifo=16", "trigger=100", "idle",
+    "ca,port=4", "ca,port=8", "ca,port=16", "ca,bb,port=4", "ca,bb,port=16",
+    "ca,ctxid=4", "ca,v=0,port=4", "ca,sync=64,port=4", "ca,sync=64,port=16",
+    "ca,filter,port=4", "ca,filter,port=8", "ca,filter,port=16", "ca,ctxid=1,filter,port=4",
+    "ca,fifo=8,port=4",
+    "ca,fifo=6", "ca,fifo=5,sync=64", "ca,trigger=100,port=4", "ca,idle,port=8",
 };
 
 /* ETMv2 (docs/etmv2.md): each port width, branch output, context IDs, a

@@ -794,6 +794,40 @@ Test(coverage_etmv1, ca_td)
     cr_expect_eq(c[find("etmv1.port16")], 1);
 }
 
+/* Cycle accurate: an ATOM run that counts cycles (5.10): 'W' a WT, 'T'
+ * an APO cycle or a TD with TraceEnable (docs/etmv1.md 3).  The parser's
+ * ATOM packets carry no bytes (size 0); without CA there are no such
+ * letters, and an E/N run alone counts nothing. */
+Test(coverage_etmv1, ca_wait_atoms)
+{
+    static const char *const seqs[] = {"ETTE", "EWE", "EEN"};
+    static const int want[2][3] = {{0, 0, 0}, {1, 1, 0}};
+    tb_etmv1_config cf;
+    tb_config cfg;
+    tb_packet p;
+    tb_coverage_id v[8];
+
+    for (int ca = 0; ca < 2; ca++) {
+        tb_etmv1_config_init(&cf);
+        cf.cycle_accurate = ca;
+        cfg = etmv1_cfg(&cf);
+        for (int k = 0; k < 3; k++) {
+            int n, hit = 0;
+
+            memset(&p, 0, sizeof p);
+            p.kind = TB_PKT_ATOM;
+            p.protocol = TB_PROTO_ETMV1;
+            p.seq_len = (uint8_t)strlen(seqs[k]);
+            memcpy(p.seq, seqs[k], p.seq_len);
+            n = tb_coverage_classify_packet(&cfg, &p, v, 8);
+            cr_assert_geq(n, 0);
+            for (int i = 0; i < n; i++)
+                hit += v[i] == (tb_coverage_id)find("etmv1.ca.wait");
+            cr_expect_eq(hit, want[ca][k], "%s, ca %d: etmv1.ca.wait %d", seqs[k], ca, hit);
+        }
+    }
+}
+
 /* Exceptions are branches to a vector (docs/etmv1.md 4, M3; no E bit in
  * ETMv1, etmv1-v2 5.3): a 1-packet BE to 0x10 (A[6:0] = 0x10) after
  * 0x8000 is the data abort's; 0xFFFF0018 in five packets, reason 0, is
@@ -846,43 +880,6 @@ Test(coverage_etmv1, exception_forms)
 #undef CLASSIFY
 }
 
-/* An ETMv1/ETMv2 atom has no bytes (PIPESTAT gives it): a cycle-accurate
- * one with a W is a wait (IHI0014Q 5.10; docs/etmv2.md 6, M6).  Before
- * the fix the classifier dropped every size-0 packet, so etmv1.ca.wait
- * and etmv2.ca.wait were never counted, even over CA captures. */
-Test(coverage_etmv1, ca_wait_atom_without_bytes)
-{
-    tb_etmv1_config c1;
-    tb_etmv2_config c2;
-    tb_config cfg;
-    tb_packet p;
-    tb_coverage_id v[8];
-
-    memset(&p, 0, sizeof p);
-    p.kind = TB_PKT_ATOM;
-    p.seq_len = 3;
-    memcpy(p.seq, "EWE", 3);
-    p.atom_count = 2;
-    p.w_count = 1;
-
-    tb_etmv1_config_init(&c1);
-    c1.cycle_accurate = true;
-    cfg = etmv1_cfg(&c1);
-    p.protocol = TB_PROTO_ETMV1;
-    cr_assert_eq(tb_coverage_classify_packet(&cfg, &p, v, 8), 1);
-    cr_expect_eq(v[0], find("etmv1.ca.wait"));
-
-    tb_etmv2_config_init(&c2);
-    c2.cycle_accurate = true;
-    cr_assert_eq(tb_config_from_etmv2(&cfg, tb_etmv2_etmcr(&c2), 0, 0), 0);
-    p.protocol = TB_PROTO_ETMV2;
-    cr_assert_eq(tb_coverage_classify_packet(&cfg, &p, v, 8), 1);
-    cr_expect_eq(v[0], find("etmv2.ca.wait"));
-    /* No W, or no cycle accuracy: no variant. */
-    memcpy(p.seq, "EEE", 3);
-    cr_expect_eq(tb_coverage_classify_packet(&cfg, &p, v, 8), 0);
-}
-
 /* ---- (a) ETMv2 trace port ---- */
 
 /* A capture file (docs/etmv2.md 2): header for c, then the samples. */
@@ -902,6 +899,37 @@ static tb_config etmv2_cfg(const tb_etmv2_config *c)
 
     cr_assert_eq(tb_config_from_etmv2(&cfg, tb_etmv2_etmcr(c), c->minor, c->vector_base), 0);
     return cfg;
+}
+
+/* An ETMv2 atom has no bytes (PIPESTAT gives it, as ETMv1's): in
+ * cycle-accurate mode one with a W (a WT, TD or DW cycle, M6) is a wait.
+ * Before the fix the classifier dropped it for its size 0. */
+Test(coverage_etmv2, ca_wait_atom_without_bytes)
+{
+    tb_etmv2_config c2;
+    tb_config cfg;
+    tb_packet p;
+    tb_coverage_id v[8];
+
+    memset(&p, 0, sizeof p);
+    p.kind = TB_PKT_ATOM;
+    p.protocol = TB_PROTO_ETMV2;
+    p.seq_len = 3;
+    memcpy(p.seq, "EWE", 3);
+    p.atom_count = 2;
+    p.w_count = 1;
+    tb_etmv2_config_init(&c2);
+    c2.cycle_accurate = true;
+    cfg = etmv2_cfg(&c2);
+    cr_assert_eq(tb_coverage_classify_packet(&cfg, &p, v, 8), 1);
+    cr_expect_eq(v[0], find("etmv2.ca.wait"));
+    /* No W: no variant; without cycle accuracy: none either. */
+    memcpy(p.seq, "EEE", 3);
+    cr_expect_eq(tb_coverage_classify_packet(&cfg, &p, v, 8), 0);
+    memcpy(p.seq, "EWE", 3);
+    c2.cycle_accurate = false;
+    cfg = etmv2_cfg(&c2);
+    cr_expect_eq(tb_coverage_classify_packet(&cfg, &p, v, 8), 0);
 }
 
 /* Every PIPESTAT form on a 4-bit port, no cycle accuracy, by the codes

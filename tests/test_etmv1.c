@@ -452,11 +452,12 @@ Test(etmv1_examples, example3_trigger_in_apo_cycle_ca)
     tb_etmv1_config_init(&c);
     c.cycle_accurate = true;
     parse_samples(&c, ex3, sizeof ex3 / sizeof ex3[0], &pk);
-    /* BRANCH(0) ATOM(WW) BRANCH(3) ATOM(W) TRIGGER(5) ATOM(W E E W) */
+    /* BRANCH(0) ATOM(TT) BRANCH(3) ATOM(T) TRIGGER(5) ATOM(T E E T): the
+     * APO cycles (5.6.1) and the TD with TraceEnable (5.10) are 'T' */
     cr_assert_eq(pk.n, 6, "%zu packets", pk.n);
     cr_assert_eq(pk.p[0].kind, TB_PKT_BRANCH);
     cr_assert_eq(pk.p[1].kind, TB_PKT_ATOM);
-    cr_assert_eq(memcmp(pk.p[1].seq, "WW", 2), 0);
+    cr_assert_eq(memcmp(pk.p[1].seq, "TT", 2), 0);
     cr_assert_eq(pk.p[2].kind, TB_PKT_BRANCH);
     cr_assert_eq(pk.p[2].addr, 0xA124);
     cr_assert_eq(pk.p[2].index, IDX(3));
@@ -464,7 +465,7 @@ Test(etmv1_examples, example3_trigger_in_apo_cycle_ca)
     cr_assert_eq(pk.p[4].kind, TB_PKT_TRIGGER);
     cr_assert_eq(pk.p[4].index, IDX(5));
     cr_assert_eq(pk.p[5].seq_len, 4);
-    cr_assert_eq(memcmp(pk.p[5].seq, "WEEW", 4), 0);
+    cr_assert_eq(memcmp(pk.p[5].seq, "TEET", 4), 0);
 
     decode_packets(&c, m, &pk, &el);
     /* NO_SYNC, TRACE_ON, range 0xA000 (1 + 2 APO cycles = 3), EVENT,
@@ -612,6 +613,256 @@ Test(etmv1_examples, trigger_cycle)
     cr_assert_eq(el.e[3].kind, TB_ELEM_EVENT);
     cr_assert_eq(el.e[4].start, 0x8004);
     cr_assert_eq(el.e[4].count, 2);
+    tb_memimage_free(m);
+}
+
+/* ---- cycle-accurate counts around exceptions and trace-off (issue 23) ---- */
+
+static const uint32_t nops[] = {0xE1A00000, 0xE1A00000}; /* MOV r0, r0 */
+
+static tb_memimage *exc_image(void)
+{
+    tb_memimage *m = tb_memimage_new();
+    static const uint32_t ldr[] = {0xE5941000}; /* 8004 LDR r1, [r4] */
+
+    put32(m, 0x8000, nops, 1);
+    put32(m, 0x8004, ldr, 1);
+    put32(m, 0x10, nops, 1);
+    put32(m, 0x18, nops, 2);
+    return m;
+}
+
+static void ca8(tb_etmv1_config *c)
+{
+    tb_etmv1_config_init(c);
+    c->port_width = 8;
+    c->cycle_accurate = true;
+}
+
+/* An IRQ between two instructions, 8-bit port, CA.  IHI0014Q 5.6.1: the
+ * exception's BE to 0x18 (0x18 ^ 0x8000 < 2^21: 3 packets 98 80 00) and
+ * its two APO cycles (APO 0: the marker's last byte is no address
+ * start); the sim charges exception entry 3 cycles, the BE's 3.
+ *   0 BE 80 1 marker 0x8000 | 1 000 80 | 2 000 82 | 3 IE 80 (0x8000)
+ *   4 BE 10 (IRQ) | 5 000 98 1 | 6 000 80 | 7 IE 00 (0x18) | 8 IE (0x1C)
+ * The EXCEPTION's cycles are its BE's to the next status, 3 (docs/etmv1.md
+ * 5): the counts sum to the truth's 1 + 3 + 2. */
+static const tb_etmv1_sample exc_ca[] = {
+    {4, 1, 0x80}, {0, 0, 0x80}, {0, 0, 0x82}, {0, 0, 0x80}, {4, 0, 0x10},
+    {0, 1, 0x98}, {0, 0, 0x80}, {0, 0, 0x00}, {0, 0, 0x00},
+};
+
+Test(etmv1_cycles, exception_be_and_apo_cycles_are_its_own)
+{
+    tb_etmv1_encoder_opts o;
+    tb_etmv1_config c;
+    tb_memimage *m = exc_image();
+    static recs R;
+    static sbuf sb;
+    static pbuf pk;
+    static ebuf el;
+
+    tb_etmv1_encoder_opts_init(&o);
+    o.base.cycle_accurate = true;
+    memset(&R, 0, sizeof R);
+    rec_arm(&R, 0x8000);
+    rec_exc(&R, TB_EXC_IRQ, 0x18, 0x8004, false);
+    rec_arm(&R, 0x18);
+    rec_arm(&R, 0x1C);
+    encode(&o, &R, &sb);
+    expect_samples(&sb, exc_ca, sizeof exc_ca / sizeof exc_ca[0]);
+    ca8(&c);
+    parse_samples(&c, exc_ca, sizeof exc_ca / sizeof exc_ca[0], &pk);
+    decode_packets(&c, m, &pk, &el);
+    /* NO_SYNC TRACE_ON RANGE(0x8000, 1) EXCEPTION(IRQ, 3) RANGE(0x18 x2, 2) END */
+    cr_assert_eq(el.n, 6, "%zu elements", el.n);
+    cr_assert_eq(el.e[2].kind, TB_ELEM_INSN_RANGE);
+    cr_assert(el.e[2].has_cc);
+    cr_assert_eq(el.e[2].cc, 1);
+    cr_assert_eq(el.e[3].kind, TB_ELEM_EXCEPTION);
+    cr_assert_eq(el.e[3].pref_return, 0x8004);
+    cr_assert(el.e[3].has_cc, "the exception's BE and APO cycles belong to no element");
+    cr_assert_eq(el.e[3].cc, 3);
+    cr_assert_eq(el.e[4].start, 0x18);
+    cr_assert_eq(el.e[4].count, 2);
+    cr_assert(el.e[4].has_cc);
+    cr_assert_eq(el.e[4].cc, 2);
+    cr_assert_eq(el.e[2].cc + el.e[3].cc + el.e[4].cc, R.r[R.n - 1].cycle);
+    tb_memimage_free(m);
+}
+
+/* Back to back (irq_fiq.storm): an FIQ taken at the IRQ vector before its
+ * first instruction.  Each BE to a vector is an exception with its own 3
+ * cycles (5.6.1); 0x1C ^ 0x18 < 2^7: one packet 1C. */
+Test(etmv1_cycles, back_to_back_exceptions)
+{
+    tb_etmv1_encoder_opts o;
+    tb_etmv1_config c;
+    tb_memimage *m = exc_image();
+    static recs R;
+    static sbuf sb;
+    static pbuf pk;
+    static ebuf el;
+    uint64_t sum = 0;
+    size_t i, nexc = 0;
+
+    tb_etmv1_encoder_opts_init(&o);
+    o.base.cycle_accurate = true;
+    memset(&R, 0, sizeof R);
+    rec_arm(&R, 0x8000);
+    rec_exc(&R, TB_EXC_IRQ, 0x18, 0x8004, false);
+    rec_exc(&R, TB_EXC_FIQ, 0x1C, 0x18, false);
+    rec_arm(&R, 0x1C);
+    encode(&o, &R, &sb);
+    ca8(&c);
+    parse_samples(&c, sb.s, sb.n, &pk);
+    decode_packets(&c, m, &pk, &el);
+    for (i = 0; i < el.n; i++) {
+        if (el.e[i].kind == TB_ELEM_EXCEPTION) {
+            cr_assert(el.e[i].has_cc);
+            cr_assert_eq(el.e[i].cc, 3, "exception %zu: %u cycles", nexc, el.e[i].cc);
+            cr_assert_eq(el.e[i].pref_return, nexc ? 0x18u : 0x8004u);
+            nexc++;
+        }
+        if (el.e[i].has_cc)
+            sum += el.e[i].cc;
+    }
+    cr_assert_eq(nexc, 2);
+    cr_assert_eq(sum, R.r[R.n - 1].cycle);
+    tb_memimage_free(m);
+}
+
+/* A data abort with the sim's cycle stamps (faults.elf's truth: the LDR
+ * 2 cycles, the abort's entry 3).  5.7.1: the aborted LDR reports the BE
+ * to 0x10 itself (0x10 ^ 0x8000: 90 80 00), its APO cycles the refill
+ * from the vector, the entry's time (docs/etmv1.md 6, M6): 5 cycles in
+ * all, not 3 + 3.
+ *   0-2 marker | 3 IE 80 | 4 BE 10 (LDR) | 5 000 90 1 | 6 000 80
+ *   7 WT 00 | 8 TD 1 | 9 IE (0x10) */
+Test(etmv1_cycles, data_abort_be_shares_the_entry_cycles)
+{
+    static const tb_etmv1_sample want[] = {
+        {4, 1, 0x80}, {0, 0, 0x80}, {0, 0, 0x82}, {0, 0, 0x80}, {4, 0, 0x10},
+        {0, 1, 0x90}, {0, 0, 0x80}, {3, 0, 0x00}, {7, 0, 0x01}, {0, 0, 0x00},
+    };
+    tb_etmv1_encoder_opts o;
+    tb_etmv1_config c;
+    tb_memimage *m = exc_image();
+    static recs R;
+    static sbuf sb;
+    static pbuf pk;
+    static ebuf el;
+
+    tb_etmv1_encoder_opts_init(&o);
+    o.base.cycle_accurate = true;
+    memset(&R, 0, sizeof R);
+    rec_arm(&R, 0x8000);
+    rec_arm(&R, 0x8004);
+    R.r[R.n - 1].cycle = ++R.cycle; /* a load: 2 cycles */
+    rec_exc(&R, TB_EXC_DATA_ABORT, 0x10, 0x8004, true);
+    rec_arm(&R, 0x10);
+    encode(&o, &R, &sb);
+    expect_samples(&sb, want, sizeof want / sizeof want[0]);
+    ca8(&c);
+    parse_samples(&c, want, sizeof want / sizeof want[0], &pk);
+    decode_packets(&c, m, &pk, &el);
+    /* NO_SYNC TRACE_ON RANGE(0x8000, 1) EXCEPTION(cancelled, 5) RANGE(0x10, 1) END */
+    cr_assert_eq(el.n, 6, "%zu elements", el.n);
+    cr_assert_eq(el.e[3].kind, TB_ELEM_EXCEPTION);
+    cr_assert(el.e[3].cancelled);
+    cr_assert_eq(el.e[3].pref_return, 0x8004);
+    cr_assert_eq(el.e[3].cc, 5);
+    cr_assert_eq(el.e[2].cc + el.e[3].cc + el.e[4].cc, R.r[R.n - 1].cycle);
+    tb_memimage_free(m);
+}
+
+/* With no status after it, an instruction's count is not closed: a WT
+ * may be the FIFO draining with trace off (5.8) or lost (5.9), so the
+ * count is unknown; a TD with TraceEnable (5.10) last shows trace stayed
+ * on (it comes back only with a marker, 5.8), so the count holds; after
+ * an overflow restart (reason 2) it never does.  8-bit port, CA:
+ *   0-2 marker 0x8000 | 3 IE 80 (0x8000) | 4 WT 10 | then one of
+ *   (a) the end;  (b) 5 TD 1, the end;  (c) a marker 0x8004 reason 1;
+ *   (d) 5 TD 1, a marker 0x8004 reason 2 (80 81 82 80 20). */
+Test(etmv1_cycles, open_count_before_trace_off_or_end)
+{
+    static const tb_etmv1_sample head[] = {
+        {4, 1, 0x80}, {0, 0, 0x80}, {0, 0, 0x82}, {0, 0, 0x80}, {3, 0, 0x10},
+    };
+    static const tb_etmv1_sample td = {7, 0, 0x01};
+    static const tb_etmv1_sample on1[] = {
+        {4, 1, 0x84}, {0, 0, 0x80}, {0, 0, 0x82}, {3, 0, 0x80}, {3, 0, 0x10},
+    };
+    static const tb_etmv1_sample on2[] = {
+        {4, 1, 0x84}, {0, 0, 0x80}, {0, 0, 0x82}, {3, 0, 0x80}, {3, 0, 0x20},
+    };
+    static const struct {
+        bool td;
+        const tb_etmv1_sample *tail;
+        bool has_cc;
+        uint32_t cc;
+    } cases[] = {
+        {false, NULL, false, 0}, {true, NULL, true, 3}, {false, on1, false, 0},
+        {true, on2, false, 0},
+    };
+    tb_etmv1_config c;
+    tb_memimage *m = exc_image();
+    static tb_etmv1_sample s[32];
+    static pbuf pk;
+    static ebuf el;
+
+    ca8(&c);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        size_t n = 0, i, nr = 0;
+
+        memcpy(s, head, sizeof head);
+        n = sizeof head / sizeof head[0];
+        if (cases[k].td)
+            s[n++] = td;
+        if (cases[k].tail) {
+            memcpy(s + n, cases[k].tail, sizeof on1);
+            n += sizeof on1 / sizeof on1[0];
+        }
+        parse_samples(&c, s, n, &pk);
+        decode_packets(&c, m, &pk, &el);
+        for (i = 0; i < el.n; i++)
+            if (el.e[i].kind == TB_ELEM_INSN_RANGE && el.e[i].start == 0x8000) {
+                nr++;
+                cr_assert_eq(el.e[i].has_cc, cases[k].has_cc, "case %zu", k);
+                cr_assert_eq(el.e[i].cc, cases[k].cc, "case %zu: cc %u", k, el.e[i].cc);
+            }
+        cr_assert_eq(nr, 1, "case %zu", k);
+    }
+    tb_memimage_free(m);
+}
+
+/* The same before a marker that also changes the context ID (5.6.3: the
+ * CID after a 5-packet address with reason != 0): the count stays open,
+ * though the CONTEXT element comes first.  8-bit, CA, 1-byte CIDs:
+ *   0 BE 80 1 (0x8000, CID 01: 80 80 82 80 10 01) | 1-2 APO 80 82
+ *   3 IE 80 | 4 WT 10 | 5 WT 01 | 6 BE 84 1 (0x8004, CID 02)
+ *   7-8 APO 80 82 | 9-11 WT 80 10 02 */
+Test(etmv1_cycles, open_count_before_a_marker_with_a_new_context)
+{
+    static const tb_etmv1_sample s[] = {
+        {4, 1, 0x80}, {0, 0, 0x80}, {0, 0, 0x82}, {0, 0, 0x80}, {3, 0, 0x10}, {3, 0, 0x01},
+        {4, 1, 0x84}, {0, 0, 0x80}, {0, 0, 0x82}, {3, 0, 0x80}, {3, 0, 0x10}, {3, 0, 0x02},
+    };
+    tb_etmv1_config c;
+    tb_memimage *m = exc_image();
+    static pbuf pk;
+    static ebuf el;
+
+    ca8(&c);
+    c.ctxid_bytes = 1;
+    parse_samples(&c, s, sizeof s / sizeof s[0], &pk);
+    decode_packets(&c, m, &pk, &el);
+    /* NO_SYNC CONTEXT(1) TRACE_ON RANGE(0x8000) CONTEXT(2) TRACE_ON END */
+    cr_assert_eq(el.n, 7, "%zu elements", el.n);
+    cr_assert_eq(el.e[3].kind, TB_ELEM_INSN_RANGE);
+    cr_assert_eq(el.e[4].kind, TB_ELEM_CONTEXT);
+    cr_assert_eq(el.e[4].context_id, 2);
+    cr_assert(!el.e[3].has_cc, "a WT before a marker: the count is open (cc %u)", el.e[3].cc);
     tb_memimage_free(m);
 }
 

@@ -184,7 +184,8 @@ typedef struct tb_packet {
     uint8_t atom_count;      /* E and N atoms only */
     uint8_t w_count;         /* W atoms (ETMv3 cycle-accurate) */
     uint8_t seq_len;         /* entries in seq[] */
-    char seq[20];            /* 'W', 'E', 'N' in time order */
+    char seq[20];            /* 'W', 'E', 'N' in time order (ETMv1 CA
+                              * also 'T', docs/etmv1.md 3) */
     uint8_t phdr_format;     /* ETMv3 P-header format 0..4 */
 
     /* Addresses (branch, I-sync, WP update).  addr is the full address
