@@ -595,6 +595,51 @@ Test(ocsd_data, vmid_printed_as_character_etmv3, .timeout = 60)
     expect_pkt(&o, 1, TB_PKT_ATOM, 14, 1);
 }
 
+/* docs/opencsd-bugs.md 11: an LSiP I-sync (IHI0014Q 7.10.5: info bit 7,
+ * then the next instruction's address in branch format after the 4-byte
+ * address) whose address's last byte has bit 7 clear is ended by OpenCSD
+ * at that byte: it then reads the LSiP address past the packet's end
+ * ("oversized packet"), drops the I-sync and lists the LSiP byte as a
+ * BRANCH_ADDRESS.  With bit 7 set (address 0x80008000) it is listed.
+ * Ours: one I-sync of 7 bytes either way. */
+Test(ocsd_data, lsip_isync_ended_at_address_byte_4, .timeout = 60)
+{
+    /* I-sync 08, info A0 (LSiP, trace on), 0x00008000 LSB first, LSiP
+     * address 03 (A[7:2] = 1: 0x8004); then P-header 84 (one E). */
+    static const uint8_t cut[] = {0x08, 0xA0, 0x00, 0x80, 0x00, 0x00, 0x03, 0x84};
+    static const uint8_t whole[] = {0x08, 0xA0, 0x00, 0x80, 0x00, 0x80, 0x03, 0x84};
+    static const char *const want_cut[] = {
+        "18 BRANCH_ADDRESS : Branch address.; Addr=0x00008004 ~[0x4]; ",
+        "19 P_HDR : Atom P-header.; E",
+    };
+    uint8_t s[64];
+    tb_config cfg;
+    listing l;
+    pkts o;
+    size_t len;
+
+    if (!lister_or_skip())
+        return;
+    cr_assert_eq(tb_config_from_regs(&cfg, 0, 0x410CF250u, 0, 0x10), 0);
+    len = stream(cut, sizeof cut, s, sizeof s);
+    ocsd_list_stream(&cfg, s, len, &l);
+    expect_lines(&l, want_cut, 2, "11");
+    our_list_stream(&cfg, s, len, &o);
+    cr_assert_eq(o.n, 2);
+    expect_pkt(&o, 0, TB_PKT_ISYNC, 12, 7);
+    cr_assert(o.v[0].lsip);
+    cr_assert_eq(o.v[0].lsip_addr, 0x8004);
+    expect_pkt(&o, 1, TB_PKT_ATOM, 19, 1);
+
+    len = stream(whole, sizeof whole, s, sizeof s);
+    ocsd_list_stream(&cfg, s, len, &l);
+    cr_assert_eq(l.n, 2, "OpenCSD listed %zu packets", l.n);
+    cr_assert(!strncmp(l.line[0], "12 I_SYNC", 9), "%s", l.line[0]);
+    our_list_stream(&cfg, s, len, &o);
+    cr_assert_eq(o.n, 2);
+    expect_pkt(&o, 0, TB_PKT_ISYNC, 12, 7);
+}
+
 Test(ocsd_data, vmid_printed_as_character_ptm, .timeout = 60)
 {
     static const uint8_t s[] = {

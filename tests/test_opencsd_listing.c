@@ -13,7 +13,7 @@
  * handed (an artefact of its chunking); ours is one packet for the whole
  * unsynchronised run, so NOTSYNC is compared by where it starts.
  *
- * Where OpenCSD is wrong (docs/opencsd-bugs.md 3 to 9, each proved on a
+ * Where OpenCSD is wrong (docs/opencsd-bugs.md 3 to 9 and 11, each proved on a
  * minimal snapshot in tests/test_ocsd_data.c) a difference is not
  * skipped: our packet is transformed the way the documented fault
  * transforms it (ocsd_data_view, vmid_want) and must then be equal; the
@@ -292,7 +292,7 @@ static const char *const etm_exc_names[16] = {
  * lister prints no BE, so no listing shows it.  Section 8 is the
  * decoder's, not the lister's. */
 enum { FAULT_VNT_BIT5 = 3, FAULT_ADDR_BYTE = 4, FAULT_NO_END = 6,
-       FAULT_VALUE_OFF = 7, FAULT_VMID_CHAR = 9, FAULT_MAX = 10 };
+       FAULT_VALUE_OFF = 7, FAULT_VMID_CHAR = 9, FAULT_LSIP_END = 11, FAULT_MAX = 12 };
 
 typedef struct listing_counts {
     size_t compared;         /* packets compared */
@@ -684,6 +684,30 @@ typedef struct cmp_state {
                              * else SIZE_MAX */
 } cmp_state;
 
+/* docs/opencsd-bugs.md 11: OpenCSD ends an ETMv3 I-sync at its 4-byte
+ * address when that address's last byte has bit 7 clear, LSiP or not;
+ * with LSiP it then reads past the packet and drops it (an error line, no
+ * listing), and lists the LSiP address bytes as a BRANCH_ADDRESS of
+ * their own.  Returns the byte count of such an LSiP address (it starts
+ * p->size - n bytes into p), 0 when p is no such I-sync.  Layout
+ * (IHI0014Q 7.10.5, etmv3-data.md 7): header (0x70: then a cycle count,
+ * 1-5 bytes with C in bit 7), context ID bytes, info, 4 address bytes,
+ * then the LSiP address in branch format. */
+static unsigned lsip_fault_len(const tb_packet *p, const tb_config *cfg)
+{
+    unsigned k = 1;
+
+    if (p->protocol != TB_PROTO_ETMV3 || p->kind != TB_PKT_ISYNC || !p->lsip)
+        return 0;
+    if (p->bytes[0] == 0x70)
+        while (k < p->size && k < 6 && (p->bytes[k++] & 0x80) && k < 6)
+            ;
+    k += cfg->ctxid_bytes + 1u + 4u; /* now just past the 4-byte address */
+    if (k >= p->size || (p->bytes[k - 1] & 0x80))
+        return 0;
+    return p->size - k;
+}
+
 /* Compares our packets from st->i with OpenCSD's lines theirs[0..n)
  * (indices already ours); false with the reason in why. */
 static bool compare_run(cmp_state *st, const ocsd_pkt *theirs, size_t n_theirs,
@@ -781,6 +805,40 @@ static bool compare_run(cmp_state *st, const ocsd_pkt *theirs, size_t n_theirs,
                          theirs[j - 1].idx, dv.extends, i, line);
                 ok = false;
             }
+            continue;
+        }
+        if (lsip_fault_len(p, st->cfg)) {
+            /* Fault 11: OpenCSD lists only the LSiP address, as a branch
+             * address at its first byte, with the bits it gives. */
+            unsigned n = lsip_fault_len(p, st->cfg);
+            unsigned bits = n == 5 ? 32 : 6 + 7 * (n - 1) + (p->lsip_isa == TB_ISA_THUMB ? 1 : 2);
+            uint32_t mask = bits >= 32 ? 0xFFFFFFFFu : (1u << bits) - 1;
+            size_t pos = byte_pos(bytes, p->index);
+            uint64_t at;
+            char want[64];
+
+            /* The LSiP bytes' own index: a formatted buffer may put a
+             * frame's ID byte inside the I-sync. */
+            cr_assert_neq(pos, SIZE_MAX, "packet at %" PRIu64 " not in the stream", p->index);
+            cr_assert_lt(pos + p->size - n, bytes->n);
+            at = bytes->idx[pos + p->size - n];
+            snprintf(want, sizeof want, "~[0x%X]", (unsigned)(p->lsip_addr & mask));
+            if (strcmp(theirs[j].name, "BRANCH_ADDRESS") != 0 || theirs[j].idx != at ||
+                !strstr(theirs[j].fields, want)) {
+                tb_packet_format(p, line, sizeof line);
+                snprintf(why, wlen, "source 0x%02x packet %zu: an LSiP I-sync OpenCSD ends "
+                         "early (fault 11) should list as BRANCH_ADDRESS at %" PRIu64
+                         " with %s\n  ours: %s\n  OpenCSD: Idx:%" PRIu64 " %s;%s", id, i,
+                         at, want, line, theirs[j].idx, theirs[j].name,
+                         theirs[j].fields);
+                ok = false;
+                break;
+            }
+            st->cur_addr = p->lsip_addr;
+            st->cur_isa = p->lsip_isa;
+            count_faults(c, 1u << FAULT_LSIP_END);
+            i++;
+            j++;
             continue;
         }
         if (!same_packet(p, &theirs[j], &st->prev_isa, &faults, diff, sizeof diff)) {
