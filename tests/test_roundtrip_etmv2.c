@@ -59,7 +59,7 @@ static size_t programs(char names[][64], size_t max)
 
         if (l < 5 || l >= 64 || strcmp(de->d_name + l - 4, ".ini"))
             continue;
-        char ini[1024], err[256];
+        char ini[1300], err[256];
         tb_scenario scn;
 
         snprintf(names[n], 64, "%.*s", (int)(l - 4), de->d_name);
