@@ -226,7 +226,9 @@ typedef struct tb_packet {
     uint8_t reason;
     bool jazelle;
     bool lsip;
-    uint32_t lsip_addr;      /* LSiP: address of the executing insn */
+    uint32_t lsip_addr;      /* LSiP: where execution goes on (the compressed
+                              * address after the 4-byte field, which, in
+                              * addr, is the LSiP instruction's; 7.10.5) */
     tb_isa lsip_isa;
 
     /* ETMv3 data trace. */
