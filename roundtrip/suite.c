@@ -32,7 +32,8 @@ static const char *const etmv3_sets[] = {
     "data=both,ooo=2,fifo=64:1/4,ca,ts",
     /* A core that transfers the PC first in an LDM that loads it
      * (ETMIDR[16]): the second transfer carries its address (7.4.4). */
-    "data=both,pcfirst", "data=value,pcfirst,ca", "data=addr,pcfirst,ooo=2,filter",
+    "data=both,pcfirst", "data=value,pcfirst,ca", "data=addr,pcfirst,filter",
+    "data=both,pcfirst,ooo=2,fifo=64:1/4,ca",
 };
 
 static const char *const ptm_sets[] = {
