@@ -472,15 +472,18 @@ static void list_scenarios(const char *vdir, const char *prog, scn_list *l)
     qsort(l->v + first, l->n - first, sizeof *l->v, cmp_scn);
 }
 
-/* ETMv1 cores (ARM7/ARM9) have no Security Extensions: a scenario that
- * runs Secure and Non-secure code (secure = true) is not traced with
- * ETMv1 (its SMC vector is no ETMv1 exception vector). */
+/* ETMv1 and ETMv2 cores (ARM7/ARM9/ARM10) have no Security Extensions:
+ * a scenario that runs Secure and Non-secure code (secure = true) is not
+ * traced with them (its SMC vector is no exception vector of theirs). */
 static bool skip_case(const scn_entry *sc, tb_protocol p)
 {
     tb_scenario scn;
     char err[256];
 
-    return p == TB_PROTO_ETMV1 && tb_scenario_load(&scn, sc->path, err, sizeof err) == 0 &&
+    if (p != TB_PROTO_ETMV1 && p != TB_PROTO_ETMV2)
+        return false;
+    tb_scenario_init(&scn); /* parsing adds to it: it must start empty */
+    return tb_scenario_load(&scn, sc->path, err, sizeof err) == 0 &&
            scn.secure;
 }
 

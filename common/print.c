@@ -175,6 +175,13 @@ static void put_fields(out *o, const tb_packet *p)
     case TB_PKT_OOO_DATA:
     case TB_PKT_OOO_PLACEHOLDER:
     case TB_PKT_VALUE_NOT_TRACED:
+        if (p->protocol == TB_PROTO_ETMV1) {
+            /* An ID marker or a cycle's data units (etmv1.h). */
+            f_word(o, "etmv1", p->size ? "units" : "id");
+            if (p->size)
+                f_num(o, "sync_ev", p->sync_ev);
+            break;
+        }
         if (p->data_tag)
             f_num(o, "tag", p->data_tag);
         if (p->has_data_addr) {

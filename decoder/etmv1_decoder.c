@@ -8,14 +8,55 @@
  * reason 1-3 a marker with no instruction (trace on, overflow, debug
  * exit), or a BE to an exception vector: the exception (docs 4).  The PC
  * is known after the first 5-packet address (5.5.4).
+ *
+ * Data trace (docs/etmv1.md 9): an ID (DATA marker) or BD names its
+ * instruction, whose opcode gives how many bytes of data packets it has
+ * (5.4 Table 5.2).  Its packets start at the first data unit at or
+ * after its status cycle, or right after the previous data instruction's
+ * when the FIFO was still sending those (the FIFO keeps order and sends
+ * whenever it holds something); units no instruction can own are idle
+ * cycles' and are skipped.  Elements wait in a queue behind an
+ * instruction whose data has not all come, so that its DATA elements
+ * follow its range.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem_op.h"
 #include "tracebench/classify.h"
 #include "tracebench/etmv1.h"
+#include "port_cc.h"
 
 enum { W_NONE, W_RNG, W_HELD };
+
+#define XMAX 64u                /* transfers of one instruction */
+#define DBYTES (5u + 4u * XMAX) /* its data packets at most */
+#define DQMAX 4096u             /* data instructions waiting for data */
+#define OQMAX 16384u            /* elements waiting behind them */
+
+/* A data instruction (ID or BD) and its data packets so far. */
+typedef struct dinsn {
+    uint64_t index;       /* its status cycle */
+    uint32_t addr;        /* the instruction */
+    uint8_t isa, size;
+    tb_mem_op op;
+    uint8_t b[DBYTES];
+    unsigned n, need;     /* bytes; need 0: address not complete yet */
+    bool started, done, dead;
+    bool have_lo;         /* 4-bit port: a low nibble is in lo */
+    uint8_t lo;
+    uint32_t daddr;       /* the data address, when daddr_ok */
+    bool daddr_ok, bad;
+    bool has_floor;       /* branches came before it: their addresses */
+    uint32_t floor;       /* precede its data (TRACESYNC events < floor) */
+} dinsn;
+
+/* An element, or (data) the DATA elements of dq entry `serial`. */
+typedef struct oent {
+    tb_element el;
+    bool data;
+    uint32_t serial;
+} oent;
 
 struct tb_etmv1_decoder {
     tb_etmv1_config cfg;
@@ -39,6 +80,22 @@ struct tb_etmv1_decoder {
     uint32_t ctxid;
     bool ctx_known;
 
+    /* Data trace (allocated when ETMCR[3:2] != 0). */
+    bool last_ok;         /* last_in: the instruction the last atom walked */
+    tb_insn last_in;
+    bool dsync;           /* data units can be given to instructions */
+    uint32_t last_daddr;  /* last data address (5.7.3) */
+    bool daddr_known;     /* after a 5-packet one */
+    dinsn *dq;            /* ring: data instructions not yet out */
+    unsigned dq_h, dq_n, dq_cur; /* dq_cur: the first not done */
+    uint32_t dq_serial;   /* serial of dq[dq_h] */
+    oent *oq;             /* ring: elements waiting for data */
+    unsigned oq_h, oq_n;
+    bool held_data;       /* the held range's last instruction has data */
+    uint32_t held_serial;
+    bool have_br_ev;      /* the TRACESYNC event of the last BRANCH */
+    uint32_t br_ev;
+
     tb_element_cb cb;
     void *ctx;
     int emitted;
@@ -52,13 +109,134 @@ static void el_init(tb_element *el, tb_elem_kind k, uint64_t index)
     el->index = index;
 }
 
-static void emit(tb_etmv1_decoder *d, const tb_element *el)
+static void deliver(tb_etmv1_decoder *d, const tb_element *el)
 {
     if (d->stop)
         return;
     d->emitted++;
     if (d->cb && d->cb(d->ctx, el))
         d->stop = true;
+}
+
+static void data_drop(tb_etmv1_decoder *d, bool truncated);
+
+static void oq_push(tb_etmv1_decoder *d, const tb_element *el, bool data, uint32_t serial)
+{
+    oent *o;
+
+    if (d->oq_n == OQMAX) /* data that does not come: give up on it */
+        data_drop(d, true);
+    o = &d->oq[(d->oq_h + d->oq_n++) % OQMAX];
+    if (el)
+        o->el = *el;
+    o->data = data;
+    o->serial = serial;
+}
+
+/* Elements go out unless some wait behind data not come yet. */
+static void emit(tb_etmv1_decoder *d, const tb_element *el)
+{
+    if (d->oq_n)
+        oq_push(d, el, false, 0);
+    else
+        deliver(d, el);
+}
+
+static dinsn *dq_at(tb_etmv1_decoder *d, unsigned i)
+{
+    return &d->dq[(d->dq_h + i) % DQMAX];
+}
+
+/* The DATA elements of a data instruction: each transfer in order, its
+ * address (an LSM's contiguous from the first, SWP's the same twice),
+ * direction and size from the opcode. */
+static void data_elements(tb_etmv1_decoder *d, const dinsn *x)
+{
+    tb_element el;
+    unsigned k, at = x->need - (d->cfg.data_trace & 1 ? x->op.n * x->op.size : 0);
+
+    if (x->dead)
+        return;
+    if (x->bad) {
+        el_init(&el, TB_ELEM_NO_SYNC, x->index);
+        el.reason = TB_GAP_BAD_PACKET;
+        el.err = x->done ? TB_ERR_BAD_PACKET : TB_ERR_TRUNCATED;
+        deliver(d, &el);
+        return;
+    }
+    for (k = 0; k < x->op.n; k++) {
+        uint8_t fl = 0;
+
+        el_init(&el, TB_ELEM_DATA, x->index);
+        el.last_addr = x->addr;
+        el.isa = x->isa;
+        el.last_size = x->size;
+        el.data_size = x->op.size;
+        if (x->op.swap ? k == 1 : x->op.store)
+            fl |= TB_DATA_STORE;
+        if (x->daddr_ok)
+            el.data_addr = x->daddr + (x->op.swap ? 0 : k * x->op.size);
+        else
+            fl |= TB_DATA_NO_ADDR;
+        if (d->cfg.data_trace & 1) {
+            unsigned i;
+
+            for (i = 0; i < x->op.size; i++) /* LSB first (U17) */
+                el.data_value |= (uint32_t)x->b[at + k * x->op.size + i] << (8 * i);
+        } else {
+            fl |= TB_DATA_NO_VALUE;
+        }
+        el.data_flags = fl;
+        deliver(d, &el);
+    }
+}
+
+/* Sends what no longer waits. */
+static void oq_flush(tb_etmv1_decoder *d)
+{
+    while (d->oq_n && !d->stop) {
+        oent *o = &d->oq[d->oq_h];
+
+        if (o->data) {
+            dinsn *x;
+
+            if (!d->dq_n || o->serial != d->dq_serial)
+                break; /* cannot happen: placeholders follow dq order */
+            x = dq_at(d, 0);
+            if (!x->done && !x->dead && !x->bad)
+                break;
+            data_elements(d, x);
+            d->dq_h = (d->dq_h + 1) % DQMAX;
+            d->dq_n--;
+            d->dq_serial++;
+            if (d->dq_cur)
+                d->dq_cur--;
+        } else {
+            deliver(d, &o->el);
+        }
+        d->oq_h = (d->oq_h + 1) % OQMAX;
+        d->oq_n--;
+    }
+}
+
+/* Data can no longer be followed: what waits goes out (truncated: an
+ * error element each), the rest is not given to any instruction. */
+static void data_drop(tb_etmv1_decoder *d, bool truncated)
+{
+    unsigned i;
+
+    if (!d->dq)
+        return;
+    for (i = d->dq_cur; i < d->dq_n; i++) {
+        dinsn *x = dq_at(d, i);
+
+        x->dead = !truncated;
+        x->bad = truncated;
+    }
+    d->dq_cur = d->dq_n;
+    d->dsync = false;
+    d->daddr_known = false;
+    oq_flush(d);
 }
 
 static void release_held(tb_etmv1_decoder *d)
@@ -69,6 +247,11 @@ static void release_held(tb_etmv1_decoder *d)
         return;
     emit(d, &d->held);
     d->have_held = false;
+    if (d->held_data) { /* its last instruction's data follows it */
+        oq_push(d, NULL, true, d->held_serial);
+        d->held_data = false;
+        oq_flush(d);
+    }
     for (; d->trig_held; d->trig_held--) {
         el_init(&el, TB_ELEM_EVENT, d->trig_index);
         emit(d, &el);
@@ -111,10 +294,7 @@ static void settle(tb_etmv1_decoder *d)
 static void settle_open(tb_etmv1_decoder *d, bool lost)
 {
     close_range(d);
-    if (d->have_held && (lost || !d->w_sure)) {
-        d->held.has_cc = false;
-        d->held.cc = 0;
-    }
+    tb_port_cc_open(&d->held, d->have_held, lost, d->w_sure);
     settle(d);
 }
 
@@ -128,8 +308,7 @@ static void emit_counted(tb_etmv1_decoder *d, tb_element *el)
         emit(d, el);
         return;
     }
-    el->has_cc = true;
-    el->cc = 1;
+    tb_port_cc_count(el, 1); /* the BE */
     d->held = *el;
     d->have_held = true;
     d->w_target = W_HELD;
@@ -201,16 +380,150 @@ static void add_insn(tb_etmv1_decoder *d, uint64_t index, const tb_insn *in, cha
         close_range(d);
 }
 
+/* A data instruction in (status cycle index): its data packets are
+ * awaited; its DATA elements go after the held range when in is its last
+ * instruction (after_held, CA), else after what went out so far. */
+static void data_begin(tb_etmv1_decoder *d, uint64_t index, const tb_insn *in, bool after_held)
+{
+    dinsn *x;
+    uint8_t size;
+    tb_mem_op op = tb_mem_op_at(d->mem, in->addr, in->isa, &size);
+    uint32_t serial;
+
+    if (!d->dsync)
+        return;
+    if (!op.n || op.n > XMAX || d->dq_n == DQMAX) {
+        /* An ID/BD on an instruction that transfers nothing: the trace
+         * and the image disagree, and its data cannot be measured. */
+        tb_element el;
+
+        data_drop(d, false);
+        el_init(&el, TB_ELEM_NO_SYNC, index);
+        el.reason = TB_GAP_INCONSISTENT;
+        el.err = op.n ? TB_ERR_LIMIT : TB_ERR_MISMATCH;
+        emit(d, &el);
+        return;
+    }
+    serial = d->dq_serial + d->dq_n;
+    x = dq_at(d, d->dq_n++);
+    x->n = x->need = 0;
+    x->started = x->done = x->dead = x->have_lo = x->daddr_ok = x->bad = false;
+    x->index = index;
+    x->addr = in->addr;
+    x->isa = in->isa;
+    x->size = size;
+    x->op = op;
+    x->has_floor = d->have_br_ev;
+    x->floor = d->br_ev + 1;
+    if (!(d->cfg.data_trace & 2)) /* values only: no address part */
+        x->need = op.n * op.size;
+    if (after_held && d->have_held) {
+        d->held_data = true;
+        d->held_serial = serial;
+    } else {
+        oq_push(d, NULL, true, serial);
+    }
+}
+
+/* x has all its bytes: its data address (compressed against the last
+ * one, 5.7.3: a 5-packet one has reason b000). */
+static void data_done(tb_etmv1_decoder *d, dinsn *x)
+{
+    x->done = true;
+    if (d->cfg.data_trace & 2) {
+        unsigned na = tb_etmv1_addr_length(x->b, x->n);
+        uint8_t reason;
+        bool j;
+
+        tb_etmv1_addr_decode(x->b, na, d->last_daddr, &d->last_daddr, &reason, &j);
+        if (reason || j) {
+            x->bad = true;
+            d->daddr_known = false;
+            return;
+        }
+        if (na == 5)
+            d->daddr_known = true;
+        x->daddr = d->last_daddr;
+        x->daddr_ok = d->daddr_known;
+    }
+}
+
+/* One data byte for x. */
+static void data_byte(tb_etmv1_decoder *d, dinsn *x, uint8_t b)
+{
+    x->b[x->n++] = b;
+    if (!x->need && ((b & 0x80) == 0 || x->n == 5)) /* address complete */
+        x->need = x->n + (d->cfg.data_trace & 1 ? x->op.n * x->op.size : 0);
+    if (x->need && x->n >= x->need)
+        data_done(d, x);
+}
+
+/* The data units (nibbles on a 4-bit port, else bytes) of one cycle. */
+static void data_units(tb_etmv1_decoder *d, const tb_packet *pkt)
+{
+    unsigned i;
+
+    for (i = 0; i < pkt->size && d->dsync; i++) {
+        dinsn *x;
+        uint8_t u = pkt->bytes[i];
+
+        if (d->dq_cur == d->dq_n)
+            break; /* no data instruction waits: an idle cycle's */
+        x = dq_at(d, d->dq_cur);
+        if (!x->started) {
+            if (pkt->index < x->index)
+                continue; /* before its status: idle */
+            /* While the address of a branch before x is still to come,
+             * it is ahead of x's data in the FIFO: a unit now is not
+             * x's (on a 16-bit port, the empty high byte before an
+             * address start, U13). */
+            if (x->has_floor && (int32_t)(pkt->sync_ev - x->floor) < 0)
+                continue;
+            x->started = true;
+        }
+        if (d->cfg.port_width == 4) {
+            if (!x->have_lo) {
+                x->lo = u & 0xF;
+                x->have_lo = true;
+                continue;
+            }
+            x->have_lo = false;
+            u = (uint8_t)(x->lo | (u & 0xF) << 4);
+        }
+        data_byte(d, x, u);
+        if (x->done)
+            d->dq_cur++;
+    }
+    oq_flush(d);
+}
+
+/* The DATA marker of an ID: the instruction the atom before it walked. */
+static void data_marker(tb_etmv1_decoder *d, const tb_packet *pkt)
+{
+    if (!d->cfg.data_trace)
+        return;
+    if (!d->last_ok) { /* its instruction is not known: nor its length */
+        data_drop(d, false);
+        return;
+    }
+    d->last_ok = false;
+    close_range(d); /* its DATA elements follow it */
+    data_begin(d, pkt->index, &d->last_in, true);
+}
+
 static void step(tb_etmv1_decoder *d, uint64_t index, char atom)
 {
     tb_insn in;
     bool direct, indirect;
 
+    d->last_ok = false;
     if (!d->pc_known) /* nothing to walk from yet (5.5.4) */
         return;
     if (!insn_at(d, index, &in))
         return;
     add_insn(d, index, &in, atom);
+    d->last_ok = true;
+    d->last_in = in;
     direct = in.wp_class == TB_WP_DIRECT || in.wp_class == TB_WP_DIRECT_LINK;
     indirect = in.wp_class == TB_WP_INDIRECT || in.wp_class == TB_WP_INDIRECT_LINK;
     if (atom == 'E' && direct && in.has_target) {
@@ -281,9 +594,16 @@ static void branch(tb_etmv1_decoder *d, const tb_packet *pkt)
                                        TB_ISYNC_DEBUG_EXIT};
 
         settle(d);
+        if (pkt->reason == TB_ETMV1_R_OVERFLOW && d->dq) {
+            /* 5.9: trace restarts once the FIFO has drained: from here
+             * data units are known again. */
+            data_drop(d, false);
+            d->dsync = true;
+        }
         trace_on(d, pkt, why[pkt->reason]);
     } else {
         bool was_known = d->pc_known;
+        bool bd = pkt->phdr_format == TB_ETMV1_BD && d->cfg.data_trace;
 
         off = pkt->addr_known ? vector_offset(d, pkt->addr) : -1;
         if (off == 0x10 && was_known) {
@@ -300,20 +620,33 @@ static void branch(tb_etmv1_decoder *d, const tb_packet *pkt)
                 el.cancelled = true;
                 el.pref_return = at;
                 emit_counted(d, &el);
+                if (bd) /* its data follows the exception (5.4) */
+                    data_begin(d, pkt->index, &in, true);
             }
         } else if (off >= 0) {
+            tb_insn in;
+
             el_init(&el, TB_ELEM_EXCEPTION, pkt->index);
             el.exc_num = exc_number(off);
             el.pref_return = was_known ? d->pc : 0;
             el.err = was_known ? 0 : TB_ERR_NO_SYNC;
             emit_counted(d, &el);
+            /* A load to the PC that reads as an exception (docs 4). */
+            if (bd && was_known && insn_at(d, pkt->index, &in))
+                data_begin(d, pkt->index, &in, true);
+            else if (bd)
+                data_drop(d, false);
         } else if (was_known) {
             tb_insn in;
 
             if (insn_at(d, pkt->index, &in)) {
                 add_insn(d, pkt->index, &in, 'E');
                 close_range(d);
+                if (bd) /* its data came first (5.4) */
+                    data_begin(d, pkt->index, &in, true);
             }
+        } else if (bd) {
+            data_drop(d, false); /* its length is not known */
         }
         if (!was_known && pkt->addr_known) {
             settle(d);
@@ -362,6 +695,14 @@ int tb_etmv1_decoder_packet(tb_etmv1_decoder *d, const tb_packet *pkt,
         break;
     case TB_PKT_BRANCH:
         branch(d, pkt);
+        d->have_br_ev = true; /* after a BD's data_begin: its data is first */
+        d->br_ev = pkt->sync_ev;
+        break;
+    case TB_PKT_DATA:
+        if (pkt->phdr_format == TB_ETMV1_ID)
+            data_marker(d, pkt);
+        else if (d->dq)
+            data_units(d, pkt);
         break;
     case TB_PKT_TRIGGER:
         close_range(d);
@@ -378,6 +719,7 @@ int tb_etmv1_decoder_packet(tb_etmv1_decoder *d, const tb_packet *pkt,
     case TB_PKT_BAD_SEQUENCE:
     case TB_PKT_BAD_TRACEMODE:
     case TB_PKT_INCOMPLETE:
+        data_drop(d, false); /* the parser forgot its units */
         lose(d, pkt->index, TB_GAP_BAD_PACKET,
              pkt->kind == TB_PKT_INCOMPLETE ? TB_ERR_TRUNCATED
              : pkt->err ? pkt->err : TB_ERR_BAD_PACKET);
@@ -398,6 +740,7 @@ int tb_etmv1_decoder_finish(tb_etmv1_decoder *d, tb_element_cb cb, void *ctx)
     d->ctx = ctx;
     d->emitted = 0;
     settle_open(d, false);
+    data_drop(d, true); /* data that never came */
     el_init(&el, TB_ELEM_END, 0);
     emit(d, &el);
     return d->stop ? TB_ERR_STOPPED : d->emitted;
@@ -414,6 +757,15 @@ void tb_etmv1_decoder_reset(tb_etmv1_decoder *d)
     d->ctxid = 0;
     d->stop = false;
     d->isa = TB_ISA_ARM;
+    d->last_ok = false;
+    d->dsync = true; /* the capture starts with the FIFO empty */
+    d->daddr_known = false;
+    d->last_daddr = 0;
+    d->dq_h = d->dq_n = d->dq_cur = 0;
+    d->dq_serial = 0;
+    d->oq_h = d->oq_n = 0;
+    d->held_data = false;
+    d->have_br_ev = false;
 }
 
 tb_etmv1_decoder *tb_etmv1_decoder_new(const tb_etmv1_config *cfg,
@@ -431,6 +783,11 @@ tb_etmv1_decoder *tb_etmv1_decoder_new(const tb_etmv1_config *cfg,
     }
     d->cfg = *cfg;
     d->mem = mem;
+    if (cfg->data_trace && (!(d->dq = malloc(DQMAX * sizeof *d->dq)) ||
+                            !(d->oq = malloc(OQMAX * sizeof *d->oq)))) {
+        tb_etmv1_decoder_free(d);
+        return NULL;
+    }
     tb_etmv1_decoder_reset(d);
     return d;
 }
@@ -440,5 +797,7 @@ void tb_etmv1_decoder_free(tb_etmv1_decoder *d)
     if (!d)
         return;
     tb_classifier_free(d->cls);
+    free(d->dq);
+    free(d->oq);
     free(d);
 }

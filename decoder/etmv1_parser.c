@@ -13,22 +13,34 @@
  * a WT, 'T' for an APO cycle or a TD with TraceEnable, which are
  * certainly the last status's (a WT may be the FIFO draining with trace
  * off, 5.8).
+ *
+ * Data trace (ETMCR[3:2]): how many data packets an ID/BD has depends on
+ * its instruction, which only the decoder knows.  So the parser hands on
+ * what it cannot tell apart, in cycle order: a DATA marker for each ID,
+ * and for each cycle that carries FIFO data the TRACEPKT units (nibbles
+ * on a 4-bit port, else bytes) that are no branch address.  An idle
+ * cycle's units are among them; the decoder skips them (docs/etmv1.md 9).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "tracebench/etmv1.h"
 
-#define QMAX 8192u /* held statuses: ~ the FIFO's drain time in cycles */
+#define QMAX 16384u /* held statuses and data units (ring size) */
+/* Held at most: ~ the FIFO's drain time in cycles; with data trace each
+ * cycle may add its data units too. */
+#define QLIMIT(p) ((p)->cfg.data_trace ? QMAX : 8192u)
 #define PMAX 64u   /* branches waiting for their address */
 #define RMAX 32u   /* address reads kept for them */
 
-enum { Q_E, Q_N, Q_W, Q_T, Q_TRIG, Q_BR };
+enum { Q_E, Q_N, Q_W, Q_T, Q_TRIG, Q_BR, Q_ID, Q_UNITS };
 
 typedef struct qent {
     uint8_t kind;
+    uint8_t nb, b[2];       /* Q_UNITS: the cycle's data units */
+    uint32_t br;            /* Q_BR: branch serial; Q_UNITS: TRACESYNC
+                             * events up to this cycle */
     uint64_t index;
-    uint32_t br;            /* Q_BR: branch serial */
 } qent;
 
 typedef struct pbr {
@@ -76,6 +88,9 @@ struct tb_etmv1_parser {
 
     uint32_t last_raw;
     bool addr_known;
+
+    /* Data trace: the data units of the cycle being read. */
+    qent units;
 
     tb_packet atom;         /* ATOM being filled */
 
@@ -151,6 +166,7 @@ static void forget(tb_etmv1_parser *p)
     p->reading = false;
     p->have_low = false;
     p->addr_known = false;
+    p->units.nb = 0;
 }
 
 static int fail(tb_etmv1_parser *p, tb_pkt_kind kind, uint64_t index, int err)
@@ -172,6 +188,26 @@ static pbr *branch_of(tb_etmv1_parser *p, uint32_t serial)
             return b;
     }
     return NULL;
+}
+
+/* A DATA packet: the marker of an ID (phdr_format ID, no bytes) or a
+ * cycle's data units (phdr_format 0, bytes[0..size)). */
+static int emit_data(tb_etmv1_parser *p, const qent *e)
+{
+    tb_packet k;
+    int rc;
+
+    if ((rc = flush_atom(p)) < 0)
+        return rc;
+    pkt_init(&k, TB_PKT_DATA, e->index);
+    if (e->kind == Q_ID) {
+        k.phdr_format = TB_ETMV1_ID;
+    } else {
+        k.size = e->nb;
+        memcpy(k.bytes, e->b, e->nb);
+        k.sync_ev = e->br;
+    }
+    return out(p, &k);
 }
 
 static int emit_branch(tb_etmv1_parser *p, const pbr *b, const aread *r)
@@ -200,6 +236,7 @@ static int emit_branch(tb_etmv1_parser *p, const pbr *b, const aread *r)
     k.addr = raw & ((raw & 1) ? ~1u : ~3u);
     k.reason = reason;
     k.phdr_format = b->ps;
+    k.sync_ev = (uint32_t)r->ev;
     if (r->n > na) {
         k.has_ctxid = true;
         for (i = na; i < r->n; i++)
@@ -249,6 +286,12 @@ static int drain(tb_etmv1_parser *p)
         } else if (e->kind == Q_TRIG) {
             if ((rc = emit_simple(p, TB_PKT_TRIGGER, e->index, 0)) < 0)
                 return rc;
+        } else if (e->kind == Q_ID) { /* 'E', then its marker */
+            if ((rc = add_atom(p, 'E', e->index)) < 0 || (rc = emit_data(p, e)) < 0)
+                return rc;
+        } else if (e->kind == Q_UNITS) {
+            if ((rc = emit_data(p, e)) < 0)
+                return rc;
         } else if ((rc = add_atom(p, e->kind == Q_E ? 'E' : e->kind == Q_N ? 'N'
                                      : e->kind == Q_W ? 'W' : 'T', e->index)) < 0) {
             return rc;
@@ -263,13 +306,38 @@ static int enqueue(tb_etmv1_parser *p, uint8_t kind, uint64_t index, uint32_t br
 {
     qent *e;
 
-    if (p->qn == QMAX) /* an address that never comes */
+    if (p->qn == QLIMIT(p)) /* an address that never comes */
         return fail(p, TB_PKT_BAD_SEQUENCE, p->q[p->qh].index, TB_ERR_LIMIT);
     e = &p->q[(p->qh + p->qn++) % QMAX];
     e->kind = kind;
     e->index = index;
     e->br = br;
+    e->nb = 0;
     return 0;
+}
+
+/* Queues the cycle's data units with the TRACESYNC events so far: the
+ * decoder gives none to an instruction while the address of a branch
+ * before it is still to come. */
+static int units_out(tb_etmv1_parser *p)
+{
+    if (p->units.nb) {
+        int rc = enqueue(p, Q_UNITS, p->units.index, (uint32_t)p->n_sync);
+        qent *e;
+
+        if (rc < 0)
+            return rc;
+        e = &p->q[(p->qh + p->qn - 1) % QMAX];
+        e->nb = p->units.nb;
+        memcpy(e->b, p->units.b, 2);
+    }
+    p->units.nb = 0;
+    return 0;
+}
+
+static void unit(tb_etmv1_parser *p, uint8_t u)
+{
+    p->units.b[p->units.nb++] = u;
 }
 
 static void feed_byte(tb_etmv1_parser *p, uint8_t byte)
@@ -334,8 +402,10 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
         }
         switch (ps) {
         case TB_ETMV1_IE:
-        case TB_ETMV1_ID:
             rc = enqueue(p, Q_E, index, 0);
+            break;
+        case TB_ETMV1_ID:
+            rc = enqueue(p, p->cfg.data_trace ? Q_ID : Q_E, index, 0);
             break;
         case TB_ETMV1_IN:
             rc = enqueue(p, Q_N, index, 0);
@@ -366,6 +436,7 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
     }
     if (data) {
         unsigned w = p->cfg.port_width;
+        bool dt = p->cfg.data_trace != 0;
 
         if (s->tracesync) {
             aread *r;
@@ -378,6 +449,7 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
             p->reading = true;
             p->have_low = false;
         }
+        p->units.index = index;
         if (p->reading) {
             if (w == 4) {
                 if (!p->have_low) {
@@ -391,8 +463,16 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
                 feed_byte(p, (uint8_t)pkt);
                 if (w == 16 && p->reading)
                     feed_byte(p, (uint8_t)(pkt >> 8));
+                else if (w == 16 && dt)
+                    unit(p, (uint8_t)(pkt >> 8));
             }
+        } else if (dt) {
+            unit(p, (uint8_t)(w == 4 ? pkt & 0xF : pkt));
+            if (w == 16)
+                unit(p, (uint8_t)(pkt >> 8));
         }
+        if ((rc = units_out(p)) < 0)
+            return rc;
     }
     return drain(p);
 }
@@ -442,7 +522,8 @@ int tb_etmv1_parser_push(tb_etmv1_parser *p, const uint8_t *data, size_t len,
             if (p->cfg_given &&
                 (c.port_width != p->cfg.port_width || c.minor != p->cfg.minor ||
                  c.cycle_accurate != p->cfg.cycle_accurate ||
-                 c.ctxid_bytes != p->cfg.ctxid_bytes))
+                 c.ctxid_bytes != p->cfg.ctxid_bytes ||
+                 c.data_trace != p->cfg.data_trace))
                 return p->err = TB_ERR_MISMATCH;
             p->cfg = c;
             p->have_cfg = true;

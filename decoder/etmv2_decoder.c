@@ -10,12 +10,18 @@
  * which then leaves the range.  A TFO (ISYNC) gives the full address:
  * periodic (RR 0), it executed the instruction there (6.5.1); else trace
  * starts there (reason 1-3).
+ *
+ * Cycle-accurate (docs/etmv2.md 5): as ETMv1's (port_cc.h), an
+ * element's count runs from its status to the next; the DW cycle of an
+ * exception and the cycles of the instruction it cancelled are the
+ * EXCEPTION's; before a marker or the end the count is open.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "tracebench/classify.h"
 #include "tracebench/etmv2.h"
+#include "port_cc.h"
 
 enum { W_NONE, W_RNG, W_HELD };
 
@@ -34,9 +40,10 @@ struct tb_etmv2_decoder {
     tb_element undo;     /* rng before its last instruction */
     bool undo_ok;        /* the last instruction is rng's last */
     bool await_br;       /* an executed indirect branch: its BRANCH next */
-    tb_element held;     /* closed range still counting cycles (CA) */
+    tb_element held;     /* closed range or exception still counting cycles (CA) */
     bool have_held;
     unsigned w_target;
+    bool w_sure;         /* no wait cycle since the last status (CA) */
     unsigned trig_held;  /* triggers that came while a range was held */
     uint64_t trig_index;
 
@@ -106,6 +113,34 @@ static void settle(tb_etmv2_decoder *d)
     d->w_target = W_NONE;
 }
 
+/* settle() where no status follows (a trace-on, overflow or debug-exit
+ * TFO, the end of the trace): the held count is open (port_cc.h).  ETMv2
+ * has no TD with TraceEnable (6.1.6: TRACEPKT[0] of a TD marks a TFO),
+ * so any WT or TD after the last status leaves it unknown. */
+static void settle_open(tb_etmv2_decoder *d, bool lost)
+{
+    close_range(d);
+    tb_port_cc_open(&d->held, d->have_held, lost, d->w_sure);
+    settle(d);
+}
+
+/* Emits el (an exception); in CA mode it is held with the `cc` cycles
+ * already its own, so that its DW cycle and the waits up to the next
+ * status count for it (port_cc.h). */
+static void emit_counted(tb_etmv2_decoder *d, tb_element *el, uint32_t cc)
+{
+    settle(d);
+    if (!d->cfg.cycle_accurate) {
+        emit(d, el);
+        return;
+    }
+    tb_port_cc_count(el, cc);
+    d->held = *el;
+    d->have_held = true;
+    d->w_target = W_HELD;
+    d->w_sure = true;
+}
+
 static void lose(tb_etmv2_decoder *d, uint64_t index, tb_gap_reason why, int err)
 {
     tb_element el;
@@ -171,6 +206,7 @@ static void add_insn(tb_etmv2_decoder *d, uint64_t index, const tb_insn *in, cha
     if (d->cfg.cycle_accurate)
         r->cc++;
     d->w_target = W_RNG;
+    d->w_sure = true;
 }
 
 static void step(tb_etmv2_decoder *d, uint64_t index, char atom)
@@ -251,12 +287,13 @@ static void context(tb_etmv2_decoder *d, const tb_packet *pkt)
 /* A TFO (6.5.1, 6.5.4). */
 static void tfo(tb_etmv2_decoder *d, const tb_packet *pkt)
 {
-    context(d, pkt);
     if (pkt->reason != TB_ETMV2_R_PERIODIC) {
         static const uint8_t why[4] = {0, TB_ISYNC_TRACE_ON, TB_ISYNC_OVERFLOW,
                                        TB_ISYNC_DEBUG_EXIT};
 
-        settle(d);
+        /* The count before a marker is open, before its CONTEXT. */
+        settle_open(d, pkt->reason == TB_ETMV2_R_OVERFLOW);
+        context(d, pkt);
         trace_on(d, pkt, why[pkt->reason & 3]);
         d->pc = pkt->addr;
         d->isa = pkt->isa;
@@ -265,6 +302,7 @@ static void tfo(tb_etmv2_decoder *d, const tb_packet *pkt)
         return;
     }
     /* Periodic: the TFO cycle executed the instruction at addr (7.14.2). */
+    context(d, pkt);
     if (!d->pc_known || d->await_br || d->pc != pkt->addr || d->isa != pkt->isa) {
         settle(d);
         trace_on(d, pkt, TB_ISYNC_PERIODIC);
@@ -299,12 +337,15 @@ static void branch(tb_etmv2_decoder *d, const tb_packet *pkt)
         lose(d, pkt->index, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
     } else if (off >= 0) {
         bool known = d->pc_known;
-        uint32_t at = d->pc;
+        uint32_t at = d->pc, cc = 0;
 
         if (pkt->exc_cancel && d->rng_open && d->undo_ok) {
-            /* 6.7.1 E: the last traced instruction was cancelled. */
+            /* 6.7.1 E: the last traced instruction was cancelled.  Its
+             * status and waits are the exception's cycles (CA), as an
+             * ETMv1 aborted load/store's (docs/etmv1.md 6, M6). */
             at = d->rng.last_addr;
             known = true;
+            cc = d->rng.cc - (d->undo.count ? d->undo.cc : 0);
             if (d->undo.count) {
                 d->rng = d->undo;
             } else {
@@ -315,13 +356,12 @@ static void branch(tb_etmv2_decoder *d, const tb_packet *pkt)
         } else if (pkt->exc_cancel) {
             known = false;
         }
-        settle(d);
         el_init(&el, TB_ELEM_EXCEPTION, pkt->index);
         el.exc_num = exc_number(off);
         el.cancelled = pkt->exc_cancel;
         el.pref_return = known ? at : 0;
         el.err = known ? 0 : TB_ERR_NO_SYNC;
-        emit(d, &el);
+        emit_counted(d, &el, cc);
     }
     /* else: a DW branch that is not an exception: the flow goes on there */
     d->pc = pkt->addr;
@@ -355,6 +395,7 @@ int tb_etmv2_decoder_packet(tb_etmv2_decoder *d, const tb_packet *pkt,
             if (a != 'W') {
                 step(d, pkt->index, a);
             } else if (d->cfg.cycle_accurate) {
+                d->w_sure = false;
                 if (d->w_target == W_RNG)
                     d->rng.cc++;
                 else if (d->w_target == W_HELD)
@@ -405,7 +446,7 @@ int tb_etmv2_decoder_finish(tb_etmv2_decoder *d, tb_element_cb cb, void *ctx)
     d->cb = cb;
     d->ctx = ctx;
     d->emitted = 0;
-    settle(d);
+    settle_open(d, false);
     el_init(&el, TB_ELEM_END, 0);
     emit(d, &el);
     return d->stop ? TB_ERR_STOPPED : d->emitted;
@@ -418,6 +459,7 @@ void tb_etmv2_decoder_reset(tb_etmv2_decoder *d)
     d->started = d->pc_known = d->rng_open = d->have_held = false;
     d->undo_ok = d->await_br = false;
     d->w_target = W_NONE;
+    d->w_sure = false;
     d->trig_held = 0;
     d->ctx_known = false;
     d->ctxid = 0;

@@ -492,7 +492,9 @@ static int sample(tb_etmv2_parser *p, const tb_etmv1_sample *s, uint64_t index)
         /* 6.1.6: a WT means the FIFO holds data (else it is TD) */
         if (st == TB_ETMV2_WT && data && p->rd == p->gn)
             return fail(p, TB_PKT_BAD_SEQUENCE, index, TB_ERR_BAD_PACKET);
-        rc = ca ? enqueue(p, Q_W, index, 0) : 0;
+        /* A DW's 'W' follows its packets: an exception's DW cycle is
+         * then its own (docs/etmv2.md 5). */
+        rc = ca && st == TB_ETMV2_WT ? enqueue(p, Q_W, index, 0) : 0;
         break;
     }
     if (rc < 0)
@@ -503,6 +505,8 @@ static int sample(tb_etmv2_parser *p, const tb_etmv1_sample *s, uint64_t index)
         if (!g)
             return fail(p, TB_PKT_BAD_SEQUENCE, index, TB_ERR_LIMIT);
         if ((rc = enqueue(p, Q_GRP, index, g->serial)) < 0)
+            return rc;
+        if (ca && st == TB_ETMV2_DW && (rc = enqueue(p, Q_W, index, 0)) < 0)
             return rc;
     }
     if (data && (rc = read_pkt(p, pkt, index)) < 0)

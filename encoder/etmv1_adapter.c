@@ -48,8 +48,14 @@ int tb_enc_etmv1_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
         return v1_fail(err, errlen, "%s: not an ETMv1 feature (ETMv3/PTM only)",
                        o->timestamps ? "ts" : o->return_stack ? "rs"
                        : o->alt_branch ? "alt" : "vmid");
-    if (o->data_trace || o->n_dranges || o->ooo_latency || o->suppress_level)
-        return v1_fail(err, errlen, "data: ETMv1 data trace is not modelled yet");
+    /* Data trace (ETMCR[3:2]) is ETMv1's; ViewData ranges are not
+     * modelled for it, out-of-order data and suppression are ETMv3's. */
+    if (o->n_dranges || o->ooo_latency || o->suppress_level)
+        return v1_fail(err, errlen, "%s: not modelled for ETMv1 (data= is; dataview, ooo "
+                       "and suppress are not)", o->n_dranges ? "dataview"
+                       : o->ooo_latency ? "ooo" : "suppress");
+    if (o->data_trace > 3)
+        return v1_fail(err, errlen, "data: ETMCR[3:2] is two bits");
     if (o->vector_base & 0x1F)
         return v1_fail(err, errlen, "vectors=0x%x: the vector base must be 32-byte "
                        "aligned", (unsigned)o->vector_base);

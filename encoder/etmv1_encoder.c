@@ -10,6 +10,11 @@
  * that cycle and the port sends from it in the same cycle (5.2):
  * a nibble (4-bit), a byte (8) or two bytes (16) a cycle, none in a
  * trigger cycle (5.3).  A WT cycle that sends nothing is TD (5.1).
+ *
+ * Data trace (ETMCR[3:2], docs/etmv1.md 9): a traced load/store reports
+ * ID, or BD when it also wrote the PC, and puts its data packets in the
+ * FIFO in its status cycle: the data address, then the values, then a
+ * BD's branch address (5.4 Table 5.2, 5.7.3).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +24,13 @@
 #define FIFO_CAP 4096u
 #define SBUF 256u
 #define SYNC_RETRY 512u /* 5.6.2: the ETM tries for 512 cycles */
+#define XMAX 64u        /* transfers of one instruction (LDM of 16: 16) */
+#define DMAX (5u + 4u * XMAX) /* its data packets: address + values */
+
+typedef struct v1_xfer {
+    uint32_t addr, value;
+    uint8_t size;
+} v1_xfer;
 
 struct tb_etmv1_encoder {
     tb_etmv1_encoder_opts o;
@@ -63,6 +75,12 @@ struct tb_etmv1_encoder {
     uint64_t pending_span;
     bool have_shown;
     uint64_t shown_seq;
+
+    /* Data trace: the pending instruction's transfers (TB_REC_DATA). */
+    v1_xfer xfer[XMAX];
+    unsigned n_xfer;
+    uint32_t last_daddr;   /* last data address output (5.7.3) */
+    bool have_daddr;       /* else the next one goes in full (M9) */
 };
 
 /* ---- samples out ---- */
@@ -201,10 +219,59 @@ static void lost(tb_etmv1_encoder *e, unsigned bytes)
     e->st.dropped_bytes += bytes;
 }
 
-/* A BE cycle (status ps) with the address raw and its two APO cycles.
+/* Puts n bytes in the FIFO, none starting an address. */
+static void fifo_put(tb_etmv1_encoder *e, const uint8_t *b, unsigned n)
+{
+    unsigned i;
+
+    for (i = 0; i < n; i++) {
+        unsigned at = (e->head + e->count) % FIFO_CAP;
+
+        e->fifo[at] = b[i];
+        e->fsync[at] = 0;
+        e->count++;
+    }
+}
+
+/* The data packets of the pending instruction (5.4 Table 5.2, 5.7.3):
+ * with address trace the address of its first transfer (1-5 packets,
+ * 7 bits each, compressed against the last data address output, a full
+ * one with reason b000; no TRACESYNC), then with value trace every
+ * transfer's value, a packet a byte (byte 1, halfword 2, word 4, an LSM
+ * 4 a register), LSB first (U17).  Returns the count. */
+static unsigned data_packets(const tb_etmv1_encoder *e, uint8_t *b)
+{
+    unsigned n = 0, i, k;
+
+    if (e->cfg.data_trace & 2)
+        n = (unsigned)tb_etmv1_addr_encode(e->xfer[0].addr, e->last_daddr,
+                                           !e->have_daddr, 0, b);
+    if (e->cfg.data_trace & 1)
+        for (i = 0; i < e->n_xfer; i++)
+            for (k = 0; k < e->xfer[i].size; k++)
+                b[n++] = (uint8_t)(e->xfer[i].value >> (8 * k));
+    return n;
+}
+
+/* After data packets went into the FIFO. */
+static void data_sent(tb_etmv1_encoder *e, unsigned dn)
+{
+    if (!dn)
+        return;
+    if (e->cfg.data_trace & 2) {
+        e->last_daddr = e->xfer[0].addr;
+        e->have_daddr = true;
+    }
+    e->st.packets++;
+}
+
+/* A BE cycle (status ps) with the address raw and its two APO cycles;
+ * a BD's dn data packets db go into the FIFO before the address (5.4);
+ * with db NULL, dn bytes are only kept free (a marker's instruction).
  * *ok false: the FIFO overflowed, nothing was sent and no cycle used. */
 static int branch_cycles(tb_etmv1_encoder *e, uint8_t ps, uint32_t raw,
-                         uint8_t reason, bool full, bool trig, bool *ok)
+                         uint8_t reason, bool full, bool trig, const uint8_t *db,
+                         unsigned dn, bool *ok)
 {
     uint8_t b[9];
     unsigned n, i, apo;
@@ -224,9 +291,13 @@ static int branch_cycles(tb_etmv1_encoder *e, uint8_t ps, uint32_t raw,
         for (i = 0; i < e->cfg.ctxid_bytes; i++)
             b[n++] = (uint8_t)(e->ctxid >> (8 * i)); /* LSB first: U7 */
     apo = pending_starts(e);
-    if (apo > 14 || e->count + n > e->depth) {
-        lost(e, n);
+    if (apo > 14 || e->count + dn + n > e->depth) {
+        lost(e, dn + n);
         return 0;
+    }
+    if (db) {
+        fifo_put(e, db, dn);
+        data_sent(e, dn);
     }
     for (i = 0; i < n; i++) {
         unsigned at = (e->head + e->count) % FIFO_CAP;
@@ -298,6 +369,11 @@ static int do_insn(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
                   span >= 3;
     bool ok, be;
     uint64_t used;
+    uint8_t db[DMAX];
+    unsigned dn;
+    /* Data: a load/store that passed its condition and completed (an
+     * aborted one has no transfers, sim.h), ETMCR[3:2] != 0. */
+    bool data = e->cfg.data_trace && e->n_xfer && mode == RUN && !failed;
     int rc;
 
     e->st.insns++;
@@ -315,11 +391,20 @@ static int do_insn(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
     if (!e->on || e->dropping) {
         uint8_t reason = e->dropping ? TB_ETMV1_R_OVERFLOW : TB_ETMV1_R_TRACE_ON;
 
+        /* A full data address first (M9).  With data trace the marker
+         * goes only with room for its instruction's packets too (data,
+         * a branch address), else they overflow at once after a marker
+         * that names the instruction (M8). */
+        e->have_daddr = false;
+        dn = data ? data_packets(e, db) : 0;
+        if (e->cfg.data_trace && !failed && mode != DROPPED &&
+            (mode == ABORTED || indirect || direct))
+            dn += 5u + e->cfg.ctxid_bytes;
         e->on = true;
         e->dropping = false;
         if ((rc = branch_cycles(e, TB_ETMV1_BE,
                                 tb_etmv1_addr_raw(r->u.insn.addr, (tb_isa)r->u.insn.isa),
-                                reason, true, false, &ok)) < 0)
+                                reason, true, false, NULL, dn, &ok)) < 0)
             return rc;
         if (!ok)
             return waits(e, span);
@@ -327,6 +412,7 @@ static int do_insn(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
     }
     if (mode == DROPPED)
         return waits(e, span);
+    dn = data ? data_packets(e, db) : 0;
     e->st.traced++;
     e->last_traced = true;
     be = mode == ABORTED || (!failed && (indirect || forced ||
@@ -337,7 +423,8 @@ static int do_insn(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
                            : tb_etmv1_addr_raw(r->u.insn.next_addr,
                                                (tb_isa)r->u.insn.next_isa);
 
-        if ((rc = branch_cycles(e, TB_ETMV1_BE, raw, 0, false, true, &ok)) < 0)
+        if ((rc = branch_cycles(e, dn ? TB_ETMV1_BD : TB_ETMV1_BE, raw, 0, false, true,
+                                db, dn, &ok)) < 0)
             return rc;
         if (!ok) {
             e->last_traced = false;
@@ -345,7 +432,17 @@ static int do_insn(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
         }
         used = 3;
     } else {
-        if ((rc = port_cycle(e, failed ? TB_ETMV1_IN : TB_ETMV1_IE, false, true)) < 0)
+        if (dn && e->count + dn > e->depth) {
+            /* 5.9: its data does not fit; like a BE's address (M8) the
+             * instruction is lost with it. */
+            e->last_traced = false;
+            lost(e, dn);
+            return waits(e, span);
+        }
+        fifo_put(e, db, dn);
+        data_sent(e, dn);
+        if ((rc = port_cycle(e, failed ? TB_ETMV1_IN : dn ? TB_ETMV1_ID : TB_ETMV1_IE,
+                             false, true)) < 0)
             return rc;
         used = 1;
     }
@@ -366,17 +463,21 @@ static int do_exc(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
         return TB_ERR_CONFIG; /* the decoder could not tell it (docs 4) */
     if ((rc = branch_cycles(e, TB_ETMV1_BE,
                             tb_etmv1_addr_raw(r->u.exc.vector, (tb_isa)r->u.exc.isa),
-                            0, false, true, &ok)) < 0)
+                            0, false, true, NULL, 0, &ok)) < 0)
         return rc;
     return waits(e, ok ? (span > 3 ? span - 3 : 0) : span);
 }
 
 static int flush_pending(tb_etmv1_encoder *e, int mode, const tb_exec_record *exc)
 {
+    int rc;
+
     if (!e->have_pending)
         return 0;
     e->have_pending = false;
-    return do_insn(e, &e->pending, e->pending_span, mode, exc);
+    rc = do_insn(e, &e->pending, e->pending_span, mode, exc);
+    e->n_xfer = 0;
+    return rc;
 }
 
 static int drain(tb_etmv1_encoder *e)
@@ -448,7 +549,26 @@ int tb_etmv1_encoder_push(tb_etmv1_encoder *e, const tb_exec_record *r)
     case TB_REC_END:
         rc = tb_etmv1_encoder_finish(e);
         break;
-    default: /* data records: no data trace yet */
+    case TB_REC_DATA:
+        /* A transfer of the pending instruction (sim.h: right after its
+         * record); ignored without data trace, so instruction trace is
+         * the same with or without data records. */
+        if (!e->cfg.data_trace)
+            break;
+        if (!e->have_pending || r->u.data.insn_addr != e->pending.u.insn.addr ||
+            (r->u.data.size != 1 && r->u.data.size != 2 && r->u.data.size != 4)) {
+            rc = TB_ERR_INVAL;
+            break;
+        }
+        if (e->n_xfer >= XMAX) {
+            rc = TB_ERR_LIMIT;
+            break;
+        }
+        e->xfer[e->n_xfer].addr = r->u.data.addr;
+        e->xfer[e->n_xfer].value = r->u.data.value;
+        e->xfer[e->n_xfer++].size = r->u.data.size;
+        break;
+    default:
         break;
     }
     if (rc < 0)
@@ -500,6 +620,7 @@ int tb_etmv1_encoder_config(const tb_etmv1_encoder_opts *o, tb_etmv1_config *c)
     c->branch_output = o->base.branch_broadcast;
     c->ctxid_bytes = o->base.ctxid_bytes;
     c->vector_base = o->vector_base;
+    c->data_trace = o->base.data_trace;
     if (o->base.fifo_depth > FIFO_CAP)
         return TB_ERR_CONFIG;
     return tb_etmv1_config_check(c);

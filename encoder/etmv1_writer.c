@@ -25,7 +25,7 @@ int tb_etmv1_config_check(const tb_etmv1_config *c)
         return TB_ERR_CONFIG;
     if (c->ctxid_bytes && c->minor < 2) /* context ID from v1.2 (5.6.3) */
         return TB_ERR_CONFIG;
-    if (c->vector_base & 0x1F)
+    if ((c->vector_base & 0x1F) || c->data_trace > 3)
         return TB_ERR_CONFIG;
     return 0;
 }
@@ -35,6 +35,7 @@ uint32_t tb_etmv1_etmcr(const tb_etmv1_config *c)
     uint32_t r = 0;
 
     r |= (uint32_t)(c->port_width == 4 ? 0 : c->port_width == 8 ? 1 : 2) << 4;
+    r |= (uint32_t)(c->data_trace & 3) << 2;
     if (c->branch_output)
         r |= 1u << 8;
     if (c->cycle_accurate)
@@ -56,6 +57,7 @@ int tb_etmv1_config_from_etmcr(tb_etmv1_config *c, uint32_t etmcr,
         return TB_ERR_CONFIG;
     c->minor = minor;
     c->port_width = widths[ps];
+    c->data_trace = (etmcr >> 2) & 3;
     c->branch_output = (etmcr >> 8) & 1;
     c->cycle_accurate = (etmcr >> 12) & 1;
     c->ctxid_bytes = cid[(etmcr >> 14) & 3];

@@ -17,8 +17,10 @@
  *    never going back; ATOM seq[] agrees with its counts (W only in
  *    cycle-accurate mode); BRANCH fields in range (address bits, ISA,
  *    alignment, reason, BE/BD, context ID only when configured and no
- *    wider than its size); error kinds carry a negative TB_ERR_* with a
- *    known string; at most a few packets per sample;
+ *    wider than its size); DATA (ETMCR[3:2] != 0 only) an ID marker or
+ *    1-2 data units (nibbles on a 4-bit port); error kinds carry a
+ *    negative TB_ERR_* with a known string; at most a few packets per
+ *    sample;
  *  - samples path: the longest prefix of whole samples that unpack gives,
  *    through tb_etmv1_parser_push_samples in random chunks, the packets
  *    the byte path gives for the same prefix;
@@ -58,6 +60,7 @@ typedef struct e1_dec {
     const tb_etmv1_config *cfg;
     uint64_t hash;
     size_t elements;
+    size_t data;              /* DATA elements among them */
     uint64_t last_index;
     bool ended;
     bool open;               /* the last range or exception has no count (CA) */
@@ -161,7 +164,8 @@ static int e1_on_element(void *ctx, const tb_element *el)
     TB_FUZZ_CHECK(h, el->kind == TB_ELEM_NO_SYNC || el->kind == TB_ELEM_TRACE_ON ||
                   el->kind == TB_ELEM_INSN_RANGE || el->kind == TB_ELEM_EXCEPTION ||
                   el->kind == TB_ELEM_CONTEXT || el->kind == TB_ELEM_EVENT ||
-                  el->kind == TB_ELEM_ADDR_NACC || el->kind == TB_ELEM_END,
+                  el->kind == TB_ELEM_ADDR_NACC || el->kind == TB_ELEM_END ||
+                  (el->kind == TB_ELEM_DATA && s->cfg->data_trace),
                   "element kind %d from ETMv1", (int)el->kind);
     TB_FUZZ_CHECK(h, el->err == 0 || e1_known_err(el->err),
                   "%s element with err %d", tb_elem_kind_name(el->kind), el->err);
@@ -208,6 +212,17 @@ static int e1_on_element(void *ctx, const tb_element *el)
                       "context ID 0x%x wider than %u bytes", el->context_id,
                       s->cfg->ctxid_bytes);
         break;
+    case TB_ELEM_DATA:
+        /* Size from the opcode; no address or value the ETMCR does not
+         * trace (5.4). */
+        TB_FUZZ_CHECK(h, el->data_size == 1 || el->data_size == 2 || el->data_size == 4,
+                      "DATA of %u bytes", el->data_size);
+        TB_FUZZ_CHECK(h, ((s->cfg->data_trace & 2) || (el->data_flags & TB_DATA_NO_ADDR)) &&
+                      ((s->cfg->data_trace & 1) || (el->data_flags & TB_DATA_NO_VALUE)),
+                      "DATA flags 0x%x with ETMCR[3:2] = %u", el->data_flags,
+                      s->cfg->data_trace);
+        s->data++;
+        break;
     case TB_ELEM_END:
         s->ended = true;
         break;
@@ -220,8 +235,10 @@ static int e1_on_element(void *ctx, const tb_element *el)
     TB_FUZZ_CHECK(h, s->insns <= s->statuses,
                   "%llu instructions in ranges from %llu statuses",
                   (unsigned long long)s->insns, (unsigned long long)s->statuses);
-    TB_FUZZ_CHECK(h, s->elements <= 4 * (s->statuses + s->packets) + 2,
-                  "%zu elements from %llu packets", s->elements,
+    /* ... and a data instruction gives at most 64 DATA elements. */
+    TB_FUZZ_CHECK(h, s->elements - s->data <= 4 * (s->statuses + s->packets) + 2 &&
+                      s->data <= 64 * s->statuses,
+                  "%zu elements (%zu DATA) from %llu packets", s->elements, s->data,
                   (unsigned long long)s->packets);
     return 0;
 }
@@ -288,7 +305,8 @@ static void e1_check_packet(e1_run *s, const tb_packet *p)
                   (int)p->protocol);
     TB_FUZZ_CHECK(h, p->kind == TB_PKT_ATOM || p->kind == TB_PKT_BRANCH ||
                   p->kind == TB_PKT_TRIGGER || p->kind == TB_PKT_RESERVED ||
-                  p->kind == TB_PKT_BAD_SEQUENCE || p->kind == TB_PKT_INCOMPLETE,
+                  p->kind == TB_PKT_BAD_SEQUENCE || p->kind == TB_PKT_INCOMPLETE ||
+                  p->kind == TB_PKT_DATA,
                   "packet kind %d from ETMv1", (int)p->kind);
     TB_FUZZ_CHECK(h, p->index >= s->last_index,
                   "%s packet at index %llu after one at %llu",
@@ -349,6 +367,14 @@ static void e1_check_packet(e1_run *s, const tb_packet *p)
                           c->ctxid_bytes);
         break;
     case TB_PKT_TRIGGER:
+        break;
+    case TB_PKT_DATA:
+        TB_FUZZ_CHECK(h, c->data_trace, "DATA packet without data trace");
+        TB_FUZZ_CHECK(h, (p->size == 0 && p->phdr_format == TB_ETMV1_ID) ||
+                      (p->phdr_format == 0 && p->size >= 1 &&
+                       p->size <= (c->port_width == 16 ? 2 : 1) &&
+                       (c->port_width != 4 || p->bytes[0] < 16)),
+                      "DATA packet of %u units, status %u", p->size, p->phdr_format);
         break;
     default:
         TB_FUZZ_CHECK(h, e1_known_err(p->err), "%s packet with err %d",
@@ -490,7 +516,7 @@ static e1_result e1_parse(const tb_etmv1_config *given, const tb_etmv1_config *c
         TB_FUZZ_CHECK(E1_NAME, rc >= 0 && (size_t)rc == s.count - before,
                       "finish returned %d for %zu packets", rc, s.count - before);
     }
-    TB_FUZZ_CHECK(E1_NAME, s.count <= 3 * (len / TB_ETMV1_SAMPLE_BYTES) + 3,
+    TB_FUZZ_CHECK(E1_NAME, s.count <= 4 * (len / TB_ETMV1_SAMPLE_BYTES) + 3,
                   "%zu packets from %zu bytes", s.count, len);
     tb_etmv1_parser_free(p);
     if (d)

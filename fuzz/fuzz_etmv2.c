@@ -19,7 +19,8 @@
  *    string;
  *  - decoder (tb_etmv2_decoder over the fuzz image): bounded work, every
  *    element well formed (ranges non-empty, count <= 32), END once and
- *    last; the generic path (tb_config_from_etmv2, tb_parser +
+ *    last; cycle counts only in CA mode, a range's at least its
+ *    instructions, a count left open only before a marker or the end; the generic path (tb_config_from_etmv2, tb_parser +
  *    tb_decoder_push cut in two) gives the same elements.
  */
 #include <stdlib.h>
@@ -38,6 +39,8 @@ typedef struct e2_dec {
     uint64_t hash;
     size_t elements;
     bool ended;
+    bool ca;                 /* the decoder's cycle_accurate */
+    bool open;               /* the last range or exception has no count (CA) */
     uint64_t insns, statuses;
 } e2_dec;
 
@@ -60,10 +63,25 @@ static int e2_on_elem(void *ctx, const tb_element *el)
     e2_dec *d = ctx;
 
     TB_FUZZ_CHECK(E2_NAME, !d->ended, "element after END");
+    /* CA (docs/etmv2.md 5): counts only in CA mode; a count is left open
+     * only where a marker (its CONTEXT first) or the end follows, with
+     * the triggers that came while it was held. */
+    TB_FUZZ_CHECK(E2_NAME, !el->has_cc || d->ca, "has_cc in plain mode");
+    TB_FUZZ_CHECK(E2_NAME, !d->open || el->kind == TB_ELEM_TRACE_ON ||
+                  el->kind == TB_ELEM_END || el->kind == TB_ELEM_CONTEXT ||
+                  el->kind == TB_ELEM_EVENT,
+                  "element kind %d after one with no cycle count", (int)el->kind);
+    if (el->kind == TB_ELEM_TRACE_ON || el->kind == TB_ELEM_END)
+        d->open = false;
+    if (d->ca && (el->kind == TB_ELEM_INSN_RANGE || el->kind == TB_ELEM_EXCEPTION))
+        d->open = !el->has_cc;
     switch (el->kind) {
     case TB_ELEM_INSN_RANGE:
         TB_FUZZ_CHECK(E2_NAME, el->count >= 1 && el->count <= 32, "range of %u",
                       (unsigned)el->count);
+        TB_FUZZ_CHECK(E2_NAME, !el->has_cc || el->cc >= el->count,
+                      "range of %u instructions with cc %u", (unsigned)el->count,
+                      (unsigned)el->cc);
         TB_FUZZ_CHECK(E2_NAME, el->isa == TB_ISA_ARM || el->isa == TB_ISA_THUMB,
                       "range ISA %u", (unsigned)el->isa);
         d->insns += el->count;
@@ -87,6 +105,8 @@ static int e2_on_elem(void *ctx, const tb_element *el)
     d->hash = tb_fuzz_hash(d->hash, &el->start, sizeof el->start);
     d->hash = tb_fuzz_hash(d->hash, &el->count, sizeof el->count);
     d->hash = tb_fuzz_hash(d->hash, &el->exc_num, sizeof el->exc_num);
+    d->hash = tb_fuzz_hash(d->hash, &el->has_cc, sizeof el->has_cc);
+    d->hash = tb_fuzz_hash(d->hash, &el->cc, sizeof el->cc);
     d->elements++;
     return 0;
 }
@@ -228,6 +248,7 @@ int tb_fuzz_etmv2(const uint8_t *data, size_t len)
     whole.len = cut.len = small.len = clen;
     whole.hash = cut.hash = small.hash = TB_FUZZ_HASH_INIT;
     d.hash = d2.hash = TB_FUZZ_HASH_INIT;
+    d.ca = d2.ca = cfg.cycle_accurate;
     d.dec = tb_etmv2_decoder_new(&cfg, tb_fuzz_image());
     TB_FUZZ_CHECK(E2_NAME, d.dec != NULL, "decoder");
     whole.d = &d;

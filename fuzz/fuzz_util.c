@@ -108,9 +108,10 @@ bool tb_fuzz_etmv1_config(const uint8_t b[TB_FUZZ_CFG_BYTES],
     if (cfg->ctxid_bytes)
         cfg->minor |= 2; /* context IDs from ETMv1.2 (IHI0014Q 5.6.3) */
     cfg->vector_base = (b[1] & 4) ? 0xFFFF0000u : 0;
+    cfg->data_trace = b[1] & 3; /* ETMCR[3:2] */
     if (tb_etmv1_config_check(cfg) < 0)
         tb_fuzz_fail("config", "ETMv1 configuration refused");
-    etmcr = tb_etmv1_etmcr(cfg) | (uint32_t)(b[1] & 3) << 2;
+    etmcr = tb_etmv1_etmcr(cfg);
     if (tb_config_from_etmv1(gcfg, etmcr, cfg->minor, cfg->vector_base) < 0)
         tb_fuzz_fail("config", "tb_config_from_etmv1 refused ETMCR 0x%08x",
                      (unsigned)etmcr);
@@ -124,7 +125,8 @@ void tb_fuzz_etmv1_config_bytes(const tb_etmv1_config *cfg, bool own_header,
                      (cfg->minor & 3) << 2 | (cfg->cycle_accurate ? 1 : 0) << 4 |
                      (cfg->branch_output ? 1 : 0) << 5 |
                      (cfg->ctxid_bytes == 4 ? 3 : cfg->ctxid_bytes) << 6);
-    b[1] = (uint8_t)((cfg->vector_base ? 4 : 0) | (own_header ? 8 : 0));
+    b[1] = (uint8_t)((cfg->data_trace & 3) | (cfg->vector_base ? 4 : 0) |
+                     (own_header ? 8 : 0));
     b[2] = 0;
     b[3] = 0;
 }

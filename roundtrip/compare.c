@@ -236,7 +236,8 @@ tb_compare *tb_compare_new(const tb_encoder_opts *o, const char *label)
         return NULL;
     c->o = *o;
     c->ptm = o->protocol == TB_PROTO_PTM;
-    c->dt = o->protocol == TB_PROTO_ETMV3 ? (uint8_t)(o->data_trace & 3) : 0;
+    c->dt = o->protocol == TB_PROTO_ETMV3 || o->protocol == TB_PROTO_ETMV1
+                ? (uint8_t)(o->data_trace & 3) : 0;
     snprintf(c->label, sizeof c->label, "%s", label ? label : "");
     return c;
 }
@@ -626,9 +627,18 @@ static int on_exception(tb_compare *c, const tb_element *el)
     int rc;
 
     if (c->overflow_gap) {
-        /* Shown before the resume point is known: accept it only at the
-         * resume point itself. */
-        return 0;
+        /* ETMv1: trace resumed at an exception return to a vector, which
+         * reads as an exception there (below): the resume point. */
+        for (i = 0; c->o.protocol == TB_PROTO_ETMV1 && i < c->len; i++)
+            if (at(c, i)->kind == TB_REC_INSN && at(c, i)->resume)
+                break;
+        if (c->o.protocol != TB_PROTO_ETMV1 || i == c->len ||
+            at(c, i)->addr != el->pref_return || !(at(c, i)->flags & TB_INSN_EXC_RETURN))
+            /* Shown before the resume point is known: accept it only at
+             * the resume point itself. */
+            return 0;
+        if ((rc = skip_overflow(c, el, el->pref_return, at(c, i)->isa)) < 0)
+            return rc;
     }
     front(c, false);
     /* Which truth exception this is.  One taken with trace off may be
@@ -884,7 +894,10 @@ static int on_data(tb_compare *c, const tb_element *el)
     if (at_ && (fl & TB_DATA_NO_ADDR))
         return fail(c, el, "the decode has no address for truth #%llu (0x%08x), though "
                     "addresses are traced", (unsigned long long)t->seq, t->addr);
-    if (at_ && (el->data_addr != t->addr || (fl & TB_DATA_BE) != (t->flags & TB_DATA_BE)))
+    /* ETMv1 traces no CPSR.E (its cores predate SETEND): no BE flag. */
+    if (at_ && (el->data_addr != t->addr ||
+                (fl & TB_DATA_BE) != (c->o.protocol == TB_PROTO_ETMV1 ? 0u
+                                      : t->flags & TB_DATA_BE)))
         return fail(c, el, "decoded data address 0x%08x%s, truth #%llu is 0x%08x%s",
                     el->data_addr, fl & TB_DATA_BE ? " BE" : "", (unsigned long long)t->seq,
                     t->addr, t->flags & TB_DATA_BE ? " BE" : "");
@@ -907,9 +920,11 @@ static int on_data(tb_compare *c, const tb_element *el)
         return fail(c, el, "decoded value 0x%08x, truth #%llu %s 0x%08x", el->data_value,
                     (unsigned long long)t->seq, dir_name(t->flags), t->value);
     }
-    /* Store failed is traced only with values (7.4.7). */
-    if ((fl & TB_DATA_STORE_FAILED) != (vt && t->dexp == DX_REQ ? t->flags & TB_DATA_STORE_FAILED
-                                                                 : 0u))
+    /* Store failed is traced only with values (7.4.7), and not by ETMv1
+     * (no such packet, 5.4). */
+    if ((fl & TB_DATA_STORE_FAILED) != (vt && t->dexp == DX_REQ &&
+                                        c->o.protocol != TB_PROTO_ETMV1
+                                            ? t->flags & TB_DATA_STORE_FAILED : 0u))
         return fail(c, el, "decoded store-failed %s, truth #%llu %s",
                     fl & TB_DATA_STORE_FAILED ? "set" : "clear", (unsigned long long)t->seq,
                     t->flags & TB_DATA_STORE_FAILED ? "failed" : "stored");

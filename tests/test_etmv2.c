@@ -457,3 +457,166 @@ Test(etmv2_parser, full_fifo_on_a_4_bit_port)
     cr_assert_geq(isyncs, 2); /* trace on, then the overflow restart */
     free(cap.b);
 }
+
+/* ---- cycle-accurate counts around exceptions, markers and the end
+ *      (issue 23; docs/etmv2.md 5) ---- */
+
+typedef struct ebuf {
+    tb_element e[64];
+    size_t n;
+} ebuf;
+
+static int on_elem(void *ctx, const tb_element *el)
+{
+    ebuf *b = ctx;
+
+    cr_assert_lt(b->n, 64);
+    b->e[b->n++] = *el;
+    return 0;
+}
+
+static void put32(tb_memimage *m, uint32_t addr, uint32_t w)
+{
+    uint8_t b[4] = {(uint8_t)w, (uint8_t)(w >> 8), (uint8_t)(w >> 16), (uint8_t)(w >> 24)};
+
+    cr_assert_eq(tb_memimage_add(m, addr, b, 4), 0);
+}
+
+/* 0x8000 MOV r0, r0; 0x8004 LDR r1, [r4]; MOV r0, r0 at the vectors
+ * 0x10 (data abort), 0x18 (IRQ), 0x1C (FIQ) and at 0x20. */
+static tb_memimage *ca_image(void)
+{
+    tb_memimage *m = tb_memimage_new();
+
+    cr_assert_not_null(m);
+    put32(m, 0x8000, 0xE1A00000);
+    put32(m, 0x8004, 0xE5941000);
+    put32(m, 0x10, 0xE1A00000);
+    put32(m, 0x18, 0xE1A00000);
+    put32(m, 0x1C, 0xE1A00000);
+    put32(m, 0x20, 0xE1A00000);
+    return m;
+}
+
+static void ca_decode(const tb_etmv2_sample *s, size_t n, ebuf *out)
+{
+    static pbuf pk;
+    tb_etmv2_config c;
+    tb_memimage *m = ca_image();
+    tb_etmv2_decoder *d;
+    size_t i;
+
+    cfg_port(&c, 8);
+    c.cycle_accurate = true;
+    parse(&c, s, n, &pk);
+    cr_assert_not_null(d = tb_etmv2_decoder_new(&c, m));
+    memset(out, 0, sizeof *out);
+    for (i = 0; i < pk.n; i++)
+        cr_assert_geq(tb_etmv2_decoder_packet(d, &pk.p[i], on_elem, out), 0);
+    cr_assert_geq(tb_etmv2_decoder_finish(d, on_elem, out), 0);
+    tb_etmv2_decoder_free(d);
+    tb_memimage_free(m);
+}
+
+/* 8-bit port, CA: a trace-on TFO (value 0; packet 01, 0x8000 LSB first),
+ * the MOV at 0x8000, an IRQ (DW, 6.7.1: 0x18 against the TFO's 0x8000
+ * differs in A[15]: three bytes 8D 80 00) and an FIQ taken back to back
+ * at the IRQ vector (DW: 0x1C against 0x18, one byte 0F), each entry 3
+ * cycles, then the MOVs at 0x1C and 0x20.  One byte a cycle from the
+ * cycle a packet is placed (6.3):
+ *   0 TD 01 | 1 IE 01 | 2 DW 00 | 3 WT 80 | 4 WT 00 | 5 DW 00 | 6 WT 8D
+ *   7 WT 80 | 8 IE 00 | 9 IE 0F
+ * Counts from a status to the next (docs/etmv2.md 5): the range 1, each
+ * exception its DW and two waits, 3; the last range 2, kept as nothing
+ * follows its statuses, unknown (has_cc false) with a TD after them, which
+ * may be trace off (6.1.6). */
+static const tb_etmv2_sample exc_ca[] = {
+    {TB_ETMV2_TD, 0, 0x01}, {TB_ETMV2_IE, 0, TB_ETMV2_TFO_HDR_NORMAL | TB_ETMV2_R_TRACE_ON},
+    {TB_ETMV2_DW, 0, 0x00}, {TB_ETMV2_WT, 0, 0x80}, {TB_ETMV2_WT, 0, 0x00},
+    {TB_ETMV2_DW, 0, 0x00}, {TB_ETMV2_WT, 0, 0x8D}, {TB_ETMV2_WT, 0, 0x80},
+    {TB_ETMV2_IE, 0, 0x00}, {TB_ETMV2_IE, 0, 0x0F}, {TB_ETMV2_TD, 0, 0x00},
+};
+
+Test(etmv2_cycles, exception_dw_cycles_are_its_own_back_to_back)
+{
+    static ebuf el;
+    size_t n = sizeof exc_ca / sizeof exc_ca[0];
+    unsigned pass;
+
+    for (pass = 0; pass < 2; pass++) { /* without, then with the last TD */
+        ca_decode(exc_ca, n - 1 + pass, &el);
+        /* NO_SYNC TRACE_ON RANGE EXCEPTION EXCEPTION RANGE END */
+        cr_assert_eq(el.n, 7, "%zu elements", el.n);
+        cr_assert_eq(el.e[2].kind, TB_ELEM_INSN_RANGE);
+        cr_assert_eq(el.e[2].start, 0x8000);
+        cr_assert(el.e[2].has_cc);
+        cr_assert_eq(el.e[2].cc, 1);
+        cr_assert_eq(el.e[3].kind, TB_ELEM_EXCEPTION);
+        cr_assert_eq(el.e[3].exc_num, tb_exc_trace_number(TB_EXC_IRQ));
+        cr_assert_eq(el.e[3].pref_return, 0x8004);
+        cr_assert(el.e[3].has_cc, "the IRQ's DW and wait cycles belong to no element");
+        cr_assert_eq(el.e[3].cc, 3);
+        cr_assert_eq(el.e[4].kind, TB_ELEM_EXCEPTION);
+        cr_assert_eq(el.e[4].exc_num, tb_exc_trace_number(TB_EXC_FIQ));
+        cr_assert_eq(el.e[4].pref_return, 0x18);
+        cr_assert(el.e[4].has_cc);
+        cr_assert_eq(el.e[4].cc, 3);
+        cr_assert_eq(el.e[5].start, 0x1C);
+        cr_assert_eq(el.e[5].count, 2);
+        if (pass == 0) {
+            cr_assert(el.e[5].has_cc);
+            cr_assert_eq(el.e[5].cc, 2);
+        } else {
+            cr_assert(!el.e[5].has_cc, "a TD after the last status counted: %u", el.e[5].cc);
+        }
+        cr_assert_eq(el.e[6].kind, TB_ELEM_END);
+    }
+}
+
+/* A data abort cancels the LDR at 0x8004 (2 cycles): its IE was traced
+ * and the DW's branch to 0x10 carries E (6.7.1: five bytes 89 80 80 80
+ * 48), then the handler's MOV, trace off and a trace-on TFO (value 0)
+ * back at 0x8000:
+ *   0 TD 01 | 1 IE 01 | 2 IE 00 | 3 WT 80 | 4 DW 00 | 5 WT 00 | 6 WT 89
+ *   7 IE 80 (0x10) | 8 WT 80 | 9 WT 80 | 10 WT 48 | 11 TD 01 (TFO)
+ *   12 IE 01 (0x8000) | 13-16 WT 00 80 00 00
+ * The EXCEPTION counts the cancelled LDR's cycles and its own, 2 + 3 (as
+ * an ETMv1 aborted load/store, docs/etmv1.md 6 M6); the handler's range
+ * before the marker and the last range before the end have WTs after
+ * their status that may be the FIFO draining with trace off: unknown. */
+static const tb_etmv2_sample abort_ca[] = {
+    {TB_ETMV2_TD, 0, 0x01}, {TB_ETMV2_IE, 0, TB_ETMV2_TFO_HDR_NORMAL | TB_ETMV2_R_TRACE_ON},
+    {TB_ETMV2_IE, 0, 0x00}, {TB_ETMV2_WT, 0, 0x80}, {TB_ETMV2_DW, 0, 0x00},
+    {TB_ETMV2_WT, 0, 0x00}, {TB_ETMV2_WT, 0, 0x89}, {TB_ETMV2_IE, 0, 0x80},
+    {TB_ETMV2_WT, 0, 0x80}, {TB_ETMV2_WT, 0, 0x80}, {TB_ETMV2_WT, 0, 0x48},
+    {TB_ETMV2_TD, 0, 0x01}, {TB_ETMV2_IE, 0, TB_ETMV2_TFO_HDR_NORMAL | TB_ETMV2_R_TRACE_ON},
+    {TB_ETMV2_WT, 0, 0x00}, {TB_ETMV2_WT, 0, 0x80}, {TB_ETMV2_WT, 0, 0x00},
+    {TB_ETMV2_WT, 0, 0x00},
+};
+
+Test(etmv2_cycles, cancelled_instruction_and_open_counts)
+{
+    static ebuf el;
+
+    ca_decode(abort_ca, sizeof abort_ca / sizeof abort_ca[0], &el);
+    /* NO_SYNC TRACE_ON RANGE EXCEPTION RANGE TRACE_ON RANGE END */
+    cr_assert_eq(el.n, 8, "%zu elements", el.n);
+    cr_assert_eq(el.e[2].kind, TB_ELEM_INSN_RANGE);
+    cr_assert_eq(el.e[2].count, 1);
+    cr_assert(el.e[2].has_cc);
+    cr_assert_eq(el.e[2].cc, 1);
+    cr_assert_eq(el.e[3].kind, TB_ELEM_EXCEPTION);
+    cr_assert_eq(el.e[3].exc_num, tb_exc_trace_number(TB_EXC_DATA_ABORT));
+    cr_assert(el.e[3].cancelled);
+    cr_assert_eq(el.e[3].pref_return, 0x8004);
+    cr_assert(el.e[3].has_cc, "the abort's cycles belong to no element");
+    cr_assert_eq(el.e[3].cc, 5);
+    cr_assert_eq(el.e[4].kind, TB_ELEM_INSN_RANGE);
+    cr_assert_eq(el.e[4].start, 0x10);
+    cr_assert(!el.e[4].has_cc, "waits before a marker counted: %u", el.e[4].cc);
+    cr_assert_eq(el.e[5].kind, TB_ELEM_TRACE_ON);
+    cr_assert_eq(el.e[6].kind, TB_ELEM_INSN_RANGE);
+    cr_assert_eq(el.e[6].start, 0x8000);
+    cr_assert(!el.e[6].has_cc, "the FIFO's drain counted: %u", el.e[6].cc);
+    cr_assert_eq(el.e[7].kind, TB_ELEM_END);
+}

@@ -1,7 +1,7 @@
 /*
  * OpenCSD 1.3.3's ETMv3 data-packet reader against IHI0014Q, on minimal
  * hand-built snapshots (docs/opencsd-bugs.md, sections 3 to 7), and its
- * lister's VMID printing (section 9).  OpenCSD's decoder refuses data
+ * lister's VMID printing (section 9) and LSiP I-syncs (section 11).  OpenCSD's decoder refuses data
  * trace, but trc_pkt_lister's packet listing parses the data packets;
  * each case runs it live on a snapshot written to /tmp and asserts the
  * exact lines that show the fault, next to our parser's packets for
@@ -114,17 +114,21 @@ static void ocsd_list_stream(const tb_config *cfg, const uint8_t *s, size_t len,
     cr_assert_not_null(f);
     out->n = 0;
     while (fgets(buf, sizeof buf, f)) {
-        const char *tab = strchr(buf, '\t');
+        /* An error message has no newline: its packet follows it on the
+         * same line, and is listed as "IDX [error] ...". */
+        const char *at = strstr(buf, "Idx:");
+        const char *tab = at ? strchr(at, '\t') : NULL;
         unsigned long idx;
 
-        if (strncmp(buf, "Idx:", 4) != 0 || !tab)
+        if (!at || !tab)
             continue;
-        idx = strtoul(buf + 4, NULL, 10);
+        idx = strtoul(at + 4, NULL, 10);
         if (idx < sizeof head)
             continue; /* the A-sync and I-sync */
         cr_assert_lt(out->n, 16);
         buf[strcspn(buf, "\r\n")] = '\0';
-        snprintf(out->line[out->n++], sizeof out->line[0], "%lu %s", idx, tab + 1);
+        snprintf(out->line[out->n++], sizeof out->line[0], "%lu %s%s", idx,
+                 at != buf ? "[error] " : "", tab + 1);
     }
     fclose(f);
     unlink(log);
@@ -622,4 +626,35 @@ Test(ocsd_data, vmid_printed_as_character_ptm, .timeout = 60)
     expect_pkt(&o, 0, TB_PKT_VMID, 12, 2);
     cr_assert_eq(o.v[0].vmid, 0x41);
     expect_pkt(&o, 1, TB_PKT_ATOM, 14, 1);
+}
+
+/* Section 11: an LSiP I-sync (IHI0014Q 7.10.5: info bit 7, the LSiP
+ * instruction's address in the 4-byte field, then the next instruction's
+ * address compressed as a branch address, 0x8000 -> 0x8004 in one byte
+ * 0x03, as the facts' Go vector 08 80 00 00 00 80 03).  OpenCSD reports a
+ * malformed (oversized) packet, lists the I-sync without the compressed
+ * address, then lists that byte as a BRANCH_ADDRESS packet of its own. */
+Test(ocsd_data, lsip_address_listed_as_branch, .timeout = 60)
+{
+    static const uint8_t b[] = {0x08, 0xA0, 0x00, 0x80, 0x00, 0x00, 0x03, 0x84};
+    static const char *const want[] = {
+        "12 [error] I_SYNC : Instruction Packet synchronisation.; (Trace Enable); "
+        "Addr=0x00008000; S;  ISA=ARM(32); ",
+        "18 BRANCH_ADDRESS : Branch address.; Addr=0x00008004 ~[0x4]; ",
+        "19 P_HDR : Atom P-header.; E",
+    };
+    listing l;
+    pkts o;
+
+    if (!lister_or_skip())
+        return;
+    ocsd_list(ETMCR_DATA, b, sizeof b, &l);
+    expect_lines(&l, want, 3, "11");
+    our_list(ETMCR_DATA, b, sizeof b, &o);
+    cr_assert_eq(o.n, 2);
+    expect_pkt(&o, 0, TB_PKT_ISYNC, 12, 7);
+    cr_assert(o.v[0].lsip);
+    cr_assert_eq(o.v[0].addr, 0x8000);
+    cr_assert_eq(o.v[0].lsip_addr, 0x8004);
+    expect_pkt(&o, 1, TB_PKT_ATOM, 19, 1);
 }

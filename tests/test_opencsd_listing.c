@@ -13,7 +13,7 @@
  * handed (an artefact of its chunking); ours is one packet for the whole
  * unsynchronised run, so NOTSYNC is compared by where it starts.
  *
- * Where OpenCSD is wrong (docs/opencsd-bugs.md 3 to 9, each proved on a
+ * Where OpenCSD is wrong (docs/opencsd-bugs.md 3 to 11, each proved on a
  * minimal snapshot in tests/test_ocsd_data.c) a difference is not
  * skipped: our packet is transformed the way the documented fault
  * transforms it (ocsd_data_view, vmid_want) and must then be equal; the
@@ -42,6 +42,7 @@ typedef struct ocsd_pkt {
     uint64_t idx;
     char name[32];
     char fields[400];
+    bool err;          /* an OpenCSD error message came first on its line */
 } ocsd_pkt;
 
 typedef struct pkt_vec {
@@ -194,14 +195,19 @@ static ocsd_pkt *ocsd_listing(const char *dir, int id, size_t *count)
     f = fopen(log, "r");
     cr_assert_not_null(f);
     while ((got = getline(&raw, &rawcap, f)) > 0) {
-        char *tab, *colon, *semi;
+        char *tab, *colon, *semi, *at;
         ocsd_pkt p = {0};
 
         escape_line(raw, (size_t)got, line, sizeof line);
-        if (strncmp(line, "Idx:", 4) != 0)
+        /* An error message is printed without its newline, so the packet
+         * it concerns follows it on the same line ("... oversized
+         * packet.Idx:12; ..."): keep the packet, flagged. */
+        at = strstr(line, "Idx:");
+        if (!at)
             continue;
-        p.idx = strtoull(line + 4, NULL, 10);
-        tab = strchr(line, '\t');
+        p.err = at != line;
+        p.idx = strtoull(at + 4, NULL, 10);
+        tab = strchr(at, '\t');
         cr_assert_not_null(tab, "odd line: %s", line);
         colon = strstr(tab + 1, " : ");
         cr_assert_not_null(colon, "odd line: %s", line);
@@ -292,7 +298,7 @@ static const char *const etm_exc_names[16] = {
  * lister prints no BE, so no listing shows it.  Section 8 is the
  * decoder's, not the lister's. */
 enum { FAULT_VNT_BIT5 = 3, FAULT_ADDR_BYTE = 4, FAULT_NO_END = 6,
-       FAULT_VALUE_OFF = 7, FAULT_VMID_CHAR = 9, FAULT_MAX = 10 };
+       FAULT_VALUE_OFF = 7, FAULT_VMID_CHAR = 9, FAULT_LSIP = 11, FAULT_MAX = 12 };
 
 typedef struct listing_counts {
     size_t compared;         /* packets compared */
@@ -686,6 +692,44 @@ typedef struct cmp_state {
 
 /* Compares our packets from st->i with OpenCSD's lines theirs[0..n)
  * (indices already ours); false with the reason in why. */
+/* Section 11: OpenCSD 1.3.3 does not read an LSiP I-sync's compressed
+ * address (IHI0014Q 7.10.5).  It reports "Malformed Packet - oversized
+ * packet" at the I-sync, lists it without that address, and then lists
+ * the address bytes as a BRANCH_ADDRESS packet of their own, which ends
+ * where our I-sync ends.  theirs[j] is OpenCSD's I-sync, already found
+ * equal in everything but the LSiP fields. */
+static bool lsip_as_branch(const tb_packet *p, const ocsd_pkt *theirs, size_t n_theirs,
+                           size_t j, const tb_packet *next, char *why, size_t wlen)
+{
+    const ocsd_pkt *b = j + 1 < n_theirs ? &theirs[j + 1] : NULL;
+    const char *a;
+
+    if (!theirs[j].err) {
+        snprintf(why, wlen, "LSiP I-sync: OpenCSD reports no error (section 11 changed?)");
+        return false;
+    }
+    /* Indices are buffer positions: a formatted buffer's frame bytes may
+     * lie inside a packet, so "inside" is "before our next packet". */
+    if (!b || strcmp(b->name, "BRANCH_ADDRESS") != 0 || b->idx <= p->index ||
+        (next && b->idx >= next->index)) {
+        snprintf(why, wlen, "LSiP I-sync: OpenCSD's next packet is %s at %" PRIu64
+                 ", want a BRANCH_ADDRESS inside our I-sync (section 11)",
+                 b ? b->name : "nothing", b ? b->idx : 0);
+        return false;
+    }
+    if (!(a = field(b->fields, "Addr=")) || strtoul(a, NULL, 16) != p->lsip_addr) {
+        snprintf(why, wlen, "LSiP address 0x%08" PRIx32 " vs OpenCSD's branch '%s' "
+                 "(section 11)", p->lsip_addr, b->fields);
+        return false;
+    }
+    if (j + 2 < n_theirs && next && theirs[j + 2].idx != next->index) {
+        snprintf(why, wlen, "OpenCSD's packet after the LSiP address starts at %" PRIu64
+                 ", ours at %" PRIu64 " (section 11)", theirs[j + 2].idx, next->index);
+        return false;
+    }
+    return true;
+}
+
 static bool compare_run(cmp_state *st, const ocsd_pkt *theirs, size_t n_theirs,
                         listing_counts *c, char *why, size_t wlen)
 {
@@ -737,6 +781,9 @@ static bool compare_run(cmp_state *st, const ocsd_pkt *theirs, size_t n_theirs,
             else if (dv.check_fields && strcmp(dv.fields, theirs[j].fields) != 0)
                 snprintf(diff, sizeof diff, "fields want '%s' (faults 0x%x) vs OpenCSD '%s'",
                          dv.fields, dv.faults, theirs[j].fields);
+            else if (theirs[j].err)
+                snprintf(diff, sizeof diff, "OpenCSD reports an error at this packet "
+                         "(no documented fault)");
             else if (dv.open && j + 1 != n_theirs)
                 snprintf(diff, sizeof diff, "OpenCSD cannot end this packet (section 6) "
                          "but lists %s at %" PRIu64 " after it", theirs[j + 1].name,
@@ -783,6 +830,16 @@ static bool compare_run(cmp_state *st, const ocsd_pkt *theirs, size_t n_theirs,
             }
             continue;
         }
+        /* An OpenCSD error line is accepted only where a documented
+         * fault says it comes: an LSiP I-sync (section 11). */
+        if (theirs[j].err && !(p->kind == TB_PKT_ISYNC && p->lsip)) {
+            tb_packet_format(p, line, sizeof line);
+            snprintf(why, wlen, "source 0x%02x packet %zu: OpenCSD reports an error at %"
+                     PRIu64 " (no documented fault)\n  ours: %s", id, i, theirs[j].idx,
+                     line);
+            ok = false;
+            break;
+        }
         if (!same_packet(p, &theirs[j], &st->prev_isa, &faults, diff, sizeof diff)) {
             tb_packet_format(p, line, sizeof line);
             snprintf(why, wlen, "source 0x%02x packet %zu: %s\n  ours: %s\n  OpenCSD: Idx:%"
@@ -791,9 +848,22 @@ static bool compare_run(cmp_state *st, const ocsd_pkt *theirs, size_t n_theirs,
             ok = false;
             break;
         }
+        if (p->kind == TB_PKT_ISYNC && p->lsip &&
+            !lsip_as_branch(p, theirs, n_theirs, j, i + 1 < ours->n ? &ours->v[i + 1] : NULL,
+                            diff, sizeof diff)) {
+            tb_packet_format(p, line, sizeof line);
+            snprintf(why, wlen, "source 0x%02x packet %zu: %s\n  ours: %s", id, i, diff,
+                     line);
+            ok = false;
+            break;
+        }
         if (p->kind == TB_PKT_ISYNC || p->kind == TB_PKT_BRANCH) {
-            st->cur_addr = p->addr;
-            st->cur_isa = p->isa;
+            st->cur_addr = p->kind == TB_PKT_ISYNC && p->lsip ? p->lsip_addr : p->addr;
+            st->cur_isa = p->kind == TB_PKT_ISYNC && p->lsip ? p->lsip_isa : p->isa;
+        }
+        if (p->kind == TB_PKT_ISYNC && p->lsip) {
+            faults |= 1u << FAULT_LSIP;
+            j++; /* OpenCSD's BRANCH_ADDRESS made of the LSiP address */
         }
         count_faults(c, faults);
         i++;
@@ -1048,14 +1118,14 @@ static int listing_id(const tb_snapshot *snap, const tb_snap_source *src,
 /* Every ETMv3 and PTM source of every vector in vectors/generated/, the
  * ETMv3 data-trace ones (data) or the rest: each must equal OpenCSD's
  * listing up to the documented faults and compare at least one packet.
- * ETMv1 sources are skipped: ETMv1 is a trace-port protocol OpenCSD does
- * not implement (docs/etmv1.md), so it has no listing to compare. */
+ * ETMv1 and ETMv2 sources are skipped: trace-port protocols OpenCSD does
+ * not implement (docs/etmv1.md, docs/etmv2.md), so there is no listing. */
 static void vectors_listing(bool data)
 {
     const char *root = TB_SOURCE_DIR "/vectors/generated";
     struct dirent **ents;
     char failures[8192] = "";
-    size_t nfail = 0, nsrc = 0, etmv1 = 0, total = 0;
+    size_t nfail = 0, nsrc = 0, port = 0, total = 0;
     int n, e;
 
     n = scandir(root, &ents, NULL, by_name);
@@ -1082,8 +1152,8 @@ static void vectors_listing(bool data)
                 continue;
             cr_assert_eq(tb_snapshot_source_config(&snap, src, &cfg, err, sizeof err),
                          0, "%s: %s", dir, err);
-            if (cfg.protocol == TB_PROTO_ETMV1) {
-                etmv1 += !data;
+            if (cfg.protocol == TB_PROTO_ETMV1 || cfg.protocol == TB_PROTO_ETMV2) {
+                port += !data;
                 continue;
             }
             if ((cfg.protocol == TB_PROTO_ETMV3 && cfg.data_trace) != data)
@@ -1113,9 +1183,9 @@ static void vectors_listing(bool data)
     for (e = 0; e < n; e++)
         free(ents[e]);
     free(ents);
-    fprintf(stderr, "%zu %s sources, %zu packets compared; %zu ETMv1 sources skipped "
+    fprintf(stderr, "%zu %s sources, %zu packets compared; %zu ETMv1/ETMv2 sources skipped "
             "(not OpenCSD's)\n", nsrc, data ? "ETMv3 data-trace" : "ETMv3/PTM",
-            total, etmv1);
+            total, port);
     cr_assert_gt(nsrc, 0);
     cr_assert_eq(nfail, 0, "%zu of %zu sources differ from OpenCSD:%s", nfail, nsrc,
                  failures);

@@ -4,11 +4,10 @@
  * also gives the capture file format and the OpenOCD `etm load` form).
  *
  *   exec records -> tb_etmv1_encoder -> samples (or capture bytes)
- *   samples/bytes -> tb_etmv1_parser -> tb_packet (ATOM, BRANCH, TRIGGER)
+ *   samples/bytes -> tb_etmv1_parser -> tb_packet (ATOM, BRANCH, TRIGGER, DATA)
  *   tb_packet + tb_memimage -> tb_etmv1_decoder -> tb_element
  *
- * Phase 1: plain ETMv1 instruction trace, no data trace (ID/BD carry no
- * decoded data; their bytes are skipped).  Facts tagged [S] in
+ * Data trace (ETMCR[3:2], IHI0014Q 5.4, 5.7.3): docs/etmv1.md 9.  Facts tagged [S] in
  * shared/docs/etmv1-v2.md or confirmed in docs/etmv1-v2-sources.md; the
  * model choices and unverified values are listed in docs/etmv1.md.
  */
@@ -56,10 +55,11 @@ typedef struct tb_etmv1_sample {
 
 /* The trace port configuration (ETMCR fields, IHI0014Q 3.5.1 as read by
  * OpenOCD etm.h: [6:4] port size, [8] branch output, [12] cycle accurate,
- * [15:14] context ID size). */
+ * [15:14] context ID size; [3:2] data trace). */
 typedef struct tb_etmv1_config {
     uint8_t minor;        /* ETMv1.x, 0..3 */
     uint8_t port_width;   /* 4, 8 or 16 */
+    uint8_t data_trace;   /* ETMCR[3:2]: bit0 values, bit1 addresses */
     bool cycle_accurate;  /* ETMCR[12] */
     bool branch_output;   /* ETMCR[8]: direct branches traced as BE */
     uint8_t ctxid_bytes;  /* 0, 1, 2 or 4 (ETMCR[15:14]); v1.2+ */
@@ -185,8 +185,14 @@ uint64_t tb_etmv1_encoder_cycles(const tb_etmv1_encoder *e); /* samples out */
  *            (7 a packet, 32 for five), addr_known, isa (A[0]),
  *            reason (5th packet [6:4], else 0), has_ctxid/context_id,
  *            bytes[] = the packets; phdr_format = the cycle's PIPESTAT
- *            (BE or BD; a BD's data bytes are skipped)
+ *            (BE or BD); sync_ev = its TRACESYNC event number
  *   TRIGGER  a TR cycle, before the status it replaced
+ *   DATA     (ETMCR[3:2] != 0, docs/etmv1.md 9) an ID's marker
+ *            (phdr_format ID, size 0), right after the ATOM with its E;
+ *            or a cycle's data units (phdr_format 0, bytes[0..size):
+ *            TRACEPKT nibbles on a 4-bit port, else the bytes no branch
+ *            address took, idle ones included; sync_ev = the TRACESYNC
+ *            events up to that cycle).  The decoder measures them.
  *   RESERVED, BAD_SEQUENCE, INCOMPLETE: errors (err); the parser then
  *            forgets pending branches and goes on
  * index is the stream index (byte offset in the capture) of the cycle. */
@@ -216,7 +222,9 @@ const tb_etmv1_config *tb_etmv1_parser_config(const tb_etmv1_parser *p);
  * of up to 32 instructions with atom_bits, ending at a taken branch;
  * EXCEPTION for a BE to a vector; CONTEXT; EVENT for a trigger; in CA
  * mode cc on ranges = the cycles from each instruction's status to the
- * next status). */
+ * next status; with data trace a DATA element per transfer after the
+ * range that ends with its instruction, later elements held until its
+ * data has come, docs/etmv1.md 9). */
 typedef struct tb_etmv1_decoder tb_etmv1_decoder;
 tb_etmv1_decoder *tb_etmv1_decoder_new(const tb_etmv1_config *cfg,
                                        const tb_memimage *mem);

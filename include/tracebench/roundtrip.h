@@ -22,7 +22,7 @@
  *   timestamps (the cycle stamp of an adjacent truth record, never going
  *   back); cycle counts (cycle-accurate: the decoded counts summed since
  *   trace start equal the truth's cycles at each range end).
- * - Data transfers (ETMv3 data trace on, tb_encoder_opts.data_trace):
+ * - Data transfers (ETMv3 or ETMv1 data trace on, tb_encoder_opts.data_trace):
  *   every transfer of a traced instruction that ViewData selects is a
  *   DATA element in order after its instruction, with its direction,
  *   size, address (address trace on), value (value trace on; a failed

@@ -239,6 +239,10 @@ typedef struct tb_packet {
     uint8_t data_size;       /* value bytes: 0, 1, 2 or 4 */
     uint32_t data_value;
     uint8_t data_tag;        /* out-of-order tag 1..3 */
+
+    /* ETMv1 (etmv1.h): the TRACESYNC event number of a BRANCH's address;
+     * of DATA units, the TRACESYNC events up to their cycle. */
+    uint32_t sync_ev;
 } tb_packet;
 
 /* Called for each packet; a non-zero return stops the producer, which
