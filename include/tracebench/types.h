@@ -89,6 +89,8 @@ typedef struct tb_config {
     bool return_stack;      /* ETMCR[29], PTM */
     bool vmid;              /* ETMCR[30] */
     bool alt_branch;        /* ETMIDR[20] honoured from ETMv3.4 */
+    bool pc_first;          /* ETMIDR[16], ETMv3: an LDM that loads the PC
+                             * transfers the PC first (etmv3-data.md 1, 6) */
     bool ts64;              /* ETMCCER[29] (forced off for PFT1.0) */
     bool ts_binary;         /* ETMCCER[28] */
     bool virt;              /* ETMCCER[26]: Hyp bits valid */
