@@ -292,7 +292,8 @@ static void settle(tb_etmv1_decoder *d)
  * (5.8, 5.9), which nothing tells from its own waits; a TD with
  * TraceEnable ('T', 5.10) last says trace stayed on, since it comes back
  * only with a marker.  So the held element has no cycle count after an
- * overflow or a WT last (docs/etmv1.md 5). */
+ * overflow or a WT last, nor at the end after any cycle but its APO ones
+ * (lost: tb_etmv1_decoder_finish; docs/etmv1.md 5). */
 static void settle_open(tb_etmv1_decoder *d, bool lost)
 {
     close_range(d);
