@@ -74,6 +74,8 @@ struct tb_etmv1_decoder {
     bool have_held;
     unsigned w_target;
     bool w_sure;         /* no WT since the last status (CA) */
+    unsigned w_apo;      /* APO cycles of the last status still to come */
+    bool w_past;         /* a counted cycle past the status's own (CA) */
     unsigned trig_held;  /* triggers that came while a range was held */
     uint64_t trig_index;
 
@@ -290,7 +292,8 @@ static void settle(tb_etmv1_decoder *d)
  * (5.8, 5.9), which nothing tells from its own waits; a TD with
  * TraceEnable ('T', 5.10) last says trace stayed on, since it comes back
  * only with a marker.  So the held element has no cycle count after an
- * overflow or a WT last (docs/etmv1.md 5). */
+ * overflow or a WT last, nor at the end after any cycle but its APO ones
+ * (lost: tb_etmv1_decoder_finish; docs/etmv1.md 5). */
 static void settle_open(tb_etmv1_decoder *d, bool lost)
 {
     close_range(d);
@@ -313,6 +316,8 @@ static void emit_counted(tb_etmv1_decoder *d, tb_element *el)
     d->have_held = true;
     d->w_target = W_HELD;
     d->w_sure = true;
+    d->w_apo = 0;
+    d->w_past = false;
 }
 
 static void lose(tb_etmv1_decoder *d, uint64_t index, tb_gap_reason why, int err)
@@ -376,6 +381,8 @@ static void add_insn(tb_etmv1_decoder *d, uint64_t index, const tb_insn *in, cha
         r->cc++;
     d->w_target = W_RNG;
     d->w_sure = true;
+    d->w_apo = 0;
+    d->w_past = false;
     if (r->count == 32)
         close_range(d);
 }
@@ -652,6 +659,7 @@ static void branch(tb_etmv1_decoder *d, const tb_packet *pkt)
             settle(d);
             trace_on(d, pkt, TB_ISYNC_PERIODIC);
         }
+        d->w_apo = 2; /* its status's next two cycles (5.6.1) */
     }
     if (pkt->addr_known) {
         d->pc = pkt->addr;
@@ -686,6 +694,10 @@ int tb_etmv1_decoder_packet(tb_etmv1_decoder *d, const tb_packet *pkt,
                 step(d, pkt->index, a);
             } else if (d->cfg.cycle_accurate) {
                 d->w_sure = a == 'T';
+                if (a == 'T' && d->w_apo)
+                    d->w_apo--; /* the BE's own APO cycle (5.6.1) */
+                else
+                    d->w_past = true;
                 if (d->w_target == W_RNG)
                     d->rng.cc++;
                 else if (d->w_target == W_HELD)
@@ -739,7 +751,12 @@ int tb_etmv1_decoder_finish(tb_etmv1_decoder *d, tb_element_cb cb, void *ctx)
     d->cb = cb;
     d->ctx = ctx;
     d->emitted = 0;
-    settle_open(d, false);
+    /* The end: an overflow shows no status until its restart marker
+     * (5.9), which the end cuts off, and the lost instruction's cycles
+     * are WT, then (the FIFO drained) TD with TraceEnable (5.10): so any
+     * counted cycle past the last status's own (its APO cycles) may be
+     * one, 'T' included (docs/etmv1.md 5). */
+    settle_open(d, d->w_past);
     data_drop(d, true); /* data that never came */
     el_init(&el, TB_ELEM_END, 0);
     emit(d, &el);
@@ -752,6 +769,8 @@ void tb_etmv1_decoder_reset(tb_etmv1_decoder *d)
         return;
     d->started = d->pc_known = d->rng_open = d->have_held = false;
     d->w_target = W_NONE;
+    d->w_apo = 0;
+    d->w_past = false;
     d->trig_held = 0;
     d->ctx_known = false;
     d->ctxid = 0;

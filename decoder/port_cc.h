@@ -11,7 +11,9 @@
  *    the end of the trace) the held count is open: a wait after the
  *    status may be the FIFO draining with trace off or lost (IHI0014Q
  *    5.8, 5.9, 6.1.6), so it is kept only when no uncertain wait came
- *    after the status (`sure`), and never before an overflow (`lost`).
+ *    after the status (`sure`), and never before an overflow (`lost`);
+ *    the end may cut off an overflow's restart (5.9), so there the
+ *    callers pass `lost` for any cycle past the status's own.
  */
 #ifndef TB_PORT_CC_H
 #define TB_PORT_CC_H

@@ -46,9 +46,8 @@ static const char *const ptm_sets[] = {
 /* ETMv1 (docs/etmv1.md): each port width, branch output, context IDs,
  * ETMv1.0, a short sync period, the filter, a FIFO small enough to
  * overflow and a trigger; then cycle-accurate (`ca`, issue 23) at each
- * width, alone and with the same features; then data trace at each width
- * (not cycle-accurate: the cycles that drain data from the FIFO at the
- * end are not matched yet, docs/etmv1.md 9).  The CA FIFO sets overflow
+ * width, alone and with the same features; then data trace at each width,
+ * without and with cycle accuracy (docs/etmv1.md 9).  The CA FIFO sets overflow
  * (3 times at port 4, once with fifo=6, twice with fifo=5,sync=64); a
  * 16-bit port sends two bytes a cycle, faster than any status fills the
  * FIFO, so none overflows there. */
@@ -65,6 +64,15 @@ static const char *const etmv1_sets[] = {
     "data=both", "data=both,port=4", "data=both,port=16", "data=addr,port=16",
     "data=value,port=4", "data=both,bb,port=16", "data=both,ctxid=4,sync=64",
     "data=both,fifo=16", "data=both,filter,port=4", "data=value,trigger=100",
+    /* cycle-accurate data trace (issue 23, docs/etmv1.md 5): data drains
+     * after the last status, overflows whose restart the end cuts off
+     * (fifo=16 at port 4, fifo=14 at port 8) */
+    "ca,data=both,port=4", "ca,data=both,port=8", "ca,data=both,port=16",
+    "ca,data=addr,port=4", "ca,data=value,port=16", "ca,data=both,bb,port=4",
+    "ca,data=both,ctxid=4,sync=64", "ca,data=both,filter,port=4",
+    "ca,data=both,filter,port=16", "ca,data=both,fifo=16,port=4",
+    "ca,data=both,fifo=14,port=8", "ca,data=value,trigger=100,port=4",
+    "ca,data=both,idle,port=8", "ca,data=addr,sync=64,port=16",
 };
 
 /* ETMv2 (docs/etmv2.md): each port width, branch output, context IDs, a
