@@ -41,7 +41,7 @@ int tb_etmv2_config_check(const tb_etmv2_config *c)
     if (c->ctxid_bytes != 0 && c->ctxid_bytes != 1 && c->ctxid_bytes != 2 &&
         c->ctxid_bytes != 4)
         return TB_ERR_CONFIG;
-    if (c->vector_base & 0x1F)
+    if (c->vector_base & 0x1F || c->data_trace > 3)
         return TB_ERR_CONFIG;
     return 0;
 }
@@ -56,6 +56,7 @@ uint32_t tb_etmv2_etmcr(const tb_etmv2_config *c)
     v1.branch_output = c->branch_output;
     v1.cycle_accurate = c->cycle_accurate;
     v1.ctxid_bytes = c->ctxid_bytes;
+    v1.data_trace = c->data_trace;
     return tb_etmv1_etmcr(&v1);
 }
 
@@ -72,6 +73,7 @@ int tb_etmv2_config_from_etmcr(tb_etmv2_config *c, uint32_t etmcr, uint8_t minor
     c->branch_output = v1.branch_output;
     c->cycle_accurate = v1.cycle_accurate;
     c->ctxid_bytes = v1.ctxid_bytes;
+    c->data_trace = v1.data_trace;
     return tb_etmv2_config_check(c);
 }
 
