@@ -453,6 +453,10 @@ static void data(tb_etmv2_decoder *d, const tb_packet *pkt)
     bool first = pkt->kind == TB_PKT_DATA && (pkt->bytes[0] & 0x20);
     unsigned k;
 
+    if (!d->cfg.data_trace) { /* the parser's configuration was another */
+        lose(d, pkt->index, TB_GAP_BAD_PACKET, TB_ERR_MISMATCH);
+        return;
+    }
     if (!d->pc_known && !d->dx_on && !d->li_ok)
         return; /* before sync: nobody to give it to */
     if (first) {
