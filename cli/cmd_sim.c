@@ -279,6 +279,8 @@ int tb_cli_sim(int argc, char **argv)
         rc = tb_sim_set_data(s, true);
     if (rc >= 0 && proto && eo.dual_issue)
         rc = tb_sim_set_dual(s, true); /* --options dual: the cycle model's rule */
+    if (rc >= 0 && proto && eo.pc_first)
+        rc = tb_sim_set_pcfirst(s, true); /* --options pcfirst: ETMIDR[16] */
     if (rc < 0) {
         fprintf(stderr, "tracebench sim: %s: %s\n", prog,
                 tb_sim_errmsg(s)[0] ? tb_sim_errmsg(s) : tb_err_str(rc));

@@ -548,9 +548,9 @@ static int write_index(const char *out, const vec *v, size_t n, const char *cata
     fprintf(f, "\n%zu vectors, %llu instructions, %llu trace bytes, %s bits per instruction.\n",
             n, (unsigned long long)insns, (unsigned long long)bytes, bpi);
     fprintf(f, "\n## Spec coverage\n\n"
-               "Every packet kind and variant of ETMv3, PTM, the ETMv1 trace port and the "
-               "formatter (`vectors/coverage.tsv`), counted from the packets (and, for "
-               "ETMv1, the port samples) of the vectors above "
+               "Every packet kind and variant of ETMv3, PTM, the ETMv1 and ETMv2 trace "
+               "ports and the formatter (`vectors/coverage.tsv`), counted from the packets "
+               "(and, for ETMv1 and ETMv2, the port samples) of the vectors above "
                "(`tracebench vectors --coverage`).  CI fails when a variant the encoder can "
                "produce occurs in no vector; the others say why they cannot occur yet "
                "(`in progress`: being added on another branch).\n\n"

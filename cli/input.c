@@ -221,6 +221,8 @@ static int port_file_config(tb_cli_input *in, tb_protocol proto, const tb_encode
     if (proto == TB_PROTO_ETMV2) {
         tb_etmv2_config c;
 
+        /* The header parser keeps c's vector base and phantom flag. */
+        tb_etmv2_config_init(&c);
         bad = n != sizeof hdr || tb_etmv2_capture_parse_header(hdr, &c) < 0;
         if (!bad) {
             etmcr = tb_etmv2_etmcr(&c);

@@ -16,7 +16,9 @@
 
 #include "tracebench/coverage.h"
 #include "tracebench/decoder.h"
+#include "tracebench/etm_port.h"
 #include "tracebench/etmv1.h"
+#include "tracebench/etmv2.h"
 #include "tracebench/parser.h"
 #include "tracebench/snapshot.h"
 #include "tracebench/stream.h"
@@ -223,12 +225,57 @@
     X(V1_TD_IDLE, "etmv1.td.idle")                                        \
     X(V1_D_ADDR, "etmv1.data.address")                                    \
     X(V1_D_VALUE, "etmv1.data.value")                                     \
-    X(V2_PIPESTAT, "etmv2.pipestat")                                      \
-    X(V2_DW_DN, "etmv2.pipestat.dw_dn")                                   \
-    X(V2_PHANTOM, "etmv2.phantom")                                        \
-    X(V2_TFO, "etmv2.tfo")                                                \
-    X(V2_BRANCH, "etmv2.branch")                                          \
-    X(V2_DATA, "etmv2.data")
+    X(V2_PS_IE, "etmv2.pipestat.ie")                                      \
+    X(V2_PS_DE, "etmv2.pipestat.de")                                      \
+    X(V2_PS_IN, "etmv2.pipestat.in")                                      \
+    X(V2_PS_DN, "etmv2.pipestat.dn")                                      \
+    X(V2_PS_WT, "etmv2.pipestat.wt")                                      \
+    X(V2_PS_DW, "etmv2.pipestat.dw")                                      \
+    X(V2_PS_TR, "etmv2.pipestat.tr")                                      \
+    X(V2_PS_TD, "etmv2.pipestat.td")                                      \
+    X(V2_PT_IE, "etmv2.phantom.taken.ie")                                 \
+    X(V2_PT_DE, "etmv2.phantom.taken.de")                                 \
+    X(V2_PT_IN, "etmv2.phantom.taken.in")                                 \
+    X(V2_PT_DN, "etmv2.phantom.taken.dn")                                 \
+    X(V2_PN_IE, "etmv2.phantom.not_taken.ie")                             \
+    X(V2_PN_DE, "etmv2.phantom.not_taken.de")                             \
+    X(V2_PN_IN, "etmv2.phantom.not_taken.in")                             \
+    X(V2_PN_DN, "etmv2.phantom.not_taken.dn")                             \
+    X(V2_PORT4, "etmv2.port4")                                            \
+    X(V2_PORT8, "etmv2.port8")                                            \
+    X(V2_PORT16, "etmv2.port16")                                          \
+    X(V2_TD_IDLE, "etmv2.td.idle")                                        \
+    X(V2_CA_TD, "etmv2.ca.td")                                            \
+    X(V2_CA_WAIT, "etmv2.ca.wait")                                        \
+    X(V2_TFO_SPLIT, "etmv2.tfo.split4")                                   \
+    X(V2_TFO_SPLIT_TR, "etmv2.tfo.split4.trigger")                        \
+    X(V2_TFO_PERIODIC, "etmv2.tfo.periodic")                              \
+    X(V2_TFO_TRACE_ON, "etmv2.tfo.trace_on")                              \
+    X(V2_TFO_OVERFLOW, "etmv2.tfo.overflow")                              \
+    X(V2_TFO_DEBUG, "etmv2.tfo.debug_exit")                               \
+    X(V2_TFO_LSM, "etmv2.tfo.lsm")                                        \
+    X(V2_TFO_ARM, "etmv2.tfo.isa.arm")                                    \
+    X(V2_TFO_THUMB, "etmv2.tfo.isa.thumb")                                \
+    X(V2_TFO_CTXID1, "etmv2.tfo.ctxid1")                                  \
+    X(V2_TFO_CTXID2, "etmv2.tfo.ctxid2")                                  \
+    X(V2_TFO_CTXID4, "etmv2.tfo.ctxid4")                                  \
+    X(V2_BR1, "etmv2.branch.len1")                                        \
+    X(V2_BR2, "etmv2.branch.len2")                                        \
+    X(V2_BR3, "etmv2.branch.len3")                                        \
+    X(V2_BR4, "etmv2.branch.len4")                                        \
+    X(V2_BR5_ARM, "etmv2.branch.len5.arm")                                \
+    X(V2_BR5_THUMB, "etmv2.branch.len5.thumb")                            \
+    X(V2_BR_E, "etmv2.branch.e")                                          \
+    X(V2_EXC_VECTOR, "etmv2.exc.vector")                                  \
+    X(V2_EXC_HIGH, "etmv2.exc.high_vectors")                              \
+    X(V2_EXC_ABORT, "etmv2.exc.data_abort")                               \
+    X(V2_CTXID1, "etmv2.ctxid1")                                          \
+    X(V2_CTXID2, "etmv2.ctxid2")                                          \
+    X(V2_CTXID4, "etmv2.ctxid4")                                          \
+    X(V2_CTXID_C, "etmv2.ctxid.more")                                     \
+    X(V2_D_NORMAL, "etmv2.data.normal")                                   \
+    X(V2_D_LOAD_MISS, "etmv2.data.load_miss")                             \
+    X(V2_D_VNT, "etmv2.data.vnt")
 
 enum {
 #define X(sym, name) V_##sym,
@@ -632,7 +679,8 @@ static void ptm_packet(const tb_config *cfg, const tb_packet *pkt, outv *o)
     }
 }
 
-/* An exception vector for the ETMv1 model (docs/etmv1.md 4, M3):
+/* An exception vector for the ETMv1 and ETMv2 models (docs/etmv1.md 4,
+ * M3; docs/etmv2.md 4 uses the same rule):
  * base + 0x00..0x1C but 0x14, at vector_base or 0xFFFF0000.  Returns 1
  * for a low/configured base, 2 for the high one, 0 otherwise. */
 static int etm1_vector(const tb_config *cfg, uint32_t addr)
@@ -644,6 +692,14 @@ static int etm1_vector(const tb_config *cfg, uint32_t addr)
     if ((addr & ~0x1Fu) == 0xFFFF0000u)
         return 2;
     return (addr & ~0x1Fu) == cfg->vector_base ? 1 : 0;
+}
+
+/* Letter c among a port atom's entries (seq_len bounded by seq[]). */
+static bool has_atom(const tb_packet *pkt, char c)
+{
+    size_t n = pkt->seq_len < sizeof pkt->seq ? pkt->seq_len : sizeof pkt->seq;
+
+    return memchr(pkt->seq, c, n) != NULL;
 }
 
 /* ETMv1 packets as tb_etmv1_parser gives them (etmv1.h): the address
@@ -662,8 +718,7 @@ static void etm1_packet(const tb_config *cfg, const tb_packet *pkt, outv *o)
     switch (pkt->kind) {
     case TB_PKT_ATOM:
         /* 'W' a WT, 'T' an APO cycle or a TD with TraceEnable (docs/etmv1.md 3) */
-        if (cfg->cycle_accurate && pkt->seq_len <= sizeof pkt->seq &&
-            (memchr(pkt->seq, TB_ATOM_W, pkt->seq_len) || memchr(pkt->seq, 'T', pkt->seq_len)))
+        if (cfg->cycle_accurate && (has_atom(pkt, TB_ATOM_W) || has_atom(pkt, 'T')))
             add(o, V_V1_CA_WAIT);
         break;
     case TB_PKT_BRANCH:
@@ -694,6 +749,78 @@ static void etm1_packet(const tb_config *cfg, const tb_packet *pkt, outv *o)
     }
 }
 
+/* ETMv2 packets as tb_etmv2_parser gives them (etmv2.h): a TFO (ISYNC:
+ * RR, IHI0014Q 6.5.4 Table 6.7; address bit 0 = Thumb and the context ID
+ * bytes ETMCR[15:14] sets, 6.5.4), a branch address (6.7.1 Table 6.9:
+ * 1-5 bytes, byte 5 ARM b0E001xxx or Thumb b0001xxxx) whose status
+ * (phdr_format) DW makes it an exception (docs/etmv2.md 4), a context ID
+ * packet (bC1101110, 6.4.1), and W atoms in cycle-accurate mode (M6).
+ * The PIPESTAT codes, TFO cycles and port width are on the port:
+ * tb_coverage_count_etmv2_capture() counts them.  The codes and layouts
+ * rest on the unverified table (docs/etmv2.md 6). */
+static void etm2_packet(const tb_config *cfg, const tb_packet *pkt, outv *o)
+{
+    static const unsigned reason[4] = {V_V2_TFO_PERIODIC, V_V2_TFO_TRACE_ON,
+                                       V_V2_TFO_OVERFLOW, V_V2_TFO_DEBUG};
+    const uint8_t *b = pkt->bytes;
+    unsigned n = pkt->size;
+    int vec;
+
+    switch (pkt->kind) {
+    case TB_PKT_ISYNC:
+        /* U2: header b000000RR, then the context ID, then 4 address bytes
+         * (U7); the LSM-in-progress header (U3) the parser refuses. */
+        if ((b[0] & TB_ETMV2_TFO_HDR_MASK) != TB_ETMV2_TFO_HDR_NORMAL)
+            break;
+        add(o, reason[b[0] & 3]);
+        add(o, pkt->isa == TB_ISA_THUMB ? V_V2_TFO_THUMB : V_V2_TFO_ARM);
+        if (n > 5)
+            ctxid_size(o, n - 5u, V_V2_TFO_CTXID1, V_V2_TFO_CTXID2, V_V2_TFO_CTXID4);
+        break;
+    case TB_PKT_BRANCH:
+        /* The parser gives the address bytes alone (no header, 6.4.1). */
+        if (n < 5) {
+            add(o, V_V2_BR1 + n - 1);
+        } else if ((b[4] & 0xB8) == 0x08) {
+            add(o, V_V2_BR5_ARM);
+            if (b[4] & 0x40)
+                add(o, V_V2_BR_E); /* E: the last traced instruction cancelled */
+        } else if ((b[4] & 0xF0) == 0x10) {
+            add(o, V_V2_BR5_THUMB);
+        }
+        /* DW: no instruction, packets placed: an exception branch; a DE
+         * to a vector is a branch (docs/etmv2.md 4). */
+        if (pkt->phdr_format == TB_ETMV2_DW && pkt->isa == TB_ISA_ARM &&
+            (vec = etm1_vector(cfg, pkt->addr)) != 0) {
+            add(o, vec == 2 ? V_V2_EXC_HIGH : V_V2_EXC_VECTOR);
+            if ((pkt->addr & 0x1F) == 0x10)
+                add(o, V_V2_EXC_ABORT);
+        }
+        break;
+    case TB_PKT_CONTEXT_ID:
+        ctxid_size(o, n - 1u, V_V2_CTXID1, V_V2_CTXID2, V_V2_CTXID4);
+        if (b[0] & 0x80)
+            add(o, V_V2_CTXID_C); /* C: another packet follows this cycle */
+        break;
+    case TB_PKT_DATA: /* 6.4.1 Table 6.2 bC0A0SS10 (docs/etmv2.md 9) */
+        add(o, V_V2_D_NORMAL);
+        break;
+    case TB_PKT_VALUE_NOT_TRACED: /* bC1101010 */
+        add(o, V_V2_D_VNT);
+        break;
+    case TB_PKT_OOO_PLACEHOLDER: /* load miss occurred bC1A1TT00 */
+    case TB_PKT_OOO_DATA:        /* load miss data bCTT0SS00 */
+        add(o, V_V2_D_LOAD_MISS);
+        break;
+    case TB_PKT_ATOM:
+        if (cfg->cycle_accurate && has_atom(pkt, TB_ATOM_W))
+            add(o, V_V2_CA_WAIT);
+        break;
+    default:
+        break;
+    }
+}
+
 int tb_coverage_classify_packet(const tb_config *cfg, const tb_packet *pkt,
                                 tb_coverage_id *out, size_t max)
 {
@@ -701,8 +828,9 @@ int tb_coverage_classify_packet(const tb_config *cfg, const tb_packet *pkt,
 
     if (!cfg || !pkt || (!out && max))
         return TB_ERR_INVAL;
-    /* An ETMv1 ATOM carries no bytes: its statuses are PIPESTAT cycles. */
-    if ((pkt->size == 0 && !(cfg->protocol == TB_PROTO_ETMV1 && pkt->kind == TB_PKT_ATOM)) ||
+    /* An ETMv1/ETMv2 atom comes from PIPESTAT, not from bytes: size 0
+     * (etmv1.h, etmv2.h); every other packet has its bytes. */
+    if ((pkt->size == 0 && !(pkt->kind == TB_PKT_ATOM && tb_protocol_is_port(cfg->protocol))) ||
         pkt->size > TB_PKT_MAX_BYTES || pkt->kind >= TB_PKT_RESERVED)
         return 0;
     if (cfg->protocol == TB_PROTO_ETMV3)
@@ -711,6 +839,8 @@ int tb_coverage_classify_packet(const tb_config *cfg, const tb_packet *pkt,
         ptm_packet(cfg, pkt, &o);
     else if (cfg->protocol == TB_PROTO_ETMV1)
         etm1_packet(cfg, pkt, &o);
+    else if (cfg->protocol == TB_PROTO_ETMV2)
+        etm2_packet(cfg, pkt, &o);
     else
         return TB_ERR_INVAL;
     return finish(&o);
@@ -864,70 +994,167 @@ int tb_coverage_count_buffer(const uint8_t *data, size_t len, unsigned flags,
     return 0;
 }
 
-int tb_coverage_count_etmv1_capture(const uint8_t *data, size_t len,
-                                    uint64_t *counts)
+/* What the ETMv1 and ETMv2 capture counters share (etm_port.h: one
+ * header, then a 4-byte sample a cycle): the header check, the port
+ * width (once a capture) and the sample loop; a protocol's step() reads
+ * the statuses of one sample. */
+typedef struct port_walk {
+    uint64_t *counts;
+    bool ca;                 /* ETMCR[12] */
+    unsigned width;          /* TRACEPKT bits */
+    unsigned apo_left, apo;  /* ETMv1: APO cycles still due, APO so far */
+    bool tfo_hi;             /* ETMv2: a 4-bit TFO value's second half due */
+} port_walk;
+
+typedef int (*port_step_fn)(port_walk *w, const tb_etmv1_sample *s);
+
+static int count_port(const uint8_t *data, size_t len, uint64_t *counts, uint8_t proto,
+                      const unsigned width_v[3], port_step_fn step)
 {
-    static const unsigned status_v[8] = {V_V1_PS_IE, V_V1_PS_ID, V_V1_PS_IN, V_V1_PS_WT,
-                                         V_V1_PS_BE, V_V1_PS_BD, V_V1_PS_TR, V_V1_PS_TD};
-    tb_etmv1_config c;
-    unsigned apo_left = 0, apo = 0;
-    size_t p;
+    port_walk w = {.counts = counts};
     int rc;
 
     if (!data || !counts)
         return TB_ERR_INVAL;
-    if (len < TB_ETMV1_HDR_BYTES)
+    if (len < TB_ETM_PORT_HDR_BYTES)
         return TB_ERR_TRUNCATED;
-    if ((rc = tb_etmv1_capture_parse_header(data, &c)) < 0)
-        return rc;
-    counts[c.port_width == 4 ? V_V1_PORT4 : c.port_width == 8 ? V_V1_PORT8 : V_V1_PORT16]++;
-    for (p = TB_ETMV1_HDR_BYTES; p + TB_ETMV1_SAMPLE_BYTES <= len; p += TB_ETMV1_SAMPLE_BYTES) {
-        tb_etmv1_sample s;
-        unsigned st;
+    if (proto == TB_ETM_PORT_V1) {
+        tb_etmv1_config c;
 
-        if ((rc = tb_etmv1_sample_unpack(data + p, &s)) < 0)
+        rc = tb_etmv1_capture_parse_header(data, &c);
+        w.ca = c.cycle_accurate;
+        w.width = c.port_width;
+    } else {
+        tb_etmv2_config c;
+
+        tb_etmv2_config_init(&c);
+        rc = tb_etmv2_capture_parse_header(data, &c);
+        w.ca = c.cycle_accurate;
+        w.width = c.port_width;
+    }
+    if (rc < 0)
+        return rc;
+    counts[width_v[w.width == 4 ? 0 : w.width == 8 ? 1 : 2]]++;
+    for (size_t p = TB_ETM_PORT_HDR_BYTES; p + TB_ETMV1_SAMPLE_BYTES <= len;
+         p += TB_ETMV1_SAMPLE_BYTES) {
+        tb_etmv1_sample s;
+
+        if ((rc = tb_etmv1_sample_unpack(data + p, &s)) < 0 || (rc = step(&w, &s)) < 0)
             return rc;
-        st = s.pipestat & 7;
-        if (s.tracesync)
-            counts[V_V1_TRACESYNC]++;
-        if (apo_left) {
-            /* The two cycles after a BE/BD carry APO[1:0] then APO[3:2]
-             * in PIPESTAT[1:0]; a TR there puts them on TRACEPKT[2:0];
-             * a BE there abandons the branch before (IHI0014Q 5.6.1,
-             * etmv1-v2 6). */
-            if (st == TB_ETMV1_TR) {
-                counts[V_V1_APO_TR]++;
-                counts[V_V1_PS_TR]++;
-                st = s.tracepkt & 7;
-            }
-            if (!(st & 4)) {
-                apo |= (st & 3u) << (apo_left == 2 ? 0 : 2);
-                if (--apo_left == 0)
-                    counts[apo ? V_V1_APO_NONZERO : V_V1_APO_ZERO]++;
-                continue;
-            }
-            counts[V_V1_APO_ABANDONED]++;
-            apo_left = 0;
-        } else if (st == TB_ETMV1_TR) {
-            /* The status the trigger replaced is on TRACEPKT[2:0] (5.4). */
-            counts[V_V1_PS_TR]++;
-            st = s.tracepkt & 7;
-        }
-        counts[status_v[st]]++;
-        if (st == TB_ETMV1_TD) {
-            /* Cycle-accurate: TRACEPKT[0] = TraceEnable (5.10); without
-             * it the capture keeps a TD only when asked (docs/etmv1.md 1). */
-            if (c.cycle_accurate)
-                counts[(s.tracepkt & 1) ? V_V1_CA_TD_ON : V_V1_CA_TD_OFF]++;
-            else
-                counts[V_V1_TD_IDLE]++;
-        }
-        if (st == TB_ETMV1_BE || st == TB_ETMV1_BD) {
-            apo_left = 2;
-            apo = 0;
-        }
     }
     return 0;
+}
+
+static int etm1_step(port_walk *w, const tb_etmv1_sample *s)
+{
+    static const unsigned status_v[8] = {V_V1_PS_IE, V_V1_PS_ID, V_V1_PS_IN, V_V1_PS_WT,
+                                         V_V1_PS_BE, V_V1_PS_BD, V_V1_PS_TR, V_V1_PS_TD};
+    uint64_t *counts = w->counts;
+    unsigned st = s->pipestat & 7;
+
+    if (s->tracesync)
+        counts[V_V1_TRACESYNC]++;
+    if (w->apo_left) {
+        /* The two cycles after a BE/BD carry APO[1:0] then APO[3:2]
+         * in PIPESTAT[1:0]; a TR there puts them on TRACEPKT[2:0];
+         * a BE there abandons the branch before (IHI0014Q 5.6.1,
+         * etmv1-v2 6). */
+        if (st == TB_ETMV1_TR) {
+            counts[V_V1_APO_TR]++;
+            counts[V_V1_PS_TR]++;
+            st = s->tracepkt & 7;
+        }
+        if (!(st & 4)) {
+            w->apo |= (st & 3u) << (w->apo_left == 2 ? 0 : 2);
+            if (--w->apo_left == 0)
+                counts[w->apo ? V_V1_APO_NONZERO : V_V1_APO_ZERO]++;
+            return 0;
+        }
+        counts[V_V1_APO_ABANDONED]++;
+        w->apo_left = 0;
+    } else if (st == TB_ETMV1_TR) {
+        /* The status the trigger replaced is on TRACEPKT[2:0] (5.4). */
+        counts[V_V1_PS_TR]++;
+        st = s->tracepkt & 7;
+    }
+    counts[status_v[st]]++;
+    if (st == TB_ETMV1_TD) {
+        /* Cycle-accurate: TRACEPKT[0] = TraceEnable (5.10); without
+         * it the capture keeps a TD only when asked (docs/etmv1.md 1). */
+        if (w->ca)
+            counts[(s->tracepkt & 1) ? V_V1_CA_TD_ON : V_V1_CA_TD_OFF]++;
+        else
+            counts[V_V1_TD_IDLE]++;
+    }
+    if (st == TB_ETMV1_BE || st == TB_ETMV1_BD) {
+        w->apo_left = 2;
+        w->apo = 0;
+    }
+    return 0;
+}
+
+int tb_coverage_count_etmv1_capture(const uint8_t *data, size_t len,
+                                    uint64_t *counts)
+{
+    static const unsigned width_v[3] = {V_V1_PORT4, V_V1_PORT8, V_V1_PORT16};
+
+    return count_port(data, len, counts, TB_ETM_PORT_V1, width_v, etm1_step);
+}
+
+/* ETMv2 PIPESTAT (IHI0014Q 6.1; the codes are U1, docs/etmv2.md 6). */
+static int etm2_step(port_walk *w, const tb_etmv1_sample *s)
+{
+    static const unsigned status_v[8] = {V_V2_PS_IE, V_V2_PS_DE, V_V2_PS_IN, V_V2_PS_DN,
+                                         V_V2_PS_WT, V_V2_PS_DW, V_V2_PS_TR, V_V2_PS_TD};
+    static const unsigned phantom_v[8] = {V_V2_PT_IE, V_V2_PT_DE, V_V2_PT_IN, V_V2_PT_DN,
+                                          V_V2_PN_IE, V_V2_PN_DE, V_V2_PN_IN, V_V2_PN_DN};
+    uint64_t *counts = w->counts;
+    unsigned st = s->pipestat;
+    bool replaced = false;
+
+    if (s->tracesync)
+        return TB_ERR_FORMAT; /* ETMv2 has no TRACESYNC pin (4.3.1) */
+    if (st == TB_ETMV2_TR) {
+        /* 6.1.7: the real status on TRACEPKT[3:0]; it also delays a
+         * 4-bit TFO value's second half (U4). */
+        counts[V_V2_PS_TR]++;
+        if (w->tfo_hi)
+            counts[V_V2_TFO_SPLIT_TR]++;
+        st = s->tracepkt & 15;
+        if (st == TB_ETMV2_TR)
+            return 0; /* no status (the parser refuses it) */
+        replaced = true;
+    } else {
+        w->tfo_hi = false; /* U4: this cycle carried the second half */
+    }
+    if (st >= TB_ETMV2_PT) { /* 6.1.2: a phantom, then the status */
+        counts[phantom_v[st - TB_ETMV2_PT]]++;
+        return 0;
+    }
+    counts[status_v[st]]++;
+    if (st != TB_ETMV2_TD)
+        return 0;
+    if (!replaced && (s->tracepkt & 1)) {
+        /* A TFO cycle (6.1.6); on a 4-bit port its value takes two
+         * cycles (U4).  Its packet is counted by reason from the parse. */
+        if (w->width == 4) {
+            counts[V_V2_TFO_SPLIT]++;
+            w->tfo_hi = true;
+        }
+    } else {
+        /* Without TRACEPKT[0]: cycle-accurate keeps every TD (M6), else
+         * the capture keeps it only with the idle option. */
+        counts[w->ca ? V_V2_CA_TD : V_V2_TD_IDLE]++;
+    }
+    return 0;
+}
+
+int tb_coverage_count_etmv2_capture(const uint8_t *data, size_t len,
+                                    uint64_t *counts)
+{
+    static const unsigned width_v[3] = {V_V2_PORT4, V_V2_PORT8, V_V2_PORT16};
+
+    return count_port(data, len, counts, TB_ETM_PORT_V2, width_v, etm2_step);
 }
 
 typedef struct src_ctx {
@@ -1026,10 +1253,11 @@ static int count_source(const tb_snapshot *s, const tb_snap_source *src,
     return rc < 0 ? rc : 0;
 }
 
-/* The port side of an ETMv1 source (PIPESTAT, TRACESYNC, APO, width):
- * its buffer is the capture file (docs/etmv1.md 2). */
-static int count_etmv1_port(const tb_snapshot *s, const tb_snap_source *src,
-                            uint64_t *counts, char *err, size_t errlen)
+/* The port side of an ETMv1 source (PIPESTAT, TRACESYNC, APO, width) or
+ * an ETMv2 one (PIPESTAT, TFO cycles, width): its buffer is the capture
+ * file (docs/etmv1.md 2, docs/etmv2.md 2). */
+static int count_port_source(const tb_snapshot *s, const tb_snap_source *src, bool v2,
+                             uint64_t *counts, char *err, size_t errlen)
 {
     uint8_t *data = NULL;
     size_t len = 0;
@@ -1040,7 +1268,8 @@ static int count_etmv1_port(const tb_snapshot *s, const tb_snap_source *src,
             continue;
         rc = tb_snapshot_read_buffer(s, &s->buffers[k], &data, &len, err, errlen);
         if (rc >= 0)
-            rc = tb_coverage_count_etmv1_capture(data, len, counts);
+            rc = (v2 ? tb_coverage_count_etmv2_capture
+                     : tb_coverage_count_etmv1_capture)(data, len, counts);
         free(data);
         break;
     }
@@ -1069,10 +1298,11 @@ int tb_coverage_count_snapshot(const char *dir, tb_coverage_tally *t,
 
         if (!s.sources[i].buffer[0] ||
             tb_snapshot_source_config(&s, &s.sources[i], &cfg, e, sizeof e) < 0)
-            continue; /* never captured, or not ETMv3/PTM/ETMv1 (an ITM) */
+            continue; /* never captured, or not a trace protocol we read (an ITM) */
         rc = count_source(&s, &s.sources[i], &cfg, counts, t, err, errlen);
-        if (rc >= 0 && cfg.protocol == TB_PROTO_ETMV1)
-            rc = count_etmv1_port(&s, &s.sources[i], counts, err, errlen);
+        if (rc >= 0 && (cfg.protocol == TB_PROTO_ETMV1 || cfg.protocol == TB_PROTO_ETMV2))
+            rc = count_port_source(&s, &s.sources[i], cfg.protocol == TB_PROTO_ETMV2,
+                                   counts, err, errlen);
     }
     for (size_t i = 0; i < s.n_buffers && rc >= 0; i++) {
         unsigned flags;

@@ -176,6 +176,9 @@ int tb_config_from_regs(tb_config *cfg, uint32_t etmcr, uint32_t etmidr,
         cfg->data_only = (etmcr >> 20) & 1;
         /* ETMIDR[20] exists from ETMv3.4 (protocol-notes 1.2). */
         cfg->alt_branch = cfg->arch_minor >= 4 && ((etmidr >> 20) & 1);
+        /* ETMIDR[16] "load PC first" (ETM11RV TRM DDI 0233B, etmv3-data.md
+         * 1 [S*]): the order the decoder gives an LDM's transfers. */
+        cfg->pc_first = (etmidr >> 16) & 1;
     } else {
         cfg->data_trace = 0; /* PFT has no data trace */
         cfg->return_stack = (etmcr >> 29) & 1;

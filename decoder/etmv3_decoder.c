@@ -1091,9 +1091,27 @@ static void lose_sync(tb_etmv3_decoder *d, tb_emit *e, uint64_t index, int err)
     data_reset(d);
 }
 
+/* Whether a transfer at a with an address of its own, not contiguous
+ * with the one before it (at x->next - 4), has a place in the LDM/POP x
+ * that loads the PC (7.4.4: the A bit marks a transfer that is not
+ * sequential).  In ascending order (ETMIDR[16] clear) all its transfers
+ * are contiguous.  A "load PC first" core (ETMIDR[16] set, etmv3-data.md
+ * 1 and 6 [S*]) transfers the PC, at the highest address, first, then
+ * the others from the lowest: the one non-sequential step is the second
+ * transfer, n - 1 words below the PC's.  Counted back from the final
+ * transfer (just below the PC), that places every later packet. */
+static bool pc_first_step(const tb_etmv3_decoder *d, const struct data_insn *x, uint32_t a)
+{
+    const uint32_t pc = x->next - 4;
+
+    return d->cfg.pc_first && x->done == 1 && a == pc - 4u * (uint32_t)(x->op.n - 1);
+}
+
 /* A DATA element for the next transfer of d->dx (kind DATA, VALUE NOT
- * TRACED or OOO PLACEHOLDER): instruction, direction, size, address. */
-static void data_elem(tb_etmv3_decoder *d, const tb_packet *pkt, tb_element *el)
+ * TRACED or OOO PLACEHOLDER): instruction, direction, size, address.
+ * TB_ERR_MISMATCH for an address no transfer of an LDM loading the PC
+ * can have (pc_first_step). */
+static int data_elem(tb_etmv3_decoder *d, const tb_packet *pkt, tb_element *el)
 {
     struct data_insn *x = &d->dx;
     uint8_t fl = 0;
@@ -1114,6 +1132,9 @@ static void data_elem(tb_etmv3_decoder *d, const tb_packet *pkt, tb_element *el)
         if (pkt->data_addr_bits >= 32)
             d->daddr_known = true;
         known = d->daddr_known;
+        if (x->op.pc_load && known && x->done > 0 && x->next_known &&
+            pkt->data_addr != x->next && !pc_first_step(d, x, pkt->data_addr))
+            return TB_ERR_MISMATCH;
         el->data_addr = pkt->data_addr;
         x->be = pkt->data_be;
     } else {
@@ -1130,6 +1151,7 @@ static void data_elem(tb_etmv3_decoder *d, const tb_packet *pkt, tb_element *el)
     x->next = el->data_addr + x->op.size;
     x->done++;
     el->data_flags = fl | TB_DATA_NO_VALUE;
+    return 0;
 }
 
 /* A value of vbytes bytes for a transfer of size bytes: 0, or the
@@ -1186,9 +1208,8 @@ static void do_data(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
     case TB_PKT_DATA:
     case TB_PKT_VALUE_NOT_TRACED:
     case TB_PKT_OOO_PLACEHOLDER:
-        if ((err = find_data_insn(d)) < 0)
+        if ((err = find_data_insn(d)) < 0 || (err = data_elem(d, pkt, &el)) < 0)
             break;
-        data_elem(d, pkt, &el);
         if (pkt->kind == TB_PKT_DATA && (d->cfg.data_trace & 1) &&
             (err = take_value(&el, pkt)) < 0)
             break;

@@ -68,6 +68,7 @@ static void arm_op(uint32_t w, tb_mem_op *m)
         m->n = popcount16(w);
         m->size = 4;
         m->store = !l;
+        m->pc_load = l && bits(w, 15, 15) && m->n >= 2;
         return;
     case 0:
         if (bits(w, 7, 4) == 9 && bits(w, 24, 23) == 2 && !bits(w, 21, 20)) {
@@ -144,6 +145,7 @@ static void thumb_op(uint32_t w, bool wide, tb_mem_op *m)
             m->n = (uint8_t)(popcount16(h & 0xFF) + bits(h, 8, 8)); /* PUSH/POP */
             m->size = 4;
             m->store = !bits(h, 11, 11);
+            m->pc_load = !m->store && bits(h, 8, 8) && m->n >= 2;
         } else if (bits(h, 15, 12) == 0xC) { /* STM/LDM */
             m->n = popcount16(h & 0xFF);
             m->size = 4;
@@ -159,6 +161,7 @@ static void thumb_op(uint32_t w, bool wide, tb_mem_op *m)
                 m->n = popcount16(w);
                 m->size = 4;
                 m->store = !l;
+                m->pc_load = l && bits(w, 15, 15) && m->n >= 2;
             } else {                         /* SRS / RFE */
                 m->n = 2;
                 m->size = 4;

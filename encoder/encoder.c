@@ -109,6 +109,8 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
             o->cc_pkt = true;
         } else if (!strcmp(tok, "dual") && !val) {
             o->dual_issue = true;
+        } else if (!strcmp(tok, "pcfirst") && !val) {
+            o->pc_first = true;
         } else if (!val) {
             return fail(err, errlen, "unknown option", tok);
         } else if (!strcmp(tok, "ctxid")) {
@@ -256,6 +258,11 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
     if ((o->protocol == TB_PROTO_ETMV1 || o->protocol == TB_PROTO_ETMV2) && o->dual_issue)
         return cfg_fail(err, errlen, "dual: the dual-issue cycle rule is modelled for "
                         "ETMv3 and PTM only (use --protocol etmv3 or ptm)");
+    /* ETMIDR[16] "load PC first" is an ETMv3 register bit (DDI 0233B,
+     * etmv3-data.md 1); the other protocols here have no such property. */
+    if (o->pc_first && o->protocol != TB_PROTO_ETMV3)
+        return cfg_fail(err, errlen, "pcfirst: ETMIDR[16] (an LDM transfers the PC first) "
+                        "is modelled for ETMv3 only (use --protocol etmv3)");
     if (o->protocol == TB_PROTO_ETMV1)
         return tb_enc_etmv1_config_err(o, cfg, err, errlen);
     if (o->protocol == TB_PROTO_ETMV2)
@@ -355,9 +362,10 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
             (o->timestamps ? 1u << 28 : 0) |
             (o->return_stack ? 1u << 29 : 0) | (o->vmid ? 1u << 30 : 0);
     /* ETMIDR: Arm, major 2 (ETMv3) or 3 (PFT), minor, [20] alternative
-     * branch encoding (protocol-notes 1.2; TC2: 0x410CF250, 0x411CF312). */
+     * branch encoding (protocol-notes 1.2; TC2: 0x410CF250, 0x411CF312),
+     * [16] load PC first (etmv3-data.md 1, DDI 0233B [S*]). */
     etmidr = 0x410C0000u | (ptm ? 0x300u : 0x200u) | ((uint32_t)o->arch_minor << 4) |
-             0xF000u | (o->alt_branch ? 1u << 20 : 0);
+             0xF000u | (o->alt_branch ? 1u << 20 : 0) | (o->pc_first ? 1u << 16 : 0);
     /* ETMCCER: timestamps (22), return stack (23, PTM), virtualization
      * (26, for VMID), binary and 64-bit timestamps (28, 29) (1.3). */
     etmccer = (1u << 22) | (ptm ? 1u << 23 : 0) | (o->vmid ? 1u << 26 : 0) |

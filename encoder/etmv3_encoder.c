@@ -325,6 +325,14 @@ static int etm_branch(tb_encoder *e, uint32_t addr, tb_isa isa)
  *       format 2, by the fewest headers (flush_ca).
  *   D4  dual with ca refused before ETMv3.3 (encoder.c).
  *   (D2, the pairing rule itself, is in sim/dual.c.)
+ *   P1  pcfirst = ETMIDR[16] "load PC first" (ETM11RV TRM, etmv3-data.md 1
+ *       [S*]; encoder.c sets it, the decoder reads it).
+ *   P2  a load-PC-first core sends the PC word, then the others from the
+ *       lowest address (sim/sim.c pc_first_order); this encoder only
+ *       follows the records' order, rule 6 giving the non-contiguous
+ *       second transfer its address.
+ *   P3  the instructions reordered: LDM/POP with the PC in the list, not
+ *       RFE or LDR pc (sim/sim.c ldm_loads_pc).
  */
 #define ENC_DATA_VALUE_MIN 1
 #define ENC_STREX_FAIL_ZERO 1

@@ -19,6 +19,11 @@
  *    ETMCR[3:2]) only with data trace: a value of 0/1/2/4 bytes only
  *    with value trace, an address only with address trace, a load-miss
  *    tag 0..3; errors carry a negative TB_ERR_* with a known string;
+ *  - spec coverage (coverage.h): each packet classifies into known
+ *    etmv2.* variants; the capture counter (tb_coverage_count_etmv2_
+ *    capture) returns 0 or a known error, and on 0 one port width, no
+ *    more statuses (phantom forms included) or TRs than samples, and no
+ *    more split TFOs than TD cycles (none off a 4-bit port);
  *  - decoder (tb_etmv2_decoder over the fuzz image): bounded work, every
  *    element well formed (ranges non-empty, count <= 32), END once and
  *    last; cycle counts only in CA mode, a range's at least its
@@ -31,7 +36,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "fuzz.h"
+#include "tracebench/coverage.h"
 #include "tracebench/decoder.h"
 #include "tracebench/etmv2.h"
 #include "tracebench/parser.h"
@@ -58,6 +66,7 @@ typedef struct e2_run {
     uint64_t last_index;
     uint8_t dt;              /* data_trace the packets may show */
     e2_dec *d;
+    const tb_config *g;      /* the source's configuration: classify */
 } e2_run;
 
 static bool e2_known_err(int err)
@@ -195,6 +204,18 @@ static int e2_on_packet(void *ctx, const tb_packet *p)
     default:
         tb_fuzz_fail(E2_NAME, "packet kind %d", (int)p->kind);
     }
+    if (r->g && p->kind < TB_PKT_RESERVED) {
+        /* The coverage classifier reads ETMv2 packets by its own rules
+         * (coverage.h): every variant it names is a known etmv2 one. */
+        tb_coverage_id ids[32];
+        int k = tb_coverage_classify_packet(r->g, p, ids, 32);
+
+        TB_FUZZ_CHECK(E2_NAME, k >= 0, "coverage classifier: %d", k);
+        for (int i = 0; i < k; i++)
+            TB_FUZZ_CHECK(E2_NAME, tb_coverage_variant_name(ids[i]) != NULL &&
+                                       !strncmp(tb_coverage_variant_name(ids[i]), "etmv2.", 6),
+                          "coverage variant %u for an ETMv2 packet", (unsigned)ids[i]);
+    }
     HP(kind);
     HP(index);
     HP(addr);
@@ -213,6 +234,44 @@ static int e2_on_packet(void *ctx, const tb_packet *p)
         TB_FUZZ_CHECK(E2_NAME, tb_etmv2_decoder_packet(r->d->dec, p, e2_on_elem, r->d) >= 0,
                       "decoder refused a packet");
     return 0;
+}
+
+/* The coverage counter's port side (tb_coverage_count_etmv2_capture). */
+static void e2_coverage(const uint8_t *cap, size_t len)
+{
+    static const char *const st[] = {
+        "pipestat.ie", "pipestat.de", "pipestat.in", "pipestat.dn", "pipestat.wt",
+        "pipestat.dw", "pipestat.td", "phantom.taken.ie", "phantom.taken.de",
+        "phantom.taken.in", "phantom.taken.dn", "phantom.not_taken.ie",
+        "phantom.not_taken.de", "phantom.not_taken.in", "phantom.not_taken.dn"};
+    static uint64_t c[TB_COVERAGE_MAX];
+    uint64_t statuses = 0;
+    size_t samples = len > TB_ETMV1_HDR_BYTES ? (len - TB_ETMV1_HDR_BYTES) / 4 : 0;
+    char name[40];
+    int rc;
+
+    memset(c, 0, sizeof c);
+    rc = tb_coverage_count_etmv2_capture(cap, len, c);
+    TB_FUZZ_CHECK(E2_NAME, rc == 0 || e2_known_err(rc), "coverage capture count: %d", rc);
+    if (rc)
+        return;
+#define E2_C(n) c[tb_coverage_variant_find(n)]
+    for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+        snprintf(name, sizeof name, "etmv2.%s", st[i]);
+        statuses += E2_C(name);
+    }
+    TB_FUZZ_CHECK(E2_NAME, E2_C("etmv2.port4") + E2_C("etmv2.port8") + E2_C("etmv2.port16") == 1,
+                  "coverage: not one port width");
+    TB_FUZZ_CHECK(E2_NAME, statuses <= samples && E2_C("etmv2.pipestat.tr") <= samples,
+                  "coverage: %llu statuses for %zu samples", (unsigned long long)statuses,
+                  samples);
+    TB_FUZZ_CHECK(E2_NAME, E2_C("etmv2.tfo.split4") <= E2_C("etmv2.pipestat.td") &&
+                               (E2_C("etmv2.port4") || !E2_C("etmv2.tfo.split4")) &&
+                               E2_C("etmv2.tfo.split4.trigger") <= E2_C("etmv2.pipestat.tr") &&
+                               E2_C("etmv2.td.idle") + E2_C("etmv2.ca.td") <=
+                                   E2_C("etmv2.pipestat.td"),
+                  "coverage: TD forms");
+#undef E2_C
 }
 
 /* One parser run over the capture in pieces: split > 0 cuts there, chunk
@@ -289,6 +348,7 @@ int tb_fuzz_etmv2(const uint8_t *data, size_t len)
     d.dec = tb_etmv2_decoder_new(&cfg, tb_fuzz_image());
     TB_FUZZ_CHECK(E2_NAME, d.dec != NULL, "decoder");
     whole.d = &d;
+    whole.g = own ? NULL : &g;
     e2_parse(own ? NULL : &cfg, cap, clen, 0, 0, &whole);
     TB_FUZZ_CHECK(E2_NAME, tb_etmv2_decoder_finish(d.dec, e2_on_elem, &d) >= 1, "finish");
     TB_FUZZ_CHECK(E2_NAME, d.ended, "no END");
@@ -302,6 +362,8 @@ int tb_fuzz_etmv2(const uint8_t *data, size_t len)
                   "a cut at %zu changed the packets", split);
     TB_FUZZ_CHECK(E2_NAME, whole.hash == small.hash && whole.count == small.count,
                   "chunking changed the packets");
+
+    e2_coverage(cap, clen);
 
     /* The generic path: tb_parser + tb_decoder_push, cut in two. */
     if (!own) {

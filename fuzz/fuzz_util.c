@@ -39,7 +39,8 @@ size_t tb_fuzz_split(const uint8_t *data, size_t len)
 
 /*
  * Configuration bytes:
- *   b0[2:0] minor version (ETMv3: 0..5 mod 6; PTM: bit 0), b0[3] ETMIDR[20]
+ *   b0[2:0] minor version (ETMv3: 0..5 mod 6; PTM: bit 0), b0[3] ETMIDR[20],
+ *       b0[4] ETMIDR[16] (ETMv3: an LDM loads the PC first)
  *   b1: [0] CA, [2:1] CtxtID size, [4:3] data trace, [5] branch broadcast,
  *       [6] data only, [7] timestamps            (ETMCR, protocol-notes 1.1)
  *   b2: [0] VMID, [1] 64-bit TS, [2] binary TS, [3] virtualisation,
@@ -66,7 +67,8 @@ void tb_fuzz_config(tb_protocol proto, const uint8_t b[TB_FUZZ_CFG_BYTES],
     etmccer |= (uint32_t)((b[2] >> 5) & 1) << 24;
     if (proto == TB_PROTO_ETMV3) {
         minor = (b[0] & 7) % 6;
-        etmidr = 0x410CF200u | (minor << 4) | ((uint32_t)((b[0] >> 3) & 1) << 20);
+        etmidr = 0x410CF200u | (minor << 4) | ((uint32_t)((b[0] >> 3) & 1) << 20) |
+                 ((uint32_t)((b[0] >> 4) & 1) << 16);
     } else {
         minor = b[0] & 1;
         etmidr = 0x411CF300u | (minor << 4);

@@ -514,6 +514,12 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
         fail(err, errlen, rc, "%s: %s", c->program, tb_sim_errmsg(sim));
         goto out;
     }
+    /* pcfirst: the core's LDM order, PC first (ETMIDR[16]); the truth
+     * is the order this core transfers in. */
+    if (c->opts.pc_first && (rc = tb_sim_set_pcfirst(sim, true)) < 0) {
+        fail(err, errlen, rc, "%s: %s", c->program, tb_sim_errmsg(sim));
+        goto out;
+    }
     rc = tb_sim_run(sim, on_record, &r, &res->sim);
     if (rc < 0 && !r.err) {
         fail(err, errlen, rc, "%s: %s", c->program, tb_sim_errmsg(sim));

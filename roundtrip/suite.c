@@ -30,6 +30,10 @@ static const char *const etmv3_sets[] = {
      * load/store multiple still in progress under ooo=N. */
     "data=both,ooo=2,filter", "data=value,ooo=1,filter,ca",
     "data=both,ooo=2,fifo=64:1/4,ca,ts",
+    /* A core that transfers the PC first in an LDM that loads it
+     * (ETMIDR[16]): the second transfer carries its address (7.4.4). */
+    "data=both,pcfirst", "data=value,pcfirst,ca", "data=addr,pcfirst,filter",
+    "data=both,pcfirst,ooo=2,fifo=64:1/4,ca",
 };
 
 static const char *const ptm_sets[] = {

@@ -444,6 +444,42 @@ static int strex_data(tb_sim *s, const tb_centry *e)
     return 0;
 }
 
+/* An LDM (A32 A8.8.58-61, exception-return LDM too), POP (T16) or
+ * LDM.W/LDMDB (T32) whose register list holds the PC: the instructions
+ * a "load PC first" core reorders (tb_sim_set_pcfirst).  Not RFE (A32
+ * cond 1111; T32 op 00/11), which loads the PC and CPSR, not a list. */
+static bool ldm_loads_pc(const tb_centry *e)
+{
+    const uint32_t w = e->opcode;
+
+    if (e->valid == 1 + TB_ISA_ARM)
+        return (w & 0x0E108000u) == 0x08108000u && (w >> 28) != 0xF;
+    if (e->valid != 1 + TB_ISA_THUMB)
+        return false;
+    if (e->size == 2)
+        return (w & 0xFF00u) == 0xBD00u;
+    return (w & 0xFE508000u) == 0xE8108000u && (((w >> 23) & 3) == 1 || ((w >> 23) & 3) == 2);
+}
+
+/* Load PC first (tb_sim_set_pcfirst): the PC's load, the one at the
+ * highest address (the PC is the highest-numbered register), goes
+ * first; the others keep their order. */
+static void pc_first_order(tb_sim *s)
+{
+    unsigned hi = 0;
+    struct tb_dat pc;
+
+    for (unsigned i = 0; i < s->dat_n; i++) {
+        if (s->dat[i].flags & TB_DATA_STORE)
+            return;
+        if (s->dat[i].addr > s->dat[hi].addr)
+            hi = i;
+    }
+    pc = s->dat[hi];
+    memmove(&s->dat[1], &s->dat[0], hi * sizeof s->dat[0]);
+    s->dat[0] = pc;
+}
+
 /* Delivers the data records of the instruction e, just delivered with
  * record flags iflags: its buffered transfers (from the memory hooks),
  * or a store-exclusive's from its registers; none for one that failed
@@ -461,6 +497,8 @@ static __attribute__((noinline)) int emit_data(tb_sim *s, const tb_centry *e,
     if ((e->info & CE_EXCL) && !(iflags & TB_INSN_COND_FAILED) && !s->dat_drop &&
         (rc = strex_data(s, e)) < 0)
         return rc;
+    if (s->pcfirst && s->dat_n >= 2 && ldm_loads_pc(e))
+        pc_first_order(s);
     memset(&r, 0, sizeof r);
     r.kind = TB_REC_DATA;
     r.seq = s->count;
@@ -1566,6 +1604,16 @@ int tb_sim_set_dual(tb_sim *s, bool on)
     if (s->ran)
         return tb_sim_fail(s, TB_ERR_STATE, "already ran");
     s->dual = on;
+    return 0;
+}
+
+int tb_sim_set_pcfirst(tb_sim *s, bool on)
+{
+    if (!s)
+        return TB_ERR_INVAL;
+    if (s->ran)
+        return tb_sim_fail(s, TB_ERR_STATE, "already ran");
+    s->pcfirst = on;
     return 0;
 }
 

@@ -165,6 +165,7 @@ struct tb_sim {
     unsigned dat_n;
     uint32_t dat_owner;      /* address of the instruction they belong to */
     struct tb_dat dat[TB_DAT_MAX];
+    bool pcfirst;            /* tb_sim_set_pcfirst: an LDM's PC load first */
 
     /* Dual-issue rule (tb_sim_set_dual, dual.c): whether the last
      * instruction may start a pair, its registers and next address. */

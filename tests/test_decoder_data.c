@@ -62,6 +62,7 @@ static void put16(uint8_t *b, uint16_t v)
 #define A_STRD 0x8024    /* STRD r2,r3,[r4]      E1C420F0: 2 stores of 4 */
 #define A_SWP 0x8028     /* SWP r0,r1,[r2]       E1020091: load, then store */
 #define A_VSTR 0x802C    /* VSTR d0,[r0]         ED800B00: 2 stores of 4 */
+#define A_LDMPC 0x8030   /* LDMIA sp!,{r4-r6,pc} E8BD8070: 4 loads of 4, PC last */
 /* Thumb code at 0x9000. */
 #define T_PUSH 0x9000    /* PUSH {r4,lr}         B510: 2 stores of 4 */
 #define T_LDRW 0x9002    /* LDR.W r0,[r1]        F8D1 0000: load, 4 */
@@ -74,6 +75,7 @@ static tb_memimage *image(void)
     static const uint32_t arm[] = {
         0xE5832000, 0xE89000F0, 0xE5910000, 0xE2800001, 0xE5842000, 0xE1831F92,
         0xE5D65000, 0xE320F000, 0xE1D650B0, 0xE1C420F0, 0xE1020091, 0xED800B00,
+        0xE8BD8070,
     };
     uint8_t a[sizeof arm], t[12];
     tb_memimage *m = tb_memimage_new();
@@ -99,6 +101,16 @@ static tb_config config(unsigned dt)
 
     cr_assert_eq(tb_config_from_regs(&cfg, dt << 2, 0x41000240u, 0, 0x10), 0);
     cr_assert_eq(cfg.data_trace, dt);
+    return cfg;
+}
+
+/* config(dt) with ETMIDR[16] set: "load PC first" (etmv3-data.md 1). */
+static tb_config config_pc_first(unsigned dt)
+{
+    tb_config cfg;
+
+    cr_assert_eq(tb_config_from_regs(&cfg, dt << 2, 0x41010240u, 0, 0x10), 0);
+    cr_assert(cfg.pc_first);
     return cfg;
 }
 
@@ -425,6 +437,96 @@ Test(decoder_data, error_no_instruction)
     expect_error(&e, TB_ERR_MISMATCH);
     cr_assert_eq(count_kind(&e, TB_ELEM_DATA), 0);
     cr_assert_eq(count_kind(&e, TB_ELEM_INSN_RANGE), 0); /* resync: waits for an I-sync */
+}
+
+/* LDMIA sp!,{r4-r6,pc} with sp = 0x1000 on a core that loads the PC
+ * first (ETMIDR[16]): the PC word 0x100C (value 0x8000) goes first, then
+ * r4-r6 at 0x1000-0x1008.  ViewData holds the PC word only.  Packets by
+ * 7.4.4 (as the encoder test ldm_pc_first_vnt_address): 84 (E), 2A + the
+ * D-sync 8C A0 80 80 00 + value 00 80, then r4 not contiguous with the
+ * PC word: 7A + one address byte 00 (0x1000 against 0x100C), then r5, r6
+ * 6A 6A, then the branch to 0x8000: 01 (A[7:2] = 0 against 0x8030). */
+static const uint8_t ldm_pc_first[] = {
+    0x84,                                           /* E (LDM) */
+    0x2A, 0x8C, 0xA0, 0x80, 0x80, 0x00, 0x00, 0x80, /* PC word, 0x8000 */
+    0x7A, 0x00,                                     /* r4: VNT, address 0x1000 */
+    0x6A, 0x6A,                                     /* r5, r6 */
+    0x01,                                           /* branch to 0x8000 */
+};
+
+/* Counted back from the final transfer (r6, just below the PC word),
+ * every packet finds its transfer: the PC word, then r4 n - 1 = 3 words
+ * below it, then r5 and r6 after it. */
+Test(decoder_data, ldm_pc_first_assignment)
+{
+    tb_config cfg = config_pc_first(3);
+    elems e = decode(&cfg, A_LDMPC, ldm_pc_first, sizeof ldm_pc_first);
+
+    cr_assert_eq(count_kind(&e, TB_ELEM_DATA), 4);
+    expect(data_el(&e, 0), A_LDMPC, TB_ISA_ARM, 0, 4, 0x100C, 0x8000, 0);
+    expect(data_el(&e, 1), A_LDMPC, TB_ISA_ARM, NV, 4, 0x1000, 0, 0);
+    expect(data_el(&e, 2), A_LDMPC, TB_ISA_ARM, NV, 4, 0x1004, 0, 0);
+    expect(data_el(&e, 3), A_LDMPC, TB_ISA_ARM, NV, 4, 0x1008, 0, 0);
+    expect_after_insn(&e, data_el(&e, 0));
+    cr_assert_eq(count_kind(&e, TB_ELEM_NO_SYNC), 1); /* the initial one only */
+}
+
+/* The same bytes from a core that transfers in ascending order (ETMIDR[16]
+ * clear): every transfer after the first is contiguous, so no transfer
+ * of the LDM is at 0x1000 after the PC word: an error element, not a
+ * guess. */
+Test(decoder_data, error_ldm_pc_ascending_no_place)
+{
+    tb_config cfg = config(3);
+    elems e = decode(&cfg, A_LDMPC, ldm_pc_first, sizeof ldm_pc_first);
+
+    cr_assert_eq(count_kind(&e, TB_ELEM_DATA), 1);
+    expect(data_el(&e, 0), A_LDMPC, TB_ISA_ARM, 0, 4, 0x100C, 0x8000, 0);
+    expect_error(&e, TB_ERR_MISMATCH);
+}
+
+/* Load PC first, bad input: a VNT with an address where no transfer
+ * remains.  (a) r4 must be 3 words below the PC word (0x1000), not at
+ * 0x1004 (7A 04).  (b) After PC, r4, r5, r6 all four transfers are done:
+ * a fifth packet, 7A 10 (0x1010), has none left. */
+Test(decoder_data, error_ldm_pc_first_vnt_address_no_transfer)
+{
+    static const uint8_t wrong_place[] = {
+        0x84, 0x2A, 0x8C, 0xA0, 0x80, 0x80, 0x00, 0x00, 0x80, 0x7A, 0x04, 0x01,
+    };
+    static const uint8_t none_left[] = {
+        0x84, 0x2A, 0x8C, 0xA0, 0x80, 0x80, 0x00, 0x00, 0x80, 0x7A, 0x00, 0x6A, 0x6A,
+        0x7A, 0x10, 0x01,
+    };
+    /* After the wrap (r4 at 0x1000), a second non-contiguous address. */
+    static const uint8_t second_step[] = {
+        0x84, 0x2A, 0x8C, 0xA0, 0x80, 0x80, 0x00, 0x00, 0x80, 0x7A, 0x00, 0x7A, 0x08, 0x01,
+    };
+    tb_config cfg = config_pc_first(3);
+    elems e = decode(&cfg, A_LDMPC, wrong_place, sizeof wrong_place);
+
+    cr_assert_eq(count_kind(&e, TB_ELEM_DATA), 1);
+    expect_error(&e, TB_ERR_MISMATCH);
+    e = decode(&cfg, A_LDMPC, none_left, sizeof none_left);
+    cr_assert_eq(count_kind(&e, TB_ELEM_DATA), 4);
+    expect_error(&e, TB_ERR_MISMATCH);
+    e = decode(&cfg, A_LDMPC, second_step, sizeof second_step);
+    cr_assert_eq(count_kind(&e, TB_ELEM_DATA), 2);
+    expect_error(&e, TB_ERR_MISMATCH);
+}
+
+/* Value trace only (no addresses): the packets still go to the LDM's
+ * transfers one by one, the PC word's value first. */
+Test(decoder_data, ldm_pc_first_values_only)
+{
+    static const uint8_t b[] = {0x84, 0x0A, 0x00, 0x80, 0x6A, 0x6A, 0x6A, 0x01};
+    tb_config cfg = config_pc_first(1);
+    elems e = decode(&cfg, A_LDMPC, b, sizeof b);
+
+    cr_assert_eq(count_kind(&e, TB_ELEM_DATA), 4);
+    expect(data_el(&e, 0), A_LDMPC, TB_ISA_ARM, NA, 4, 0, 0x8000, 0);
+    expect(data_el(&e, 3), A_LDMPC, TB_ISA_ARM, NA | NV, 4, 0, 0, 0);
+    cr_assert_eq(count_kind(&e, TB_ELEM_NO_SYNC), 1);
 }
 
 /* Data after an instruction that accesses no memory (NOP). */

@@ -309,6 +309,59 @@ Test(encoder_data, ldm_partial_dataview_vnt)
     done(&r);
 }
 
+/* A "load PC first" core (pcfirst: ETMIDR[16], etmv3-data.md 1 and 6):
+ * LDMIA sp!,{r4-r6,pc} from 0x1010 transfers the PC word (0x101C, value
+ * 0x9000) first, then r4-r6 at 0x1010-0x1018.  ViewData holds the PC
+ * word only.  7.4.4: the first traced transfer carries its address: 2A
+ * (A=1, SS=10: 0x9000 needs two bytes), D-sync 9C A0 80 80 00 (0x101C,
+ * 7 bits a byte), value 00 90.  r4 is outside ViewData and not
+ * contiguous with the PC word (0x1010 != 0x1020): Value not traced with
+ * an address, b01111010 = 7A, one address byte 10 (only bits [3:2]
+ * changed against 0x101C).  r5, r6: contiguous, 6A each.  Then the
+ * branch to 0x9000 (the LDM is an indirect waypoint; data first, U3): 81
+ * (A[7:2] = 0, more), 10 (A[14:8] = 0x10: against the I-sync's 0x8000
+ * only bit 12 changed). */
+Test(encoder_data, ldm_pc_first_vnt_address)
+{
+    run r;
+    static const tb_pkt_kind want[] = {TB_PKT_ATOM, TB_PKT_DATA, TB_PKT_VALUE_NOT_TRACED,
+                                       TB_PKT_VALUE_NOT_TRACED, TB_PKT_VALUE_NOT_TRACED,
+                                       TB_PKT_BRANCH};
+
+    start(&r, "data=both,pcfirst,dataview=0x101c-0x1020");
+    cr_assert_eq(tb_encoder_get_config(r.e)->etmidr & (1u << 16), 1u << 16);
+    cr_assert(tb_encoder_get_config(r.e)->pc_first);
+    insn_wp(&r, 0x8000, TB_WP_INDIRECT, 0x9000);
+    xfer(&r, 0x101C, 0x9000, 4, 0);
+    xfer(&r, 0x1010, 0x11, 4, 0);
+    xfer(&r, 0x1014, 0x22, 4, 0);
+    xfer(&r, 0x1018, 0x33, 4, 0);
+    finish(&r);
+    expect_kinds(&r, want, 6);
+    expect_tail(&r, "84 2A 9C A0 80 80 00 00 90 7A 10 6A 6A 81 10");
+    done(&r);
+}
+
+/* The same LDM on a core that transfers in ascending order (ETMIDR[16]
+ * clear): the PC word is the last transfer and the first traced, so it
+ * is the only packet (2A, D-sync, value) and no Value not traced packet
+ * follows (7.4.4: those before the first traced give none). */
+Test(encoder_data, ldm_pc_last_no_vnt)
+{
+    run r;
+
+    start(&r, "data=both,dataview=0x101c-0x1020");
+    cr_assert_eq(tb_encoder_get_config(r.e)->etmidr & (1u << 16), 0);
+    insn_wp(&r, 0x8000, TB_WP_INDIRECT, 0x9000);
+    xfer(&r, 0x1010, 0x11, 4, 0);
+    xfer(&r, 0x1014, 0x22, 4, 0);
+    xfer(&r, 0x1018, 0x33, 4, 0);
+    xfer(&r, 0x101C, 0x9000, 4, 0);
+    finish(&r);
+    expect_tail(&r, "84 2A 9C A0 80 80 00 00 90 81 10");
+    done(&r);
+}
+
 /* SWP-like: load then store at the same address, not contiguous, so the
  * second transfer carries its address again (7.4.4): 1 byte 20 against
  * the last data address 0x20. */
@@ -640,6 +693,17 @@ Test(encoder_data, options_and_refusals)
     cr_assert(tb_encoder_in_dataview(&o, 0x100));
     cr_assert(tb_encoder_in_dataview(&o, 0x1FF));
     cr_assert(!tb_encoder_in_dataview(&o, 0x200));
+
+    /* pcfirst: ETMIDR[16], an ETMv3 register bit only. */
+    tb_encoder_opts_init(&o, TB_PROTO_PTM);
+    cr_assert_eq(tb_encoder_opts_parse(&o, "pcfirst", err, sizeof err), 0);
+    cr_assert_eq(tb_encoder_config_err(&o, &cfg, err, sizeof err), TB_ERR_CONFIG);
+    cr_assert(strstr(err, "pcfirst") && strstr(err, "ETMv3"), "%s", err);
+    tb_encoder_opts_init(&o, TB_PROTO_ETMV1);
+    cr_assert_eq(tb_encoder_opts_parse(&o, "pcfirst", err, sizeof err), 0);
+    cr_assert_eq(tb_encoder_config_err(&o, &cfg, err, sizeof err), TB_ERR_CONFIG);
+    cr_assert(strstr(err, "pcfirst"), "%s", err);
+    cr_assert_eq(tb_encoder_opts_parse(&o, "pcfirst=1", err, sizeof err), TB_ERR_INVAL);
 }
 
 /* A data record that does not follow its instruction is refused. */

@@ -631,12 +631,22 @@ Test(ocsd_data, vmid_printed_as_character_ptm, .timeout = 60)
 /* Section 11: an LSiP I-sync (IHI0014Q 7.10.5: info bit 7, the LSiP
  * instruction's address in the 4-byte field, then the next instruction's
  * address compressed as a branch address, 0x8000 -> 0x8004 in one byte
- * 0x03, as the facts' Go vector 08 80 00 00 00 80 03).  OpenCSD reports a
- * malformed (oversized) packet, lists the I-sync without the compressed
- * address, then lists that byte as a BRANCH_ADDRESS packet of its own. */
+ * 0x03, as the facts' Go vector 08 80 00 00 00 80 03).  OpenCSD ends the
+ * I-sync at the address's fourth byte when its bit 7 is clear (address
+ * below 0x80000000): it reports a malformed (oversized) packet, lists the
+ * I-sync without the compressed address, then lists that byte as a
+ * BRANCH_ADDRESS packet of its own.  Control: at 0x80008000 it lists the
+ * I-sync alone, with the address where execution goes on (0x80008004, as
+ * its decoder reads an LSiP I-sync, etmv3-data.md 11.3). */
 Test(ocsd_data, lsip_address_listed_as_branch, .timeout = 60)
 {
     static const uint8_t b[] = {0x08, 0xA0, 0x00, 0x80, 0x00, 0x00, 0x03, 0x84};
+    static const uint8_t high[] = {0x08, 0xA0, 0x00, 0x80, 0x00, 0x80, 0x03, 0x84};
+    static const char *const want_high[] = {
+        "12 I_SYNC : Instruction Packet synchronisation.; (Trace Enable); "
+        "Addr=0x80008004; S;  ISA=ARM(32); ",
+        "19 P_HDR : Atom P-header.; E",
+    };
     static const char *const want[] = {
         "12 [error] I_SYNC : Instruction Packet synchronisation.; (Trace Enable); "
         "Addr=0x00008000; S;  ISA=ARM(32); ",
@@ -657,4 +667,11 @@ Test(ocsd_data, lsip_address_listed_as_branch, .timeout = 60)
     cr_assert_eq(o.v[0].addr, 0x8000);
     cr_assert_eq(o.v[0].lsip_addr, 0x8004);
     expect_pkt(&o, 1, TB_PKT_ATOM, 19, 1);
+
+    ocsd_list(ETMCR_DATA, high, sizeof high, &l);
+    expect_lines(&l, want_high, 2, "11 (control)");
+    our_list(ETMCR_DATA, high, sizeof high, &o);
+    cr_assert_eq(o.n, 2);
+    expect_pkt(&o, 0, TB_PKT_ISYNC, 12, 7);
+    cr_assert_eq(o.v[0].lsip_addr, 0x80008004);
 }

@@ -13,7 +13,7 @@
  * handed (an artefact of its chunking); ours is one packet for the whole
  * unsynchronised run, so NOTSYNC is compared by where it starts.
  *
- * Where OpenCSD is wrong (docs/opencsd-bugs.md 3 to 11, each proved on a
+ * Where OpenCSD is wrong (docs/opencsd-bugs.md 3 to 9 and 11, each proved on a
  * minimal snapshot in tests/test_ocsd_data.c) a difference is not
  * skipped: our packet is transformed the way the documented fault
  * transforms it (ocsd_data_view, vmid_want) and must then be equal; the
@@ -527,7 +527,11 @@ static bool same_packet(const tb_packet *p, const ocsd_pkt *o, tb_isa *prev_isa,
             snprintf(why, wlen, "reason %u vs OpenCSD '%s'", p->reason, f);
             return false;
         }
-        snprintf(want, sizeof want, "Addr=0x%08" PRIx32 ";", p->addr);
+        /* An LSiP I-sync OpenCSD reads whole is listed with the address
+         * where execution goes on (etmv3-data.md 11.3); one it cuts short
+         * (section 11, the error) with its 4-byte field. */
+        snprintf(want, sizeof want, "Addr=0x%08" PRIx32 ";",
+                 p->lsip && !o->err ? p->lsip_addr : p->addr);
         if (!strstr(f, want)) {
             snprintf(why, wlen, "I-sync %s vs OpenCSD '%s'", want, f);
             return false;
@@ -690,14 +694,35 @@ typedef struct cmp_state {
                              * else SIZE_MAX */
 } cmp_state;
 
-/* Compares our packets from st->i with OpenCSD's lines theirs[0..n)
- * (indices already ours); false with the reason in why. */
-/* Section 11: OpenCSD 1.3.3 does not read an LSiP I-sync's compressed
- * address (IHI0014Q 7.10.5).  It reports "Malformed Packet - oversized
- * packet" at the I-sync, lists it without that address, and then lists
- * the address bytes as a BRANCH_ADDRESS packet of their own, which ends
- * where our I-sync ends.  theirs[j] is OpenCSD's I-sync, already found
- * equal in everything but the LSiP fields. */
+/* docs/opencsd-bugs.md 11: OpenCSD ends an ETMv3 I-sync at its 4-byte
+ * address when that address's last byte has bit 7 clear, LSiP or not;
+ * with LSiP it then reads past the packet (an error message before the
+ * I-sync's line), and lists the LSiP address bytes as a BRANCH_ADDRESS
+ * of their own.  Returns the byte count of such an LSiP address (it starts
+ * p->size - n bytes into p), 0 when p is no such I-sync.  Layout
+ * (IHI0014Q 7.10.5, etmv3-data.md 7): header (0x70: then a cycle count,
+ * 1-5 bytes with C in bit 7), context ID bytes, info, 4 address bytes,
+ * then the LSiP address in branch format. */
+static unsigned lsip_fault_len(const tb_packet *p, const tb_config *cfg)
+{
+    unsigned k = 1;
+
+    if (p->protocol != TB_PROTO_ETMV3 || p->kind != TB_PKT_ISYNC || !p->lsip)
+        return 0;
+    if (p->bytes[0] == 0x70)
+        while (k < p->size && k < 6 && (p->bytes[k++] & 0x80) && k < 6)
+            ;
+    k += cfg->ctxid_bytes + 1u + 4u; /* now just past the 4-byte address */
+    if (k >= p->size || (p->bytes[k - 1] & 0x80))
+        return 0;
+    return p->size - k;
+}
+
+/* Section 11, for an I-sync lsip_fault_len() names: OpenCSD reports
+ * "Malformed Packet - oversized packet" at it, lists it without the LSiP
+ * address, then lists the LSiP address bytes as a BRANCH_ADDRESS of their
+ * own, which ends where our I-sync ends.  theirs[j] is OpenCSD's I-sync,
+ * already found equal in everything but the LSiP fields. */
 static bool lsip_as_branch(const tb_packet *p, const ocsd_pkt *theirs, size_t n_theirs,
                            size_t j, const tb_packet *next, char *why, size_t wlen)
 {
@@ -730,6 +755,8 @@ static bool lsip_as_branch(const tb_packet *p, const ocsd_pkt *theirs, size_t n_
     return true;
 }
 
+/* Compares our packets from st->i with OpenCSD's lines theirs[0..n)
+ * (indices already ours); false with the reason in why. */
 static bool compare_run(cmp_state *st, const ocsd_pkt *theirs, size_t n_theirs,
                         listing_counts *c, char *why, size_t wlen)
 {
@@ -832,7 +859,9 @@ static bool compare_run(cmp_state *st, const ocsd_pkt *theirs, size_t n_theirs,
         }
         /* An OpenCSD error line is accepted only where a documented
          * fault says it comes: an LSiP I-sync (section 11). */
-        if (theirs[j].err && !(p->kind == TB_PKT_ISYNC && p->lsip)) {
+        bool lsip_fault = lsip_fault_len(p, st->cfg) != 0;
+
+        if (theirs[j].err && !lsip_fault) {
             tb_packet_format(p, line, sizeof line);
             snprintf(why, wlen, "source 0x%02x packet %zu: OpenCSD reports an error at %"
                      PRIu64 " (no documented fault)\n  ours: %s", id, i, theirs[j].idx,
@@ -848,7 +877,7 @@ static bool compare_run(cmp_state *st, const ocsd_pkt *theirs, size_t n_theirs,
             ok = false;
             break;
         }
-        if (p->kind == TB_PKT_ISYNC && p->lsip &&
+        if (lsip_fault &&
             !lsip_as_branch(p, theirs, n_theirs, j, i + 1 < ours->n ? &ours->v[i + 1] : NULL,
                             diff, sizeof diff)) {
             tb_packet_format(p, line, sizeof line);
@@ -861,7 +890,7 @@ static bool compare_run(cmp_state *st, const ocsd_pkt *theirs, size_t n_theirs,
             st->cur_addr = p->kind == TB_PKT_ISYNC && p->lsip ? p->lsip_addr : p->addr;
             st->cur_isa = p->kind == TB_PKT_ISYNC && p->lsip ? p->lsip_isa : p->isa;
         }
-        if (p->kind == TB_PKT_ISYNC && p->lsip) {
+        if (lsip_fault) {
             faults |= 1u << FAULT_LSIP;
             j++; /* OpenCSD's BRANCH_ADDRESS made of the LSiP address */
         }

@@ -58,7 +58,7 @@ static size_t programs(char names[][64], size_t max)
         if (l < 5 || l >= 64 || strcmp(de->d_name + l - 4, ".ini"))
             continue;
         tb_scenario scn;
-        char ini[1100], err[256];
+        char ini[1300], err[256];
 
         snprintf(names[n], 64, "%.*s", (int)(l - 4), de->d_name);
         snprintf(ini, sizeof ini, "%s/%s", dir, de->d_name);

@@ -310,3 +310,89 @@ Test(sim_block, reference_mode_needs_a_sim)
     cr_assert_eq(tb_sim_set_reference(NULL, true), TB_ERR_INVAL);
     cr_assert_eq(tb_sim_set_data(NULL, true), TB_ERR_INVAL);
 }
+
+/* One run with data records, load PC first on or off (tb_sim_set_pcfirst),
+ * on the block or the reference path. */
+static void run_pcfirst(run_t *x, const char *elf, const tb_scenario *sc, bool reference,
+                        bool pcfirst)
+{
+    tb_sim *s;
+
+    memset(x, 0, sizeof *x);
+    s = tb_sim_new(sc->cpu);
+    cr_assert_not_null(s);
+    cr_assert_eq(tb_sim_load_elf_file(s, elf), 0, "%s: %s", elf, tb_sim_errmsg(s));
+    cr_assert_eq(tb_sim_set_scenario(s, sc), 0, "%s", tb_sim_errmsg(s));
+    cr_assert_eq(tb_sim_set_reference(s, reference), 0);
+    cr_assert_eq(tb_sim_set_data(s, true), 0);
+    cr_assert_eq(tb_sim_set_pcfirst(s, pcfirst), 0);
+    x->rc = tb_sim_run(s, collect, x, &x->res);
+    cr_assert_eq(tb_sim_set_pcfirst(s, !pcfirst), TB_ERR_STATE);
+    tb_sim_free(s);
+}
+
+/* Load PC first (ETMIDR[16], etmv3-data.md 1 and 6): against the
+ * architectural order (IHI0406C A8.8.58: lowest register at the lowest
+ * address first, the PC last), the transfers of each LDM/POP that loads
+ * the PC (an indirect waypoint whose loads end at the highest address
+ * with the value it branched to) come with the PC's load first and the
+ * others in order; every other record is unchanged.  On both paths, on
+ * the programs with ARM LDM {..,pc} and POP {..,pc} and Thumb POP and
+ * POP.W {..,pc}. */
+Test(sim_block, pcfirst_moves_the_pc_load_first)
+{
+    static const char *const progs[] = {"returns", "data_ops"};
+
+    for (size_t k = 0; k < sizeof progs / sizeof progs[0]; k++) {
+        for (int ref = 0; ref < 2; ref++) {
+            char elf[512];
+            tb_scenario sc;
+            run_t a, b;
+            size_t moved = 0, i = 0;
+
+            snprintf(elf, sizeof elf, TB_BINARY_DIR "/vectors/programs/%s.elf", progs[k]);
+            load_scn(&sc, progs[k], NULL);
+            run_pcfirst(&a, elf, &sc, ref, false);
+            run_pcfirst(&b, elf, &sc, ref, true);
+            cr_assert_eq(a.rc, b.rc);
+            cr_assert_eq(a.n, b.n, "%s: %zu / %zu records", progs[k], a.n, b.n);
+            while (i < a.n) {
+                size_t j = i + 1, nd, hi;
+                const tb_exec_record *in = &a.rec[i];
+                bool ldm_pc;
+
+                cr_assert_eq(a.rec[i].kind, b.rec[i].kind);
+                if (in->kind != TB_REC_INSN) {
+                    same_record(&a.rec[i], &b.rec[i], progs[k], i);
+                    i++;
+                    continue;
+                }
+                same_record(&a.rec[i], &b.rec[i], progs[k], i);
+                while (j < a.n && a.rec[j].kind == TB_REC_DATA)
+                    j++;
+                nd = j - i - 1;
+                hi = j - 1;
+                ldm_pc = nd >= 2 && in->u.insn.wp_class == TB_WP_INDIRECT &&
+                         !(in->u.insn.flags & TB_INSN_EXC_RETURN) &&
+                         (a.rec[hi].u.data.value & ~1u) == in->u.insn.next_addr;
+                for (size_t t = i + 1; t < j; t++) {
+                    ldm_pc = ldm_pc && !(a.rec[t].u.data.flags & TB_DATA_STORE) &&
+                             a.rec[t].u.data.addr == a.rec[i + 1].u.data.addr + 4 * (t - i - 1);
+                }
+                if (ldm_pc) {
+                    moved++;
+                    same_record(&a.rec[hi], &b.rec[i + 1], progs[k], i + 1);
+                    for (size_t t = i + 1; t < hi; t++)
+                        same_record(&a.rec[t], &b.rec[t + 1], progs[k], t + 1);
+                } else {
+                    for (size_t t = i + 1; t < j; t++)
+                        same_record(&a.rec[t], &b.rec[t], progs[k], t);
+                }
+                i = j;
+            }
+            cr_assert_gt(moved, 0, "%s: no LDM loading the PC", progs[k]);
+            free(a.rec);
+            free(b.rec);
+        }
+    }
+}

@@ -1,8 +1,8 @@
 /*
  * Spec coverage: which packet kinds and variants of ETMv3 (IHI0014Q
  * ch.7), PTM (IHI0035B ch.4), the ETMv1 trace port (IHI0014Q ch.5) and
- * the CoreSight formatter a set of trace snapshots exercises (ETMv2,
- * IHI0014Q ch.6, has rows but no classifier yet).
+ * the CoreSight formatter a set of trace snapshots exercises, and the
+ * ETMv2 trace port (IHI0014Q ch.6).
  *
  * The catalogue (vectors/coverage.tsv) lists every variant with its spec
  * section and whether the encoder can produce it.  The classifier tells
@@ -82,9 +82,20 @@ int tb_coverage_count_buffer(const uint8_t *data, size_t len, unsigned flags,
 int tb_coverage_count_etmv1_capture(const uint8_t *data, size_t len,
                                     uint64_t *counts);
 
-/* Counts one snapshot directory into t: every ETMv3/PTM/ETMv1 source's
- * packets (parsed with the project's parser), the port variants of each
- * ETMv1 capture, PTM return-stack hits (decoded against the source's
+/* The port variants of an ETMv2 capture file (docs/etmv2.md 2): its
+ * width (once), each cycle's PIPESTAT code (a TR's and the status it
+ * replaced; a phantom form as its own variant), TD forms, and a 4-bit
+ * port's TFO value over two cycles, with a TR between them (IHI0014Q
+ * 6.1, 6.1.2, 6.1.6, 6.1.7; the codes and the split are the unverified
+ * U1 and U4 of docs/etmv2.md 6).  Same returns as
+ * tb_coverage_count_etmv1_capture(), and TB_ERR_FORMAT for TRACESYNC
+ * set. */
+int tb_coverage_count_etmv2_capture(const uint8_t *data, size_t len,
+                                    uint64_t *counts);
+
+/* Counts one snapshot directory into t: every ETMv3/PTM/ETMv1/ETMv2
+ * source's packets (parsed with the project's parser), the port variants
+ * of each ETMv1 and ETMv2 capture, PTM return-stack hits (decoded against the source's
  * memory when ETMCR[29] is set), and the formatter variants of each
  * formatted buffer.  Returns 0 or TB_ERR_* with a
  * reason in err. */

@@ -77,6 +77,11 @@ typedef struct tb_encoder_opts {
                                * retire in one cycle, which cycle-accurate
                                * ETMv3 shows with P-header format 4 or 2
                                * (ETMv3.3+); the caller applies it */
+    bool pc_first;            /* pcfirst: a core that transfers the PC
+                               * first in an LDM that loads it (ETMIDR[16],
+                               * ETMv3; tb_sim_set_pcfirst gives the
+                               * simulator's records that order; the
+                               * caller applies it) */
 } tb_encoder_opts;
 
 /* Defaults: ETMv3.5 (ETMv3), PFT1.1 (PTM) or ETMv1.3 with an 8-bit port
@@ -97,6 +102,8 @@ void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol);
  *                                  needs ca)
  *   dual                           (the simulator's dual-issue cycle
  *                                  rule; ETMv3 and PTM; with ca, ETMv3.3+)
+ *   pcfirst                        (ETMv3: ETMIDR[16], the core transfers
+ *                                  the PC first in an LDM that loads it)
  * TB_ERR_INVAL with a reason in err for anything else.  Ranges naming
  * symbols (include=fib, include=main-fib) are turned into numbers first
  * by tb_elf_resolve_ranges (sim.h), which has the ELF; tb_rt_case_options

@@ -207,6 +207,15 @@ int tb_sim_set_reference(tb_sim *s, bool on);
  * run. */
 int tb_sim_set_dual(tb_sim *s, bool on);
 
+/* Load PC first (before tb_sim_run; off by default): the core this
+ * simulator stands for transfers the PC first in an LDM/POP that loads
+ * it (ETMIDR[16], etmv3-data.md 1 and 6 [S*]; docs/etmv3-data-model.md
+ * rule 12).  The data records of such an instruction then come in that
+ * order: the PC's load (the highest address), then the others in
+ * architectural order.  Nothing else changes.  TB_ERR_STATE after a
+ * run. */
+int tb_sim_set_pcfirst(tb_sim *s, bool on);
+
 /* Data records (before tb_sim_run; off by default, so that runs without
  * them are unchanged record for record): one TB_REC_DATA record per
  * memory transfer, from Unicorn's memory hooks, in both paths alike.

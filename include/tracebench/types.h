@@ -89,6 +89,8 @@ typedef struct tb_config {
     bool return_stack;      /* ETMCR[29], PTM */
     bool vmid;              /* ETMCR[30] */
     bool alt_branch;        /* ETMIDR[20] honoured from ETMv3.4 */
+    bool pc_first;          /* ETMIDR[16], ETMv3: an LDM that loads the PC
+                             * transfers the PC first (etmv3-data.md 1, 6) */
     bool ts64;              /* ETMCCER[29] (forced off for PFT1.0) */
     bool ts_binary;         /* ETMCCER[28] */
     bool virt;              /* ETMCCER[26]: Hyp bits valid */
@@ -226,7 +228,9 @@ typedef struct tb_packet {
     uint8_t reason;
     bool jazelle;
     bool lsip;
-    uint32_t lsip_addr;      /* LSiP: address of the executing insn */
+    uint32_t lsip_addr;      /* LSiP: where execution goes on (the compressed
+                              * address after the 4-byte field, which, in
+                              * addr, is the LSiP instruction's; 7.10.5) */
     tb_isa lsip_isa;
 
     /* ETMv3 data trace. */
