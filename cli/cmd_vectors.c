@@ -444,6 +444,12 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
                    "the TFO header bytes (Table 6.6) and the TFO value layout were not found "
                    "in any public source.  Its bytes are tracebench's model, not the spec; "
                    "decode.addr, derived from the ground truth, does not depend on them.\n\n");
+    if (etmv2 && strstr(v->options, "data="))
+        /* docs/etmv2.md 9: the data packet headers are confirmed (Table
+         * 6.2), their sizes and address layout are not. */
+        fprintf(f, "Its data packets rest on U8 of that table too: the SS value sizes and "
+                   "the data address layout (IHI0014Q Figure 6.3) were not found; the "
+                   "header bytes (Table 6.2) were.\n\n");
     if (etmv1 || etmv2)
         /* OpenCSD has no ETMv1/v2 decoder; OpenOCD reads ETMv1 captures in
          * their `etm load` form (tests/test_vectors.c writes it). */

@@ -800,7 +800,17 @@ static void etm2_packet(const tb_config *cfg, const tb_packet *pkt, outv *o)
     case TB_PKT_CONTEXT_ID:
         ctxid_size(o, n - 1u, V_V2_CTXID1, V_V2_CTXID2, V_V2_CTXID4);
         if (b[0] & 0x80)
-            add(o, V_V2_CTXID_C); /* C: a branch address follows this cycle */
+            add(o, V_V2_CTXID_C); /* C: another packet follows this cycle */
+        break;
+    case TB_PKT_DATA: /* 6.4.1 Table 6.2 bC0A0SS10 (docs/etmv2.md 9) */
+        add(o, V_V2_D_NORMAL);
+        break;
+    case TB_PKT_VALUE_NOT_TRACED: /* bC1101010 */
+        add(o, V_V2_D_VNT);
+        break;
+    case TB_PKT_OOO_PLACEHOLDER: /* load miss occurred bC1A1TT00 */
+    case TB_PKT_OOO_DATA:        /* load miss data bCTT0SS00 */
+        add(o, V_V2_D_LOAD_MISS);
         break;
     case TB_PKT_ATOM:
         if (cfg->cycle_accurate && has_atom(pkt, TB_ATOM_W))

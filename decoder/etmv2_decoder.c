@@ -15,13 +15,25 @@
  * element's count runs from its status to the next; the DW cycle of an
  * exception and the cycles of the instruction it cancelled are the
  * EXCEPTION's; before a marker or the end the count is open.
+ *
+ * Data (docs/etmv2.md 9): data packets belong to the most recently traced
+ * data instruction (6.4.2); A marks an instruction's first.  The opcode
+ * (mem_op.c, shared with ETMv1/ETMv3) gives the transfers' count, size
+ * and direction; with value trace each transfer has its packet (or a
+ * Value Not Traced one), with address trace only the first packet's
+ * address covers them all.  The range ending with the instruction goes
+ * out before its DATA elements.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "tracebench/classify.h"
 #include "tracebench/etmv2.h"
+#include "mem_op.h"
 #include "port_cc.h"
+
+/* DATA elements waiting behind a held range (CA): one instruction's. */
+#define DQMAX 32u
 
 enum { W_NONE, W_RNG, W_HELD };
 
@@ -50,6 +62,19 @@ struct tb_etmv2_decoder {
     uint32_t ctxid;
     bool ctx_known;
 
+    /* Data trace. */
+    bool li_ok;          /* the last instruction walked executed (E) */
+    tb_insn li;
+    uint64_t li_index;
+    bool dx_on;          /* a data instruction whose packets are coming */
+    tb_mem_op op;
+    tb_insn dx;
+    unsigned dk;         /* its transfers shown */
+    uint32_t daddr;
+    bool daddr_ok, dfull; /* dfull: a full data address since sync */
+    tb_element dq[DQMAX];
+    unsigned dqn;
+
     tb_element_cb cb;
     void *ctx;
     int emitted;
@@ -75,11 +100,15 @@ static void emit(tb_etmv2_decoder *d, const tb_element *el)
 static void release_held(tb_etmv2_decoder *d)
 {
     tb_element el;
+    unsigned i;
 
     if (!d->have_held)
         return;
     emit(d, &d->held);
     d->have_held = false;
+    for (i = 0; i < d->dqn; i++)
+        emit(d, &d->dq[i]);
+    d->dqn = 0;
     for (; d->trig_held; d->trig_held--) {
         el_init(&el, TB_ELEM_EVENT, d->trig_index);
         emit(d, &el);
@@ -152,6 +181,7 @@ static void lose(tb_etmv2_decoder *d, uint64_t index, tb_gap_reason why, int err
     emit(d, &el);
     d->pc_known = false;
     d->await_br = false;
+    d->li_ok = d->dx_on = d->dfull = false;
 }
 
 /* Classifies the instruction at the PC; false (after an element) when
@@ -225,6 +255,10 @@ static void step(tb_etmv2_decoder *d, uint64_t index, char atom)
     if (!insn_at(d, index, &in))
         return;
     add_insn(d, index, &in, atom);
+    /* A failed instruction has no data (6.4.2: a traced data instruction). */
+    d->li_ok = atom == 'E';
+    d->li = in;
+    d->li_index = index;
     direct = in.wp_class == TB_WP_DIRECT || in.wp_class == TB_WP_DIRECT_LINK;
     indirect = in.wp_class == TB_WP_INDIRECT || in.wp_class == TB_WP_INDIRECT_LINK;
     if (atom == 'E' && direct && in.has_target) {
@@ -299,6 +333,7 @@ static void tfo(tb_etmv2_decoder *d, const tb_packet *pkt)
         d->isa = pkt->isa;
         d->pc_known = true;
         d->await_br = false;
+        d->li_ok = d->dx_on = false;
         return;
     }
     /* Periodic: the TFO cycle executed the instruction at addr (7.14.2). */
@@ -370,6 +405,97 @@ static void branch(tb_etmv2_decoder *d, const tb_packet *pkt)
     d->await_br = false;
 }
 
+/* A DATA element after the range that ends with its instruction. */
+static void data_out(tb_etmv2_decoder *d, const tb_element *el)
+{
+    close_range(d);
+    if (!d->have_held) {
+        emit(d, el);
+        return;
+    }
+    if (d->dqn == DQMAX)
+        release_held(d);
+    if (d->have_held)
+        d->dq[d->dqn++] = *el;
+    else
+        emit(d, el);
+}
+
+/* Transfer k of the data instruction: its value from pkt (NULL: not
+ * traced, a VNT or address-only trace). */
+static void transfer(tb_etmv2_decoder *d, const tb_packet *pkt, unsigned k)
+{
+    tb_element el;
+    unsigned fl = 0;
+
+    el_init(&el, TB_ELEM_DATA, pkt->index);
+    el.last_addr = d->dx.addr;
+    el.isa = d->dx.isa;
+    el.last_size = d->dx.size;
+    el.data_size = d->op.size;
+    if (d->op.swap ? k == 1 : d->op.store)
+        fl |= TB_DATA_STORE;
+    if (d->daddr_ok)
+        el.data_addr = d->daddr + (d->op.swap ? 0 : k * d->op.size);
+    else
+        fl |= TB_DATA_NO_ADDR;
+    if (pkt->kind == TB_PKT_DATA && (d->cfg.data_trace & 1))
+        el.data_value = pkt->data_value;
+    else
+        fl |= TB_DATA_NO_VALUE;
+    el.data_flags = (uint8_t)fl;
+    data_out(d, &el);
+}
+
+/* A data packet (6.4.2, 6.4.4): DATA or VALUE_NOT_TRACED. */
+static void data(tb_etmv2_decoder *d, const tb_packet *pkt)
+{
+    bool first = pkt->kind == TB_PKT_DATA && (pkt->bytes[0] & 0x20);
+    unsigned k;
+
+    if (!d->cfg.data_trace) { /* the parser's configuration was another */
+        lose(d, pkt->index, TB_GAP_BAD_PACKET, TB_ERR_MISMATCH);
+        return;
+    }
+    if (!d->pc_known && !d->dx_on && !d->li_ok)
+        return; /* before sync: nobody to give it to */
+    if (first) {
+        uint8_t sz = 0;
+
+        if (!d->li_ok) /* no executed instruction since the last one's data */
+            goto bad;
+        d->op = tb_mem_op_at(d->mem, d->li.addr, d->li.isa, &sz);
+        if (!d->op.n)
+            goto bad;
+        d->dx = d->li;
+        d->li_ok = false;
+        d->dx_on = true;
+        d->dk = 0;
+        if (pkt->has_data_addr) {
+            if (pkt->data_addr_bits == 32)
+                d->dfull = true;
+            d->daddr = pkt->data_addr;
+        }
+        d->daddr_ok = pkt->has_data_addr && d->dfull;
+        if (!(d->cfg.data_trace & 1)) { /* address only: one packet */
+            for (k = 0; k < d->op.n; k++)
+                transfer(d, pkt, k);
+            d->dx_on = false;
+            return;
+        }
+    } else if (!d->dx_on || !(d->cfg.data_trace & 1)) {
+        goto bad;
+    }
+    if (pkt->kind == TB_PKT_DATA && pkt->data_size != d->op.size)
+        goto bad; /* SS disagrees with the opcode */
+    transfer(d, pkt, d->dk);
+    if (++d->dk == d->op.n)
+        d->dx_on = false;
+    return;
+bad:
+    lose(d, pkt->index, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
+}
+
 int tb_etmv2_decoder_packet(tb_etmv2_decoder *d, const tb_packet *pkt,
                             tb_element_cb cb, void *ctx)
 {
@@ -411,6 +537,15 @@ int tb_etmv2_decoder_packet(tb_etmv2_decoder *d, const tb_packet *pkt,
         break;
     case TB_PKT_CONTEXT_ID:
         context(d, pkt);
+        break;
+    case TB_PKT_DATA:
+    case TB_PKT_VALUE_NOT_TRACED:
+        data(d, pkt);
+        break;
+    case TB_PKT_OOO_PLACEHOLDER:
+    case TB_PKT_OOO_DATA:
+        /* Load miss packets (U9): the encoder never writes them. */
+        lose(d, pkt->index, TB_GAP_BAD_PACKET, TB_ERR_UNSUPPORTED);
         break;
     case TB_PKT_TRIGGER:
         close_range(d);
@@ -461,6 +596,8 @@ void tb_etmv2_decoder_reset(tb_etmv2_decoder *d)
     d->w_target = W_NONE;
     d->w_sure = false;
     d->trig_held = 0;
+    d->dqn = 0;
+    d->li_ok = d->dx_on = d->dfull = false;
     d->ctx_known = false;
     d->ctxid = 0;
     d->stop = false;

@@ -27,6 +27,10 @@
  * (complete ones go out at once, in order), so the encoder's 4096-byte
  * FIFO and a TFO packet fit. */
 #define GMAX 4104u
+/* Bytes one cycle's packets may take: a 16-register LSM traced with
+ * address and value (17 normal data packets, U8) plus a context ID and a
+ * branch address. */
+#define GBYTES 104u
 
 enum { Q_E, Q_N, Q_W, Q_TRIG, Q_GRP };
 
@@ -43,12 +47,9 @@ typedef struct grp {
     bool tfo, cold;          /* TFO; found while not in sync */
     bool have_start;         /* tfo: start known (4-bit: after 2nd half) */
     uint64_t start;          /* tfo: byte count at which its header comes */
-    uint8_t b[TB_PKT_MAX_BYTES];
+    uint8_t b[GBYTES];
     uint8_t n;
     uint8_t pkt_at;          /* D: where the current packet starts */
-    uint8_t cid_at, cid_n;   /* D: the context ID packet */
-    uint8_t br_at;           /* D: the branch address (n - br_at bytes) */
-    bool has_br, has_cid;
     bool done;
 } grp;
 
@@ -80,6 +81,7 @@ struct tb_etmv2_parser {
 
     uint32_t last_addr;
     tb_isa last_isa;
+    uint32_t data_addr;      /* last data address (6.4.2: compressed against it) */
 
     tb_packet atom;
     tb_packet_cb cb;
@@ -190,54 +192,174 @@ static int emit_tfo(tb_etmv2_parser *p, const grp *g)
     return out(p, &k);
 }
 
-static int emit_group(tb_etmv2_parser *p, const grp *g)
+/* A packet in a D group (6.4.1 Table 6.2): its kind from the header
+ * byte, and its length from the bytes so far: the length when complete,
+ * 0 when more are needed, TB_ERR_BAD_PACKET for a reserved header,
+ * TB_ERR_UNSUPPORTED for a valid one the configuration forbids.  A data
+ * address is 1-5 bytes with bit 7 = another follows (6.4.2; its layout
+ * U8, as ETMv1/ETMv3); the value is SS bytes (U8) with value trace on. */
+static int pkt_length(const tb_etmv2_parser *p, const uint8_t *b, unsigned n,
+                      tb_pkt_kind *kind)
+{
+    static const unsigned ss[4] = {0, 1, 2, 4}; /* U8 */
+    uint8_t h = b[0];
+    bool dv = (p->cfg.data_trace & 1) != 0, da = (p->cfg.data_trace & 2) != 0;
+    bool has_addr = false;
+    unsigned need = 1, i, vb = 0;
+
+    if (h & 1) { /* a branch address, no header (6.7.1) */
+        *kind = TB_PKT_BRANCH;
+        return (int)tb_addr_length(TB_ADDR_ORIGINAL, b, n);
+    }
+    if ((h & 0x7F) == 0x6E) { /* context ID bC1101110 */
+        *kind = TB_PKT_CONTEXT_ID;
+        if (!p->cfg.ctxid_bytes)
+            return TB_ERR_UNSUPPORTED;
+        need = 1u + p->cfg.ctxid_bytes;
+        return n >= need ? (int)need : 0;
+    }
+    if ((h & 0x53) == 0x02) { /* normal data bC0A0SS10 */
+        *kind = TB_PKT_DATA;
+        has_addr = (h & 0x20) != 0;
+        vb = ss[(h >> 2) & 3];
+    } else if ((h & 0x7F) == 0x6A) { /* value not traced bC1101010 (6.4.4) */
+        *kind = TB_PKT_VALUE_NOT_TRACED;
+    } else if ((h & 0x53) == 0x50) { /* load miss occurred bC1A1TT00 */
+        *kind = TB_PKT_OOO_PLACEHOLDER;
+        has_addr = (h & 0x20) != 0;
+    } else if ((h & 0x13) == 0x00) { /* load miss data bCTT0SS00 */
+        *kind = TB_PKT_OOO_DATA;
+        vb = ss[(h >> 2) & 3];
+    } else {
+        *kind = TB_PKT_RESERVED;
+        return TB_ERR_BAD_PACKET;
+    }
+    if (!p->cfg.data_trace)
+        return TB_ERR_UNSUPPORTED; /* a data packet without data trace */
+    if (!dv && vb) /* U8: no value bytes without value trace */
+        return TB_ERR_BAD_PACKET;
+    if (has_addr && da) {
+        for (i = 0; i < 5; i++) {
+            if (n < need + 1)
+                return 0;
+            need++;
+            if (!(b[need - 1] & 0x80))
+                break;
+        }
+        if (need == 6 && (b[5] & 0xF0)) /* byte 5: A[31:28] only (U8) */
+            return TB_ERR_BAD_PACKET;
+    }
+    if (dv)
+        need += vb;
+    return n >= need ? (int)need : 0;
+}
+
+static int emit_data(tb_etmv2_parser *p, const grp *g, const uint8_t *b, unsigned len,
+                     tb_pkt_kind kind)
+{
+    static const unsigned ss[4] = {0, 1, 2, 4}; /* U8 */
+    tb_packet k;
+    uint8_t h = b[0];
+    unsigned pos = 1, i;
+
+    pkt_init(&k, kind, g->index);
+    k.size = (uint8_t)(len < TB_PKT_MAX_BYTES ? len : TB_PKT_MAX_BYTES);
+    memcpy(k.bytes, b, k.size);
+    if (kind == TB_PKT_OOO_DATA)
+        k.data_tag = (h >> 5) & 3; /* TT (U9) */
+    else if (kind == TB_PKT_OOO_PLACEHOLDER)
+        k.data_tag = (h >> 2) & 3; /* TT (U9) */
+    if ((kind == TB_PKT_DATA || kind == TB_PKT_OOO_PLACEHOLDER) && (h & 0x20) &&
+        (p->cfg.data_trace & 2)) {
+        uint32_t v = 0, mask;
+        unsigned n = 0, bits;
+
+        while (n < 5) {
+            v |= (uint32_t)(b[1 + n] & (n == 4 ? 0x0F : 0x7F)) << (7 * n);
+            if (!(b[1 + n++] & 0x80))
+                break;
+        }
+        bits = n == 5 ? 32 : 7 * n;
+        mask = bits >= 32 ? 0xFFFFFFFFu : ((1u << bits) - 1u);
+        p->data_addr = (p->data_addr & ~mask) | (v & mask);
+        k.has_data_addr = true;
+        k.data_addr = p->data_addr;
+        k.data_addr_bits = (uint8_t)bits;
+        pos += n;
+    }
+    if ((kind == TB_PKT_DATA || kind == TB_PKT_OOO_DATA) && (p->cfg.data_trace & 1)) {
+        k.data_size = (uint8_t)ss[(h >> 2) & 3];
+        for (i = 0; i < k.data_size; i++) /* LSB first (U8) */
+            k.data_value |= (uint32_t)b[pos + i] << (8 * i);
+    }
+    k.phdr_format = g->ps;
+    return out(p, &k);
+}
+
+static int emit_branch(tb_etmv2_parser *p, const grp *g, const uint8_t *b, unsigned n)
 {
     tb_packet k;
+    unsigned bits = 0;
+    uint32_t a = 0;
+    tb_isa isa = p->last_isa;
+    bool named = false, x = false;
+
+    /* 6.7.1 Table 6.9: byte 5 is ARM 0E001xxx or Thumb 0001xxxx. */
+    if (n == 5 && (b[4] & 0xB8) != 0x08 && (b[4] & 0xF0) != 0x10)
+        return fail(p, TB_PKT_RESERVED, g->index, TB_ERR_BAD_PACKET);
+    if (tb_addr_decode(TB_ADDR_ORIGINAL, b, n, p->last_addr, p->last_isa, &a, &isa,
+                       &named, &bits, &x) < 0)
+        return fail(p, TB_PKT_RESERVED, g->index, TB_ERR_BAD_PACKET);
+    pkt_init(&k, TB_PKT_BRANCH, g->index);
+    k.size = (uint8_t)n;
+    memcpy(k.bytes, b, n);
+    k.addr = a;
+    k.isa = isa;
+    k.isa_changed = named;
+    k.addr_bits = (uint8_t)bits;
+    k.addr_known = true;
+    k.exc_cancel = x;
+    k.phdr_format = g->ps;
+    p->last_addr = a;
+    p->last_isa = isa;
+    return out(p, &k);
+}
+
+/* A complete group: its packets in FIFO order (feed() checked them). */
+static int emit_group(tb_etmv2_parser *p, const grp *g)
+{
+    unsigned at = 0;
     int rc;
 
     if ((rc = flush_atom(p)) < 0)
         return rc;
     if (g->tfo)
         return emit_tfo(p, g);
-    if (g->has_cid) {
-        unsigned i;
+    while (at < g->n) {
+        tb_pkt_kind kind;
+        int len = pkt_length(p, g->b + at, g->n - at, &kind);
 
-        pkt_init(&k, TB_PKT_CONTEXT_ID, g->index);
-        k.size = g->cid_n;
-        memcpy(k.bytes, g->b + g->cid_at, g->cid_n);
-        k.has_ctxid = true;
-        for (i = 1; i < g->cid_n; i++)
-            k.context_id |= (uint32_t)g->b[g->cid_at + i] << (8 * (i - 1)); /* U7 */
-        if ((rc = out(p, &k)) < 0)
-            return rc;
-    }
-    if (g->has_br) {
-        unsigned n = (unsigned)(g->n - g->br_at), bits = 0;
-        const uint8_t *b = g->b + g->br_at;
-        uint32_t a = 0;
-        tb_isa isa = p->last_isa;
-        bool named = false, x = false;
+        if (len <= 0) /* feed() saw it complete */
+            return fail(p, TB_PKT_BAD_SEQUENCE, g->index, TB_ERR_BAD_PACKET);
+        if (kind == TB_PKT_BRANCH) {
+            rc = emit_branch(p, g, g->b + at, (unsigned)len);
+        } else if (kind == TB_PKT_CONTEXT_ID) {
+            tb_packet k;
+            int i;
 
-        /* 6.7.1 Table 6.9: byte 5 is ARM 0E001xxx or Thumb 0001xxxx. */
-        if (n == 5 && (b[4] & 0xB8) != 0x08 && (b[4] & 0xF0) != 0x10)
-            return fail(p, TB_PKT_RESERVED, g->index, TB_ERR_BAD_PACKET);
-        if (tb_addr_decode(TB_ADDR_ORIGINAL, b, n, p->last_addr, p->last_isa, &a, &isa,
-                           &named, &bits, &x) < 0)
-            return fail(p, TB_PKT_RESERVED, g->index, TB_ERR_BAD_PACKET);
-        pkt_init(&k, TB_PKT_BRANCH, g->index);
-        k.size = (uint8_t)n;
-        memcpy(k.bytes, b, n);
-        k.addr = a;
-        k.isa = isa;
-        k.isa_changed = named;
-        k.addr_bits = (uint8_t)bits;
-        k.addr_known = true;
-        k.exc_cancel = x;
-        k.phdr_format = g->ps;
-        p->last_addr = a;
-        p->last_isa = isa;
-        if ((rc = out(p, &k)) < 0)
+            pkt_init(&k, TB_PKT_CONTEXT_ID, g->index);
+            k.size = (uint8_t)len;
+            memcpy(k.bytes, g->b + at, (size_t)len);
+            k.has_ctxid = true;
+            for (i = 1; i < len; i++)
+                k.context_id |= (uint32_t)g->b[at + i] << (8 * (i - 1)); /* U7 */
+            rc = out(p, &k);
+        } else {
+            rc = emit_data(p, g, g->b + at, (unsigned)len, kind);
+        }
+        if (rc < 0)
             return rc;
+        at += (unsigned)len;
     }
     return 0;
 }
@@ -338,44 +460,25 @@ static int feed(tb_etmv2_parser *p, uint8_t byte, uint64_t index)
         }
         return 0;
     }
-    /* A D group: packets until one ends without C (6.4.1). */
-    if (g->n - 1 == g->pkt_at) { /* a packet's first byte */
-        if (byte & 1) {
-            g->has_br = true;
-            g->br_at = g->pkt_at;
-        } else if ((byte & 0x7F) == 0x6E && p->cfg.ctxid_bytes && !g->has_cid) {
-            g->has_cid = true;
-            g->cid_at = g->pkt_at;
-            g->cid_n = (uint8_t)(1 + p->cfg.ctxid_bytes);
-        } else {
-            /* 6.4.1 Table 6.2: a data header (normal bC0A0SS10, VNT
-             * bC1101010, load miss bC1A1TT00 / bCTT0SS00) or a context ID
-             * packet the configuration does not have; anything else is a
-             * reserved header. */
-            bool known = (byte & 0x53) == 0x02 || (byte & 0x7F) == 0x6A ||
-                         (byte & 0x53) == 0x50 || (byte & 0x13) == 0x00 ||
-                         (byte & 0x7F) == 0x6E;
+    /* A D group: packets until one ends without C, or a branch address,
+     * which is always last (6.4.1). */
+    {
+        tb_pkt_kind kind;
+        int len = pkt_length(p, g->b + g->pkt_at, (unsigned)(g->n - g->pkt_at), &kind);
 
-            return fail(p, known ? TB_PKT_BAD_TRACEMODE : TB_PKT_RESERVED, g->index,
-                        TB_ERR_BAD_PACKET);
+        if (len < 0)
+            return fail(p, len == TB_ERR_UNSUPPORTED ? TB_PKT_BAD_TRACEMODE : TB_PKT_RESERVED,
+                        g->index, TB_ERR_BAD_PACKET);
+        if (len > 0) {
+            if (kind != TB_PKT_BRANCH && (g->b[g->pkt_at] & 0x80)) {
+                g->pkt_at = g->n; /* C: another packet this cycle */
+            } else {
+                g->done = true;
+                p->rd++;
+            }
         }
     }
-    if (g->has_br && g->br_at == g->pkt_at) {
-        unsigned n = tb_addr_length(TB_ADDR_ORIGINAL, g->b + g->br_at, g->n - g->br_at);
-
-        if (n) {
-            g->done = true;
-            p->rd++;
-        }
-    } else if (g->has_cid && g->cid_at == g->pkt_at && g->n == g->cid_at + g->cid_n) {
-        if (g->b[g->cid_at] & 0x80) {
-            g->pkt_at = g->n; /* C: another packet this cycle */
-        } else {
-            g->done = true;
-            p->rd++;
-        }
-    }
-    if (!g->done && g->n == TB_PKT_MAX_BYTES)
+    if (!g->done && g->n == GBYTES)
         return fail(p, TB_PKT_BAD_SEQUENCE, g->index, TB_ERR_BAD_PACKET);
     return 0;
 }
@@ -559,7 +662,8 @@ int tb_etmv2_parser_push(tb_etmv2_parser *p, const uint8_t *data, size_t len,
             if (p->cfg_given &&
                 (c.port_width != p->cfg.port_width || c.minor != p->cfg.minor ||
                  c.cycle_accurate != p->cfg.cycle_accurate ||
-                 c.ctxid_bytes != p->cfg.ctxid_bytes))
+                 c.ctxid_bytes != p->cfg.ctxid_bytes ||
+                 c.data_trace != p->cfg.data_trace))
                 return p->err = TB_ERR_MISMATCH;
             p->cfg = c;
             p->have_cfg = true;

@@ -44,8 +44,14 @@ int tb_enc_etmv2_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
         return v2_fail(err, errlen, "%s: not an ETMv2 feature (ETMv3/PTM only)",
                        o->timestamps ? "ts" : o->return_stack ? "rs"
                        : o->alt_branch ? "alt" : "vmid");
-    if (o->data_trace || o->n_dranges || o->ooo_latency || o->suppress_level)
-        return v2_fail(err, errlen, "data: ETMv2 data trace is not modelled");
+    /* Data trace (docs/etmv2.md 9): ETMCR[3:2]; no ViewData (ETMv2 has
+     * partial LSM tracing, 6.4.4, not modelled), load misses (U9) nor
+     * ETMv3's suppression. */
+    if (o->n_dranges || o->ooo_latency || o->suppress_level)
+        return v2_fail(err, errlen, "%s: not modelled for ETMv2 (data= is)",
+                       o->n_dranges ? "dataview" : o->ooo_latency ? "ooo" : "suppress");
+    if (o->data_trace > 3)
+        return v2_fail(err, errlen, "data: ETMCR[3:2] is two bits");
     if (o->vector_base & 0x1F)
         return v2_fail(err, errlen, "vectors=0x%x: the vector base must be 32-byte "
                        "aligned", (unsigned)o->vector_base);

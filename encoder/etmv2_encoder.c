@@ -23,6 +23,17 @@
 
 #define FIFO_CAP 4096u
 #define SBUF 256u
+/* Transfers of one instruction: an LDM/STM of 16 registers. */
+#define XMAX 16u
+/* One status's packets: a context ID (5), the data packets of 16
+ * transfers with address and value (1 + 5 + 4 + 15 * 5) and a branch
+ * address (5). */
+#define PMAX 100u
+
+typedef struct v2_xfer {
+    uint32_t addr, value;
+    uint8_t size;
+} v2_xfer;
 
 /* ---- configuration and capture header ---- */
 
@@ -41,7 +52,7 @@ int tb_etmv2_config_check(const tb_etmv2_config *c)
     if (c->ctxid_bytes != 0 && c->ctxid_bytes != 1 && c->ctxid_bytes != 2 &&
         c->ctxid_bytes != 4)
         return TB_ERR_CONFIG;
-    if (c->vector_base & 0x1F)
+    if (c->vector_base & 0x1F || c->data_trace > 3)
         return TB_ERR_CONFIG;
     return 0;
 }
@@ -56,6 +67,7 @@ uint32_t tb_etmv2_etmcr(const tb_etmv2_config *c)
     v1.branch_output = c->branch_output;
     v1.cycle_accurate = c->cycle_accurate;
     v1.ctxid_bytes = c->ctxid_bytes;
+    v1.data_trace = c->data_trace;
     return tb_etmv1_etmcr(&v1);
 }
 
@@ -72,6 +84,7 @@ int tb_etmv2_config_from_etmcr(tb_etmv2_config *c, uint32_t etmcr, uint8_t minor
     c->branch_output = v1.branch_output;
     c->cycle_accurate = v1.cycle_accurate;
     c->ctxid_bytes = v1.ctxid_bytes;
+    c->data_trace = v1.data_trace;
     return tb_etmv2_config_check(c);
 }
 
@@ -159,6 +172,12 @@ struct tb_etmv2_encoder {
     uint64_t pending_span, fold_span;
     bool have_shown;
     uint64_t shown_seq;
+
+    /* Data trace: the pending instruction's transfers (TB_REC_DATA). */
+    v2_xfer xfer[XMAX], fxfer[XMAX];
+    unsigned n_xfer, n_fxfer; /* of pending, of fold */
+    uint32_t last_daddr;      /* 6.4.2: compressed against it */
+    bool have_daddr;          /* a full one went out since the last TFO */
 };
 
 static int flush_samples(tb_etmv2_encoder *e)
@@ -299,14 +318,16 @@ static int emit_pkt(tb_etmv2_encoder *e, const tb_packet *p)
 
 /* A TFO (6.5.1): its TD cycle(s), and its packet into the FIFO.  Returns
  * 1 if sent, 0 if it cannot go now (FIFO too full for the value). */
-static int tfo(tb_etmv2_encoder *e, uint32_t addr, tb_isa isa, uint8_t reason)
+static int tfo(tb_etmv2_encoder *e, uint32_t addr, tb_isa isa, uint8_t reason,
+               unsigned room)
 {
     uint8_t b[9];
     unsigned n = 0, i, v = e->count;
     tb_packet p;
     int rc;
 
-    if (v > tb_etmv2_tfo_max(e->cfg.port_width) || e->count + 5 + e->cfg.ctxid_bytes > e->depth)
+    if (v > tb_etmv2_tfo_max(e->cfg.port_width) ||
+        e->count + 5 + e->cfg.ctxid_bytes + room > e->depth)
         return 0;
     b[n++] = (uint8_t)(TB_ETMV2_TFO_HDR_NORMAL | (reason & 3)); /* U2 */
     for (i = 0; i < e->cfg.ctxid_bytes; i++)
@@ -316,6 +337,9 @@ static int tfo(tb_etmv2_encoder *e, uint32_t addr, tb_isa isa, uint8_t reason)
         b[n++] = (uint8_t)(addr >> (8 * i)); /* U7 */
     e->since_tfo = 0;
     e->ctx_due = false;
+    /* 6.4.2: a data address is compressed only against one sent in full
+     * in the current sync period (the TFO's). */
+    e->have_daddr = false;
     e->last_addr = addr & ~1u;
     e->last_isa = isa;
     memset(&p, 0, sizeof p);
@@ -352,17 +376,67 @@ static int tfo(tb_etmv2_encoder *e, uint32_t addr, tb_isa isa, uint8_t reason)
 /* The packets of a status: a context ID packet when due (U17), then the
  * branch address when `br` (6.4.1: always last).  n = 0: none.  Returns
  * false when they do not fit (overflow, 6.10: all or nothing). */
+/* The data packets of an instruction's nx transfers x (6.4.2, Table 6.2
+ * normal data bC0A0SS10): with value trace one a transfer, A on the
+ * first (an address follows it when addresses are traced), SS its size
+ * (U8), the value LSB first; with address trace only, one packet, A set,
+ * SS = 00.  The data address (U8 layout) is the low 7-bit groups that
+ * changed since the last one, all five bytes when none went out in full
+ * since the TFO.  C is set on every packet but the last; `more`: other
+ * packets follow in this cycle.  Returns the bytes written at b. */
+static unsigned data_packets(const tb_etmv2_encoder *e, const v2_xfer *x, unsigned nx,
+                             bool more, uint8_t *b)
+{
+    static const uint8_t ss[5] = {0, 1, 2, 0, 3}; /* bytes -> SS (U8) */
+    bool dv = e->cfg.data_trace & 1, da = (e->cfg.data_trace & 2) != 0;
+    unsigned n = 0, np = dv ? nx : 1, i, k;
+
+    for (i = 0; i < np; i++) {
+        uint8_t h = 0x02;
+        unsigned at = n;
+
+        if (dv)
+            h |= (uint8_t)(ss[x[i].size] << 2);
+        if (i == 0)
+            h |= 0x20; /* A: the instruction's first data packet */
+        b[n++] = h;
+        if (i == 0 && da) {
+            uint32_t a = x[0].addr, d = a ^ e->last_daddr;
+            unsigned bytes = 5;
+
+            if (e->have_daddr)
+                for (bytes = 1; bytes < 5 && (d >> (7 * bytes)); bytes++)
+                    ;
+            for (k = 0; k < bytes; k++)
+                b[n++] = (uint8_t)(k == 4 ? (a >> 28) & 0xF
+                                          : ((a >> (7 * k)) & 0x7F) | (k + 1 < bytes ? 0x80 : 0));
+        }
+        if (dv)
+            for (k = 0; k < x[i].size; k++)
+                b[n++] = (uint8_t)(x[i].value >> (8 * k));
+        if (i + 1 < np || more)
+            b[at] |= 0x80; /* C */
+    }
+    return n;
+}
+
 static bool build(tb_etmv2_encoder *e, bool br, uint32_t to, tb_isa isa, bool exc,
-                  uint8_t *b, unsigned *n, unsigned *na, uint8_t *addr5)
+                  const v2_xfer *x, unsigned nx, uint8_t *b, unsigned *n, unsigned *na,
+                  unsigned *nd, uint8_t *addr5)
 {
     unsigned i;
 
     *n = 0;
     *na = 0;
+    *nd = 0;
     if (e->ctx_due && e->cfg.ctxid_bytes) {
-        b[(*n)++] = (uint8_t)(0x6E | (br ? 0x80 : 0)); /* bC1101110 */
+        b[(*n)++] = (uint8_t)(0x6E | (br || nx ? 0x80 : 0)); /* bC1101110 */
         for (i = 0; i < e->cfg.ctxid_bytes; i++)
             b[(*n)++] = (uint8_t)(e->ctxid >> (8 * i)); /* U7 */
+    }
+    if (nx) {
+        *nd = data_packets(e, x, nx, br, b + *n);
+        *n += *nd;
     }
     if (br) {
         int k = tb_addr_encode(TB_ADDR_ORIGINAL, to, isa, e->last_addr, e->last_isa, exc,
@@ -379,20 +453,29 @@ static bool build(tb_etmv2_encoder *e, bool br, uint32_t to, tb_isa isa, bool ex
 
 /* Commits packets built by build(); the BRANCH/CONTEXT_ID to pcb. */
 static int commit(tb_etmv2_encoder *e, uint8_t ps, const uint8_t *b, unsigned n,
-                  unsigned na, uint32_t to, tb_isa isa, bool exc)
+                  unsigned na, unsigned nd, uint32_t to, tb_isa isa, bool exc,
+                  const v2_xfer *x, unsigned nx)
 {
     tb_packet p;
     int rc;
 
     fifo_put(e, b, n);
-    if (n > na) {
+    if (nd) {
+        e->st.packets++;
+        if (e->cfg.data_trace & 2) {
+            e->last_daddr = x[0].addr;
+            e->have_daddr = true;
+        }
+    }
+    (void)nx;
+    if (n > na + nd) {
         e->ctx_due = false;
         memset(&p, 0, sizeof p);
         p.kind = TB_PKT_CONTEXT_ID;
         p.protocol = TB_PROTO_ETMV2;
         p.index = tb_etmv1_sample_index(e->nsamples);
-        p.size = (uint8_t)(n - na);
-        memcpy(p.bytes, b, n - na);
+        p.size = (uint8_t)(n - na - nd);
+        memcpy(p.bytes, b, n - na - nd);
         p.has_ctxid = true;
         p.context_id = e->ctxid;
         if ((rc = emit_pkt(e, &p)) < 0)
@@ -429,7 +512,7 @@ static bool is_vector(const tb_etmv2_encoder *e, uint32_t v)
 
 /* Brings trace on (or back after an overflow) before instruction r:
  * 0 = on, 1 = not now (the instruction goes untraced). */
-static int ensure_on(tb_etmv2_encoder *e, const tb_exec_record *r)
+static int ensure_on(tb_etmv2_encoder *e, const tb_exec_record *r, unsigned room)
 {
     uint8_t reason;
     int rc;
@@ -444,9 +527,10 @@ static int ensure_on(tb_etmv2_encoder *e, const tb_exec_record *r)
         return rc;
     e->on = true;
     e->dropping = false;
-    if ((rc = tfo(e, r->u.insn.addr, (tb_isa)r->u.insn.isa, reason)) < 0)
+    if ((rc = tfo(e, r->u.insn.addr, (tb_isa)r->u.insn.isa, reason, room)) < 0)
         return rc;
-    if (rc == 0) { /* the FIFO holds more than the TFO value can say */
+    if (rc == 0) { /* the FIFO holds more than the TFO value can say, or
+                    * the TFO and its instruction's data do not fit */
         lost(e, 0);
         return 1;
     }
@@ -465,20 +549,32 @@ static bool foldable(const tb_etmv2_encoder *e, const tb_exec_record *r)
 
 enum { RUN = 0, CANCELLED = 1 };
 
-/* The status base (IE/DE/IN/DN) and packets of instruction r. */
-static int insn_status(tb_etmv2_encoder *e, const tb_exec_record *r, uint8_t *ps,
-                       uint8_t *b, unsigned *n, unsigned *na, uint32_t *to, tb_isa *isa)
+/* Whether instruction r's status carries its branch address (6.7.1). */
+static bool branch_out(const tb_etmv2_encoder *e, const tb_exec_record *r)
 {
     uint8_t fl = r->u.insn.flags, wp = r->u.insn.wp_class;
-    bool failed = fl & TB_INSN_COND_FAILED;
     bool indirect = wp == TB_WP_INDIRECT || wp == TB_WP_INDIRECT_LINK;
     bool direct = (wp == TB_WP_DIRECT || wp == TB_WP_DIRECT_LINK) && (fl & TB_INSN_TAKEN);
-    bool br = !failed && (indirect || (direct && e->cfg.branch_output));
+
+    return !(fl & TB_INSN_COND_FAILED) && (indirect || (direct && e->cfg.branch_output));
+}
+
+/* The status base (IE/DE/IN/DN) and packets of instruction r. */
+static int insn_status(tb_etmv2_encoder *e, const tb_exec_record *r, const v2_xfer *x,
+                       unsigned nx, uint8_t *ps, uint8_t *b, unsigned *n, unsigned *na,
+                       unsigned *nd, uint32_t *to, tb_isa *isa)
+{
+    bool failed = r->u.insn.flags & TB_INSN_COND_FAILED;
+    bool br = branch_out(e, r);
     uint8_t a5[5];
 
     *to = r->u.insn.next_addr;
     *isa = (tb_isa)r->u.insn.next_isa;
-    if (!build(e, br, *to, *isa, false, b, n, na, a5))
+    /* Data (6.4.2): a load/store that passed its condition and
+     * completed (an aborted one has no transfers, sim.h). */
+    if (failed || !e->cfg.data_trace)
+        nx = 0;
+    if (!build(e, br, *to, *isa, false, x, nx, b, n, na, nd, a5))
         return 0;
     *ps = (uint8_t)((failed ? TB_ETMV2_IN : TB_ETMV2_IE) | (*n ? 1 : 0));
     return 1;
@@ -494,10 +590,11 @@ static void trigger_check(tb_etmv2_encoder *e, const tb_exec_record *r)
 
 /* One instruction (and, with `second`, the instruction folded with it). */
 static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
-                   const tb_exec_record *second, uint64_t span2)
+                   const v2_xfer *x, unsigned nx, const tb_exec_record *second,
+                   uint64_t span2, const v2_xfer *x2, unsigned nx2)
 {
-    uint8_t b[16], ps;
-    unsigned n, na;
+    uint8_t b[PMAX], ps;
+    unsigned n, na, nd, room = 0;
     uint32_t to;
     tb_isa isa;
     int rc;
@@ -511,7 +608,23 @@ static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
         e->on = false; /* 6.9.2: WT while the FIFO drains, then TD */
         return waits(e, span + span2);
     }
-    if ((rc = ensure_on(e, r)) < 0)
+    if (!(e->on && !e->dropping) && e->cfg.data_trace) {
+        /* M10: a trace-on TFO goes only with room for the data of the
+         * instruction(s) it starts at (its data address in full, 6.4.2),
+         * else they would overflow at once after a TFO that names them
+         * (as ETMv1's M8). */
+        const tb_exec_record *ri = second ? second : r;
+        uint8_t tmp[PMAX];
+
+        e->have_daddr = false;
+        if (!(r->u.insn.flags & TB_INSN_COND_FAILED))
+            room += data_packets(e, x, nx, false, tmp);
+        if (second && !(second->u.insn.flags & TB_INSN_COND_FAILED))
+            room += data_packets(e, x2, nx2, false, tmp);
+        if (room && branch_out(e, ri))
+            room += 5; /* and its branch address, at most 5 bytes (6.7.1) */
+    }
+    if ((rc = ensure_on(e, r, room)) < 0)
         return rc;
     if (rc > 0)
         return waits(e, span + span2);
@@ -521,7 +634,8 @@ static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
                        r->u.insn.wp_class == TB_WP_INDIRECT_LINK) &&
                      !(e->cfg.branch_output && (r->u.insn.flags & TB_INSN_TAKEN) &&
                        r->u.insn.wp_class != TB_WP_NONE) &&
-                     !(e->ctx_due && e->cfg.ctxid_bytes);
+                     !(e->ctx_due && e->cfg.ctxid_bytes) &&
+                     !(e->cfg.data_trace && nx); /* it implies an IE: no data */
 
         if (e->since_tfo >= 2 * (uint64_t)e->o.base.sync_period) {
             /* 6.5.1: the counter ran out again first: overflow, trace lost. */
@@ -530,7 +644,8 @@ static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
         }
         /* 6.5.1: the TFO replaces an IE, which it implies. */
         if (plain && !e->half && !e->trig_pending) {
-            if ((rc = tfo(e, r->u.insn.addr, (tb_isa)r->u.insn.isa, TB_ETMV2_R_PERIODIC)) < 0)
+            if ((rc = tfo(e, r->u.insn.addr, (tb_isa)r->u.insn.isa, TB_ETMV2_R_PERIODIC,
+                          0)) < 0)
                 return rc;
             if (rc > 0) {
                 e->st.traced++;
@@ -545,14 +660,14 @@ static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
         /* 6.1.2: the phantom branch first, then the second's status. */
         uint8_t s2;
 
-        if (!insn_status(e, second, &s2, b, &n, &na, &to, &isa)) {
+        if (!insn_status(e, second, x2, nx2, &s2, b, &n, &na, &nd, &to, &isa)) {
             lost(e, 0);
             return waits(e, span + span2);
         }
         ps = (uint8_t)(((r->u.insn.flags & TB_INSN_COND_FAILED) ? TB_ETMV2_PN : TB_ETMV2_PT) |
                        s2);
         e->st.traced += 2;
-        if ((rc = commit(e, ps, b, n, na, to, isa, false)) < 0 ||
+        if ((rc = commit(e, ps, b, n, na, nd, to, isa, false, x2, nx2)) < 0 ||
             (rc = port_cycle(e, ps, true)) < 0)
             return rc;
         e->last_traced = true;
@@ -560,12 +675,12 @@ static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
         e->shown_seq = second->seq;
         return waits(e, span + span2 > 1 ? span + span2 - 1 : 0);
     }
-    if (!insn_status(e, r, &ps, b, &n, &na, &to, &isa)) {
+    if (!insn_status(e, r, x, nx, &ps, b, &n, &na, &nd, &to, &isa)) {
         lost(e, n);
         return waits(e, span);
     }
     e->st.traced++;
-    if ((rc = commit(e, ps, b, n, na, to, isa, false)) < 0 ||
+    if ((rc = commit(e, ps, b, n, na, nd, to, isa, false, x, nx)) < 0 ||
         (rc = port_cycle(e, ps, true)) < 0)
         return rc;
     e->last_traced = true;
@@ -578,8 +693,8 @@ static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
  * most recent traced instruction was cancelled, in the 5th byte). */
 static int do_exc(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span)
 {
-    uint8_t b[16], a5[5];
-    unsigned n, na;
+    uint8_t b[PMAX], a5[5];
+    unsigned n, na, nd;
     bool cancel = r->u.exc.cancelled;
     int rc;
 
@@ -587,12 +702,13 @@ static int do_exc(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span)
         return waits(e, span);
     if (!is_vector(e, r->u.exc.vector))
         return TB_ERR_CONFIG; /* the decoder could not name it (docs/etmv2.md 4) */
-    if (!build(e, true, r->u.exc.vector, (tb_isa)r->u.exc.isa, cancel, b, &n, &na, a5)) {
+    if (!build(e, true, r->u.exc.vector, (tb_isa)r->u.exc.isa, cancel, NULL, 0, b, &n, &na,
+               &nd, a5)) {
         lost(e, n);
         return waits(e, span);
     }
-    if ((rc = commit(e, TB_ETMV2_DW, b, n, na, r->u.exc.vector, (tb_isa)r->u.exc.isa,
-                     cancel)) < 0 ||
+    if ((rc = commit(e, TB_ETMV2_DW, b, n, na, nd, r->u.exc.vector, (tb_isa)r->u.exc.isa,
+                     cancel, NULL, 0)) < 0 ||
         (rc = port_cycle(e, TB_ETMV2_DW, true)) < 0)
         return rc;
     return waits(e, span > 1 ? span - 1 : 0);
@@ -608,7 +724,7 @@ static int flush(tb_etmv2_encoder *e, bool next_insn, bool cancel)
     if (!e->have_pending) {
         if (e->have_fold) {
             e->have_fold = false;
-            return do_insn(e, &e->fold, e->fold_span, NULL, 0);
+            return do_insn(e, &e->fold, e->fold_span, e->fxfer, e->n_fxfer, NULL, 0, NULL, 0);
         }
         return 0;
     }
@@ -616,18 +732,22 @@ static int flush(tb_etmv2_encoder *e, bool next_insn, bool cancel)
     if (e->have_fold) {
         e->have_fold = false;
         if (!cancel && tb_encoder_in_filter(&e->o.base, e->pending.u.insn.addr))
-            return do_insn(e, &e->fold, e->fold_span, &e->pending, e->pending_span);
-        if ((rc = do_insn(e, &e->fold, e->fold_span, NULL, 0)) < 0)
+            return do_insn(e, &e->fold, e->fold_span, e->fxfer, e->n_fxfer, &e->pending,
+                           e->pending_span, e->xfer, e->n_xfer);
+        if ((rc = do_insn(e, &e->fold, e->fold_span, e->fxfer, e->n_fxfer, NULL, 0, NULL,
+                          0)) < 0)
             return rc;
     } else if (next_insn && foldable(e, &e->pending) && e->on && !e->dropping &&
                tb_encoder_in_filter(&e->o.base, e->pending.u.insn.addr) &&
                !(e->o.base.sync_period && e->since_tfo >= e->o.base.sync_period)) {
         e->fold = e->pending;
         e->fold_span = e->pending_span;
+        memcpy(e->fxfer, e->xfer, sizeof e->xfer);
+        e->n_fxfer = e->n_xfer;
         e->have_fold = true;
         return 0;
     }
-    return do_insn(e, &e->pending, e->pending_span, NULL, 0);
+    return do_insn(e, &e->pending, e->pending_span, e->xfer, e->n_xfer, NULL, 0, NULL, 0);
 }
 
 static int drain(tb_etmv2_encoder *e)
@@ -663,6 +783,26 @@ int tb_etmv2_encoder_push(tb_etmv2_encoder *e, const tb_exec_record *r)
         e->pending = *r;
         e->pending_span = span;
         e->have_pending = true;
+        e->n_xfer = 0;
+        break;
+    case TB_REC_DATA:
+        /* A transfer of the pending instruction (sim.h: right after its
+         * record); ignored without data trace, so instruction trace is the
+         * same with or without data records. */
+        if (!e->cfg.data_trace)
+            break;
+        if (!e->have_pending || r->u.data.insn_addr != e->pending.u.insn.addr ||
+            (r->u.data.size != 1 && r->u.data.size != 2 && r->u.data.size != 4)) {
+            rc = TB_ERR_INVAL;
+            break;
+        }
+        if (e->n_xfer >= XMAX) {
+            rc = TB_ERR_LIMIT;
+            break;
+        }
+        e->xfer[e->n_xfer].addr = r->u.data.addr;
+        e->xfer[e->n_xfer].value = r->u.data.value;
+        e->xfer[e->n_xfer++].size = r->u.data.size;
         break;
     case TB_REC_EXCEPTION:
         /* The cancelled instruction is traced; the E bit retracts it. */
@@ -731,6 +871,7 @@ int tb_etmv2_encoder_config(const tb_etmv2_encoder_opts *o, tb_etmv2_config *c)
     c->cycle_accurate = o->base.cycle_accurate;
     c->branch_output = o->base.branch_broadcast;
     c->ctxid_bytes = o->base.ctxid_bytes;
+    c->data_trace = o->base.data_trace;
     c->vector_base = o->vector_base;
     c->phantoms = !o->no_phantoms;
     if (o->base.fifo_depth > FIFO_CAP)

@@ -15,8 +15,10 @@
  *    sample boundaries inside the capture, never going back; ATOM seq[]
  *    agrees with its counts; ISYNC reason 0..3 with a 32-bit address;
  *    BRANCH: ISA ARM or Thumb, address aligned, the E bit only on a
- *    5-byte ARM address; errors carry a negative TB_ERR_* with a known
- *    string;
+ *    5-byte ARM address; data packets (configuration byte 1 bits 1:0 =
+ *    ETMCR[3:2]) only with data trace: a value of 0/1/2/4 bytes only
+ *    with value trace, an address only with address trace, a load-miss
+ *    tag 0..3; errors carry a negative TB_ERR_* with a known string;
  *  - spec coverage (coverage.h): each packet classifies into known
  *    etmv2.* variants; the capture counter (tb_coverage_count_etmv2_
  *    capture) returns 0 or a known error, and on 0 one port width, no
@@ -25,7 +27,10 @@
  *  - decoder (tb_etmv2_decoder over the fuzz image): bounded work, every
  *    element well formed (ranges non-empty, count <= 32), END once and
  *    last; cycle counts only in CA mode, a range's at least its
- *    instructions, a count left open only before a marker or the end; the generic path (tb_config_from_etmv2, tb_parser +
+ *    instructions, a count left open only before a marker or the end;
+ *    DATA elements only with data trace, their size 1, 2 or 4, NO_VALUE
+ *    exactly without value trace (or a VNT), NO_ADDR always without
+ *    address trace; the generic path (tb_config_from_etmv2, tb_parser +
  *    tb_decoder_push cut in two) gives the same elements.
  */
 #include <stdlib.h>
@@ -48,6 +53,7 @@ typedef struct e2_dec {
     size_t elements;
     bool ended;
     bool ca;                 /* the decoder's cycle_accurate */
+    uint8_t dt;              /* its data_trace */
     bool open;               /* the last range or exception has no count (CA) */
     uint64_t insns, statuses;
 } e2_dec;
@@ -58,6 +64,7 @@ typedef struct e2_run {
     uint64_t hash;
     size_t count;
     uint64_t last_index;
+    uint8_t dt;              /* data_trace the packets may show */
     e2_dec *d;
     const tb_config *g;      /* the source's configuration: classify */
 } e2_run;
@@ -98,6 +105,15 @@ static int e2_on_elem(void *ctx, const tb_element *el)
     case TB_ELEM_END:
         d->ended = true;
         break;
+    case TB_ELEM_DATA:
+        TB_FUZZ_CHECK(E2_NAME, d->dt != 0, "data element without data trace");
+        TB_FUZZ_CHECK(E2_NAME, el->data_size == 1 || el->data_size == 2 || el->data_size == 4,
+                      "data size %u", (unsigned)el->data_size);
+        TB_FUZZ_CHECK(E2_NAME, (d->dt & 1) || (el->data_flags & TB_DATA_NO_VALUE),
+                      "a value without value trace");
+        TB_FUZZ_CHECK(E2_NAME, (d->dt & 2) || (el->data_flags & TB_DATA_NO_ADDR),
+                      "an address without address trace");
+        break;
     case TB_ELEM_NO_SYNC:
     case TB_ELEM_TRACE_ON:
     case TB_ELEM_EXCEPTION:
@@ -116,6 +132,9 @@ static int e2_on_elem(void *ctx, const tb_element *el)
     d->hash = tb_fuzz_hash(d->hash, &el->exc_num, sizeof el->exc_num);
     d->hash = tb_fuzz_hash(d->hash, &el->has_cc, sizeof el->has_cc);
     d->hash = tb_fuzz_hash(d->hash, &el->cc, sizeof el->cc);
+    d->hash = tb_fuzz_hash(d->hash, &el->data_addr, sizeof el->data_addr);
+    d->hash = tb_fuzz_hash(d->hash, &el->data_value, sizeof el->data_value);
+    d->hash = tb_fuzz_hash(d->hash, &el->data_flags, sizeof el->data_flags);
     d->elements++;
     return 0;
 }
@@ -164,6 +183,18 @@ static int e2_on_packet(void *ctx, const tb_packet *p)
     case TB_PKT_CONTEXT_ID:
     case TB_PKT_TRIGGER:
         break;
+    case TB_PKT_DATA:
+    case TB_PKT_VALUE_NOT_TRACED:
+    case TB_PKT_OOO_PLACEHOLDER:
+    case TB_PKT_OOO_DATA:
+        TB_FUZZ_CHECK(E2_NAME, r->dt != 0, "data packet without data trace");
+        TB_FUZZ_CHECK(E2_NAME, p->data_size == 0 || p->data_size == 1 || p->data_size == 2 ||
+                      p->data_size == 4, "data size %u", (unsigned)p->data_size);
+        TB_FUZZ_CHECK(E2_NAME, !p->data_size || (r->dt & 1), "a value without value trace");
+        TB_FUZZ_CHECK(E2_NAME, !p->has_data_addr || (r->dt & 2),
+                      "an address without address trace");
+        TB_FUZZ_CHECK(E2_NAME, p->data_tag <= 3, "tag %u", (unsigned)p->data_tag);
+        break;
     case TB_PKT_RESERVED:
     case TB_PKT_BAD_SEQUENCE:
     case TB_PKT_BAD_TRACEMODE:
@@ -193,6 +224,9 @@ static int e2_on_packet(void *ctx, const tb_packet *p)
     HP(exc_cancel);
     HP(context_id);
     HP(seq_len);
+    HP(data_addr);
+    HP(data_value);
+    HP(data_size);
     r->hash = tb_fuzz_hash(r->hash, p->seq, p->seq_len);
     r->hash = tb_fuzz_hash(r->hash, p->bytes, p->size);
     r->count++;
@@ -308,6 +342,9 @@ int tb_fuzz_etmv2(const uint8_t *data, size_t len)
     whole.hash = cut.hash = small.hash = TB_FUZZ_HASH_INIT;
     d.hash = d2.hash = TB_FUZZ_HASH_INIT;
     d.ca = d2.ca = cfg.cycle_accurate;
+    d.dt = d2.dt = cfg.data_trace;
+    /* An own header may name any data trace (the parser reads it). */
+    whole.dt = cut.dt = small.dt = own ? 3 : cfg.data_trace;
     d.dec = tb_etmv2_decoder_new(&cfg, tb_fuzz_image());
     TB_FUZZ_CHECK(E2_NAME, d.dec != NULL, "decoder");
     whole.d = &d;

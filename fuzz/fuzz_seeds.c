@@ -809,6 +809,52 @@ static int etmv2_seeds(tb_fuzz_seed_cb cb, void *ctx)
         if (!cb(ctx, "etmv2-loop-queue", buf, TB_FUZZ_CFG_BYTES + TB_ETMV1_SAMPLE_BYTES * n))
             count++;
     }
+    {
+        /* Data trace (docs/etmv2.md 9): the hand-made capture of
+         * tests/test_etmv2_data.c (a TFO, a load, LDR pc with its branch
+         * address, a failed store, an STM of two words), on an 8-bit and
+         * a 4-bit port, ETMCR[3:2] = 11 and 10. */
+        static const uint8_t fifo[] = {
+            0x01, 0x00, 0x10, 0x00, 0x00, 0x2E, 0x84, 0xA0, 0x80, 0x80, 0x02, 0xEF,
+            0xBE, 0xAD, 0xDE, 0xAE, 0x08, 0x00, 0x20, 0x00, 0x00, 0x81, 0x20, 0xAE,
+            0x80, 0x22, 0x11, 0x00, 0x00, 0x00, 0x0E, 0x22, 0x00, 0x00, 0x00,
+        };
+        static const uint8_t fifo_addr[] = { /* the same, addresses only */
+            0x01, 0x00, 0x10, 0x00, 0x00, 0x22, 0x84, 0xA0, 0x80,
+            0x80, 0x02, 0xA2, 0x08, 0x81, 0x20, 0x22, 0x80, 0x22,
+        };
+        static const uint8_t ps[] = {TB_ETMV2_DE, TB_ETMV2_DE, TB_ETMV2_IN, TB_ETMV2_DE};
+        static const char *const names[] = {"etmv2-data-w8", "etmv2-data-w4",
+                                            "etmv2-data-addr-w8"};
+        unsigned v;
+
+        for (v = 0; v < 3; v++) {
+            tb_etmv2_config c;
+            tb_etmv1_sample sm = {TB_ETMV2_TD, 0, 1};
+            const uint8_t *f = v == 2 ? fifo_addr : fifo;
+            size_t k = 0, u, units = v == 1 ? 2 * sizeof fifo
+                                   : v == 2 ? sizeof fifo_addr : sizeof fifo;
+
+            tb_etmv2_config_init(&c);
+            c.port_width = v == 1 ? 4 : 8;
+            c.data_trace = v == 2 ? 2 : 3;
+            tb_fuzz_etmv2_config_bytes(&c, false, buf);
+            tb_etmv1_sample_pack(&sm, buf + TB_FUZZ_CFG_BYTES + TB_ETMV1_SAMPLE_BYTES * k++);
+            if (v == 1) { /* U4: the TFO's second cycle, the first status */
+                sm.pipestat = ps[0];
+                tb_etmv1_sample_pack(&sm, buf + TB_FUZZ_CFG_BYTES + TB_ETMV1_SAMPLE_BYTES * k++);
+            }
+            for (u = 0; u < units; u++) {
+                size_t cyc = v == 1 ? u + 1 : u;
+
+                sm.pipestat = cyc < sizeof ps ? ps[cyc] : TB_ETMV2_WT;
+                sm.tracepkt = v == 1 ? (u & 1 ? f[u / 2] >> 4 : f[u / 2] & 0xF) : f[u];
+                tb_etmv1_sample_pack(&sm, buf + TB_FUZZ_CFG_BYTES + TB_ETMV1_SAMPLE_BYTES * k++);
+            }
+            if (!cb(ctx, names[v], buf, TB_FUZZ_CFG_BYTES + TB_ETMV1_SAMPLE_BYTES * k))
+                count++;
+        }
+    }
     return count;
 }
 

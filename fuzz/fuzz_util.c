@@ -143,6 +143,7 @@ bool tb_fuzz_etmv2_config(const uint8_t b[TB_FUZZ_CFG_BYTES], tb_etmv2_config *c
     cfg->branch_output = (b[0] >> 5) & 1;
     cfg->ctxid_bytes = cid[(b[0] >> 6) & 3];
     cfg->vector_base = (b[1] & 4) ? 0xFFFF0000u : 0;
+    cfg->data_trace = b[1] & 3; /* ETMCR[3:2], as ETMv1's */
     if (tb_etmv2_config_check(cfg) < 0)
         tb_fuzz_fail("config", "ETMv2 configuration refused");
     if (tb_config_from_etmv2(gcfg, tb_etmv2_etmcr(cfg), 0, cfg->vector_base) < 0)
@@ -157,7 +158,8 @@ void tb_fuzz_etmv2_config_bytes(const tb_etmv2_config *cfg, bool own_header,
     b[0] = (uint8_t)((cfg->port_width == 4 ? 0 : cfg->port_width == 8 ? 1 : 2) |
                      (cfg->cycle_accurate ? 1 : 0) << 4 | (cfg->branch_output ? 1 : 0) << 5 |
                      (cfg->ctxid_bytes == 4 ? 3 : cfg->ctxid_bytes) << 6);
-    b[1] = (uint8_t)((cfg->vector_base ? 4 : 0) | (own_header ? 8 : 0));
+    b[1] = (uint8_t)((cfg->data_trace & 3) | (cfg->vector_base ? 4 : 0) |
+                     (own_header ? 8 : 0));
     b[2] = 0;
     b[3] = 0;
 }

@@ -236,7 +236,8 @@ tb_compare *tb_compare_new(const tb_encoder_opts *o, const char *label)
         return NULL;
     c->o = *o;
     c->ptm = o->protocol == TB_PROTO_PTM;
-    c->dt = o->protocol == TB_PROTO_ETMV3 || o->protocol == TB_PROTO_ETMV1
+    c->dt = o->protocol == TB_PROTO_ETMV3 || o->protocol == TB_PROTO_ETMV1 ||
+                    o->protocol == TB_PROTO_ETMV2
                 ? (uint8_t)(o->data_trace & 3) : 0;
     snprintf(c->label, sizeof c->label, "%s", label ? label : "");
     return c;
@@ -629,11 +630,20 @@ static int on_exception(tb_compare *c, const tb_element *el)
     if (c->overflow_gap) {
         /* ETMv1: trace resumed at an exception return to a vector, which
          * reads as an exception there (below): the resume point. */
-        for (i = 0; c->o.protocol == TB_PROTO_ETMV1 && i < c->len; i++)
+        for (i = 0; (c->o.protocol == TB_PROTO_ETMV1 || c->o.protocol == TB_PROTO_ETMV2) &&
+                    i < c->len; i++)
             if (at(c, i)->kind == TB_REC_INSN && at(c, i)->resume)
                 break;
-        if (c->o.protocol != TB_PROTO_ETMV1 || i == c->len ||
-            at(c, i)->addr != el->pref_return || !(at(c, i)->flags & TB_INSN_EXC_RETURN))
+        /* ETMv2: trace resumed (a TFO) at an instruction that an
+         * exception then cancelled (6.7.1 E): the exception is the first
+         * thing shown after the resume point. */
+        bool cancelled_resume = c->o.protocol == TB_PROTO_ETMV2 && i < c->len &&
+                                el->cancelled && at(c, i)->cancelled &&
+                                at(c, i)->addr == el->pref_return;
+
+        if (!cancelled_resume &&
+            (c->o.protocol != TB_PROTO_ETMV1 || i == c->len ||
+             at(c, i)->addr != el->pref_return || !(at(c, i)->flags & TB_INSN_EXC_RETURN)))
             /* Shown before the resume point is known: accept it only at
              * the resume point itself. */
             return 0;
@@ -894,9 +904,11 @@ static int on_data(tb_compare *c, const tb_element *el)
     if (at_ && (fl & TB_DATA_NO_ADDR))
         return fail(c, el, "the decode has no address for truth #%llu (0x%08x), though "
                     "addresses are traced", (unsigned long long)t->seq, t->addr);
-    /* ETMv1 traces no CPSR.E (its cores predate SETEND): no BE flag. */
+    /* ETMv1/ETMv2 trace no CPSR.E (their cores predate SETEND): no BE
+     * flag. */
     if (at_ && (el->data_addr != t->addr ||
-                (fl & TB_DATA_BE) != (c->o.protocol == TB_PROTO_ETMV1 ? 0u
+                (fl & TB_DATA_BE) != (c->o.protocol == TB_PROTO_ETMV1 ||
+                                              c->o.protocol == TB_PROTO_ETMV2 ? 0u
                                       : t->flags & TB_DATA_BE)))
         return fail(c, el, "decoded data address 0x%08x%s, truth #%llu is 0x%08x%s",
                     el->data_addr, fl & TB_DATA_BE ? " BE" : "", (unsigned long long)t->seq,
@@ -921,9 +933,10 @@ static int on_data(tb_compare *c, const tb_element *el)
                     (unsigned long long)t->seq, dir_name(t->flags), t->value);
     }
     /* Store failed is traced only with values (7.4.7), and not by ETMv1
-     * (no such packet, 5.4). */
+     * or ETMv2 (no such packet, 5.4, 6.4.1 Table 6.2). */
     if ((fl & TB_DATA_STORE_FAILED) != (vt && t->dexp == DX_REQ &&
-                                        c->o.protocol != TB_PROTO_ETMV1
+                                        c->o.protocol != TB_PROTO_ETMV1 &&
+                                        c->o.protocol != TB_PROTO_ETMV2
                                             ? t->flags & TB_DATA_STORE_FAILED : 0u))
         return fail(c, el, "decoded store-failed %s, truth #%llu %s",
                     fl & TB_DATA_STORE_FAILED ? "set" : "clear", (unsigned long long)t->seq,

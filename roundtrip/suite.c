@@ -78,7 +78,7 @@ static const char *const etmv1_sets[] = {
 /* ETMv2 (docs/etmv2.md): each port width, branch output, context IDs, a
  * short sync period, the filter, a small FIFO and a trigger; then
  * cycle-accurate (`ca`, issue 23; no phantoms in CA mode) at each width,
- * alone and with the same features. */
+ * alone and with the same features; then data trace. */
 static const char *const etmv2_sets[] = {
     "port=4", "port=8", "port=16", "bb", "bb,port=4", "ctxid=4", "ctxid=1,port=16",
     "sync=64", "sync=64,port=4", "filter", "filter,port=16", "fifo=8,port=4", "fifo=16",
@@ -88,6 +88,12 @@ static const char *const etmv2_sets[] = {
     "ca,filter,port=4", "ca,filter,port=8", "ca,filter,port=16",
     "ca,ctxid=1,filter,port=4", "ca,fifo=8,port=4", "ca,fifo=6", "ca,fifo=5,sync=64",
     "ca,trigger=100,port=4", "ca,idle,port=8",
+    /* data trace (ETMCR[3:2], docs/etmv2.md 9) */
+    "data=both", "data=both,port=4", "data=both,port=16", "data=addr,port=16",
+    "data=value,port=4", "data=addr,port=8", "data=both,bb,port=16",
+    "data=both,ctxid=4,sync=64", "data=both,fifo=16", "data=both,filter,port=4",
+    "data=value,trigger=100", "data=both,sync=64,port=4", "ca,data=both,port=4",
+    "ca,data=both,port=16", "ca,data=value,port=8",
 };
 
 const char *const *tb_rt_option_sets(tb_protocol protocol, size_t *n)

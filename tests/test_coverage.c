@@ -932,6 +932,35 @@ Test(coverage_etmv2, ca_wait_atom_without_bytes)
     cr_expect_eq(tb_coverage_classify_packet(&cfg, &p, v, 8), 0);
 }
 
+/* ETMv2 data packets (6.4.1 Table 6.2; docs/etmv2.md 9), as the parser
+ * gives them: normal data, Value Not Traced, the two load miss forms. */
+Test(coverage_etmv2, data_packets)
+{
+    static const struct { tb_pkt_kind kind; uint8_t hdr; const char *name; } k[] = {
+        {TB_PKT_DATA, 0x2E, "etmv2.data.normal"},
+        {TB_PKT_VALUE_NOT_TRACED, 0x6A, "etmv2.data.vnt"},
+        {TB_PKT_OOO_PLACEHOLDER, 0x58, "etmv2.data.load_miss"},
+        {TB_PKT_OOO_DATA, 0x48, "etmv2.data.load_miss"},
+    };
+    tb_etmv2_config c2;
+    tb_config cfg;
+    tb_packet p;
+    tb_coverage_id v[8];
+
+    tb_etmv2_config_init(&c2);
+    c2.data_trace = 3;
+    cfg = etmv2_cfg(&c2);
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        memset(&p, 0, sizeof p);
+        p.kind = k[i].kind;
+        p.protocol = TB_PROTO_ETMV2;
+        p.size = 1;
+        p.bytes[0] = k[i].hdr;
+        cr_assert_eq(tb_coverage_classify_packet(&cfg, &p, v, 8), 1, "%s", k[i].name);
+        cr_expect_eq(v[0], find(k[i].name), "%s", k[i].name);
+    }
+}
+
 /* Every PIPESTAT form on a 4-bit port, no cycle accuracy, by the codes
  * of docs/etmv2.md 6 (U1: 0 IE, 1 DE, 2 IN, 3 DN, 4 WT, 5 DW, 6 TR, 7 TD,
  * 8-B phantom taken + IE/DE/IN/DN, C-F not taken + the same) and U4 (a

@@ -7,7 +7,8 @@
  *                                       CONTEXT_ID, TRIGGER)
  *   tb_packet + tb_memimage -> tb_etmv2_decoder -> tb_element
  *
- * Instruction trace only (no data trace).  The sample type and capture
+ * The parser also reads data packets (U8/U9); the encoder writes
+ * instruction trace only.  The sample type and capture
  * file are ETMv1's (etmv1.h, etm_port.h) with protocol byte 2.
  *
  * ====================================================================
@@ -69,6 +70,18 @@ enum tb_etmv2_pipestat {
 /* U7 (UNVERIFIED): context ID bytes and the TFO's 4 address bytes are
  * LSB first. */
 
+/* U8 (UNVERIFIED): data packets (6.4.1 Table 6.2 headers and 6.4.2
+ * order header, address, value are [S]): SS = 00/01/10/11 -> 0/1/2/4
+ * value bytes, LSB first, present only with value trace (no value bytes,
+ * so SS = 00, without it); the data address is 1-5 bytes of 7 bits LSB
+ * first with bit 7 = another follows, byte 5 = A[31:28] in bits [3:0]
+ * (ETMv1/ETMv3's layout: Figure 6.3 not found), compressed against the
+ * last data address (the low bits it gives replace that address's). */
+
+/* U9 (UNVERIFIED): TT of the load miss packets (bC1A1TT00 occurred,
+ * bCTT0SS00 data) is the tag matching the two, any of 0..3; read as
+ * ETMv3's out-of-order placeholder / data (data_tag); never written. */
+
 /* U10 (UNVERIFIED): a 1-4 byte branch address keeps the ARM/Thumb
  * state; a state change sends 5 bytes (6.7.1 says only that byte 5
  * names the state). */
@@ -98,6 +111,9 @@ typedef struct tb_etmv2_config {
     bool cycle_accurate;  /* ETMCR[12] */
     bool branch_output;   /* ETMCR[8] */
     uint8_t ctxid_bytes;  /* 0, 1, 2, 4 (ETMCR[15:14]) */
+    uint8_t data_trace;   /* ETMCR[3:2] as ETMv1: bit0 values, bit1
+                           * addresses; the parser reads data packets
+                           * (the encoder does not write them yet) */
     bool phantoms;        /* the encoder folds branches (U18); decoders
                            * always accept phantom statuses */
     uint32_t vector_base; /* as tb_etmv1_config */
