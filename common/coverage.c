@@ -861,6 +861,15 @@ int tb_coverage_classify_element(const tb_config *cfg, const tb_packet *pkt,
         (el->last_wp == TB_WP_INDIRECT || el->last_wp == TB_WP_INDIRECT_LINK) &&
         el->last_atom == TB_ATOM_E)
         add(&o, V_P_RSTACK_HIT);
+    /* ETMv1 data bytes are told apart only with the instruction's opcode
+     * (docs/etmv1.md 9: the parser hands them on as units), so the data
+     * address and value packets are counted from the decoded transfers. */
+    if (cfg->protocol == TB_PROTO_ETMV1 && el->kind == TB_ELEM_DATA && !el->err) {
+        if (!(el->data_flags & TB_DATA_NO_ADDR))
+            add(&o, V_V1_D_ADDR);
+        if (!(el->data_flags & TB_DATA_NO_VALUE))
+            add(&o, V_V1_D_VALUE);
+    }
     return finish(&o);
 }
 
@@ -1225,7 +1234,8 @@ static int count_source(const tb_snapshot *s, const tb_snap_source *src,
     c.parser = tb_parser_new(cfg);
     if (!c.parser)
         return TB_ERR_NOMEM;
-    if (cfg->protocol == TB_PROTO_PTM && cfg->return_stack) {
+    if ((cfg->protocol == TB_PROTO_PTM && cfg->return_stack) ||
+        (cfg->protocol == TB_PROTO_ETMV1 && cfg->data_trace)) {
         rc = tb_snapshot_source_memory(s, src, &mem, err, errlen);
         if (rc < 0) {
             tb_parser_free(c.parser);

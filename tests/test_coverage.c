@@ -1311,3 +1311,34 @@ Test(coverage_vectors, every_reachable_variant_occurs)
     cr_expect_eq(zero, 0, "%u reachable variant(s) occur in no vector:%s", zero, missing);
     tb_coverage_catalogue_free(&cat);
 }
+
+/* ETMv1 data packets are counted from the decoded transfers (the parser
+ * cannot tell address bytes from value bytes without the opcode): a
+ * transfer with both traced counts both rows, one with the value only
+ * counts the value row, an error element counts none. */
+Test(coverage_etmv1, data_rows_from_transfers)
+{
+    tb_config cfg;
+    tb_packet pkt;
+    tb_element el;
+    tb_coverage_id v[4];
+    int n;
+
+    memset(&pkt, 0, sizeof pkt);
+    memset(&el, 0, sizeof el);
+    cr_assert_eq(tb_config_from_etmv1(&cfg, 0x0000001Cu, 3, 0), 0); /* 8-bit, data both */
+    pkt.protocol = TB_PROTO_ETMV1;
+    pkt.kind = TB_PKT_DATA;
+    el.kind = TB_ELEM_DATA;
+    n = tb_coverage_classify_element(&cfg, &pkt, &el, v, 4);
+    cr_assert_eq(n, 2);
+    cr_assert_str_eq(tb_coverage_variant_name(v[0]), "etmv1.data.address");
+    cr_assert_str_eq(tb_coverage_variant_name(v[1]), "etmv1.data.value");
+    el.data_flags = TB_DATA_NO_ADDR;
+    n = tb_coverage_classify_element(&cfg, &pkt, &el, v, 4);
+    cr_assert_eq(n, 1);
+    cr_assert_str_eq(tb_coverage_variant_name(v[0]), "etmv1.data.value");
+    el.data_flags = 0;
+    el.err = TB_ERR_TRUNCATED;
+    cr_assert_eq(tb_coverage_classify_element(&cfg, &pkt, &el, v, 4), 0);
+}
