@@ -634,10 +634,11 @@ static int on_exception(tb_compare *c, const tb_element *el)
                     i < c->len; i++)
             if (at(c, i)->kind == TB_REC_INSN && at(c, i)->resume)
                 break;
-        /* ETMv2: trace resumed (a TFO) at an instruction that an
-         * exception then cancelled (6.7.1 E): the exception is the first
-         * thing shown after the resume point. */
-        bool cancelled_resume = c->o.protocol == TB_PROTO_ETMV2 && i < c->len &&
+        /* ETMv2 and ETMv1: trace resumed (a TFO, an overflow marker) at
+         * an instruction that an exception then cancelled (ETMv2 6.7.1 E;
+         * ETMv1 5.7.1, the aborted load/store's own BE): the exception is
+         * the first thing shown after the resume point. */
+        bool cancelled_resume = tb_protocol_is_port(c->o.protocol) && i < c->len &&
                                 el->cancelled && at(c, i)->cancelled &&
                                 at(c, i)->addr == el->pref_return;
 

@@ -64,6 +64,7 @@ static const char *const etmv1_sets[] = {
     "data=both", "data=both,port=4", "data=both,port=16", "data=addr,port=16",
     "data=value,port=4", "data=both,bb,port=16", "data=both,ctxid=4,sync=64",
     "data=both,fifo=16", "data=both,filter,port=4", "data=value,trigger=100",
+    "data=both,fifo=12,port=8", /* faults: an overflow marker at the aborted load */
     /* cycle-accurate data trace (issue 23, docs/etmv1.md 5): data drains
      * after the last status, overflows whose restart the end cuts off
      * (fifo=16 at port 4, fifo=14 at port 8) */
