@@ -35,3 +35,27 @@ int tb_etm_port_header_get(const uint8_t in[16], uint8_t *proto, uint8_t *minor,
              (uint32_t)in[15] << 24;
     return 0;
 }
+
+int tb_etm_port_framer_next(tb_etm_port_framer *f, const uint8_t *data, size_t len,
+                            size_t *i)
+{
+    while (*i < len && !f->hdr_done) {
+        f->hdr[f->hdr_n++] = data[(*i)++];
+        f->pos++;
+        if (f->hdr_n == TB_ETM_PORT_HDR_BYTES) {
+            f->hdr_done = true;
+            return TB_ETM_PORT_HEADER;
+        }
+    }
+    while (*i < len) {
+        if (!f->part_n)
+            f->part_index = f->pos;
+        f->part[f->part_n++] = data[(*i)++];
+        f->pos++;
+        if (f->part_n == TB_ETM_PORT_SAMPLE_BYTES) {
+            f->part_n = 0;
+            return TB_ETM_PORT_SAMPLE;
+        }
+    }
+    return TB_ETM_PORT_NEED;
+}

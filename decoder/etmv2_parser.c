@@ -58,13 +58,7 @@ struct tb_etmv2_parser {
     bool have_cfg, cfg_given;
     int err;
 
-    uint64_t pos;
-    uint8_t hdr[TB_ETM_PORT_HDR_BYTES];
-    unsigned hdr_n;
-    bool hdr_done;
-    uint8_t part[TB_ETMV1_SAMPLE_BYTES];
-    unsigned part_n;
-    uint64_t part_index;
+    tb_etm_port_framer in;
 
     bool synced;
     qent q[QMAX];
@@ -641,7 +635,7 @@ int tb_etmv2_parser_push(tb_etmv2_parser *p, const uint8_t *data, size_t len,
                          uint64_t index, tb_packet_cb cb, void *ctx)
 {
     size_t i = 0;
-    int rc;
+    int rc, k;
 
     if (!p || (len && !data))
         return TB_ERR_INVAL;
@@ -650,14 +644,14 @@ int tb_etmv2_parser_push(tb_etmv2_parser *p, const uint8_t *data, size_t len,
     p->cb = cb;
     p->ctx = ctx;
     p->emitted = 0;
-    p->pos = index;
-    while (i < len && !p->hdr_done) {
-        p->hdr[p->hdr_n++] = data[i++];
-        p->pos++;
-        if (p->hdr_n == TB_ETM_PORT_HDR_BYTES) {
+    p->in.pos = index;
+    while ((k = tb_etm_port_framer_next(&p->in, data, len, &i)) != TB_ETM_PORT_NEED) {
+        tb_etmv1_sample s;
+
+        if (k == TB_ETM_PORT_HEADER) {
             tb_etmv2_config c = p->cfg;
 
-            if ((rc = tb_etmv2_capture_parse_header(p->hdr, &c)) < 0)
+            if ((rc = tb_etmv2_capture_parse_header(p->in.hdr, &c)) < 0)
                 return p->err = rc;
             if (p->cfg_given &&
                 (c.port_width != p->cfg.port_width || c.minor != p->cfg.minor ||
@@ -667,23 +661,12 @@ int tb_etmv2_parser_push(tb_etmv2_parser *p, const uint8_t *data, size_t len,
                 return p->err = TB_ERR_MISMATCH;
             p->cfg = c;
             p->have_cfg = true;
-            p->hdr_done = true;
-        }
-    }
-    while (i < len) {
-        tb_etmv1_sample s;
-
-        if (!p->part_n)
-            p->part_index = p->pos;
-        p->part[p->part_n++] = data[i++];
-        p->pos++;
-        if (p->part_n < TB_ETMV1_SAMPLE_BYTES)
             continue;
-        p->part_n = 0;
-        if (tb_etmv1_sample_unpack(p->part, &s) < 0)
-            rc = fail(p, TB_PKT_RESERVED, p->part_index, TB_ERR_FORMAT);
+        }
+        if (tb_etmv1_sample_unpack(p->in.part, &s) < 0)
+            rc = fail(p, TB_PKT_RESERVED, p->in.part_index, TB_ERR_FORMAT);
         else
-            rc = sample(p, &s, p->part_index);
+            rc = sample(p, &s, p->in.part_index);
         if (rc < 0)
             return rc;
     }
@@ -699,17 +682,17 @@ int tb_etmv2_parser_finish(tb_etmv2_parser *p, tb_packet_cb cb, void *ctx)
     p->cb = cb;
     p->ctx = ctx;
     p->emitted = 0;
-    if (p->hdr_n && !p->hdr_done) {
+    if (p->in.hdr_n && !p->in.hdr_done) {
         rc = emit_simple(p, TB_PKT_INCOMPLETE, 0, TB_ERR_TRUNCATED);
     } else {
         if (p->qn) /* the first status whose packets never came */
             rc = fail(p, TB_PKT_INCOMPLETE, p->q[p->qh].index, TB_ERR_TRUNCATED);
-        if (rc >= 0 && p->part_n)
-            rc = emit_simple(p, TB_PKT_INCOMPLETE, p->part_index, TB_ERR_TRUNCATED);
+        if (rc >= 0 && p->in.part_n)
+            rc = emit_simple(p, TB_PKT_INCOMPLETE, p->in.part_index, TB_ERR_TRUNCATED);
         if (rc >= 0)
             rc = flush_atom(p);
     }
-    p->part_n = 0;
+    p->in.part_n = 0;
     return rc < 0 ? rc : p->emitted;
 }
 
