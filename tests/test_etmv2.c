@@ -208,6 +208,43 @@ Test(etmv2_bad, reserved_and_wrong_width_and_sequences)
     expect_error(8, ex_tfo, 6, TB_PKT_INCOMPLETE);
 }
 
+/* 6.1.7 (Cihcehhe): with the FIFO empty a trigger shows WT as the status
+ * it replaced; TD there means a trigger and a TFO were pending together:
+ * "uniquely identifiable as a true TFO".  Where that TFO's value then goes
+ * is on a page no copy has ("Trigger considerations"), so the parser must
+ * say it cannot read it, not take the cycle for an idle TD as it did. */
+Test(etmv2_parser, trigger_over_a_tfo_is_refused)
+{
+    tb_etmv2_sample ok[] = {ex_tfo[0], ex_tfo[1], ex_tfo[2], ex_tfo[2], ex_tfo[2],
+                            ex_tfo[2], {TB_ETMV2_TR, 0, TB_ETMV2_WT}, {TB_ETMV2_IE, 0, 0}};
+    tb_etmv2_sample td[] = {ex_tfo[0], ex_tfo[1], ex_tfo[2], ex_tfo[2], ex_tfo[2],
+                            ex_tfo[2], {TB_ETMV2_TR, 0, TB_ETMV2_TD}, {TB_ETMV2_IE, 0, 0}};
+    tb_etmv2_config c;
+    pbuf b;
+    size_t i;
+    bool trig = false;
+
+    cfg_port(&c, 8);
+    parse(&c, ok, sizeof ok / sizeof ok[0], &b);
+    for (i = 0; i < b.n; i++) {
+        cr_assert_eq(b.p[i].err, 0, "packet %zu kind %d err %d", i, (int)b.p[i].kind,
+                     b.p[i].err);
+        trig |= b.p[i].kind == TB_PKT_TRIGGER;
+    }
+    cr_assert(trig);
+
+    parse(&c, td, sizeof td / sizeof td[0], &b);
+    for (i = 0; i < b.n; i++)
+        if (b.p[i].kind == TB_PKT_RESERVED && b.p[i].err == TB_ERR_UNSUPPORTED)
+            break;
+    cr_assert_lt(i, b.n, "a TR over TD read as an idle cycle (%zu packets)", b.n);
+    cr_assert_eq(b.p[i].index, tb_etmv1_sample_index(6));
+    for (i = 0; i < b.n; i++)
+        if (b.p[i].kind == TB_PKT_TRIGGER)
+            break;
+    cr_assert_lt(i, b.n, "the trigger itself was lost");
+}
+
 /* Nothing before the first TFO (fact sheet 11); a cold start skips the
  * bytes the TFO value counts. */
 Test(etmv2_parser, cold_start_skips_the_counted_bytes)
