@@ -245,6 +245,42 @@ Test(etmv2_parser, trigger_over_a_tfo_is_refused)
     cr_assert_lt(i, b.n, "the trigger itself was lost");
 }
 
+/* IHI0014Q 6.7.1 Table 6.9 (seed 000, page Bhbfbhjh): the fifth byte of a
+ * branch address is ARM 0E001xxx (xxx = A[31:29], E = the last traced
+ * instruction was cancelled) or Thumb 0001xxxx (A[31:28]); every other
+ * value is reserved.  Every last-byte value (bit 7 = 0) after four bytes
+ * that carry zero address bits, on an 8-bit port after a TFO at 0x1000. */
+Test(etmv2_parser, table_6_9_every_fifth_byte)
+{
+    for (unsigned v = 0; v < 128; v++) {
+        bool arm = (v & 0xB8) == 0x08, thumb = (v & 0xF0) == 0x10;
+        tb_etmv2_sample s[] = {ex_tfo[0], ex_tfo[1], ex_tfo[2], {TB_ETMV2_DE, 0, 0x10},
+                               ex_tfo[2], ex_tfo[2], {TB_ETMV2_WT, 0, 0x81},
+                               {TB_ETMV2_WT, 0, 0x80}, {TB_ETMV2_WT, 0, 0x80},
+                               {TB_ETMV2_WT, 0, 0x80}, {TB_ETMV2_WT, 0, (uint16_t)v}};
+        tb_etmv2_config c;
+        const tb_packet *k = NULL;
+        size_t i;
+        pbuf b;
+
+        cfg_port(&c, 8);
+        parse(&c, s, sizeof s / sizeof s[0], &b);
+        for (i = 0; i < b.n && !k; i++)
+            if (b.p[i].kind != TB_PKT_ISYNC && b.p[i].kind != TB_PKT_ATOM)
+                k = &b.p[i];
+        cr_assert_not_null(k, "byte 5 0x%02x: no packet", v);
+        if (!arm && !thumb) {
+            cr_assert_eq(k->kind, TB_PKT_RESERVED, "byte 5 0x%02x: kind %d", v, (int)k->kind);
+            continue;
+        }
+        cr_assert_eq(k->kind, TB_PKT_BRANCH, "byte 5 0x%02x: kind %d", v, (int)k->kind);
+        cr_assert_eq(k->isa, arm ? TB_ISA_ARM : TB_ISA_THUMB, "byte 5 0x%02x", v);
+        cr_assert_eq(k->addr, arm ? (uint32_t)(v & 7) << 29 : (uint32_t)(v & 0xF) << 28,
+                     "byte 5 0x%02x: 0x%x", v, k->addr);
+        cr_assert_eq(k->exc_cancel, arm && (v & 0x40), "byte 5 0x%02x: E", v);
+    }
+}
+
 /* Nothing before the first TFO (fact sheet 11); a cold start skips the
  * bytes the TFO value counts. */
 Test(etmv2_parser, cold_start_skips_the_counted_bytes)
