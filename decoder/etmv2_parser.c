@@ -190,8 +190,9 @@ static int emit_tfo(tb_etmv2_parser *p, const grp *g)
  * byte, and its length from the bytes so far: the length when complete,
  * 0 when more are needed, TB_ERR_BAD_PACKET for a reserved header,
  * TB_ERR_UNSUPPORTED for a valid one the configuration forbids.  A data
- * address is 1-5 bytes with bit 7 = another follows (6.4.2; its layout
- * U8, as ETMv1/ETMv3); the value is SS bytes (U8) with value trace on. */
+ * address is 1-5 bytes with bit 7 = another follows (6.4.2), the low
+ * bits first (derived, docs/etmv1-v2-sources.md 1.7; byte 5's bits
+ * [6:4] U8); the value is SS bytes (U8) with value trace on. */
 static int pkt_length(const tb_etmv2_parser *p, const uint8_t *b, unsigned n,
                       tb_pkt_kind *kind)
 {
