@@ -2,12 +2,15 @@
 @ last; passing and failing its condition), with ITSTATE saved in
 @ SPSR_svc and restored by the handler's exception return, so the rest
 @ of the block runs under its conditions.  The handler returns with
-@ MOVS pc, lr (ARM) or RFE (a second handler entry point via r12).
+@ MOVS pc, lr.  Then a load that aborts inside an IT block and is run
+@ again by its handler (SUBS pc, lr, #8 after fixing the base): the
+@ SPSR holds the load's own ITSTATE (IHI0406C B1.9.8), so it runs again
+@ under its own condition and the else after it still fails.
 @ r0 = a checksum of which instructions ran.
     .syntax unified
     .thumb
     .text
-    .global main, svc_handler
+    .global main, svc_handler, dabt_handler, i_else
     .type main, %function
     .thumb_func
 main:
@@ -38,9 +41,19 @@ main:
     subs r5, #1
     bne 1b
     add r0, r4
+    ldr r6, =0x90000000         @ unmapped until the handler fixes it
+    cmp r0, r0
+    ite eq
+    ldreq r1, [r6]              @ aborts, then runs again and loads 7
+i_else:
+    addne r0, #0x40             @ fails: not run
+    add r0, r1
     pop {r4-r6, pc}
 
     .arm
+dabt_handler:
+    ldr r6, =it_word
+    subs pc, lr, #8             @ the aborted load again
 svc_handler:
     push {r1}
     mrs r1, spsr
@@ -48,3 +61,8 @@ svc_handler:
     add r0, r0, #0x100
     pop {r1}
     movs pc, lr                 @ restores CPSR with ITSTATE
+    .ltorg
+
+    .data
+    .balign 4
+it_word: .word 7
