@@ -60,6 +60,7 @@ struct tb_compare {
     /* decode state */
     bool gap_open;           /* a gap element since the last match */
     bool overflow_gap;       /* ... and it was an overflow */
+    bool resume_open;        /* ... whose resume point nothing has shown yet */
     uint32_t ctx;            /* truth context at the front */
     uint8_t vmid;
     bool push_ns;            /* truth security state at the newest record */
@@ -507,6 +508,39 @@ static int skip_overflow(tb_compare *c, const tb_element *el, uint32_t addr, uin
         pop(c);
     }
     c->overflow_gap = false;
+    c->resume_open = false;
+    return 0;
+}
+
+/* A second overflow resume before anything was shown after the first:
+ * the first was speculative (IHI0014Q 5.9: a BE marked as FIFO overflow
+ * may be followed by another, and the first is then discarded; an ETMv2
+ * TFO, an ETMv3 or PTM I-sync likewise), so its instruction is lost with
+ * everything before it. */
+static int discard_resume(tb_compare *c, const tb_element *el)
+{
+    size_t i;
+
+    for (i = 0; i < c->len; i++)
+        if (at(c, i)->kind == TB_REC_INSN && at(c, i)->resume)
+            break;
+    if (i == c->len)
+        return fail(c, el, "trace resumes after an overflow a second time with nothing shown "
+                    "since the first, but the encoder resumed nowhere ahead in the truth");
+    for (i++; i--;) {
+        const tq *t = at(c, 0);
+
+        if (t->kind == TB_REC_CONTEXT) {
+            c->ctx = t->ctx;
+            c->vmid = t->vmid;
+        } else if (t->kind == TB_REC_INSN && !t->cancelled) {
+            c->st.untraced++;
+        } else if (t->kind == TB_REC_DATA && !t->cancelled) {
+            c->st.data_untraced++;
+        }
+        pop(c);
+    }
+    c->st.resumes_discarded++;
     return 0;
 }
 
@@ -612,10 +646,15 @@ static int on_range(tb_compare *c, const tb_element *el, const uint32_t *addrs)
         return 0;
     /* A cancelled instruction was traced with an atom, and its cycles
      * (protocol-notes 2.7, 4.2): the range that ends before it may hold
-     * them. */
+     * them.  The transfers of the range's last instruction (data trace)
+     * come between them in the truth, and its DATA elements after the
+     * range: look past them (an ETMv1 load to the PC right before an
+     * undefined instruction, docs/etmv1.md 5). */
     ref = c->last_matched.cycle;
-    if (c->len && at(c, 0)->kind == TB_REC_INSN && at(c, 0)->cancelled)
-        ref = at(c, 0)->cycle;
+    for (i = 0; i < c->len && at(c, i)->kind == TB_REC_DATA; i++)
+        ;
+    if (i < c->len && at(c, i)->kind == TB_REC_INSN && at(c, i)->cancelled)
+        ref = at(c, i)->cycle;
     return check_cycles(c, el, ref, c->last_matched.cycle);
 }
 
@@ -628,18 +667,20 @@ static int on_exception(tb_compare *c, const tb_element *el)
     int rc;
 
     if (c->overflow_gap) {
-        /* ETMv1: trace resumed at an exception return to a vector, which
-         * reads as an exception there (below): the resume point. */
-        for (i = 0; (c->o.protocol == TB_PROTO_ETMV1 || c->o.protocol == TB_PROTO_ETMV2) &&
-                    i < c->len; i++)
+        /* The resume point, if the encoder named one yet. */
+        for (i = 0; i < c->len; i++)
             if (at(c, i)->kind == TB_REC_INSN && at(c, i)->resume)
                 break;
-        /* ETMv2 and ETMv1: trace resumed (a TFO, an overflow marker) at
-         * an instruction that an exception then cancelled (ETMv2 6.7.1 E;
-         * ETMv1 5.7.1, the aborted load/store's own BE): the exception is
-         * the first thing shown after the resume point. */
-        bool cancelled_resume = tb_protocol_is_port(c->o.protocol) && i < c->len &&
-                                el->cancelled && at(c, i)->cancelled &&
+        /* Trace resumed (an I-sync, a TFO, an overflow marker) at an
+         * instruction that an exception then cancelled: the exception is
+         * the first thing shown after the resume point, with or without
+         * a cancelled flag of its own (ETMv3: the atom and the Cancel,
+         * protocol-notes 2.7; ETMv2 6.7.1 E; ETMv1 5.7.1, the aborted
+         * load/store's own BE, and any other cancelled instruction,
+         * which reports no status: docs/etmv1.md 6 M3).  ETMv1 also
+         * resumes at an exception return to a vector, which reads as an
+         * exception there (below). */
+        bool cancelled_resume = i < c->len && at(c, i)->cancelled &&
                                 at(c, i)->addr == el->pref_return;
 
         if (!cancelled_resume &&
@@ -980,6 +1021,13 @@ int tb_compare_element(tb_compare *c, const tb_element *el, const uint32_t *addr
             el->reason != TB_GAP_OVERFLOW && el->reason != TB_GAP_FILTER)
             return fail(c, el, "the decoder lost synchronisation (%s)",
                         tb_gap_reason_name((tb_gap_reason)el->reason));
+        if (el->kind == TB_ELEM_TRACE_ON && el->reason == TB_ISYNC_OVERFLOW) {
+            int rc;
+
+            if (c->resume_open && (rc = discard_resume(c, el)) < 0)
+                return rc;
+            c->resume_open = true;
+        }
         if ((el->kind == TB_ELEM_NO_SYNC && el->reason == TB_GAP_OVERFLOW) ||
             (el->kind == TB_ELEM_TRACE_ON && el->reason == TB_ISYNC_OVERFLOW))
             c->overflow_gap = true;
