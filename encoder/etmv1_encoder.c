@@ -446,8 +446,14 @@ static int do_insn(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
             return rc;
         used = 1;
     }
-    e->have_shown = true;
-    e->shown_seq = r->seq;
+    /* An aborted load/store's BE is its exception's (M3): the decoder
+     * shows it cancelled, never executed, so it is not the newest
+     * instruction shown (tb_overflow_cb: an overflow after it must not
+     * read as a lost cancel). */
+    if (mode != ABORTED) {
+        e->have_shown = true;
+        e->shown_seq = r->seq;
+    }
     return waits(e, span > used ? span - used : 0);
 }
 

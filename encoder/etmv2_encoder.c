@@ -170,8 +170,11 @@ struct tb_etmv2_encoder {
     bool have_pending, have_fold;
     tb_exec_record pending, fold;
     uint64_t pending_span, fold_span;
-    bool have_shown;
-    uint64_t shown_seq;
+    /* The newest instruction the trace shows as executed (for the
+     * overflow callback, encoder.h), and the one before it: an exception
+     * that cancels it (E, 6.7.1) retracts it. */
+    bool have_shown, prev_have_shown;
+    uint64_t shown_seq, prev_shown_seq;
 
     /* Data trace: the pending instruction's transfers (TB_REC_DATA). */
     v2_xfer xfer[XMAX], fxfer[XMAX];
@@ -580,6 +583,15 @@ static int insn_status(tb_etmv2_encoder *e, const tb_exec_record *r, const v2_xf
     return 1;
 }
 
+/* Instruction seq went out as executed (encoder.h, tb_overflow_cb). */
+static void shown(tb_etmv2_encoder *e, uint64_t seq)
+{
+    e->prev_have_shown = e->have_shown;
+    e->prev_shown_seq = e->shown_seq;
+    e->have_shown = true;
+    e->shown_seq = seq;
+}
+
 static void trigger_check(tb_etmv2_encoder *e, const tb_exec_record *r)
 {
     if (e->o.base.trigger_at && !e->trig_done && r->seq >= e->o.base.trigger_at) {
@@ -650,8 +662,7 @@ static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
             if (rc > 0) {
                 e->st.traced++;
                 e->last_traced = true;
-                e->have_shown = true;
-                e->shown_seq = r->seq;
+                shown(e, r->seq);
                 return waits(e, span > 1 ? span - 1 : 0);
             }
         }
@@ -671,8 +682,7 @@ static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
             (rc = port_cycle(e, ps, true)) < 0)
             return rc;
         e->last_traced = true;
-        e->have_shown = true;
-        e->shown_seq = second->seq;
+        shown(e, second->seq);
         return waits(e, span + span2 > 1 ? span + span2 - 1 : 0);
     }
     if (!insn_status(e, r, x, nx, &ps, b, &n, &na, &nd, &to, &isa)) {
@@ -684,8 +694,7 @@ static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
         (rc = port_cycle(e, ps, true)) < 0)
         return rc;
     e->last_traced = true;
-    e->have_shown = true;
-    e->shown_seq = r->seq;
+    shown(e, r->seq);
     return waits(e, span > 1 ? span - 1 : 0);
 }
 
@@ -711,6 +720,13 @@ static int do_exc(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span)
                      cancel, NULL, 0)) < 0 ||
         (rc = port_cycle(e, TB_ETMV2_DW, true)) < 0)
         return rc;
+    if (cancel) {
+        /* E went out: the decoder retracts the instruction it cancels, so
+         * an overflow from here on leaves it cancelled (the comparator's
+         * and tb_expect's reading of tb_overflow_cb). */
+        e->have_shown = e->prev_have_shown;
+        e->shown_seq = e->prev_shown_seq;
+    }
     return waits(e, span > 1 ? span - 1 : 0);
 }
 
