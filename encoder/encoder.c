@@ -729,8 +729,13 @@ static int process_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
         e->st.traced++;
     if ((rc = e->ops->insn(e, r, cancelled)) < 0)
         goto done;
+    /* Not right after an instruction an exception cancels (a model
+     * choice): the Cancel in the exception's branch packet retracts the
+     * newest atom (ETMv3, protocol-notes 2.7), and a decoder that shows
+     * the instructions before each timestamp would have shown it; the
+     * timestamp goes with the next instruction instead. */
     if (e->cfg.timestamps && e->o.ts_period && ++e->insn_since_ts >= e->o.ts_period &&
-        e->ops->sync_point(e)) {
+        !cancelled && e->ops->sync_point(e)) {
         if ((rc = e->ops->flush(e)) < 0)
             goto done;
         rc = emit_ts(e);
