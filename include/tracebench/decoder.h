@@ -33,6 +33,7 @@
 #define TRACEBENCH_DECODER_H
 
 
+#include "tracebench/health.h"
 #include "tracebench/parser.h"
 #include "tracebench/snapshot.h"
 #include "tracebench/types.h"
@@ -52,6 +53,12 @@ int tb_decoder_packet(tb_decoder *d, const tb_packet *pkt, tb_element_cb cb,
                       void *ctx);
 /* End of trace: emits anything held back, then TB_ELEM_END. */
 int tb_decoder_finish(tb_decoder *d, tb_element_cb cb, void *ctx);
+/* Counts every packet the decoder is given into h (health.h), also on
+ * the fused paths of tb_decoder_push(), which hand it the packets that
+ * are not atoms, branches or I-syncs (A-syncs, unsynchronised bytes, bad
+ * packets: what tells a lost decode).  NULL: none (the default).  h must
+ * outlive its use; the elements are the caller's to count. */
+void tb_decoder_set_health(tb_decoder *d, tb_health *h);
 /* Forgets all decode state (not the cache), as after construction. */
 void tb_decoder_reset(tb_decoder *d);
 
