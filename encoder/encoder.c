@@ -82,6 +82,13 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
         return TB_ERR_INVAL;
     if (strlen(spec) >= sizeof buf)
         return fail(err, errlen, "option list too long", "");
+    /* "ca,,ts" or "ca,": an item left out by mistake, not nothing (strtok
+     * would pass over it in silence).  An empty list is no item at all. */
+    if (*spec && (spec[0] == ',' || spec[strlen(spec) - 1] == ',' || strstr(spec, ",,"))) {
+        if (err && errlen)
+            snprintf(err, errlen, "an empty item (two commas in a row, or one at an end)");
+        return TB_ERR_INVAL;
+    }
     strcpy(buf, spec);
     for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *val = strchr(tok, '=');

@@ -104,7 +104,8 @@ void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol);
  *                                  rule; ETMv3 and PTM; with ca, ETMv3.3+)
  *   pcfirst                        (ETMv3: ETMIDR[16], the core transfers
  *                                  the PC first in an LDM that loads it)
- * TB_ERR_INVAL with a reason in err for anything else.  Ranges naming
+ * TB_ERR_INVAL with a reason in err for anything else, an empty item
+ * ("ca,,ts", "ca,") among them; "" is no item.  Ranges naming
  * symbols (include=fib, include=main-fib) are turned into numbers first
  * by tb_elf_resolve_ranges (sim.h), which has the ELF; tb_rt_case_options
  * (roundtrip.h) does the same for dataview= (dataview=buf: a data
