@@ -80,9 +80,17 @@ static int usage_to(FILE *f, int rc)
     return rc;
 }
 
-static int usage(void)
+/* The options that take a value. */
+static bool takes_value(const char *a)
 {
-    return usage_to(stderr, 2);
+    static const char *const names[] = {"--scenario", "--truth", "--format", "--protocol",
+                                        "--options",  "--out",   "--vcd",    "--buffer",
+                                        "--cpu",      "--raw",   "--max"};
+
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (!strcmp(a, names[k]))
+            return true;
+    return false;
 }
 
 static uint8_t *read_all(const char *path, size_t *len)
@@ -140,65 +148,91 @@ int tb_cli_sim(int argc, char **argv)
     tb_sim_result res;
     tb_sim *s = NULL;
     char err[512];
-    int rc, status = 1;
+    int rc, status = TB_EXIT_ERROR;
 
     if (tb_cli_wants_help(argc, argv))
         return usage_to(stdout, 0);
 
     for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end;
 
-        if (!strcmp(argv[i], "--scenario") && i + 1 < argc) {
-            scn = argv[++i];
-        } else if (!strcmp(argv[i], "--truth") && i + 1 < argc) {
-            truth = argv[++i];
-        } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-            const char *f = argv[++i];
-
-            if (!strcmp(f, "json"))
-                o.json = true;
-            else if (strcmp(f, "text"))
-                return usage();
-        } else if (!strcmp(argv[i], "--protocol") && i + 1 < argc) {
-            proto = argv[++i];
-        } else if (!strcmp(argv[i], "--options") && i + 1 < argc) {
-            options = argv[++i];
-        } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (!strcmp(argv[i], "--vcd") && i + 1 < argc) {
-            vcd = argv[++i];
-        } else if (!strcmp(argv[i], "--buffer") && i + 1 < argc) {
-            const char *b = argv[++i];
-
-            if (!strcmp(b, "raw"))
-                raw_buffer = true;
-            else if (strcmp(b, "coresight"))
-                return usage();
-        } else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) {
-            cpu = argv[++i];
-        } else if (!strcmp(argv[i], "--raw") && i + 1 < argc) {
-            unsigned long long v = strtoull(argv[++i], &end, 0);
-
-            if (*end || v > 0xFFFFFFFFull)
-                return usage();
-            raw = true;
-            raw_addr = (uint32_t)v;
-        } else if (!strcmp(argv[i], "--max") && i + 1 < argc) {
-            if (tb_cli_parse_budget(argv[++i], &max) < 0)
-                return usage();
-            has_max = true;
-        } else if (!strcmp(argv[i], "--quiet")) {
+        if (!strcmp(a, "--quiet")) {
             quiet = true;
-        } else if (!strcmp(argv[i], "--data")) {
+            continue;
+        }
+        if (!strcmp(a, "--data")) {
             data = true;
-        } else if (argv[i][0] == '-' || prog) {
-            return usage();
-        } else {
-            prog = argv[i];
+            continue;
+        }
+        if (a[0] != '-') {
+            if (prog)
+                return tb_cli_usage_error("sim", "one PROGRAM only, not '%s' and '%s'", prog, a);
+            prog = a;
+            continue;
+        }
+        if (!takes_value(a))
+            return tb_cli_usage_error("sim", "unknown option '%s'", a);
+        if (!v)
+            return tb_cli_usage_error("sim", "%s needs a value", a);
+        i++;
+        if (!strcmp(a, "--scenario")) {
+            scn = v;
+        } else if (!strcmp(a, "--truth")) {
+            truth = v;
+        } else if (!strcmp(a, "--format")) {
+            if (!strcmp(v, "json"))
+                o.json = true;
+            else if (strcmp(v, "text"))
+                return tb_cli_usage_error("sim", "--format %s: use text or json", v);
+        } else if (!strcmp(a, "--protocol")) {
+            proto = v;
+            if (!tb_cli_protocol(v))
+                return tb_cli_usage_error("sim", "--protocol %s: use ptm, etmv3, etmv1 or "
+                                          "etmv2", v);
+        } else if (!strcmp(a, "--options")) {
+            options = v;
+            if (tb_cli_options_empty_item(v))
+                return tb_cli_usage_error("sim", "--options %s: an empty item (two commas in "
+                                          "a row, or one at an end)", v);
+        } else if (!strcmp(a, "--out")) {
+            out = v;
+        } else if (!strcmp(a, "--vcd")) {
+            vcd = v;
+        } else if (!strcmp(a, "--buffer")) {
+            if (!strcmp(v, "raw"))
+                raw_buffer = true;
+            else if (strcmp(v, "coresight"))
+                return tb_cli_usage_error("sim", "--buffer %s: use coresight or raw", v);
+        } else if (!strcmp(a, "--cpu")) {
+            cpu = v;
+        } else if (!strcmp(a, "--raw")) {
+            unsigned long long x;
+
+            errno = 0;
+            x = *v >= '0' && *v <= '9' ? strtoull(v, &end, 0) : (end = (char *)v, 0);
+            if (*end || !*v || errno || x > 0xFFFFFFFFull)
+                return tb_cli_usage_error("sim", "--raw %s: give the load address, a 32-bit "
+                                          "number (0x... or decimal; bit 0 set: Thumb)", v);
+            raw = true;
+            raw_addr = (uint32_t)x;
+        } else if (!strcmp(a, "--max")) {
+            if (tb_cli_parse_budget(v, &max) < 0)
+                return tb_cli_usage_error("sim", "--max %s: give a number of instructions "
+                                          "(decimal or 0x...; 0: none) or unlimited", v);
+            has_max = true;
         }
     }
-    if (!prog || (!proto && (options || out || vcd)) || (proto && !out))
-        return usage();
+    if (!prog)
+        return tb_cli_usage_error("sim", "no PROGRAM: give an ELF file (or a raw image with "
+                                  "--raw ADDR)");
+    if (!proto && (options || out || vcd))
+        return tb_cli_usage_error("sim", "%s needs --protocol ptm|etmv3|etmv1|etmv2 (the "
+                                  "trace to make)", options ? "--options" : out ? "--out"
+                                                                                 : "--vcd");
+    if (proto && !out)
+        return tb_cli_usage_error("sim", "--protocol needs --out DIR (where the snapshot "
+                                  "goes)");
     if (vcd && strcmp(proto, "etmv1") && strcmp(proto, "etmv2")) {
         fprintf(stderr, "tracebench sim: --vcd: only for --protocol etmv1|etmv2 (a trace port "
                 "capture); %s has no port signals\n", proto);
@@ -211,14 +245,25 @@ int tb_cli_sim(int argc, char **argv)
             tb_encoder_opts_init(&eo, TB_PROTO_ETMV3);
         else if (!strcmp(proto, "etmv1"))
             tb_encoder_opts_init(&eo, TB_PROTO_ETMV1);
-        else if (!strcmp(proto, "etmv2"))
-            tb_encoder_opts_init(&eo, TB_PROTO_ETMV2);
         else
-            return usage();
+            tb_encoder_opts_init(&eo, TB_PROTO_ETMV2);
     }
     if (!(img = read_all(prog, &ilen))) {
         fprintf(stderr, "tracebench sim: %s: cannot read: %s\n", prog, strerror(errno));
-        return 1;
+        return TB_EXIT_ERROR;
+    }
+    if (!raw) {
+        char why[160];
+        const char *p = tb_cli_elf_problem(img, ilen, why, sizeof why);
+
+        if (p) {
+            fprintf(stderr, "tracebench sim: %s: %s%s\n", prog, p,
+                    !strcmp(p, "not an ELF file") ? "; a raw image? give --raw ADDR, the "
+                                                     "address it loads at"
+                                                   : "");
+            free(img);
+            return TB_EXIT_ERROR;
+        }
     }
     if (proto) {
         char list[512];
@@ -243,7 +288,7 @@ int tb_cli_sim(int argc, char **argv)
     if (scn && (rc = tb_scenario_load(&sc, scn, err, sizeof err)) < 0) {
         fprintf(stderr, "tracebench sim: %s: %s\n", scn, err);
         free(img);
-        return 1;
+        return TB_EXIT_ERROR;
     }
     if (cpu) {
         char text[64];
@@ -263,7 +308,7 @@ int tb_cli_sim(int argc, char **argv)
     if (!s) {
         fprintf(stderr, "tracebench sim: cannot start the emulator\n");
         free(img);
-        return 1;
+        return TB_EXIT_ERROR;
     }
     if (raw) {
         /* Bit 0 of the address picks Thumb, as in an ELF entry point. */
@@ -379,7 +424,7 @@ int tb_cli_sim(int argc, char **argv)
         fprintf(stderr, "tracebench sim: error writing the truth\n");
         goto done;
     }
-    status = 0;
+    status = TB_EXIT_OK;
 done:
     if (o.f && o.f != stdout)
         fclose(o.f);
@@ -397,7 +442,7 @@ int tb_cli_sim(int argc, char **argv)
     (void)argc;
     (void)argv;
     fprintf(stderr, "tracebench sim: built without the simulator\n");
-    return 1;
+    return TB_EXIT_ERROR;
 }
 
 #endif

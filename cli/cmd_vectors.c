@@ -1218,9 +1218,21 @@ static int usage_to(FILE *f, int rc)
     return rc;
 }
 
-static int usage(void)
+/* One line naming the argument, then where the usage is. */
+static int bad_arg(const char *arg, bool needs_value)
 {
-    return usage_to(stderr, 2);
+    static const char *const with_value[] = {"--list", "--programs", "--scenarios", "--out",
+                                             "--only"};
+
+    for (size_t k = 0; needs_value && k < sizeof with_value / sizeof with_value[0]; k++)
+        if (!strcmp(arg, with_value[k])) {
+            fprintf(stderr, "tracebench vectors: %s needs a value\n"
+                            "(tracebench vectors --help for usage)\n", arg);
+            return TB_EXIT_USAGE;
+        }
+    fprintf(stderr, "tracebench vectors: unknown %s '%s'\n(tracebench vectors --help for "
+                    "usage)\n", arg[0] == '-' ? "option" : "argument", arg);
+    return TB_EXIT_USAGE;
 }
 
 /* <dir of this executable>/vectors/programs: the build tree's programs. */
@@ -1277,10 +1289,10 @@ int tb_cli_vectors(int argc, char **argv)
         else if (!strcmp(argv[i], "--coverage"))
             return tb_cli_vectors_coverage(argc, argv); /* cli/vectors_coverage.c */
         else
-            return usage();
+            return bad_arg(argv[i], argv[i][0] == '-' && i + 1 >= argc);
     }
     if (load_list(list, v, &n) < 0)
-        return 1;
+        return TB_EXIT_ERROR;
     tb_cli_vectors_dir(list, base, sizeof base);
     if (!programs) {
         default_programs(prog_buf, sizeof prog_buf);
@@ -1303,20 +1315,21 @@ int tb_cli_vectors(int argc, char **argv)
         for (size_t i = 0; i < n; i++)
             found |= !strcmp(v[i].name, only);
         if (!found) {
-            fprintf(stderr, "tracebench vectors: no vector named %s in %s\n", only, list);
-            return 1;
+            fprintf(stderr, "tracebench vectors: --only %s: no vector of that name in %s\n",
+                    only, list);
+            return TB_EXIT_USAGE;
         }
     }
     gen = out;
     if (check) {
         if (!mkdtemp(tmpl)) {
             fprintf(stderr, "tracebench vectors: mkdtemp: %s\n", strerror(errno));
-            return 1;
+            return TB_EXIT_ERROR;
         }
         gen = tmpl;
     } else if (make_dirs(out) != 0) {
         fprintf(stderr, "tracebench vectors: cannot create %s\n", out);
-        return 1;
+        return TB_EXIT_ERROR;
     }
     /* The progress line: on a terminal only (cli/progress.c). */
     tb_cli_progress_init(&pr, quiet);
@@ -1327,13 +1340,13 @@ int tb_cli_vectors(int argc, char **argv)
             tb_cli_progress_text(&pr, "[%zu/%zu] %s, %.1f s", i + 1, n, v[i].name,
                                  tb_cli_progress_elapsed(&pr));
         if (run_vector(&v[i], &p, gen) < 0)
-            status = 1;
+            status = TB_EXIT_ERROR;
         done++;
     }
     tb_cli_progress_clear(&pr);
     if (!status && !only && write_index(gen, v, n, catalogue) < 0) {
         fprintf(stderr, "tracebench vectors: cannot write %s/README.md\n", gen);
-        status = 1;
+        status = TB_EXIT_ERROR;
     }
     if (check && !status) {
         unsigned bad;
@@ -1349,7 +1362,7 @@ int tb_cli_vectors(int argc, char **argv)
         }
         if (bad) {
             printf("vectors --check: %u file(s) differ from %s\n", bad, out);
-            status = 1;
+            status = TB_EXIT_DIFF;
         } else {
             printf("vectors --check: %zu vector(s) regenerate byte for byte\n", done);
         }
@@ -1372,7 +1385,7 @@ int tb_cli_vectors(int argc, char **argv)
     (void)argc;
     (void)argv;
     fprintf(stderr, "tracebench vectors: built without the round trip\n");
-    return 1;
+    return TB_EXIT_ERROR;
 }
 
 #endif

@@ -1,4 +1,5 @@
 /* tracebench: the command line.  Subcommands live in cli/cmd_*.c. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,50 @@ static void usage(FILE *f)
                "exit codes (README.md): 0 success (roundtrip: MATCH); 1 failure or error\n"
                "  (roundtrip: MISMATCH); 2 usage; roundtrip only: 3 nothing checked, fault\n"
                "  not applied or not caught, 4 error\n");
+}
+
+bool tb_cli_options_empty_item(const char *list)
+{
+    size_t n = list ? strlen(list) : 0;
+
+    return n && (list[0] == ',' || list[n - 1] == ',' || strstr(list, ",,"));
+}
+
+tb_protocol tb_cli_protocol(const char *name)
+{
+    static const tb_protocol all[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1,
+                                      TB_PROTO_ETMV2};
+
+    for (size_t k = 0; name && k < sizeof all / sizeof all[0]; k++)
+        if (!strcmp(name, tb_protocol_name(all[k])))
+            return all[k];
+    return TB_PROTO_NONE;
+}
+
+int tb_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "tracebench %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(tracebench %s --help for usage)\n", cmd);
+    return TB_EXIT_USAGE;
+}
+
+int tb_cli_exit_worse(int a, int b)
+{
+    /* Rank: what a script must look at first.  A difference is the
+     * answer to the question asked; an error says there is no answer;
+     * lost trace an incomplete one; nothing checked no answer either but
+     * a clean run; a budget cut a partial one. */
+    static const int rank[] = {[TB_EXIT_OK] = 0,    [TB_EXIT_CUT] = 1, [TB_EXIT_NOTHING] = 2,
+                               [TB_EXIT_LOST] = 3,  [TB_EXIT_ERROR] = 4, [TB_EXIT_USAGE] = 5,
+                               [TB_EXIT_DIFF] = 6};
+    int ra = a >= 0 && a <= TB_EXIT_CUT ? rank[a] : 7, rb = b >= 0 && b <= TB_EXIT_CUT ? rank[b] : 7;
+
+    return rb > ra ? b : a;
 }
 
 bool tb_cli_wants_help(int argc, char **argv)
