@@ -692,6 +692,9 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
                tot.bad + tot.empty, tot.cases, mismatches, errors, tot.empty);
         for (size_t i = 0; i < nfailed; i++)
             printf("  %s\n", failed[i]);
+    } else if (tot.cases && strict && cut) {
+        printf("\nall %u cases match, but %u of them were cut short by their budget: "
+               "--strict fails them\n", tot.cases, cut);
     } else if (tot.cases) {
         printf("\nall %u cases match\n", tot.cases);
     } else {
