@@ -13,6 +13,7 @@
  * memory transfer (tb_sim_set_data) to the truth and the encoder's input.
  * --vcd FILE (etmv1 only): the port capture also as a VCD (docs/etmv1.md 8). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +32,83 @@ struct sim_out {
     tb_encoder *enc;
     tb_cli_progress *prog;
     uint64_t records, insns, exceptions;
+    int cut;             /* the signal that cut the run short, or 0 */
 };
+
+/* SIGINT / SIGTERM during the run: the run stops at the next instruction
+ * and what was traced becomes a whole snapshot, marked as cut short
+ * (a second signal kills at once: SA_RESETHAND). */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    interrupted = sig;
+}
+
+static void catch_signals(bool on, struct sigaction old[2])
+{
+    static const int sigs[2] = {SIGINT, SIGTERM};
+
+    for (int k = 0; k < 2; k++) {
+        if (on) {
+            struct sigaction sa;
+
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = on_signal;
+            sa.sa_flags = (int)SA_RESETHAND;
+            sigemptyset(&sa.sa_mask);
+            sigaction(sigs[k], &sa, &old[k]);
+        } else {
+            sigaction(sigs[k], &old[k], NULL);
+        }
+    }
+}
+
+/* Marks DIR/snapshot.ini as cut short: its [snapshot] section gets a
+ * description (a key of the snapshot format that readers show and
+ * otherwise pass over).  0, or -1 when it cannot be rewritten. */
+static int mark_cut_short(const char *dir, const char *why)
+{
+    char path[4096], tmp[4200], line[1024];
+    FILE *in, *out;
+    bool put = false;
+    int rc = 0;
+
+    snprintf(path, sizeof path, "%s/snapshot.ini", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    in = fopen(path, "r");
+    out = in ? fopen(tmp, "w") : NULL;
+    if (!in || !out) {
+        if (in)
+            fclose(in);
+        return -1;
+    }
+    while (fgets(line, sizeof line, in)) {
+        fputs(line, out);
+        if (!put && !strncmp(line, "version=", 8)) {
+            fprintf(out, "description=cut short: %s\n", why);
+            put = true;
+        }
+    }
+    fclose(in);
+    if (fclose(out) != 0 || !put || rename(tmp, path) != 0) {
+        remove(tmp);
+        rc = -1;
+    }
+    return rc;
+}
 
 static int on_record(void *ctx, const tb_exec_record *r)
 {
     struct sim_out *o = ctx;
     char line[512];
 
+    /* Stop between instructions (never between one and its data or the
+     * exception that cancels it): the trace up to here is whole. */
+    if (interrupted && r->kind == TB_REC_INSN) {
+        o->cut = interrupted;
+        return 1;
+    }
     if (o->f) {
         int n = o->json ? tb_truth_format_json(r, line, sizeof line)
                         : tb_truth_format_text(r, line, sizeof line);
@@ -137,6 +208,7 @@ int tb_cli_sim(int argc, char **argv)
     const char *proto = NULL, *options = NULL, *out = NULL, *vcd = NULL;
     bool raw_buffer = false, quiet = false, has_max = false, raw = false, data = false;
     struct sim_out o = {0};
+    struct sigaction old_sig[2];
     tb_cli_progress pr;
     tb_encoder_opts eo;
     tb_encoder_snapshot *snap = NULL;
@@ -362,8 +434,18 @@ int tb_cli_sim(int argc, char **argv)
     }
     tb_cli_progress_init(&pr, quiet);
     o.prog = &pr;
+    interrupted = 0;
+    catch_signals(true, old_sig);
     rc = tb_sim_run(s, on_record, &o, &res);
+    catch_signals(false, old_sig);
     tb_cli_progress_clear(&pr);
+    if (o.cut && rc == TB_ERR_STOPPED) {
+        /* Cut short by a signal: a clean stop, not an error. */
+        rc = 0;
+        memset(&res, 0, sizeof res);
+        res.insns = o.insns;
+        res.exceptions = o.exceptions;
+    }
     if (o.f && o.f != stdout && fclose(o.f))
         o.err = 1;
     o.f = NULL;
@@ -415,6 +497,26 @@ int tb_cli_sim(int argc, char **argv)
                 goto done;
             }
         }
+    }
+    if (o.cut) {
+        char why[160];
+
+        snprintf(why, sizeof why, "the run was interrupted (%s) after %llu instructions",
+                 o.cut == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)o.insns);
+        if (out && mark_cut_short(out, why) < 0) {
+            fprintf(stderr, "tracebench sim: %s/snapshot.ini: cannot mark it as cut short\n",
+                    out);
+            goto done;
+        }
+        fprintf(stderr, "stop=interrupted insns=%llu exceptions=%llu\n",
+                (unsigned long long)o.insns, (unsigned long long)o.exceptions);
+        fprintf(stderr, "tracebench sim: %s: %s%s%s\n", prog, why,
+                out ? "; the snapshot holds what was traced, marked as cut short in " : "",
+                out ? "snapshot.ini (description=)" : "");
+        if (o.err)
+            fprintf(stderr, "tracebench sim: error writing the truth\n");
+        status = o.err ? TB_EXIT_ERROR : 128 + o.cut;
+        goto done;
     }
     fprintf(stderr, "stop=%s at 0x%08x insns=%llu cycles=%llu exceptions=%llu\n",
             tb_sim_stop_name(res.stop), res.stop_addr, (unsigned long long)res.insns,
