@@ -130,9 +130,13 @@ void tb_cli_progress_clear(tb_cli_progress *p);
 typedef struct tb_cli_disasm tb_cli_disasm;
 tb_cli_disasm *tb_cli_disasm_new(const tb_memimage *mem);
 void tb_cli_disasm_free(tb_cli_disasm *d);
+/* PTM ranges carry an atom on a waypoint only (default: false, every
+ * instruction has one, as in ETMv3). */
+void tb_cli_disasm_set_ptm(tb_cli_disasm *d, bool ptm);
 /* After an INSN_RANGE element's line: one line per instruction into f,
  * prefix (e.g. "0x10: " for --id all; NULL: none) then
- * "    0xADDR  BYTES  MNEMONIC OPERANDS"; nothing for other elements.
+ * "    0xADDR  BYTES  MNEMONIC OPERANDS", and "  ; N: condition failed,
+ * not executed" after one whose atom is N; nothing for other elements.
  * Returns 0 or TB_ERR_* (the range's code is not in the image). */
 int tb_cli_disasm_element(tb_cli_disasm *d, const tb_element *el, const char *prefix,
                           FILE *f);

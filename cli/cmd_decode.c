@@ -31,6 +31,7 @@ struct out {
     tb_cli_progress pr;  /* on a terminal: trace read, instructions */
     uint64_t insns;      /* decoded so far, for the progress line */
     tb_health health;    /* the source's: was trace lost, and why */
+    uint64_t last_index; /* the stream index of the source's last byte */
 };
 
 /* Copies the lines of text[0..len) to o->f, each after its tag. */
@@ -62,11 +63,21 @@ static int flush_tagged(struct out *o)
     return 0;
 }
 
-static int on_elem(void *ctx, const tb_element *el)
+static int on_elem(void *ctx, const tb_element *in_el)
 {
     struct out *o = ctx;
+    const tb_element *el = in_el;
+    tb_element end;
     char line[512];
 
+    /* END at the index of the trace's last byte (the decoder has no
+     * byte to give it): where the trace given ends, after a loss that
+     * no later element shows. */
+    if (el->kind == TB_ELEM_END) {
+        end = *el;
+        end.index = o->last_index;
+        el = &end;
+    }
     if (el->kind == TB_ELEM_INSN_RANGE)
         o->insns += el->count;
     tb_health_element(&o->health, el);
@@ -124,6 +135,10 @@ static int on_span(void *ctx, const uint8_t *data, size_t len, const tb_span_map
         r->err = n;
     r->bytes += len;
     tb_health_bytes(&r->o->health, len);
+    /* The span's last segment's last byte (tb_span_map). */
+    if (len && map && map->n)
+        r->o->last_index = map->index[map->n - 1] + map->end[map->n - 1] -
+                           (map->n > 1 ? map->end[map->n - 2] : 0) - 1;
     if (tb_cli_progress_due(&r->o->pr)) {
         snprintf(prefix, sizeof prefix, "decode 0x%02x:", (unsigned)r->o->id);
         tb_cli_progress_run(&r->o->pr, prefix, r->o->insns, 0, r->bytes);
@@ -148,6 +163,7 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
         return TB_EXIT_ERROR;
     }
     tb_health_init(&o->health);
+    o->last_index = 0;
     o->id = s->cfg.trace_id;
     o->addr = (tb_cli_addr_out){.f = o->tag ? o->mem : o->f, .mem = mem,
                                 .ptm = s->cfg.protocol == TB_PROTO_PTM,
@@ -156,8 +172,10 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
     run.dec = tb_decoder_new(&s->cfg, mem);
     if (run.dec)
         tb_decoder_set_health(run.dec, &o->health);
-    if (o->disasm)
+    if (o->disasm) {
         o->dis = tb_cli_disasm_new(mem);
+        tb_cli_disasm_set_ptm(o->dis, s->cfg.protocol == TB_PROTO_PTM);
+    }
     if (!run.parser || !run.dec || (o->disasm && !o->dis)) {
         r = TB_ERR_NOMEM;
         snprintf(err, sizeof err, "%s: cannot create a decoder (out of memory)", s->name);

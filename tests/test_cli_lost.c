@@ -271,6 +271,10 @@ Test(cli_lost, one_flipped_bit_every_format)
     o = run("decode '%s'", dir);
     cr_expect_eq(o.status, 5);
     out_has(&o, "\n40 NO_SYNC reason=bad-packet");
+    /* END at the trace's last byte (169 bytes): the trace went on
+     * after the loss, and none of it was decoded.  It said "0 END". */
+    cr_expect(o.out_len > 8 && !strcmp(o.out + o.out_len - 8, "168 END\n"), "%s",
+              o.out_len > 40 ? o.out + o.out_len - 40 : o.out);
     done(&o);
     o = run("decode '%s' --format json", dir);
     cr_expect_eq(o.status, 5);
