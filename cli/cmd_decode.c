@@ -196,7 +196,7 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
         return TB_EXIT_ERROR;
     if (o->addr.err) {
         fprintf(stderr, "tracebench decode: %s: %s\n", s->name,
-                o->addr.err == TB_ERR_NO_MEMORY
+                o->addr.err == TB_ERR_NOT_IN_IMAGE
                     ? "an instruction range runs into code the memory image does not hold"
                     : tb_err_str(o->addr.err));
         return TB_EXIT_ERROR;

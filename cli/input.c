@@ -461,7 +461,12 @@ static int open_snapshot(tb_cli_input *in, const char *dir)
     in->snap_loaded = true;
     n = tb_stream_select(&in->snap, in->id, sel, TB_CLI_MAX_SOURCES, err, sizeof err);
     if (n < 0) {
-        fprintf(stderr, "tracebench %s: %s\n", in->cmd, err);
+        /* The library names the sources; the flag that picks one is
+         * the command line's word. */
+        fprintf(stderr, "tracebench %s: %s%s\n", in->cmd, err,
+                n == TB_ERR_NOT_FOUND ? "; give --id with one of them"
+                : n == TB_ERR_INVAL && in->id == TB_STREAM_ONLY ? " (give --id ID, or --id all)"
+                                                                : "");
         return TB_EXIT_ERROR;
     }
     for (k = 0; k < n; k++) {

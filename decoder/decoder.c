@@ -268,7 +268,7 @@ int tb_range_addrs(const tb_memimage *mem, const tb_element *el,
             const uint8_t *p = tb_memimage_ptr(mem, a, &avail);
 
             if (!p || avail < 2)
-                return TB_ERR_NO_MEMORY;
+                return TB_ERR_NOT_IN_IMAGE;
             a += tb_thumb_size((uint16_t)(p[0] | p[1] << 8));
         }
     }

@@ -130,7 +130,7 @@ Test(formats, element_text_and_json_use_the_same_names)
     el.index = 26646;
     el.start = 0xc02f5b3a;
     el.isa = TB_ISA_THUMB;
-    el.err = TB_ERR_NO_MEMORY;
+    el.err = TB_ERR_NOT_IN_IMAGE;
     check_elem(&el,
                "26646 ADDR_NACC addr=0xc02f5b3a isa=T32 "
                "error=\"code address not in the memory image\"",

@@ -99,7 +99,7 @@ typedef struct tb_health_diag {
 void tb_health_diagnose(const tb_health *h, bool port, tb_health_diag *d);
 
 /* What a trace buffer's bytes look like: CoreSight formatter frames
- * (protocol-notes 5.1) or not.  A formatted buffer read as one source's
+ * (frame.h) or not.  A formatted buffer read as one source's
  * bytes loses nearly all its trace, and the frames show: 16-byte frames
  * whose ID bytes name a few valid trace IDs, never a reserved one, and
  * whose bytes, split by ID, parse as trace.  One source's own bytes can
