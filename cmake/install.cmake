@@ -103,7 +103,12 @@ install(FILES ${PROJECT_SOURCE_DIR}/docs/tracebench.1
 file(GLOB TB_DOC_FILES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
 install(FILES ${TB_DOC_FILES} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
+  USE_SOURCE_PERMISSIONS)
+# examples/program/build.sh finds the vector programs' runtime here.
+install(FILES ${PROJECT_SOURCE_DIR}/vectors/programs/crt0.S ${PROJECT_SOURCE_DIR}/vectors/programs/lib.c
+  ${PROJECT_SOURCE_DIR}/vectors/programs/link.ld
+  DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples/program/runtime)
 
 # CMake package.
 install(EXPORT tracebenchTargets NAMESPACE tracebench::

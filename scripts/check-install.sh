@@ -168,6 +168,20 @@ else
   skip "no reference traces at $tc2 (set TB_REFERENCE_DIR): TC2 0x10 not checked"
 fi
 
+# The program of one's own, as installed: its build.sh finds the runtime
+# beside it (examples/program/runtime), and the installed tracebench runs
+# it with its scenario.
+if command -v arm-none-eabi-gcc >/dev/null; then
+  "$doc/examples/program/build.sh" "$tmp/irq_counter.elf" ||
+    fail "installed examples/program/build.sh"
+  "$prefix/bin/tracebench" roundtrip "$tmp/irq_counter.elf" --scenario \
+    "$doc/examples/program/irq_counter.ini" --strict --quiet >/dev/null ||
+    fail "installed tracebench roundtrip irq_counter.elf: exit $?"
+  echo "check-install: examples/program built and round-tripped from share/doc/tracebench"
+else
+  skip "arm-none-eabi-gcc not installed: examples/program not built"
+fi
+
 # DESTDIR staging: the files go under DESTDIR, the paths inside name the prefix.
 DESTDIR=$tmp/stage cmake --install "$build" --prefix /opt/tb >/dev/null
 grep -qx 'prefix=/opt/tb' "$tmp/stage/opt/tb/${libdir#"$prefix"/}/pkgconfig/tracebench.pc" ||
