@@ -205,7 +205,7 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
         fprintf(stderr, "tracebench decode: %s: %s\n", s->name, err[0] ? err : tb_err_str(r));
         if (r == TB_ERR_BAD_FRAME && in->is_file)
             fprintf(stderr, "tracebench decode: %s: does the file hold one source's bytes, "
-                            "not CoreSight frames? then leave out --formatted\n", s->name);
+                            "not CoreSight frames? then give --buffer raw\n", s->name);
         return TB_EXIT_ERROR;
     }
     r = tb_cli_health_report(in, k, &o->health);

@@ -133,20 +133,38 @@ static int on_record(void *ctx, const tb_exec_record *r)
 
 static int usage_to(FILE *f, int rc)
 {
-    fprintf(f, "usage: tracebench sim PROGRAM [--scenario S.ini] [--truth FILE]\n"
-                    "       [--format text|json] [--cpu a15|a9|a7] [--raw ADDR] [--max N|unlimited]\n"
-                    "       [--quiet] [--data] [--protocol ptm|etmv3|etmv1|etmv2 [--options LIST] --out DIR\n"
-                    "       [--buffer coresight|raw] [--vcd FILE]]\n"
-                    "  --truth FILE: the ground truth (- for stdout); not written otherwise\n"
-                    "  --vcd FILE: (etmv1, etmv2) the port capture also as a VCD for a waveform viewer\n"
-                    "  --data: a data record (D) per memory transfer in the run\n"
-                    "  --raw ADDR: PROGRAM is a raw image loaded at ADDR; bit 0 set: start in Thumb\n"
-                    "  --max N: the budget, N instructions and N exceptions (default: the\n"
-                    "        scenario's max_insns, else %u); 0 or unlimited: none\n"
-                    "  LIST: comma-separated: ca ts bb rs alt vmid ctxid=N v=MINOR id=ID\n"
-                    "        sync=BYTES tsper=N trigger=SEQ fifo=DEPTH[:BYTES/CYCLES]\n"
-                    "        include=LO-HI|SYMBOL|SYM-SYM exclude=... (a SYMBOL alone: its\n"
-                    "        extent in the ELF symbol table)\n",
+    fprintf(f,
+            "usage: tracebench sim PROGRAM [--scenario S.ini] [--truth FILE] [--format text|json]\n"
+            "           [--cpu a15|a9|a7] [--raw ADDR] [--max N|unlimited] [--data] [--quiet]\n"
+            "       tracebench sim PROGRAM ... --protocol ptm|etmv3|etmv1|etmv2 [--options LIST]\n"
+            "           --out DIR [--buffer coresight|raw] [--vcd FILE]\n"
+            "\n"
+            "  PROGRAM          an ARM ELF file (32-bit, little-endian), or a raw image (--raw)\n"
+            "  --scenario S.ini interrupts, faults, budget, exit symbol (vectors/programs/README.md)\n"
+            "  --truth FILE     the ground truth, one record a line (- for stdout); not\n"
+            "                   written otherwise (about 70 bytes an instruction)\n"
+            "  --format F       the truth as text (default) or json\n"
+            "  --cpu C          the core: a15 (default), a9 or a7 (overrides the scenario's)\n"
+            "  --raw ADDR       PROGRAM is a raw image loaded at ADDR; bit 0 set: start in Thumb\n"
+            "  --max N          the budget, N instructions and N exceptions (default: the\n"
+            "                   scenario's max_insns, else %u); 0 or unlimited: none\n"
+            "  --data           a data record (D) per memory transfer, in the truth and to the\n"
+            "                   encoder (data trace: --options data=...)\n"
+            "  --quiet          no progress line (shown only on a terminal)\n"
+            "  --protocol P     also encode the run as ptm, etmv3, etmv1 or etmv2 trace ...\n"
+            "  --options LIST   ... with these encoder options (README.md: ca, ts, bb, rs, alt,\n"
+            "                   vmid, ctxid=N, v=MINOR, id=ID, sync=BYTES, tsper=N, trigger=SEQ,\n"
+            "                   fifo=DEPTH[:BYTES/CYCLES], include=/exclude=LO-HI|SYMBOL|SYM-SYM,\n"
+            "                   data=, dataview=, ooo=, suppress=, ignore=, ccpkt, dual, pcfirst,\n"
+            "                   port=, vectors=, idle) ...\n"
+            "  --out DIR        ... into the snapshot DIR, streamed as the trace is made\n"
+            "  --buffer B       the snapshot's buffer: coresight frames (default) or raw\n"
+            "  --vcd FILE       (etmv1, etmv2) the port capture also as a VCD for a waveform viewer\n"
+            "\n"
+            "Ctrl-C (SIGINT) or SIGTERM stops the run at the next instruction: the snapshot\n"
+            "is finished with what was traced, marked as cut short in snapshot.ini.\n"
+            "exit: 0 done, 2 usage, 4 error (the program would not load or run, I/O),\n"
+            "      130 / 143 interrupted by SIGINT / SIGTERM (the snapshot is whole)\n",
             TB_CLI_DEFAULT_BUDGET);
     return rc;
 }

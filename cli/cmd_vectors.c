@@ -1211,10 +1211,29 @@ static unsigned diff_tree(const char *want, const char *have, const char *rel, b
 
 static int usage_to(FILE *f, int rc)
 {
-    fprintf(f, "usage: tracebench vectors [--list FILE] [--programs DIR] "
-                    "[--scenarios DIR] [--out DIR] [--only NAME] [--check] [--quiet]\n"
-                    "       tracebench vectors --coverage [--markdown] [--list FILE] "
-                    "[--out DIR]\n");
+    fprintf(f,
+            "usage: tracebench vectors [--list FILE] [--programs DIR] [--scenarios DIR] [--out DIR]\n"
+            "           [--only NAME] [--check] [--quiet]\n"
+            "       tracebench vectors --coverage [--markdown] [--list FILE] [--out DIR]\n"
+            "\n"
+            "Regenerates the conformance vectors (docs/vectors.md) listed in FILE: per vector\n"
+            "a round trip that writes OUT/NAME/ (snapshot, truth.txt, decode.addr, README.md).\n"
+            "  --list FILE      the vector list (default vectors/vectors.ini)\n"
+            "  --programs DIR   the built programs (default: vectors/programs beside this\n"
+            "                   executable, the build tree's)\n"
+            "  --scenarios DIR  scenario variants (default: the list's directory/scenarios)\n"
+            "  --out DIR        where the vectors go (default: the list's directory/generated);\n"
+            "                   with --check, the vectors to compare with\n"
+            "  --only NAME      this vector only\n"
+            "  --check          regenerate into a temporary directory and compare with --out\n"
+            "                   byte for byte, naming each difference (nothing is written)\n"
+            "  --quiet          no progress line (shown only on a terminal)\n"
+            "  --coverage       count the spec-coverage catalogue's variants (coverage.tsv\n"
+            "                   beside the list) over the vectors under --out; --markdown: as\n"
+            "                   a Markdown table\n"
+            "\n"
+            "exit: 0 done (--check: the same), 1 --check: a difference; --coverage: a\n"
+            "      reachable variant in no vector, 2 usage, 4 error\n");
     return rc;
 }
 

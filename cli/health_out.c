@@ -127,11 +127,11 @@ int tb_cli_health_report(const tb_cli_input *in, size_t k, const tb_health *h)
     }
     if (looks_formatted)
         fprintf(stderr, "tracebench %s: %s: the file looks CoreSight-formatted (its 16-byte "
-                        "frames carry trace IDs %s): give --formatted and --id ID\n",
+                        "frames carry trace IDs %s): give --buffer coresight and --id ID\n",
                 cmd, name, ids);
     else if (d.cause == TB_HEALTH_NO_ASYNC && in->is_file && !port)
-        fprintf(stderr, "tracebench %s: %s: is it --formatted (an ETB/ETR dump of several "
-                        "sources)? is the protocol right (--protocol etmv3|ptm)? is it "
+        fprintf(stderr, "tracebench %s: %s: is it CoreSight-formatted, an ETB/ETR dump of "
+                        "several sources (--buffer coresight)? is the protocol right (--protocol etmv3|ptm)? is it "
                         "trace at all?\n", cmd, name);
     else if (d.cause == TB_HEALTH_NO_ASYNC)
         fprintf(stderr, "tracebench %s: %s: is the source's type (ETMv3 or PTM) right, and "

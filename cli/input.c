@@ -35,7 +35,7 @@ void tb_cli_input_usage(FILE *f, const char *cmd)
             "usage: tracebench %s DIR [--id ID|all]%s\n"
             "       tracebench %s FILE --protocol etmv3|ptm|etmv1|etmv2 [--options LIST]\n"
             "              [--etmcr X] [--etmidr X] [--etmccer X] [--traceid X]\n"
-            "              [--formatted|--raw] [--id ID|all]%s%s\n"
+            "              [--buffer coresight|raw] [--id ID|all]%s%s\n"
             "\n"
             "  DIR              an OpenCSD / DS-5 trace snapshot directory (snapshot.ini, ...)\n"
             "  --id ID|all      the trace source with trace ID ID (0x01-0x6f, hex or decimal),\n"
@@ -70,12 +70,17 @@ void tb_cli_input_usage(FILE *f, const char *cmd)
             "  --etmcr X, --etmidr X, --etmccer X, --traceid X\n"
             "                   the registers themselves; they override --options.  Default:\n"
             "                   ETMv3.5 or PFT1.1, plain trace, trace ID 0x10 (or --id)\n"
-            "  --formatted      CoreSight frames, as an ETB/ETR stores them (picks --id)\n"
-            "  --raw            the source's bytes alone (the default)\n");
+            "  --buffer B       coresight: CoreSight frames, as an ETB/ETR stores them (--id\n"
+            "                   picks the source); raw: one source's bytes (the default)\n"
+            "  --formatted      --buffer coresight\n");
     if (memory)
         fprintf(f,
                 "  --memory ELF     the program's ELF file (its PT_LOAD segments)\n"
                 "  --memory ADDR:FILE  a raw memory dump mapped at ADDR; repeat as needed\n");
+    else
+        fprintf(f,
+                "  --memory ...     noted and ignored: packets reads no memory (so that\n"
+                "                   decode's command line works here too)\n");
     fprintf(f,
             "\n"
             "exit: 0 done, 2 usage, 4 error, 5 trace was lost to corruption or never\n"
@@ -179,8 +184,23 @@ int tb_cli_input_arg(tb_cli_input *in, int argc, char **argv, int *i)
         in->path = a;
         return 1;
     }
-    if (!strcmp(a, "--formatted") || !strcmp(a, "--raw")) {
-        in->formatted = a[2] == 'f';
+    if (!strcmp(a, "--formatted")) {
+        in->formatted = 1;
+        return 1;
+    }
+    if (!strcmp(a, "--raw"))
+        /* One meaning per flag: --raw ADDR is sim's raw program image. */
+        return usage_error(in, "%s: here the buffer's format is --buffer coresight|raw "
+                               "(raw, one source's bytes, is the default); --raw ADDR is "
+                               "sim's raw program image", a);
+    if (!strcmp(a, "--buffer")) {
+        if (!v)
+            return usage_error(in, "%s needs a value: coresight or raw", a);
+        if (strcmp(v, "coresight") && strcmp(v, "raw"))
+            return usage_error(in, "--buffer %s: use coresight (CoreSight frames, as an "
+                                   "ETB/ETR stores them) or raw (one source's bytes)", v);
+        in->formatted = v[0] == 'c';
+        (*i)++;
         return 1;
     }
     for (r = 0; r < 4; r++)
@@ -247,7 +267,7 @@ static bool raw_options_given(const tb_cli_input *in, const char **which)
     *which = in->protocol ? "--protocol" : in->options ? "--options"
              : in->have_reg[0] ? "--etmcr" : in->have_reg[1] ? "--etmidr"
              : in->have_reg[2] ? "--etmccer" : in->have_reg[3] ? "--traceid"
-             : in->formatted >= 0 ? (in->formatted ? "--formatted" : "--raw")
+             : in->formatted >= 0 ? "--buffer"
              : in->n_memory ? "--memory" : NULL;
     return *which != NULL;
 }

@@ -297,6 +297,9 @@ Test(cli_errors, bad_values_name_the_accepted_ones)
          "disagree"},
         {"packets '%s/trace_buffer.bin' --protocol etmv3 --formatted --id 0x7f",
          "cannot pick a source in formatted trace"},
+        {"decode '%s/trace_buffer.bin' --protocol etmv3 --raw", "--raw ADDR is sim's"},
+        {"decode '%s/trace_buffer.bin' --protocol etmv3 --buffer frames",
+         "--buffer frames: use coresight"},
     };
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -407,7 +410,7 @@ Test(cli_errors, raw_file_decodes_as_its_snapshot)
 
     /* Registers and a memory dump, as source_0.ini and core_0.ini have them. */
     o = run("decode '%s/trace_buffer.bin' --protocol ptm --etmcr 0 --etmidr 0x410CF310 "
-            "--etmccer 0x30C00000 --traceid 0x10 --raw --memory 0x%lx:'%s/mem_0_0.bin' "
+            "--etmccer 0x30C00000 --traceid 0x10 --buffer raw --memory 0x%lx:'%s/mem_0_0.bin' "
             "--format addr", v, dump_address(v), v);
     cr_expect_eq(o.status, 0);
     expect_file_eq(o.out, v, "decode.addr", "raw-file decode (registers)");

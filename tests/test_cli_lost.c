@@ -137,15 +137,15 @@ Test(cli_lost, formatted_dump_read_raw)
     char args[2048];
     const char *const texts[] = {"bad packets after sync", "looks CoreSight-formatted",
                                  "trace IDs 0x10, 0x11, 0x12 and 0x13",
-                                 "give --formatted and --id ID"};
+                                 "give --buffer coresight and --id ID"};
 
     if (!d)
         return;
     snprintf(args, sizeof args, TC2_FILE " --protocol etmv3 --options ca,ts --id 0x10", d, d);
     all_three(args, true, 5, texts, 4);
     /* The same dump read as it is: complete, exit 0, no warning. */
-    snprintf(args, sizeof args, TC2_FILE " --protocol etmv3 --options ca,ts --formatted --id 0x10",
-             d, d);
+    snprintf(args, sizeof args,
+             TC2_FILE " --protocol etmv3 --options ca,ts --buffer coresight --id 0x10", d, d);
     all_three(args, true, 0, NULL, 0);
     snprintf(args, sizeof args, TC2_FILE " --protocol ptm --options ca,ts --formatted --id 0x13",
              d, d);
@@ -201,7 +201,7 @@ Test(cli_lost, random_bytes)
     const char *f = random_file();
     char args[1024];
     const char *const texts[] = {"no A-sync in 1048576 bytes", "nothing was decoded",
-                                 "is it --formatted", "--protocol etmv3|ptm"};
+                                 "(--buffer coresight)", "--protocol etmv3|ptm"};
     outcome o;
 
     snprintf(args, sizeof args, "'%s' --protocol ptm --memory '0:%s'", f, f);
