@@ -220,7 +220,7 @@ Test(cli_lost, random_bytes)
 static const char *flipped(void)
 {
     static char dir[512];
-    char cmd[2048];
+    char cmd[4096];
 
     snprintf(dir, sizeof dir, "%s/flipped", scratch);
     snprintf(cmd, sizeof cmd,

@@ -397,7 +397,7 @@ Test(formats, disasm_marks_condition_failed)
     size_t marked = 0;
 
     for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; v++) {
-        char args[1200], path[1200];
+        char args[1400], path[1200];
         char *out, *err, *want, *line, *save = NULL;
         char (*got)[24] = NULL, (*exp)[24] = NULL;
         size_t ng = 0, ne = 0;

@@ -362,7 +362,7 @@ Test(health, guess_on_the_vectors)
     d = opendir(dir);
     cr_assert_not_null(d);
     while ((e = readdir(d))) {
-        char vdir[1400], path[1500], err[512];
+        char vdir[1400], path[1700], err[512];
         tb_snapshot s;
         tb_config cfg;
         tb_buffer_guess g;
