@@ -20,17 +20,24 @@
 
 #include "cli.h"
 
-/* One table for single runs and the suite; 1 and 2 mean what they mean
- * for the other subcommands (failure, usage).  A run that proved nothing
- * gets its own code so that no script takes it for a pass, and a broken
- * setup its own so that it is not taken for a decoder bug. */
+/* One table for single runs and the suite, the codes of every command
+ * (cli.h).  A run that proved nothing gets its own code so that no
+ * script takes it for a pass, a broken setup its own so that it is not
+ * taken for a decoder bug, and with --strict a run the budget cut short
+ * its own so that CI does not take a partial check for a whole one. */
 enum {
-    RT_EXIT_MATCH = 0,       /* every run matched over >= 1 checked instruction */
-    RT_EXIT_MISMATCH = 1,    /* a divergence (with --fault: the fault was caught) */
-    RT_EXIT_USAGE = 2,       /* bad command line or option list */
-    RT_EXIT_NOTHING = 3,     /* a run checked no instruction, or its --fault was
-                              * not applied or not caught; the suite ran no case */
-    RT_EXIT_ERROR = 4,       /* the program would not load or run, I/O, pipeline */
+    RT_EXIT_MATCH = TB_EXIT_OK,         /* every run matched over >= 1 checked
+                                         * instruction */
+    RT_EXIT_MISMATCH = TB_EXIT_DIFF,    /* a divergence (with --fault: the fault
+                                         * was caught) */
+    RT_EXIT_USAGE = TB_EXIT_USAGE,      /* bad command line or option list */
+    RT_EXIT_NOTHING = TB_EXIT_NOTHING,  /* a run checked no instruction, or its
+                                         * --fault was not applied or not caught;
+                                         * the suite ran no case */
+    RT_EXIT_ERROR = TB_EXIT_ERROR,      /* the program would not load or run, I/O,
+                                         * pipeline */
+    RT_EXIT_CUT = TB_EXIT_CUT,          /* --strict: a budget stopped a run that
+                                         * otherwise matched */
 };
 
 #ifdef TB_HAVE_ROUNDTRIP
@@ -41,35 +48,44 @@ enum {
 static int usage_to(FILE *f, int rc)
 {
     fprintf(f,
-            "usage: tracebench roundtrip PROGRAM.elf [--scenario S.ini] [--protocol ptm|etmv3|etmv1|etmv2]\n"
+            "usage: tracebench roundtrip PROGRAM [--scenario S.ini] [--protocol ptm|etmv3|etmv1|etmv2]\n"
             "           [--options LIST] [--buffer coresight|raw] [--max N|unlimited] [--chunk N]\n"
-            "           [--out DIR [--vcd FILE]] [--truth FILE] [--quiet]\n"
-            "           [--fault addr-bit:N:BIT|drop-atom:N]\n"
+            "           [--out DIR [--vcd FILE]] [--truth FILE] [--fault F] [--strict] [--quiet]\n"
             "       tracebench roundtrip --suite [--programs DIR] [--vectors DIR] [--max N]\n"
-            "           [--protocol ptm|etmv3|etmv1|etmv2] [--only TEXT] [--reports N] [--quiet]\n"
-            "           (--suite: --max caps each scenario's budget, default 200000)\n"
-            "  --max N: the budget, N instructions and N exceptions (default: the scenario's\n"
-            "        max_insns, else %u); 0 or unlimited: none.  A run the budget cut\n"
-            "        says so under its verdict\n"
-            "  --out DIR: the snapshot (streamed); --truth FILE: the ground truth\n"
-            "  --vcd FILE: (--protocol etmv1|etmv2, with --out) the port capture also as a VCD\n"
-            "  LIST: encoder options (see tracebench sim; include=/exclude= take symbols),\n"
-            "        plus `filter` for an include range over the middle half of the program\n"
-            "  --suite: programs from DIR (default build/vectors/programs), scenarios\n"
-            "        from the vectors DIR (default vectors): programs/NAME.ini and\n"
-            "        scenarios/NAME.VARIANT.ini\n"
+            "           [--protocol ptm|etmv3|etmv1|etmv2] [--only TEXT] [--reports N] [--strict]\n"
+            "           [--quiet]\n"
+            "\n"
+            "  PROGRAM          an ARM ELF file (32-bit, little-endian)\n"
+            "  --scenario S.ini interrupts, faults, budget, exit symbol (vectors/programs/README.md)\n"
+            "  --protocol P     one protocol (default: ptm and etmv3)\n"
+            "  --options LIST   encoder options (README.md; include=/exclude= take symbols),\n"
+            "                   plus `filter`: an include range over the middle half of the program\n"
+            "  --buffer B       the snapshot's buffer: coresight frames (default) or raw\n"
+            "  --max N          the budget, N instructions and N exceptions (default: the\n"
+            "                   scenario's max_insns, else %u); 0 or unlimited: none.  A run\n"
+            "                   the budget cut says CUT under its verdict.  --suite: caps each\n"
+            "                   scenario's budget (default 200000)\n"
+            "  --chunk N        feed the decoder N bytes at a time\n"
+            "  --out DIR        write the snapshot there (streamed; needs --protocol)\n"
+            "  --vcd FILE       (etmv1, etmv2, with --out) the port capture also as a VCD\n"
+            "  --truth FILE     write the ground truth there\n"
+            "  --fault F        corrupt one packet: addr-bit:N:BIT or drop-atom:N\n"
+            "  --strict         a run the budget cut short fails (exit 6), for CI\n"
+            "  --quiet          no progress line (shown only on a terminal)\n"
+            "  --suite          the whole matrix: programs from --programs DIR (default\n"
+            "                   build/vectors/programs), scenarios from --vectors DIR\n"
+            "                   (default vectors: programs/NAME.ini, scenarios/NAME.VARIANT.ini);\n"
+            "                   --only TEXT: the cases whose name holds TEXT; --reports N:\n"
+            "                   divergence reports printed in full (default 3)\n"
+            "\n"
             "exit: 0 match, 1 mismatch (with --fault: the fault was caught), 2 usage,\n"
             "      3 nothing checked (0 instructions compared, or the fault was not\n"
             "        applied or not caught; --suite: any such case, or no case ran),\n"
-            "      4 error (the program would not load or run, I/O); with both protocols\n"
-            "      or --suite: 1 if any mismatch, else 4 if any error, else 3 if any\n"
-            "      case checked nothing, else 0\n", TB_CLI_DEFAULT_BUDGET);
+            "      4 error (the program would not load or run, I/O), 6 (--strict) a run\n"
+            "        the budget cut short; with both protocols or --suite: 1 if any\n"
+            "      mismatch, else 4 if any error, else 3 if any case checked nothing,\n"
+            "      else 6 if any was cut (--strict), else 0\n", TB_CLI_DEFAULT_BUDGET);
     return rc;
-}
-
-static int usage(void)
-{
-    return usage_to(stderr, RT_EXIT_USAGE);
 }
 
 static double bits(uint64_t bytes, uint64_t insns)
@@ -189,14 +205,11 @@ static void fault_line(const tb_rt_fault *fault, const tb_rt_result *res, FILE *
     }
 }
 
-/* The worse outcome of two runs, as the suite ranks them: a mismatch over
- * an error over a run that proved nothing over a match. */
+/* The worse outcome of two runs: a mismatch over an error over a run
+ * that proved nothing over one the budget cut (--strict) over a match. */
 static int worse(int a, int b)
 {
-    static const int rank[] = {[RT_EXIT_MATCH] = 0, [RT_EXIT_NOTHING] = 1,
-                               [RT_EXIT_ERROR] = 2, [RT_EXIT_MISMATCH] = 3};
-
-    return rank[b] > rank[a] ? b : a;
+    return tb_cli_exit_worse(a, b);
 }
 
 /* The progress line of a single run (tb_rt_case.on_progress). */
@@ -246,7 +259,8 @@ static void stop_line(const tb_rt_result *res, FILE *f)
 
 static int one(const char *prog, const char *scn, const char *proto, const char *opts,
                bool raw, bool has_max, uint64_t max, size_t chunk, const char *out,
-               const char *vcd, const char *truth, bool quiet, const tb_rt_fault *fault)
+               const char *vcd, const char *truth, bool quiet, const tb_rt_fault *fault,
+               bool strict)
 {
     /* ETMv1/ETMv2 only when asked for by name (--protocol etmv1|etmv2). */
     static const tb_protocol both[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1,
@@ -341,6 +355,11 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
         stop_line(&res, stdout);
         switch (res.verdict) {
         case TB_RT_MATCH:
+            if (strict && res.sim.stop == TB_SIM_STOP_BUDGET) {
+                printf("       --strict: a run the budget cut short is a failure (exit %d)\n",
+                       RT_EXIT_CUT);
+                status = worse(status, RT_EXIT_CUT);
+            }
             break;
         case TB_RT_MISMATCH:
             if (fault->kind != TB_RT_FAULT_NONE) {
@@ -503,7 +522,7 @@ typedef struct row {
 } row;
 
 static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t max,
-                 const char *only, unsigned max_reports, bool quiet)
+                 const char *only, unsigned max_reports, bool quiet, bool strict)
 {
     static const tb_protocol protos[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1,
                                          TB_PROTO_ETMV2};
@@ -664,13 +683,18 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
            "failures too)\n");
     if (cut)
         printf("%u of %u cases were cut by their budget (the scenario's max_insns, capped by "
-               "--max %llu) before their program ended: checked that far\n", cut, tot.cases,
-               (unsigned long long)max);
+               "--max %llu) before their program ended: checked that far; to check them "
+               "whole, raise --max (it caps every case; the default is 200000) and, past "
+               "it, the scenario's max_insns%s\n", cut, tot.cases, (unsigned long long)max,
+               strict ? "; --strict: that is a failure (exit 6)" : "");
     if (tot.bad || tot.empty) {
         printf("\n%u of %u cases FAILED: %u mismatch(es), %u error(s), %u checked nothing:\n",
                tot.bad + tot.empty, tot.cases, mismatches, errors, tot.empty);
         for (size_t i = 0; i < nfailed; i++)
             printf("  %s\n", failed[i]);
+    } else if (tot.cases && strict && cut) {
+        printf("\nall %u cases match, but %u of them were cut short by their budget: "
+               "--strict fails them\n", tot.cases, cut);
     } else if (tot.cases) {
         printf("\nall %u cases match\n", tot.cases);
     } else {
@@ -684,7 +708,34 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
     return mismatches ? RT_EXIT_MISMATCH
            : errors   ? RT_EXIT_ERROR
            : tot.empty || !tot.cases ? RT_EXIT_NOTHING
-                                     : RT_EXIT_MATCH;
+           : strict && cut ? RT_EXIT_CUT
+                           : RT_EXIT_MATCH;
+}
+
+/* The options that take a value. */
+static bool takes_value(const char *a)
+{
+    static const char *const names[] = {"--scenario", "--protocol", "--options", "--buffer",
+                                        "--out",      "--programs", "--vectors", "--only",
+                                        "--max",      "--truth",    "--vcd",     "--chunk",
+                                        "--reports",  "--fault"};
+
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (!strcmp(a, names[k]))
+            return true;
+    return false;
+}
+
+/* A decimal or 0x count that fits a size_t / unsigned. */
+static bool parse_count(const char *v, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+
+    if (*v < '0' || *v > '9')
+        return false;
+    errno = 0;
+    *out = strtoull(v, &end, 0);
+    return !*end && !errno && *out <= max;
 }
 
 int tb_cli_roundtrip(int argc, char **argv)
@@ -692,18 +743,19 @@ int tb_cli_roundtrip(int argc, char **argv)
     const char *prog = NULL, *scn = NULL, *proto = NULL, *opts = NULL, *out = NULL;
     const char *pdir = "build/vectors/programs", *vdir = "vectors", *only = NULL;
     const char *truth = NULL, *vcd = NULL;
-    bool raw = false, do_suite = false, quiet = false, has_max = false;
+    bool raw = false, do_suite = false, quiet = false, has_max = false, strict = false;
     uint64_t max = 0;
     size_t chunk = 0;
     unsigned reports = 3;
     tb_rt_fault fault = {TB_RT_FAULT_NONE, 0, 0};
+    char why[160];
 
     if (tb_cli_wants_help(argc, argv))
         return usage_to(stdout, 0);
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end;
+        unsigned long long n;
 
         if (!strcmp(a, "--suite")) {
             do_suite = true;
@@ -713,59 +765,105 @@ int tb_cli_roundtrip(int argc, char **argv)
             quiet = true;
             continue;
         }
+        if (!strcmp(a, "--strict")) {
+            strict = true;
+            continue;
+        }
         if (a[0] != '-') {
             if (prog)
-                return usage();
+                return tb_cli_usage_error("roundtrip", "one PROGRAM only, not '%s' and '%s'",
+                                          prog, a);
             prog = a;
             continue;
         }
+        if (!takes_value(a))
+            return tb_cli_usage_error("roundtrip", "unknown option '%s'", a);
         if (!v)
-            return usage();
+            return tb_cli_usage_error("roundtrip", "%s needs a value", a);
         i++;
-        if (!strcmp(a, "--scenario"))
+        if (!strcmp(a, "--scenario")) {
             scn = v;
-        else if (!strcmp(a, "--protocol") &&
-                 (!strcmp(v, "ptm") || !strcmp(v, "etmv3") || !strcmp(v, "etmv1") ||
-                  !strcmp(v, "etmv2")))
+        } else if (!strcmp(a, "--protocol")) {
+            if (!tb_cli_protocol(v))
+                return tb_cli_usage_error("roundtrip", "--protocol %s: use ptm, etmv3, etmv1 "
+                                          "or etmv2", v);
             proto = v;
-        else if (!strcmp(a, "--options"))
+        } else if (!strcmp(a, "--options")) {
             opts = v;
-        else if (!strcmp(a, "--buffer") && (!strcmp(v, "raw") || !strcmp(v, "coresight")))
+            if (tb_cli_options_empty_item(v))
+                return tb_cli_usage_error("roundtrip", "--options %s: an empty item (two "
+                                          "commas in a row, or one at an end)", v);
+        } else if (!strcmp(a, "--buffer")) {
+            if (strcmp(v, "raw") && strcmp(v, "coresight"))
+                return tb_cli_usage_error("roundtrip", "--buffer %s: use coresight or raw", v);
             raw = !strcmp(v, "raw");
-        else if (!strcmp(a, "--out"))
+        } else if (!strcmp(a, "--out")) {
             out = v;
-        else if (!strcmp(a, "--programs"))
+        } else if (!strcmp(a, "--programs")) {
             pdir = v;
-        else if (!strcmp(a, "--vectors"))
+        } else if (!strcmp(a, "--vectors")) {
             vdir = v;
-        else if (!strcmp(a, "--only"))
+        } else if (!strcmp(a, "--only")) {
             only = v;
-        else if (!strcmp(a, "--max") && tb_cli_parse_budget(v, &max) == 0)
+        } else if (!strcmp(a, "--max")) {
+            if (tb_cli_parse_budget(v, &max) < 0)
+                return tb_cli_usage_error("roundtrip", "--max %s: give a number of "
+                                          "instructions (decimal or 0x...; 0: none) or "
+                                          "unlimited", v);
             has_max = true;
-        else if (!strcmp(a, "--truth"))
+        } else if (!strcmp(a, "--truth")) {
             truth = v;
-        else if (!strcmp(a, "--vcd"))
+        } else if (!strcmp(a, "--vcd")) {
             vcd = v;
-        else if (!strcmp(a, "--chunk") && (chunk = strtoull(v, &end, 0), !*end))
-            ;
-        else if (!strcmp(a, "--reports") && (reports = (unsigned)strtoul(v, &end, 0), !*end))
-            ;
-        else if (!strcmp(a, "--fault") && parse_fault(v, &fault) == 0)
-            ;
-        else
-            return usage();
+        } else if (!strcmp(a, "--chunk")) {
+            if (!parse_count(v, SIZE_MAX, &n))
+                return tb_cli_usage_error("roundtrip", "--chunk %s: give a byte count "
+                                          "(0: as the encoder makes them)", v);
+            chunk = (size_t)n;
+        } else if (!strcmp(a, "--reports")) {
+            if (!parse_count(v, UINT32_MAX, &n))
+                return tb_cli_usage_error("roundtrip", "--reports %s: give a count", v);
+            reports = (unsigned)n;
+        } else if (!strcmp(a, "--fault")) {
+            if (parse_fault(v, &fault) < 0)
+                return tb_cli_usage_error("roundtrip", "--fault %s: use addr-bit:N:BIT (flip "
+                                          "bit BIT, 0-31, of the Nth branch address packet) "
+                                          "or drop-atom:N (drop the last atom of the Nth "
+                                          "atom packet)", v);
+        }
     }
-    if (do_suite)
-        return prog || truth || vcd ? usage()
-                             : suite(pdir, vdir, proto, max ? max : 200000, only, reports, quiet);
-    if (!prog || (out && !proto))
-        return usage();
+    if (do_suite) {
+        if (prog || truth || vcd || out || fault.kind != TB_RT_FAULT_NONE)
+            return tb_cli_usage_error("roundtrip", "--suite runs the vector programs: it "
+                                      "takes no %s", prog ? "PROGRAM" : truth ? "--truth"
+                                      : vcd ? "--vcd" : out ? "--out" : "--fault");
+        return suite(pdir, vdir, proto, max ? max : 200000, only, reports, quiet, strict);
+    }
+    if (!prog)
+        return tb_cli_usage_error("roundtrip", "no PROGRAM: give an ARM ELF file, or --suite");
+    if (out && !proto)
+        return tb_cli_usage_error("roundtrip", "--out needs --protocol (one snapshot, of "
+                                  "one protocol)");
     if (vcd && (!proto || (strcmp(proto, "etmv1") && strcmp(proto, "etmv2")) || !out)) {
         fprintf(stderr, "tracebench roundtrip: --vcd: needs --protocol etmv1|etmv2 (a trace port "
                 "capture; %s has no port signals) and --out DIR\n", proto ? proto : "ptm/etmv3");
         return RT_EXIT_USAGE;
     }
-    return one(prog, scn, proto, opts, raw, has_max, max, chunk, out, vcd, truth, quiet, &fault);
+    /* The program's real cause, once (not "no loadable segment" once
+     * per protocol). */
+    if (tb_cli_elf_file_problem(prog, why, sizeof why)) {
+        fprintf(stderr, "tracebench roundtrip: %s: %s%s\n", prog, why,
+                !strcmp(why, "not an ELF file") ? "; roundtrip runs ELF programs (`tracebench "
+                                                  "sim --raw ADDR` runs a raw image)"
+                                                : "");
+        return RT_EXIT_ERROR;
+    }
+    if (access(prog, R_OK) != 0) {
+        fprintf(stderr, "tracebench roundtrip: %s: cannot read: %s\n", prog, strerror(errno));
+        return RT_EXIT_ERROR;
+    }
+    return one(prog, scn, proto, opts, raw, has_max, max, chunk, out, vcd, truth, quiet, &fault,
+               strict);
 }
 
 #else
