@@ -27,6 +27,10 @@ static const command commands[] = {
 #ifdef TB_HAVE_CMD_ROUNDTRIP
     {"roundtrip", tb_cli_roundtrip, "roundtrip PROGRAM|--suite ...            sim + encode + decode + compare"},
 #endif
+#ifdef TB_HAVE_CMD_GEN
+    {"gen", tb_cli_gen, "gen --seed N [--isa arm|thumb|mixed] [--size S] -o DIR\n"
+                        "                                            a random ARM/Thumb program, its scenario and ELF"},
+#endif
 #ifdef TB_HAVE_CMD_VECTORS
     {"vectors", tb_cli_vectors, "vectors [--out DIR]                         regenerate the conformance vectors"},
 #endif
