@@ -876,16 +876,20 @@ static int suite_gen(const suite_opts *so, suite_state *st, tb_cli_progress *pr)
                      tb_protocol_name(p), *set ? set : "plain");
             if (so->only && !strstr(id, so->only))
                 continue;
-            if (kr && (strcmp(kr->options, set) || (brc >= 0 && kr->hash != tb_gen_hash(gp.source)))) {
+            /* A row for another option set (the matrix changed since, or
+             * a set chosen by hand) is no statement about this case: the
+             * replay test (tests/test_roundtrip_gen.c) runs it as written. */
+            if (kr && strcmp(kr->options, set))
+                kr = NULL;
+            if (kr && brc >= 0 && kr->hash != tb_gen_hash(gp.source)) {
                 char why[512];
 
-                snprintf(why, sizeof why, "%s line %u: seed %llu %s now %s (option set '%s', "
-                         "source hash %016llx; the row has '%s', %016llx): re-check the seed "
-                         "and update or drop the row", so->known_file, kr->line,
-                         (unsigned long long)seed, tb_protocol_name(p),
-                         strcmp(kr->options, set) ? "draws another option set" : "generates another program",
-                         set, brc >= 0 ? (unsigned long long)tb_gen_hash(gp.source) : 0ull,
-                         kr->options, (unsigned long long)kr->hash);
+                snprintf(why, sizeof why, "%s line %u: seed %llu generates another program now "
+                         "(source hash %016llx, the row has %016llx): the generator changed; "
+                         "re-check the case and update or drop the row", so->known_file,
+                         kr->line, (unsigned long long)seed,
+                         (unsigned long long)tb_gen_hash(gp.source),
+                         (unsigned long long)kr->hash);
                 printf("STALE ROW %s\n", why);
                 note_failure(st, "STALE ROW", id, why);
                 st->unexpected++;

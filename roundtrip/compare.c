@@ -614,8 +614,17 @@ static int on_range(tb_compare *c, const tb_element *el, const uint32_t *addrs)
      * (protocol-notes 2.7, 4.2): the range that ends before it may hold
      * them. */
     ref = c->last_matched.cycle;
-    if (c->len && at(c, 0)->kind == TB_REC_INSN && at(c, 0)->cancelled)
-        ref = at(c, 0)->cycle;
+    for (i = 0; i < c->len; i++) {
+        const tq *t = at(c, i);
+
+        /* Past a context change or a data transfer of the last one: the
+         * next instruction is the one that may be cancelled. */
+        if (t->kind == TB_REC_CONTEXT || t->kind == TB_REC_DATA)
+            continue;
+        if (t->kind == TB_REC_INSN && t->cancelled)
+            ref = t->cycle;
+        break;
+    }
     return check_cycles(c, el, ref, c->last_matched.cycle);
 }
 
