@@ -637,18 +637,18 @@ static int on_exception(tb_compare *c, const tb_element *el)
     int rc;
 
     if (c->overflow_gap) {
-        /* ETMv1: trace resumed at an exception return to a vector, which
-         * reads as an exception there (below): the resume point. */
-        for (i = 0; (c->o.protocol == TB_PROTO_ETMV1 || c->o.protocol == TB_PROTO_ETMV2) &&
-                    i < c->len; i++)
+        /* The resume point (ETMv1: trace resumed at an exception return
+         * to a vector, which reads as an exception there, below). */
+        for (i = 0; i < c->len; i++)
             if (at(c, i)->kind == TB_REC_INSN && at(c, i)->resume)
                 break;
-        /* ETMv2 and ETMv1: trace resumed (a TFO, an overflow marker) at
-         * an instruction that an exception then cancelled (ETMv2 6.7.1 E;
+        /* Trace resumed (an overflow I-sync, a TFO, an overflow marker) at
+         * an instruction that an exception then cancelled (ETMv3: its atom,
+         * then the exception with Cancel, protocol-notes 2.7; ETMv2 6.7.1 E;
          * ETMv1 5.7.1, the aborted load/store's own BE): the exception is
-         * the first thing shown after the resume point. */
-        bool cancelled_resume = tb_protocol_is_port(c->o.protocol) && i < c->len &&
-                                el->cancelled && at(c, i)->cancelled &&
+         * the first thing shown after the resume point.  Issue 29 found
+         * ETMv3 and PTM runs that need it too. */
+        bool cancelled_resume = i < c->len && el->cancelled && at(c, i)->cancelled &&
                                 at(c, i)->addr == el->pref_return;
 
         if (!cancelled_resume &&
