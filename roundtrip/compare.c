@@ -645,11 +645,12 @@ static int on_exception(tb_compare *c, const tb_element *el)
         /* Trace resumed (an overflow I-sync, a TFO, an overflow marker) at
          * an instruction that an exception then cancelled (ETMv3: its atom,
          * then the exception with Cancel, protocol-notes 2.7; ETMv2 6.7.1 E;
-         * ETMv1 5.7.1, the aborted load/store's own BE): the exception is
-         * the first thing shown after the resume point.  Issue 29 found
-         * ETMv3 and PTM runs that need it too. */
-        bool cancelled_resume = i < c->len && el->cancelled && at(c, i)->cancelled &&
-                                at(c, i)->addr == el->pref_return;
+         * ETMv1 5.7.1, the aborted load/store's own BE; PTM, which traces
+         * no cancelled instruction, shows no Cancel: the return address is
+         * the I-sync's): the exception is the first thing shown after the
+         * resume point.  Issue 29 found ETMv3 and PTM runs that need it. */
+        bool cancelled_resume = i < c->len && (el->cancelled || c->ptm) &&
+                                at(c, i)->cancelled && at(c, i)->addr == el->pref_return;
 
         if (!cancelled_resume &&
             (c->o.protocol != TB_PROTO_ETMV1 || i == c->len ||
