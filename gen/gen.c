@@ -222,7 +222,8 @@ static const char *shift_text(gen *g, char *buf, size_t len)
     return buf;
 }
 
-/* Sets the flags from scratch values (a compare or a flag-setting op). */
+/* Sets the flags from scratch values; writes no register (a call's
+ * argument, the recursion depth in r0, may wait across it). */
 static void flags(em *e)
 {
     gen *g = e->g;
@@ -232,7 +233,7 @@ static void flags(em *e)
     case 1: ins(e, "cmp %s, #%u", sreg(e), rn(g, 256)); break;
     case 2: ins(e, "tst %s, #%u", sreg(e), imm(g)); break;
     case 3: ins(e, "cmn %s, %s", sreg(e), sreg(e)); break;
-    default: ins(e, "adds %s, %s, %s", sreg(e), sreg(e), sreg(e)); break;
+    default: ins(e, "teq %s, %s", sreg(e), sreg(e)); break;
     }
 }
 
@@ -550,7 +551,7 @@ static uint64_t mem_item(em *e)
     unsigned k = rn(g, 10);
 
     if (k < 6) {
-        unsigned n = 1 + rn(g, 3);
+        unsigned n = e->shrt ? 1 : 1 + rn(g, 3);
 
         for (unsigned i = 0; i < n; i++)
             mem_op(e, "", false, false);
@@ -933,7 +934,7 @@ static uint64_t skip(em *e)
     if (e->isa == THUMB && pct(g, 40)) {
         /* CBZ/CBNZ: forward, 0..126 bytes (A8.8.29): a short body. */
         ins(e, "%s %s, .L%u", pct(g, 50) ? "cbz" : "cbnz", SCR[rn(g, 4)], l);
-        cost += sub_items(e, 1 + rn(g, 2), e->budget - 2, true);
+        cost += sub_items(e, 1, e->budget - 2, true);
     } else {
         flags(e);
         ins(e, "b%s .L%u", CC[rn(g, 14)], l);
@@ -991,7 +992,7 @@ static uint64_t loop(em *e)
         ins(e, "mov %s, #%u", r, n);
         label(e, top);
         ins(e, "cbz %s, .L%u", r, end);
-        cost = sub_items(&s, 1 + rn(g, 2), body_budget, true);
+        cost = sub_items(&s, 1, body_budget, true);
         ins(e, "subs %s, %s, #1", r, r);
         ins(e, "b .L%u", top);
         label(e, end);
@@ -1066,7 +1067,7 @@ static uint64_t sw(em *e)
 
         label(e, cl[i]);
         s.stat = 0;
-        c = sub_items(&s, 1 + rn(g, 2), cb, tbb);
+        c = sub_items(&s, tbb ? 1 : 1 + rn(g, 2), cb, tbb);
         if (c > most)
             most = c;
         if (i + 1 < n)
@@ -1127,7 +1128,10 @@ static uint64_t item(em *e)
 
         switch (k) {
         case I_LOOP: a = e->depth < 2 && !e->shrt && e->nest < 4 && e->budget >= 40; break;
-        case I_SKIP: case I_COND: a = e->nest < 5; break;
+        /* A short body (CBZ: 126 bytes forward; TBB: 510) holds one
+         * item of a few instructions: no branch over more of them. */
+        case I_SKIP: a = e->nest < 5 && !e->shrt; break;
+        case I_COND: a = e->nest < 5; break;
         case I_SWITCH: a = !e->shrt && e->nest < 3 && e->budget >= 30; break;
         case I_CALL: case I_REC: a = !e->safe && !e->shrt && e->fi >= 0; break;
         case I_SVC: case I_UDF: case I_DABT: case I_PABT: case I_CTXID:
@@ -1705,7 +1709,7 @@ int tb_gen_make(const tb_gen_opts *o, tb_gen_program *p, char *err, size_t errle
         gen_leaf(&g, f);
     }
     /* Callees first: a caller's budget needs their costs. */
-    total = 1500ull * size;
+    total = 2000ull * size;
     for (unsigned i = size; i-- > 0;) {
         if (g.fns[i].kind == K_REC)
             gen_rec(&g, i);
