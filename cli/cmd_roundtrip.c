@@ -896,12 +896,18 @@ static int suite_gen(const suite_opts *so, suite_state *st, tb_cli_progress *pr)
                 kr = NULL;
             }
             st->drawn[k][s]++;
+            /* The commands, and the case as a kept-seed table row (its
+             * class to be filled in once it is understood). */
             snprintf(how, sizeof how, "tracebench gen --seed %llu --isa %s -o tb-gen-%llu && "
                      "tracebench roundtrip tb-gen-%llu/%s --scenario tb-gen-%llu/%s "
-                     "--protocol %s --options '%s'",
+                     "--protocol %s --options '%s'\n      row: %llu %s %u %016llx %s %s "
+                     "KNOWN:CLASS",
                      (unsigned long long)seed, isa, (unsigned long long)seed,
                      (unsigned long long)seed, TB_GEN_ELF, (unsigned long long)seed,
-                     TB_GEN_SCENARIO, tb_protocol_name(p), set);
+                     TB_GEN_SCENARIO, tb_protocol_name(p), set, (unsigned long long)seed, isa,
+                     TB_GEN_SIZE_DEFAULT,
+                     gp.source ? (unsigned long long)tb_gen_hash(gp.source) : 0ull,
+                     tb_protocol_name(p), *set ? set : "plain");
             snprintf(prefix, sizeof prefix, "[seed %zu/%zu] %s:", si + 1, so->nseeds, id);
             if (tb_cli_progress_due(pr))
                 tb_cli_progress_text(pr, "[seed %zu/%zu] %s", si + 1, so->nseeds, id);
