@@ -931,7 +931,8 @@ static int suite_gen(const suite_opts *so, suite_state *st, tb_cli_progress *pr)
                  * reach _exit is a generator bug, whatever the trace. */
                 if (rc >= 0 && res.sim.stop != TB_SIM_STOP_EXIT) {
                     snprintf(rerr, sizeof rerr, "the generated program did not reach _exit "
-                             "(%s at 0x%08x after %llu instructions): a generator bug",
+                             "(%s at 0x%08x after %llu instructions): a generator bug, or "
+                             "the simulator ran it wrong (docs/gen.md)",
                              tb_sim_stop_text(res.sim.stop), res.sim.stop_addr,
                              (unsigned long long)res.sim.insns);
                     rc = TB_ERR_LIMIT;
