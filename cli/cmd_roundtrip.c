@@ -1047,10 +1047,11 @@ static int suite(const suite_opts *so)
                "fails, or this run would say UNEXPECTED MATCH)\n", st->known_failed,
                so->known_file);
     if (tot.bad || tot.empty) {
-        printf("\n%u of %u cases FAILED: %u mismatch(es), %u error(s), %u checked nothing, "
-               "%u against the kept-seed table:\n",
-               tot.bad + tot.empty, tot.cases, st->mismatches, st->errors, tot.empty,
-               st->unexpected);
+        printf("\n%u of %u cases FAILED: %u mismatch(es), %u error(s), %u checked nothing",
+               tot.bad + tot.empty, tot.cases, st->mismatches, st->errors, tot.empty);
+        if (so->known_file)
+            printf(", %u against the kept-seed table", st->unexpected);
+        printf(":\n");
         for (size_t i = 0; i < st->nfailed; i++)
             printf("  %s\n", st->failed[i]);
     } else if (tot.cases) {

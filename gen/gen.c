@@ -248,11 +248,12 @@ static void alu_op(em *e, const char *c, bool keep12)
     const char *s = pct(g, 25) ? "s" : "";
     char sh[24];
     static const char *const op3[] = {"add", "sub", "rsb", "and", "orr", "eor", "bic", "adc", "sbc"};
-    unsigned k = rn(g, t ? 18 : 18);
+    unsigned k = rn(g, 18);
 
+    /* 16: ARM-only forms, 17: Thumb-only ones: each ISA draws its own. */
     if (k == 16 && t)
         k = 17;
-    if (k == 17 && !t)
+    else if (k == 17 && !t)
         k = 16;
     switch (k) {
     case 0: ins(e, "%s%s%s %s, %s, #%u", op3[rn(g, 9)], s, c, d, n, imm(g)); break;
