@@ -866,7 +866,7 @@ static int suite_gen(const suite_opts *so, suite_state *st, tb_cli_progress *pr)
             const tb_rt_seed_row *kr = known_row(so, seed, p);
             tb_rt_case c;
             tb_rt_result res;
-            char id[256], prefix[300], rerr[512];
+            char id[256], prefix[300], rerr[2600];
             run_progress rp = {pr, prefix};
             int rc = brc;
 
