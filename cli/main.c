@@ -32,6 +32,10 @@ static const command commands[] = {
     {"roundtrip", tb_cli_roundtrip, "roundtrip PROGRAM|--suite ...\n"
                                     "                                  sim + encode + decode + compare with the truth"},
 #endif
+#ifdef TB_HAVE_CMD_GEN
+    {"gen", tb_cli_gen, "gen --seed N [--isa arm|thumb|mixed] [--size S] -o DIR\n"
+                        "                                            a random ARM/Thumb program, its scenario and ELF"},
+#endif
 #ifdef TB_HAVE_CMD_VECTORS
     {"vectors", tb_cli_vectors, "vectors [--check] [--coverage] ...\n"
                                 "                                  regenerate (or check) the conformance vectors"},
