@@ -651,10 +651,17 @@ static int on_range(tb_compare *c, const tb_element *el, const uint32_t *addrs)
      * range: look past them (an ETMv1 load to the PC right before an
      * undefined instruction, docs/etmv1.md 5). */
     ref = c->last_matched.cycle;
-    for (i = 0; i < c->len && at(c, i)->kind == TB_REC_DATA; i++)
-        ;
-    if (i < c->len && at(c, i)->kind == TB_REC_INSN && at(c, i)->cancelled)
-        ref = at(c, i)->cycle;
+    for (i = 0; i < c->len; i++) {
+        const tq *t = at(c, i);
+
+        /* Past a context change or a data transfer of the last one: the
+         * next instruction is the one that may be cancelled. */
+        if (t->kind == TB_REC_CONTEXT || t->kind == TB_REC_DATA)
+            continue;
+        if (t->kind == TB_REC_INSN && t->cancelled)
+            ref = t->cycle;
+        break;
+    }
     return check_cycles(c, el, ref, c->last_matched.cycle);
 }
 
@@ -667,19 +674,21 @@ static int on_exception(tb_compare *c, const tb_element *el)
     int rc;
 
     if (c->overflow_gap) {
-        /* The resume point, if the encoder named one yet. */
+        /* The resume point, if the encoder named one yet (ETMv1: trace
+         * resumed at an exception return to a vector, which reads as an
+         * exception there, below). */
         for (i = 0; i < c->len; i++)
             if (at(c, i)->kind == TB_REC_INSN && at(c, i)->resume)
                 break;
-        /* Trace resumed (an I-sync, a TFO, an overflow marker) at an
-         * instruction that an exception then cancelled: the exception is
-         * the first thing shown after the resume point, with or without
-         * a cancelled flag of its own (ETMv3: the atom and the Cancel,
-         * protocol-notes 2.7; ETMv2 6.7.1 E; ETMv1 5.7.1, the aborted
-         * load/store's own BE, and any other cancelled instruction,
-         * which reports no status: docs/etmv1.md 6 M3).  ETMv1 also
-         * resumes at an exception return to a vector, which reads as an
-         * exception there (below). */
+        /* Trace resumed (an overflow I-sync, a TFO, an overflow marker) at
+         * an instruction that an exception then cancelled: the exception is
+         * the first thing shown after the resume point, with or without a
+         * cancelled flag of its own (ETMv3: its atom, then the exception
+         * with Cancel, protocol-notes 2.7; ETMv2 6.7.1 E; ETMv1 5.7.1, the
+         * aborted load/store's own BE, and any other cancelled instruction,
+         * which reports no status: docs/etmv1.md 6 M3; PTM, which traces no
+         * cancelled instruction, shows no Cancel: the return address is the
+         * I-sync's). */
         bool cancelled_resume = i < c->len && at(c, i)->cancelled &&
                                 at(c, i)->addr == el->pref_return;
 
