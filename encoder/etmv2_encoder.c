@@ -698,6 +698,27 @@ static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
     return waits(e, span > 1 ? span - 1 : 0);
 }
 
+/* An instruction an exception to a Thumb vector cancels (below, the
+ * exception record): no status of its own, but trace turns on at it as
+ * at any instruction (a trace-on TFO implies none, 6.5.1), so that the
+ * DW shows the exception with it as the return address. */
+static int untraced_cancel(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span)
+{
+    int rc;
+
+    e->st.insns++;
+    trigger_check(e, r);
+    e->last_traced = false;
+    if (!tb_encoder_in_filter(&e->o.base, r->u.insn.addr)) {
+        e->on = false; /* 6.9.2 */
+        return waits(e, span);
+    }
+    if ((rc = ensure_on(e, r, 0)) < 0)
+        return rc;
+    e->last_traced = rc == 0;
+    return waits(e, span);
+}
+
 /* An exception: a DW cycle with the branch to the vector (6.7.1: E = the
  * most recent traced instruction was cancelled, in the 5th byte). */
 static int do_exc(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span)
@@ -821,7 +842,26 @@ int tb_etmv2_encoder_push(tb_etmv2_encoder *e, const tb_exec_record *r)
         e->xfer[e->n_xfer++].size = r->u.data.size;
         break;
     case TB_REC_EXCEPTION:
-        /* The cancelled instruction is traced; the E bit retracts it. */
+        /* The cancelled instruction is traced; the E bit retracts it.
+         * Except before a Thumb vector (SCTLR.TE, ARMv7): Table 6.9's
+         * Thumb 5th byte (0001xxxx) has no E bit, ETMv2's cores entering
+         * every exception in ARM state, so the instruction the exception
+         * cancels gets no status of its own (its cycles are waits) and
+         * the DW's return address is the instruction after the last one
+         * traced, which is it; a model choice, as ETMv1's undefined
+         * instruction (docs/etmv2.md 4). */
+        if (r->u.exc.cancelled && r->u.exc.isa == TB_ISA_THUMB && e->have_pending &&
+            e->pending.u.insn.addr == r->u.exc.pref_return) {
+            e->have_pending = false;
+            if ((rc = flush(e, false, false)) >= 0 &&
+                (rc = untraced_cancel(e, &e->pending, e->pending_span)) >= 0) {
+                tb_exec_record x = *r;
+
+                x.u.exc.cancelled = false;
+                rc = do_exc(e, &x, span);
+            }
+            break;
+        }
         if ((rc = flush(e, false, false)) >= 0 && (rc = flush(e, false, false)) >= 0)
             rc = do_exc(e, r, span);
         break;

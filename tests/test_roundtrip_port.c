@@ -196,3 +196,40 @@ Test(port, etmv3_timestamp_never_separates_an_atom_from_its_cancel)
     cr_assert_gt(res.cmp.timestamps, 5);
     cr_assert_gt(res.cmp.cancelled, 40);
 }
+
+/* Exceptions entered in Thumb state (SCTLR.TE) that cancel an undefined
+ * instruction or an aborted load: ETMv2's Thumb 5-byte address has no E
+ * bit (IHI0014Q Table 6.9), and the encoder sent one anyway (a byte 5 the
+ * parser rightly refuses: "bad packet", or the exception missing).  Now
+ * the cancelled instruction gets no status and the DW names the
+ * exception with it as the return address (docs/etmv2.md 4); with a
+ * filter on a function whose first instruction is a UDF, trace turns on
+ * at it with a TFO.  Found by the generator (etmv2-thumb-vectors, 58 of
+ * CI's 134 failing cases); thumb_vec is the project's own program for
+ * it.  The other protocols run it too. */
+Test(port, exceptions_to_thumb_vectors_that_cancel)
+{
+    static const pcase cs[] = {
+        {"thumb_vec", TB_PROTO_ETMV2, ""},
+        {"thumb_vec", TB_PROTO_ETMV2, "ca,port=4"},
+        {"thumb_vec", TB_PROTO_ETMV2, "data=both,fifo=16"},
+        {"thumb_vec", TB_PROTO_ETMV2, "ca,include=tv_first_udf"},
+        {"thumb_vec", TB_PROTO_ETMV1, "ca"},
+        {"thumb_vec", TB_PROTO_ETMV3, "ca"},
+        {"thumb_vec", TB_PROTO_PTM, ""},
+    };
+
+    for (size_t i = 0; i < N(cs); i++) {
+        tb_rt_result res;
+        bool filtered = strstr(cs[i].opts, "include=") != NULL;
+
+        run_case(cs[i].prog, cs[i].p, cs[i].opts, &res);
+        cr_assert_eq(res.sim.stop, TB_SIM_STOP_EXIT);
+        /* Every exception shown (6 with the filter: the first-UDF one of
+         * each turn), and cancelled instructions among them. */
+        cr_assert_geq(res.cmp.exceptions, filtered ? 6 : 30, "%s %s: %u",
+                      tb_protocol_name(cs[i].p), cs[i].opts, (unsigned)res.cmp.exceptions);
+        cr_assert_gt(res.cmp.cancelled, filtered ? 5 : 20, "%s %s", tb_protocol_name(cs[i].p),
+                     cs[i].opts);
+    }
+}
