@@ -233,3 +233,31 @@ Test(port, exceptions_to_thumb_vectors_that_cancel)
                      cs[i].opts);
     }
 }
+
+/* A filter that leaves out the code writing CONTEXTIDR (ctx_switch: the
+ * IRQ handler that switches tasks; include= the two tasks, task_a up to
+ * the data after task_b): trace turns
+ * on with a marker (ETMv1 BE, ETMv2 TFO) carrying the new context ID.
+ * Both decoders put its CONTEXT before the TRACE_ON, which the comparator
+ * rightly matched to the last instruction shown, before the gap ("decoded
+ * context ID 0x00000002, the truth's is 0x00000101"); now after it, as
+ * the ETMv3 and PTM decoders do.  Found by the generator (etmv2-ctxid-
+ * filter, seeds 110 and 91 ca,ctxid=1,filter,port=4). */
+Test(port, context_id_changed_while_a_filter_held_trace_off)
+{
+    static const pcase cs[] = {
+        {"ctx_switch", TB_PROTO_ETMV1, "ctxid=1,include=task_a-current"},
+        {"ctx_switch", TB_PROTO_ETMV1, "ca,data=both,ctxid=4,include=task_a-current,port=4"},
+        {"ctx_switch", TB_PROTO_ETMV2, "ctxid=1,include=task_a-current"},
+        {"ctx_switch", TB_PROTO_ETMV2, "ca,ctxid=4,include=task_a-current,port=4"},
+    };
+
+    for (size_t i = 0; i < N(cs); i++) {
+        tb_rt_result res;
+
+        run_case(cs[i].prog, cs[i].p, cs[i].opts, &res);
+        /* Every switch shown as a context change after a gap. */
+        cr_assert_geq(res.cmp.contexts, 8, "%s %s", tb_protocol_name(cs[i].p), cs[i].opts);
+        cr_assert_gt(res.cmp.untraced, 100, "%s %s", tb_protocol_name(cs[i].p), cs[i].opts);
+    }
+}
