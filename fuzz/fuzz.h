@@ -4,9 +4,12 @@
  * Each harness is one function, tb_fuzz_<name>(data, len), shared by the
  * libFuzzer driver (driver_libfuzzer.c), the AFL++ persistent-mode driver
  * (driver_afl.c) and the ordinary regression test
- * (tests/test_fuzz_regressions.c).  A harness returns 0; a broken
- * invariant prints one line to stderr and aborts, so every driver sees it
- * as a crash and the regression test as a failure.
+ * (tests/test_fuzz_regressions.c).  A harness returns 0 when it checked
+ * the input, TB_FUZZ_SKIP when it did not use it (too short, refused by
+ * the simulator, ...): the drivers count both, and fuzz/run.sh fails a
+ * run whose harness checked no input.  A broken invariant prints one
+ * line to stderr and aborts, so every driver sees it as a crash and the
+ * regression test as a failure.
  */
 #ifndef TB_FUZZ_H
 #define TB_FUZZ_H
@@ -22,6 +25,9 @@
 extern "C" {
 #endif
 
+/* A harness's return for an input it did not check (see above). */
+#define TB_FUZZ_SKIP 1
+
 /* ---- the harnesses ---- */
 int tb_fuzz_etmv3_parser(const uint8_t *data, size_t len);
 int tb_fuzz_ptm_parser(const uint8_t *data, size_t len);
@@ -33,6 +39,9 @@ int tb_fuzz_etmv1(const uint8_t *data, size_t len);
 int tb_fuzz_etmv2(const uint8_t *data, size_t len);
 /* Needs the simulator (Unicorn): built only with it, not in the table. */
 int tb_fuzz_roundtrip(const uint8_t *data, size_t len);
+/* The planted-fault harness of the gate's test (fuzz_plant.c): not in
+ * the table, never in OSS-Fuzz. */
+int tb_fuzz_plant(const uint8_t *data, size_t len);
 
 typedef int (*tb_fuzz_fn)(const uint8_t *data, size_t len);
 typedef struct tb_fuzz_harness {

@@ -312,7 +312,7 @@ static int fuzz_decoder(const char *name, tb_protocol proto,
     tb_decoder *d;
 
     if (len < TB_FUZZ_CFG_BYTES)
-        return 0;
+        return TB_FUZZ_SKIP;
     if (len > TB_FUZZ_MAX_INPUT)
         len = TB_FUZZ_MAX_INPUT;
     tb_fuzz_config(proto, data, &cfg);

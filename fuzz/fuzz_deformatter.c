@@ -158,7 +158,7 @@ int tb_fuzz_deformatter(const uint8_t *data, size_t len)
     uint8_t sel;
 
     if (len < 1)
-        return 0;
+        return TB_FUZZ_SKIP;
     if (len > TB_FUZZ_MAX_INPUT)
         len = TB_FUZZ_MAX_INPUT;
     flags = data[0] & 7u;

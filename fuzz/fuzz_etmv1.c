@@ -605,7 +605,7 @@ int tb_fuzz_etmv1(const uint8_t *data, size_t len)
     bool loop;
 
     if (len < TB_FUZZ_CFG_BYTES)
-        return 0;
+        return TB_FUZZ_SKIP;
     if (len > TB_FUZZ_MAX_INPUT)
         len = TB_FUZZ_MAX_INPUT;
     own_header = tb_fuzz_etmv1_config(data, &cfg, &gcfg);

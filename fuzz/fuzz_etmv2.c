@@ -316,7 +316,7 @@ int tb_fuzz_etmv2(const uint8_t *data, size_t len)
     e2_dec d = {0}, d2 = {0};
 
     if (len < TB_FUZZ_CFG_BYTES)
-        return 0;
+        return TB_FUZZ_SKIP;
     if (len > TB_FUZZ_MAX_INPUT)
         len = TB_FUZZ_MAX_INPUT;
     own = tb_fuzz_etmv2_config(data, &cfg, &g);

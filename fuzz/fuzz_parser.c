@@ -214,7 +214,7 @@ static int fuzz_parser(const char *name, tb_protocol proto,
     uint64_t h0, h1, seed;
 
     if (len < TB_FUZZ_CFG_BYTES)
-        return 0;
+        return TB_FUZZ_SKIP;
     if (len > TB_FUZZ_MAX_INPUT)
         len = TB_FUZZ_MAX_INPUT;
     tb_fuzz_config(proto, data, &cfg);

@@ -260,7 +260,7 @@ int tb_fuzz_snapshot(const uint8_t *data, size_t len)
         len = TB_FUZZ_MAX_INPUT;
     for (i = 0; i + 1 < len; i++)
         if (data[i] == '.' && data[i + 1] == '.')
-            return 0;
+            return TB_FUZZ_SKIP;
     cleanup_dir();
     unpack(dir, data, len);
 
