@@ -535,6 +535,10 @@ static uint8_t *rt_build_image(rd *r, bool secure, bool *main_thumb, uint32_t *e
     return img;
 }
 
+#define RT_SIM_RUNS 1000
+static tb_sim *rt_sim;
+static unsigned rt_runs;
+
 int tb_fuzz_roundtrip(const uint8_t *data, size_t len)
 {
     rd r = {data, len > 4096 ? 4096 : len};
@@ -594,8 +598,21 @@ int tb_fuzz_roundtrip(const uint8_t *data, size_t len)
         sc.n_events++;
     }
 
-    sim = tb_sim_new(TB_SIM_CPU_A15);
-    TB_FUZZ_CHECK(H, sim != NULL, "tb_sim_new failed");
+    /* One simulator, rewound after each input: opening a Unicorn
+     * instance cost most of the harness's time (issue 28).  Unicorn
+     * 2.0.1 keeps a few records of each run's translated code until it
+     * is closed, so a new one every RT_SIM_RUNS inputs bounds the memory
+     * (and fuzz/run.sh runs this harness without libFuzzer's per-input
+     * leak check, which those records would set off every time). */
+    if (rt_sim && ++rt_runs % RT_SIM_RUNS == 0) {
+        tb_sim_free(rt_sim);
+        rt_sim = NULL;
+    }
+    if (!rt_sim) {
+        rt_sim = tb_sim_new(TB_SIM_CPU_A15);
+        TB_FUZZ_CHECK(H, rt_sim != NULL, "tb_sim_new failed");
+    }
+    sim = rt_sim;
     if (tb_sim_load_raw(sim, img, IMG_SIZE, 0) < 0 ||
         tb_sim_map(sim, STACK_TOP - 0x1000, 0x1000) < 0 ||
         tb_sim_set_entry(sim, MAIN, thumb ? TB_ISA_THUMB : TB_ISA_ARM) < 0 ||
@@ -609,7 +626,7 @@ int tb_fuzz_roundtrip(const uint8_t *data, size_t len)
     rc = tb_sim_run(sim, rt_rec, &run, &res);
     if (rc < 0 && getenv("TB_FUZZ_VERBOSE"))
         fprintf(stderr, "roundtrip: sim: %s\n", tb_sim_errmsg(sim));
-    tb_sim_free(sim);
+    TB_FUZZ_CHECK(H, tb_sim_rewind(sim) == 0, "tb_sim_rewind: %s", tb_sim_errmsg(sim));
     TB_FUZZ_CHECK(H, run.enc_err == 0, "encoder error %d (%s)", run.enc_err,
                   tb_err_str(run.enc_err));
     if (getenv("TB_FUZZ_VERBOSE"))
@@ -686,3 +703,4 @@ int tb_fuzz_roundtrip(const uint8_t *data, size_t len)
 }
 
 #undef H
+#undef RT_SIM_RUNS

@@ -24,8 +24,9 @@
 # (build directory).
 set -euo pipefail
 
-harnesses=(etmv3_parser ptm_parser deformatter snapshot etmv3_decoder ptm_decoder
-           etmv1 etmv2 roundtrip)
+harnesses=(etmv3_parser etmv3_parser_full ptm_parser ptm_parser_full deformatter
+           deformatter_full snapshot snapshot_full etmv3_decoder etmv3_decoder_full ptm_decoder
+           ptm_decoder_full etmv1 etmv1_full etmv2 etmv2_full roundtrip)
 
 usage() {
   echo "usage: run.sh HARNESS SECONDS [libfuzzer|afl]" >&2
@@ -37,10 +38,11 @@ usage() {
 # The dictionary of a harness (empty: none).
 dict_of() {
   case $1 in
-    etmv3_parser|etmv3_decoder) echo "$here/dict/etmv3.dict" ;;
-    ptm_parser|ptm_decoder) echo "$here/dict/ptm.dict" ;;
-    deformatter|snapshot) echo "$here/dict/$1.dict" ;;
-    roundtrip|etmv1|etmv2|plant) echo "" ;;
+    etmv3_parser|etmv3_parser_full|etmv3_decoder|etmv3_decoder_full)
+      echo "$here/dict/etmv3.dict" ;;
+    ptm_parser|ptm_parser_full|ptm_decoder|ptm_decoder_full) echo "$here/dict/ptm.dict" ;;
+    deformatter|deformatter_full|snapshot|snapshot_full) echo "$here/dict/${1%_full}.dict" ;;
+    roundtrip|etmv1|etmv1_full|etmv2|etmv2_full|plant) echo "" ;;
     *) echo "run.sh: unknown harness '$1'" >&2; usage ;;
   esac
 }
@@ -146,10 +148,13 @@ main() {
       done
     fi
     "$build/fuzz/tb_fuzz_seedgen" "$harness" "$work/seeds" ${snaps[@]+"${snaps[@]}"}
-    # Regression inputs are seeds too: whatever broke once is a good start.
-    if [ -d "$here/regressions/$harness" ]; then
-      cp "$here/regressions/$harness"/* "$work/seeds/"
-    fi
+    # Regression inputs are seeds too: whatever broke once is a good start
+    # (a full harness reads its fast one's inputs: both folders).
+    for r in "$here/regressions/$harness" "$here/regressions/${harness%_full}"; do
+      if [ -d "$r" ]; then
+        cp "$r"/* "$work/seeds/"
+      fi
+    done
   fi
 
   bin=$build/fuzz/fuzz_$harness
@@ -167,6 +172,12 @@ main() {
       jobs_args=(-jobs="$TB_FUZZ_JOBS" -workers="$TB_FUZZ_JOBS")
     fi
     [ -n "$dict" ] && dict_args=(-dict="$dict")
+    # The round trip's simulator keeps Unicorn's records of translated
+    # code across inputs (fuzz_roundtrip.c): a leak check after each
+    # input would scan the heap every time.  Leaks still fail the run at
+    # its exit (LeakSanitizer), and the same library code is leak-checked
+    # input by input in the other harnesses.
+    [ "$harness" = roundtrip ] && dict_args+=(-detect_leaks=0)
     read -r -a extra <<<"${TB_FUZZ_ARGS:-}"
     before=$(ls "$work/crashes")
     rm -f "$work"/fuzz-*.log
@@ -183,9 +194,27 @@ main() {
     { wait $!; rc=$?; } 2>/dev/null
     cd "$root"
     set -e
-    # -jobs: each worker logs to fuzz-N.log.
+    # Per process (the run's, or with -jobs each worker's fuzz-N.log):
+    # the last count (libFuzzer prints its statistics again when a
+    # sanitizer stops it).
+    local logs=("$log") f
     for f in "$work"/fuzz-[0-9]*.log; do
-      [ -f "$f" ] && cat "$f" >>"$log" && rm -f "$f"
+      [ -f "$f" ] && logs+=("$f")
+    done
+    inputs=0
+    execs=0
+    checked=""
+    for f in "${logs[@]}"; do
+      inputs=$(( inputs + $(awk '/^stat::number_of_executed_units/ {n=$2} END {print n+0}' "$f") ))
+      execs=$(( execs + $(awk '/^stat::average_exec_per_sec/ {n=$2} END {print n+0}' "$f") ))
+      # (a crash leaves no tb_fuzz_stats line: checked stays empty.)
+      if grep -q '^tb_fuzz_stats:' "$f"; then
+        checked=$(( ${checked:-0} + $(awk '/^tb_fuzz_stats:/ {n=$(NF-1)} END {print n}' "$f") ))
+      fi
+    done
+    [ "$execs" -gt 0 ] || execs=""
+    for f in "${logs[@]:1}"; do
+      cat "$f" >>"$log" && rm -f "$f"
     done
     grep -E 'INITED|DONE' "$log" | tail -2 || true
     # The inputs this run saved (crash-, leak-, timeout-, oom-): named in
@@ -195,11 +224,7 @@ main() {
     done < <({ sed -nE 's/.*Test unit written to (.*)$/\1/p' "$log"
                comm -13 <(printf '%s\n' "$before" | sort) <(ls "$work/crashes" | sort) |
                  sed "s|^|$work/crashes/|"; } | sort -u)
-    # (grep finds nothing after a crash: awk then prints the default.)
-    inputs=$(awk '/^stat::number_of_executed_units/ {s+=$2} END {print s+0}' "$log")
     corpus=$(awk '/ corp: [0-9]+/ {sub(/.* corp: /, ""); c=$0+0} END {print c+0}' "$log")
-    execs=$(awk '/^stat::average_exec_per_sec/ {s+=$2; n++} END {if (n) print s}' "$log")
-    checked=$(awk '/^tb_fuzz_stats:/ {s+=$(NF-1); n++} END {if (n) print s}' "$log")
     kind=$(classify "$log" "$rc" "${saved[*]:-}")
   else
     # AFL++ insists on abort_on_error=1 and symbolize=0; allocations

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# CI fuzz smoke (issues 7, 28): every harness under libFuzzer with
-# ASan+UBSan for SECONDS each (default 60), two at a time.  Fails if any
+# CI fuzz smoke (issues 7, 28): every harness (each fast one, its _full
+# one, the round trip: 17) under libFuzzer with ASan+UBSan for SECONDS
+# each (default 30), two at a time: about 4 minutes and the build.  Fails if any
 # harness finds a crash, a sanitizer report, a timeout (> 10 s per
 # input), runs out of memory or leaks, or if a run executed no input or
 # its harness checked none; prints each finding's kind, first lines and
@@ -13,8 +14,8 @@
 # gate's test runs the planted one), TB_FUZZ_PARALLEL (default 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-60}
-read -r -a harnesses <<<"${TB_FUZZ_HARNESSES:-etmv3_parser ptm_parser deformatter snapshot etmv3_decoder ptm_decoder etmv1 etmv2 roundtrip}"
+seconds=${1:-30}
+read -r -a harnesses <<<"${TB_FUZZ_HARNESSES:-etmv3_parser etmv3_parser_full ptm_parser ptm_parser_full deformatter deformatter_full snapshot snapshot_full etmv3_decoder etmv3_decoder_full ptm_decoder ptm_decoder_full etmv1 etmv1_full etmv2 etmv2_full roundtrip}"
 parallel=${TB_FUZZ_PARALLEL:-2}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -40,7 +41,7 @@ wait_one() {
       tail -40 "$tmp/$name" | sed 's/^/  /'
     fail=1
   fi
-  report+=("$(printf '%-16s %s' "$name" "$(sed -nE 's/.*inputs=([0-9]+).* exec_s=([0-9]+).*checked=([0-9?]+).*/\2 exec\/s  (\1 inputs, \3 checked)/p' <<<"$line")")")
+  report+=("$(printf '%-20s %s' "$name" "$(sed -nE 's/.*inputs=([0-9]+).* exec_s=([0-9]+).*checked=([0-9?]+).*/\2 exec\/s  (\1 inputs, \3 checked)/p' <<<"$line")")")
   pids=("${pids[@]:1}")
   names=("${names[@]:1}")
 }

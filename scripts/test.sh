@@ -28,6 +28,6 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_config build-asan -DCMAKE_BUILD_TYPE=Debug -DTB_SANITIZE=ON
 echo "=== fuzz gate (planted crash, sanitizer reports, leak, OOM, timeout, nothing checked: run.sh and the smoke fail)"
 bash scripts/test-fuzz-gate.sh
-echo "=== fuzz smoke (every harness 60 s under libFuzzer + ASan + UBSan)"
-bash scripts/fuzz-smoke.sh "${TB_FUZZ_SECONDS:-60}"
+echo "=== fuzz smoke (every harness 30 s under libFuzzer + ASan + UBSan)"
+bash scripts/fuzz-smoke.sh "${TB_FUZZ_SECONDS:-30}"
 echo "=== all tests passed (plain, ASan+UBSan, fuzz gate, fuzz smoke)"
