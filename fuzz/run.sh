@@ -218,12 +218,13 @@ main() {
     done
     grep -E 'INITED|DONE' "$log" | tail -2 || true
     # The inputs this run saved (crash-, leak-, timeout-, oom-): named in
-    # the log (an input found before keeps its name), or new in crashes/.
+    # the log (an input found before keeps its name), or new in crashes/;
+    # a slow-unit- (slower than -report_slow_units) is no finding.
     while read -r f; do
       [ -n "$f" ] && saved+=("$f")
     done < <({ sed -nE 's/.*Test unit written to (.*)$/\1/p' "$log"
                comm -13 <(printf '%s\n' "$before" | sort) <(ls "$work/crashes" | sort) |
-                 sed "s|^|$work/crashes/|"; } | sort -u)
+                 sed "s|^|$work/crashes/|"; } | grep -v '/slow-unit-' | sort -u)
     corpus=$(awk '/ corp: [0-9]+/ {sub(/.* corp: /, ""); c=$0+0} END {print c+0}' "$log")
     kind=$(classify "$log" "$rc" "${saved[*]:-}")
   else
