@@ -33,13 +33,20 @@
  *    tb_decoder_push_span (types.h tb_span_map), give its elements,
  *    every field compared (the segments' apart from the index: indices
  *    label elements, they never steer the decode; the spans' with the
- *    index, as the segments').
+ *    index, as the segments');
+ *  - trace health (health.h): the packet path and the fused path (the
+ *    decoder counting the packets it is handed, tb_decoder_set_health)
+ *    count the same A-syncs, unsynchronised bytes, bad packets, syncs,
+ *    instructions and losses, and diagnose the same cause; the buffer
+ *    guess (tb_health_guess_buffer) on the same bytes stays within its
+ *    contract (formatted only with no frame error and 1-16 IDs).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "fuzz.h"
 #include "tracebench/decoder.h"
+#include "tracebench/health.h"
 #include "tracebench/parser.h"
 
 #define MAX_RANGE (1u << 16)
@@ -58,6 +65,7 @@ typedef struct xstate {
     const tb_fuzz_vec *ref;  /* or compare every element with a reference */
     bool ref_index;          /* ... index included */
     const char *how;         /* this run, for messages */
+    tb_health *health;       /* elements counted here too, when set */
 } xstate;
 
 static void check_range(xstate *s, const tb_element *el)
@@ -180,6 +188,8 @@ static int dec_on_element(void *ctx, const tb_element *el)
         n = tb_elem_format(el, buf, sizeof buf);
         TB_FUZZ_CHECK(h, n > 0 && (size_t)n < sizeof buf, "text length %d", n);
     }
+    if (s->health)
+        tb_health_element(s->health, el);
     if (s->rec)
         tb_fuzz_vec_push(s->rec, el);
     if (s->ref) {
@@ -329,6 +339,50 @@ static void decode_segments(xstate *s, tb_parser *p, const uint8_t *data, size_t
     run_done(s);
 }
 
+/* The two paths' health agree (see the top), and the diagnosis and the
+ * buffer guess keep their contracts. */
+static void check_health(const char *name, const tb_config *cfg, const tb_health *a,
+                         const tb_health *c, const uint8_t *data, size_t len)
+{
+    tb_health_diag da, dc;
+    tb_buffer_guess g;
+
+#define SAME(f)                                                                        \
+    TB_FUZZ_CHECK(name, a->f == c->f, "health " #f ": packet path %llu, fused path %llu", \
+                  (unsigned long long)a->f, (unsigned long long)c->f)
+    SAME(bytes);
+    SAME(unsynced_bytes);
+    SAME(asyncs);
+    SAME(bad_packets);
+    SAME(first_bad_index);
+    SAME(truncated);
+    SAME(syncs);
+    SAME(insns);
+    SAME(unknown_atoms);
+    SAME(nacc);
+    SAME(lost);
+    SAME(decode_errors);
+#undef SAME
+    tb_health_diagnose(a, false, &da);
+    tb_health_diagnose(c, false, &dc);
+    TB_FUZZ_CHECK(name, da.cause == dc.cause && da.lost == dc.lost && da.count == dc.count,
+                  "health: the paths diagnose %s and %s", tb_health_cause_name(da.cause),
+                  tb_health_cause_name(dc.cause));
+    TB_FUZZ_CHECK(name, (unsigned)da.cause <= TB_HEALTH_NO_ADDRESS, "cause %d",
+                  (int)da.cause);
+    TB_FUZZ_CHECK(name, da.lost == (da.cause != TB_HEALTH_OK && da.cause != TB_HEALTH_EMPTY),
+                  "health: lost %d with cause %s", da.lost, tb_health_cause_name(da.cause));
+    TB_FUZZ_CHECK(name, tb_health_guess_buffer(data, len, cfg, &g) == 0, "guess failed");
+    TB_FUZZ_CHECK(name, g.frames == len / 16, "guess: %llu frames of %zu bytes",
+                  (unsigned long long)g.frames, len);
+    TB_FUZZ_CHECK(name, g.n_clean <= g.n_ids && g.n_clean <= TB_GUESS_MAX_IDS,
+                  "guess: %u clean of %u IDs", g.n_clean, g.n_ids);
+    TB_FUZZ_CHECK(name, !g.formatted || (!g.frame_errors && g.n_ids >= 1 &&
+                                         g.n_ids <= TB_GUESS_MAX_IDS && g.n_clean >= 1),
+                  "guess: formatted with %llu frame errors, %u IDs, %u clean",
+                  (unsigned long long)g.frame_errors, g.n_ids, g.n_clean);
+}
+
 static int fuzz_decoder(const char *name, tb_protocol proto, const uint8_t *data, size_t len,
                         bool full)
 {
@@ -338,6 +392,7 @@ static int fuzz_decoder(const char *name, tb_protocol proto, const uint8_t *data
     size_t cut;
     char how[64];
     xstate x;
+    tb_health ha, hc;
 
     if (len < TB_FUZZ_CFG_BYTES)
         return TB_FUZZ_SKIP;
@@ -360,9 +415,13 @@ static int fuzz_decoder(const char *name, tb_protocol proto, const uint8_t *data
 
         TB_FUZZ_CHECK(name, p && d, "tb_parser_new/tb_decoder_new failed");
         ref.n = 0;
+        tb_health_init(&ha);
+        tb_health_bytes(&ha, len);
+        tb_decoder_set_health(d, &ha);
         x = (xstate){.name = name, .cfg = &o->cfg, .dec = d, .print = true, .expand = true,
-                     .rec = &ref, .how = "packet path"};
+                     .rec = &ref, .how = "packet path", .health = &ha};
         decode(&x, p, data, len, len);
+        tb_decoder_set_health(d, NULL);
         tb_parser_free(p);
         tb_decoder_free(d);
     }
@@ -376,9 +435,14 @@ static int fuzz_decoder(const char *name, tb_protocol proto, const uint8_t *data
     tb_parser_reset(o->parser);
     tb_decoder_reset(o->decoder);
     snprintf(how, sizeof how, "fused path cut at %zu", cut);
+    tb_health_init(&hc);
+    tb_health_bytes(&hc, len);
+    tb_decoder_set_health(o->decoder, &hc);
     x = (xstate){.name = name, .cfg = &o->cfg, .dec = o->decoder, .ref = &ref,
-                 .ref_index = true, .how = how};
+                 .ref_index = true, .how = how, .health = &hc};
     decode_fused(&x, o->parser, data, len, cut);
+    tb_decoder_set_health(o->decoder, NULL);
+    check_health(name, &o->cfg, &ha, &hc, data, len);
 
     tb_parser_reset(o->parser);
     tb_decoder_reset(o->decoder);
