@@ -36,6 +36,10 @@ static const command commands[] = {
     {"conform", tb_cli_conform, "conform --decoder 'COMMAND ... {dir} ...' [--format addr|opencsd|json] ...\n"
                                 "                                  run any decoder over the vectors: a verdict each"},
 #endif
+#ifdef TB_HAVE_CMD_GEN
+    {"gen", tb_cli_gen, "gen --seed N [--isa arm|thumb|mixed] [--size S] -o DIR\n"
+                        "                                            a random ARM/Thumb program, its scenario and ELF"},
+#endif
 #ifdef TB_HAVE_CMD_VECTORS
     {"vectors", tb_cli_vectors, "vectors [--check] [--coverage] ...\n"
                                 "                                  regenerate (or check) the conformance vectors"},

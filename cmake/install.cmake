@@ -5,9 +5,9 @@
 #                                       in optimised builds)
 #   lib/libtracebench.a                 static library, linkable by gcc and
 #                                       clang alike (see below)
-#   include/tracebench/*.h              the library's headers (not sim.h or
-#                                       roundtrip.h: the simulator and the
-#                                       round trip are not installed)
+#   include/tracebench/*.h              the library's headers (not sim.h,
+#                                       roundtrip.h or gen.h: the simulator,
+#                                       round trip and generator are not installed)
 #   lib/pkgconfig/tracebench.pc         pkg-config (capstone in Requires.private)
 #   lib/cmake/tracebench/               find_package(tracebench): imported
 #                                       targets tracebench::tracebench (shared)
@@ -23,7 +23,7 @@ set(TB_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/tracebench)
 # Every header of include/tracebench but those of the libraries that stay
 # in the build tree (tb_sim, tb_roundtrip).
 file(GLOB TB_PUBLIC_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/tracebench/*.h)
-list(FILTER TB_PUBLIC_HEADERS EXCLUDE REGEX "/(sim|roundtrip)\\.h$")
+list(FILTER TB_PUBLIC_HEADERS EXCLUDE REGEX "/(sim|roundtrip|gen)\\.h$")
 
 # The shared library: the static library's sources again, as position-
 # independent code.  Calls between the library's own functions stay

@@ -736,8 +736,13 @@ static int process_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
         e->st.traced++;
     if ((rc = e->ops->insn(e, r, cancelled)) < 0)
         goto done;
+    /* Not at an instruction an exception cancels: its atom and the
+     * exception's branch packet, whose Cancel retracts it, stay together
+     * (a decoder holds the last range back only until a packet other than
+     * a branch, protocol-notes 4 "ETMv3 cancel support"); the timestamp
+     * goes out at the next instruction, after the exception. */
     if (e->cfg.timestamps && e->o.ts_period && ++e->insn_since_ts >= e->o.ts_period &&
-        e->ops->sync_point(e)) {
+        !cancelled && e->ops->sync_point(e)) {
         if ((rc = e->ops->flush(e)) < 0)
             goto done;
         rc = emit_ts(e);

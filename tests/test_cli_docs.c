@@ -210,7 +210,7 @@ static void help_options(const char *cmd, optset *s, char **text)
 }
 
 static const char *const commands[] = {"packets", "decode", "stats", "sim", "roundtrip",
-                                       "vectors"};
+                                       "vectors", "gen"};
 
 Test(cli_docs, every_option_in_help_man_and_readme)
 {

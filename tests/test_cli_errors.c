@@ -581,7 +581,7 @@ Test(cli_errors, every_command_has_help_on_stdout)
 {
     static const char *const cmds[] = {"--help", "packets --help", "decode --help",
                                        "stats --help", "sim --help", "roundtrip --help",
-                                       "vectors --help", "decode -h"};
+                                       "vectors --help", "gen --help", "decode -h"};
 
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char *out, *err;

@@ -16,8 +16,8 @@
  * confirms (docs/etmv1-v2-sources.md 5; docs/etmv2.md 6, the same
  * table).  They are placeholders, NOT the spec: IHI0014Q Table 6.1
  * (PIPESTAT codes) and Table 6.6 (TFO headers) were not readable in any
- * copy found; the third search (issue 29, sources 1.7, every page read
- * named there) found no page that states or contradicts them.  Change
+ * copy found; the third search (docs/etmv1-v2-sources.md 1.7, every
+ * page read named there) found no page that states or contradicts them.  Change
  * them here only.
  * ====================================================================
  */
