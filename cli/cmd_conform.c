@@ -537,10 +537,12 @@ int tb_cli_conform(int argc, char **argv)
             return TB_EXIT_ERROR;
         for (char *t = strtok_r(plist, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
             if (!tb_cli_protocol(t)) {
+                /* t points into plist: report before freeing it. */
+                int urc = tb_cli_usage_error("conform", "--protocols: unknown protocol '%s'; use "
+                                                        "ptm, etmv3, etmv1 or etmv2, comma-separated",
+                                             t);
                 free(plist);
-                return tb_cli_usage_error("conform", "--protocols: unknown protocol '%s'; use "
-                                                     "ptm, etmv3, etmv1 or etmv2, comma-separated",
-                                          t);
+                return urc;
             }
             if (n_protos < sizeof protos / sizeof protos[0])
                 protos[n_protos++] = t;
