@@ -421,6 +421,52 @@ Test(conform, tracebench_decode_passes_every_vector)
     report_free(&rep);
 }
 
+Test(conform, json_lines_read_as_documented)
+{
+    const char *s;
+    size_t traces = count_traces();
+    report rep;
+
+    /* tracebench's addr lines rewritten as docs/vectors.md's JSON lines
+     * (keys in either order, spaces, atom E left out, objects of another
+     * kind in between): every vector passes; then with the first N
+     * written as E, the vectors with an N fail. */
+    make_tmpdir();
+    s = script("json.sh",
+               "\"$TB\" decode \"$1\" --format addr --id \"$2\" | awk '\n"
+               "NR % 5 == 0 { print \"{\\\"kind\\\":\\\"timestamp\\\",\\\"ts\\\":12}\" }\n"
+               "/^0x/ && NR % 2 { printf \"{\\\"addr\\\":\\\"%s\\\",\\\"isa\\\":\\\"%s\\\",\\\"atom\\\":\\\"%s\\\"}\\n\", $1, $2, $3; next }\n"
+               "/^0x/ { printf \"{ \\\"isa\\\" : \\\"%s\\\", \\\"addr\\\" : \\\"%s\\\"%s }\\n\", $2, $1, ($3 == \"N\" ? \", \\\"atom\\\": \\\"N\\\"\" : \"\"); next }\n"
+               "/^# gap/ { printf \"{\\\"gap\\\":\\\"%s\\\"}\\n\", $3; next }\n"
+               "{ print \"{\\\"unexpected\\\":\\\"\" $0 \"\\\"}\" }'\n");
+    rep = conform("conform --decoder 'sh %s {dir} {id}' --format json -j 2", s);
+    cr_expect_eq(rep.status, 0);
+    cr_expect_eq(rep.n, traces);
+    for (size_t i = 0; i < rep.n; i++)
+        cr_expect_str_eq(rep.r[i].status, "PASS", "%s: %s at line %ld (%s)", rep.r[i].name,
+                         rep.r[i].status, rep.r[i].exp_line, rep.r[i].why);
+    report_free(&rep);
+    s = script("json_n.sh",
+               "\"$TB\" decode \"$1\" --format addr --id \"$2\" | awk '\n"
+               "NR % 5 == 0 { print \"{\\\"kind\\\":\\\"timestamp\\\",\\\"ts\\\":12}\" }\n"
+               "!done && / N$/ { done = 1; $3 = \"E\" }\n"
+               "/^0x/ && NR % 2 { printf \"{\\\"addr\\\":\\\"%s\\\",\\\"isa\\\":\\\"%s\\\",\\\"atom\\\":\\\"%s\\\"}\\n\", $1, $2, $3; next }\n"
+               "/^0x/ { printf \"{ \\\"isa\\\" : \\\"%s\\\", \\\"addr\\\" : \\\"%s\\\"%s }\\n\", $2, $1, ($3 == \"N\" ? \", \\\"atom\\\": \\\"N\\\"\" : \"\"); next }\n"
+               "/^# gap/ { printf \"{\\\"gap\\\":\\\"%s\\\"}\\n\", $3; next }\n"
+               "{ print \"{\\\"unexpected\\\":\\\"\" $0 \"\\\"}\" }'\n");
+    rep = conform("conform --decoder 'sh %s {dir} {id}' --format json -j 2", s);
+    cr_expect_eq(rep.status, 1);
+    for (size_t i = 0; i < rep.n; i++) {
+        char path[2048];
+
+        expect_path(&rep.r[i], path, sizeof path);
+        cr_expect_str_eq(rep.r[i].status, first_line(path, is_n_atom) ? "FAIL" : "PASS", "%s",
+                         rep.r[i].name);
+    }
+    report_free(&rep);
+    rm_tmpdir();
+}
+
 Test(conform, dropping_the_first_n_instruction_fails_exactly_where_there_is_one)
 {
     const char *s;
