@@ -634,6 +634,44 @@ Test(conform, nothing_printed_is_no_output)
     expect_verdict("echo 'cannot open it' >&2\nexit 1", "", "NO OUTPUT");
 }
 
+Test(conform, placeholders_quoted_for_the_shell)
+{
+    char cmd[2048], dir[256];
+    report rep;
+
+    /* A vector under a path with a space, a quote and a $: {dir} and
+     * {name} reach the decoder as one word each, unexpanded; {memory}
+     * with an option word repeats it before each dump. */
+    make_tmpdir();
+    /* Written for "..." in a shell: the directory is `it's a $x`. */
+    snprintf(dir, sizeof dir, "%s/it's a \\$x", tmpdir);
+    snprintf(cmd, sizeof cmd, "mkdir -p \"%s\" && cp -r %s/arm_basic-ptm-raw \"%s/\"", dir,
+             VECTORS, dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/check.sh", tmpdir);
+    {
+        FILE *f = fopen(cmd, "w");
+
+        cr_assert_not_null(f);
+        /* Exactly 4 words: dir, name, then --memory ADDR:FILE for the one
+         * dump; each must exist as given. */
+        fprintf(f, "[ $# -eq 4 ] || { echo \"$# words\" >&2; exit 9; }\n"
+                   "[ -f \"$1/snapshot.ini\" ] || { echo \"no $1\" >&2; exit 9; }\n"
+                   "[ \"$2\" = arm_basic-ptm-raw ] || { echo \"name $2\" >&2; exit 9; }\n"
+                   "[ \"$3\" = --memory ] || { echo \"$3\" >&2; exit 9; }\n"
+                   "[ -f \"${4#*:}\" ] || { echo \"memory $4\" >&2; exit 9; }\n"
+                   "exec '%s' decode \"$1\" --format addr\n", tb_test_cli());
+        cr_assert_eq(fclose(f), 0);
+    }
+    rep = conform("conform --decoder 'sh %s {dir} {name} --memory {memory}' --vectors \"%s\"",
+                  cmd, dir);
+    cr_expect_eq(rep.status, 0);
+    cr_expect_eq(rep.n, 1);
+    cr_expect_str_eq(rep.n ? rep.r[0].status : "", "PASS");
+    report_free(&rep);
+    rm_tmpdir();
+}
+
 Test(conform, exit_codes_and_argument_errors)
 {
     char *out, *err;

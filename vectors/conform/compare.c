@@ -193,7 +193,7 @@ static void differs(const tb_conform_item *e, const tb_conform_item *g, char *wh
 int tb_conform_cmp_push(tb_conform_cmp *c, const tb_conform_item *it, uint64_t line,
                         const char *raw)
 {
-    char why[160];
+    char why[256];
 
     if (c->err[0])
         return -1;
@@ -255,7 +255,7 @@ int tb_conform_cmp_push(tb_conform_cmp *c, const tb_conform_item *it, uint64_t l
 
 int tb_conform_cmp_finish(tb_conform_cmp *c)
 {
-    char why[160];
+    char why[256];
 
     if (c->err[0])
         return -1;

@@ -47,7 +47,7 @@ typedef struct tb_conform_item {
     char atom;           /* 'E' or 'N' ('?' for UNKNOWN without one) */
     int id;              /* the trace ID the line names; -1: none */
     uint64_t index;      /* LOST: the stream index */
-    char word[48];       /* GAP / LOST: why; BAD: what is wrong */
+    char word[128];      /* GAP / LOST: why; BAD: what is wrong */
 } tb_conform_item;
 
 /* The output forms (--format). */
@@ -109,7 +109,7 @@ typedef struct tb_conform_divergence {
     uint64_t got_line;        /* the output line; 0: past the end of output */
     char got_text[96];        /* the item as an addr line, or "(end of output)" */
     char got_raw[320];        /* the decoder's own line it came from */
-    char why[160];            /* what differs */
+    char why[256];            /* what differs */
     uint64_t agreed;          /* instructions that agreed before it */
     char context[3][96];      /* up to 3 expected lines before it, oldest first */
     unsigned n_context;

@@ -205,7 +205,7 @@ void tb_conform_locate(const tb_conform_cov *c, const tb_conform_unit *u,
         return;
     }
     if (tb_snapshot_load(&snap, u->dir, err, sizeof err) < 0) {
-        snprintf(d->locate_note, sizeof d->locate_note, "%s", err);
+        snprintf(d->locate_note, sizeof d->locate_note, "%.120s", err);
         free(e.v);
         return;
     }
@@ -213,7 +213,7 @@ void tb_conform_locate(const tb_conform_cov *c, const tb_conform_unit *u,
     if (!src || tb_snapshot_source_config(&snap, src, &cfg, err, sizeof err) < 0 ||
         tb_snapshot_source_memory(&snap, src, &mem, err, sizeof err) < 0 ||
         !(f.p = tb_parser_new(&cfg))) {
-        snprintf(d->locate_note, sizeof d->locate_note, "tracebench cannot decode it: %s",
+        snprintf(d->locate_note, sizeof d->locate_note, "tracebench cannot decode it: %.120s",
                  err[0] ? err : "out of memory");
         goto out;
     }
