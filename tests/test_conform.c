@@ -29,6 +29,9 @@
 #include <unistd.h>
 
 #include "tb_test.h"
+#include "../fuzz/fuzz.h"
+#include "../fuzz/fuzz_util.c"
+#include "../fuzz/fuzz_conform.c"
 
 #define VECTORS TB_SOURCE_DIR "/vectors/generated"
 #define MAX_UNITS 512
@@ -732,4 +735,31 @@ Test(conform, exit_codes_and_argument_errors)
         free(out);
         free(err);
     }
+}
+
+/* fuzz/regressions/conform/: every input that once broke the readers'
+ * invariants (fuzz/fuzz_conform.c), replayed. */
+Test(conform, fuzz_regressions_replay)
+{
+    DIR *d = opendir(TB_SOURCE_DIR "/fuzz/regressions/conform");
+    struct dirent *e;
+    int n = 0;
+
+    cr_assert_not_null(d);
+    while ((e = readdir(d))) {
+        char path[1024];
+        uint8_t *data;
+        size_t len;
+
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/fuzz/regressions/conform/%s", TB_SOURCE_DIR, e->d_name);
+        data = tb_test_read_file(path, &len);
+        cr_assert_not_null(data, "cannot read %s", path);
+        cr_expect_eq(tb_fuzz_conform(data, len), 0, "%s", path);
+        free(data);
+        n++;
+    }
+    closedir(d);
+    cr_expect_gt(n, 0);
 }

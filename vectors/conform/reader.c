@@ -163,8 +163,22 @@ static size_t opencsd_line(tb_conform_reader *r, const char *line, tb_conform_it
     memset(&it, 0, sizeof it);
     it.id = -1;
     idp = strstr(line, "ID:");
-    if (idp && idp < g && sscanf(idp, "ID:%x;", &id) == 1)
+    if (idp && idp < g && isxdigit((unsigned char)idp[3])) {
+        /* CoreSight trace IDs are 7 bits (IHI0029 D4.2); a longer one is
+         * no source's (found by fuzz_conform: "ID:109" read as 0x109). */
+        char *e;
+        unsigned long v = strtoul(idp + 3, &e, 16);
+
+        if (v > 0x7F || e - (idp + 3) > 2) {
+            it.kind = TB_CI_BAD;
+            snprintf(it.word, sizeof it.word, "ID:%.*s is not a trace ID (0..7f)",
+                     (int)(e - (idp + 3) > 16 ? 16 : e - (idp + 3)), idp + 3);
+            cb(ctx, &it);
+            return 1;
+        }
+        id = (unsigned)v;
         it.id = (int)id;
+    }
     g += strlen("OCSD_GEN_TRC_ELEM_");
     if (!strncmp(g, "INSTR_RANGE(", 12)) {
         unsigned start, end, num, sz;
