@@ -112,7 +112,14 @@ void tb_conform_parse_addr(const char *line, bool tags, tb_conform_item *it)
         while (k < 4 && isxdigit((unsigned char)p[k]))
             k++;
         if (p[k] == ':' && (p[k + 1] == ' ' || p[k + 1] == '\t')) {
-            it->id = (int)strtol(p + 2, NULL, 16);
+            long id = strtol(p + 2, NULL, 16);
+
+            /* Trace IDs are 7 bits (found by fuzz_conform: "0xA0: "). */
+            if (id > 0x7F) {
+                bad(it, "the tag is not a trace ID (0x00..0x7F)");
+                return;
+            }
+            it->id = (int)id;
             p = skip_ws(p + k + 1);
         }
     }
