@@ -62,7 +62,7 @@ int tb_fuzz_conform(const uint8_t *data, size_t len)
     tb_conform_format fmt;
 
     if (len < 1)
-        return 0;
+        return TB_FUZZ_SKIP;
     if (len > TB_FUZZ_MAX_INPUT)
         len = TB_FUZZ_MAX_INPUT;
     fmt = (tb_conform_format)(data[0] % 3);
@@ -76,10 +76,10 @@ int tb_fuzz_conform(const uint8_t *data, size_t len)
     }
     mem = tb_memimage_new();
     if (!mem)
-        return 0;
+        return TB_FUZZ_SKIP;
     if (tb_memimage_add(mem, IMAGE_BASE, image, sizeof image) < 0) {
         tb_memimage_free(mem);
-        return 0;
+        return TB_FUZZ_SKIP;
     }
     r = tb_conform_reader_new(fmt, protos[(data[0] >> 2) & 3], (data[0] & 0x10) ? NULL : mem);
     text = malloc(len);
@@ -87,7 +87,7 @@ int tb_fuzz_conform(const uint8_t *data, size_t len)
         tb_conform_reader_free(r);
         tb_memimage_free(mem);
         free(text);
-        return 0;
+        return TB_FUZZ_SKIP;
     }
     memcpy(text, data + 1, len - 1);
     text[len - 1] = '\0';
