@@ -182,6 +182,23 @@ else
   skip "arm-none-eabi-gcc not installed: examples/program not built"
 fi
 
+# The vectors travel with the install: the installed `conform` finds them
+# in share/tracebench/vectors (run from outside the tree), and the
+# installed decoder passes them; a decoder that drops every instruction
+# after the tenth fails (the kit can fail from there too).
+[ -e "$prefix/share/tracebench/vectors/README.md" ] ||
+  fail "not installed: share/tracebench/vectors/README.md"
+(cd "$tmp" && "$prefix/bin/tracebench" conform --only arm_basic \
+   --decoder "'$prefix/bin/tracebench' decode {dir} --id {id} --format addr" \
+   >"$tmp/conform.out" 2>&1) || fail "installed conform over installed vectors: exit $?: $(tail -5 "$tmp/conform.out")"
+grep -q PASS "$tmp/conform.out" || fail "installed conform: no PASS: $(tail -5 "$tmp/conform.out")"
+rc=0
+(cd "$tmp" && "$prefix/bin/tracebench" conform --only arm_basic \
+   --decoder "'$prefix/bin/tracebench' decode {dir} --id {id} --format addr | head -10" \
+   >"$tmp/conform.out" 2>&1) || rc=$?
+[ "$rc" = 1 ] || fail "installed conform passed a decoder that stops after 10 lines (exit $rc)"
+echo "check-install: conform found the installed vectors; a truncating decoder fails"
+
 # DESTDIR staging: the files go under DESTDIR, the paths inside name the prefix.
 DESTDIR=$tmp/stage cmake --install "$build" --prefix /opt/tb >/dev/null
 grep -qx 'prefix=/opt/tb' "$tmp/stage/opt/tb/${libdir#"$prefix"/}/pkgconfig/tracebench.pc" ||
