@@ -59,6 +59,7 @@ typedef struct tb_compare_stats {
     uint64_t untraced;        /* truth instructions in gaps, not expected */
     uint64_t cancelled;       /* truth instructions cancelled by exceptions */
     uint64_t exceptions;      /* exception elements matched */
+    uint64_t returns;         /* v7-M exception return elements matched */
     uint64_t contexts;        /* context elements matched */
     uint64_t timestamps;      /* timestamp elements checked */
     uint64_t cycle_checks;    /* range ends whose cycle total was checked */
@@ -155,6 +156,11 @@ typedef struct tb_rt_case {
     uint64_t budget;
     uint64_t default_budget;
     tb_encoder_opts opts;
+    /* has_cpu: run on this cpu whatever the scenario says (--cpu).  A
+     * Cortex-M (the scenario's or this) sets opts' v7m for the run
+     * (tb_encoder_opts_v7m): its options must suit an ETM-M3/M4. */
+    bool has_cpu;
+    tb_sim_cpu cpu;
     bool formatted;           /* CoreSight frames (else the raw source stream) */
     size_t chunk;             /* bytes per push into the decode side; 0: as produced */
     tb_rt_fault fault;
