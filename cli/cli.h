@@ -57,6 +57,19 @@ int tb_cli_addr_element(tb_cli_addr_out *o, const tb_element *el);
 /* Parses --max's value: a number (0: none) or "unlimited".  -1 when bad. */
 int tb_cli_parse_budget(const char *s, uint64_t *out);
 
+#ifdef TB_HAVE_SIM
+#include "tracebench/encoder.h"
+#include "tracebench/sim.h"
+/* The cpu (cli/cpu.c): --cpu's value (-1 after a message naming it); the
+ * run's cpu, --cpu's or the scenario's; a Cortex-M refuses any protocol
+ * but ETMv3 and sets the options' v7m, refusing what its ETM has not
+ * (-1 after a message, a usage error). */
+int tb_cli_cpu_parse(const char *cmd, const char *v, tb_sim_cpu *cpu);
+tb_sim_cpu tb_cli_cpu_of(const char *scenario, bool has_cpu, tb_sim_cpu cpu);
+int tb_cli_cpu_protocol(const char *cmd, tb_sim_cpu cpu, const char *proto);
+int tb_cli_cpu_options(const char *cmd, tb_sim_cpu cpu, tb_encoder_opts *o);
+#endif
+
 /* The progress line (cli/progress.c): one line on stderr rewritten in
  * place, at most ~5 times a second; nothing when stderr is not a
  * terminal or with --quiet (on is false then, and every call returns at

@@ -42,7 +42,7 @@ static int usage_to(FILE *f, int rc)
 {
     fprintf(f,
             "usage: tracebench roundtrip PROGRAM.elf [--scenario S.ini] [--protocol ptm|etmv3|etmv1|etmv2]\n"
-            "           [--options LIST] [--buffer coresight|raw] [--max N|unlimited] [--chunk N]\n"
+            "           [--cpu CPU] [--options LIST] [--buffer coresight|raw] [--max N|unlimited] [--chunk N]\n"
             "           [--out DIR [--vcd FILE]] [--truth FILE] [--quiet]\n"
             "           [--fault addr-bit:N:BIT|drop-atom:N]\n"
             "       tracebench roundtrip --suite [--programs DIR] [--vectors DIR] [--max N]\n"
@@ -51,6 +51,8 @@ static int usage_to(FILE *f, int rc)
             "  --max N: the budget, N instructions and N exceptions (default: the scenario's\n"
             "        max_insns, else %u); 0 or unlimited: none.  A run the budget cut\n"
             "        says so under its verdict\n"
+            "  --cpu CPU: cortex-a15|cortex-a9|cortex-a7|cortex-m3|cortex-m4, over the\n"
+            "        scenario's cpu; a Cortex-M is traced by ETMv3 alone (its ETM-M3/M4)\n"
             "  --out DIR: the snapshot (streamed); --truth FILE: the ground truth\n"
             "  --vcd FILE: (--protocol etmv1|etmv2, with --out) the port capture also as a VCD\n"
             "  LIST: encoder options (see tracebench sim; include=/exclude= take symbols),\n"
@@ -246,7 +248,8 @@ static void stop_line(const tb_rt_result *res, FILE *f)
 
 static int one(const char *prog, const char *scn, const char *proto, const char *opts,
                bool raw, bool has_max, uint64_t max, size_t chunk, const char *out,
-               const char *vcd, const char *truth, bool quiet, const tb_rt_fault *fault)
+               const char *vcd, const char *truth, bool quiet, const tb_rt_fault *fault,
+               bool has_cpu, tb_sim_cpu cpu)
 {
     /* ETMv1/ETMv2 only when asked for by name (--protocol etmv1|etmv2). */
     static const tb_protocol both[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1,
@@ -254,6 +257,12 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
     int status = RT_EXIT_MATCH;
     tb_cli_progress pr;
 
+    /* A Cortex-M (--cpu, or the scenario's): ETMv3 alone. */
+    cpu = tb_cli_cpu_of(scn, has_cpu, cpu);
+    if (tb_cli_cpu_protocol("roundtrip", cpu, proto) < 0)
+        return RT_EXIT_USAGE;
+    if (tb_sim_cpu_is_m(cpu))
+        proto = "etmv3";
     tb_cli_progress_init(&pr, quiet);
 
     for (size_t i = 0; i < sizeof both / sizeof both[0]; i++) {
@@ -280,6 +289,8 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
         c.no_truth = true; /* the truth only when asked: --truth FILE */
         c.truth_file = truth;
         c.fault = *fault;
+        c.has_cpu = has_cpu;
+        c.cpu = cpu;
         if (opts && tb_rt_case_options(&c, opts, err, sizeof err) < 0) {
             /* `filter` reads the program: a missing one is an error, not usage. */
             bool unreadable = access(prog, R_OK) != 0;
@@ -291,7 +302,10 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
             tb_config cfg;
 
             /* An option the protocol cannot have is the command line's
-             * fault (usage), named, not a pipeline error. */
+             * fault (usage), named, not a pipeline error; so is one a
+             * Cortex-M's ETM has not. */
+            if (tb_cli_cpu_options("roundtrip", cpu, &c.opts) < 0)
+                return RT_EXIT_USAGE;
             if (tb_encoder_config_err(&c.opts, &cfg, err, sizeof err) < 0) {
                 fprintf(stderr, "tracebench roundtrip: --options: inconsistent for %s: %s\n",
                         tb_protocol_name(p), err);
@@ -475,16 +489,19 @@ static void list_scenarios(const char *vdir, const char *prog, scn_list *l)
 /* ETMv1 and ETMv2 cores (ARM7/ARM9/ARM10) have no Security Extensions:
  * a scenario that runs Secure and Non-secure code (secure = true) is not
  * traced with them (its SMC vector is no exception vector of theirs). */
-static bool skip_case(const scn_entry *sc, tb_protocol p)
+/* A Cortex-M scenario (cpu = cortex-m3|m4) runs with the ETM-M3/M4's
+ * option sets alone (m_sets), every other one never with them. */
+static bool skip_case(const scn_entry *sc, tb_protocol p, bool m_sets)
 {
     tb_scenario scn;
     char err[256];
 
-    if (p != TB_PROTO_ETMV1 && p != TB_PROTO_ETMV2)
-        return false;
     tb_scenario_init(&scn); /* parsing adds to it: it must start empty */
-    return tb_scenario_load(&scn, sc->path, err, sizeof err) == 0 &&
-           scn.secure;
+    if (tb_scenario_load(&scn, sc->path, err, sizeof err) < 0)
+        return m_sets; /* the run says why, once */
+    if (tb_sim_cpu_is_m(scn.cpu) != m_sets)
+        return true;
+    return (p == TB_PROTO_ETMV1 || p == TB_PROTO_ETMV2) && scn.secure;
 }
 
 /* "PROGRAM[.VARIANT] PROTOCOL OPTIONS": names a case in the progress line,
@@ -505,12 +522,14 @@ typedef struct row {
 static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t max,
                  const char *only, unsigned max_reports, bool quiet)
 {
+    /* The fifth: ETMv3 on a Cortex-M (its ETM-M3/M4), with its own sets. */
     static const tb_protocol protos[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1,
-                                         TB_PROTO_ETMV2};
-    size_t np = 0, nsets[4];
-    const char *const *sets[4];
+                                         TB_PROTO_ETMV2, TB_PROTO_ETMV3};
+    enum { NPROTO = sizeof protos / sizeof protos[0] };
+    size_t np = 0, nsets[NPROTO];
+    const char *const *sets[NPROTO];
     char **progs = list_programs(vdir, &np);
-    row rows[4][64], tot = {0};
+    row rows[NPROTO][64], tot = {0};
     unsigned total = 0, done = 0, reports = 0, errors = 0, mismatches = 0, cut = 0;
     tb_cli_progress pr;
     char (*failed)[288] = NULL; /* "TAG  id" */
@@ -523,8 +542,9 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
     }
     memset(rows, 0, sizeof rows);
     tb_cli_progress_init(&pr, quiet);
-    for (size_t k = 0; k < 4; k++) {
-        sets[k] = tb_rt_option_sets(protos[k], &nsets[k]);
+    for (size_t k = 0; k < NPROTO; k++) {
+        sets[k] = k == 4 ? tb_rt_option_sets_v7m(&nsets[k])
+                         : tb_rt_option_sets(protos[k], &nsets[k]);
         if (nsets[k] > 64)
             nsets[k] = 64;
     }
@@ -536,14 +556,14 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
         if (!strcmp(progs[i], "smc"))
             continue;
         list_scenarios(vdir, progs[i], &sl);
-        for (size_t k = 0; k < 4; k++)
+        for (size_t k = 0; k < NPROTO; k++)
             if (!proto || !strcmp(proto, tb_protocol_name(protos[k])))
                 for (size_t s = 0; s < nsets[k]; s++)
                     for (size_t v = 0; v < sl.n; v++) {
                         char id[256];
 
                         case_id(id, sizeof id, progs[i], &sl.v[v], protos[k], sets[k][s]);
-                        if ((!only || strstr(id, only)) && !skip_case(&sl.v[v], protos[k]))
+                        if ((!only || strstr(id, only)) && !skip_case(&sl.v[v], protos[k], k == 4))
                             total++;
                     }
         free(sl.v);
@@ -557,7 +577,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
             continue;
         snprintf(elf, sizeof elf, "%s/%s.elf", pdir, progs[i]);
         list_scenarios(vdir, progs[i], &sl);
-        for (size_t k = 0; k < 4; k++) {
+        for (size_t k = 0; k < NPROTO; k++) {
             if (proto && strcmp(proto, tb_protocol_name(protos[k])))
                 continue;
             for (size_t s = 0; s < nsets[k]; s++) {
@@ -569,7 +589,7 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
                     int rc;
 
                     case_id(id, sizeof id, progs[i], &sl.v[v], protos[k], sets[k][s]);
-                    if ((only && !strstr(id, only)) || skip_case(&sl.v[v], protos[k]))
+                    if ((only && !strstr(id, only)) || skip_case(&sl.v[v], protos[k], k == 4))
                         continue;
                     done++;
                     /* Only on a terminal, refreshed 5 times a second at
@@ -638,14 +658,14 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
            "(smc left out: the simulator does not follow self-modifying code)\n\n", np - 1);
     printf("%-6s %-22s %6s %6s %6s %12s %12s %10s %9s\n", "proto", "options", "cases", "bad",
            "empty", "insns run", "checked", "bytes", "bits/insn");
-    for (size_t k = 0; k < 4; k++) {
+    for (size_t k = 0; k < NPROTO; k++) {
         for (size_t s = 0; s < nsets[k]; s++) {
             const row *r = &rows[k][s];
 
             if (!r->cases)
                 continue;
             printf("%-6s %-22s %6u %6u %6u %12llu %12llu %10llu %9.3f\n",
-                   tb_protocol_name(protos[k]), *sets[k][s] ? sets[k][s] : "plain", r->cases,
+                   k == 4 ? "v7-M" : tb_protocol_name(protos[k]), *sets[k][s] ? sets[k][s] : "plain", r->cases,
                    r->bad, r->empty, (unsigned long long)r->run,
                    (unsigned long long)r->checked, (unsigned long long)r->bytes,
                    bits(r->bytes, r->run));
@@ -692,7 +712,8 @@ int tb_cli_roundtrip(int argc, char **argv)
     const char *prog = NULL, *scn = NULL, *proto = NULL, *opts = NULL, *out = NULL;
     const char *pdir = "build/vectors/programs", *vdir = "vectors", *only = NULL;
     const char *truth = NULL, *vcd = NULL;
-    bool raw = false, do_suite = false, quiet = false, has_max = false;
+    bool raw = false, do_suite = false, quiet = false, has_max = false, has_cpu = false;
+    tb_sim_cpu cpu = TB_SIM_CPU_A15;
     uint64_t max = 0;
     size_t chunk = 0;
     unsigned reports = 3;
@@ -746,6 +767,11 @@ int tb_cli_roundtrip(int argc, char **argv)
             truth = v;
         else if (!strcmp(a, "--vcd"))
             vcd = v;
+        else if (!strcmp(a, "--cpu")) {
+            if (tb_cli_cpu_parse("roundtrip", v, &cpu) < 0)
+                return RT_EXIT_USAGE;
+            has_cpu = true;
+        }
         else if (!strcmp(a, "--chunk") && (chunk = strtoull(v, &end, 0), !*end))
             ;
         else if (!strcmp(a, "--reports") && (reports = (unsigned)strtoul(v, &end, 0), !*end))
@@ -756,7 +782,7 @@ int tb_cli_roundtrip(int argc, char **argv)
             return usage();
     }
     if (do_suite)
-        return prog || truth || vcd ? usage()
+        return prog || truth || vcd || has_cpu ? usage()
                              : suite(pdir, vdir, proto, max ? max : 200000, only, reports, quiet);
     if (!prog || (out && !proto))
         return usage();
@@ -765,7 +791,8 @@ int tb_cli_roundtrip(int argc, char **argv)
                 "capture; %s has no port signals) and --out DIR\n", proto ? proto : "ptm/etmv3");
         return RT_EXIT_USAGE;
     }
-    return one(prog, scn, proto, opts, raw, has_max, max, chunk, out, vcd, truth, quiet, &fault);
+    return one(prog, scn, proto, opts, raw, has_max, max, chunk, out, vcd, truth, quiet, &fault,
+               has_cpu, cpu);
 }
 
 #else

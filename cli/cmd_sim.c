@@ -1,5 +1,5 @@
 /* tracebench sim PROGRAM [--scenario S.ini] [--truth FILE] [--format text|json]
- *                        [--cpu a15|a9|a7] [--raw ADDR] [--max N|unlimited] [--quiet]
+ *                        [--cpu CPU] [--raw ADDR] [--max N|unlimited] [--quiet]
  *                        [--data]
  *                        [--protocol ptm|etmv3 [--options LIST] --out DIR
  *                         [--buffer coresight|raw] [--vcd FILE]]
@@ -63,12 +63,14 @@ static int on_record(void *ctx, const tb_exec_record *r)
 static int usage_to(FILE *f, int rc)
 {
     fprintf(f, "usage: tracebench sim PROGRAM [--scenario S.ini] [--truth FILE]\n"
-                    "       [--format text|json] [--cpu a15|a9|a7] [--raw ADDR] [--max N|unlimited]\n"
+                    "       [--format text|json] [--cpu CPU] [--raw ADDR] [--max N|unlimited]\n"
                     "       [--quiet] [--data] [--protocol ptm|etmv3|etmv1|etmv2 [--options LIST] --out DIR\n"
                     "       [--buffer coresight|raw] [--vcd FILE]]\n"
                     "  --truth FILE: the ground truth (- for stdout); not written otherwise\n"
                     "  --vcd FILE: (etmv1, etmv2) the port capture also as a VCD for a waveform viewer\n"
                     "  --data: a data record (D) per memory transfer in the run\n"
+                    "  --cpu CPU: cortex-a15|cortex-a9|cortex-a7|cortex-m3|cortex-m4, over the\n"
+                    "        scenario's cpu; a Cortex-M is traced by ETMv3 only (its ETM-M3/M4)\n"
                     "  --raw ADDR: PROGRAM is a raw image loaded at ADDR; bit 0 set: start in Thumb\n"
                     "  --max N: the budget, N instructions and N exceptions (default: the\n"
                     "        scenario's max_insns, else %u); 0 or unlimited: none\n"
@@ -259,6 +261,12 @@ int tb_cli_sim(int argc, char **argv)
         sc.max_insns = max;
     else if (!sc.has_max_insns)
         sc.max_insns = TB_CLI_DEFAULT_BUDGET;
+    /* A Cortex-M's trace is its ETM-M3/M4's: ETMv3 only. */
+    if (proto && (tb_cli_cpu_protocol("sim", sc.cpu, proto) < 0 ||
+                  tb_cli_cpu_options("sim", sc.cpu, &eo) < 0)) {
+        free(img);
+        return 2;
+    }
     s = tb_sim_new(sc.cpu);
     if (!s) {
         fprintf(stderr, "tracebench sim: cannot start the emulator\n");

@@ -1332,6 +1332,10 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
     tb_emit_init(&e, cb, ctx);
     if (d->dhold && data_release(d, &e, pkt))
         return tb_emit_result(&e);
+    /* An Ignore packet changes nothing (IHI0014Q 7.11.2): the exception
+     * return still waits for the packet after it. */
+    if (d->ehold && pkt->kind == TB_PKT_IGNORE)
+        return tb_emit_result(&e);
     if (d->ehold && pkt->kind != TB_PKT_BRANCH)
         eret_release(d, &e);
     else if (d->ehold)

@@ -740,8 +740,11 @@ static int process_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
         e->st.traced++;
     if ((rc = e->ops->insn(e, r, cancelled)) < 0)
         goto done;
+    /* Not between a v7-M exception return packet and the tail-chained
+     * exception's packet, which follows it at once (IHI0014Q 7.6): the
+     * timestamp goes after the next instruction. */
     if (e->cfg.timestamps && e->o.ts_period && ++e->insn_since_ts >= e->o.ts_period &&
-        e->ops->sync_point(e)) {
+        !e->v7m_chain && e->ops->sync_point(e)) {
         if ((rc = e->ops->flush(e)) < 0)
             goto done;
         rc = emit_ts(e);

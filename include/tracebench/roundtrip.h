@@ -258,6 +258,9 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen);
 /* The option sets `make roundtrip` runs for a protocol, as option lists
  * ("" = plain); *n gets the count. */
 const char *const *tb_rt_option_sets(tb_protocol protocol, size_t *n);
+/* The sets for a Cortex-M program (its ETM-M3/M4, ETMv3 only; the cpu
+ * comes from the scenario). */
+const char *const *tb_rt_option_sets_v7m(size_t *n);
 
 #ifdef __cplusplus
 }
