@@ -32,13 +32,16 @@ int tb_cli_parse_id(const char *s);
 void tb_cli_source_label(const tb_config *cfg, char *buf, size_t len);
 
 /* The `addr` format (cli/addr_out.c): one line per executed instruction
- * of each element, into f, and `# gap WHY` lines; ptm: the trace is PTM
+ * of each element, into f, and `# gap WHY` lines; with v7m (a Cortex-M
+ * source, docs/vectors.md) `# exception N NAME [tail-chain]` and
+ * `# return` lines where the trace shows them; ptm: the trace is PTM
  * (E/N on waypoints only); addrs/cap is scratch space (free() it).  Zero
  * the rest.  Returns 0, or the error, which also stays in err. */
 typedef struct tb_cli_addr_out {
     FILE *f;
     const tb_memimage *mem;
     bool ptm;
+    bool v7m;         /* a Cortex-M source: exception and return lines too */
     uint32_t *addrs;
     size_t cap;
     int err;

@@ -42,7 +42,7 @@ int tb_cli_vectors(int argc, char **argv);
 
 #ifdef TB_HAVE_ROUNDTRIP
 
-#define VEC_MAX 128
+#define VEC_MAX 256
 #define VEC_STR 256
 
 typedef struct vec {
@@ -324,6 +324,7 @@ static int write_decode_addr(const char *dir, const char *fname, int id, char *e
         r = tb_snapshot_source_memory(&s, &s.sources[i], &mem, err, errlen);
         o.mem = mem;
         o.ptm = cfg.protocol == TB_PROTO_PTM;
+        o.v7m = cfg.v7m != 0;
         break;
     }
     tb_snapshot_fini(&s);
@@ -875,6 +876,13 @@ static int run_source(const vec *v, vsrc *s, int k, const paths *p, const char *
         fprintf(stderr, "tracebench vectors: %s: options '%s': %s\n", v->name, s->options, err);
         return -1;
     }
+    {
+        /* A Cortex-M scenario: its ETM-M3/M4 (tb_rt_run does the same). */
+        tb_sim_cpu cpu = tb_cli_cpu_of(scn, false, TB_SIM_CPU_A15);
+
+        if (tb_sim_cpu_is_m(cpu))
+            tb_encoder_opts_v7m(&c.opts, cpu == TB_SIM_CPU_M4 ? 4 : 3);
+    }
     if (tb_encoder_config(&c.opts, &s->cfg) < 0) {
         fprintf(stderr, "tracebench vectors: %s: options '%s' are inconsistent\n", v->name,
                 s->options);
@@ -1100,6 +1108,8 @@ static int run_vector2(vec *v, const paths *p, const char *out)
         so[k].cfg = &s[k].cfg;
         so[k].core = s[k].core;
         so[k].core_type = s[k].cfg.protocol == TB_PROTO_PTM ? "Cortex-A15" : "Cortex-A7";
+        if (s[k].cfg.v7m)
+            so[k].core_type = s[k].cfg.v7m == 4 ? "Cortex-M4" : "Cortex-M3";
         so[k].regions = s[k].regs;
         so[k].n_regions = (size_t)s[k].nr;
     }

@@ -91,6 +91,26 @@ static uint32_t icsr(tb_sim *s)
     return v;
 }
 
+/* NVIC_ISER/ICER/ISPR/ICPR/IABR word w holds interrupts 32w..32w+31,
+ * exceptions 32w+16.. (B3.4): the model's bit arrays are indexed by
+ * exception number. */
+static uint32_t nvic_word(const uint32_t *v, unsigned w)
+{
+    uint32_t r = 0;
+
+    for (unsigned b = 0; b < 32; b++)
+        if (tb_v7m_bit(v, 16 + 32 * w + b))
+            r |= 1u << b;
+    return r;
+}
+
+static void nvic_bits(uint32_t *v, unsigned w, uint32_t bits, bool on)
+{
+    for (unsigned b = 0; b < 32; b++)
+        if ((bits >> b) & 1)
+            tb_v7m_set(v, 16 + 32 * w + b, on); /* past IRQ239: ignored */
+}
+
 /* The word register at off (word aligned); false after scs_fail. */
 static bool reg_read(tb_sim *s, uint32_t off, uint32_t *out)
 {
@@ -98,15 +118,15 @@ static bool reg_read(tb_sim *s, uint32_t off, uint32_t *out)
     uint32_t v = 0;
 
     if (off >= 0x100 && off < 0x120) {
-        v = m->ena[(off - 0x100) / 4];
+        v = nvic_word(m->ena, (off - 0x100) / 4);
     } else if (off >= 0x180 && off < 0x1A0) {
-        v = m->ena[(off - 0x180) / 4];
+        v = nvic_word(m->ena, (off - 0x180) / 4);
     } else if (off >= 0x200 && off < 0x220) {
-        v = m->pend[(off - 0x200) / 4];
+        v = nvic_word(m->pend, (off - 0x200) / 4);
     } else if (off >= 0x280 && off < 0x2A0) {
-        v = m->pend[(off - 0x280) / 4];
+        v = nvic_word(m->pend, (off - 0x280) / 4);
     } else if (off >= 0x300 && off < 0x320) {
-        v = m->act[(off - 0x300) / 4];
+        v = nvic_word(m->act, (off - 0x300) / 4);
     } else if (off >= 0x400 && off < 0x400 + V7M_NIRQ) {
         memcpy(&v, &m->ipr[off - 0x400], 4);
     } else if (off >= 0xD18 && off < 0xD24) {
@@ -181,27 +201,23 @@ static bool reg_write(tb_sim *s, uint32_t off, uint32_t value, uint32_t mask)
 {
     struct tb_v7m *m = s->m;
     uint32_t v = value & mask, old;
-    unsigned w;
 
     if (off >= 0x100 && off < 0x120) {
-        w = (off - 0x100) / 4;
-        m->ena[w] |= v & (w ? 0xFFFFFFFFu : 0xFFFF0000u) & (w == 7 ? 0xFFFFu : 0xFFFFFFFFu);
+        nvic_bits(m->ena, (off - 0x100) / 4, v, true);
         tb_v7m_recheck(s);
         return true;
     }
     if (off >= 0x180 && off < 0x1A0) {
-        m->ena[(off - 0x180) / 4] &= ~v;
+        nvic_bits(m->ena, (off - 0x180) / 4, v, false);
         return true;
     }
     if (off >= 0x200 && off < 0x220) {
-        w = (off - 0x200) / 4;
-        m->pend[w] |= v & (w ? 0xFFFFFFFFu : 0xFFFF0000u) & (w == 7 ? 0xFFFFu : 0xFFFFFFFFu);
+        nvic_bits(m->pend, (off - 0x200) / 4, v, true);
         tb_v7m_recheck(s);
         return true;
     }
     if (off >= 0x280 && off < 0x2A0) {
-        w = (off - 0x280) / 4;
-        m->pend[w] &= ~(v & (w ? 0xFFFFFFFFu : 0xFFFF0000u));
+        nvic_bits(m->pend, (off - 0x280) / 4, v, false);
         return true;
     }
     if (off >= 0x300 && off < 0x320)

@@ -37,7 +37,7 @@
 #include "tracebench/snapshot.h"
 #include "tracebench/stream.h"
 
-#define MAX_VEC 128
+#define MAX_VEC 256
 
 typedef struct vinfo {
     char name[96], program[64], protocol[16], options[256], opencsd[64], openocd[64];
