@@ -366,8 +366,9 @@ static void bits_per_insn(char *buf, size_t len, uint64_t bytes, uint64_t insns)
 }
 
 static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
-                        const char *scn_name)
+                        const char *scn_name, tb_sim_cpu cpu)
 {
+    bool m = tb_sim_cpu_is_m(cpu);
     char path[1024], bpi[32];
     bool etmv1 = !strcmp(v->protocol, "etmv1");
     bool etmv2 = !strcmp(v->protocol, "etmv2");
@@ -385,6 +386,10 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
     fprintf(f, "| protocol | %s |\n", !strcmp(v->protocol, "ptm")     ? "PTM (PFT)"
                                       : etmv1                         ? "ETMv1"
                                       : etmv2                         ? "ETMv2"
+                                      : cpu == TB_SIM_CPU_M4          ? "ETMv3, the ETM-M4 of a "
+                                                                        "Cortex-M4 (docs/cortex-m.md)"
+                                      : m                             ? "ETMv3, the ETM-M3 of a "
+                                                                        "Cortex-M3 (docs/cortex-m.md)"
                                                                       : "ETMv3");
     fprintf(f, "| options | `%s` |\n", v->options[0] ? v->options : "(plain)");
     if (etmv1 || etmv2)
@@ -431,7 +436,10 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
                "(address, ISA, E/N) and `# gap WHY` lines where trace was off or lost "
                "(docs/vectors.md).  It is derived from `truth.txt` alone by "
                "`vectors/expect.c` (tb_expect), and CI checks that tracebench's "
-               "`decode --format addr` equals it.\n");
+               "`decode --format addr` equals it.%s\n",
+            m ? "  A Cortex-M vector's also has `# exception N NAME` lines (N the ARMv7-M "
+                "exception number; `tail-chain` when entered at a return, without a new "
+                "frame) and `# return` lines where the trace shows them." : "");
     if (res->enc.overflows)
         fprintf(f, "- `overflow.txt`: where FIFO overflows lost trace and where it "
                    "resumed (truth seqs).\n");
@@ -760,7 +768,7 @@ static int run_vector(vec *v, const paths *p, const char *out)
         fprintf(stderr, "tracebench vectors: %s: decode.addr: %s\n", v->name, err);
         return -1;
     }
-    if (write_readme(dir, v, &res, scn_name) < 0) {
+    if (write_readme(dir, v, &res, scn_name, tb_cli_cpu_of(scn, c.has_cpu, c.cpu)) < 0) {
         fprintf(stderr, "tracebench vectors: %s: cannot write README.md\n", v->name);
         return -1;
     }

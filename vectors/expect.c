@@ -116,7 +116,9 @@ static int read_protocol(const char *dir, int id, ctx *c)
 
     if (!d)
         return die("%s: %s", dir, strerror(errno));
-    while ((de = readdir(d)) != NULL && !found) {
+    /* Every .ini: the source's, and the cores' (a Cortex-M core makes
+     * the v7-M lines; the vectors with two sources are A-profile). */
+    while ((de = readdir(d)) != NULL) {
         size_t n = strlen(de->d_name);
         char path[4096], line[256];
         int type = 0, tid = -1;
@@ -148,7 +150,7 @@ static int read_protocol(const char *dir, int id, ctx *c)
                 vbase = v;
         }
         fclose(f);
-        if (type && (id < 0 || tid == id)) {
+        if (type && !found && (id < 0 || tid == id)) {
             found = 1;
             c->ptm = type == 1;
             c->etmv1 = type == 3;
