@@ -26,8 +26,8 @@ int tb_cli_cpu_parse(const char *cmd, const char *v, tb_sim_cpu *cpu)
             *cpu = cpus[i].cpu;
             return 0;
         }
-    fprintf(stderr, "tracebench %s: --cpu %s: unknown cpu; accepted: cortex-a15, cortex-a9, "
-            "cortex-a7, cortex-m3, cortex-m4; see --help\n", cmd, v);
+    tb_cli_usage_error(cmd, "--cpu %s: unknown cpu; accepted: a15, a9, a7, m3, m4 (or "
+                       "cortex-a15 ... cortex-m4)", v);
     return -1;
 }
 
@@ -49,10 +49,10 @@ int tb_cli_cpu_protocol(const char *cmd, tb_sim_cpu cpu, const char *proto)
 {
     if (!tb_sim_cpu_is_m(cpu) || !proto || !strcmp(proto, "etmv3"))
         return 0;
-    fprintf(stderr, "tracebench %s: --protocol %s: a %s is traced by its ETM-%s, which "
-            "speaks ETMv3 only (IHI0014Q 7.5); accepted: etmv3; see --help\n", cmd, proto,
-            cpu == TB_SIM_CPU_M4 ? "Cortex-M4" : "Cortex-M3",
-            cpu == TB_SIM_CPU_M4 ? "M4" : "M3");
+    tb_cli_usage_error(cmd, "--protocol %s: a %s is traced by its ETM-%s, which speaks "
+                       "ETMv3 only (IHI0014Q 7.5); accepted: etmv3", proto,
+                       cpu == TB_SIM_CPU_M4 ? "Cortex-M4" : "Cortex-M3",
+                       cpu == TB_SIM_CPU_M4 ? "M4" : "M3");
     return -1;
 }
 
@@ -67,8 +67,8 @@ int tb_cli_cpu_options(const char *cmd, tb_sim_cpu cpu, tb_encoder_opts *o)
     tb_encoder_opts_v7m(o, cpu == TB_SIM_CPU_M4 ? 4 : 3);
     t = *o;
     if (tb_encoder_config_err(&t, &cfg, err, sizeof err) < 0) {
-        fprintf(stderr, "tracebench %s: --options: not for a %s's ETM: %s; see --help\n", cmd,
-                tb_sim_cpu_name(cpu), err);
+        tb_cli_usage_error(cmd, "--options: not for a %s's ETM: %s", tb_sim_cpu_name(cpu),
+                           err);
         return -1;
     }
     return 0;
