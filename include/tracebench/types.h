@@ -311,7 +311,7 @@ const char *tb_exc_kind_name(tb_exc_kind k);
  * ETMv3 branch address packet, IHI0014Q 7.3.3). */
 int tb_exc_trace_number(tb_exc_kind k);
 
-/* ARMv7-M exceptions (common/v7m.c; docs/cortex-m.md).  Numbers are the
+/* ARMv7-M exceptions (docs/cortex-m.md).  Numbers are the
  * architecture's (IPSR): 1 Reset, 2 NMI, 3 HardFault, 4 MemManage, 5
  * BusFault, 6 UsageFault, 11 SVCall, 12 DebugMonitor, 14 PendSV, 15
  * SysTick, 16 + n IRQn; 7-10 and 13 are reserved. */
