@@ -23,6 +23,7 @@ fail=0
 bad() {
   echo "test-oss-fuzz-build: FAIL: $*" >&2
   fail=1
+  this=1
 }
 
 # The contract's variables, as the base image sets them for libFuzzer
@@ -53,6 +54,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ran=0
 for h in "${names[@]}"; do
+  this=0
   bin=$OUT/fuzz_$h
   zip=$OUT/fuzz_${h}_seed_corpus.zip
   opt=$OUT/fuzz_$h.options
@@ -87,7 +89,10 @@ for h in "${names[@]}"; do
   n=$(find "$corpus" -type f | wc -l)
   [ "$n" -gt 0 ] || { bad "$h: empty seed corpus"; continue; }
   log=$tmp/run/$h.log
-  if ! timeout 300 "$bin" "${args[@]}" -runs=0 "$corpus" >"$log" 2>&1; then
+  # (-artifact_prefix: a crash input goes to the scratch directory, not
+  # to the current one.)
+  if ! timeout 300 "$bin" "${args[@]}" -artifact_prefix="$tmp/run/$h-" -runs=0 "$corpus" \
+       >"$log" 2>&1; then
     grep -m1 -A12 -E 'ERROR|runtime error|^tb_fuzz: |deadly signal' "$log" | sed 's/^/    /' >&2 || tail -5 "$log" >&2
     bad "$h: the fuzzer failed on its seed corpus ($n inputs; log: $log)"
     continue
@@ -101,7 +106,8 @@ for h in "${names[@]}"; do
     bad "$h: checked no input of its $n seeds"
     continue
   fi
-  echo "test-oss-fuzz-build: $h ok: $n seeds, $checked checked"
+  [ "$this" -eq 0 ] || continue
+  echo "test-oss-fuzz-build: $h ok: $n seeds, $checked runs checked"
   ran=$((ran + 1))
 done
 secs=$(( $(date +%s) - start ))
