@@ -127,6 +127,7 @@ for h in "${names[@]}"; do
       extra_srcs=("$fz/fuzz_gen.c" "$root/gen/gen.c" "$root/roundtrip/gen_seeds.c") ;;
     roundtrip)
       # sim -> encoder -> decoder: the simulator needs Unicorn.
+      # shellcheck disable=SC2086
       if ! pkg-config --exists unicorn 2>/dev/null && ! echo 'int main(void){return 0;}' |
            $CC -x c - -o "$work/uc-probe" $uc_libs 2>/dev/null; then
         echo "oss-fuzz-build: Unicorn 2 not found (pkg-config unicorn, -lunicorn):" \
