@@ -97,6 +97,22 @@ int tb_cli_addr_element(tb_cli_addr_out *o, const tb_element *el)
         fprintf(o->f, "? ? %c\n", el->last_atom ? el->last_atom : '?');
         return 0;
     }
+    /* v7-M: exceptions and returns, which its code cannot tell (a
+     * return's target is data; docs/vectors.md). */
+    if (o->v7m && el->kind == TB_ELEM_EXCEPTION) {
+        char nb[24];
+
+        put_gap(o);
+        fprintf(o->f, "# exception %u %s%s\n", (unsigned)el->exc_num,
+                tb_v7m_exc_name(el->exc_num, nb, sizeof nb) ? nb : "?",
+                el->tailchain ? " tail-chain" : "");
+        return 0;
+    }
+    if (o->v7m && el->kind == TB_ELEM_EXC_RETURN) {
+        put_gap(o);
+        fprintf(o->f, "# return\n");
+        return 0;
+    }
     /* Instructions only: DATA elements (data trace) have no line. */
     if (el->kind != TB_ELEM_INSN_RANGE || !el->count)
         return 0;

@@ -65,13 +65,16 @@ int tb_cli_parse_id(const char *s);
 void tb_cli_source_label(const tb_config *cfg, char *buf, size_t len);
 
 /* The `addr` format (cli/addr_out.c): one line per executed instruction
- * of each element, into f, `# gap WHY` lines and `# lost WHY` lines; ptm: the trace is PTM
+ * of each element, into f, `# gap WHY` lines and `# lost WHY` lines; with
+ * v7m (a Cortex-M source, docs/vectors.md) `# exception N NAME
+ * [tail-chain]` and `# return` lines where the trace shows them; ptm: the trace is PTM
  * (E/N on waypoints only); addrs/cap is scratch space (free() it).  Zero
  * the rest.  Returns 0, or the error, which also stays in err. */
 typedef struct tb_cli_addr_out {
     FILE *f;
     const tb_memimage *mem;
     bool ptm;
+    bool v7m;         /* a Cortex-M source: exception and return lines too */
     uint32_t *addrs;
     size_t cap;
     int err;
@@ -103,6 +106,19 @@ const char *tb_cli_elf_file_problem(const char *path, char *buf, size_t buflen);
 
 /* Parses --max's value: a number (0: none) or "unlimited".  -1 when bad. */
 int tb_cli_parse_budget(const char *s, uint64_t *out);
+
+#ifdef TB_HAVE_SIM
+#include "tracebench/encoder.h"
+#include "tracebench/sim.h"
+/* The cpu (cli/cpu.c): --cpu's value (-1 after a message naming it); the
+ * run's cpu, --cpu's or the scenario's; a Cortex-M refuses any protocol
+ * but ETMv3 and sets the options' v7m, refusing what its ETM has not
+ * (-1 after a message, a usage error). */
+int tb_cli_cpu_parse(const char *cmd, const char *v, tb_sim_cpu *cpu);
+tb_sim_cpu tb_cli_cpu_of(const char *scenario, bool has_cpu, tb_sim_cpu cpu);
+int tb_cli_cpu_protocol(const char *cmd, tb_sim_cpu cpu, const char *proto);
+int tb_cli_cpu_options(const char *cmd, tb_sim_cpu cpu, tb_encoder_opts *o);
+#endif
 
 /* The progress line (cli/progress.c): one line on stderr rewritten in
  * place, at most ~5 times a second; nothing when stderr is not a

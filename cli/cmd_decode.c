@@ -167,6 +167,7 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
     o->id = s->cfg.trace_id;
     o->addr = (tb_cli_addr_out){.f = o->tag ? o->mem : o->f, .mem = mem,
                                 .ptm = s->cfg.protocol == TB_PROTO_PTM,
+                                .v7m = s->cfg.v7m != 0,
                                 .addrs = o->addr.addrs, .cap = o->addr.cap};
     run.parser = tb_parser_new(&s->cfg);
     run.dec = tb_decoder_new(&s->cfg, mem);

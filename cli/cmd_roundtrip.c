@@ -56,15 +56,19 @@ static int usage_to(FILE *f, int rc)
 {
     fprintf(f,
             "usage: tracebench roundtrip PROGRAM [--scenario S.ini] [--protocol ptm|etmv3|etmv1|etmv2]\n"
-            "           [--options LIST] [--buffer coresight|raw] [--max N|unlimited] [--chunk N]\n"
-            "           [--out DIR [--vcd FILE]] [--truth FILE] [--fault F] [--strict] [--quiet]\n"
+            "           [--cpu C] [--options LIST] [--buffer coresight|raw] [--max N|unlimited]\n"
+            "           [--chunk N] [--out DIR [--vcd FILE]] [--truth FILE] [--fault F] [--strict]\n"
+            "           [--quiet]\n"
             "       tracebench roundtrip --suite [--programs DIR] [--vectors DIR] [--max N]\n"
             "           [--protocol ptm|etmv3|etmv1|etmv2] [--only TEXT] [--reports N] [--strict]\n"
             "           [--quiet] [--seeds SPEC [--gen-only] [--gen-dir DIR] [--known FILE] [--cc PATH]]\n"
             "\n"
             "  PROGRAM          an ARM ELF file (32-bit, little-endian)\n"
             "  --scenario S.ini interrupts, faults, budget, exit symbol (vectors/programs/README.md)\n"
-            "  --protocol P     one protocol (default: ptm and etmv3)\n"
+            "  --protocol P     one protocol (default: ptm and etmv3; a Cortex-M: etmv3 alone)\n"
+            "  --cpu C          the core: a15, a9, a7, m3 or m4 (cortex-m3 ...; overrides the\n"
+            "                   scenario's); a Cortex-M is traced by its ETM-M3/M4, ETMv3 only\n"
+            "                   (docs/cortex-m.md)\n"
             "  --options LIST   encoder options (README.md; include=/exclude= take symbols),\n"
             "                   plus `filter`: an include range over the middle half of the program\n"
             "  --buffer B       the snapshot's buffer: coresight frames (default) or raw\n"
@@ -281,7 +285,7 @@ static void stop_line(const tb_rt_result *res, FILE *f)
 static int one(const char *prog, const char *scn, const char *proto, const char *opts,
                bool raw, bool has_max, uint64_t max, size_t chunk, const char *out,
                const char *vcd, const char *truth, bool quiet, const tb_rt_fault *fault,
-               bool strict)
+               bool strict, bool has_cpu, tb_sim_cpu cpu)
 {
     /* ETMv1/ETMv2 only when asked for by name (--protocol etmv1|etmv2). */
     static const tb_protocol both[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1,
@@ -289,6 +293,12 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
     int status = RT_EXIT_MATCH;
     tb_cli_progress pr;
 
+    /* A Cortex-M (--cpu, or the scenario's): ETMv3 alone. */
+    cpu = tb_cli_cpu_of(scn, has_cpu, cpu);
+    if (tb_cli_cpu_protocol("roundtrip", cpu, proto) < 0)
+        return RT_EXIT_USAGE;
+    if (tb_sim_cpu_is_m(cpu))
+        proto = "etmv3";
     tb_cli_progress_init(&pr, quiet);
 
     for (size_t i = 0; i < sizeof both / sizeof both[0]; i++) {
@@ -315,6 +325,8 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
         c.no_truth = true; /* the truth only when asked: --truth FILE */
         c.truth_file = truth;
         c.fault = *fault;
+        c.has_cpu = has_cpu;
+        c.cpu = cpu;
         if (opts && tb_rt_case_options(&c, opts, err, sizeof err) < 0) {
             /* `filter` reads the program: a missing one is an error, not usage. */
             bool unreadable = access(prog, R_OK) != 0;
@@ -326,7 +338,10 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
             tb_config cfg;
 
             /* An option the protocol cannot have is the command line's
-             * fault (usage), named, not a pipeline error. */
+             * fault (usage), named, not a pipeline error; so is one a
+             * Cortex-M's ETM has not. */
+            if (tb_cli_cpu_options("roundtrip", cpu, &c.opts) < 0)
+                return RT_EXIT_USAGE;
             if (tb_encoder_config_err(&c.opts, &cfg, err, sizeof err) < 0) {
                 fprintf(stderr, "tracebench roundtrip: --options: inconsistent for %s: %s\n",
                         tb_protocol_name(p), err);
@@ -515,16 +530,19 @@ static void list_scenarios(const char *vdir, const char *prog, scn_list *l)
 /* ETMv1 and ETMv2 cores (ARM7/ARM9/ARM10) have no Security Extensions:
  * a scenario that runs Secure and Non-secure code (secure = true) is not
  * traced with them (its SMC vector is no exception vector of theirs). */
-static bool skip_case(const scn_entry *sc, tb_protocol p)
+/* A Cortex-M scenario (cpu = cortex-m3|m4) runs with the ETM-M3/M4's
+ * option sets alone (m_sets), every other one never with them. */
+static bool skip_case(const scn_entry *sc, tb_protocol p, bool m_sets)
 {
     tb_scenario scn;
     char err[256];
 
-    if (p != TB_PROTO_ETMV1 && p != TB_PROTO_ETMV2)
-        return false;
     tb_scenario_init(&scn); /* parsing adds to it: it must start empty */
-    return tb_scenario_load(&scn, sc->path, err, sizeof err) == 0 &&
-           scn.secure;
+    if (tb_scenario_load(&scn, sc->path, err, sizeof err) < 0)
+        return m_sets; /* the run says why, once */
+    if (tb_sim_cpu_is_m(scn.cpu) != m_sets)
+        return true;
+    return (p == TB_PROTO_ETMV1 || p == TB_PROTO_ETMV2) && scn.secure;
 }
 
 /* "PROGRAM[.VARIANT] PROTOCOL OPTIONS": names a case in the progress line,
@@ -563,7 +581,7 @@ typedef struct suite_opts {
 
 /* The suite's running totals and its list of failed cases. */
 typedef struct suite_state {
-    row rows[4][64];
+    row rows[5][64];          /* suite_protos: the fifth is v7-M */
     row gen[4];
     unsigned drawn[4][64];    /* generated cases per option set */
     unsigned reports, errors, mismatches, cut, unexpected, known_failed, filtered;
@@ -688,15 +706,24 @@ static void add_row(row *t, const row *r)
     t->bytes += r->bytes;
 }
 
+/* The fifth: ETMv3 on a Cortex-M (its ETM-M3/M4), with its own option
+ * sets and the Cortex-M scenarios alone (skip_case); generated programs
+ * are A-profile and use the first four. */
 static const tb_protocol suite_protos[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1,
-                                           TB_PROTO_ETMV2};
+                                           TB_PROTO_ETMV2, TB_PROTO_ETMV3};
+enum { SUITE_NPROTO = sizeof suite_protos / sizeof suite_protos[0], SUITE_V7M = 4 };
+
+static const char *const *suite_sets(size_t k, size_t *n)
+{
+    return k == SUITE_V7M ? tb_rt_option_sets_v7m(n) : tb_rt_option_sets(suite_protos[k], n);
+}
 
 /* The vector programs: every program x protocol x option set x scenario. */
 static int suite_vectors(const suite_opts *so, suite_state *st, tb_cli_progress *pr,
                          size_t *nprog)
 {
-    size_t np = 0, nsets[4];
-    const char *const *sets[4];
+    size_t np = 0, nsets[SUITE_NPROTO];
+    const char *const *sets[SUITE_NPROTO];
     char **progs = list_programs(so->vdir, &np);
     unsigned total = 0, done = 0;
 
@@ -706,8 +733,8 @@ static int suite_vectors(const suite_opts *so, suite_state *st, tb_cli_progress 
                         "the source tree's vectors directory with --vectors DIR\n", so->vdir);
         return RT_EXIT_ERROR;
     }
-    for (size_t k = 0; k < 4; k++) {
-        sets[k] = tb_rt_option_sets(suite_protos[k], &nsets[k]);
+    for (size_t k = 0; k < SUITE_NPROTO; k++) {
+        sets[k] = suite_sets(k, &nsets[k]);
         if (nsets[k] > 64)
             nsets[k] = 64;
     }
@@ -719,7 +746,7 @@ static int suite_vectors(const suite_opts *so, suite_state *st, tb_cli_progress 
         if (!strcmp(progs[i], "smc"))
             continue;
         list_scenarios(so->vdir, progs[i], &sl);
-        for (size_t k = 0; k < 4; k++)
+        for (size_t k = 0; k < SUITE_NPROTO; k++)
             if (!so->proto || !strcmp(so->proto, tb_protocol_name(suite_protos[k])))
                 for (size_t s = 0; s < nsets[k]; s++)
                     for (size_t v = 0; v < sl.n; v++) {
@@ -727,7 +754,7 @@ static int suite_vectors(const suite_opts *so, suite_state *st, tb_cli_progress 
 
                         case_id(id, sizeof id, progs[i], &sl.v[v], suite_protos[k], sets[k][s]);
                         if ((!so->only || strstr(id, so->only)) &&
-                            !skip_case(&sl.v[v], suite_protos[k]))
+                            !skip_case(&sl.v[v], suite_protos[k], k == SUITE_V7M))
                             total++;
                     }
         free(sl.v);
@@ -741,7 +768,7 @@ static int suite_vectors(const suite_opts *so, suite_state *st, tb_cli_progress 
             continue;
         snprintf(elf, sizeof elf, "%s/%s.elf", so->pdir, progs[i]);
         list_scenarios(so->vdir, progs[i], &sl);
-        for (size_t k = 0; k < 4; k++) {
+        for (size_t k = 0; k < SUITE_NPROTO; k++) {
             if (so->proto && strcmp(so->proto, tb_protocol_name(suite_protos[k])))
                 continue;
             for (size_t s = 0; s < nsets[k]; s++) {
@@ -754,7 +781,7 @@ static int suite_vectors(const suite_opts *so, suite_state *st, tb_cli_progress 
 
                     case_id(id, sizeof id, progs[i], &sl.v[v], suite_protos[k], sets[k][s]);
                     if ((so->only && !strstr(id, so->only)) ||
-                        skip_case(&sl.v[v], suite_protos[k]))
+                        skip_case(&sl.v[v], suite_protos[k], k == SUITE_V7M))
                         continue;
                     done++;
                     /* Only on a terminal, refreshed 5 times a second at
@@ -1005,16 +1032,17 @@ static int suite(const suite_opts *so)
     printf("\n%-6s %-22s %6s %6s %6s %12s %12s %10s %9s\n", "proto", "options", "cases", "bad",
            "empty", "insns run", "checked", "bytes", "bits/insn");
     if (!so->gen_only) {
-        for (size_t k = 0; k < 4; k++) {
+        for (size_t k = 0; k < SUITE_NPROTO; k++) {
             size_t nsets;
-            const char *const *sets = tb_rt_option_sets(suite_protos[k], &nsets);
+            const char *const *sets = suite_sets(k, &nsets);
 
             for (size_t s = 0; s < nsets && s < 64; s++) {
                 const row *r = &st->rows[k][s];
 
                 if (!r->cases)
                     continue;
-                print_row(tb_protocol_name(suite_protos[k]), *sets[s] ? sets[s] : "plain", r);
+                print_row(k == SUITE_V7M ? "v7-M" : tb_protocol_name(suite_protos[k]),
+                          *sets[s] ? sets[s] : "plain", r);
                 add_row(&tot, r);
             }
         }
@@ -1173,7 +1201,7 @@ static bool takes_value(const char *a)
                                         "--out",      "--programs", "--vectors", "--only",
                                         "--max",      "--truth",    "--vcd",     "--chunk",
                                         "--reports",  "--fault",    "--seeds",   "--gen-dir",
-                                        "--known",    "--cc"};
+                                        "--known",    "--cc",       "--cpu"};
 
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
         if (!strcmp(a, names[k]))
@@ -1199,6 +1227,8 @@ int tb_cli_roundtrip(int argc, char **argv)
     const char *pdir = "build/vectors/programs", *vdir = "vectors", *only = NULL;
     const char *truth = NULL, *vcd = NULL;
     bool raw = false, do_suite = false, quiet = false, has_max = false, strict = false;
+    bool has_cpu = false;
+    tb_sim_cpu cpu = TB_SIM_CPU_A15;
     uint64_t max = 0;
     size_t chunk = 0;
     unsigned reports = 3;
@@ -1299,6 +1329,10 @@ int tb_cli_roundtrip(int argc, char **argv)
             known = v;
         } else if (!strcmp(a, "--cc")) {
             cc = v;
+        } else if (!strcmp(a, "--cpu")) {
+            if (tb_cli_cpu_parse("roundtrip", v, &cpu) < 0)
+                return TB_EXIT_USAGE;
+            has_cpu = true;
         }
     }
     if (do_suite) {
@@ -1307,10 +1341,11 @@ int tb_cli_roundtrip(int argc, char **argv)
                          NULL, 0, known};
         int rc;
 
-        if (prog || truth || vcd || out || fault.kind != TB_RT_FAULT_NONE)
+        if (prog || truth || vcd || out || fault.kind != TB_RT_FAULT_NONE || has_cpu)
             return tb_cli_usage_error("roundtrip", "--suite runs the vector programs: it "
                                       "takes no %s", prog ? "PROGRAM" : truth ? "--truth"
-                                      : vcd ? "--vcd" : out ? "--out" : "--fault");
+                                      : vcd ? "--vcd" : out ? "--out" : has_cpu ? "--cpu "
+                                      "(each scenario names its cpu)" : "--fault");
         if (seeds && parse_seeds(seeds, &so.seeds, &so.nseeds) < 0)
             return tb_cli_usage_error("roundtrip", "--seeds %s: give N (seeds 1..N), A-B or "
                                       "a comma list of them, at most 10 million seeds", seeds);
@@ -1373,7 +1408,7 @@ int tb_cli_roundtrip(int argc, char **argv)
         return RT_EXIT_ERROR;
     }
     return one(prog, scn, proto, opts, raw, has_max, max, chunk, out, vcd, truth, quiet, &fault,
-               strict);
+               strict, has_cpu, cpu);
 }
 
 #else

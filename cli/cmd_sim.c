@@ -1,5 +1,5 @@
 /* tracebench sim PROGRAM [--scenario S.ini] [--truth FILE] [--format text|json]
- *                        [--cpu a15|a9|a7] [--raw ADDR] [--max N|unlimited] [--quiet]
+ *                        [--cpu a15|a9|a7|m3|m4] [--raw ADDR] [--max N|unlimited] [--quiet]
  *                        [--data]
  *                        [--protocol ptm|etmv3 [--options LIST] --out DIR
  *                         [--buffer coresight|raw] [--vcd FILE]]
@@ -135,7 +135,7 @@ static int usage_to(FILE *f, int rc)
 {
     fprintf(f,
             "usage: tracebench sim PROGRAM [--scenario S.ini] [--truth FILE] [--format text|json]\n"
-            "           [--cpu a15|a9|a7] [--raw ADDR] [--max N|unlimited] [--data] [--quiet]\n"
+            "           [--cpu a15|a9|a7|m3|m4] [--raw ADDR] [--max N|unlimited] [--data] [--quiet]\n"
             "       tracebench sim PROGRAM ... --protocol ptm|etmv3|etmv1|etmv2 [--options LIST]\n"
             "           --out DIR [--buffer coresight|raw] [--vcd FILE]\n"
             "\n"
@@ -144,7 +144,9 @@ static int usage_to(FILE *f, int rc)
             "  --truth FILE     the ground truth, one record a line (- for stdout); not\n"
             "                   written otherwise (about 70 bytes an instruction)\n"
             "  --format F       the truth as text (default) or json\n"
-            "  --cpu C          the core: a15 (default), a9 or a7 (overrides the scenario's)\n"
+            "  --cpu C          the core: a15 (default), a9, a7, m3 or m4 (cortex-m3 ...;\n"
+            "                   overrides the scenario's); a Cortex-M is traced by its\n"
+            "                   ETM-M3/M4, ETMv3 only (docs/cortex-m.md)\n"
             "  --raw ADDR       PROGRAM is a raw image loaded at ADDR; bit 0 set: start in Thumb\n"
             "  --max N          the budget, N instructions and N exceptions (default: the\n"
             "                   scenario's max_insns, else %u); 0 or unlimited: none\n"
@@ -394,6 +396,12 @@ int tb_cli_sim(int argc, char **argv)
         sc.max_insns = max;
     else if (!sc.has_max_insns)
         sc.max_insns = TB_CLI_DEFAULT_BUDGET;
+    /* A Cortex-M's trace is its ETM-M3/M4's: ETMv3 only. */
+    if (proto && (tb_cli_cpu_protocol("sim", sc.cpu, proto) < 0 ||
+                  tb_cli_cpu_options("sim", sc.cpu, &eo) < 0)) {
+        free(img);
+        return TB_EXIT_USAGE;
+    }
     s = tb_sim_new(sc.cpu);
     if (!s) {
         fprintf(stderr, "tracebench sim: cannot start the emulator\n");

@@ -329,6 +329,7 @@ static int write_decode_addr(const char *dir, const char *fname, int id, char *e
         r = tb_snapshot_source_memory(&s, &s.sources[i], &mem, err, errlen);
         o.mem = mem;
         o.ptm = cfg.protocol == TB_PROTO_PTM;
+        o.v7m = cfg.v7m != 0;
         break;
     }
     tb_snapshot_fini(&s);
@@ -370,8 +371,9 @@ static void bits_per_insn(char *buf, size_t len, uint64_t bytes, uint64_t insns)
 }
 
 static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
-                        const char *scn_name)
+                        const char *scn_name, tb_sim_cpu cpu)
 {
+    bool m = tb_sim_cpu_is_m(cpu);
     char path[1024], bpi[32];
     bool etmv1 = !strcmp(v->protocol, "etmv1");
     bool etmv2 = !strcmp(v->protocol, "etmv2");
@@ -389,6 +391,10 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
     fprintf(f, "| protocol | %s |\n", !strcmp(v->protocol, "ptm")     ? "PTM (PFT)"
                                       : etmv1                         ? "ETMv1"
                                       : etmv2                         ? "ETMv2"
+                                      : cpu == TB_SIM_CPU_M4          ? "ETMv3, the ETM-M4 of a "
+                                                                        "Cortex-M4 (docs/cortex-m.md)"
+                                      : m                             ? "ETMv3, the ETM-M3 of a "
+                                                                        "Cortex-M3 (docs/cortex-m.md)"
                                                                       : "ETMv3");
     fprintf(f, "| options | `%s` |\n", v->options[0] ? v->options : "(plain)");
     if (etmv1 || etmv2)
@@ -435,7 +441,10 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
                "(address, ISA, E/N) and `# gap WHY` lines where trace was off or lost "
                "(docs/vectors.md).  It is derived from `truth.txt` alone by "
                "`vectors/expect.c` (tb_expect), and CI checks that tracebench's "
-               "`decode --format addr` equals it.\n");
+               "`decode --format addr` equals it.%s\n",
+            m ? "  A Cortex-M vector's also has `# exception N NAME` lines (N the ARMv7-M "
+                "exception number; `tail-chain` when entered at a return, without a new "
+                "frame) and `# return` lines where the trace shows them." : "");
     if (res->enc.overflows)
         fprintf(f, "- `overflow.txt`: where FIFO overflows lost trace and where it "
                    "resumed (truth seqs).\n");
@@ -764,7 +773,7 @@ static int run_vector(vec *v, const paths *p, const char *out)
         fprintf(stderr, "tracebench vectors: %s: decode.addr: %s\n", v->name, err);
         return -1;
     }
-    if (write_readme(dir, v, &res, scn_name) < 0) {
+    if (write_readme(dir, v, &res, scn_name, tb_cli_cpu_of(scn, c.has_cpu, c.cpu)) < 0) {
         fprintf(stderr, "tracebench vectors: %s: cannot write README.md\n", v->name);
         return -1;
     }
@@ -879,6 +888,13 @@ static int run_source(const vec *v, vsrc *s, int k, const paths *p, const char *
     if (s->options[0] && tb_rt_case_options(&c, s->options, err, sizeof err) < 0) {
         fprintf(stderr, "tracebench vectors: %s: options '%s': %s\n", v->name, s->options, err);
         return -1;
+    }
+    {
+        /* A Cortex-M scenario: its ETM-M3/M4 (tb_rt_run does the same). */
+        tb_sim_cpu cpu = tb_cli_cpu_of(scn, false, TB_SIM_CPU_A15);
+
+        if (tb_sim_cpu_is_m(cpu))
+            tb_encoder_opts_v7m(&c.opts, cpu == TB_SIM_CPU_M4 ? 4 : 3);
     }
     if (tb_encoder_config(&c.opts, &s->cfg) < 0) {
         fprintf(stderr, "tracebench vectors: %s: options '%s' are inconsistent\n", v->name,
@@ -1105,6 +1121,8 @@ static int run_vector2(vec *v, const paths *p, const char *out)
         so[k].cfg = &s[k].cfg;
         so[k].core = s[k].core;
         so[k].core_type = s[k].cfg.protocol == TB_PROTO_PTM ? "Cortex-A15" : "Cortex-A7";
+        if (s[k].cfg.v7m)
+            so[k].core_type = s[k].cfg.v7m == 4 ? "Cortex-M4" : "Cortex-M3";
         so[k].regions = s[k].regs;
         so[k].n_regions = (size_t)s[k].nr;
     }

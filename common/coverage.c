@@ -98,6 +98,22 @@
     X(E_IGNORE, "etmv3.ignore")                                           \
     X(E_EXC_RETURN, "etmv3.exc_return")                                   \
     X(E_EXC_ENTRY_PKT, "etmv3.exc_entry")                                 \
+    X(E_M_RESET, "etmv3.v7m.exc.reset")                                   \
+    X(E_M_NMI, "etmv3.v7m.exc.nmi")                                       \
+    X(E_M_HARDFAULT, "etmv3.v7m.exc.hardfault")                           \
+    X(E_M_MEMMANAGE, "etmv3.v7m.exc.memmanage")                           \
+    X(E_M_BUSFAULT, "etmv3.v7m.exc.busfault")                             \
+    X(E_M_USAGEFAULT, "etmv3.v7m.exc.usagefault")                         \
+    X(E_M_SVCALL, "etmv3.v7m.exc.svcall")                                 \
+    X(E_M_DEBUGMON, "etmv3.v7m.exc.debugmonitor")                         \
+    X(E_M_PENDSV, "etmv3.v7m.exc.pendsv")                                 \
+    X(E_M_SYSTICK, "etmv3.v7m.exc.systick")                               \
+    X(E_M_IRQ1, "etmv3.v7m.exc.irq_1byte")                                \
+    X(E_M_IRQ2, "etmv3.v7m.exc.irq_2byte")                                \
+    X(E_M_TAILCHAIN, "etmv3.v7m.tailchain")                               \
+    X(E_M_RETURN, "etmv3.v7m.return")                                     \
+    X(E_M_RETURN_CANCEL, "etmv3.v7m.return_cancelled")                    \
+    X(E_M_LSM_PAUSED, "etmv3.v7m.lsm_paused")                             \
     X(E_D_NORMAL, "etmv3.data.normal")                                    \
     X(E_D_NORMAL_ADDR, "etmv3.data.normal.addr")                          \
     X(E_D_OOO, "etmv3.data.ooo")                                          \
@@ -861,6 +877,27 @@ int tb_coverage_classify_element(const tb_config *cfg, const tb_packet *pkt,
         (el->last_wp == TB_WP_INDIRECT || el->last_wp == TB_WP_INDIRECT_LINK) &&
         el->last_atom == TB_ATOM_E)
         add(&o, V_P_RSTACK_HIT);
+    /* v7-M (a Cortex-M source): the exceptions by kind as the decoder
+     * names them (IPSR numbers, DDI0337G Table 14-8 maps the traced
+     * values), tail-chains and completed returns (IHI0014Q 7.6). */
+    if (cfg->protocol == TB_PROTO_ETMV3 && cfg->v7m && el->kind == TB_ELEM_EXCEPTION &&
+        !el->err) {
+        static const uint16_t sys[16] = {
+            0, V_E_M_RESET, V_E_M_NMI, V_E_M_HARDFAULT, V_E_M_MEMMANAGE, V_E_M_BUSFAULT,
+            V_E_M_USAGEFAULT, 0, 0, 0, 0, V_E_M_SVCALL, V_E_M_DEBUGMON, 0, V_E_M_PENDSV,
+            V_E_M_SYSTICK,
+        };
+
+        if (el->exc_num >= 16)
+            /* IRQ0-IRQ7 trace as 8 and 1-7: one exception byte. */
+            add(&o, el->exc_num < 24 ? V_E_M_IRQ1 : V_E_M_IRQ2);
+        else if (sys[el->exc_num])
+            add(&o, sys[el->exc_num]);
+        if (el->tailchain)
+            add(&o, V_E_M_TAILCHAIN);
+    }
+    if (cfg->protocol == TB_PROTO_ETMV3 && cfg->v7m && el->kind == TB_ELEM_EXC_RETURN)
+        add(&o, V_E_M_RETURN);
     /* ETMv1 data bytes are told apart only with the instruction's opcode
      * (docs/etmv1.md 9: the parser hands them on as units), so the data
      * address and value packets are counted from the decoded transfers. */
@@ -1239,8 +1276,11 @@ static int count_source(const tb_snapshot *s, const tb_snap_source *src,
     c.parser = tb_parser_new(cfg);
     if (!c.parser)
         return TB_ERR_NOMEM;
+    /* A Cortex-M source's v7-M rows are counted from the decoded
+     * exceptions and returns (tb_coverage_classify_element). */
     if ((cfg->protocol == TB_PROTO_PTM && cfg->return_stack) ||
-        (cfg->protocol == TB_PROTO_ETMV1 && cfg->data_trace)) {
+        (cfg->protocol == TB_PROTO_ETMV1 && cfg->data_trace) ||
+        (cfg->protocol == TB_PROTO_ETMV3 && cfg->v7m)) {
         rc = tb_snapshot_source_memory(s, src, &mem, err, errlen);
         if (rc < 0) {
             tb_parser_free(c.parser);

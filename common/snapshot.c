@@ -841,6 +841,20 @@ int tb_snapshot_source_config(const tb_snapshot *s, const tb_snap_source *src,
                  (unsigned)v[3], d->name);
         return TB_ERR_CONFIG;
     }
+    /* The core's profile, which no ETM register tells: an ARMv7-M core
+     * (OpenCSD's names: "Cortex-M3", "Cortex-M4", or the architecture;
+     * trc_core_arch_map.cpp, shared/docs etmv3-v7m.md 4.1) makes the
+     * decoder read v7-M exception numbers (docs/cortex-m.md 3). */
+    if (cfg->protocol == TB_PROTO_ETMV3 && src->core[0]) {
+        const tb_snap_device *core = tb_snapshot_device(s, src->core);
+
+        if (core && (!strcasecmp(core->type, "Cortex-M3") ||
+                     !strcasecmp(core->type, "ARMv7-M")))
+            cfg->v7m = 3;
+        else if (core && (!strcasecmp(core->type, "Cortex-M4") ||
+                          !strcasecmp(core->type, "ARMv7E-M")))
+            cfg->v7m = 4;
+    }
     return 0;
 }
 

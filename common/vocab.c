@@ -114,6 +114,7 @@ const char *tb_exc_kind_name(tb_exc_kind k)
     case TB_EXC_HVC: return "hvc";
     case TB_EXC_ASYNC_ABORT: return "async-abort";
     case TB_EXC_DEBUG_HALT: return "debug-halt";
+    case TB_EXC_V7M: return "v7m";
     }
     return "unknown";
 }
@@ -135,6 +136,7 @@ int tb_exc_trace_number(tb_exc_kind k)
     case TB_EXC_DATA_ABORT: return 12;
     case TB_EXC_IRQ: return 14;
     case TB_EXC_FIQ: return 15;
+    case TB_EXC_V7M: break; /* the record's u.exc.num (tb_v7m_trace_number) */
     }
     return TB_ERR_INVAL;
 }

@@ -120,6 +120,14 @@ struct tb_etmv3_decoder {
     } ooo[4];
     uint64_t out_index;     /* index of the last element emitted: a lost
                              * placeholder's element takes it (ooo_lost) */
+
+    /* v7-M (cfg.v7m): an exception return packet waits for the packet
+     * after it, whose Cancel may withdraw it (DDI0337E 15.5.2) and
+     * whose exception bytes make the next exception a tail-chain;
+     * started is false meanwhile, as with dhold, so that the fused
+     * entries hand the next packet to the packet path. */
+    bool ehold;
+    tb_element eret;
 };
 
 /* Atoms of a W/E/N sequence; other letters are skipped, as the
@@ -861,11 +869,24 @@ static bool retract_last(tb_etmv3_decoder *d, tb_element *r)
 
 static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_branch *pkt)
 {
-    bool cancelled = false, ctx_changed = false;
+    bool cancelled = false, ctx_changed = false, chain = false, eret_cancel = false;
     uint32_t cancelled_addr = 0;
     int err = 0;
 
-    if (pkt->x.has_exc && pkt->x.exc_cancel) {
+    if (d->ehold) {
+        /* v7-M, after an exception return packet: exception bytes make
+         * this the entry of the next handler by tail-chaining (the frame
+         * stays, so no return address is traced); a Cancel there is the
+         * return's, pre-empted as it unstacked: the exception return
+         * packet goes, the instruction stays (DDI0337E 15.5.2). */
+        d->ehold = false;
+        d->started = true;
+        chain = pkt->x.has_exc && pkt->x.exc_num != 0;
+        eret_cancel = pkt->x.has_exc && pkt->x.exc_cancel;
+        if (!eret_cancel)
+            emit(d, e, &d->eret);
+    }
+    if (pkt->x.has_exc && pkt->x.exc_cancel && !eret_cancel) {
         /* The newest traced instruction did not complete: retract it. */
         d->rng_loop = false;
         if (d->rng_valid && d->rng.count > 0) {
@@ -894,11 +915,16 @@ static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_branch *pk
 
         tb_elem_init(&el, TB_ELEM_EXCEPTION, pkt->index);
         el.exc_num = pkt->x.exc_num;
-        el.cancelled = pkt->x.exc_cancel;
-        el.pref_return = cancelled ? cancelled_addr : (d->pc_known ? d->pc : 0);
+        /* v7-M: the number as the architecture has it (IPSR), from the
+         * traced value (DDI0337G Table 14-8). */
+        if (d->cfg.v7m && tb_v7m_from_trace(pkt->x.exc_num) > 0)
+            el.exc_num = (uint16_t)tb_v7m_from_trace(pkt->x.exc_num);
+        el.cancelled = pkt->x.exc_cancel && !eret_cancel;
+        el.tailchain = chain;
+        el.pref_return = cancelled ? cancelled_addr : (d->pc_known && !chain ? d->pc : 0);
         el.isa = d->isa;
         el.start = insn_addr(pkt->addr, pkt->isa);
-        el.err = err ? err : (cancelled || d->pc_known ? 0 : TB_ERR_NO_SYNC);
+        el.err = err ? err : (cancelled || chain || d->pc_known ? 0 : TB_ERR_NO_SYNC);
         emit(d, e, &el);
     } else {
         flush_range(d, e);
@@ -1064,6 +1090,17 @@ static int find_data_insn(tb_etmv3_decoder *d)
 /* The held data element: a Store failed packet flags it (7.4.7), any
  * other packet (or none: NULL) sends it as it is first.  True when pkt
  * was consumed. */
+/* v7-M: the held exception return goes out (the packet after it does
+ * not withdraw it). */
+static void eret_release(tb_etmv3_decoder *d, tb_emit *e)
+{
+    if (!d->ehold)
+        return;
+    d->ehold = false;
+    d->started = true;
+    emit(d, e, &d->eret);
+}
+
 static bool data_release(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
 {
     d->dhold = false;
@@ -1085,6 +1122,7 @@ static void lose_sync(tb_etmv3_decoder *d, tb_emit *e, uint64_t index, int err)
 
     if (d->dhold)
         (void)data_release(d, e, NULL);
+    eret_release(d, e);
     tb_elem_init(&el, TB_ELEM_NO_SYNC, index);
     el.reason = TB_GAP_BAD_PACKET;
     el.err = err;
@@ -1308,6 +1346,14 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
     tb_emit_init(&e, cb, ctx);
     if (d->dhold && data_release(d, &e, pkt))
         return tb_emit_result(&e);
+    /* An Ignore packet changes nothing (IHI0014Q 7.11.2): the exception
+     * return still waits for the packet after it. */
+    if (d->ehold && pkt->kind == TB_PKT_IGNORE)
+        return tb_emit_result(&e);
+    if (d->ehold && pkt->kind != TB_PKT_BRANCH)
+        eret_release(d, &e);
+    else if (d->ehold)
+        d->started = true; /* do_branch decides what the return was */
     if (pkt->kind == TB_PKT_ATOM && d->started && d->synced) {
         /* Most packets: P-headers.  A cycle-accurate one with W atoms
          * only (IHI0014Q 7.3.1 format 3 without E, or format 1 with no
@@ -1360,6 +1406,14 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
         break;
     case TB_PKT_EXC_RETURN:
         tb_elem_init(&el, TB_ELEM_EXC_RETURN, pkt->index);
+        if (d->cfg.v7m) {
+            /* v7-M: held for the next packet (ehold). */
+            flush_range(d, &e);
+            d->eret = el;
+            d->ehold = true;
+            d->started = false;
+            break;
+        }
         emit(d, &e, &el);
         break;
     case TB_PKT_EXC_ENTRY:
@@ -1411,6 +1465,7 @@ int tb_etmv3_decoder_finish(tb_etmv3_decoder *d, tb_element_cb cb, void *ctx)
     tb_emit_init(&e, cb, ctx);
     if (d->dhold)
         (void)data_release(d, &e, NULL);
+    eret_release(d, &e);
     /* Placeholders still out: the trace ended before their values. */
     for (;;) {
         unsigned t, first = 0;

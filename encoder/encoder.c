@@ -253,6 +253,7 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
                           size_t errlen)
 {
     uint32_t etmcr, etmidr, etmccer;
+    int rc;
     bool ptm;
     unsigned v;
 
@@ -260,6 +261,9 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
         err[0] = '\0';
     if (!o || !cfg)
         return TB_ERR_INVAL;
+    /* Cortex-M: what its ETM has (etmv3_v7m.c), before anything else. */
+    if (o->v7m && (rc = tb_enc_v7m_config_err(o, err, errlen)) < 0)
+        return rc;
     /* The dual-issue rule is checked with the trace models that show
      * same-cycle retirement: ETMv3's format 4 and PTM's per-atom counts. */
     if ((o->protocol == TB_PROTO_ETMV1 || o->protocol == TB_PROTO_ETMV2) && o->dual_issue)
@@ -373,11 +377,16 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
      * [16] load PC first (etmv3-data.md 1, DDI 0233B [S*]). */
     etmidr = 0x410C0000u | (ptm ? 0x300u : 0x200u) | ((uint32_t)o->arch_minor << 4) |
              0xF000u | (o->alt_branch ? 1u << 20 : 0) | (o->pc_first ? 1u << 16 : 0);
+    if (o->v7m)
+        etmidr = tb_enc_v7m_etmidr(o);
     /* ETMCCER: timestamps (22), return stack (23, PTM), virtualization
      * (26, for VMID), binary and 64-bit timestamps (28, 29) (1.3). */
     etmccer = (1u << 22) | (ptm ? 1u << 23 : 0) | (o->vmid ? 1u << 26 : 0) |
               (1u << 28) | (1u << 29);
-    return tb_config_from_regs(cfg, etmcr, etmidr, etmccer, o->trace_id);
+    if ((rc = tb_config_from_regs(cfg, etmcr, etmidr, etmccer, o->trace_id)) < 0)
+        return rc;
+    cfg->v7m = o->v7m;
+    return rc;
 }
 
 bool tb_encoder_in_filter(const tb_encoder_opts *o, uint32_t addr)
@@ -433,7 +442,9 @@ void tb_enc_exception_pkt(const tb_encoder *e, tb_packet *p,
     p->addr = r->u.exc.vector;
     p->isa = (tb_isa)r->u.exc.isa;
     p->has_exc = true;
-    p->exc_num = (uint16_t)tb_exc_trace_number((tb_exc_kind)r->u.exc.kind);
+    p->exc_num = r->u.exc.kind == TB_EXC_V7M
+                     ? tb_enc_v7m_exc_num(r)
+                     : (uint16_t)tb_exc_trace_number((tb_exc_kind)r->u.exc.kind);
     /* The state at the vector (a state record before the exception
      * record announced a change, sim.h). */
     p->ns = e->ns;
@@ -739,10 +750,12 @@ static int process_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
     /* Not at an instruction an exception cancels: its atom and the
      * exception's branch packet, whose Cancel retracts it, stay together
      * (a decoder holds the last range back only until a packet other than
-     * a branch, protocol-notes 4 "ETMv3 cancel support"); the timestamp
-     * goes out at the next instruction, after the exception. */
+     * a branch, protocol-notes 4 "ETMv3 cancel support"); nor between a
+     * v7-M exception return packet and the tail-chained exception's
+     * packet, which follows it at once (IHI0014Q 7.6).  The timestamp
+     * goes out at the next instruction. */
     if (e->cfg.timestamps && e->o.ts_period && ++e->insn_since_ts >= e->o.ts_period &&
-        !cancelled && e->ops->sync_point(e)) {
+        !cancelled && !e->v7m_chain && e->ops->sync_point(e)) {
         if ((rc = e->ops->flush(e)) < 0)
             goto done;
         rc = emit_ts(e);
@@ -913,6 +926,17 @@ int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
         return rc < 0 ? (e->err = rc) : 0;
     case TB_REC_END:
         return tb_encoder_finish(e);
+    case TB_REC_EXC_RETURN:
+        /* v7-M: the return instruction is still pending; with a
+         * tail-chain its exception return packet is followed by the next
+         * exception's branch packet, not by a branch to the frame's
+         * return address (DDI0337E 15.5.2; docs/cortex-m.md 2). */
+        if (!e->have_pending || !(e->pending.u.insn.flags & TB_INSN_EXC_RETURN))
+            return e->err = TB_ERR_INVAL;
+        e->v7m_chain = r->u.eret.tailchain;
+        rc = flush_pending(e, false);
+        e->v7m_chain = false;
+        break;
     case TB_REC_DATA:
         /* A transfer of the instruction just pushed (still pending, so
          * that its atom and its data go out together); ignored without
@@ -1152,6 +1176,10 @@ int tb_encoder_write_snapshot(const char *dir, const tb_config *cfg,
     src.core = "cpu_0";
     /* The cores that carry these macrocells on TC2 (protocol-notes 5.2). */
     src.core_type = ptm ? "Cortex-A15" : "Cortex-A7";
+    /* A Cortex-M's ETM: the core name is what tells a decoder the
+     * profile (OpenCSD too: shared/docs etmv3-v7m.md 4.1). */
+    if (cfg->v7m)
+        src.core_type = cfg->v7m == 4 ? "Cortex-M4" : "Cortex-M3";
     src.regions = regions;
     src.n_regions = n_regions;
     /* An ETMv1/v2 port capture is never CoreSight-formatted (docs/etmv1.md). */
@@ -1322,6 +1350,8 @@ int tb_encoder_snapshot_close(tb_encoder_snapshot *s, const tb_snap_region *regi
     src.cfg = &s->cfg;
     src.core = "cpu_0";
     src.core_type = ptm ? "Cortex-A15" : "Cortex-A7"; /* as tb_encoder_write_snapshot */
+    if (s->cfg.v7m)
+        src.core_type = s->cfg.v7m == 4 ? "Cortex-M4" : "Cortex-M3";
     src.regions = regions;
     src.n_regions = n_regions;
     /* The ini files and dumps, with an empty buffer that the streamed one

@@ -137,6 +137,9 @@ struct tb_encoder {
     bool ns, ns_traced, ns_next, state_due;
     bool ns_prev, ns_at_exc; /* the state before a change a state record
                               * announced right before an exception record */
+    bool v7m_chain;      /* v7-M: the pending exception return tail-chains:
+                          * its exception return packet, and no branch to the
+                          * frame's return address (etmv3_v7m.c) */
     uint64_t insn_since_ts;
     bool trigger_done;
 
@@ -172,6 +175,11 @@ int tb_enc_etmv2_finish(tb_encoder *e);
 const tb_encoder_stats *tb_enc_etmv2_stats(const tb_encoder *e);
 void tb_enc_etmv2_set_cbs(tb_encoder *e);
 void tb_enc_etmv2_free(tb_encoder *e);
+
+/* ETMv3 on a Cortex-M3/M4 (etmv3_v7m.c; tb_encoder_opts.v7m). */
+int tb_enc_v7m_config_err(const tb_encoder_opts *o, char *err, size_t errlen);
+uint32_t tb_enc_v7m_etmidr(const tb_encoder_opts *o);
+uint16_t tb_enc_v7m_exc_num(const tb_exec_record *r);
 
 extern const enc_ops tb_enc_etmv3_ops;
 extern const enc_ops tb_enc_ptm_ops;

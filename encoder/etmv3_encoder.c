@@ -587,6 +587,9 @@ static int etm_insn_body(tb_encoder *e, const tb_exec_record *r, bool cancelled)
             tb_enc_pkt(e, &k, TB_PKT_EXC_RETURN);
             if ((rc = tb_enc_emit(e, &k)) < 0)
                 return rc;
+            /* v7-M tail-chain: the next exception's packet follows. */
+            if (e->v7m_chain)
+                return 0;
         }
         return etm_branch(e, next, next_isa);
     case TB_WP_DIRECT:

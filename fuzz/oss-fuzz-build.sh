@@ -1,94 +1,185 @@
 #!/bin/bash -eu
-# OSS-Fuzz style build: uses $CC, $CFLAGS, $LIB_FUZZING_ENGINE, $OUT (and
-# $SRC/tracebench as the checkout when run inside the OSS-Fuzz image,
-# where capstone must be installed, e.g. apt-get install libcapstone-dev).
-# Outside OSS-Fuzz it defaults to clang with libFuzzer+ASan+UBSan and
-# OUT=build-oss-fuzz, which is how it is tested here.
+# Builds every fuzz harness under the OSS-Fuzz build contract, as
+# ClusterFuzzLite (.clusterfuzzlite/build.sh) and OSS-Fuzz run it:
+#   $CC, $CFLAGS    compile (the sanitizer and coverage flags are in CFLAGS)
+#   $CXX, $CXXFLAGS link (libFuzzer is C++: the contract links with $CXX)
+#   $LIB_FUZZING_ENGINE  the engine's link argument (-fsanitize=fuzzer)
+#   $OUT            where the fuzzers and their files go
+#   $WORK           scratch space for objects and seeds
+#   $SRC            holds the checkout as $SRC/tracebench (in the image);
+#                   when that is missing, the checkout this script is in
+# Outside the image every variable has a default (clang, libFuzzer + ASan
+# + UBSan, OUT=build-oss-fuzz): tests/test-oss-fuzz-build.sh runs it so.
 #
-# Produces $OUT/fuzz_<harness> (each fast harness, its _full one and the
-# round trip), $OUT/fuzz_<harness>.dict and
-# $OUT/fuzz_<harness>_seed_corpus.zip (seeds from the project's writers;
-# the regression inputs join them).
+# For each harness of `fuzz/run.sh --list` it writes
+#   $OUT/fuzz_HARNESS                  the fuzzer (statically linked to
+#                                      Capstone and Unicorn where their .a
+#                                      is the only library found, as in the image)
+#   $OUT/fuzz_HARNESS_seed_corpus.zip  tb_fuzz_seedgen's seeds + regressions
+#   $OUT/fuzz_HARNESS.options          libFuzzer limits, the same as run.sh's
+#   $OUT/fuzz_HARNESS.dict             where run.sh uses a dictionary
+# and fails when it cannot (no Unicorn: the round trip cannot be built;
+# TB_OSS_FUZZ_SKIP="roundtrip" leaves it out on purpose, and says so).
+#
+# Capstone and Unicorn are compiled without the sanitizers (the
+# Dockerfile builds them before $CFLAGS exist): MSan would report their
+# memory as uninitialised, which is why .clusterfuzzlite/project.yaml
+# asks for ASan and UBSan only.
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(dirname "$here")
+: "${SRC:=}"
+if [ -n "$SRC" ] && [ -f "$SRC/tracebench/fuzz/run.sh" ]; then
+  root=$(cd "$SRC/tracebench" && pwd)
+else
+  root=$(dirname "$here")
+fi
+fz=$root/fuzz
 : "${CC:=clang}"
+: "${CXX:=clang++}"
 : "${CFLAGS:=-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link}"
-: "${LIB_FUZZING_ENGINE:=-fsanitize=fuzzer,address,undefined}"
+: "${CXXFLAGS:=$CFLAGS}"
+: "${LIB_FUZZING_ENGINE:=-fsanitize=fuzzer}"
 : "${OUT:=$root/build-oss-fuzz}"
+: "${TB_OSS_FUZZ_SKIP:=}"
 mkdir -p "$OUT"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ -n "${WORK:-}" ]; then
+  work=$WORK/tracebench
+  rm -rf "$work"
+  mkdir -p "$work"
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
+jobs=$(nproc 2>/dev/null || echo 2)
 
+for tool in pkg-config zip; do
+  command -v "$tool" >/dev/null || {
+    echo "oss-fuzz-build: $tool is missing: install it (the Dockerfile does)" >&2
+    exit 1
+  }
+done
+# --static: the libraries' private dependencies too (Unicorn needs
+# -lpthread -lm when its archive is linked).
 cap_cflags=$(pkg-config --cflags capstone 2>/dev/null || true)
-cap_libs=$(pkg-config --libs capstone 2>/dev/null || echo -lcapstone)
-inc="-I$root/include -I$root/fuzz $cap_cflags"
+cap_libs=$(pkg-config --static --libs capstone 2>/dev/null || echo -lcapstone)
+uc_cflags=$(pkg-config --cflags unicorn 2>/dev/null || true)
+uc_libs=$(pkg-config --static --libs unicorn 2>/dev/null || echo "-lunicorn -lpthread -lm")
+inc="-I$root/include -I$fz $cap_cflags"
 std="-std=c11 -D_POSIX_C_SOURCE=200809L"
 
-objs=()
-for src in "$root"/common/*.c "$root"/encoder/*.c "$root"/decoder/*.c \
-           "$here"/fuzz_util.c "$here"/fuzz_table.c "$here"/fuzz_parser.c \
-           "$here"/fuzz_deformatter.c "$here"/fuzz_snapshot.c \
-           "$here"/fuzz_decoder.c "$here"/fuzz_etmv1.c "$here"/fuzz_etmv2.c "$here"/fuzz_seeds.c; do
-  o=$work/$(basename "$(dirname "$src")")_$(basename "$src" .c).o
-  $CC $CFLAGS $std $inc -c "$src" -o "$o"
-  objs+=("$o")
-done
+# The harness list and dictionaries: fuzz/run.sh's, so that nothing run.sh
+# fuzzes is left out here.
+names=()
+declare -A dict=()
+while read -r h d; do
+  names+=("$h")
+  dict[$h]=$d
+done < <(bash "$fz/run.sh" --list)
+[ "${#names[@]}" -gt 0 ] || { echo "oss-fuzz-build: fuzz/run.sh --list named no harness" >&2; exit 1; }
 
-# Seed maker, built plain so it runs without the fuzzing runtime.
-plain=()
-for src in "$root"/common/*.c "$root"/encoder/*.c "$root"/decoder/*.c \
-           "$here"/fuzz_util.c "$here"/fuzz_seeds.c "$here"/seedgen.c; do
-  o=$work/plain_$(basename "$(dirname "$src")")_$(basename "$src" .c).o
-  cc -O1 $std $inc -c "$src" -o "$o"
-  plain+=("$o")
-done
-cc -o "$work/seedgen" "${plain[@]}" $cap_libs
+# compile OUTDIR FLAGS... -- SOURCES...: one object per source, $jobs at once.
+compile() {
+  local dir=$1; shift
+  local flags=() src o pids=() p rc=0
+  while [ "$1" != -- ]; do flags+=("$1"); shift; done
+  shift
+  mkdir -p "$dir"
+  for src in "$@"; do
+    o=$dir/$(basename "$(dirname "$src")")_$(basename "$src" .c).o
+    "${flags[@]}" -c "$src" -o "$o" &
+    pids+=($!)
+    if [ "${#pids[@]}" -ge "$jobs" ]; then
+      wait "${pids[0]}" || rc=1
+      pids=("${pids[@]:1}")
+    fi
+  done
+  for p in ${pids[@]+"${pids[@]}"}; do
+    wait "$p" || rc=1
+  done
+  return $rc
+}
 
-for h in etmv3_parser etmv3_parser_full ptm_parser ptm_parser_full deformatter \
-         deformatter_full snapshot snapshot_full etmv3_decoder etmv3_decoder_full ptm_decoder \
-         ptm_decoder_full etmv1 etmv1_full etmv2 etmv2_full; do
-  $CC $CFLAGS $std $inc -DTB_FUZZ_ENTRY="tb_fuzz_$h" -c "$here/driver_libfuzzer.c" \
-    -o "$work/driver_$h.o"
-  $CC $CFLAGS $LIB_FUZZING_ENGINE -o "$OUT/fuzz_$h" "$work/driver_$h.o" "${objs[@]}" $cap_libs
+# The library and the harnesses, instrumented, in one archive.
+lib_srcs=("$root"/common/*.c "$root"/encoder/*.c "$root"/decoder/*.c)
+harness_srcs=("$fz"/fuzz_util.c "$fz"/fuzz_table.c "$fz"/fuzz_parser.c "$fz"/fuzz_deformatter.c
+              "$fz"/fuzz_snapshot.c "$fz"/fuzz_decoder.c "$fz"/fuzz_etmv1.c "$fz"/fuzz_etmv2.c
+              "$fz"/fuzz_seeds.c)
+# shellcheck disable=SC2086
+compile "$work/lib" $CC $CFLAGS $std $inc -- "${lib_srcs[@]}" "${harness_srcs[@]}"
+ar rcs "$work/libtb_fuzz.a" "$work"/lib/*.o
+
+# The seed maker, plain (no sanitizer, no engine), so it runs at build time.
+# shellcheck disable=SC2086
+compile "$work/plain" $CC -O1 $std $inc -- "${lib_srcs[@]}" "$fz"/fuzz_util.c "$fz"/fuzz_seeds.c \
+  "$fz"/seedgen.c
+# shellcheck disable=SC2086
+$CC -o "$work/seedgen" "$work"/plain/*.o $cap_libs
+
+built=()
+for h in "${names[@]}"; do
+  if [[ " $TB_OSS_FUZZ_SKIP " == *" $h "* ]]; then
+    echo "oss-fuzz-build: $h left out (TB_OSS_FUZZ_SKIP)" >&2
+    continue
+  fi
+  extra_srcs=() extra_inc=() extra_libs=()
   case $h in
-    etmv3_*) cp "$here/dict/etmv3.dict" "$OUT/fuzz_$h.dict" ;;
-    ptm_*) cp "$here/dict/ptm.dict" "$OUT/fuzz_$h.dict" ;;
-    etmv1*|etmv2*) ;;
-    *) cp "$here/dict/${h%_full}.dict" "$OUT/fuzz_$h.dict" ;;
+    gen)
+      # The kept-seed table parser and the program generator (fuzz_gen.c).
+      extra_srcs=("$fz/fuzz_gen.c" "$root/gen/gen.c" "$root/roundtrip/gen_seeds.c") ;;
+    roundtrip)
+      # sim -> encoder -> decoder: the simulator needs Unicorn.
+      # shellcheck disable=SC2086
+      if ! pkg-config --exists unicorn 2>/dev/null && ! echo 'int main(void){return 0;}' |
+           $CC -x c - -o "$work/uc-probe" $uc_libs 2>/dev/null; then
+        echo "oss-fuzz-build: Unicorn 2 not found (pkg-config unicorn, -lunicorn):" \
+             "fuzz_roundtrip cannot be built; install libunicorn-dev or build it as" \
+             ".clusterfuzzlite/Dockerfile does, or set TB_OSS_FUZZ_SKIP=roundtrip" >&2
+        exit 1
+      fi
+      extra_srcs=("$fz/fuzz_roundtrip.c" "$root"/sim/*.c)
+      read -r -a extra_inc <<<"-I$root/sim $uc_cflags"
+      read -r -a extra_libs <<<"$uc_libs" ;;
   esac
-  mkdir -p "$work/seeds_$h"
-  "$work/seedgen" "$h" "$work/seeds_$h" >/dev/null
-  # A full harness reads its fast one's inputs: both regression folders.
-  for r in "$here/regressions/$h" "$here/regressions/${h%_full}"; do
+  rm -rf "$work/obj_$h"
+  # shellcheck disable=SC2086
+  compile "$work/obj_$h" $CC $CFLAGS $std $inc ${extra_inc[@]+"${extra_inc[@]}"} \
+    -DTB_FUZZ_ENTRY="tb_fuzz_$h" -- "$fz/driver_libfuzzer.c" ${extra_srcs[@]+"${extra_srcs[@]}"}
+  # shellcheck disable=SC2086
+  $CXX $CXXFLAGS -o "$OUT/fuzz_$h" "$work/obj_$h"/*.o $LIB_FUZZING_ENGINE \
+    "$work/libtb_fuzz.a" ${extra_libs[@]+"${extra_libs[@]}"} $cap_libs
+
+  # Seeds: the project's writers, and what broke once (a _full harness
+  # reads its fast one's inputs: both regression folders).
+  seeds=$work/seeds_$h
+  rm -rf "$seeds"
+  mkdir -p "$seeds"
+  "$work/seedgen" "$h" "$seeds" >/dev/null
+  for r in "$fz/regressions/$h" "$fz/regressions/${h%_full}"; do
     if [ -d "$r" ]; then
-      cp "$r"/* "$work/seeds_$h/"
+      cp "$r"/* "$seeds/"
     fi
   done
   rm -f "$OUT/fuzz_${h}_seed_corpus.zip"
-  (cd "$work/seeds_$h" && zip -q -j "$OUT/fuzz_${h}_seed_corpus.zip" ./*)
-done
-# Round trip: needs Unicorn for the simulator.
-if pkg-config --exists unicorn 2>/dev/null; then
-  uc_cflags=$(pkg-config --cflags unicorn)
-  uc_libs=$(pkg-config --libs unicorn)
-  simobjs=()
-  for src in "$root"/sim/*.c "$here"/fuzz_roundtrip.c; do
-    o=$work/rt_$(basename "$src" .c).o
-    $CC $CFLAGS $std $inc $uc_cflags -I"$root/sim" -c "$src" -o "$o"
-    simobjs+=("$o")
-  done
-  $CC $CFLAGS $std $inc -DTB_FUZZ_ENTRY=tb_fuzz_roundtrip -c "$here/driver_libfuzzer.c" \
-    -o "$work/driver_roundtrip.o"
-  $CC $CFLAGS $LIB_FUZZING_ENGINE -o "$OUT/fuzz_roundtrip" "$work/driver_roundtrip.o" \
-    "${simobjs[@]}" "${objs[@]}" $uc_libs $cap_libs
-  mkdir -p "$work/seeds_roundtrip"
-  "$work/seedgen" roundtrip "$work/seeds_roundtrip" >/dev/null
-  if [ -d "$here/regressions/roundtrip" ]; then
-    cp "$here/regressions/roundtrip"/* "$work/seeds_roundtrip/"
+  (cd "$seeds" && zip -q -j "$OUT/fuzz_${h}_seed_corpus.zip" ./*)
+
+  rm -f "$OUT/fuzz_$h.dict"
+  if [ "${dict[$h]}" != - ]; then
+    cp "${dict[$h]}" "$OUT/fuzz_$h.dict"
   fi
-  rm -f "$OUT/fuzz_roundtrip_seed_corpus.zip"
-  (cd "$work/seeds_roundtrip" && zip -q -j "$OUT/fuzz_roundtrip_seed_corpus.zip" ./*)
-else
-  echo "oss-fuzz-build: no Unicorn (pkg-config unicorn): fuzz_roundtrip not built" >&2
-fi
-echo "oss-fuzz-build: fuzzers in $OUT"
+
+  # The limits fuzz/run.sh fuzzes with: 10 s an input, malloc 256 MB,
+  # RSS 1024 MB, inputs up to 8 KiB.  The round trip keeps Unicorn's
+  # translated code across inputs (fuzz_roundtrip.c): no leak check
+  # after each input (run.sh does the same; leaks still fail at exit).
+  {
+    echo "[libfuzzer]"
+    echo "max_len = 8192"
+    echo "timeout = 10"
+    echo "rss_limit_mb = 1024"
+    echo "malloc_limit_mb = 256"
+    if [ "$h" = roundtrip ]; then
+      echo "detect_leaks = 0"
+    fi
+  } >"$OUT/fuzz_$h.options"
+  built+=("$h")
+done
+echo "oss-fuzz-build: ${#built[@]} fuzzers in $OUT: ${built[*]}"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fuzz/run.sh HARNESS SECONDS [libfuzzer|afl]
 # fuzz/run.sh --build [libfuzzer|afl] [HARNESS...]
+# fuzz/run.sh --list
 #
 # Builds HARNESS (see `harnesses` below; `plant` is the gate test's
 # planted-fault harness, fuzz/fuzz_plant.c) for the engine, makes its seed
@@ -10,6 +11,8 @@
 # go to build-fuzz-<engine>/work/HARNESS/ (corpus, crashes, log); a
 # finding is copied to fuzz/regressions/HARNESS/ only by hand, after it
 # is fixed.  --build only builds (every harness, or those named).
+# --list prints each harness and its dictionary (path or "-"), one a
+# line: fuzz/oss-fuzz-build.sh and its test read the list from here.
 #
 # Prints one line "run.sh: HARNESS ok|FAILED ... inputs=N seconds=S
 # exec_s=X corpus=C checked=K" (scripts/fuzz-smoke.sh reads it); on a
@@ -31,6 +34,7 @@ harnesses=(etmv3_parser etmv3_parser_full ptm_parser ptm_parser_full deformatter
 usage() {
   echo "usage: run.sh HARNESS SECONDS [libfuzzer|afl]" >&2
   echo "       run.sh --build [libfuzzer|afl] [HARNESS...]" >&2
+  echo "       run.sh --list" >&2
   echo "harnesses: ${harnesses[*]} plant" >&2
   exit 2
 }
@@ -106,6 +110,14 @@ main() {
   here=$(cd "$(dirname "$0")" && pwd)
   root=$(dirname "$here")
   [ $# -ge 1 ] || usage
+  if [ "$1" = --list ]; then
+    local h d
+    for h in "${harnesses[@]}"; do
+      d=$(dict_of "$h")
+      echo "$h ${d:--}"
+    done
+    return 0
+  fi
   if [ "$1" = --build ]; then
     local engine=${2:-libfuzzer} targets=() h
     [ "$engine" = libfuzzer ] || [ "$engine" = afl ] || usage

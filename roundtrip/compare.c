@@ -30,7 +30,9 @@ typedef struct tq {
     bool cancelled;       /* insn cancelled by the exception after it */
     bool untraced;        /* insn outside the ViewInst filter */
     bool ns;              /* insn: ran Non-secure (TB_REC_STATE) */
-    bool required;        /* exception taken while trace was on */
+    bool required;        /* exception taken while trace was on; v7-M
+                           * exception return of a traced instruction */
+    bool tailchain;       /* v7-M exception: entered by tail-chaining */
     bool resume;          /* the encoder's overflow I-sync resumed here */
 } tq;
 
@@ -49,6 +51,8 @@ struct tb_compare {
     tb_encoder_opts o;
     char label[256];
     bool ptm;
+    bool v7m;                /* a Cortex-M: v7-M numbers, tail-chains and
+                              * exception returns checked (o.v7m) */
 
     tq *q;
     size_t cap, head, len;   /* ring of waiting truth */
@@ -166,8 +170,14 @@ static void truth_line(char *buf, size_t cap, const tq *t)
             t->cancelled ? " (cancelled)" : t->untraced ? " (outside the filter)" : "");
         break;
     case TB_REC_EXCEPTION:
-        add(buf, cap, "    #%llu exception %u return 0x%08x%s\n", (unsigned long long)t->seq,
-            t->exc_num, t->addr, t->required ? "" : " (trace off)");
+        add(buf, cap, "    #%llu exception %u%s return 0x%08x%s\n", (unsigned long long)t->seq,
+            t->exc_num, t->tailchain ? " (tail-chain)" : "", t->addr,
+            t->required ? "" : " (trace off)");
+        break;
+    case TB_REC_EXC_RETURN:
+        add(buf, cap, "    #%llu exception return from %u%s%s\n", (unsigned long long)t->seq,
+            t->exc_num, t->tailchain ? " (tail-chains)" : "",
+            t->required ? "" : " (trace off)");
         break;
     case TB_REC_CONTEXT:
         add(buf, cap, "    #%llu context 0x%08x vmid %u\n", (unsigned long long)t->seq, t->ctx,
@@ -237,6 +247,7 @@ tb_compare *tb_compare_new(const tb_encoder_opts *o, const char *label)
         return NULL;
     c->o = *o;
     c->ptm = o->protocol == TB_PROTO_PTM;
+    c->v7m = o->v7m != 0;
     c->dt = o->protocol == TB_PROTO_ETMV3 || o->protocol == TB_PROTO_ETMV1 ||
                     o->protocol == TB_PROTO_ETMV2
                 ? (uint8_t)(o->data_trace & 3) : 0;
@@ -312,9 +323,22 @@ int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
         c->last_insn = (size_t)c->pushed;
         c->have_last = true;
         break;
+    case TB_REC_EXC_RETURN:
+        /* v7-M: the trace shows it (the exception return packet) when
+         * its instruction was traced. */
+        t.exc_num = r->u.eret.num;
+        t.tailchain = r->u.eret.tailchain;
+        t.addr = r->u.eret.target;
+        t.required = c->prev_traced;
+        break;
     case TB_REC_EXCEPTION:
         t.addr = r->u.exc.pref_return;
-        t.exc_num = (uint16_t)tb_exc_trace_number((tb_exc_kind)r->u.exc.kind);
+        /* v7-M: the architecture's number (the decoder maps the traced
+         * value back, DDI0337G Table 14-8). */
+        t.exc_num = r->u.exc.kind == TB_EXC_V7M
+                        ? r->u.exc.num
+                        : (uint16_t)tb_exc_trace_number((tb_exc_kind)r->u.exc.kind);
+        t.tailchain = r->u.exc.tailchain;
         /* Traced when trace is on as it is taken, i.e. the instruction
          * before it was traced (encoder.c, process_exc). */
         t.required = c->prev_traced;
@@ -429,6 +453,7 @@ static uint32_t ctx_mask(const tb_compare *c)
 static bool passable(const tb_compare *c, const tq *t)
 {
     return t->kind == TB_REC_CONTEXT || (t->kind == TB_REC_INSN && t->cancelled) ||
+           (t->kind == TB_REC_EXC_RETURN && !t->required) ||
            (t->kind == TB_REC_INSN && t->untraced && c->gap_open) ||
            (t->kind == TB_REC_DATA && (t->dexp == DX_NONE || t->cancelled || c->dsup));
 }
@@ -567,6 +592,10 @@ static int compare_insn(tb_compare *c, const tb_element *el, uint32_t addr, unsi
         return fail(c, el, "decoded 0x%08x %s where the truth takes exception %u "
                     "(return 0x%08x): the exception is missing", addr,
                     tb_isa_name((tb_isa)el->isa), t->exc_num, t->addr);
+    if (t->kind == TB_REC_EXC_RETURN)
+        return fail(c, el, "decoded 0x%08x %s where the truth returns from exception %u: "
+                    "the exception return is missing", addr, tb_isa_name((tb_isa)el->isa),
+                    t->exc_num);
     if (t->kind == TB_REC_DATA)
         return fail(c, el, "decoded 0x%08x %s where the truth has data transfer #%llu (%s "
                     "0x%08x, %u bytes, of 0x%08x): the transfer is missing", addr,
@@ -716,7 +745,12 @@ static int on_exception(tb_compare *c, const tb_element *el)
     for (i = 0; i < c->len; i++) {
         t = at(c, i);
         if (t->kind == TB_REC_EXCEPTION) {
-            if (t->exc_num == el->exc_num && t->addr == el->pref_return) {
+            /* v7-M: a tail-chain is shown as one, and has no return
+             * address in the trace (the frame stays, DDI0337E 15.5.2). */
+            if (t->exc_num == el->exc_num &&
+                (c->v7m ? t->tailchain == el->tailchain &&
+                              (t->tailchain || t->addr == el->pref_return)
+                        : t->addr == el->pref_return)) {
                 match = true;
                 break;
             }
@@ -750,14 +784,17 @@ static int on_exception(tb_compare *c, const tb_element *el)
     if (!match) {
         t = i < c->len ? at(c, i) : NULL;
         if (nearest)
-            return fail(c, el, "decoded exception %u return 0x%08x, truth #%llu is exception %u "
-                        "return 0x%08x%s", el->exc_num, el->pref_return,
-                        (unsigned long long)nearest->seq, nearest->exc_num, nearest->addr,
+            return fail(c, el, "decoded exception %u%s return 0x%08x, truth #%llu is exception "
+                        "%u%s return 0x%08x%s", el->exc_num,
+                        el->tailchain ? " (tail-chain)" : "", el->pref_return,
+                        (unsigned long long)nearest->seq, nearest->exc_num,
+                        nearest->tailchain ? " (tail-chain)" : "", nearest->addr,
                         nearest->required ? "" : " (taken with trace off)");
-        return fail(c, el, "decoded exception %u (return 0x%08x) where the truth has %s",
-                    el->exc_num, el->pref_return,
+        return fail(c, el, "decoded exception %u%s (return 0x%08x) where the truth has %s",
+                    el->exc_num, el->tailchain ? " (tail-chain)" : "", el->pref_return,
                     !t || t->kind == TB_REC_END ? "nothing more"
-                    : t->kind == TB_REC_INSN ? "an instruction" : "other");
+                    : t->kind == TB_REC_INSN ? "an instruction"
+                    : t->kind == TB_REC_EXC_RETURN ? "an exception return" : "other");
     }
     /* The records passed over were not shown: trace-off exceptions, and
      * what front() would have consumed. */
@@ -772,6 +809,34 @@ static int on_exception(tb_compare *c, const tb_element *el)
             return rc;
     }
     return 0;
+}
+
+/* v7-M: an exception return element stands for the truth's return
+ * record right after the instruction that made it (IHI0014Q 7.6: the
+ * packet follows its atom; on v7-M the return has completed). */
+static int on_exc_return(tb_compare *c, const tb_element *el)
+{
+    tq *t;
+
+    /* Lost trace around it: what the gap held is not expected, and the
+     * return may or may not be shown (as for exceptions there). */
+    if (c->overflow_gap)
+        return 0;
+    t = front(c, false);
+    if (t && t->kind == TB_REC_EXC_RETURN && c->have_matched &&
+        (c->last_matched.flags & TB_INSN_EXC_RETURN)) {
+        pop(c);
+        c->st.returns++;
+        return 0;
+    }
+    return fail(c, el, "decoded an exception return after 0x%08x where the truth has %s",
+                c->last_matched.addr,
+                !t || t->kind == TB_REC_END ? "nothing more"
+                : t->kind == TB_REC_INSN ? "an instruction"
+                : t->kind == TB_REC_EXCEPTION ? "an exception entry"
+                : t->kind == TB_REC_EXC_RETURN ? "a return, but after no exception-return "
+                                                 "instruction"
+                                               : "other");
 }
 
 static bool ctx_ok(const tb_compare *c, const tb_element *el, uint32_t ctx, uint8_t vmid)
@@ -1012,6 +1077,8 @@ int tb_compare_element(tb_compare *c, const tb_element *el, const uint32_t *addr
     case TB_ELEM_EXCEPTION:
         return on_exception(c, el);
     case TB_ELEM_EXC_RETURN:
+        if (c->v7m)
+            return on_exc_return(c, el);
         if (!c->have_matched || !(c->last_matched.flags & TB_INSN_EXC_RETURN))
             return fail(c, el, "exception return after 0x%08x, which is no exception return",
                         c->last_matched.addr);

@@ -398,6 +398,7 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
     tb_config cfg;
     tb_scenario sc;
     tb_snap_region regs[16];
+    tb_encoder_opts opts;
     uint8_t *elf = NULL, *store = NULL;
     size_t elen = 0;
     tb_memimage *mem = NULL;
@@ -413,13 +414,22 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
     r.res = res;
     if (err && errlen)
         err[0] = '\0';
-    if (tb_encoder_config_err(&c->opts, &cfg, msg, sizeof msg) < 0)
-        return fail(err, errlen, TB_ERR_CONFIG, "inconsistent encoder options: %s", msg);
-    r.trace_id = cfg.trace_id;
-
     tb_scenario_init(&sc);
     if (c->scenario && (rc = tb_scenario_load(&sc, c->scenario, msg, sizeof msg)) < 0)
         return fail(err, errlen, rc, "%s: %s", c->scenario, msg);
+    /* The cpu: the case's (--cpu) over the scenario's.  A Cortex-M is
+     * traced by its ETM-M3/M4 (tb_encoder_opts_v7m), which the options
+     * must suit. */
+    if (c->has_cpu)
+        sc.cpu = c->cpu;
+    opts = c->opts;
+    if (tb_sim_cpu_is_m(sc.cpu))
+        tb_encoder_opts_v7m(&opts, sc.cpu == TB_SIM_CPU_M4 ? 4 : 3);
+    if (tb_encoder_config_err(&opts, &cfg, msg, sizeof msg) < 0)
+        return fail(err, errlen, TB_ERR_CONFIG, "%s%s: %s",
+                    tb_sim_cpu_is_m(sc.cpu) ? "cpu = " : "inconsistent encoder options",
+                    tb_sim_cpu_is_m(sc.cpu) ? tb_sim_cpu_name(sc.cpu) : "", msg);
+    r.trace_id = cfg.trace_id;
     if (c->has_budget)
         sc.max_insns = c->budget;
     else if (!sc.has_max_insns)
@@ -461,16 +471,16 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
     snprintf(label, sizeof label,
              "%s: %s %s%u.%u ETMCR=0x%08x ETMIDR=0x%08x ETMCCER=0x%08x trace ID 0x%02x, "
              "%s buffer, %u filter range(s), FIFO %u bytes, sync every %u bytes%s%s",
-             c->name ? c->name : c->program, tb_protocol_name(c->opts.protocol),
-             c->opts.protocol == TB_PROTO_PTM ? "PFT" : "ETMv",
-             c->opts.protocol == TB_PROTO_PTM || c->opts.protocol == TB_PROTO_ETMV1 ? 1
-             : c->opts.protocol == TB_PROTO_ETMV2 ? 2 : 3,
-             c->opts.arch_minor, cfg.etmcr, cfg.etmidr, cfg.etmccer, cfg.trace_id,
-             c->formatted ? "CoreSight" : "raw", c->opts.n_ranges, c->opts.fifo_depth,
-             c->opts.sync_period, c->scenario ? ", scenario " : "",
+             c->name ? c->name : c->program, tb_protocol_name(opts.protocol),
+             opts.protocol == TB_PROTO_PTM ? "PFT" : "ETMv",
+             opts.protocol == TB_PROTO_PTM || opts.protocol == TB_PROTO_ETMV1 ? 1
+             : opts.protocol == TB_PROTO_ETMV2 ? 2 : 3,
+             opts.arch_minor, cfg.etmcr, cfg.etmidr, cfg.etmccer, cfg.trace_id,
+             c->formatted ? "CoreSight" : "raw", opts.n_ranges, opts.fifo_depth,
+             opts.sync_period, c->scenario ? ", scenario " : "",
              c->scenario ? c->scenario : "");
-    r.cmp = tb_compare_new(&c->opts, label);
-    r.enc = tb_encoder_new(&c->opts, trace_sink, &r);
+    r.cmp = tb_compare_new(&opts, label);
+    r.enc = tb_encoder_new(&opts, trace_sink, &r);
     r.parser = tb_parser_new(&cfg);
     r.dec = tb_decoder_new(&cfg, mem);
     if (c->formatted) {
@@ -505,18 +515,18 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
     }
 
     /* Data trace needs the run's memory transfers as ground truth. */
-    if (c->opts.data_trace && (rc = tb_sim_set_data(sim, true)) < 0) {
+    if (opts.data_trace && (rc = tb_sim_set_data(sim, true)) < 0) {
         fail(err, errlen, rc, "%s: cannot record data transfers", c->program);
         goto out;
     }
     /* dual: the cycle model's dual-issue rule (sim/dual.c). */
-    if (c->opts.dual_issue && (rc = tb_sim_set_dual(sim, true)) < 0) {
+    if (opts.dual_issue && (rc = tb_sim_set_dual(sim, true)) < 0) {
         fail(err, errlen, rc, "%s: %s", c->program, tb_sim_errmsg(sim));
         goto out;
     }
     /* pcfirst: the core's LDM order, PC first (ETMIDR[16]); the truth
      * is the order this core transfers in. */
-    if (c->opts.pc_first && (rc = tb_sim_set_pcfirst(sim, true)) < 0) {
+    if (opts.pc_first && (rc = tb_sim_set_pcfirst(sim, true)) < 0) {
         fail(err, errlen, rc, "%s: %s", c->program, tb_sim_errmsg(sim));
         goto out;
     }

@@ -97,6 +97,24 @@ static const char *const etmv2_sets[] = {
     "ca,data=both,port=16", "ca,data=value,port=8",
 };
 
+/* ETMv3 on a Cortex-M3/M4 (docs/cortex-m.md 2): the ETM-M3/M4 has no
+ * cycle-accurate or data trace, context ID or VMID; the sets cover what
+ * it has: timestamps, branch output, the filter (an exception taken with
+ * trace off, trace turning on at a handler), FIFO overflow (trace lost
+ * around returns and tail-chains), short sync periods, ETMv3.4, Ignore
+ * packets (between an exception return packet and its branch) and the
+ * trigger. */
+static const char *const v7m_sets[] = {
+    "", "ts", "bb", "ts,tsper=40", "filter", "filter,ts", "fifo=48:1/8", "fifo=64:1/4,ts",
+    "sync=64", "sync=64,bb", "v=4", "ignore=3", "trigger=100", "bb,ts,tsper=7",
+};
+
+const char *const *tb_rt_option_sets_v7m(size_t *n)
+{
+    *n = sizeof v7m_sets / sizeof v7m_sets[0];
+    return v7m_sets;
+}
+
 const char *const *tb_rt_option_sets(tb_protocol protocol, size_t *n)
 {
     if (protocol == TB_PROTO_ETMV2) {

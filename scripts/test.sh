@@ -2,7 +2,8 @@
 # The whole test suite: installs missing dependencies, then builds and runs
 # every ctest twice, once plain (warnings as errors) and once under
 # AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz gate's own
-# test (scripts/test-fuzz-gate.sh) and the fuzz smoke run.
+# test (scripts/test-fuzz-gate.sh), the OSS-Fuzz build's test
+# (scripts/test-oss-fuzz-build.sh) and the fuzz smoke run.
 # Fails on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +38,8 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_config build-asan '' -DCMAKE_BUILD_TYPE=Debug -DTB_SANITIZE=ON
 echo "=== fuzz gate (planted crash, sanitizer reports, leak, OOM, timeout, nothing checked: run.sh and the smoke fail)"
 bash scripts/test-fuzz-gate.sh
+echo "=== ClusterFuzzLite / OSS-Fuzz build (.clusterfuzzlite/build.sh outside Docker: every fuzzer, its seeds, dictionary and options; each run over its seeds)"
+bash scripts/test-oss-fuzz-build.sh
 echo "=== fuzz smoke (every harness 30 s under libFuzzer + ASan + UBSan)"
 bash scripts/fuzz-smoke.sh "${TB_FUZZ_SECONDS:-30}"
-echo "=== all tests passed (plain, ASan+UBSan, fuzz gate, fuzz smoke)"
+echo "=== all tests passed (plain, ASan+UBSan, fuzz gate, OSS-Fuzz build, fuzz smoke)"

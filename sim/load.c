@@ -150,6 +150,105 @@ static int load_symbols(tb_sim *s, const uint8_t *d, size_t len,
     return 0;
 }
 
+static unsigned uleb(const uint8_t *p, size_t n, size_t *i)
+{
+    unsigned v = 0, sh = 0;
+
+    while (*i < n) {
+        uint8_t b = p[(*i)++];
+
+        if (sh < 32)
+            v |= (unsigned)(b & 0x7F) << sh;
+        sh += 7;
+        if (!(b & 0x80))
+            break;
+    }
+    return v;
+}
+
+/* Tag_CPU_arch (6) and Tag_CPU_arch_profile (7) of the file-scope
+ * attributes in an .ARM.attributes section (ARM IHI0045 "Addenda to the
+ * ABI": format-version 'A', "aeabi" subsection, Tag_File; tags 4, 5, 67
+ * and odd tags from 33 are strings, Tag_compatibility (32) a number and
+ * a string, the rest ULEB128).  Anything it cannot read leaves both 0. */
+static void arm_attributes(tb_sim *s, const uint8_t *p, size_t n)
+{
+    size_t i = 1;
+
+    if (n < 1 || p[0] != 'A')
+        return;
+    while (i + 4 < n) {
+        uint32_t sublen = rd32(p + i);
+        size_t end = i + sublen, j = i + 4;
+
+        if (sublen < 5 || end > n)
+            return;
+        if (strncmp((const char *)p + j, "aeabi", end - j) == 0 && j + 6 <= end) {
+            j += 6;
+            while (j + 5 <= end) {
+                uint8_t tag = p[j];
+                uint32_t sz = rd32(p + j + 1);
+                size_t k = j + 5, e = j + sz;
+
+                if (sz < 5 || e > end)
+                    return;
+                while (tag == 1 && k < e) { /* Tag_File */
+                    unsigned t = uleb(p, e, &k), v;
+
+                    if (t == 4 || t == 5 || t == 67 || (t > 32 && (t & 1))) {
+                        while (k < e && p[k])
+                            k++;
+                        k++;
+                    } else if (t == 32) {
+                        uleb(p, e, &k);
+                        while (k < e && p[k])
+                            k++;
+                        k++;
+                    } else {
+                        v = uleb(p, e, &k);
+                        if (t == 6)
+                            s->elf_arch = (uint8_t)v;
+                        else if (t == 7)
+                            s->elf_profile = (char)v;
+                    }
+                }
+                j = e;
+            }
+        }
+        i = end;
+    }
+}
+
+/* An M-profile program on an A-profile core, or the reverse, is refused
+ * with the cause: neither would run as written. */
+static int check_profile(tb_sim *s)
+{
+    bool m = tb_sim_cpu_is_m(s->cpu);
+
+    if (s->elf_profile == 'M' && !m)
+        return tb_sim_fail(s, TB_ERR_CONFIG, "the program is built for the M profile "
+                           "(.ARM.attributes: Tag_CPU_arch_profile 'M') and the cpu is %s: "
+                           "run it with cpu = cortex-m3 or cortex-m4 ([sim] cpu = in the "
+                           "scenario, or --cpu)", tb_sim_cpu_name(s->cpu));
+    if ((s->elf_profile == 'A' || s->elf_profile == 'R') && m)
+        return tb_sim_fail(s, TB_ERR_CONFIG, "the program is built for the %c profile "
+                           "(.ARM.attributes: Tag_CPU_arch_profile '%c') and the cpu is %s, "
+                           "which runs M-profile Thumb code only: run it with cpu = "
+                           "cortex-a15, cortex-a9 or cortex-a7", s->elf_profile,
+                           s->elf_profile, tb_sim_cpu_name(s->cpu));
+    /* Tag_CPU_arch 13 is ARMv7E-M (the DSP instructions of a Cortex-M4);
+     * 16 and up ARMv8-M and later, whose trace is ETMv4, not ETMv3. */
+    if (m && s->elf_arch == 13 && s->cpu == TB_SIM_CPU_M3)
+        return tb_sim_fail(s, TB_ERR_CONFIG, "the program is built for ARMv7E-M "
+                           "(Tag_CPU_arch 13, the Cortex-M4's DSP extension): run it with "
+                           "cpu = cortex-m4");
+    if (m && s->elf_arch >= 16)
+        return tb_sim_fail(s, TB_ERR_CONFIG, "the program is built for ARMv8-M or later "
+                           "(Tag_CPU_arch %u), not ARMv7-M: a Cortex-M3/M4 cannot run it",
+                           s->elf_arch);
+    return 0;
+}
+
 int tb_sim_load_elf(tb_sim *s, const uint8_t *d, size_t len)
 {
     uint32_t phoff, shoff, entry;
@@ -197,6 +296,15 @@ int tb_sim_load_elf(tb_sim *s, const uint8_t *d, size_t len)
         if (shentsize < 40 || shoff > len || (uint64_t)shnum * shentsize > len - shoff)
             return tb_sim_fail(s, TB_ERR_FORMAT, "ELF: section headers out of the file");
         if ((rc = load_symbols(s, d, len, shoff, shnum, shentsize)) < 0)
+            return rc;
+        for (unsigned i = 0; i < shnum; i++) {
+            const uint8_t *sh = d + shoff + (size_t)i * shentsize;
+            uint32_t off = rd32(sh + 16), size = rd32(sh + 20);
+
+            if (rd32(sh + 4) == 0x70000003u && off <= len && size <= len - off)
+                arm_attributes(s, d + off, size); /* SHT_ARM_ATTRIBUTES */
+        }
+        if ((rc = check_profile(s)) < 0)
             return rc;
     }
     s->entry = entry & ~1u;

@@ -81,7 +81,19 @@ static char *trim(char *p)
     return p;
 }
 
-enum section { SEC_NONE, SEC_SIM, SEC_EVENT };
+enum section { SEC_NONE, SEC_SIM, SEC_EVENT, SEC_SYSTICK };
+
+const char *tb_sim_cpu_name(tb_sim_cpu c)
+{
+    switch (c) {
+    case TB_SIM_CPU_A15: return "cortex-a15";
+    case TB_SIM_CPU_A9: return "cortex-a9";
+    case TB_SIM_CPU_A7: return "cortex-a7";
+    case TB_SIM_CPU_M3: return "cortex-m3";
+    case TB_SIM_CPU_M4: return "cortex-m4";
+    }
+    return "unknown";
+}
 
 static int sim_key(tb_scenario *sc, const char *k, char *v, unsigned ln,
                    char *err, size_t errlen)
@@ -95,8 +107,13 @@ static int sim_key(tb_scenario *sc, const char *k, char *v, unsigned ln,
             sc->cpu = TB_SIM_CPU_A9;
         else if (!strcmp(v, "cortex-a7") || !strcmp(v, "a7"))
             sc->cpu = TB_SIM_CPU_A7;
+        else if (!strcmp(v, "cortex-m3") || !strcmp(v, "m3"))
+            sc->cpu = TB_SIM_CPU_M3;
+        else if (!strcmp(v, "cortex-m4") || !strcmp(v, "m4"))
+            sc->cpu = TB_SIM_CPU_M4;
         else
-            return perr(err, errlen, ln, "unknown cpu '%s'", v);
+            return perr(err, errlen, ln, "unknown cpu '%s' (cortex-a15, cortex-a9, "
+                        "cortex-a7, cortex-m3, cortex-m4)", v);
     } else if (!strcmp(k, "max_insns")) {
         if (!parse_u64(v, &sc->max_insns))
             return perr(err, errlen, ln, "bad number '%s'", v);
@@ -171,8 +188,44 @@ static int event_key(tb_scn_event *ev, const char *k, const char *v,
     } else if (!strcmp(k, "count")) {
         if (!parse_u32(v, &ev->count))
             return perr(err, errlen, ln, "bad count '%s'", v);
+    } else if (!strcmp(k, "line") && ev->kind == TB_EXC_IRQ) {
+        uint32_t n;
+
+        /* v7-M: at most 496 external interrupts (IHI0014Q 7.5.1), of
+         * which the Cortex-M3/M4 implement up to 240 (DDI0337G Table
+         * 14-8): IRQ239 is exception 255. */
+        if (!parse_u32(v, &n) || n > 239)
+            return perr(err, errlen, ln, "bad line '%s' (0..239: exception 16 + line)", v);
+        ev->line = (uint16_t)n;
+        ev->has_line = true;
+    } else if (!strcmp(k, "priority") && ev->kind != TB_EXC_FIQ) {
+        uint32_t n;
+
+        if (ev->kind == TB_EXC_V7M)
+            return perr(err, errlen, ln, "the NMI's priority is fixed (-2): no priority key");
+        if (!parse_u32(v, &n) || n > 255)
+            return perr(err, errlen, ln, "bad priority '%s' (0..255, lower is more urgent)", v);
+        ev->priority = (uint8_t)n;
+        ev->has_priority = true;
     } else {
         return perr(err, errlen, ln, "unknown key '%s' in event", k);
+    }
+    return 0;
+}
+
+static int systick_key(tb_scenario *sc, const char *k, const char *v, unsigned ln, char *err,
+                       size_t errlen)
+{
+    if (!strcmp(k, "every")) {
+        /* SYST_RVR holds 24 bits: a period of at most 2^24 counts. */
+        if (!parse_u64(v, &sc->systick_every) || sc->systick_every == 0 ||
+            sc->systick_every > (1u << 24))
+            return perr(err, errlen, ln, "bad every '%s' (1..16777216 instructions)", v);
+    } else if (!strcmp(k, "count")) {
+        if (!parse_u32(v, &sc->systick_count))
+            return perr(err, errlen, ln, "bad count '%s'", v);
+    } else {
+        return perr(err, errlen, ln, "unknown key '%s' in [systick] (every, count)", k);
     }
     return 0;
 }
@@ -220,19 +273,24 @@ int tb_scenario_parse(tb_scenario *sc, const char *text, size_t len,
             p = trim(p + 1);
             if (!strcmp(p, "sim")) {
                 sec = SEC_SIM;
-            } else if (!strcmp(p, "irq") || !strcmp(p, "fiq")) {
+            } else if (!strcmp(p, "irq") || !strcmp(p, "fiq") || !strcmp(p, "nmi")) {
                 if (ev && !ev->has_insn && !ev->at_addr[0])
                     return perr(err, errlen, ln, "previous event has no at_insn/at_addr");
                 if (sc->n_events >= TB_SCN_MAX_EVENTS)
                     return perr(err, errlen, ln, "too many events");
                 ev = &sc->events[sc->n_events++];
                 memset(ev, 0, sizeof *ev);
-                ev->kind = p[0] == 'i' ? TB_EXC_IRQ : TB_EXC_FIQ;
+                ev->kind = p[0] == 'i' ? TB_EXC_IRQ : p[0] == 'f' ? TB_EXC_FIQ : TB_EXC_V7M;
                 ev->count = 1;
                 ev->hit = 1;
                 sec = SEC_EVENT;
+            } else if (!strcmp(p, "systick")) {
+                if (ev && !ev->has_insn && !ev->at_addr[0])
+                    return perr(err, errlen, ln, "previous event has no at_insn/at_addr");
+                ev = NULL;
+                sec = SEC_SYSTICK;
             } else {
-                return perr(err, errlen, ln, "unknown section [%s]", p);
+                return perr(err, errlen, ln, "unknown section [%s] (sim, irq, fiq, nmi, systick)", p);
             }
             continue;
         }
@@ -242,9 +300,9 @@ int tb_scenario_parse(tb_scenario *sc, const char *text, size_t len,
         *eq = '\0';
         if (sec == SEC_NONE)
             return perr(err, errlen, ln, "key outside a section");
-        rc = sec == SEC_SIM
-                 ? sim_key(sc, trim(p), trim(eq + 1), ln, err, errlen)
-                 : event_key(ev, trim(p), trim(eq + 1), ln, err, errlen);
+        rc = sec == SEC_SIM       ? sim_key(sc, trim(p), trim(eq + 1), ln, err, errlen)
+             : sec == SEC_SYSTICK ? systick_key(sc, trim(p), trim(eq + 1), ln, err, errlen)
+                                  : event_key(ev, trim(p), trim(eq + 1), ln, err, errlen);
         if (rc)
             return rc;
     }

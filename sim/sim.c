@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "sim_internal.h"
+#include "v7m.h"
 
 #define CPSR_T (1u << 5)
 #define CPSR_F (1u << 6)
@@ -88,10 +89,12 @@ tb_sim *tb_sim_new(tb_sim_cpu cpu)
         [TB_SIM_CPU_A15] = UC_CPU_ARM_CORTEX_A15,
         [TB_SIM_CPU_A9] = UC_CPU_ARM_CORTEX_A9,
         [TB_SIM_CPU_A7] = UC_CPU_ARM_CORTEX_A7,
+        [TB_SIM_CPU_M3] = UC_CPU_ARM_CORTEX_M3,
+        [TB_SIM_CPU_M4] = UC_CPU_ARM_CORTEX_M4,
     };
     tb_sim *s;
 
-    if ((unsigned)cpu > TB_SIM_CPU_A7)
+    if ((unsigned)cpu > TB_SIM_CPU_M4)
         return NULL;
     s = calloc(1, sizeof *s);
     if (!s)
@@ -99,8 +102,11 @@ tb_sim *tb_sim_new(tb_sim_cpu cpu)
     s->cpu = cpu;
     s->cache = calloc(TB_CACHE_SIZE, sizeof *s->cache);
     s->cls = tb_classifier_new();
-    if (!s->cache || !s->cls ||
-        uc_open(UC_ARCH_ARM, UC_MODE_ARM, &s->uc) != UC_ERR_OK) {
+    /* Cortex-M: Unicorn's M-class mode, Thumb only (shared/docs
+     * etmv3-v7m.md U1: the model is set right after uc_open). */
+    if (!s->cache || !s->cls || (tb_sim_cpu_is_m(cpu) && tb_v7m_new(s) < 0) ||
+        uc_open(UC_ARCH_ARM, tb_sim_cpu_is_m(cpu) ? UC_MODE_THUMB | UC_MODE_MCLASS : UC_MODE_ARM,
+                &s->uc) != UC_ERR_OK) {
         s->uc = NULL;
         tb_sim_free(s);
         return NULL;
@@ -183,6 +189,7 @@ void tb_sim_free(tb_sim *s)
     if (s->uc)
         uc_close(s->uc);
     tb_classifier_free(s->cls);
+    tb_v7m_free(s);
     blk_free_all(s);
     free(s->blocks);
     free(s->cache);
@@ -240,11 +247,21 @@ int tb_sim_set_scenario(tb_sim *s, const tb_scenario *sc)
         if ((rc = tb_sim_map(s, sc->maps[i].addr, sc->maps[i].size)) < 0)
             return rc;
     memset(s->ev, 0, sizeof s->ev);
+    if (!s->m && (sc->systick_every || sc->systick_count))
+        return tb_sim_fail(s, TB_ERR_CONFIG, "scenario: [systick] needs cpu = cortex-m3 or "
+                           "cortex-m4 (the running cpu is %s)", tb_sim_cpu_name(s->cpu));
     for (unsigned i = 0; i < sc->n_events; i++) {
         const tb_scn_event *e = &sc->events[i];
 
-        if (e->kind != TB_EXC_IRQ && e->kind != TB_EXC_FIQ)
+        if (e->kind != TB_EXC_IRQ && e->kind != TB_EXC_FIQ && e->kind != TB_EXC_V7M)
             return TB_ERR_INVAL;
+        if (!s->m && (e->kind == TB_EXC_V7M || e->has_line || e->has_priority))
+            return tb_sim_fail(s, TB_ERR_CONFIG, "scenario: %s needs cpu = cortex-m3 or "
+                               "cortex-m4 (the running cpu is %s)",
+                               e->kind == TB_EXC_V7M ? "[nmi]"
+                               : e->has_line        ? "[irq] line ="
+                                                    : "[irq] priority =",
+                               tb_sim_cpu_name(s->cpu));
         if (e->at_addr[0]) {
             if ((rc = resolve(s, e->at_addr, &s->ev[i].addr)) < 0)
                 return rc;
@@ -253,6 +270,8 @@ int tb_sim_set_scenario(tb_sim *s, const tb_scenario *sc)
         s->ev[i].next_insn = e->at_insn;
         s->ev[i].done = !e->has_insn && !e->at_addr[0];
     }
+    if (s->m && (rc = tb_v7m_scenario(s)) < 0)
+        return rc;
     return 0;
 }
 
@@ -858,6 +877,8 @@ static void update_next_check(tb_sim *s)
             n = s->ev[i].next_insn;
     if (s->pending_irq)
         n = 0;
+    if (s->m)
+        n = tb_v7m_next_check(s, n);
     s->next_check = n;
 }
 
@@ -866,7 +887,10 @@ static void raise_event(tb_sim *s, unsigned i)
     const tb_scn_event *e = &s->sc.events[i];
     struct tb_ev_state *st = &s->ev[i];
 
-    s->pending_irq |= e->kind == TB_EXC_FIQ ? 2u : 1u;
+    if (s->m)
+        tb_v7m_raise(s, e);
+    else
+        s->pending_irq |= e->kind == TB_EXC_FIQ ? 2u : 1u;
     st->raised++;
     if (e->count && st->raised >= e->count) {
         st->done = true;
@@ -904,6 +928,14 @@ static int slow_path(tb_sim *s, uint32_t a, const tb_centry *e, uint8_t isa)
                    !st->has_addr) {
             raise_event(s, i);
         }
+    }
+    /* v7-M: its priority rules (v7m.c). */
+    if (s->m) {
+        s->isa = isa;
+        if (tb_v7m_slow(s, a))
+            return 1;
+        update_next_check(s);
+        return 0;
     }
     /* Interrupts are taken between instructions, never inside an IT
      * block (Unicorn would defer the stop to the block's end). */
@@ -1348,6 +1380,8 @@ static void hook_intr(uc_engine *uc, uint32_t intno, void *user)
     (void)uc;
     if (s->action != ACT_NONE)
         return;
+    if (s->m && in_insn(s) && tb_v7m_intr(s, intno))
+        return;
     if (intno == 2 && in_insn(s)) { /* EXCP_SWI */
         stop(s, ACT_SVC);
         return;
@@ -1574,6 +1608,8 @@ static int handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
     uint8_t it_before;
     int rc;
 
+    if (s->m && (rc = tb_v7m_stop(s, uerr, res)) != V7M_NOT_MINE)
+        return rc;
     switch (s->action) {
     case ACT_ERROR:
         return s->err ? s->err : TB_ERR_EMULATOR;
@@ -1616,7 +1652,7 @@ static int handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
         if ((rc = finish(s, seq, 0)) < 0)
             return rc;
         s->act_addr = seq;
-        if (s->pending_irq)
+        if (s->pending_irq || (s->m && tb_v7m_best_pending(s, NULL)))
             return 0; /* a pending interrupt wakes WFI, masked or not */
         /* Time passes in WFI: the next interrupt due by count arrives. */
         for (unsigned i = 0; i < s->sc.n_events; i++)
@@ -1625,6 +1661,12 @@ static int handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
                 best = s->ev[i].next_insn;
                 bi = (int)i;
             }
+        /* v7-M: SysTick counts on in WFI; it wakes the core first when
+         * it reaches 0 before that event is due (v7m.c). */
+        if (s->m && tb_v7m_wfi(s, bi < 0 ? UINT64_MAX : best)) {
+            update_next_check(s);
+            return 0;
+        }
         if (bi < 0) {
             res->stop = TB_SIM_STOP_WFI;
             res->stop_addr = seq;
@@ -1690,6 +1732,8 @@ static int handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
         }
         return 0;
     case ACT_NONE:
+    case ACT_EXC_RETURN:
+    case ACT_BKPT:
         break;
     }
     if (uerr == UC_ERR_INSN_INVALID && s->have_pend) {
@@ -1795,8 +1839,12 @@ int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res)
             (s->sc.has_vbar && cp15(s, true, 12, 0, 0, 0, &s->sc.vbar) < 0))
             return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot write SCTLR/VBAR");
     }
-    if (cp15(s, false, 13, 0, 0, 1, &s->ctxid) < 0)
+    if (s->m || cp15(s, false, 13, 0, 0, 1, &s->ctxid) < 0)
         s->ctxid = 0;
+    /* Cortex-M: the System Control Space, and reset from the vector
+     * table (v7m.c). */
+    if (s->m && (rc = tb_v7m_start(s)) < 0)
+        return rc;
     update_next_check(s);
     if (!s->reference && !s->blocks &&
         !(s->blocks = calloc((size_t)1 << TB_BLK_CACHE_BITS, sizeof *s->blocks)))
@@ -1860,4 +1908,35 @@ int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res)
     r.cycle = s->cycles;
     rc = deliver(s, &r);
     return rc < 0 ? rc : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Hooks for the v7-M model (sim_internal.h). */
+
+void tb_sim_stop_for(tb_sim *s, enum tb_action act)
+{
+    stop(s, act);
+}
+
+int tb_sim_deliver(tb_sim *s, const tb_exec_record *r)
+{
+    return deliver(s, r);
+}
+
+int tb_sim_finish(tb_sim *s, uint32_t a, uint8_t extra_flags)
+{
+    if (!s->have_pend)
+        return tb_sim_fail(s, TB_ERR_EMULATOR, "no instruction to complete at 0x%08x", a);
+    s->pend.flags |= extra_flags;
+    return finish(s, a, 0);
+}
+
+void tb_sim_update_next_check(tb_sim *s)
+{
+    update_next_check(s);
+}
+
+uint32_t tb_sim_insn_addr(const tb_sim *s)
+{
+    return insn_addr(s);
 }

@@ -103,6 +103,8 @@ enum tb_action {
     ACT_FETCH_FAULT,
     ACT_DATA_FAULT,
     ACT_ERROR,
+    ACT_EXC_RETURN,          /* v7-M: EXC_RETURN loaded into the PC (v7m.c) */
+    ACT_BKPT,                /* v7-M: BKPT (v7m.c refuses it) */
 };
 
 /* The instruction whose record waits for its next address. */
@@ -112,12 +114,18 @@ struct tb_pend {
     uint8_t it_before;       /* ITSTATE as the instruction began */
 };
 
+struct tb_v7m;
+
 struct tb_sim {
     uc_engine *uc;
     uc_context *ctx0;        /* the CPU as created (tb_sim_rewind) */
     tb_classifier *cls;
     tb_sim_cpu cpu;
     char msg[256];
+    struct tb_v7m *m;        /* the v7-M model (v7m.c); NULL for A/R */
+    char elf_profile;        /* the ELF's Tag_CPU_arch_profile: 'A', 'R',
+                              * 'M', or 0 when it has none */
+    uint8_t elf_arch;        /* its Tag_CPU_arch (0 when none) */
 
     /* image */
     uint32_t entry;
@@ -193,6 +201,16 @@ struct tb_sim {
 
 int tb_sim_fail(tb_sim *s, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Hooks of the run (sim.c) for the v7-M model (v7m.c, scs.c). */
+void tb_sim_stop_for(tb_sim *s, enum tb_action act);
+int tb_sim_deliver(tb_sim *s, const tb_exec_record *r);
+/* Completes the pending instruction, which went to a; extra record
+ * flags (TB_INSN_EXC_RETURN) are added to it. */
+int tb_sim_finish(tb_sim *s, uint32_t a, uint8_t extra_flags);
+void tb_sim_update_next_check(tb_sim *s);
+/* The instruction running now (its address), for messages. */
+uint32_t tb_sim_insn_addr(const tb_sim *s);
 
 /* Dual-issue rule (dual.c): 1 when the instruction e (in isa, with its
  * record flags, going to next) retires in the same cycle as the one

@@ -28,9 +28,17 @@ static void flag_str(uint8_t f, char out[8])
     out[5] = '\0';
 }
 
+/* The name of a v7-M exception number ("SysTick", "IRQ3"). */
+static const char *v7m_name(unsigned num, char out[24])
+{
+    const char *n = tb_v7m_exc_name(num, out, 24);
+
+    return n ? n : "?";
+}
+
 int tb_truth_format_text(const tb_exec_record *r, char *buf, size_t len)
 {
-    char fl[8];
+    char fl[8], nb[24];
 
     if (!r || !buf || !len)
         return TB_ERR_INVAL;
@@ -46,6 +54,17 @@ int tb_truth_format_text(const tb_exec_record *r, char *buf, size_t len)
                              r->u.insn.next_addr,
                              tb_isa_name((tb_isa)r->u.insn.next_isa)), len);
     case TB_REC_EXCEPTION:
+        if (r->u.exc.kind == TB_EXC_V7M)
+            /* v7-M: SEQ CYCLE X NAME ret= vector= ISA xpsr= exc=N
+             * [tail-chain] [cancelled] */
+            return done(snprintf(buf, len,
+                                 "%llu %llu X %s ret=%08x vector=%08x %s xpsr=%08x exc=%u%s%s",
+                                 (unsigned long long)r->seq, (unsigned long long)r->cycle,
+                                 v7m_name(r->u.exc.num, nb), r->u.exc.pref_return,
+                                 r->u.exc.vector, tb_isa_name((tb_isa)r->u.exc.isa),
+                                 r->u.exc.cpsr, r->u.exc.num,
+                                 r->u.exc.tailchain ? " tail-chain" : "",
+                                 r->u.exc.cancelled ? " cancelled" : ""), len);
         return done(snprintf(buf, len,
                              "%llu %llu X %s ret=%08x vector=%08x %s cpsr=%08x%s",
                              (unsigned long long)r->seq, (unsigned long long)r->cycle,
@@ -74,12 +93,21 @@ int tb_truth_format_text(const tb_exec_record *r, char *buf, size_t len)
         return done(snprintf(buf, len, "%llu %llu S ns=%d hyp=%d",
                              (unsigned long long)r->seq, (unsigned long long)r->cycle,
                              r->u.state.ns ? 1 : 0, r->u.state.hyp ? 1 : 0), len);
+    case TB_REC_EXC_RETURN:
+        /* SEQ CYCLE R NAME exc=N excret=V ret=ADDR thread|handler [tail-chain] */
+        return done(snprintf(buf, len, "%llu %llu R %s exc=%u excret=%08x ret=%08x %s%s",
+                             (unsigned long long)r->seq, (unsigned long long)r->cycle,
+                             v7m_name(r->u.eret.num, nb), r->u.eret.num, r->u.eret.exc_return,
+                             r->u.eret.target, r->u.eret.to_thread ? "thread" : "handler",
+                             r->u.eret.tailchain ? " tail-chain" : ""), len);
     }
     return TB_ERR_INVAL;
 }
 
 int tb_truth_format_json(const tb_exec_record *r, char *buf, size_t len)
 {
+    char nb[24];
+
     if (!r || !buf || !len)
         return TB_ERR_INVAL;
     switch (r->kind) {
@@ -105,6 +133,18 @@ int tb_truth_format_json(const tb_exec_record *r, char *buf, size_t len)
                              tb_isa_name((tb_isa)r->u.insn.next_isa)), len);
     }
     case TB_REC_EXCEPTION:
+        if (r->u.exc.kind == TB_EXC_V7M)
+            return done(snprintf(buf, len,
+                                 "{\"kind\":\"EXCEPTION\",\"seq\":%llu,\"cycle\":%llu,"
+                                 "\"exc_kind\":\"%s\",\"exc_num\":%u,\"pref_return\":%u,"
+                                 "\"vector\":%u,\"isa\":\"%s\",\"xpsr\":%u,"
+                                 "\"cancelled\":%s,\"tailchain\":%s}",
+                                 (unsigned long long)r->seq, (unsigned long long)r->cycle,
+                                 v7m_name(r->u.exc.num, nb), r->u.exc.num,
+                                 r->u.exc.pref_return, r->u.exc.vector,
+                                 tb_isa_name((tb_isa)r->u.exc.isa), r->u.exc.cpsr,
+                                 r->u.exc.cancelled ? "true" : "false",
+                                 r->u.exc.tailchain ? "true" : "false"), len);
         return done(snprintf(buf, len,
                              "{\"kind\":\"EXCEPTION\",\"seq\":%llu,\"cycle\":%llu,"
                              "\"exc_kind\":\"%s\",\"exc_num\":%d,\"pref_return\":%u,"
@@ -145,6 +185,15 @@ int tb_truth_format_json(const tb_exec_record *r, char *buf, size_t len)
                              (unsigned long long)r->seq, (unsigned long long)r->cycle,
                              r->u.state.ns ? "true" : "false",
                              r->u.state.hyp ? "true" : "false"), len);
+    case TB_REC_EXC_RETURN:
+        return done(snprintf(buf, len,
+                             "{\"kind\":\"EXC_RETURN\",\"seq\":%llu,\"cycle\":%llu,"
+                             "\"exc_kind\":\"%s\",\"exc_num\":%u,\"exc_return\":%u,"
+                             "\"target\":%u,\"to_thread\":%s,\"tailchain\":%s}",
+                             (unsigned long long)r->seq, (unsigned long long)r->cycle,
+                             v7m_name(r->u.eret.num, nb), r->u.eret.num, r->u.eret.exc_return,
+                             r->u.eret.target, r->u.eret.to_thread ? "true" : "false",
+                             r->u.eret.tailchain ? "true" : "false"), len);
     }
     return TB_ERR_INVAL;
 }
@@ -203,6 +252,64 @@ int tb_truth_parse_text(const char *line, tb_exec_record *r)
                                     (b[2] == 'C' ? TB_INSN_CONDITIONAL : 0) |
                                     (b[3] == 'I' ? TB_INSN_IN_IT : 0) |
                                     (b[4] == 'R' ? TB_INSN_EXC_RETURN : 0));
+        return 0;
+    }
+    if (!strcmp(kind, "X") && strstr(line, " xpsr=")) {
+        unsigned num;
+        char f[24];
+        int m = 0;
+
+        /* v7-M: NAME ret= vector= ISA xpsr= exc=N [tail-chain] [cancelled] */
+        if (sscanf(line, "%23s ret=%x vector=%x %23s xpsr=%x exc=%u%n", a, &addr, &vec, b, &cpsr,
+                   &num, &m) != 6 ||
+            num == 0 || num >= TB_V7M_MAX_EXC || !tb_v7m_exc_name(num, f, sizeof f) ||
+            strcmp(f, a))
+            return TB_ERR_FORMAT;
+        k = name_index(b, isa_n, TB_ISA_ARM, TB_ISA_JAZELLE);
+        if (k < 0)
+            return TB_ERR_FORMAT;
+        line += m;
+        r->kind = TB_REC_EXCEPTION;
+        r->u.exc.kind = TB_EXC_V7M;
+        r->u.exc.num = (uint16_t)num;
+        r->u.exc.isa = (uint8_t)k;
+        if (!strncmp(line, " tail-chain", 11)) {
+            r->u.exc.tailchain = true;
+            line += 11;
+        }
+        if (!strncmp(line, " cancelled", 10)) {
+            r->u.exc.cancelled = true;
+            line += 10;
+        }
+        if (*line && *line != '\n' && *line != '\r')
+            return TB_ERR_FORMAT;
+        r->u.exc.pref_return = addr;
+        r->u.exc.vector = vec;
+        r->u.exc.cpsr = cpsr;
+        return 0;
+    }
+    if (!strcmp(kind, "R")) {
+        unsigned num, excret, target;
+        char f[24];
+        int m = 0;
+
+        if (sscanf(line, "%23s exc=%u excret=%x ret=%x %23s%n", a, &num, &excret, &target, b,
+                   &m) != 5 ||
+            num == 0 || num >= TB_V7M_MAX_EXC || !tb_v7m_exc_name(num, f, sizeof f) ||
+            strcmp(f, a) || (strcmp(b, "thread") && strcmp(b, "handler")))
+            return TB_ERR_FORMAT;
+        line += m;
+        r->kind = TB_REC_EXC_RETURN;
+        r->u.eret.num = (uint16_t)num;
+        r->u.eret.exc_return = excret;
+        r->u.eret.target = target;
+        r->u.eret.to_thread = b[0] == 't';
+        if (!strncmp(line, " tail-chain", 11)) {
+            r->u.eret.tailchain = true;
+            line += 11;
+        }
+        if (*line && *line != '\n' && *line != '\r')
+            return TB_ERR_FORMAT;
         return 0;
     }
     if (!strcmp(kind, "X")) {

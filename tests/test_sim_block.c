@@ -92,6 +92,15 @@ static void same_record(const tb_exec_record *a, const tb_exec_record *b,
                      "%s: record %zu pref_return", what, i);
         cr_assert_eq(a->u.exc.vector, b->u.exc.vector, "%s: record %zu", what, i);
         cr_assert_eq(a->u.exc.cpsr, b->u.exc.cpsr, "%s: record %zu", what, i);
+        cr_assert_eq(a->u.exc.num, b->u.exc.num, "%s: record %zu num", what, i);
+        cr_assert_eq(a->u.exc.tailchain, b->u.exc.tailchain, "%s: record %zu", what, i);
+        break;
+    case TB_REC_EXC_RETURN:
+        cr_assert_eq(a->u.eret.num, b->u.eret.num, "%s: record %zu", what, i);
+        cr_assert_eq(a->u.eret.tailchain, b->u.eret.tailchain, "%s: record %zu", what, i);
+        cr_assert_eq(a->u.eret.to_thread, b->u.eret.to_thread, "%s: record %zu", what, i);
+        cr_assert_eq(a->u.eret.exc_return, b->u.eret.exc_return, "%s: record %zu", what, i);
+        cr_assert_eq(a->u.eret.target, b->u.eret.target, "%s: record %zu", what, i);
         break;
     case TB_REC_CONTEXT:
         cr_assert_eq(a->u.ctx.context_id, b->u.ctx.context_id, "%s: record %zu", what, i);

@@ -496,6 +496,9 @@ typedef struct ocsd_run {
     tb_compare *cmp;
     tb_memimage *mem;
     bool etmv3;
+    bool v7m;                   /* a Cortex-M source (the snapshot's core) */
+    bool after_eret;            /* v7-M: an EXCEPTION_RET was the last element:
+                                 * an EXCEPTION now is a tail-chain */
     /* OpenCSD's ETMv3 exception elements carry no return address: they
      * get the one of the truth's exception of the same rank (the number
      * and the place are still checked). */
@@ -598,6 +601,49 @@ static void lst_gap(ocsd_run *o, const char *word)
 {
     if (!o->lst_gap || !strcmp(word, "overflow"))
         o->lst_gap = word;
+}
+
+/* v7-M: the traced exception number OpenCSD 1.3.3 gives (the raw value
+ * of the exception bytes) as the architecture's, by the Cortex-M3 TRM's
+ * Table 14-8 (DDI0337G p.14-13), written out here apart from the
+ * library's copy (common/v7m.c): traced 1-7 IRQ1-IRQ7, 8 IRQ0, 9
+ * UsageFault, 10 NMI, 11 SVCall, 12 DebugMonitor, 13 MemManage, 14
+ * PendSV, 15 SysTick, 16 reserved (8), 17 Reset, 18 reserved (10), 19
+ * HardFault, 20 reserved (9), 21 BusFault, 22 reserved (7), 23 reserved
+ * (13); 24 and up the number itself. */
+static unsigned ocsd_v7m_number(unsigned traced)
+{
+    static const uint8_t ipsr[24] = {0,  17, 18, 19, 20, 21, 22, 23, 16, 6,  2, 11,
+                                     12, 4,  14, 15, 8,  1,  10, 3,  9,  5, 7, 13};
+
+    return traced < 24 ? ipsr[traced] : traced;
+}
+
+/* The listing's line for a v7-M exception or return (docs/vectors.md),
+ * with the gap rule of lst_range. */
+static void lst_line(ocsd_run *o, const char *text)
+{
+    if (o->lst_gap && o->lst_shown)
+        fprintf(o->lst, "# gap %s\n", o->lst_gap);
+    o->lst_gap = NULL;
+    o->lst_shown = true;
+    fprintf(o->lst, "%s\n", text);
+}
+
+static void v7m_exc_name(unsigned n, char *buf, size_t len)
+{
+    static const char *const sys[16] = {
+        "none",   "Reset",  "NMI",    "HardFault",    "MemManage", "BusFault",
+        "UsageFault", NULL, NULL,     NULL,           NULL,        "SVCall",
+        "DebugMonitor", NULL, "PendSV", "SysTick",
+    };
+
+    if (n < 16 && sys[n])
+        snprintf(buf, len, "%s", sys[n]);
+    else if (n < 16)
+        snprintf(buf, len, "reserved%u", n);
+    else
+        snprintf(buf, len, "IRQ%u", n - 16);
 }
 
 /* One OpenCSD range as addr lines.  PTM: E/N only on a waypoint, which
@@ -730,6 +776,7 @@ static void on_line(ocsd_run *o, const char *line, const char *name)
             lst_range(o, addrs, num, isa, atom, ty ? ty : "");
         }
         o->insns += num;
+        o->after_eret = false;
         feed(o, &el, addrs);
     } else if (!strncmp(g, "EXCEPTION(", 10)) {
         const char *p = strstr(g, "pref ret addr:0x"), *num = strstr(g, "excep num (0x");
@@ -742,10 +789,29 @@ static void on_line(ocsd_run *o, const char *line, const char *name)
         else if (o->next_exc < o->n_exc)
             el.pref_return = o->exc_ret[o->next_exc];
         o->next_exc++;
+        if (o->v7m) {
+            /* v7-M: the architecture's number; right after a return, a
+             * tail-chain, whose return address no trace carries. */
+            char nm[24], text[64];
+
+            el.exc_num = (uint16_t)ocsd_v7m_number(el.exc_num);
+            el.tailchain = o->after_eret;
+            if (el.tailchain)
+                el.pref_return = 0;
+            v7m_exc_name(el.exc_num, nm, sizeof nm);
+            snprintf(text, sizeof text, "# exception %u %s%s", (unsigned)el.exc_num, nm,
+                     el.tailchain ? " tail-chain" : "");
+            lst_line(o, text);
+            o->after_eret = false;
+        }
         take_cc(&el, g);
         feed(o, &el, NULL);
     } else if (!strncmp(g, "EXCEPTION_RET(", 14)) {
         el.kind = TB_ELEM_EXC_RETURN;
+        if (o->v7m) {
+            lst_line(o, "# return");
+            o->after_eret = true;
+        }
         feed(o, &el, NULL);
     } else if (!strncmp(g, "PE_CONTEXT(", 11)) {
         const char *ctx = strstr(g, "CTXTID=0x"), *vmid = strstr(g, "VMID=0x");
@@ -789,12 +855,14 @@ static void on_line(ocsd_run *o, const char *line, const char *name)
         el.cc = (uint32_t)strtoul(cc + 3, NULL, 10);
         feed(o, &el, NULL);
     } else if (!strncmp(g, "TRACE_ON(", 9)) {
+        o->after_eret = false;
         el.kind = TB_ELEM_TRACE_ON;
         el.reason = strstr(g, "overflow") ? TB_ISYNC_OVERFLOW : TB_ISYNC_TRACE_ON;
         lst_gap(o, strstr(g, "overflow") ? "overflow" : "trace-on");
         take_cc(&el, g);
         feed(o, &el, NULL);
     } else if (!strncmp(g, "NO_SYNC(", 8)) {
+        o->after_eret = false;
         el.kind = TB_ELEM_NO_SYNC;
         el.reason = TB_GAP_INIT;
         if (!strstr(g, "init-decoder"))
@@ -917,6 +985,19 @@ static void check_vector(const vinfo *v, const vsource *src, totals *t)
     memset(&o, 0, sizeof o);
     o.etmv3 = c.opts.protocol == TB_PROTO_ETMV3;
     o.opts = &c.opts;
+    cr_assert_eq(tb_snapshot_load(&snap, dir, err, sizeof err), 0, "%s: %s", v->name, err);
+    {
+        /* A Cortex-M source (its core's type): its ETM's numbers,
+         * tail-chains and returns are compared (roundtrip.h). */
+        tb_config scfg;
+
+        cr_assert_geq(tb_snapshot_source_config(&snap, &snap.sources[0], &scfg, err, sizeof err),
+                      0, "%s: %s", v->name, err);
+        if (scfg.v7m) {
+            tb_encoder_opts_v7m(&c.opts, scfg.v7m);
+            o.v7m = true;
+        }
+    }
     o.cmp = tb_compare_new(&c.opts, v->name);
     cr_assert(o.cmp);
     /* Overflow resume points are the encoder's, not in truth.txt. */
@@ -924,7 +1005,6 @@ static void check_vector(const vinfo *v, const vsource *src, totals *t)
                    &o.lost_tail, o.lost, o.have_lost, &o.n_lost);
     if (o.lost_tail)
         tb_compare_mark_lost_tail(o.cmp);
-    cr_assert_eq(tb_snapshot_load(&snap, dir, err, sizeof err), 0, "%s: %s", v->name, err);
     if (!src->multi) {
         cr_assert_eq(snap.n_sources, 1);
     } else {

@@ -35,6 +35,14 @@
  *     (VECTOR_BASE or 0xFFFF0000, + 0x00..0x1C word aligned, not 0x14) reads
  *     as that exception's entry: no decoder can show it, so it is left out
  *     (an exception return to a vector, as back-to-back interrupts give).
+ *   - Cortex-M (the core's `type=Cortex-M3` or `Cortex-M4`; docs/vectors.md):
+ *     exceptions and returns have lines too, `# exception N NAME` (N the
+ *     ARMv7-M number, NAME its name, ` tail-chain` when entered at a
+ *     return without a new frame) and `# return`, where the trace shows
+ *     them: an exception when the instruction before it was traced, as it
+ *     was taken while trace was on (and its packet not lost to an
+ *     overflow); a return when its instruction was.  A gap line before
+ *     them as before an instruction.
  * Exit 0, or 1 with a message naming the file and line.
  */
 #include <dirent.h>
@@ -69,6 +77,7 @@ typedef struct insn {
 
 typedef struct ctx {
     bool ptm;
+    bool v7m;            /* the core is a Cortex-M3/M4 */
     bool etmv1;          /* type=ETMv1.x */
     bool branch_output;  /* ETMv1: ETMCR[8], direct branches as BE */
     uint32_t vector_base;
@@ -107,7 +116,9 @@ static int read_protocol(const char *dir, int id, ctx *c)
 
     if (!d)
         return die("%s: %s", dir, strerror(errno));
-    while ((de = readdir(d)) != NULL && !found) {
+    /* Every .ini: the source's, and the cores' (a Cortex-M core makes
+     * the v7-M lines; the vectors with two sources are A-profile). */
+    while ((de = readdir(d)) != NULL) {
         size_t n = strlen(de->d_name);
         char path[4096], line[256];
         int type = 0, tid = -1;
@@ -129,6 +140,8 @@ static int read_protocol(const char *dir, int id, ctx *c)
             else if (!strncmp(line, "type=ETMv2", 10))
                 type = 4; /* read as ETMv3: an atom per instruction, an
                            * exception packet of its own (docs/etmv2.md 4) */
+            else if (!strncmp(line, "type=Cortex-M3", 14) || !strncmp(line, "type=Cortex-M4", 14))
+                c->v7m = true; /* a core device of the snapshot */
             else if (sscanf(line, "ETMTRACEIDR(0x080)=%x", &v) == 1)
                 tid = (int)(v & 0x7F);
             else if (sscanf(line, "ETMCR(0x000)=%x", &v) == 1)
@@ -137,7 +150,7 @@ static int read_protocol(const char *dir, int id, ctx *c)
                 vbase = v;
         }
         fclose(f);
-        if (type && (id < 0 || tid == id)) {
+        if (type && !found && (id < 0 || tid == id)) {
             found = 1;
             c->ptm = type == 1;
             c->etmv1 = type == 3;
@@ -270,6 +283,35 @@ static bool etmv1_vector(const ctx *c, uint32_t a)
     return (base == c->vector_base || base == 0xFFFF0000u) && !(off & 3) && off != 0x14;
 }
 
+/* ARMv7-M exception names by number (the architecture's: Arm DUI0471
+ * "exception types in the microcontroller profiles"). */
+static void v7m_name(unsigned n, char *buf, size_t len)
+{
+    static const char *const sys[16] = {
+        NULL, "Reset", "NMI", "HardFault", "MemManage", "BusFault", "UsageFault", NULL,
+        NULL, NULL, NULL, "SVCall", "DebugMonitor", NULL, "PendSV", "SysTick",
+    };
+
+    if (n < 16 && sys[n])
+        snprintf(buf, len, "%s", sys[n]);
+    else if (n < 16)
+        snprintf(buf, len, "reserved%u", n);
+    else
+        snprintf(buf, len, "IRQ%u", n - 16);
+}
+
+/* A v7-M exception or return line, when the trace shows it. */
+static void show_line(ctx *c, bool traced, const char *text)
+{
+    if (!traced)
+        return;
+    if (c->gap && c->shown)
+        fprintf(c->out, "# gap %s\n", c->gap_lost ? "overflow" : "trace-on");
+    c->gap = c->gap_lost = false;
+    c->shown = true;
+    fprintf(c->out, "%s\n", text);
+}
+
 static void show(ctx *c, const insn *in, bool cancelled)
 {
     bool traced = in_filter(c, in->addr) && !lost(c, in->seq);
@@ -294,7 +336,7 @@ static int run(const char *dir, int id, ctx *c)
 {
     char path[4096], line[512];
     insn held;
-    bool have = false;
+    bool have = false, prev_traced = false;
     int ln = 0;
     FILE *f;
 
@@ -318,6 +360,7 @@ static int run(const char *dir, int id, ctx *c)
                 goto bad;
             if (have)
                 show(c, &held, false);
+            prev_traced = in_filter(c, addr) && !lost(c, seq);
             held.seq = seq;
             held.addr = addr;
             memcpy(held.isa, isa, sizeof held.isa);
@@ -340,6 +383,27 @@ static int run(const char *dir, int id, ctx *c)
                 show(c, &held, strstr(line, " cancelled") && held.addr == ret && !lost(c, seq));
                 have = false;
             }
+            if (c->v7m) {
+                /* v7-M: ... xpsr=V exc=N [tail-chain] [cancelled] */
+                const char *x = strstr(line, " exc=");
+                unsigned num;
+                char nm[24], text[64];
+
+                if (!x || sscanf(x, " exc=%u", &num) != 1 || !num || num > 511)
+                    goto bad;
+                v7m_name(num, nm, sizeof nm);
+                snprintf(text, sizeof text, "# exception %u %s%s", num, nm,
+                         strstr(line, " tail-chain") ? " tail-chain" : "");
+                show_line(c, prev_traced && !lost(c, seq), text);
+            }
+        } else if (!strcmp(kind, "R")) {
+            /* v7-M: SEQ CYCLE R NAME exc=N excret=V ret=ADDR MODE [tail-chain], after
+             * the record of its instruction. */
+            if (!c->v7m || !have)
+                goto bad;
+            show(c, &held, false);
+            have = false;
+            show_line(c, prev_traced && !lost(c, seq), "# return");
         } else if (!strcmp(kind, "END")) {
             break;
         } else if (strcmp(kind, "C") && strcmp(kind, "D") && strcmp(kind, "S")) {

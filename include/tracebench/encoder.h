@@ -76,6 +76,9 @@ typedef struct tb_encoder_opts {
                                * retire in one cycle, which cycle-accurate
                                * ETMv3 shows with P-header format 4 or 2
                                * (ETMv3.3+); the caller applies it */
+    uint8_t v7m;              /* the traced core is a Cortex-M3 (3) or M4
+                               * (4): ETMv3 as the ETM-M3/M4 has it
+                               * (tb_encoder_opts_v7m); 0: an A/R core */
     bool pc_first;            /* pcfirst: a core that transfers the PC
                                * first in an LDM that loads it (ETMIDR[16],
                                * ETMv3; tb_sim_set_pcfirst gives the
@@ -87,6 +90,15 @@ typedef struct tb_encoder_opts {
  * (ETMv1; sync every 1024 cycles), trace ID 0x10, plain trace,
  * sync every 1024 bytes, no FIFO limit, no filter. */
 void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol);
+
+/* The traced core is a Cortex-M3 (core 3) or Cortex-M4 (4), or none of
+ * them (0): its ETM-M3/M4 implements ETMv3.5 (v=4: the ETMv3.4 of earlier
+ * revisions) with the alternative branch encoding, the v7-M exception
+ * numbers and the exception return packet, and no cycle-accurate or data
+ * trace, context ID or VMID (tb_encoder_config_err names what is
+ * refused; docs/cortex-m.md 2).  The caller sets it from the simulated
+ * cpu (the scenario's, or --cpu).  TB_ERR_INVAL for another core. */
+int tb_encoder_opts_v7m(tb_encoder_opts *o, unsigned core);
 
 /* Applies a comma-separated option list on top of *o:
  *   ca  ts  bb  rs  alt  vmid  ctxid=0|1|2|4  v=MINOR  id=ID  sync=BYTES

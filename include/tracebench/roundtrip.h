@@ -59,6 +59,7 @@ typedef struct tb_compare_stats {
     uint64_t untraced;        /* truth instructions in gaps, not expected */
     uint64_t cancelled;       /* truth instructions cancelled by exceptions */
     uint64_t exceptions;      /* exception elements matched */
+    uint64_t returns;         /* v7-M exception return elements matched */
     uint64_t contexts;        /* context elements matched */
     uint64_t timestamps;      /* timestamp elements checked */
     uint64_t cycle_checks;    /* range ends whose cycle total was checked */
@@ -158,6 +159,11 @@ typedef struct tb_rt_case {
     uint64_t budget;
     uint64_t default_budget;
     tb_encoder_opts opts;
+    /* has_cpu: run on this cpu whatever the scenario says (--cpu).  A
+     * Cortex-M (the scenario's or this) sets opts' v7m for the run
+     * (tb_encoder_opts_v7m): its options must suit an ETM-M3/M4. */
+    bool has_cpu;
+    tb_sim_cpu cpu;
     bool formatted;           /* CoreSight frames (else the raw source stream) */
     size_t chunk;             /* bytes per push into the decode side; 0: as produced */
     tb_rt_fault fault;
@@ -255,6 +261,9 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen);
 /* The option sets `make roundtrip` runs for a protocol, as option lists
  * ("" = plain); *n gets the count. */
 const char *const *tb_rt_option_sets(tb_protocol protocol, size_t *n);
+/* The sets for a Cortex-M program (its ETM-M3/M4, ETMv3 only; the cpu
+ * comes from the scenario). */
+const char *const *tb_rt_option_sets_v7m(size_t *n);
 
 /* The option set (an index into tb_rt_option_sets) that generated
  * program `seed` runs with under `protocol` in the suite: every set once

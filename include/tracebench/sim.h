@@ -54,7 +54,20 @@ typedef enum tb_sim_cpu {
     TB_SIM_CPU_A15 = 0,
     TB_SIM_CPU_A9,
     TB_SIM_CPU_A7,
+    /* ARMv7-M (docs/cortex-m.md): Thumb only, the v7-M exception model,
+     * NVIC, SysTick and the rest of the System Control Space emulated
+     * here (sim/v7m.c, sim/scs.c); traced by ETMv3 only. */
+    TB_SIM_CPU_M3,
+    TB_SIM_CPU_M4,
 } tb_sim_cpu;
+
+/* Cortex-M3 or Cortex-M4. */
+static inline bool tb_sim_cpu_is_m(tb_sim_cpu c)
+{
+    return c == TB_SIM_CPU_M3 || c == TB_SIM_CPU_M4;
+}
+/* "cortex-a15", ..., "cortex-m4". */
+const char *tb_sim_cpu_name(tb_sim_cpu c);
 
 typedef enum tb_sim_stop {
     TB_SIM_STOP_NONE = 0,
@@ -79,9 +92,18 @@ const char *tb_sim_stop_text(tb_sim_stop s);
 
 /* An interrupt the scenario raises.  It is asserted when at_insn
  * instructions have executed, or on the hit-th arrival at at_addr, then
- * stays pending until CPSR.I/F lets it in (never inside an IT block). */
+ * stays pending until CPSR.I/F lets it in (never inside an IT block).
+ * Cortex-M: [irq] pends external interrupt `line` (exception 16 + line)
+ * in the NVIC, [nmi] the NMI; taken when the v7-M priority rules let it
+ * in (never inside an IT block either). */
 typedef struct tb_scn_event {
-    tb_exc_kind kind;            /* TB_EXC_IRQ or TB_EXC_FIQ */
+    tb_exc_kind kind;            /* TB_EXC_IRQ or TB_EXC_FIQ; TB_EXC_V7M for
+                                  * [nmi] */
+    bool has_line;               /* line = N was given (Cortex-M) */
+    uint16_t line;               /* IRQ line: exception 16 + line */
+    bool has_priority;           /* priority = P was given (Cortex-M) */
+    uint8_t priority;            /* the line's reset priority (lower is more
+                                  * urgent); the line starts enabled */
     bool has_insn;
     uint64_t at_insn;
     uint64_t every;              /* with at_insn: period of repeats */
@@ -119,6 +141,13 @@ typedef struct tb_scenario {
     struct { uint32_t addr, size; } maps[TB_SCN_MAX_MAPS];
     unsigned n_events;
     tb_scn_event events[TB_SCN_MAX_EVENTS];
+    /* [systick] every = N (Cortex-M): SysTick runs from reset with a
+     * period of N instructions and its interrupt enabled, as if set up
+     * before the program started; the program may reprogram it through
+     * SYST_CSR/SYST_RVR (sim/scs.c).  count = M stops it after M
+     * SysTick exceptions (0: never). */
+    uint64_t systick_every;      /* 0: SysTick as the program sets it */
+    uint32_t systick_count;
 } tb_scenario;
 
 /* Defaults: Cortex-A15, no budget, exit at symbol "_exit" when the

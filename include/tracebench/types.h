@@ -99,6 +99,11 @@ typedef struct tb_config {
                              * transfers the PC first (docs/etmv3-data-model.md) */
     bool ts64;              /* ETMCCER[29] (forced off for PFT1.0) */
     bool ts_binary;         /* ETMCCER[28] */
+    /* The traced core's profile, which no ETM register gives: 0 for an
+     * A/R-profile core, 3 or 4 for a Cortex-M3 or Cortex-M4 (ARMv7-M:
+     * IHI0014Q 7.5; docs/cortex-m.md).  From the snapshot's core type
+     * (tb_snapshot_source_config) or the encoder options (v7m). */
+    uint8_t v7m;
     bool virt;              /* ETMCCER[26]: Hyp bits valid */
     bool dmb_waypoint;      /* ETMCCER[24], PTM */
     /* ETMv1 (tb_config_from_etmv1; docs/etmv1.md): no ETMIDR, ETMCCER
@@ -297,12 +302,28 @@ typedef enum tb_exc_kind {
     TB_EXC_HVC,
     TB_EXC_ASYNC_ABORT,
     TB_EXC_DEBUG_HALT,
+    TB_EXC_V7M,              /* ARMv7-M: the exception number (IPSR) is
+                              * in the record's u.exc.num */
 } tb_exc_kind;
 
 const char *tb_exc_kind_name(tb_exc_kind k);
 /* The A/R-profile trace exception number (the exception field of an
  * ETMv3 branch address packet, IHI0014Q 7.3.3). */
 int tb_exc_trace_number(tb_exc_kind k);
+
+/* ARMv7-M exceptions (docs/cortex-m.md).  Numbers are the
+ * architecture's (IPSR): 1 Reset, 2 NMI, 3 HardFault, 4 MemManage, 5
+ * BusFault, 6 UsageFault, 11 SVCall, 12 DebugMonitor, 14 PendSV, 15
+ * SysTick, 16 + n IRQn; 7-10 and 13 are reserved. */
+#define TB_V7M_MAX_EXC 512   /* IPSR is 9 bits: 16 + 496 interrupts */
+/* "NMI", "SysTick", "IRQ5", "reserved7"; NULL above 511. */
+const char *tb_v7m_exc_name(unsigned num, char *buf, size_t len);
+/* The value an ETM-M3/M4 traces for exception num (DDI0337G Table 14-8:
+ * a permutation below 24, the number itself from 24); negative when num
+ * is 0 or above 511. */
+int tb_v7m_trace_number(unsigned num);
+/* The inverse: the exception a traced value names (0 for 0: none). */
+int tb_v7m_from_trace(unsigned traced);
 
 typedef enum tb_rec_kind {
     TB_REC_INSN = 0,         /* an instruction reached execution */
@@ -315,6 +336,9 @@ typedef enum tb_rec_kind {
     TB_REC_STATE,            /* security state change: the instructions
                               * from here on run in u.state (only when the
                               * simulator tracks it, scenario secure) */
+    TB_REC_EXC_RETURN,       /* ARMv7-M: the instruction record before it
+                              * returned from exception u.eret.num (only
+                              * with cpu = cortex-m*) */
 } tb_rec_kind;
 
 /* tb_exec_record.u.data.flags and tb_element.data_flags. */
@@ -360,8 +384,22 @@ typedef struct tb_exec_record {
             bool cancelled;     /* the interrupted insn did not complete */
             uint32_t pref_return; /* preferred return address */
             uint32_t vector;
-            uint32_t cpsr;      /* CPSR after entry */
+            uint32_t cpsr;      /* CPSR after entry (v7-M: xPSR) */
+            bool tailchain;     /* v7-M: entered by tail-chaining at an
+                                 * exception return, no new frame */
+            uint16_t num;       /* v7-M: the exception number (IPSR) */
         } exc;
+        /* v7-M exception return: after the record of the instruction
+         * that loaded EXC_RETURN into the PC (its flags have
+         * TB_INSN_EXC_RETURN).  With tailchain the frame stays and the
+         * exception record of the next handler follows. */
+        struct {
+            uint16_t num;       /* the exception returned from */
+            bool tailchain;
+            bool to_thread;     /* back to Thread mode (else Handler) */
+            uint32_t exc_return; /* the EXC_RETURN value */
+            uint32_t target;    /* the frame's return address */
+        } eret;
         struct {
             uint32_t context_id;
             uint8_t vmid;
@@ -432,7 +470,8 @@ typedef struct tb_element {
      * range: it stays 88 bytes).  DATA: last_addr is the instruction
      * that made the transfer (when known), data_* the transfer. */
     union {
-        uint16_t exc_num;                  /* EXCEPTION */
+        uint16_t exc_num;                  /* EXCEPTION: the trace number
+                                            * (A/R), the IPSR number (v7-M) */
         struct {
             uint8_t data_size;             /* DATA: bytes, 0 if unknown */
             uint8_t data_flags;            /* DATA: tb_data_flags */
@@ -440,6 +479,9 @@ typedef struct tb_element {
     };
     uint32_t pref_return;
     bool cancelled;
+    bool tailchain;          /* EXCEPTION, v7-M: entered by tail-chaining
+                              * (an exception return packet just before;
+                              * pref_return is then unknown, 0) */
     union {
         uint64_t ts;                       /* TIMESTAMP */
         struct {
