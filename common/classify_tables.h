@@ -12,15 +12,20 @@
  * ISB/DMB/DSB, SVC, WFI/WFE and IT.  What no row claims is a plain
  * instruction.
  *
- * The ARM ARM leaves some encodings of these instructions UNPREDICTABLE:
- * should-be-one/zero fields (shown (1)/(0) in its encoding diagrams)
- * that hold the other value, or registers it forbids (PC where a write
- * of the PC is not defined, A5.1.1 / A6.1 "UNPREDICTABLE").  Those rows
- * say K_UNDEF: the instruction gets no class, as a disassembler that
- * checks them (Capstone 4) gives none, and `undefined` is set.  A write
- * of the PC that the ARM ARM does not define (d == 15 in a multiply,
- * LDRH, MOVW, a Thumb-2 MOV.W, ...) is UNPREDICTABLE, so no row names
- * it: plain.
+ * UNPREDICTABLE encodings (ARM ARM A5.1.1, A6.1):
+ * - Should-be-one/zero fields ((1)/(0) in the encoding diagrams) holding
+ *   the other value: the rows do not look at them, as the cores and
+ *   OpenCSD's classifier do not, so the instruction classifies as with
+ *   them right.
+ * - A PC destination where the ARM ARM defines no write of the PC (d ==
+ *   15 in a multiply, LDRB, LDRH, MOVW, a register-shifted-register data
+ *   processing operation, a Thumb-2 MOV.W, ...): no row names it, plain.
+ * - Register combinations it forbids in an instruction that does write
+ *   the PC (LDM with writeback and the base in the list, POP.W with both
+ *   PC and LR, ...): the instruction's class, the PC is loaded all the
+ *   same.
+ * K_UNDEF marks UNDEFINED encodings (UDF and the unallocated ones met in
+ * the groups below).
  *
  * Opcodes as tb_insn holds them: an A32 word, a T16 halfword, a T32
  * instruction as hw1 << 16 | hw2.
@@ -32,7 +37,7 @@
 
 enum cls_kind {
     K_PLAIN = 0,     /* nothing a trace decoder cares about */
-    K_UNDEF,         /* UNDEFINED, or an UNPREDICTABLE form of a row below */
+    K_UNDEF,         /* UNDEFINED */
     K_A32_B,         /* B, BL: direct, BL links (bit 24) */
     K_A32_BLX_IMM,   /* BLX (imm): direct, links, to Thumb */
     K_BX,            /* BX: indirect */

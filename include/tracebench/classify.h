@@ -40,12 +40,9 @@ typedef struct tb_insn {
     uint8_t it_cond, it_mask;
     bool is_svc;          /* SVC (exception, not a waypoint) */
     bool is_wfi;          /* WFI/WFE */
-    bool undefined;       /* UNDEFINED, or an UNPREDICTABLE form of an
-                             instruction that would have a class (should-
-                             be bits wrong, a forbidden register): given
-                             no class.  Only the encoding groups that
-                             decide a class are checked, so an unset flag
-                             does not mean the encoding is defined. */
+    bool undefined;       /* UNDEFINED (UDF, and the unallocated encodings
+                             of the groups that decide a class; an unset
+                             flag does not mean the encoding is defined) */
 } tb_insn;
 
 typedef struct tb_classifier tb_classifier;
