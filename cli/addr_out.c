@@ -46,32 +46,61 @@ static void put_gap(tb_cli_addr_out *o)
     o->shown = true;
 }
 
-/* One instruction line, "0x%08X %s %c\n" written by hand: it is most
- * of a one-shot decode's output, and fprintf took two thirds of the
- * whole run of `tracebench decode --format addr` on a real trace. */
-static void put_insn(FILE *f, uint32_t addr, tb_isa isa, char atom)
+/* Instruction lines, "0x%08X %s %c\n", formatted by hand into a buffer
+ * written out a few hundred lines at a time: they are most of a one-shot
+ * decode's output, and fprintf per line took two thirds of the whole run
+ * of `tracebench decode --format addr` on a real trace. */
+typedef struct lines {
+    FILE *f;
+    size_t n;
+    char mid[16];    /* " ISA " */
+    size_t mid_len;
+    char buf[4096];
+} lines;
+
+static void lines_start(lines *l, FILE *f, const char *isa_name)
+{
+    size_t k = 0;
+
+    l->f = f;
+    l->n = 0;
+    l->mid[k++] = ' ';
+    while (*isa_name && k < sizeof l->mid - 1)
+        l->mid[k++] = *isa_name++;
+    l->mid[k++] = ' ';
+    l->mid_len = k;
+}
+
+static void lines_flush(lines *l)
+{
+    if (l->n)
+        fwrite(l->buf, 1, l->n, l->f);
+    l->n = 0;
+}
+
+static inline void put_insn(lines *l, uint32_t addr, char atom)
 {
     static const char hex[] = "0123456789ABCDEF";
-    const char *name = tb_isa_name(isa);
-    char line[48];
-    size_t n = 0;
+    char *p;
 
-    line[n++] = '0';
-    line[n++] = 'x';
-    for (int sh = 28; sh >= 0; sh -= 4)
-        line[n++] = hex[(addr >> sh) & 15];
-    line[n++] = ' ';
-    while (*name && n < sizeof line - 3)
-        line[n++] = *name++;
-    line[n++] = ' ';
-    line[n++] = atom;
-    line[n++] = '\n';
-    fwrite(line, 1, n, f);
+    if (l->n + 12 + sizeof l->mid > sizeof l->buf)
+        lines_flush(l);
+    p = l->buf + l->n;
+    p[0] = '0';
+    p[1] = 'x';
+    for (int i = 0; i < 8; i++)
+        p[2 + i] = hex[(addr >> (28 - 4 * i)) & 15];
+    memcpy(p + 10, l->mid, sizeof l->mid);
+    p += 10 + l->mid_len;
+    p[0] = atom;
+    p[1] = '\n';
+    l->n = (size_t)(p + 2 - l->buf);
 }
 
 int tb_cli_addr_element(tb_cli_addr_out *o, const tb_element *el)
 {
     const char *word = gap_word(el);
+    lines l;
     int n;
 
     if (word) {
@@ -104,6 +133,7 @@ int tb_cli_addr_element(tb_cli_addr_out *o, const tb_element *el)
     if (n < 0)
         return o->err = n;
     put_gap(o);
+    lines_start(&l, o->f, tb_isa_name((tb_isa)el->isa));
     for (int i = 0; i < n; i++) {
         char atom = 'E';
 
@@ -120,7 +150,8 @@ int tb_cli_addr_element(tb_cli_addr_out *o, const tb_element *el)
             atom = el->last_atom;
         else if (i < 32 && ((el->atom_bits >> i) & 1))
             atom = 'N';
-        put_insn(o->f, o->addrs[i], (tb_isa)el->isa, atom);
+        put_insn(&l, o->addrs[i], atom);
     }
+    lines_flush(&l);
     return 0;
 }
