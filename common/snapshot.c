@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "ini.h"
+#include "memimage_own.h"
 #include "tracebench/frame.h"
 #include "tracebench/snapshot.h"
 
@@ -953,8 +954,10 @@ int tb_snapshot_source_memory(const tb_snapshot *s, const tb_snap_source *src,
                         errlen);
         if (rc < 0)
             break;
-        rc = tb_memimage_add(m, dp->address, data, len);
-        free(data);
+        /* The image keeps the buffer the dump was read into. */
+        rc = tb_memimage_adopt(m, dp->address, data, len);
+        if (rc < 0 || !len)
+            free(data);
         if (rc == TB_ERR_INVAL)
             snprintf(err, errlen, "%s/%s: dump %s at 0x%08X (%zu bytes) "
                      "overlaps another dump or passes 4 GiB", s->dir,
@@ -995,8 +998,9 @@ int tb_memimage_add_file(tb_memimage *m, uint32_t addr, const char *path,
         snprintf(err, errlen, "%s: empty file, no memory to map", path);
         return TB_ERR_FORMAT;
     }
-    rc = tb_memimage_add(m, addr, data, len);
-    free(data);
+    rc = tb_memimage_adopt(m, addr, data, len);
+    if (rc < 0)
+        free(data);
     if (rc == TB_ERR_INVAL)
         snprintf(err, errlen, "%s at 0x%08X (%zu bytes) overlaps memory "
                  "already mapped or passes 4 GiB", path, (unsigned)addr, len);
