@@ -467,7 +467,8 @@ static int correct(tb_cref *r, uint32_t op, tb_isa isa, struct said *s, tb_insn 
      * setting the flags with S = 0 too.  Only with S = 1 is a write of
      * the PC an exception return (B9.3.20). */
     if (s->path == BY_OPERAND && isa == TB_ISA_ARM && ref->exc_return &&
-        !(op & (1u << 20))) {
+        !(op & (1u << 20)) &&
+        (s->id == ARM_INS_ADC || s->id == ARM_INS_SBC || s->id == ARM_INS_RSC)) {
         ref->exc_return = false;
         return TB_CREF_CARRY_FLAGS;
     }
