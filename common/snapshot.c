@@ -82,7 +82,27 @@ typedef struct dev_parse {
     bool dump_has_file[TB_SNAP_MAX_DUMPS];
     bool dump_has_addr[TB_SNAP_MAX_DUMPS];
     bool defer_dumps;
+    /* The registers seen, by name: open addressing, 1 + index into
+     * dev->regs (0: empty), so that a core file's ~300 registers are
+     * checked for repeats in one probe each, not against all before. */
+    uint16_t reg_slot[2 * TB_SNAP_MAX_REGS];
 } dev_parse;
+
+/* The slot of register name in p->reg_slot: where it is, or the empty
+ * slot where it goes (the table is never full: twice the registers). */
+static size_t reg_slot(const dev_parse *p, const char *name)
+{
+    const size_t n = sizeof p->reg_slot / sizeof p->reg_slot[0];
+    uint32_t h = 2166136261u; /* FNV-1a */
+    size_t i;
+
+    for (const char *c = name; *c; c++)
+        h = (h ^ (uint8_t)*c) * 16777619u;
+    for (i = h % n; p->reg_slot[i]; i = (i + 1) % n)
+        if (strcmp(p->dev->regs[p->reg_slot[i] - 1].name, name) == 0)
+            break;
+    return i;
+}
 
 static int dev_cb(void *ctx, const char *section, const char *key,
                   const char *value, unsigned line, char *err, size_t errlen)
@@ -147,12 +167,12 @@ static int dev_cb(void *ctx, const char *section, const char *key,
                      "64-bit number", p->path, line, name, value);
             return TB_ERR_FORMAT;
         }
-        for (i = 0; i < d->n_regs; i++)
-            if (strcmp(d->regs[i].name, name) == 0) {
-                snprintf(err, errlen, "%s:%u: register %s given twice",
-                         p->path, line, name);
-                return TB_ERR_FORMAT;
-            }
+        i = reg_slot(p, name);
+        if (p->reg_slot[i]) {
+            snprintf(err, errlen, "%s:%u: register %s given twice",
+                     p->path, line, name);
+            return TB_ERR_FORMAT;
+        }
         if (d->n_regs == TB_SNAP_MAX_REGS) {
             snprintf(err, errlen, "%s:%u: more than %d registers", p->path,
                      line, TB_SNAP_MAX_REGS);
@@ -162,6 +182,7 @@ static int dev_cb(void *ctx, const char *section, const char *key,
         d->regs[d->n_regs].value = (uint32_t)v;
         d->regs[d->n_regs].value64 = v;
         d->n_regs++;
+        p->reg_slot[i] = (uint16_t)d->n_regs;
         return 0;
     }
     case SEC_DUMP: {
