@@ -33,6 +33,9 @@ int tb_fuzz_etmv1(const uint8_t *data, size_t len);
 int tb_fuzz_etmv2(const uint8_t *data, size_t len);
 /* Needs the simulator (Unicorn): built only with it, not in the table. */
 int tb_fuzz_roundtrip(const uint8_t *data, size_t len);
+/* Needs gen/ and roundtrip/gen_seeds.c, compiled into its own binary:
+ * not in the table either. */
+int tb_fuzz_gen(const uint8_t *data, size_t len);
 
 typedef int (*tb_fuzz_fn)(const uint8_t *data, size_t len);
 typedef struct tb_fuzz_harness {

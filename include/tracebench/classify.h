@@ -1,7 +1,7 @@
 /*
- * Instruction classifier (common/classify.c): what the trace protocols
+ * Instruction classifier: what the trace protocols
  * need to know of one ARM/Thumb instruction: its size, its waypoint
- * class (protocol-notes 3.12), a direct branch's target, link, condition,
+ * class (PFT IHI0035B: which instructions are waypoints), a direct branch's target, link, condition,
  * IT, exception return.  Read from the encoding with the ARM ARM's
  * encoding tables (ARMv7-A/R, DDI 0406C; the ARMv7-M Thumb encodings,
  * DDI 0403E, are among them and classify the same), a few nanoseconds an
@@ -63,7 +63,8 @@ void tb_classifier_free(tb_classifier *c);
 int tb_classifier_decode(tb_classifier *c, const uint8_t *bytes, size_t avail,
                          uint32_t addr, tb_isa isa, tb_insn *out);
 
-/* Thumb instruction size from its first halfword (protocol-notes 3.12). */
+/* Thumb instruction size from its first halfword: 4 when its top five
+ * bits are 0b11101, 0b11110 or 0b11111 (a 32-bit T32 instruction), else 2. */
 static inline unsigned tb_thumb_size(uint16_t hw1)
 {
     unsigned top = hw1 >> 11;
