@@ -48,6 +48,10 @@ static struct {
     uc_err (*hook_add)(uc_engine *, uc_hook *, int, void *, void *, uint64_t, uint64_t, ...);
     uc_err (*hook_del)(uc_engine *, uc_hook);
     uc_err (*mem_map)(uc_engine *, uint64_t, size_t, uint32_t);
+    uc_err (*context_alloc)(uc_engine *, uc_context **);
+    uc_err (*context_save)(uc_engine *, uc_context *);
+    uc_err (*context_restore)(uc_engine *, uc_context *);
+    uc_err (*context_free)(uc_context *);
 } uc = {.once = PTHREAD_ONCE_INIT};
 
 /* dlsym's object pointer as a function pointer (POSIX allows it). */
@@ -83,6 +87,10 @@ static void uc_load(void)
     LOOKUP(uc.lib, uc.hook_add, "uc_hook_add");
     LOOKUP(uc.lib, uc.hook_del, "uc_hook_del");
     LOOKUP(uc.lib, uc.mem_map, "uc_mem_map");
+    LOOKUP(uc.lib, uc.context_alloc, "uc_context_alloc");
+    LOOKUP(uc.lib, uc.context_save, "uc_context_save");
+    LOOKUP(uc.lib, uc.context_restore, "uc_context_restore");
+    LOOKUP(uc.lib, uc.context_free, "uc_context_free");
     if (!ok) {
         snprintf(uc.why, sizeof uc.why, "%s lacks a function tracebench needs (%s): "
                  "install Unicorn 2 (Debian: libunicorn2)", TB_UNICORN_SONAME, dlerror());
@@ -182,6 +190,26 @@ uc_err uc_hook_del(uc_engine *e, uc_hook hh)
 uc_err uc_mem_map(uc_engine *e, uint64_t address, size_t size, uint32_t perms)
 {
     return uc_loaded() ? uc.mem_map(e, address, size, perms) : UC_ERR_HANDLE;
+}
+
+uc_err uc_context_alloc(uc_engine *e, uc_context **context)
+{
+    return uc_loaded() ? uc.context_alloc(e, context) : UC_ERR_HANDLE;
+}
+
+uc_err uc_context_save(uc_engine *e, uc_context *context)
+{
+    return uc_loaded() ? uc.context_save(e, context) : UC_ERR_HANDLE;
+}
+
+uc_err uc_context_restore(uc_engine *e, uc_context *context)
+{
+    return uc_loaded() ? uc.context_restore(e, context) : UC_ERR_HANDLE;
+}
+
+uc_err uc_context_free(uc_context *context)
+{
+    return uc_loaded() ? uc.context_free(context) : UC_ERR_HANDLE;
 }
 
 /* ---- Capstone (--format disasm) ---- */
