@@ -28,7 +28,8 @@
  *     check that a speed change leaves the elements as they were), also
  *     with the parser fed 1, 7 and 4096 bytes at a time.
  *   --setup: fixed costs per snapshot (real traces): load, create, first
- *     (cold-cache) pass against a warm pass, both sides.
+ *     (cold-cache) pass against a warm pass, both sides; "cold x" is
+ *     OpenCSD's create + first pass over ours (issue 36: >= 5x).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -542,8 +543,9 @@ static int setup_costs(const char *ref, const char *only, bool no_ocsd)
     char dir[1024];
 
     (void)no_ocsd;
-    printf("%-22s %9s %9s %9s %9s %7s | %9s %9s %9s %7s\n", "trace (us)", "load",
-           "create", "cold", "warm", "setup%", "OCSD crt", "cold", "warm", "setup%");
+    printf("%-22s %9s %9s %9s %9s %7s | %9s %9s %9s %7s | %7s\n", "trace (us)", "load",
+           "create", "cold", "warm", "setup%", "OCSD crt", "cold", "warm", "setup%",
+           "cold x");
     for (size_t k = 0; k < sizeof srcs / sizeof srcs[0]; k++) {
         double t_load = 1e30, t_new = 1e30, t_cold = 1e30, t_warm = 1e30, t0, t1, t2, t3, t4;
         double tot;
@@ -613,8 +615,8 @@ static int setup_costs(const char *ref, const char *only, bool no_ocsd)
                 c_warm = t3 - t2 < c_warm ? t3 - t2 : c_warm;
             }
             tot = c_new + c_cold;
-            printf(" %9.1f %9.1f %9.1f %6.0f%%", c_new * 1e6, c_cold * 1e6, c_warm * 1e6,
-                   100 * (tot - c_warm) / tot);
+            printf(" %9.1f %9.1f %9.1f %6.0f%% | %6.1fx", c_new * 1e6, c_cold * 1e6,
+                   c_warm * 1e6, 100 * (tot - c_warm) / tot, tot / (t_new + t_cold));
             free_job(&j);
         }
 #endif

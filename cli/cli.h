@@ -81,6 +81,7 @@ typedef struct tb_cli_addr_out {
     const char *gap;  /* marker waiting for the next instruction */
     bool shown;       /* an instruction was printed */
     bool lost_said;   /* a `# lost` line, and no instruction since */
+    char tag[8];      /* before every line ("0x10: " for --id all), or "" */
 } tb_cli_addr_out;
 int tb_cli_addr_element(tb_cli_addr_out *o, const tb_element *el);
 /* A `# lost WHY at index N` line: trace lost to corruption (the

@@ -22,9 +22,6 @@ struct out {
     int id;              /* the source's trace ID */
     bool tag;            /* --id all: tag each line with it */
     tb_cli_addr_out addr;
-    FILE *mem;           /* addr with tags: one element's lines */
-    char *mem_buf;
-    size_t mem_len;
     int write_errno;
     bool disasm;         /* --disasm: instructions after each range */
     tb_cli_disasm *dis;  /* for the source being decoded */
@@ -33,35 +30,6 @@ struct out {
     tb_health health;    /* the source's: was trace lost, and why */
     uint64_t last_index; /* the stream index of the source's last byte */
 };
-
-/* Copies the lines of text[0..len) to o->f, each after its tag. */
-static void put_tagged(struct out *o, const char *text, size_t len)
-{
-    while (len) {
-        const char *nl = memchr(text, '\n', len);
-        size_t n = nl ? (size_t)(nl - text) + 1 : len;
-
-        fprintf(o->f, "0x%02x: %.*s%s", (unsigned)o->id, (int)n, text, nl ? "" : "\n");
-        text += n;
-        len -= n;
-    }
-}
-
-/* --id all, addr: the lines tb_cli_addr_* wrote into o->mem go out
- * tagged, and the buffer starts again. */
-static int flush_tagged(struct out *o)
-{
-    if (fflush(o->mem) != 0) {
-        o->addr.err = TB_ERR_NOMEM;
-        return -1;
-    }
-    put_tagged(o, o->mem_buf, o->mem_len);
-    if (fseek(o->mem, 0, SEEK_SET) != 0) {
-        o->addr.err = TB_ERR_NOMEM;
-        return -1;
-    }
-    return 0;
-}
 
 static int on_elem(void *ctx, const tb_element *in_el)
 {
@@ -99,14 +67,8 @@ static int on_elem(void *ctx, const tb_element *in_el)
             fprintf(o->f, "{\"id\":%d,%s\n", o->id, line + 1);
         else
             fprintf(o->f, "%s\n", line);
-    } else if (!o->tag) {
-        if (tb_cli_addr_element(&o->addr, el) < 0)
-            return 1;
-    } else {
-        /* tb_cli_addr_element prints whole lines into o->mem; each goes
-         * out tagged, and the stream starts again for the next element. */
-        if (tb_cli_addr_element(&o->addr, el) < 0 || flush_tagged(o) < 0)
-            return 1;
+    } else if (tb_cli_addr_element(&o->addr, el) < 0) {
+        return 1;
     }
     o->write_errno = tb_cli_output_check(o->f);
     return o->write_errno != 0;
@@ -165,10 +127,13 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
     tb_health_init(&o->health);
     o->last_index = 0;
     o->id = s->cfg.trace_id;
-    o->addr = (tb_cli_addr_out){.f = o->tag ? o->mem : o->f, .mem = mem,
+    o->addr = (tb_cli_addr_out){.f = o->f, .mem = mem,
                                 .ptm = s->cfg.protocol == TB_PROTO_PTM,
                                 .v7m = s->cfg.v7m != 0,
                                 .addrs = o->addr.addrs, .cap = o->addr.cap};
+    /* --id all: every line after its source's ID, as text and json */
+    if (o->tag)
+        snprintf(o->addr.tag, sizeof o->addr.tag, "0x%02x: ", (unsigned)o->id);
     run.parser = tb_parser_new(&s->cfg);
     run.dec = tb_decoder_new(&s->cfg, mem);
     if (run.dec)
@@ -219,8 +184,6 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
         if (d.cause == TB_HEALTH_NO_ASYNC || d.cause == TB_HEALTH_NO_ISYNC) {
             o->addr.lost_said = false;
             tb_cli_addr_lost(&o->addr, tb_health_cause_name(d.cause), d.index);
-            if (o->tag)
-                flush_tagged(o);
             o->write_errno = tb_cli_output_check(o->f);
             if (o->write_errno)
                 return TB_EXIT_ERROR;
@@ -275,21 +238,10 @@ int tb_cli_decode(int argc, char **argv)
     }
     tb_cli_progress_init(&o.pr, quiet);
     o.tag = in.id == TB_STREAM_ALL;
-    if (o.tag && o.format == FMT_ADDR) {
-        o.mem = open_memstream(&o.mem_buf, &o.mem_len);
-        if (!o.mem) {
-            fprintf(stderr, "tracebench decode: out of memory\n");
-            tb_cli_input_close(&in);
-            return TB_EXIT_ERROR;
-        }
-    }
     for (size_t k = 0; k < in.n && !o.write_errno; k++)
         status = tb_cli_exit_worse(status, decode_source(&in, k, &o));
     if (in.refused)
         status = tb_cli_exit_worse(status, TB_EXIT_ERROR);
-    if (o.mem)
-        fclose(o.mem);
-    free(o.mem_buf);
     free(o.addr.addrs);
     tb_cli_input_close(&in);
     if (tb_cli_output_end(stdout, "decode", o.write_errno))

@@ -8,7 +8,7 @@
 #   include/tracebench/*.h              the library's headers (not sim.h,
 #                                       roundtrip.h or gen.h: the simulator,
 #                                       round trip and generator are not installed)
-#   lib/pkgconfig/tracebench.pc         pkg-config (capstone in Requires.private)
+#   lib/pkgconfig/tracebench.pc         pkg-config (nothing beyond libc needed)
 #   lib/cmake/tracebench/               find_package(tracebench): imported
 #                                       targets tracebench::tracebench (shared)
 #                                       and tracebench::tracebench_static
@@ -38,7 +38,6 @@ target_include_directories(tracebench_shared PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
   $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-target_link_libraries(tracebench_shared PRIVATE PkgConfig::CAPSTONE)
 check_c_compiler_flag(-fno-semantic-interposition TB_HAVE_NO_SEMANTIC_INTERPOSITION)
 if(TB_HAVE_NO_SEMANTIC_INTERPOSITION)
   target_compile_options(tracebench_shared PRIVATE -fno-semantic-interposition)
@@ -83,7 +82,6 @@ else()
   target_include_directories(tracebench_static PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
     $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>)
-  target_link_libraries(tracebench_static PUBLIC PkgConfig::CAPSTONE)
   set(TB_STATIC_FILE $<TARGET_FILE:tracebench_static>)
 endif()
 

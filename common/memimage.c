@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memimage_own.h"
 #include "tracebench/snapshot.h"
 
 typedef struct region {
@@ -50,17 +51,14 @@ static size_t first_ending_after(const tb_memimage *m, uint64_t addr)
     return lo;
 }
 
-int tb_memimage_add(tb_memimage *m, uint32_t addr, const uint8_t *data,
-                    size_t len)
+/* The region [addr, addr + len) with bytes data (adopted, or NULL: a
+ * copy of src is made). */
+static int insert(tb_memimage *m, uint32_t addr, uint8_t *data, const uint8_t *src,
+                  size_t len)
 {
     uint64_t end;
     size_t pos;
-    uint8_t *copy;
 
-    if (!m || (!data && len))
-        return TB_ERR_INVAL;
-    if (len == 0)
-        return 0;
     /* The image is a 32-bit address space: nothing may wrap past 2^32. */
     if ((uint64_t)len > 0x100000000ull - addr)
         return TB_ERR_INVAL;
@@ -76,14 +74,35 @@ int tb_memimage_add(tb_memimage *m, uint32_t addr, const uint8_t *data,
         m->r = r;
         m->cap = cap;
     }
-    copy = malloc(len);
-    if (!copy)
-        return TB_ERR_NOMEM;
-    memcpy(copy, data, len);
+    if (!data) {
+        data = malloc(len);
+        if (!data)
+            return TB_ERR_NOMEM;
+        memcpy(data, src, len);
+    }
     memmove(&m->r[pos + 1], &m->r[pos], (m->n - pos) * sizeof *m->r);
-    m->r[pos] = (region){.start = addr, .end = end, .data = copy};
+    m->r[pos] = (region){.start = addr, .end = end, .data = data};
     m->n++;
     return 0;
+}
+
+int tb_memimage_add(tb_memimage *m, uint32_t addr, const uint8_t *data,
+                    size_t len)
+{
+    if (!m || (!data && len))
+        return TB_ERR_INVAL;
+    if (len == 0)
+        return 0;
+    return insert(m, addr, NULL, data, len);
+}
+
+int tb_memimage_adopt(tb_memimage *m, uint32_t addr, uint8_t *data, size_t len)
+{
+    if (!m || (!data && len))
+        return TB_ERR_INVAL;
+    if (len == 0)
+        return 0; /* nothing adopted: the caller frees data */
+    return insert(m, addr, data, NULL, len);
 }
 
 const uint8_t *tb_memimage_ptr(const tb_memimage *m, uint32_t addr,

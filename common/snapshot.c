@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "ini.h"
+#include "memimage_own.h"
 #include "tracebench/frame.h"
 #include "tracebench/snapshot.h"
 
@@ -81,7 +83,27 @@ typedef struct dev_parse {
     bool dump_has_file[TB_SNAP_MAX_DUMPS];
     bool dump_has_addr[TB_SNAP_MAX_DUMPS];
     bool defer_dumps;
+    /* The registers seen, by name: open addressing, 1 + index into
+     * dev->regs (0: empty), so that a core file's ~300 registers are
+     * checked for repeats in one probe each, not against all before. */
+    uint16_t reg_slot[2 * TB_SNAP_MAX_REGS];
 } dev_parse;
+
+/* The slot of register name in p->reg_slot: where it is, or the empty
+ * slot where it goes (the table is never full: twice the registers). */
+static size_t reg_slot(const dev_parse *p, const char *name)
+{
+    const size_t n = sizeof p->reg_slot / sizeof p->reg_slot[0];
+    uint32_t h = 2166136261u; /* FNV-1a */
+    size_t i;
+
+    for (const char *c = name; *c; c++)
+        h = (h ^ (uint8_t)*c) * 16777619u;
+    for (i = h % n; p->reg_slot[i]; i = (i + 1) % n)
+        if (strcmp(p->dev->regs[p->reg_slot[i] - 1].name, name) == 0)
+            break;
+    return i;
+}
 
 static int dev_cb(void *ctx, const char *section, const char *key,
                   const char *value, unsigned line, char *err, size_t errlen)
@@ -103,6 +125,7 @@ static int dev_cb(void *ctx, const char *section, const char *key,
                 return TB_ERR_LIMIT;
             }
             p->dump_line[d->n_dumps] = line;
+            memset(&d->dumps[d->n_dumps], 0, sizeof d->dumps[0]);
             d->n_dumps++;
             p->sec = SEC_DUMP;
         } else {
@@ -146,12 +169,12 @@ static int dev_cb(void *ctx, const char *section, const char *key,
                      "64-bit number", p->path, line, name, value);
             return TB_ERR_FORMAT;
         }
-        for (i = 0; i < d->n_regs; i++)
-            if (strcmp(d->regs[i].name, name) == 0) {
-                snprintf(err, errlen, "%s:%u: register %s given twice",
-                         p->path, line, name);
-                return TB_ERR_FORMAT;
-            }
+        i = reg_slot(p, name);
+        if (p->reg_slot[i]) {
+            snprintf(err, errlen, "%s:%u: register %s given twice",
+                     p->path, line, name);
+            return TB_ERR_FORMAT;
+        }
         if (d->n_regs == TB_SNAP_MAX_REGS) {
             snprintf(err, errlen, "%s:%u: more than %d registers", p->path,
                      line, TB_SNAP_MAX_REGS);
@@ -161,6 +184,7 @@ static int dev_cb(void *ctx, const char *section, const char *key,
         d->regs[d->n_regs].value = (uint32_t)v;
         d->regs[d->n_regs].value64 = v;
         d->n_regs++;
+        p->reg_slot[i] = (uint16_t)d->n_regs;
         return 0;
     }
     case SEC_DUMP: {
@@ -214,6 +238,18 @@ static int dev_cb(void *ctx, const char *section, const char *key,
     return 0;
 }
 
+/* Room in s->devices for n devices: 16, then doubling, so that a
+ * snapshot's few devices never move (each is 34 KiB, mostly room for
+ * registers; untouched room costs no page). */
+static size_t devices_cap(size_t n)
+{
+    size_t c = 16;
+
+    while (c < n)
+        c *= 2;
+    return c;
+}
+
 static int load_device(tb_snapshot *s, const char *file, const char *from,
                        unsigned from_line, unsigned flags, char *err,
                        size_t errlen)
@@ -234,12 +270,18 @@ static int load_device(tb_snapshot *s, const char *file, const char *from,
                  from_line);
         return TB_ERR_LIMIT;
     }
-    d = realloc(s->devices, (s->n_devices + 1) * sizeof *d);
-    if (!d)
-        return TB_ERR_NOMEM;
-    s->devices = d;
+    if (!s->devices || s->n_devices == devices_cap(s->n_devices)) {
+        d = realloc(s->devices, devices_cap(s->n_devices + 1) * sizeof *d);
+        if (!d)
+            return TB_ERR_NOMEM;
+        s->devices = d;
+    }
     d = &s->devices[s->n_devices];
-    memset(d, 0, sizeof *d);
+    /* The names and counts; regs[] and dumps[] entries are written as
+     * they are found (a device is 34 KiB, mostly room for them: zeroing
+     * it all touched ~9 pages per device on every load). */
+    memset(d, 0, offsetof(tb_snap_device, regs));
+    d->n_dumps = 0;
     if (copy_str(d->ini, sizeof d->ini, file) < 0) {
         snprintf(err, errlen, "%s:%u: device file name too long", from,
                  from_line);
@@ -967,8 +1009,10 @@ int tb_snapshot_source_memory(const tb_snapshot *s, const tb_snap_source *src,
                         errlen);
         if (rc < 0)
             break;
-        rc = tb_memimage_add(m, dp->address, data, len);
-        free(data);
+        /* The image keeps the buffer the dump was read into. */
+        rc = tb_memimage_adopt(m, dp->address, data, len);
+        if (rc < 0 || !len)
+            free(data);
         if (rc == TB_ERR_INVAL)
             snprintf(err, errlen, "%s/%s: dump %s at 0x%08X (%zu bytes) "
                      "overlaps another dump or passes 4 GiB", s->dir,
@@ -1009,8 +1053,9 @@ int tb_memimage_add_file(tb_memimage *m, uint32_t addr, const char *path,
         snprintf(err, errlen, "%s: empty file, no memory to map", path);
         return TB_ERR_FORMAT;
     }
-    rc = tb_memimage_add(m, addr, data, len);
-    free(data);
+    rc = tb_memimage_adopt(m, addr, data, len);
+    if (rc < 0)
+        free(data);
     if (rc == TB_ERR_INVAL)
         snprintf(err, errlen, "%s at 0x%08X (%zu bytes) overlaps memory "
                  "already mapped or passes 4 GiB", path, (unsigned)addr, len);

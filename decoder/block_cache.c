@@ -16,12 +16,11 @@ tb_block_cache *tb_block_cache_new(const tb_memimage *mem, unsigned wp_mask)
         return NULL;
     bc->mem = mem;
     bc->wp_mask = wp_mask;
-    bc->cls = tb_classifier_new();
     bc->slot = calloc(TB_BC_SIZE, sizeof *bc->slot);
     /* Not zeroed: fill() writes a block before any read of it.  One
      * cache line per block (64 bytes), so a lookup touches one line. */
     bc->pool = aligned_alloc(64, TB_BC_SIZE * sizeof *bc->pool);
-    if (!bc->cls || !bc->slot || !bc->pool) {
+    if (!bc->slot || !bc->pool) {
         tb_block_cache_free(bc);
         return NULL;
     }
@@ -32,7 +31,6 @@ void tb_block_cache_free(tb_block_cache *bc)
 {
     if (!bc)
         return;
-    tb_classifier_free(bc->cls);
     free(bc->slot);
     free(bc->pool);
     free(bc);
@@ -48,7 +46,7 @@ int tb_block_insn(tb_block_cache *bc, uint32_t addr, tb_isa isa, tb_insn *out)
     if (isa == TB_ISA_THUMBEE || isa == TB_ISA_JAZELLE)
         return TB_ERR_UNSUPPORTED;
     {
-        int r = tb_classifier_decode(bc->cls, p, avail, addr, isa, out);
+        int r = tb_classify_insn(p, avail, addr, isa, out);
 
         /* Its class as this protocol's waypoint, as fill() gives it. */
         if (r > 0 && !(bc->wp_mask & (1u << out->wp_class)))
@@ -84,7 +82,7 @@ static void fill_insns(tb_block_cache *bc, tb_block *b, uint32_t addr, tb_isa is
 
         if (off >= avail)
             return; /* the region ends: next instruction is NACC */
-        r = tb_classifier_decode(bc->cls, p + off, avail - off, a, isa, &b->last);
+        r = tb_classify_insn(p + off, avail - off, a, isa, &b->last);
         if (r < 0)
             return; /* truncated at the end of the region */
         if (r == 4 && b->n < 64)

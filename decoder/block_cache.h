@@ -56,7 +56,6 @@ typedef struct tb_block {
 typedef struct tb_block_cache {
     const tb_memimage *mem;
     unsigned wp_mask;
-    tb_classifier *cls;
     uint16_t *slot;        /* 0: empty, else 1 + pool index */
     tb_block *pool;        /* TB_BC_SIZE blocks, the first `used` made */
     uint32_t used;

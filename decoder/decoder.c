@@ -254,7 +254,8 @@ int tb_range_addrs(const tb_memimage *mem, const tb_element *el,
                    uint32_t *out, size_t max)
 {
     uint32_t a;
-    size_t n = 0;
+    size_t n = 0, avail = 0;
+    const uint8_t *p = NULL;
 
     if (!mem || !el || (!out && max) || el->kind != TB_ELEM_INSN_RANGE)
         return TB_ERR_INVAL;
@@ -264,12 +265,19 @@ int tb_range_addrs(const tb_memimage *mem, const tb_element *el,
         if (el->isa == TB_ISA_ARM) {
             a += 4;
         } else {
-            size_t avail = 0;
-            const uint8_t *p = tb_memimage_ptr(mem, a, &avail);
+            unsigned size;
 
-            if (!p || avail < 2)
-                return TB_ERR_NOT_IN_IMAGE;
-            a += tb_thumb_size((uint16_t)(p[0] | p[1] << 8));
+            /* The region's bytes from a on, looked up again only when
+             * the walk runs out of them. */
+            if (avail < 2) {
+                p = tb_memimage_ptr(mem, a, &avail);
+                if (!p || avail < 2)
+                    return TB_ERR_NOT_IN_IMAGE;
+            }
+            size = tb_thumb_size((uint16_t)(p[0] | p[1] << 8));
+            a += size;
+            p += size;
+            avail = avail > size ? avail - size : 0;
         }
     }
     return (int)n;

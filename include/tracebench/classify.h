@@ -2,9 +2,15 @@
  * Instruction classifier: what the trace protocols
  * need to know of one ARM/Thumb instruction: its size, its waypoint
  * class (PFT IHI0035B: which instructions are waypoints), a direct branch's target, link, condition,
- * IT, exception return.  Capstone 4 does the decoding; callers cache the
- * result per address (Capstone manages ~4 M instr/s, far too slow to call
- * per executed instruction).
+ * IT, exception return.  Read from the encoding with the ARM ARM's
+ * encoding tables (ARMv7-A/R, DDI 0406C; the ARMv7-M Thumb encodings,
+ * DDI 0403E, are among them and classify the same), a few nanoseconds an
+ * instruction, no disassembler.
+ *
+ * The answer depends on the bytes, the address and the ISA only: an
+ * instruction in an IT block classifies as outside one (the IT condition
+ * is the caller's to track; B<c> and CBZ/CBNZ in an IT block are
+ * UNPREDICTABLE, A8.8.54).
  */
 #ifndef TRACEBENCH_CLASSIFY_H
 #define TRACEBENCH_CLASSIFY_H
@@ -34,27 +40,28 @@ typedef struct tb_insn {
     uint8_t it_cond, it_mask;
     bool is_svc;          /* SVC (exception, not a waypoint) */
     bool is_wfi;          /* WFI/WFE */
-    bool undefined;       /* Capstone cannot decode it */
+    bool undefined;       /* UNDEFINED (UDF, and the unallocated encodings
+                             of the groups that decide a class; an unset
+                             flag does not mean the encoding is defined) */
 } tb_insn;
 
 typedef struct tb_classifier tb_classifier;
 
-tb_classifier *tb_classifier_new(void);
-void tb_classifier_free(tb_classifier *c);
-
 /* Classifies the instruction whose bytes start at bytes[0] (avail bytes
  * valid), address addr, state isa.  Returns its size (2 or 4), or
  * TB_ERR_TRUNCATED when avail is too short, TB_ERR_UNSUPPORTED for
- * ThumbEE/Jazelle state.  An undecodable word gives size with
- * out->undefined set (the caller decides whether that is an error). */
+ * ThumbEE/Jazelle state, TB_ERR_INVAL for a NULL pointer or another
+ * ISA.  An UNDEFINED word gives its size with out->undefined set (the
+ * caller decides whether that is an error).  Stateless. */
+int tb_classify_insn(const uint8_t *bytes, size_t avail, uint32_t addr, tb_isa isa,
+                     tb_insn *out);
+
+/* The same behind a handle (it holds nothing; kept for callers that
+ * have one).  tb_classifier_decode(NULL, ...) is TB_ERR_INVAL. */
+tb_classifier *tb_classifier_new(void);
+void tb_classifier_free(tb_classifier *c);
 int tb_classifier_decode(tb_classifier *c, const uint8_t *bytes, size_t avail,
                          uint32_t addr, tb_isa isa, tb_insn *out);
-
-/* Plain instructions (most of a program: no branch, no PC write, no
- * IT/SVC/WFI, defined) are recognised from their bits without Capstone;
- * on by default.  Off: Capstone classifies every instruction (the
- * reference the fast path is tested against). */
-void tb_classifier_set_fast(tb_classifier *c, bool on);
 
 /* Thumb instruction size from its first halfword: 4 when its top five
  * bits are 0b11101, 0b11110 or 0b11111 (a 32-bit T32 instruction), else 2. */
