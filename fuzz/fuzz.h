@@ -33,6 +33,10 @@ int tb_fuzz_etmv1(const uint8_t *data, size_t len);
 int tb_fuzz_etmv2(const uint8_t *data, size_t len);
 /* Needs the simulator (Unicorn): built only with it, not in the table. */
 int tb_fuzz_roundtrip(const uint8_t *data, size_t len);
+/* Differential against OpenCSD (fuzz_diff_ocsd.c): built only with its C
+ * API, not in the table; input as the decoder harnesses'. */
+int tb_fuzz_ocsd_etmv3(const uint8_t *data, size_t len);
+int tb_fuzz_ocsd_ptm(const uint8_t *data, size_t len);
 
 typedef int (*tb_fuzz_fn)(const uint8_t *data, size_t len);
 typedef struct tb_fuzz_harness {
@@ -103,6 +107,9 @@ void tb_fuzz_etmv2_config_bytes(const tb_etmv2_config *cfg, bool own_header,
 #define TB_FUZZ_LONG_THUMB_BASE 0x00030000u
 #define TB_FUZZ_LONG_BYTES 0x2000u
 const tb_memimage *tb_fuzz_image(void);
+/* The OpenCSD differential harnesses' image: the same layout, only
+ * architecturally defined code (fuzz_util.c). */
+const tb_memimage *tb_fuzz_ocsd_image(void);
 
 /* Deterministic split point in [0, len] from the input's bytes. */
 size_t tb_fuzz_split(const uint8_t *data, size_t len);

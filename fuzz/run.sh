@@ -21,8 +21,8 @@ main() {
   engine=${3:-libfuzzer}
 
   case $harness in
-    etmv3_parser|etmv3_decoder) dict=$here/dict/etmv3.dict ;;
-    ptm_parser|ptm_decoder) dict=$here/dict/ptm.dict ;;
+    etmv3_parser|etmv3_decoder|ocsd_etmv3) dict=$here/dict/etmv3.dict ;;
+    ptm_parser|ptm_decoder|ocsd_ptm) dict=$here/dict/ptm.dict ;;
     deformatter|snapshot) dict=$here/dict/$harness.dict ;;
     roundtrip|etmv1|etmv2) dict= ;;
     *) echo "run.sh: unknown harness '$harness'" >&2; exit 2 ;;

@@ -1,0 +1,738 @@
+/*
+ * Differential harnesses against OpenCSD (issue 28 item 4): ocsd_etmv3
+ * and ocsd_ptm.  The input is that of the decoder harnesses (4
+ * configuration bytes, fuzz_util.c, then the trace); the same bytes,
+ * registers and memory image go to our parser + decoder and to OpenCSD's
+ * C API, in process.  The image is tb_fuzz_ocsd_image() (fuzz_util.c):
+ * the decoder harnesses' layout with architecturally defined code only,
+ * since on UNPREDICTABLE encodings two correct decoders may part; it
+ * reaches OpenCSD through a memory-access callback, so both read
+ * identical bytes.
+ *
+ * Each side's decode becomes an instruction sequence: (address, ISA,
+ * E/N where the decoder knows it).  Ours: every INSN_RANGE expanded with
+ * tb_decoder_range_addrs; ETMv3 ranges give each instruction's atom
+ * (atom_bits), PTM ranges only the last one's.  OpenCSD's: every
+ * INSTR_RANGE expanded by walking the image from st_addr to en_addr
+ * (Thumb sizes from the first halfword, ARMv7-A ARM A6.1), its last
+ * instruction carrying last_instr_exec.
+ *
+ * A side "reports an error" at its first:
+ *   ours:    NO_SYNC for a bad packet or for atoms that contradict the
+ *            image (tb_gap_reason BAD_PACKET, INCONSISTENT);
+ *   OpenCSD: NO_SYNC after the initial one (its decoders emit one on
+ *            their first packet and one for each bad packet), a message
+ *            of its error logger (errors and warnings, e.g. an
+ *            unsupported ISA), or a fatal datapath response.
+ * Each sequence is cut where its side reported its first error (or at
+ * the MAX_INSNS cap).  The two cut sequences must agree up to the
+ * shorter one, and may differ in length only where the shorter one was
+ * cut: where neither side reports an error the sequences are equal;
+ * after an error each decoder resynchronises its own way, which the
+ * harness does not judge.
+ *
+ * Documented OpenCSD faults (docs/opencsd-bugs.md) are recognised by
+ * their signature where the sequences part (see ocsd_known_fault): the
+ * comparison then resumes where both decoders are provably back in step
+ * and the fault is counted, never hidden otherwise.  Anything else is a
+ * finding: the harness prints both sequences around the difference and
+ * aborts.
+ *
+ * ETMv3 data trace is switched off in the configuration: OpenCSD
+ * refuses to decode any ETMv3 trace with data trace configured
+ * (docs/opencsd-bugs.md 8), so nothing would be compared.
+ *
+ * Planting (to show the harness can fail): TB_FUZZ_OCSD_PLANT=1 in the
+ * environment makes the harness drop the condition result of every
+ * N atom of our decode (an N is taken for an E), the kind of slip a
+ * decoder bug gives.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <opencsd/c_api/opencsd_c_api.h>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define TB_FUZZ_LSAN 1
+#endif
+#elif defined(__SANITIZE_ADDRESS__)
+#define TB_FUZZ_LSAN 1
+#endif
+#if TB_FUZZ_LSAN
+#include <sanitizer/lsan_interface.h>
+#endif
+
+#include "fuzz.h"
+#include "tracebench/classify.h"
+#include "tracebench/decoder.h"
+#include "tracebench/parser.h"
+#include "tracebench/print.h"
+
+#define MAX_INSNS (1u << 18)
+#define MAX_RANGE (1u << 16)
+
+typedef struct insn {
+    uint64_t index;   /* packet that produced it */
+    uint32_t addr;
+    uint8_t isa;      /* tb_isa */
+    char atom;        /* 'E', 'N', or 0 when the decoder does not know */
+} insn;
+
+typedef struct seq {
+    insn *v;
+    size_t n;
+    bool full;        /* MAX_INSNS reached */
+    bool err;
+    size_t err_at;    /* instructions before the first error */
+    uint64_t err_index;
+    char why[200];
+} seq;
+
+/* Our packets that matter to the fault signatures, in stream order. */
+typedef struct pkt_info {
+    uint64_t index;
+    uint32_t addr;
+    uint8_t kind;     /* tb_pkt_kind */
+    uint8_t isa;
+    bool has_exc, cancel;
+    uint16_t exc_num;
+} pkt_info;
+
+typedef struct pkt_list {
+    pkt_info *v;
+    size_t n;
+} pkt_list;
+
+typedef struct ours_ctx {
+    seq *s;
+    pkt_list *pk;
+    tb_decoder *dec;
+    const tb_config *cfg;
+    bool plant;
+} ours_ctx;
+
+static void seq_reset(seq *s, insn *buf)
+{
+    memset(s, 0, sizeof *s);
+    s->v = buf;
+}
+
+static void seq_add(seq *s, uint64_t index, uint32_t addr, uint8_t isa, char atom)
+{
+    if (s->n == MAX_INSNS) {
+        s->full = true;
+        return;
+    }
+    s->v[s->n++] = (insn){index, addr, isa, atom};
+}
+
+static void seq_error(seq *s, uint64_t index, const char *why)
+{
+    if (s->err)
+        return;
+    s->err = true;
+    s->err_at = s->n;
+    s->err_index = index;
+    snprintf(s->why, sizeof s->why, "%s", why);
+}
+
+/* ---- ours ---- */
+
+static int ours_on_element(void *ctx, const tb_element *el)
+{
+    static uint32_t addrs[MAX_RANGE];
+    ours_ctx *o = ctx;
+    int n, i;
+
+    if (el->kind == TB_ELEM_NO_SYNC &&
+        (el->reason == TB_GAP_BAD_PACKET || el->reason == TB_GAP_INCONSISTENT)) {
+        char why[160];
+
+        snprintf(why, sizeof why, "NO_SYNC (%s) at packet %llu",
+                 tb_gap_reason_name((tb_gap_reason)el->reason),
+                 (unsigned long long)el->index);
+        seq_error(o->s, el->index, why);
+    }
+    if (el->kind != TB_ELEM_INSN_RANGE)
+        return 0;
+    n = tb_decoder_range_addrs(o->dec, el, addrs, MAX_RANGE);
+    if (n != (int)el->count)
+        tb_fuzz_fail("ocsd", "our range at 0x%08x lists %d of %u instructions",
+                     el->start, n, el->count);
+    for (i = 0; i < n; i++) {
+        char atom = 0;
+
+        if (o->cfg->protocol == TB_PROTO_ETMV3 && i < 32)
+            atom = ((el->atom_bits >> i) & 1) ? 'N' : 'E';
+        else if (i == n - 1)
+            atom = el->last_atom;
+        if (o->plant && atom == 'N')
+            atom = 'E';
+        seq_add(o->s, el->index, addrs[i], el->isa, atom);
+    }
+    return 0;
+}
+
+static int ours_on_packet(void *ctx, const tb_packet *p)
+{
+    ours_ctx *o = ctx;
+
+    /* At most one packet per input byte: the list cannot overflow. */
+    if (p->kind != TB_PKT_ATOM && p->kind != TB_PKT_NOTSYNC)
+        o->pk->v[o->pk->n++] = (pkt_info){p->index, p->addr, (uint8_t)p->kind,
+                                          (uint8_t)p->isa, p->has_exc,
+                                          p->exc_cancel, p->exc_num};
+
+    return tb_decoder_packet(o->dec, p, ours_on_element, o) < 0 ? 1 : 0;
+}
+
+static void ours_decode(const tb_config *cfg, const uint8_t *data, size_t len, seq *s,
+                        pkt_list *pk)
+{
+    tb_parser *p = tb_parser_new(cfg);
+    ours_ctx o = {s, pk, tb_decoder_new(cfg, tb_fuzz_ocsd_image()), cfg, false};
+    const char *plant = getenv("TB_FUZZ_OCSD_PLANT");
+
+    o.plant = plant && plant[0] == '1';
+    if (!p || !o.dec)
+        tb_fuzz_fail("ocsd", "cannot make our parser/decoder");
+    if (tb_parser_push(p, data, len, 0, ours_on_packet, &o) < 0 ||
+        tb_parser_finish(p, ours_on_packet, &o) < 0 ||
+        tb_decoder_finish(o.dec, ours_on_element, &o) < 0)
+        tb_fuzz_fail("ocsd", "our parser/decoder returned an error");
+    tb_parser_free(p);
+    tb_decoder_free(o.dec);
+}
+
+/* ---- OpenCSD ---- */
+
+typedef struct theirs_ctx {
+    seq *s;
+    unsigned no_syncs;
+    char last_log[160];
+} theirs_ctx;
+
+static uint32_t mem_read(const void *ctx, const ocsd_vaddr_t address,
+                         const ocsd_mem_space_acc_t space, const uint32_t req,
+                         uint8_t *buf)
+{
+    (void)ctx;
+    (void)space;
+    if (address > 0xFFFFFFFFull)
+        return 0;
+    return (uint32_t)tb_memimage_read(tb_fuzz_ocsd_image(), (uint32_t)address, buf, req);
+}
+
+static uint8_t map_isa(ocsd_isa isa)
+{
+    switch (isa) {
+    case ocsd_isa_arm: return TB_ISA_ARM;
+    case ocsd_isa_thumb2: return TB_ISA_THUMB;
+    case ocsd_isa_tee: return TB_ISA_THUMBEE;
+    case ocsd_isa_jazelle: return TB_ISA_JAZELLE;
+    default: return TB_ISA_UNKNOWN;
+    }
+}
+
+/* Instruction size at addr in isa, from the image (ARMv7-A ARM A6.1: a
+ * Thumb halfword 0b11101.., 0b11110.. or 0b11111.. starts a 32-bit
+ * instruction); 0 when the image does not hold it. */
+static unsigned insn_size(uint32_t addr, uint8_t isa)
+{
+    uint8_t b[2];
+
+    if (isa == TB_ISA_ARM)
+        return 4;
+    if (tb_memimage_read(tb_fuzz_ocsd_image(), addr, b, 2) < 2)
+        return 0;
+    return (b[1] >> 3) >= 0x1D ? 4 : 2;
+}
+
+static ocsd_datapath_resp_t theirs_on_elem(const void *ctx, const ocsd_trc_index_t index,
+                                           const uint8_t chan,
+                                           const ocsd_generic_trace_elem *el)
+{
+    theirs_ctx *t = (theirs_ctx *)ctx;
+    uint32_t a, end;
+    uint8_t isa;
+    unsigned n = 0;
+
+    (void)chan;
+    if (el->elem_type == OCSD_GEN_TRC_ELEM_NO_SYNC) {
+        if (t->no_syncs++ > 0) {
+            char why[200];
+
+            snprintf(why, sizeof why, "NO_SYNC at packet %llu%s%s",
+                     (unsigned long long)index, t->last_log[0] ? " after: " : "",
+                     t->last_log);
+            seq_error(t->s, index, why);
+        }
+        return OCSD_RESP_CONT;
+    }
+    if (el->elem_type != OCSD_GEN_TRC_ELEM_INSTR_RANGE)
+        return OCSD_RESP_CONT;
+    isa = map_isa(el->isa);
+    a = (uint32_t)el->st_addr;
+    end = (uint32_t)el->en_addr;
+    /* [st, en) in the image; en may wrap to 0 at the top of memory.  The
+     * count is not always filled in (ETMv3 ranges of 1.3.3 can carry 0),
+     * so the walk goes by the addresses and checks a count that is there. */
+    while (a != end && n < MAX_RANGE) {
+        unsigned sz = insn_size(a, isa);
+
+        if (!sz)
+            tb_fuzz_fail("ocsd", "OpenCSD range [0x%08x,0x%08x) runs out of the image "
+                         "at 0x%08x", (uint32_t)el->st_addr, end, a);
+        n++;
+        seq_add(t->s, index, a, isa,
+                a + sz == end ? (el->last_instr_exec ? 'E' : 'N') : 0);
+        a += sz;
+    }
+    if (a != end || (el->num_instr_range && n != el->num_instr_range))
+        tb_fuzz_fail("ocsd", "OpenCSD range [0x%08x,0x%08x) of %u instructions: %u "
+                     "walked from the image", (uint32_t)el->st_addr, end,
+                     el->num_instr_range, n);
+    return OCSD_RESP_CONT;
+}
+
+static void theirs_on_log(const void *ctx, const char *msg, const int len)
+{
+    theirs_ctx *t = (theirs_ctx *)ctx;
+    int l = len;
+
+    while (l > 0 && (msg[l - 1] == '\n' || msg[l - 1] == '\r'))
+        l--;
+    snprintf(t->last_log, sizeof t->last_log, "%.*s", l, msg);
+    seq_error(t->s, 0, t->last_log);
+}
+
+/* A new decode tree for every input: a tree kept from the previous input
+ * and reset (OCSD_OP_RESET) does not always decode as a new one would
+ * (seen: different instructions for the same input), and a finding must
+ * not depend on the inputs before it.  OpenCSD 1.3.3 never frees the
+ * element-callback object that ocsd_dt_set_gen_elem_outfn allocates (32
+ * bytes, kept past ocsd_destroy_dcd_tree): LeakSanitizer is told to
+ * ignore that one allocation, and the process grows by 32 bytes an input
+ * (about 12 MB an hour at 100 inputs a second).  Since every input now
+ * ends with one more malloc than free, libFuzzer would run a whole leak
+ * scan after each (13 times the input's own cost): LLVMFuzzerInitialize
+ * below turns the per-input scan off; the scan at exit still runs. */
+static theirs_ctx g_theirs;
+
+static dcd_tree_handle_t make_tree(const tb_config *cfg)
+{
+    static bool logger;
+    dcd_tree_handle_t tree;
+    unsigned char csid;
+    ocsd_err_t err;
+
+    if (!logger) {
+        /* Errors and warnings only, printed nowhere: theirs_on_log. */
+        ocsd_def_errlog_init(OCSD_ERR_SEV_WARN, 1);
+        ocsd_def_errlog_config_output(C_API_MSGLOGOUT_FLG_NONE, NULL);
+        logger = true;
+    }
+    tree = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+    if (!tree)
+        tb_fuzz_fail("ocsd", "ocsd_create_dcd_tree failed");
+    ocsd_def_errlog_set_strprint_cb(tree, &g_theirs, theirs_on_log);
+    /* The trace ID plays no part in a single-source decode. */
+    if (cfg->protocol == TB_PROTO_ETMV3) {
+        ocsd_etmv3_cfg c = {cfg->etmidr, cfg->etmcr, cfg->etmccer, 0x10, ARCH_V7,
+                            profile_CortexA};
+        err = ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_ETMV3,
+                                     OCSD_CREATE_FLG_FULL_DECODER, &c, &csid);
+    } else {
+        ocsd_ptm_cfg c = {cfg->etmidr, cfg->etmcr, cfg->etmccer, 0x10, ARCH_V7,
+                          profile_CortexA};
+        err = ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_PTM,
+                                     OCSD_CREATE_FLG_FULL_DECODER, &c, &csid);
+    }
+    if (err != OCSD_OK)
+        tb_fuzz_fail("ocsd", "OpenCSD refused ETMCR 0x%08x ETMIDR 0x%08x ETMCCER 0x%08x "
+                     "(error %d)", cfg->etmcr, cfg->etmidr, cfg->etmccer, (int)err);
+#if TB_FUZZ_LSAN
+    __lsan_disable();
+#endif
+    err = ocsd_dt_set_gen_elem_outfn(tree, theirs_on_elem, &g_theirs);
+#if TB_FUZZ_LSAN
+    __lsan_enable();
+#endif
+    if (err != OCSD_OK ||
+        ocsd_dt_add_callback_mem_acc(tree, 0, 0xFFFFFFFFull, OCSD_MEM_SPACE_ANY,
+                                     mem_read, NULL) != OCSD_OK)
+        tb_fuzz_fail("ocsd", "cannot attach the element and memory callbacks");
+    return tree;
+}
+
+static void theirs_decode(const tb_config *cfg, const uint8_t *data, size_t len, seq *s)
+{
+    dcd_tree_handle_t tree;
+    size_t done = 0;
+    uint32_t used;
+
+    g_theirs = (theirs_ctx){s, 0, ""};
+    tree = make_tree(cfg);
+    while (done < len) {
+        ocsd_datapath_resp_t r;
+
+        used = 0;
+        r = ocsd_dt_process_data(tree, OCSD_OP_DATA, done, (uint32_t)(len - done),
+                                 data + done, &used);
+        if (OCSD_DATA_RESP_IS_FATAL(r)) {
+            char why[200];
+
+            snprintf(why, sizeof why, "fatal datapath response %d near byte %zu%s%s",
+                     (int)r, done + used, g_theirs.last_log[0] ? ": " : "",
+                     g_theirs.last_log);
+            seq_error(s, done + used, why);
+            break;
+        }
+        if (OCSD_DATA_RESP_IS_WAIT(r))
+            ocsd_dt_process_data(tree, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
+        else if (used == 0)
+            tb_fuzz_fail("ocsd", "OpenCSD made no progress at byte %zu", done);
+        done += used;
+    }
+    ocsd_dt_process_data(tree, OCSD_OP_EOT, 0, 0, NULL, NULL);
+    ocsd_destroy_dcd_tree(tree);
+}
+
+/* ---- comparison ---- */
+
+static const char *isa_str(uint8_t isa)
+{
+    return tb_isa_name((tb_isa)isa);
+}
+
+static void show(const char *who, const seq *s, size_t at)
+{
+    const bool all = at == (size_t)-1;
+    size_t from = all ? 0 : at > 6 ? at - 6 : 0, i;
+
+    fprintf(stderr, "  %s (%zu instructions%s", who, s->n, s->full ? ", capped" : "");
+    if (s->err)
+        fprintf(stderr, "; first error after %zu: %s", s->err_at, s->why);
+    fprintf(stderr, "):\n");
+    for (i = from; i < s->n && (all || i < at + 6); i++)
+        fprintf(stderr, "   %c%6zu  0x%08x %-6s %c  packet %llu\n", i == at ? '>' : ' ',
+                i, s->v[i].addr, isa_str(s->v[i].isa), s->v[i].atom ? s->v[i].atom : '?',
+                (unsigned long long)s->v[i].index);
+}
+
+/* Our packets around a difference, for the report. */
+typedef struct pkt_window {
+    uint64_t from, to;
+} pkt_window;
+
+static int print_packet(void *ctx, const tb_packet *p)
+{
+    const pkt_window *w = ctx;
+    char line[512];
+
+    if (p->index >= w->from && p->index <= w->to) {
+        tb_packet_format(p, line, sizeof line);
+        fprintf(stderr, "   %6llu  %s\n", (unsigned long long)p->index, line);
+    }
+    return p->index > w->to;
+}
+
+static void show_packets(const tb_config *cfg, const uint8_t *data, size_t len,
+                         uint64_t from, uint64_t to)
+{
+    tb_parser *p = tb_parser_new(cfg);
+    pkt_window w = {from, to};
+
+    fprintf(stderr, "  ETMCR 0x%08x ETMIDR 0x%08x ETMCCER 0x%08x; our packets %llu..%llu:\n",
+            cfg->etmcr, cfg->etmidr, cfg->etmccer, (unsigned long long)from,
+            (unsigned long long)to);
+    if (p) {
+        (void)tb_parser_push(p, data, len, 0, print_packet, &w);
+        (void)tb_parser_finish(p, print_packet, &w);
+        tb_parser_free(p);
+    }
+}
+
+static bool same(const insn *a, const insn *b)
+{
+    return a->addr == b->addr && a->isa == b->isa &&
+           (!a->atom || !b->atom || a->atom == b->atom);
+}
+
+/* The comparison's state: ours a[i..na), OpenCSD's b[j..nb). */
+typedef struct cmp {
+    const tb_config *cfg;
+    const seq *a, *b;
+    const pkt_list *pk;
+    size_t i, j, na, nb;
+} cmp;
+
+/* The last of our packets at or before index whose kind is kind. */
+static const pkt_info *pkt_before(const cmp *c, uint64_t index, tb_pkt_kind kind)
+{
+    size_t k;
+
+    for (k = c->pk->n; k-- > 0;)
+        if (c->pk->v[k].index <= index && c->pk->v[k].kind == kind)
+            return &c->pk->v[k];
+    return NULL;
+}
+
+/* Both decoders are back in step once a packet sets the address in full
+ * or by replacing its low bits alike: an I-sync, or a branch address
+ * packet.  Skips every instruction that packets up to the first such
+ * packet after index produced, on both sides.  False when there is none
+ * (the comparison then ends there, as both sides do). */
+static bool resync_after(cmp *c, uint64_t index)
+{
+    uint64_t q = UINT64_MAX;
+    size_t k;
+
+    for (k = 0; k < c->pk->n; k++) {
+        const pkt_info *p = &c->pk->v[k];
+
+        if (p->index > index && (p->kind == TB_PKT_ISYNC || p->kind == TB_PKT_BRANCH)) {
+            q = p->index;
+            break;
+        }
+    }
+    while (c->i < c->na && c->a->v[c->i].index <= q)
+        c->i++;
+    while (c->j < c->nb && c->b->v[c->j].index <= q)
+        c->j++;
+    return q != UINT64_MAX;
+}
+
+/* ---- documented OpenCSD faults: each recognises its own signature at
+ * the point where the sequences part, and moves the comparison past it.
+ * ---- */
+
+/* docs/opencsd-bugs.md 12: an ARM address taken from an I-sync keeps
+ * bit 1 (IHI0014Q 7.10.5 table 7.20 and IHI0035B 4.5.3: ARM state is
+ * word aligned), so OpenCSD walks ARM code at a halfword offset until the
+ * next address packet.  Signature: its instruction is ARM at addr & 3 ==
+ * 2, ours is the same address aligned, and the I-sync that set the
+ * address had bit 1 set. */
+static bool fault_arm_isync_bit1(cmp *c)
+{
+    const insn *t = c->j < c->nb ? &c->b->v[c->j] : NULL;
+    const insn *o = c->i < c->na ? &c->a->v[c->i] : NULL;
+    const pkt_info *is;
+
+    if (!t || t->isa != TB_ISA_ARM || (t->addr & 3) != 2)
+        return false;
+    is = pkt_before(c, t->index, TB_PKT_ISYNC);
+    if (!is || is->isa != TB_ISA_ARM || (is->addr & 3) != 2)
+        return false;
+    if (o && !(o->isa == TB_ISA_ARM && !(o->addr & 3)))
+        return false;
+    resync_after(c, t->index);
+    return true;
+}
+
+/* The earlier of the packets that produced the two parting
+ * instructions: the fault shows there, both sides agree before it. */
+static uint64_t part_index(const cmp *c)
+{
+    uint64_t a = c->i < c->na ? c->a->v[c->i].index : UINT64_MAX;
+    uint64_t b = c->j < c->nb ? c->b->v[c->j].index : UINT64_MAX;
+
+    return a < b ? a : b;
+}
+
+/* docs/opencsd-bugs.md 1: OpenCSD starts every P-header in the ISA of
+ * the last I-sync or branch packet, losing an ISA change by BLX(imm)
+ * inside the previous header (either way: ARM to Thumb or back).
+ * Signature: the same address, OpenCSD in the ISA of the last address
+ * packet, ours in the other one; both back in step at the next address
+ * packet. */
+static bool fault_blx_isa_lost(cmp *c)
+{
+    const insn *o = c->i < c->na ? &c->a->v[c->i] : NULL;
+    const insn *t = c->j < c->nb ? &c->b->v[c->j] : NULL;
+    const pkt_info *is, *br, *last;
+
+    if (c->cfg->protocol != TB_PROTO_ETMV3 || !o || !t || o->addr != t->addr ||
+        o->isa == t->isa)
+        return false;
+    is = pkt_before(c, t->index, TB_PKT_ISYNC);
+    br = pkt_before(c, t->index, TB_PKT_BRANCH);
+    last = !is ? br : !br ? is : is->index > br->index ? is : br;
+    if (!last || last->isa != t->isa)
+        return false;
+    resync_after(c, part_index(c));
+    return true;
+}
+
+/* The instruction at addr in isa per our classifier (Capstone). */
+static bool undefined_at(uint32_t addr, uint8_t isa)
+{
+    static tb_classifier *cls;
+    uint8_t b[4];
+    size_t n = tb_memimage_read(tb_fuzz_ocsd_image(), addr, b, sizeof b);
+    tb_insn in;
+
+    if (isa != TB_ISA_ARM && isa != TB_ISA_THUMB)
+        return false;
+    if (!cls && !(cls = tb_classifier_new()))
+        tb_fuzz_fail("ocsd", "cannot make a classifier");
+    return n && tb_classifier_decode(cls, b, n, addr, (tb_isa)isa, &in) > 0 && in.undefined;
+}
+
+/* Not an OpenCSD fault: the architecture leaves it open
+ * (docs/opencsd-bugs.md, "Where the two may rightly differ").  The trace
+ * runs through an encoding the architecture does not define (an entry
+ * into the middle of a 32-bit Thumb instruction, or a mutated branch
+ * address, reaches one even in the defined image): a real core would
+ * take an Undefined Instruction exception, so a trace that shows it
+ * executing is not one a PE makes, and each decoder's reading of it
+ * (OpenCSD's sees branches in some, e.g. 0xF854F8DD as LDR pc, 0xE9946808)
+ * is as good as the other's.  Signature: the last instruction both
+ * agree on, or either parting one, is undefined to our classifier; both
+ * back in step at the next address packet. */
+static bool open_undefined(cmp *c)
+{
+    const insn *cand[3] = {
+        c->i > 0 && c->i <= c->na ? &c->a->v[c->i - 1] : NULL,
+        c->i < c->na ? &c->a->v[c->i] : NULL,
+        c->j < c->nb ? &c->b->v[c->j] : NULL,
+    };
+    size_t k;
+
+    for (k = 0; k < 3; k++)
+        if (cand[k] && undefined_at(cand[k]->addr, cand[k]->isa))
+            break;
+    if (k == 3)
+        return false;
+    resync_after(c, part_index(c));
+    return true;
+}
+
+typedef struct known_fault {
+    const char *name;
+    bool (*match)(cmp *c);
+    unsigned hits;
+} known_fault;
+
+static known_fault faults[] = {
+    {"opencsd-bugs 1: ETMv3 BLX(imm) ISA change lost at a P-header's end",
+     fault_blx_isa_lost, 0},
+    {"opencsd-bugs 12: ARM I-sync address bit 1 kept", fault_arm_isync_bit1, 0},
+    {"not a fault: an undefined encoding executed", open_undefined, 0},
+};
+#define N_FAULTS (sizeof faults / sizeof faults[0])
+
+static void compare(const char *name, const tb_config *cfg, const seq *a, const seq *b,
+                    const pkt_list *pk, const uint8_t *data, size_t len)
+{
+    const bool cut_a = a->err || a->full, cut_b = b->err || b->full;
+    cmp c = {cfg, a, b, pk, 0, 0, a->err ? a->err_at : a->n, b->err ? b->err_at : b->n};
+    size_t k;
+
+    for (;;) {
+        while (c.i < c.na && c.j < c.nb && same(&a->v[c.i], &b->v[c.j])) {
+            c.i++;
+            c.j++;
+        }
+        if (c.i == c.na && c.j == c.nb)
+            return;
+        /* One side ran out where it was cut: what follows is not judged. */
+        if ((c.i == c.na && cut_a) || (c.j == c.nb && cut_b))
+            return;
+        for (k = 0; k < N_FAULTS; k++) {
+            const size_t i = c.i, j = c.j;
+
+            if (faults[k].match(&c)) {
+                faults[k].hits++;
+                break;
+            }
+            c.i = i;
+            c.j = j;
+        }
+        if (k == N_FAULTS)
+            break;
+    }
+    fprintf(stderr, "tb_fuzz: %s: our decode and OpenCSD's part at instruction %zu "
+            "(ours) / %zu (OpenCSD)\n", name, c.i, c.j);
+    show("ours", a, c.i);
+    show("OpenCSD", b, c.j);
+    {
+        uint64_t at = c.i < a->n ? a->v[c.i].index : c.j < b->n ? b->v[c.j].index : len;
+        uint64_t from = c.i > 2 && c.i - 2 < a->n ? a->v[c.i - 2].index : 0;
+
+        if (c.j > 2 && c.j - 2 < b->n && b->v[c.j - 2].index < from)
+            from = b->v[c.j - 2].index;
+        show_packets(cfg, data, len, from, at + 24);
+    }
+    tb_fuzz_fail(name, "instruction sequences differ (see above)");
+}
+
+static int fuzz_diff(const char *name, tb_protocol proto, const uint8_t *data, size_t len)
+{
+    static insn ours_buf[MAX_INSNS], theirs_buf[MAX_INSNS];
+    static pkt_info pkts[TB_FUZZ_MAX_INPUT];
+    pkt_list pk = {pkts, 0};
+    seq ours, theirs;
+    tb_config cfg;
+
+    if (len < TB_FUZZ_CFG_BYTES)
+        return 0;
+    if (len > TB_FUZZ_MAX_INPUT)
+        len = TB_FUZZ_MAX_INPUT;
+    tb_fuzz_config(proto, data, &cfg);
+    if (cfg.data_trace || cfg.data_only) {
+        /* OpenCSD decodes no ETMv3 trace with data trace configured
+         * (docs/opencsd-bugs.md 8): the same registers without it. */
+        if (tb_config_from_regs(&cfg, cfg.etmcr & ~(0xCu | (1u << 20)), cfg.etmidr,
+                                cfg.etmccer, cfg.traceidr) < 0)
+            tb_fuzz_fail(name, "configuration without data trace refused");
+    }
+    data += TB_FUZZ_CFG_BYTES;
+    len -= TB_FUZZ_CFG_BYTES;
+
+    seq_reset(&ours, ours_buf);
+    seq_reset(&theirs, theirs_buf);
+    ours_decode(&cfg, data, len, &ours, &pk);
+    theirs_decode(&cfg, data, len, &theirs);
+    if (getenv("TB_FUZZ_OCSD_SHOW")) {
+        /* Both sequences in full, for triage. */
+        show("ours", &ours, (size_t)-1);
+        show("OpenCSD", &theirs, (size_t)-1);
+    }
+    compare(name, &cfg, &ours, &theirs, &pk, data, len);
+    return 0;
+}
+
+#ifdef TB_FUZZ_OCSD_LIBFUZZER
+/* libFuzzer reads its flags after this call: -detect_leaks=0 appended
+ * (see make_tree). */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    static char flag[] = "-detect_leaks=0";
+    static char *args[256];
+    int n = *argc < 255 ? *argc : 255;
+
+    memcpy(args, *argv, (size_t)n * sizeof *args);
+    args[n++] = flag;
+    args[n] = NULL;
+    *argc = n;
+    *argv = args;
+    return 0;
+}
+#endif
+
+int tb_fuzz_ocsd_etmv3(const uint8_t *data, size_t len)
+{
+    return fuzz_diff("ocsd_etmv3", TB_PROTO_ETMV3, data, len);
+}
+
+int tb_fuzz_ocsd_ptm(const uint8_t *data, size_t len)
+{
+    return fuzz_diff("ocsd_ptm", TB_PROTO_PTM, data, len);
+}
+
+#undef MAX_INSNS
+#undef MAX_RANGE
