@@ -7,9 +7,10 @@
  * offset of the 64 KiB chunk being read), and the stream stopped at the
  * end of that chunk, so a larger buffer lost everything after it.
  *
- * The rule (IHI0029 D4, protocol-notes 5.1): an ID byte names the source
- * of the bytes after it until the next ID byte; IDs 0x70-0x7F are
- * reserved.  After a reserved ID the bytes belong to no source and are
+ * The rule (protocol-notes 5.1; CoreSight Components TRM DDI0314H 8.12.1:
+ * a formatter repeats the ID after eight frames without a change): an ID
+ * byte names the source of the bytes after it until the next ID byte; IDs
+ * 0x70-0x7F are reserved.  After a reserved ID the bytes belong to no source and are
  * dropped; the next ID byte re-establishes the sources, but any of them
  * may have lost bytes in between, so each one's next bytes follow a gap:
  * the parser looks for an A-sync again and the decoder reports NO_SYNC

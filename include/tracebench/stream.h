@@ -55,9 +55,9 @@ const tb_snap_source *tb_stream_find_source(const tb_snapshot *s, int id,
 /* Streams the source's bytes.  Returns 0, or a negative TB_ERR_* with a
  * one-line reason in err.  Corrupt CoreSight frames (a reserved trace ID,
  * a broken sync pattern) do not stop the stream: the deformatter drops
- * the bytes no ID byte claims and goes on to the end of the buffer (IHI0029
- * D4: an ID holds until the next ID byte, so the next one re-establishes
- * the sources), then TB_ERR_BAD_FRAME is returned with the first bad
+ * the bytes no ID byte claims and goes on to the end of the buffer (an ID
+ * holds until the next ID byte, so the next one re-establishes the
+ * sources: frame.h), then TB_ERR_BAD_FRAME is returned with the first bad
  * frame's byte offset and cause in err. */
 int tb_stream_source(const tb_snapshot *s, const tb_snap_source *src,
                      const tb_stream_opts *opts, tb_stream_cb cb, void *ctx,
