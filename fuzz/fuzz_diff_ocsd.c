@@ -96,8 +96,12 @@ typedef struct pkt_info {
     uint32_t addr;
     uint8_t kind;     /* tb_pkt_kind */
     uint8_t isa;
-    bool has_exc, cancel;
+    bool has_exc, cancel, altisa;
+    bool lsip_cut;    /* ETMv3 LSiP I-sync OpenCSD cuts elsewhere (fault 11) */
     uint16_t exc_num;
+    uint8_t atoms;    /* ATOM: E and N atoms */
+    uint8_t size;
+    uint8_t last;     /* the packet's last byte */
 } pkt_info;
 
 typedef struct pkt_list {
@@ -179,11 +183,17 @@ static int ours_on_packet(void *ctx, const tb_packet *p)
 {
     ours_ctx *o = ctx;
 
-    /* At most one packet per input byte: the list cannot overflow. */
-    if (p->kind != TB_PKT_ATOM && p->kind != TB_PKT_NOTSYNC)
+    /* At most one packet per input byte: the list cannot overflow.  Atom
+     * packets only when they carry no E or N (fault 14's signature). */
+    if (p->kind != TB_PKT_NOTSYNC && (p->kind != TB_PKT_ATOM || p->atom_count == 0))
         o->pk->v[o->pk->n++] = (pkt_info){p->index, p->addr, (uint8_t)p->kind,
-                                          (uint8_t)p->isa, p->has_exc,
-                                          p->exc_cancel, p->exc_num};
+                                          (uint8_t)p->isa, p->has_exc, p->exc_cancel,
+                                          p->altisa,
+                                          p->kind == TB_PKT_ISYNC && p->lsip &&
+                                              (!(p->addr & 0x80000000u) ||
+                                               (p->bytes[p->size - 1] & 0x80)),
+                                          p->exc_num, p->atom_count, p->size,
+                                          p->size ? p->bytes[p->size - 1] : 0};
 
     return tb_decoder_packet(o->dec, p, ours_on_element, o) < 0 ? 1 : 0;
 }
@@ -212,6 +222,8 @@ typedef struct theirs_ctx {
     seq *s;
     unsigned no_syncs;
     char last_log[160];
+    uint64_t empty[64];   /* packets of INSTR_RANGEs of 0 instructions */
+    size_t n_empty;
 } theirs_ctx;
 
 static uint32_t mem_read(const void *ctx, const ocsd_vaddr_t address,
@@ -273,6 +285,17 @@ static ocsd_datapath_resp_t theirs_on_elem(const void *ctx, const ocsd_trc_index
     }
     if (el->elem_type != OCSD_GEN_TRC_ELEM_INSTR_RANGE)
         return OCSD_RESP_CONT;
+    if (el->num_instr_range == 0) {
+        /* docs/opencsd-bugs.md 14: a P-header without E or N atoms makes
+         * OpenCSD 1.3.3's ETMv3 decoder send an element it never filled
+         * in (addresses of an older range or uninitialised, 0
+         * instructions).  Kept aside: compare() checks that each came
+         * from such a P-header of ours. */
+        if (t->n_empty < sizeof t->empty / sizeof t->empty[0])
+            t->empty[t->n_empty] = index;
+        t->n_empty++;
+        return OCSD_RESP_CONT;
+    }
     isa = map_isa(el->isa);
     a = (uint32_t)el->st_addr;
     end = (uint32_t)el->en_addr;
@@ -373,7 +396,7 @@ static void theirs_decode(const tb_config *cfg, const uint8_t *data, size_t len,
     size_t done = 0;
     uint32_t used;
 
-    g_theirs = (theirs_ctx){s, 0, ""};
+    g_theirs = (theirs_ctx){.s = s};
     tree = make_tree(cfg);
     while (done < len) {
         ocsd_datapath_resp_t r;
@@ -610,6 +633,226 @@ static bool open_undefined(cmp *c)
     return true;
 }
 
+/* Our packet at index, or NULL. */
+static const pkt_info *pkt_at(const cmp *c, uint64_t index)
+{
+    size_t lo = 0, hi = c->pk->n;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+
+        if (c->pk->v[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->pk->n && c->pk->v[lo].index == index ? &c->pk->v[lo] : NULL;
+}
+
+/* docs/opencsd-bugs.md 14: an ETMv3 P-header with no E or N atom (0x80,
+ * or a cycle-accurate one of W atoms only) makes OpenCSD send a range it
+ * never filled in: an older range's addresses again.  Signature: its
+ * instruction comes from a packet that is such a P-header of ours;
+ * skipped. */
+static bool fault_empty_pheader(cmp *c)
+{
+    const pkt_info *p;
+
+    if (c->j >= c->nb)
+        return false;
+    p = pkt_at(c, c->b->v[c->j].index);
+    if (!p || p->kind != TB_PKT_ATOM || p->atoms != 0)
+        return false;
+    while (c->j < c->nb && c->b->v[c->j].index == p->index)
+        c->j++;
+    return true;
+}
+
+/* The instruction at addr in isa, by our classifier; false when the
+ * image does not hold it. */
+static bool classify_at(uint32_t addr, uint8_t isa, tb_insn *in)
+{
+    static tb_classifier *cls;
+    uint8_t b[4];
+    size_t n = tb_memimage_read(tb_fuzz_ocsd_image(), addr, b, sizeof b);
+
+    if (isa != TB_ISA_ARM && isa != TB_ISA_THUMB)
+        return false;
+    if (!cls && !(cls = tb_classifier_new()))
+        tb_fuzz_fail("ocsd", "cannot make a classifier");
+    return n && tb_classifier_decode(cls, b, n, addr, (tb_isa)isa, in) > 0;
+}
+
+/* docs/opencsd-bugs.md 15: a BLX(imm) whose atom is N (its condition
+ * failed: ARMv7-A ARM A8.8.25, a Thumb BLX can be conditional in an IT
+ * block) did not branch, yet OpenCSD switches the ISA for what follows.
+ * Signature: the last instruction both agree on is a BLX(imm) with N,
+ * and OpenCSD goes on at the next address in the other ISA; both back in
+ * step at the next address packet. */
+static bool fault_blx_n_switches_isa(cmp *c)
+{
+    const insn *last = c->i > 0 && c->i <= c->na ? &c->a->v[c->i - 1] : NULL;
+    const insn *o = c->i < c->na ? &c->a->v[c->i] : NULL;
+    const insn *t = c->j < c->nb ? &c->b->v[c->j] : NULL;
+    tb_insn in;
+
+    if (!last || !t || last->atom != 'N' || !classify_at(last->addr, last->isa, &in) ||
+        in.wp_class != TB_WP_DIRECT_LINK || in.target_isa == last->isa ||
+        t->addr != last->addr + in.size || t->isa == last->isa ||
+        (o && (o->addr != t->addr || o->isa != last->isa)))
+        return false;
+    resync_after(c, part_index(c));
+    return true;
+}
+
+/* docs/opencsd-bugs.md 16: OpenCSD reads a Thumb instruction as four
+ * bytes, so one in the last halfword of a memory region (a 16-bit one,
+ * all there) is not decoded: its range ends one instruction early.
+ * Signature: ours is a Thumb instruction whose image holds exactly two
+ * bytes; skipped. */
+static bool fault_thumb_last_halfword(cmp *c)
+{
+    const insn *o = c->i < c->na ? &c->a->v[c->i] : NULL;
+    uint8_t b[4];
+
+    if (!o || o->isa != TB_ISA_THUMB ||
+        tb_memimage_read(tb_fuzz_ocsd_image(), o->addr, b, 4) != 2)
+        return false;
+    c->i++;
+    return true;
+}
+
+/* docs/opencsd-bugs.md 13: an ETMv3 timestamp has at most 7 (48-bit) or
+ * 9 (64-bit) payload bytes, the last one full-width (protocol-notes 2.8);
+ * OpenCSD reads on while bit 7 is set, swallowing the packets after it.
+ * Signature: one of our timestamps before the point of parting is that
+ * long with bit 7 of its last byte set.  OpenCSD's packets after it are
+ * cut elsewhere: nothing further is compared. */
+static bool fault_ts_unbounded(cmp *c)
+{
+    const uint64_t at = part_index(c);
+    size_t k;
+
+    if (c->cfg->protocol != TB_PROTO_ETMV3)
+        return false;
+    for (k = 0; k < c->pk->n && c->pk->v[k].index <= at; k++) {
+        const pkt_info *p = &c->pk->v[k];
+
+        if (p->kind == TB_PKT_TIMESTAMP && (p->last & 0x80) &&
+            p->size == (c->cfg->ts64 ? 10 : 8)) {
+            c->na = c->i;
+            c->nb = c->j;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* docs/opencsd-bugs.md 11: OpenCSD ends an ETMv3 LSiP I-sync at the
+ * first byte with bit 7 clear once it has the bytes it expects without
+ * the LSiP address: at the address's fourth byte when bit 31 is clear
+ * (the LSiP address then read as packets of their own: a branch, or a
+ * P-header of no atoms first), and, when the LSiP address's fifth byte
+ * has bit 7 set, only at some later byte (swallowing the packets
+ * between).  Signature: such an I-sync of ours before the point of
+ * parting, with no other I-sync between; both back in step after the
+ * next address packet. */
+static bool fault_lsip_isync(cmp *c)
+{
+    const uint64_t at = part_index(c);
+    size_t k;
+
+    for (k = c->pk->n; k-- > 0;) {
+        const pkt_info *p = &c->pk->v[k];
+
+        if (p->index > at)
+            continue;
+        if (p->kind == TB_PKT_ISYNC && !p->lsip_cut)
+            return false;
+        if (!p->lsip_cut)
+            continue;
+        resync_after(c, at);
+        return true;
+    }
+    return false;
+}
+
+/* docs/opencsd-bugs.md 2: an ETMv3 Cancel (exception information, bit
+ * 5) removes the last traced instruction; OpenCSD keeps it unless it was
+ * alone in its element list.  Signature: OpenCSD has one instruction
+ * more, ours had it cancelled: the first branch packet after it carries
+ * Cancel, with no I-sync before it; skipped. */
+static bool fault_cancel_ignored(cmp *c)
+{
+    const insn *t = c->j < c->nb ? &c->b->v[c->j] : NULL;
+    size_t k;
+
+    if (c->cfg->protocol != TB_PROTO_ETMV3 || !t)
+        return false;
+    for (k = 0; k < c->pk->n; k++) {
+        const pkt_info *p = &c->pk->v[k];
+
+        if (p->index <= t->index)
+            continue;
+        if (p->kind == TB_PKT_ISYNC)
+            return false;
+        if (p->kind != TB_PKT_BRANCH)
+            continue;
+        if (!p->cancel)
+            return false;
+        c->j++;
+        return true;
+    }
+    return false;
+}
+
+/* docs/opencsd-bugs.md 17: a PTM branch packet with exception bytes
+ * whose exception number is 0 is no exception (IHI0035B 4.5.4: an
+ * exception branch is one with a nonzero Exception field; a
+ * non-exception branch implies an E atom); OpenCSD takes any branch with
+ * exception bytes for an exception and drops the implied E atom, so the
+ * range up to the waypoint is missing.  Signature: ours has instructions
+ * from such a packet that OpenCSD lacks; skipped. */
+static bool fault_exc0_drops_atom(cmp *c)
+{
+    const insn *o = c->i < c->na ? &c->a->v[c->i] : NULL;
+    const pkt_info *p;
+
+    if (c->cfg->protocol != TB_PROTO_PTM || !o)
+        return false;
+    p = pkt_at(c, o->index);
+    if (!p || p->kind != TB_PKT_BRANCH || !p->has_exc || p->exc_num != 0)
+        return false;
+    while (c->i < c->na && c->a->v[c->i].index == p->index)
+        c->i++;
+    return true;
+}
+
+/* docs/opencsd-bugs.md 18: PTM return stack (IHI0035B B.3.2): a branch
+ * with link pushes its return address also when a branch address packet
+ * traces it (branch_no_excp step 6.2), and an E atom on an indirect
+ * waypoint pops it; OpenCSD has no address there and waits for the next
+ * address packet.  Signature: return stack on, the last instruction both
+ * agree on is an indirect waypoint with an E atom from an atom packet,
+ * ours goes on at a popped address and OpenCSD's next instruction comes
+ * from a later packet; both back in step after the next address packet. */
+static bool fault_rstack_pop_missing(cmp *c)
+{
+    const insn *last = c->i > 0 && c->i <= c->na ? &c->a->v[c->i - 1] : NULL;
+    const insn *o = c->i < c->na ? &c->a->v[c->i] : NULL;
+    const insn *t = c->j < c->nb ? &c->b->v[c->j] : NULL;
+    tb_insn in;
+
+    if (c->cfg->protocol != TB_PROTO_PTM || !c->cfg->return_stack || !last || !o ||
+        last->atom != 'E' || pkt_at(c, last->index) ||  /* from an atom packet */
+        !classify_at(last->addr, last->isa, &in) ||
+        (in.wp_class != TB_WP_INDIRECT && in.wp_class != TB_WP_INDIRECT_LINK) ||
+        (t && t->index <= o->index))
+        return false;
+    resync_after(c, o->index);
+    return true;
+}
+
 typedef struct known_fault {
     const char *name;
     bool (*match)(cmp *c);
@@ -619,17 +862,74 @@ typedef struct known_fault {
 static known_fault faults[] = {
     {"opencsd-bugs 1: ETMv3 BLX(imm) ISA change lost at a P-header's end",
      fault_blx_isa_lost, 0},
+    {"opencsd-bugs 2: ETMv3 Cancel ignored", fault_cancel_ignored, 0},
+    {"opencsd-bugs 11: ETMv3 LSiP I-sync cut at its address's fourth byte",
+     fault_lsip_isync, 0},
     {"opencsd-bugs 12: ARM I-sync address bit 1 kept", fault_arm_isync_bit1, 0},
+    {"opencsd-bugs 13: ETMv3 timestamp read past its last byte", fault_ts_unbounded, 0},
+    {"opencsd-bugs 14: ETMv3 P-header without atoms sends a stale range",
+     fault_empty_pheader, 0},
+    {"opencsd-bugs 15: BLX(imm) with an N atom switches the ISA", fault_blx_n_switches_isa, 0},
+    {"opencsd-bugs 16: Thumb instruction in a region's last halfword dropped",
+     fault_thumb_last_halfword, 0},
+    {"opencsd-bugs 17: PTM branch with exception number 0 drops its E atom",
+     fault_exc0_drops_atom, 0},
+    {"opencsd-bugs 18: PTM return stack: no pop where ours pops", fault_rstack_pop_missing, 0},
     {"not a fault: an undefined encoding executed", open_undefined, 0},
 };
 #define N_FAULTS (sizeof faults / sizeof faults[0])
+
+/* index falls inside one of our fault-11 I-syncs (after its first byte). */
+static bool inside_lsip_cut(const cmp *c, uint64_t index)
+{
+    size_t k;
+
+    for (k = 0; k < c->pk->n && c->pk->v[k].index < index; k++)
+        if (c->pk->v[k].lsip_cut && index < c->pk->v[k].index + c->pk->v[k].size)
+            return true;
+    return false;
+}
 
 static void compare(const char *name, const tb_config *cfg, const seq *a, const seq *b,
                     const pkt_list *pk, const uint8_t *data, size_t len)
 {
     const bool cut_a = a->err || a->full, cut_b = b->err || b->full;
     cmp c = {cfg, a, b, pk, 0, 0, a->err ? a->err_at : a->n, b->err ? b->err_at : b->n};
+    uint64_t scope;
     size_t k;
+
+    /* Out of scope from the first packet that sets AltISA (ThumbEE, or a
+     * combination IHI0014Q table 7.20 reserves): OpenCSD does not decode
+     * ThumbEE (ocsd_isa_tee, "unsupported"), and its packet processors
+     * drop the AltISA state at a branch without exception bytes while
+     * ours keeps it, so the two are not comparable there.  Both sides
+     * are cut at that packet. */
+    for (k = 0; k < pk->n; k++)
+        if (pk->v[k].altisa)
+            break;
+    scope = k < pk->n ? pk->v[k].index : UINT64_MAX;
+    while (c.na > 0 && a->v[c.na - 1].index >= scope)
+        c.na--;
+    while (c.nb > 0 && b->v[c.nb - 1].index >= scope)
+        c.nb--;
+    /* Fault 14's empty ranges: each from one of our atom packets without
+     * E or N, or it is a finding. */
+    for (k = 0; k < g_theirs.n_empty && k < sizeof g_theirs.empty / sizeof g_theirs.empty[0];
+         k++) {
+        const pkt_info *p = pkt_at(&c, g_theirs.empty[k]);
+
+        /* Judged only where both decode (before either's first error),
+         * and not inside a fault-11 I-sync (OpenCSD cuts it in pieces). */
+        if (g_theirs.empty[k] < scope && (!a->err || g_theirs.empty[k] < a->err_index) &&
+            (!b->err || g_theirs.empty[k] < b->err_index) &&
+            (!p || p->kind != TB_PKT_ATOM || p->atoms != 0) &&
+            !inside_lsip_cut(&c, g_theirs.empty[k]))
+            tb_fuzz_fail(name, "OpenCSD sent an INSTR_RANGE of 0 instructions at packet "
+                         "%llu, which is no atom packet without atoms",
+                         (unsigned long long)g_theirs.empty[k]);
+    }
+    if (g_theirs.n_empty)
+        faults[5].hits++; /* fault_empty_pheader */
 
     for (;;) {
         while (c.i < c.na && c.j < c.nb && same(&a->v[c.i], &b->v[c.j])) {
@@ -642,14 +942,19 @@ static void compare(const char *name, const tb_config *cfg, const seq *a, const 
         if ((c.i == c.na && cut_a) || (c.j == c.nb && cut_b))
             return;
         for (k = 0; k < N_FAULTS; k++) {
-            const size_t i = c.i, j = c.j;
+            const size_t i = c.i, j = c.j, na = c.na, nb = c.nb;
 
-            if (faults[k].match(&c)) {
+            /* A signature must move the comparison on, or it does not
+             * explain this difference. */
+            if (faults[k].match(&c) &&
+                (c.i > i || c.j > j || (c.i == c.na && c.j == c.nb))) {
                 faults[k].hits++;
                 break;
             }
             c.i = i;
             c.j = j;
+            c.na = na;
+            c.nb = nb;
         }
         if (k == N_FAULTS)
             break;
