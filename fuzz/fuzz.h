@@ -37,6 +37,23 @@ int tb_fuzz_roundtrip(const uint8_t *data, size_t len);
  * API, not in the table; input as the decoder harnesses'. */
 int tb_fuzz_ocsd_etmv3(const uint8_t *data, size_t len);
 int tb_fuzz_ocsd_ptm(const uint8_t *data, size_t len);
+/* Their comparison for any trace (ocsd_mutate.c): our decode of the
+ * source's bytes in runs (len 0: bytes lost before index, a corrupt
+ * frame) against OpenCSD's of buf (a formatted buffer when formatted,
+ * else the source's bytes), over mem.  0 when they agree (up to
+ * documented faults), 1 with the report on stderr, -1 when too long
+ * (over 1 MiB). */
+typedef struct tb_ocsd_run {
+    uint64_t index;
+    const uint8_t *data;
+    size_t len;
+} tb_ocsd_run;
+int tb_ocsd_diff(const char *name, const tb_config *cfg, const tb_memimage *mem,
+                 const tb_ocsd_run *runs, size_t n_runs, const uint8_t *buf, size_t len,
+                 bool formatted);
+/* The documented faults' names and how often each explained a
+ * difference in this process.  Returns how many there are. */
+size_t tb_ocsd_diff_hits(const char **names, unsigned *hits, size_t max);
 
 typedef int (*tb_fuzz_fn)(const uint8_t *data, size_t len);
 typedef struct tb_fuzz_harness {
@@ -110,6 +127,10 @@ const tb_memimage *tb_fuzz_image(void);
 /* The OpenCSD differential harnesses' image: the same layout, only
  * architecturally defined code (fuzz_util.c). */
 const tb_memimage *tb_fuzz_ocsd_image(void);
+/* Their configuration: tb_fuzz_config() without data trace, and a PTM
+ * return stack enabled only as implemented (ETMCCER[23]). */
+void tb_fuzz_ocsd_config(tb_protocol proto, const uint8_t b[TB_FUZZ_CFG_BYTES],
+                         tb_config *cfg);
 
 /* Deterministic split point in [0, len] from the input's bytes. */
 size_t tb_fuzz_split(const uint8_t *data, size_t len);

@@ -660,3 +660,20 @@ const tb_memimage *tb_fuzz_ocsd_image(void)
     }
     return image;
 }
+
+void tb_fuzz_ocsd_config(tb_protocol proto, const uint8_t b[TB_FUZZ_CFG_BYTES], tb_config *cfg)
+{
+    uint32_t etmcr, etmccer;
+
+    tb_fuzz_config(proto, b, cfg);
+    /* OpenCSD decodes no ETMv3 trace with data trace configured
+     * (docs/opencsd-bugs.md 8); a PTM that traces with its return stack
+     * (ETMCR[29]) has one (ETMCCER[23]; OpenCSD uses it only then, and
+     * without one ETMCR[29] reads as zero). */
+    etmcr = cfg->etmcr & ~(0xCu | (1u << 20));
+    etmccer = cfg->etmccer;
+    if (proto == TB_PROTO_PTM && (etmcr >> 29) & 1)
+        etmccer |= 1u << 23;
+    if (tb_config_from_regs(cfg, etmcr, cfg->etmidr, etmccer, cfg->traceidr) < 0)
+        tb_fuzz_fail("config", "tb_config_from_regs refused the OpenCSD harness registers");
+}

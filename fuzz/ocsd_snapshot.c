@@ -3,7 +3,7 @@
  *
  * Writes an input of the OpenCSD differential harnesses
  * (fuzz_diff_ocsd.c) as a snapshot both decoders read: the registers of
- * its 4 configuration bytes (data trace off, as the harness has them),
+ * its 4 configuration bytes (tb_fuzz_ocsd_config, as the harness has them),
  * the rest as the source's raw trace, and the harness's memory image
  * (tb_fuzz_ocsd_image) as dumps.  Then `tracebench decode DIR` and
  * `trc_pkt_lister -ss_dir DIR -decode` show what each decoder makes of
@@ -55,13 +55,7 @@ int main(int argc, char **argv)
                 TB_FUZZ_CFG_BYTES);
         return 1;
     }
-    tb_fuzz_config(proto, input, &cfg);
-    if ((cfg.data_trace || cfg.data_only) &&
-        tb_config_from_regs(&cfg, cfg.etmcr & ~(0xCu | (1u << 20)), cfg.etmidr, cfg.etmccer,
-                            cfg.traceidr) < 0) {
-        fprintf(stderr, "configuration without data trace refused\n");
-        return 1;
-    }
+    tb_fuzz_ocsd_config(proto, input, &cfg);
     for (k = 0; k < N_REGIONS; k++) {
         r[k].address = regions[k].addr;
         r[k].data = mem[k];
