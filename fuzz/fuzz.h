@@ -51,6 +51,10 @@ typedef struct tb_ocsd_run {
 int tb_ocsd_diff(const char *name, const tb_config *cfg, const tb_memimage *mem,
                  const tb_ocsd_run *runs, size_t n_runs, const uint8_t *buf, size_t len,
                  bool formatted);
+/* Whether each side of the last tb_ocsd_diff reported an error, and its
+ * first (valid until the next call). */
+void tb_ocsd_diff_errors(bool *ours, bool *theirs, const char **ours_why,
+                         const char **theirs_why);
 /* The documented faults' names and how often each explained a
  * difference in this process.  Returns how many there are. */
 size_t tb_ocsd_diff_hits(const char **names, unsigned *hits, size_t max);

@@ -110,6 +110,7 @@ int main(int argc, char **argv)
 {
     static runs r;
     int per = 30, a, differ = 0, total = 0, agree = 0, explained = 0, skipped = 0;
+    int one_sided[2] = {0, 0};
     uint64_t seed = 28;
     const char *keepdir = NULL;
 
@@ -226,6 +227,8 @@ int main(int argc, char **argv)
                         keep(keepdir, vec, base, k, sb->files[0], mut, len);
                 } else {
                     int any = 0;
+                    bool oe, te;
+                    const char *ow, *tw;
 
                     for (f = 0; f < nf && f < 32; f++)
                         if (after[f] != before[f]) {
@@ -238,6 +241,14 @@ int main(int argc, char **argv)
                     } else {
                         agree++;
                     }
+                    /* Where only one side saw an error, the other decoded
+                     * on: say which and why (compared up to the error). */
+                    tb_ocsd_diff_errors(&oe, &te, &ow, &tw);
+                    if (oe != te) {
+                        printf("one-sided error (%s): %s: %s\n", name, oe ? "ours" : "OpenCSD",
+                               oe ? ow : tw);
+                        one_sided[oe ? 0 : 1]++;
+                    }
                 }
             }
         }
@@ -247,6 +258,7 @@ int main(int argc, char **argv)
         tb_snapshot_fini(&snap);
     }
     printf("%d mutants: %d agree, %d agree up to documented OpenCSD faults, %d differ, "
-           "%d skipped\n", total, agree, explained, differ, skipped);
+           "%d skipped; an error on one side only: %d ours, %d OpenCSD's\n", total, agree,
+           explained, differ, skipped, one_sided[0], one_sided[1]);
     return differ ? 1 : 0;
 }
