@@ -837,6 +837,11 @@ static bool fault_cancel_ignored(cmp *c)
             continue;
         if (!p->cancel)
             return false;
+        /* It is the last instruction before the Cancel: OpenCSD's next
+         * one comes after the branch packet, or is ours again. */
+        if (c->j + 1 < c->nb && c->b->v[c->j + 1].index < p->index &&
+            !(c->i < c->na && same(&c->b->v[c->j + 1], &c->a->v[c->i])))
+            return false;
         c->j++;
         return true;
     }
@@ -940,7 +945,7 @@ static bool compare(const char *name, const tb_config *cfg, const seq *a, const 
     for (k = 0; k < pk->n; k++)
         if (pk->v[k].altisa ||
             ((pk->v[k].kind == TB_PKT_ISYNC || pk->v[k].kind == TB_PKT_BRANCH) &&
-             pk->v[k].isa == TB_ISA_JAZELLE))
+             (pk->v[k].isa == TB_ISA_JAZELLE || pk->v[k].isa == TB_ISA_THUMBEE)))
             break;
     scope = k < pk->n ? pk->v[k].index : UINT64_MAX;
     /* ETMv3: a packet one side rejects may carry, to the other, a Cancel
