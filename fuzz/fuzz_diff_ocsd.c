@@ -870,6 +870,38 @@ static bool fault_exc0_drops_atom(cmp *c)
     return true;
 }
 
+/* Not a fault (as open_undefined): the walk that parted began in the
+ * middle of a 32-bit Thumb instruction of the harnesses' image (a fuzzed
+ * branch address), so the two decoders read bytes that were never
+ * instructions, where UNDEFINED and UNPREDICTABLE encodings abound.
+ * Signature: since the last address packet before the point of parting,
+ * an instruction of either side starts at no instruction start of the
+ * image; both back in step at the next address packet. */
+static bool open_mid_insn(cmp *c)
+{
+    const uint64_t at = part_index(c);
+    const pkt_info *is = pkt_before(c, at, TB_PKT_ISYNC), *br = pkt_before(c, at, TB_PKT_BRANCH);
+    const uint64_t from = !is ? (br ? br->index : 0)
+                          : !br ? is->index : is->index > br->index ? is->index : br->index;
+    size_t k;
+
+    if (g_mem != tb_fuzz_ocsd_image())
+        return false;
+    for (k = c->i; k-- > 0 && c->a->v[k].index >= from;)
+        if (!tb_fuzz_ocsd_insn_start(c->a->v[k].addr, (tb_isa)c->a->v[k].isa))
+            goto found;
+    for (k = c->j; k-- > 0 && c->b->v[k].index >= from;)
+        if (!tb_fuzz_ocsd_insn_start(c->b->v[k].addr, (tb_isa)c->b->v[k].isa))
+            goto found;
+    if ((c->i < c->na && !tb_fuzz_ocsd_insn_start(c->a->v[c->i].addr, (tb_isa)c->a->v[c->i].isa)) ||
+        (c->j < c->nb && !tb_fuzz_ocsd_insn_start(c->b->v[c->j].addr, (tb_isa)c->b->v[c->j].isa)))
+        goto found;
+    return false;
+found:
+    resync_after(c, at);
+    return true;
+}
+
 /* Not a fault: the architecture leaves it open (docs/opencsd-bugs.md,
  * "Where the two may rightly differ").  Sequential execution past
  * 0xFFFFFFFF: we wrap to 0, OpenCSD stops.  Signature: the last
@@ -910,6 +942,7 @@ static known_fault faults[] = {
     {"opencsd-bugs 17: PTM branch with exception number 0 drops its E atom",
      fault_exc0_drops_atom, 0},
     {"not a fault: an undefined encoding executed", open_undefined, 0},
+    {"not a fault: a walk from the middle of a Thumb instruction", open_mid_insn, 0},
     {"not a fault: execution past 0xFFFFFFFF", open_wrap, 0},
 };
 #define N_FAULTS (sizeof faults / sizeof faults[0])

@@ -677,3 +677,13 @@ void tb_fuzz_ocsd_config(tb_protocol proto, const uint8_t b[TB_FUZZ_CFG_BYTES], 
     if (tb_config_from_regs(cfg, etmcr, cfg->etmidr, etmccer, cfg->traceidr) < 0)
         tb_fuzz_fail("config", "tb_config_from_regs refused the OpenCSD harness registers");
 }
+
+bool tb_fuzz_ocsd_insn_start(uint32_t addr, tb_isa isa)
+{
+    (void)tb_fuzz_ocsd_image(); /* lays the Thumb region out */
+    if (isa == TB_ISA_ARM)
+        return (addr & 3) == 0;
+    if (addr >= TB_FUZZ_THUMB_BASE && addr < TB_FUZZ_THUMB_BASE + TB_FUZZ_CODE_BYTES)
+        return !(addr & 1) && ocsd_thumb_start[(addr - TB_FUZZ_THUMB_BASE) / 2];
+    return !(addr & 1); /* 16-bit or ARM code elsewhere: every halfword */
+}
