@@ -791,9 +791,9 @@ static bool fault_ts_unbounded(cmp *c)
  * (the LSiP address then read as packets of their own: a branch, or a
  * P-header of no atoms first), and, when the LSiP address's fifth byte
  * has bit 7 set, only at some later byte (swallowing the packets
- * between).  Signature: such an I-sync of ours before the point of
- * parting, with no other I-sync between; both back in step after the
- * next address packet. */
+ * between).  Signature: such an I-sync of ours at most 64 bytes before
+ * the point of parting; both back in step after the next address
+ * packet. */
 static bool fault_lsip_isync(cmp *c)
 {
     const uint64_t at = part_index(c);
@@ -804,7 +804,10 @@ static bool fault_lsip_isync(cmp *c)
 
         if (p->index > at)
             continue;
-        if (p->kind == TB_PKT_ISYNC && !p->lsip_cut)
+        /* OpenCSD's packets after it are cut elsewhere until it meets a
+         * boundary of ours again (our next I-sync may be inside one of
+         * its packets): within 64 bytes. */
+        if (p->index + 64 < at)
             return false;
         if (!p->lsip_cut)
             continue;
