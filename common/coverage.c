@@ -1143,7 +1143,9 @@ static int etm2_step(port_walk *w, const tb_etmv1_sample *s)
     counts[status_v[st]]++;
     if (st != TB_ETMV2_TD)
         return 0;
-    if (!replaced && (s->tracepkt & 1)) {
+    if (replaced)
+        return 0; /* 6.1.7: a TFO the trigger delayed (U19), not an idle TD */
+    if (s->tracepkt & 1) {
         /* A TFO cycle (6.1.6); on a 4-bit port its value takes two
          * cycles (U4).  Its packet is counted by reason from the parse. */
         if (w->width == 4) {

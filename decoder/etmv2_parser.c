@@ -190,8 +190,9 @@ static int emit_tfo(tb_etmv2_parser *p, const grp *g)
  * byte, and its length from the bytes so far: the length when complete,
  * 0 when more are needed, TB_ERR_BAD_PACKET for a reserved header,
  * TB_ERR_UNSUPPORTED for a valid one the configuration forbids.  A data
- * address is 1-5 bytes with bit 7 = another follows (6.4.2; its layout
- * U8, as ETMv1/ETMv3); the value is SS bytes (U8) with value trace on. */
+ * address is 1-5 bytes with bit 7 = another follows (6.4.2), the low
+ * bits first (derived, docs/etmv1-v2-sources.md 1.7; byte 5's bits
+ * [6:4] U8); the value is SS bytes (U8) with value trace on. */
 static int pkt_length(const tb_etmv2_parser *p, const uint8_t *b, unsigned n,
                       tb_pkt_kind *kind)
 {
@@ -544,11 +545,22 @@ static int sample(tb_etmv2_parser *p, const tb_etmv1_sample *s, uint64_t index)
     if (ps > 15 || s->tracesync || (w < 16 && (pkt >> w)))
         return fail(p, TB_PKT_RESERVED, index, TB_ERR_BAD_PACKET);
     if (ps == TB_ETMV2_TR) { /* 6.1.7: no FIFO data; the status on [3:0] */
-        if (p->synced && (rc = enqueue(p, Q_TRIG, index, 0)) < 0)
-            return rc;
         ps = pkt & 15;
         if (ps == TB_ETMV2_TR)
             return fail(p, TB_PKT_RESERVED, index, TB_ERR_BAD_PACKET);
+        if (ps == TB_ETMV2_TD) {
+            /* 6.1.7: TD here is a TFO the trigger delayed (an idle cycle
+             * shows WT); where its value then goes is on no page read
+             * (docs/etmv1-v2-sources.md 1.7), so its bytes cannot be
+             * placed: out of sync until the next TFO. */
+            if (!p->synced)
+                return 0;
+            if ((rc = fail(p, TB_PKT_RESERVED, index, TB_ERR_UNSUPPORTED)) < 0)
+                return rc;
+            return emit_simple(p, TB_PKT_TRIGGER, index, 0);
+        }
+        if (p->synced && (rc = enqueue(p, Q_TRIG, index, 0)) < 0)
+            return rc;
         data = tfo_ok = false;
     } else if (p->hi_wait) {
         grp *g = p->gn ? &p->g[(p->gh + p->gn - 1) % GMAX] : NULL;

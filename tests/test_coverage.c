@@ -971,10 +971,11 @@ Test(coverage_etmv2, data_packets)
  *   3 DE  4 IN  5 DN  6 WT  7 DW
  *   8..15: 8 A B D E F 9 C, one of each phantom form
  *  16 TD, TRACEPKT 0000   kept without CA: idle
- *  17 TR, TRACEPKT 0111   a trigger replacing a TD (no TFO: its [0] is
- *                         the status's)
+ *  17 TR, TRACEPKT 0111   a trigger replacing a TD: 6.1.7 (Cihcehhe)
+ *                         makes that a TFO the trigger delayed (U19),
+ *                         not an idle cycle
  * So: IE 2 (1, 2), DE DN IN WT DW 1 each, TR 2, TD 3 (0, 16, 17), each
- * phantom form 1, idle TD 2, one split TFO with a TR inside, port4. */
+ * phantom form 1, idle TD 1 (16), one split TFO with a TR inside, port4. */
 Test(coverage_etmv2, statuses)
 {
     static const tb_etmv2_sample s[] = {
@@ -1002,7 +1003,7 @@ Test(coverage_etmv2, statuses)
     cr_expect_eq(c[find("etmv2.pipestat.ie")], 2);
     cr_expect_eq(c[find("etmv2.pipestat.tr")], 2);
     cr_expect_eq(c[find("etmv2.pipestat.td")], 3);
-    cr_expect_eq(c[find("etmv2.td.idle")], 2);
+    cr_expect_eq(c[find("etmv2.td.idle")], 1);
     for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
         cr_expect_eq(c[find(one[i])], 1, "%s", one[i]);
     cr_expect_eq(c[find("etmv2.ca.td")], 0);
@@ -1103,6 +1104,28 @@ Test(coverage_etmv2, packets)
         cr_expect_eq(c[find("etmv2.port8")], 1);
         cr_expect_eq(c[find("etmv2.tfo.split4")], 0); /* 8-bit: one cycle */
     }
+}
+
+/* IHI0014Q 6.1.7: a trigger with the FIFO empty shows WT as the status it
+ * replaced; one showing TD is a TFO the trigger delayed (U19), so neither
+ * is an idle TD cycle. */
+Test(coverage_etmv2, trigger_replaced_statuses)
+{
+    static const tb_etmv2_sample s[] = {{TB_ETMV2_TR, 0, TB_ETMV2_WT},
+                                        {TB_ETMV2_TR, 0, TB_ETMV2_TD}};
+    static uint64_t c[TB_COVERAGE_MAX];
+    tb_etmv2_config cf;
+    uint8_t cap[64];
+    size_t n;
+
+    tb_etmv2_config_init(&cf);
+    n = etmv2_capture(&cf, s, 2, cap, sizeof cap);
+    memset(c, 0, sizeof c);
+    cr_assert_eq(tb_coverage_count_etmv2_capture(cap, n, c), 0);
+    cr_expect_eq(c[find("etmv2.pipestat.tr")], 2);
+    cr_expect_eq(c[find("etmv2.pipestat.wt")], 1);
+    cr_expect_eq(c[find("etmv2.td.idle")], 0);
+    cr_expect_eq(c[find("etmv2.ca.td")], 0);
 }
 
 /* Cycle accurate, no context IDs: a periodic TFO (RR 00) at Thumb

@@ -208,6 +208,79 @@ Test(etmv2_bad, reserved_and_wrong_width_and_sequences)
     expect_error(8, ex_tfo, 6, TB_PKT_INCOMPLETE);
 }
 
+/* 6.1.7 (Cihcehhe): with the FIFO empty a trigger shows WT as the status
+ * it replaced; TD there means a trigger and a TFO were pending together:
+ * "uniquely identifiable as a true TFO".  Where that TFO's value then goes
+ * is on a page no copy has ("Trigger considerations"), so the parser must
+ * say it cannot read it, not take the cycle for an idle TD as it did. */
+Test(etmv2_parser, trigger_over_a_tfo_is_refused)
+{
+    tb_etmv2_sample ok[] = {ex_tfo[0], ex_tfo[1], ex_tfo[2], ex_tfo[2], ex_tfo[2],
+                            ex_tfo[2], {TB_ETMV2_TR, 0, TB_ETMV2_WT}, {TB_ETMV2_IE, 0, 0}};
+    tb_etmv2_sample td[] = {ex_tfo[0], ex_tfo[1], ex_tfo[2], ex_tfo[2], ex_tfo[2],
+                            ex_tfo[2], {TB_ETMV2_TR, 0, TB_ETMV2_TD}, {TB_ETMV2_IE, 0, 0}};
+    tb_etmv2_config c;
+    pbuf b;
+    size_t i;
+    bool trig = false;
+
+    cfg_port(&c, 8);
+    parse(&c, ok, sizeof ok / sizeof ok[0], &b);
+    for (i = 0; i < b.n; i++) {
+        cr_assert_eq(b.p[i].err, 0, "packet %zu kind %d err %d", i, (int)b.p[i].kind,
+                     b.p[i].err);
+        trig |= b.p[i].kind == TB_PKT_TRIGGER;
+    }
+    cr_assert(trig);
+
+    parse(&c, td, sizeof td / sizeof td[0], &b);
+    for (i = 0; i < b.n; i++)
+        if (b.p[i].kind == TB_PKT_RESERVED && b.p[i].err == TB_ERR_UNSUPPORTED)
+            break;
+    cr_assert_lt(i, b.n, "a TR over TD read as an idle cycle (%zu packets)", b.n);
+    cr_assert_eq(b.p[i].index, tb_etmv1_sample_index(6));
+    for (i = 0; i < b.n; i++)
+        if (b.p[i].kind == TB_PKT_TRIGGER)
+            break;
+    cr_assert_lt(i, b.n, "the trigger itself was lost");
+}
+
+/* IHI0014Q 6.7.1 Table 6.9 (seed 000, page Bhbfbhjh): the fifth byte of a
+ * branch address is ARM 0E001xxx (xxx = A[31:29], E = the last traced
+ * instruction was cancelled) or Thumb 0001xxxx (A[31:28]); every other
+ * value is reserved.  Every last-byte value (bit 7 = 0) after four bytes
+ * that carry zero address bits, on an 8-bit port after a TFO at 0x1000. */
+Test(etmv2_parser, table_6_9_every_fifth_byte)
+{
+    for (unsigned v = 0; v < 128; v++) {
+        bool arm = (v & 0xB8) == 0x08, thumb = (v & 0xF0) == 0x10;
+        tb_etmv2_sample s[] = {ex_tfo[0], ex_tfo[1], ex_tfo[2], {TB_ETMV2_DE, 0, 0x10},
+                               ex_tfo[2], ex_tfo[2], {TB_ETMV2_WT, 0, 0x81},
+                               {TB_ETMV2_WT, 0, 0x80}, {TB_ETMV2_WT, 0, 0x80},
+                               {TB_ETMV2_WT, 0, 0x80}, {TB_ETMV2_WT, 0, (uint16_t)v}};
+        tb_etmv2_config c;
+        const tb_packet *k = NULL;
+        size_t i;
+        pbuf b;
+
+        cfg_port(&c, 8);
+        parse(&c, s, sizeof s / sizeof s[0], &b);
+        for (i = 0; i < b.n && !k; i++)
+            if (b.p[i].kind != TB_PKT_ISYNC && b.p[i].kind != TB_PKT_ATOM)
+                k = &b.p[i];
+        cr_assert_not_null(k, "byte 5 0x%02x: no packet", v);
+        if (!arm && !thumb) {
+            cr_assert_eq(k->kind, TB_PKT_RESERVED, "byte 5 0x%02x: kind %d", v, (int)k->kind);
+            continue;
+        }
+        cr_assert_eq(k->kind, TB_PKT_BRANCH, "byte 5 0x%02x: kind %d", v, (int)k->kind);
+        cr_assert_eq(k->isa, arm ? TB_ISA_ARM : TB_ISA_THUMB, "byte 5 0x%02x", v);
+        cr_assert_eq(k->addr, arm ? (uint32_t)(v & 7) << 29 : (uint32_t)(v & 0xF) << 28,
+                     "byte 5 0x%02x: 0x%x", v, k->addr);
+        cr_assert_eq(k->exc_cancel, arm && (v & 0x40), "byte 5 0x%02x: E", v);
+    }
+}
+
 /* Nothing before the first TFO (fact sheet 11); a cold start skips the
  * bytes the TFO value counts. */
 Test(etmv2_parser, cold_start_skips_the_counted_bytes)

@@ -275,6 +275,100 @@ Test(etmv2_data_bad, refused_and_malformed)
     expect_error(1, r, sizeof r / sizeof r[0], TB_PKT_RESERVED);
 }
 
+/* IHI0014Q 6.4.1 Table 6.2 (page Bhbhibdd, the one ETMv2 table whose every
+ * cell survives), transcribed as its bit patterns, bit 7 first: 0/1 fixed,
+ * C = more packets this cycle, A = address follows, S/T = SS/TT fields,
+ * X = undefined.  Every header byte (bit 0 = 0; 1 is a branch address,
+ * the table's note) must match exactly one row, and the parser must read
+ * it as that row says.  The SS sizes are U8 and not checked here. */
+static const struct {
+    const char *pat;
+    tb_pkt_kind kind;
+} table_6_2[] = {
+    {"C0A0SS10", TB_PKT_DATA},
+    {"X0X1XX00", TB_PKT_RESERVED},
+    {"X0X1XX10", TB_PKT_RESERVED},
+    {"X10XXX10", TB_PKT_RESERVED},
+    {"X1100X10", TB_PKT_RESERVED},
+    {"C1101010", TB_PKT_VALUE_NOT_TRACED},
+    {"C1101110", TB_PKT_CONTEXT_ID},
+    {"X111XX10", TB_PKT_RESERVED},
+    {"C1A1TT00", TB_PKT_OOO_PLACEHOLDER}, /* Load Miss occurred */
+    {"CTT0SS00", TB_PKT_OOO_DATA},        /* Load Miss data */
+};
+
+static bool pat_match(const char *pat, uint8_t h)
+{
+    for (int i = 0; i < 8; i++) {
+        int bit = (h >> (7 - i)) & 1;
+
+        if ((pat[i] == '0' && bit) || (pat[i] == '1' && !bit))
+            return false;
+    }
+    return true;
+}
+
+/* The value of the field letter f in h (its letters in pattern order). */
+static unsigned pat_field(const char *pat, uint8_t h, char f)
+{
+    unsigned v = 0;
+
+    for (int i = 0; i < 8; i++)
+        if (pat[i] == f)
+            v = v << 1 | ((h >> (7 - i)) & 1u);
+    return v;
+}
+
+Test(etmv2_data_parser, table_6_2_every_header)
+{
+    for (unsigned h = 0; h < 256; h += 2) {
+        tb_etmv2_sample s[32];
+        tb_etmv2_config c;
+        size_t n = 0, i, row = 0, rows = 0;
+        const tb_packet *k = NULL;
+        pbuf b;
+
+        for (i = 0; i < sizeof table_6_2 / sizeof table_6_2[0]; i++)
+            if (pat_match(table_6_2[i].pat, (uint8_t)h)) {
+                row = i;
+                rows++;
+            }
+        cr_assert_eq(rows, 1, "header 0x%02x matches %zu rows of Table 6.2", h, rows);
+
+        /* Addresses, values and 4-byte context IDs on, so every valid row
+         * is allowed; an 8-bit port.  TFO (value 0) at cycle 0, its 9
+         * bytes (U2 header, U7 order), a DE at cycle 1 whose group is the
+         * header and six zero bytes: enough for any row (a one-byte
+         * address, bit 7 = 0, and up to four value or context ID bytes),
+         * and after a C = 1 one a zero byte, which is a whole packet with
+         * C = 0 (load miss data, TT = SS = 00) that ends the group. */
+        cfg_data(&c, 8, 3);
+        c.ctxid_bytes = 4;
+        s[n++] = (tb_etmv2_sample){TB_ETMV2_TD, 0, 0x01};
+        s[n++] = (tb_etmv2_sample){TB_ETMV2_DE, 0,
+                                   TB_ETMV2_TFO_HDR_NORMAL | TB_ETMV2_R_TRACE_ON};
+        for (i = 0; i < 8; i++)
+            s[n++] = (tb_etmv2_sample){TB_ETMV2_WT, 0, i == 5 ? 0x10 : 0x00};
+        s[n++] = (tb_etmv2_sample){TB_ETMV2_WT, 0, (uint16_t)h};
+        for (i = 0; i < 6; i++)
+            s[n++] = (tb_etmv2_sample){TB_ETMV2_WT, 0, 0x00};
+        parse(&c, s, n, &b);
+        for (i = 0; i < b.n && !k; i++)
+            if (b.p[i].kind != TB_PKT_ISYNC && b.p[i].kind != TB_PKT_ATOM)
+                k = &b.p[i];
+        cr_assert_not_null(k, "header 0x%02x: no packet", h);
+        cr_assert_eq(k->kind, table_6_2[row].kind, "header 0x%02x (%s) read as kind %d", h,
+                     table_6_2[row].pat, (int)k->kind);
+        if (table_6_2[row].kind == TB_PKT_DATA || table_6_2[row].kind == TB_PKT_OOO_PLACEHOLDER)
+            cr_assert_eq(k->has_data_addr, pat_field(table_6_2[row].pat, (uint8_t)h, 'A') != 0,
+                         "header 0x%02x: A", h);
+        if (table_6_2[row].kind == TB_PKT_OOO_PLACEHOLDER ||
+            table_6_2[row].kind == TB_PKT_OOO_DATA)
+            cr_assert_eq(k->data_tag, pat_field(table_6_2[row].pat, (uint8_t)h, 'T'),
+                         "header 0x%02x: TT", h);
+    }
+}
+
 /* ---- encoder: records -> samples, bytes by the rules above ---- */
 
 typedef struct sbuf {

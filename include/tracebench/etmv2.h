@@ -16,7 +16,9 @@
  * confirms (docs/etmv1-v2-sources.md 5; docs/etmv2.md 6, the same
  * table).  They are placeholders, NOT the spec: IHI0014Q Table 6.1
  * (PIPESTAT codes) and Table 6.6 (TFO headers) were not readable in any
- * copy found.  Change them here only.
+ * copy found; the third search (issue 29, sources 1.7, every page read
+ * named there) found no page that states or contradicts them.  Change
+ * them here only.
  * ====================================================================
  */
 #ifndef TRACEBENCH_ETMV2_H
@@ -70,17 +72,22 @@ enum tb_etmv2_pipestat {
 /* U7 (UNVERIFIED): context ID bytes and the TFO's 4 address bytes are
  * LSB first. */
 
-/* U8 (UNVERIFIED): data packets (6.4.1 Table 6.2 headers and 6.4.2
- * order header, address, value are [S]): SS = 00/01/10/11 -> 0/1/2/4
- * value bytes, LSB first, present only with value trace (no value bytes,
- * so SS = 00, without it); the data address is 1-5 bytes of 7 bits LSB
- * first with bit 7 = another follows, byte 5 = A[31:28] in bits [3:0]
- * (ETMv1/ETMv3's layout: Figure 6.3 not found), compressed against the
- * last data address (the low bits it gives replace that address's). */
+/* U8 (partly UNVERIFIED): data packets.  [S]: Table 6.2 headers; 6.4.2
+ * order header, address, value, the address 1-5 bytes with bit 7 =
+ * another follows; the address compressed as branch addresses, by the
+ * low-order bits that changed (Bhbcbhbd).  Derived from those: 7 bits a
+ * byte, lowest first, byte 5 = A[31:28] in bits [3:0].  UNVERIFIED: SS =
+ * 00/01/10/11 -> 0/1/2/4 value bytes (only ETMv3 defines SS), LSB first,
+ * present only with value trace (SS = 00 without it); byte 5 bits [6:4]
+ * zero (Figure 6.3 not found). */
 
 /* U9 (UNVERIFIED): TT of the load miss packets (bC1A1TT00 occurred,
  * bCTT0SS00 data) is the tag matching the two, any of 0..3; read as
  * ETMv3's out-of-order placeholder / data (data_tag); never written. */
+
+/* U19 (UNVERIFIED): a TR whose replaced status is TD is a TFO the trigger
+ * delayed (6.1.7 [S]); where its value goes is not found: the parser
+ * refuses it and resyncs, the encoder never delays a TFO. */
 
 /* U10 (UNVERIFIED): a 1-4 byte branch address keeps the ARM/Thumb
  * state; a state change sends 5 bytes (6.7.1 says only that byte 5
