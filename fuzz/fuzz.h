@@ -132,7 +132,8 @@ const tb_memimage *tb_fuzz_image(void);
  * architecturally defined code (fuzz_util.c). */
 const tb_memimage *tb_fuzz_ocsd_image(void);
 /* Whether addr starts an instruction of tb_fuzz_ocsd_image() in isa (a
- * branch into the second halfword of a 32-bit Thumb instruction does not). */
+ * branch into the second halfword of a 32-bit Thumb instruction does not,
+ * nor an address in the other instruction set's code). */
 bool tb_fuzz_ocsd_insn_start(uint32_t addr, tb_isa isa);
 /* Their configuration: tb_fuzz_config() without data trace, and a PTM
  * return stack enabled only as implemented (ETMCCER[23]). */

@@ -101,6 +101,10 @@ typedef struct pkt_info {
     uint8_t isa;
     bool has_exc, cancel, altisa;
     bool lsip_cut;    /* ETMv3 LSiP I-sync OpenCSD cuts elsewhere (fault 11) */
+    bool legacy_exc;  /* ETMv3 branch, deprecated byte-5 exception form */
+    bool full;        /* sets the whole address and the ISA: an I-sync, or
+                         a branch with all 32 address bits */
+    uint16_t zeros;   /* ASYNC: the zeros before its 0x80, padding too */
     uint16_t exc_num;
     uint8_t atoms;    /* ATOM: E and N atoms */
     uint8_t size;
@@ -118,6 +122,10 @@ typedef struct ours_ctx {
     tb_decoder *dec;
     const tb_config *cfg;
     bool plant;
+    bool async;        /* an A-sync seen */
+    uint64_t bad_at;   /* our first malformed packet, or UINT64_MAX */
+    const tb_ocsd_run *runs;
+    size_t n_runs;
 } ours_ctx;
 
 /* The image of the current comparison: tb_fuzz_ocsd_image() for the
@@ -147,6 +155,29 @@ static void seq_error(seq *s, uint64_t index, const char *why)
     s->err_at = s->n;
     s->err_index = index;
     snprintf(s->why, sizeof s->why, "%s", why);
+}
+
+/* A side's packet processor met a malformed packet at index (one whose
+ * bytes break the protocol, or alignment lost after an A-sync), maybe
+ * before its decoder had synchronised, when the decoder says nothing of
+ * it: from there on where packets start is each side's guess (IHI0014Q
+ * 7.2, IHI0035B 4.11.2: only an A-sync sets packet boundaries), so the
+ * side's sequence is cut there like at any of its errors (after its
+ * instructions from earlier packets), unless an earlier error cut it. */
+static void seq_bad_packet(seq *s, uint64_t index, const char *why)
+{
+    size_t k = 0;
+
+    if (index == UINT64_MAX || (s->err && s->err_index <= index))
+        return;
+    while (k < s->n && s->v[k].index < index)
+        k++;
+    if (s->err && s->err_at < k)
+        return;
+    s->err = true;
+    s->err_at = k;
+    s->err_index = index;
+    snprintf(s->why, sizeof s->why, "%s at packet %llu", why, (unsigned long long)index);
 }
 
 /* ---- ours ---- */
@@ -190,10 +221,61 @@ static int ours_on_element(void *ctx, const tb_element *el)
     return 0;
 }
 
+/* Whether the n bytes from index are all zero (within one run). */
+static bool zero_bytes(const ours_ctx *o, uint64_t index, uint64_t n)
+{
+    size_t k;
+
+    for (k = 0; k < o->n_runs; k++) {
+        const tb_ocsd_run *r = &o->runs[k];
+
+        if (index >= r->index && index + n <= r->index + r->len) {
+            for (uint64_t i = 0; i < n; i++)
+                if (r->data[index - r->index + i])
+                    return false;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* An A-sync's zeros, counted back from its 0x80 (our PTM parser keeps
+ * at most 23 and reports older ones as skipped). */
+static uint16_t async_zeros(const ours_ctx *o, const tb_packet *p)
+{
+    const uint64_t end = p->index + p->size - 1; /* the 0x80 */
+    size_t k;
+
+    if (p->kind != TB_PKT_ASYNC)
+        return 0;
+    for (k = 0; k < o->n_runs; k++) {
+        const tb_ocsd_run *r = &o->runs[k];
+        uint64_t i;
+
+        if (end < r->index || end >= r->index + r->len)
+            continue;
+        for (i = end; i > r->index && !r->data[i - 1 - r->index] && end - i < 0xFFFF;)
+            i--;
+        return (uint16_t)(end - i);
+    }
+    return 0;
+}
+
 static int ours_on_packet(void *ctx, const tb_packet *p)
 {
     ours_ctx *o = ctx;
 
+    if (p->kind == TB_PKT_ASYNC)
+        o->async = true;
+    /* Bytes skipped after an A-sync are a loss of alignment, unless they
+     * are only zeros: the padding of an A-sync longer than our PTM
+     * parser keeps, which it reports as skipped (IHI0035B 4.5.1: five or
+     * more zeros, then 0x80). */
+    if ((p->kind == TB_PKT_RESERVED || p->kind == TB_PKT_BAD_SEQUENCE ||
+         p->kind == TB_PKT_BAD_TRACEMODE ||
+         (p->kind == TB_PKT_NOTSYNC && o->async && !zero_bytes(o, p->index, p->count))) &&
+        o->bad_at == UINT64_MAX)
+        o->bad_at = p->index;
     if (p->kind >= TB_PKT_RESERVED && !g_bad_pkt[0]) {
         int n = snprintf(g_bad_pkt, sizeof g_bad_pkt, "%s [", tb_pkt_kind_name(p->kind));
 
@@ -212,8 +294,11 @@ static int ours_on_packet(void *ctx, const tb_packet *p)
                                           p->kind == TB_PKT_ISYNC && p->lsip &&
                                               (!(p->addr & 0x80000000u) ||
                                                (p->bytes[p->size - 1] & 0x80)),
-                                          p->exc_num, p->atom_count, p->size,
-                                          p->size ? p->bytes[p->size - 1] : 0};
+                                          p->kind == TB_PKT_BRANCH && p->legacy_exc,
+                                          p->kind == TB_PKT_ISYNC ||
+                                              (p->kind == TB_PKT_BRANCH && p->addr_bits >= 32),
+                                          async_zeros(o, p), p->exc_num, p->atom_count,
+                                          p->size, p->size ? p->bytes[p->size - 1] : 0};
 
     return tb_decoder_packet(o->dec, p, ours_on_element, o) < 0 ? 1 : 0;
 }
@@ -222,7 +307,7 @@ static void ours_decode(const tb_config *cfg, const tb_ocsd_run *runs, size_t n_
                         pkt_list *pk)
 {
     tb_parser *p = tb_parser_new(cfg);
-    ours_ctx o = {s, pk, tb_decoder_new(cfg, g_mem), cfg, false};
+    ours_ctx o = {s, pk, tb_decoder_new(cfg, g_mem), cfg, false, false, UINT64_MAX, runs, n_runs};
     const char *plant = getenv("TB_FUZZ_OCSD_PLANT");
     size_t k;
     int rc = 0;
@@ -238,6 +323,7 @@ static void ours_decode(const tb_config *cfg, const tb_ocsd_run *runs, size_t n_
     if (rc < 0 || tb_parser_finish(p, ours_on_packet, &o) < 0 ||
         tb_decoder_finish(o.dec, ours_on_element, &o) < 0)
         tb_fuzz_fail("ocsd", "our parser/decoder returned an error");
+    seq_bad_packet(s, o.bad_at, g_bad_pkt[0] ? g_bad_pkt : "our packets lost alignment");
     tb_parser_free(p);
     tb_decoder_free(o.dec);
 }
@@ -351,6 +437,8 @@ static void theirs_on_log(const void *ctx, const char *msg, const int len)
     theirs_ctx *t = (theirs_ctx *)ctx;
     int l = len;
 
+    if (!t->s)
+        return; /* the Cancel scan's tree (cancel_cut): not the decode */
     while (l > 0 && (msg[l - 1] == '\n' || msg[l - 1] == '\r'))
         l--;
     snprintf(t->last_log, sizeof t->last_log, "%.*s", l, msg);
@@ -370,7 +458,8 @@ static void theirs_on_log(const void *ctx, const char *msg, const int len)
  * below turns the per-input scan off; the scan at exit still runs. */
 static theirs_ctx g_theirs;
 
-static dcd_tree_handle_t make_tree(const tb_config *cfg, bool formatted)
+static dcd_tree_handle_t make_tree(const tb_config *cfg, bool formatted, theirs_ctx *log_ctx,
+                                   int flags, unsigned char *csid_out)
 {
     static bool logger;
     dcd_tree_handle_t tree;
@@ -388,23 +477,25 @@ static dcd_tree_handle_t make_tree(const tb_config *cfg, bool formatted)
                      : ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
     if (!tree)
         tb_fuzz_fail("ocsd", "ocsd_create_dcd_tree failed");
-    ocsd_def_errlog_set_strprint_cb(tree, &g_theirs, theirs_on_log);
+    ocsd_def_errlog_set_strprint_cb(tree, log_ctx, theirs_on_log);
     /* The trace ID picks the source of a formatted buffer; none in a
      * single-source decode. */
     if (cfg->protocol == TB_PROTO_ETMV3) {
         ocsd_etmv3_cfg c = {cfg->etmidr, cfg->etmcr, cfg->etmccer,
                             formatted ? cfg->trace_id : 0x10u, ARCH_V7, profile_CortexA};
-        err = ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_ETMV3,
-                                     OCSD_CREATE_FLG_FULL_DECODER, &c, &csid);
+        err = ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_ETMV3, flags, &c, &csid);
     } else {
         ocsd_ptm_cfg c = {cfg->etmidr, cfg->etmcr, cfg->etmccer,
                           formatted ? cfg->trace_id : 0x10u, ARCH_V7, profile_CortexA};
-        err = ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_PTM,
-                                     OCSD_CREATE_FLG_FULL_DECODER, &c, &csid);
+        err = ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_PTM, flags, &c, &csid);
     }
     if (err != OCSD_OK)
         tb_fuzz_fail("ocsd", "OpenCSD refused ETMCR 0x%08x ETMIDR 0x%08x ETMCCER 0x%08x "
                      "(error %d)", cfg->etmcr, cfg->etmidr, cfg->etmccer, (int)err);
+    if (csid_out)
+        *csid_out = csid;
+    if (!(flags & OCSD_CREATE_FLG_FULL_DECODER))
+        return tree;
 #if TB_FUZZ_LSAN
     __lsan_disable();
 #endif
@@ -419,15 +510,177 @@ static dcd_tree_handle_t make_tree(const tb_config *cfg, bool formatted)
     return tree;
 }
 
+/* OpenCSD's own packets of the input (theirs_scan): where its packet
+ * processor cuts the bytes, for the faults that are in its packet
+ * processors (11, 13, 19, 20), the one that must not reach its decoder
+ * (18), and its packet-level errors.  Kinds, across both protocols: */
+enum { TK_OTHER, TK_ASYNC, TK_ISYNC, TK_BRANCH, TK_TIMESTAMP, TK_NOTSYNC, TK_BAD };
+
+typedef struct theirs_pkt {
+    uint64_t index;
+    uint8_t kind;     /* TK_* */
+    bool cancel;      /* ETMv3: a branch packet with Cancel (isExcepCancel) */
+} theirs_pkt;
+
+static struct {
+    theirs_pkt *v;
+    size_t n;
+    uint64_t len;     /* bytes scanned: the last packet's end */
+    uint64_t cut;     /* fault 18: index of the second Cancel in a row */
+    bool async;       /* an A-sync seen */
+    uint64_t sync_at; /* the first I-sync after an A-sync: where OpenCSD's
+                         decoders start (WAIT_ASYNC, WAIT_ISYNC), or
+                         UINT64_MAX */
+    uint64_t bad_at;  /* its first malformed packet, or UINT64_MAX */
+} g_tp;
+
+/* docs/opencsd-bugs.md 18: OpenCSD 1.3.3's ETMv3 decoder does not clear
+ * its count of held elements when a Cancel deletes them
+ * (OcsdGenElemList::cancelPendElem), so a second branch packet with
+ * Cancel straight after the first deletes that many elements again:
+ * elements it never held (the first one's EXCEPTION), and when there are
+ * fewer its element count goes negative and the list is read out of
+ * bounds: garbage elements, or a crash inside the library (ASan: SEGV in
+ * processBranchAddr or processPHdr).  No fault of theirs may end the
+ * harness's process, so OpenCSD's decoder is given the trace only up to
+ * such a packet.  Found on OpenCSD's own packets (its packet processor
+ * alone, a tree of its own), since where the two parse differently ours
+ * would not show where it is.  Any other packet between the two commits
+ * the held elements (TrcPktDecodeEtmV3::decodePacket: commitAllPendElem)
+ * and so clears the count. */
+static void theirs_scan_add(uint64_t index, uint8_t kind, bool cancel)
+{
+    if (g_tp.n == TB_OCSD_MAX_BYTES)
+        return;
+    if (cancel && g_tp.n && g_tp.v[g_tp.n - 1].cancel && g_tp.cut == UINT64_MAX)
+        g_tp.cut = index;
+    if (kind == TK_ASYNC)
+        g_tp.async = true;
+    else if (kind == TK_ISYNC && g_tp.async && g_tp.sync_at == UINT64_MAX)
+        g_tp.sync_at = index;
+    /* A malformed packet, or lost alignment after an A-sync. */
+    if ((kind == TK_BAD || (kind == TK_NOTSYNC && g_tp.async)) && g_tp.bad_at == UINT64_MAX)
+        g_tp.bad_at = index;
+    g_tp.v[g_tp.n++] = (theirs_pkt){index, kind, cancel};
+}
+
+static ocsd_datapath_resp_t theirs_scan_etmv3(const void *ctx, const ocsd_datapath_op_t op,
+                                              const ocsd_trc_index_t index, const void *pkt)
+{
+    const ocsd_etmv3_pkt *p = pkt;
+    uint8_t kind = TK_OTHER;
+
+    (void)ctx;
+    if (op != OCSD_OP_DATA || !p)
+        return OCSD_RESP_CONT;
+    switch (p->type) {
+    case ETM3_PKT_A_SYNC: kind = TK_ASYNC; break;
+    case ETM3_PKT_I_SYNC: case ETM3_PKT_I_SYNC_CYCLE: kind = TK_ISYNC; break;
+    case ETM3_PKT_BRANCH_ADDRESS: kind = TK_BRANCH; break;
+    case ETM3_PKT_TIMESTAMP: kind = TK_TIMESTAMP; break;
+    case ETM3_PKT_NOTSYNC: kind = TK_NOTSYNC; break;
+    case ETM3_PKT_BAD_SEQUENCE: case ETM3_PKT_BAD_TRACEMODE: case ETM3_PKT_RESERVED:
+        kind = TK_BAD;
+        break;
+    default: break;
+    }
+    theirs_scan_add(index, kind,
+                    kind == TK_BRANCH && p->exception.bits.present && p->exception.bits.cancel);
+    return OCSD_RESP_CONT;
+}
+
+static ocsd_datapath_resp_t theirs_scan_ptm(const void *ctx, const ocsd_datapath_op_t op,
+                                            const ocsd_trc_index_t index, const void *pkt)
+{
+    const ocsd_ptm_pkt *p = pkt;
+    uint8_t kind = TK_OTHER;
+
+    (void)ctx;
+    if (op != OCSD_OP_DATA || !p)
+        return OCSD_RESP_CONT;
+    switch (p->type) {
+    case PTM_PKT_A_SYNC: kind = TK_ASYNC; break;
+    case PTM_PKT_I_SYNC: kind = TK_ISYNC; break;
+    case PTM_PKT_BRANCH_ADDRESS: kind = TK_BRANCH; break;
+    case PTM_PKT_TIMESTAMP: kind = TK_TIMESTAMP; break;
+    case PTM_PKT_NOTSYNC: kind = TK_NOTSYNC; break;
+    case PTM_PKT_BAD_SEQUENCE: case PTM_PKT_RESERVED: kind = TK_BAD; break;
+    default: break;
+    }
+    theirs_scan_add(index, kind, false);
+    return OCSD_RESP_CONT;
+}
+
+static void theirs_scan(const tb_config *cfg, const uint8_t *data, size_t len, bool formatted)
+{
+    static theirs_ctx quiet; /* .s NULL: its log is not the decode's */
+    dcd_tree_handle_t tree;
+    unsigned char csid;
+    size_t done = 0;
+
+    g_tp.n = 0;
+    g_tp.cut = UINT64_MAX;
+    g_tp.len = len;
+    g_tp.async = false;
+    g_tp.sync_at = UINT64_MAX;
+    g_tp.bad_at = UINT64_MAX;
+    tree = make_tree(cfg, formatted, &quiet, OCSD_CREATE_FLG_PACKET_PROC, &csid);
+    if (ocsd_dt_attach_packet_callback(tree, csid, OCSD_C_API_CB_PKT_SINK,
+                                       cfg->protocol == TB_PROTO_ETMV3 ? (void *)theirs_scan_etmv3
+                                                                       : (void *)theirs_scan_ptm,
+                                       NULL) != OCSD_OK)
+        tb_fuzz_fail("ocsd", "cannot attach the packet callback");
+    while (done < len) {
+        uint32_t used = 0;
+        ocsd_datapath_resp_t r = ocsd_dt_process_data(tree, OCSD_OP_DATA, done,
+                                                      (uint32_t)(len - done), data + done,
+                                                      &used);
+
+        if (OCSD_DATA_RESP_IS_FATAL(r) || used == 0)
+            break;
+        done += used;
+    }
+    ocsd_dt_process_data(tree, OCSD_OP_EOT, 0, 0, NULL, NULL);
+    ocsd_destroy_dcd_tree(tree);
+}
+
+/* OpenCSD's packet at index, or NULL. */
+static const theirs_pkt *theirs_pkt_at(uint64_t index)
+{
+    size_t lo = 0, hi = g_tp.n;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+
+        if (g_tp.v[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g_tp.n && g_tp.v[lo].index == index ? &g_tp.v[lo] : NULL;
+}
+
+/* Where OpenCSD's packet t ends: the next one's start. */
+static uint64_t theirs_pkt_end(const theirs_pkt *t)
+{
+    return t + 1 < g_tp.v + g_tp.n ? t[1].index : g_tp.len;
+}
+
+static bool g_cancel_cut; /* this input's (counted in tb_ocsd_diff) */
+
 static void theirs_decode(const tb_config *cfg, const uint8_t *data, size_t len,
                           bool formatted, seq *s)
 {
     dcd_tree_handle_t tree;
     size_t done = 0;
+    uint64_t cut = UINT64_MAX;
     uint32_t used;
 
+    theirs_scan(cfg, data, len, formatted);
+    if (!getenv("TB_FUZZ_OCSD_NO_SIGNATURES") && g_tp.cut < len)
+        len = (size_t)(cut = g_tp.cut);
     g_theirs = (theirs_ctx){.s = s};
-    tree = make_tree(cfg, formatted);
+    tree = make_tree(cfg, formatted, &g_theirs, OCSD_CREATE_FLG_FULL_DECODER, NULL);
     while (done < len) {
         ocsd_datapath_resp_t r;
 
@@ -451,6 +704,13 @@ static void theirs_decode(const tb_config *cfg, const uint8_t *data, size_t len,
     }
     ocsd_dt_process_data(tree, OCSD_OP_EOT, 0, 0, NULL, NULL);
     ocsd_destroy_dcd_tree(tree);
+    seq_bad_packet(s, g_tp.bad_at, "OpenCSD's packet processor: a malformed packet");
+    if (cut != UINT64_MAX) {
+        /* Not judged from there on: the comparison ends at the shorter
+         * side where it was cut. */
+        seq_error(s, cut, "stopped before its second Cancel in a row (docs/opencsd-bugs.md 18)");
+        g_cancel_cut = true;
+    }
 }
 
 /* ---- comparison ---- */
@@ -540,11 +800,22 @@ static const pkt_info *pkt_before(const cmp *c, uint64_t index, tb_pkt_kind kind
     return NULL;
 }
 
+/* A PTM tracing with its return stack (ETMCR[29]) pops return addresses
+ * the walk before pushed (IHI0035B B.3.2), so after a difference the two
+ * decoders' stacks may hold different addresses until an I-sync empties
+ * both (protocol-notes 4.4 item 10): only an I-sync puts them back in
+ * step. */
+static bool isync_only(const cmp *c)
+{
+    return c->cfg->protocol == TB_PROTO_PTM && c->cfg->return_stack;
+}
+
 /* Both decoders are back in step once a packet sets the address in full
  * or by replacing its low bits alike: an I-sync, or a branch address
- * packet.  Skips every instruction that packets up to the first such
- * packet after index produced, on both sides.  False when there is none
- * (the comparison then ends there, as both sides do). */
+ * packet (isync_only: an I-sync).  Skips every instruction that packets
+ * up to the first such packet after index produced, on both sides.
+ * False when there is none (the comparison then ends there, as both
+ * sides do). */
 static bool resync_after(cmp *c, uint64_t index)
 {
     uint64_t q = UINT64_MAX;
@@ -553,7 +824,8 @@ static bool resync_after(cmp *c, uint64_t index)
     for (k = 0; k < c->pk->n; k++) {
         const pkt_info *p = &c->pk->v[k];
 
-        if (p->index > index && (p->kind == TB_PKT_ISYNC || p->kind == TB_PKT_BRANCH)) {
+        if (p->index > index &&
+            (p->kind == TB_PKT_ISYNC || (p->kind == TB_PKT_BRANCH && !isync_only(c)))) {
             q = p->index;
             break;
         }
@@ -744,9 +1016,12 @@ static bool fault_blx_n_switches_isa(cmp *c)
 
 /* docs/opencsd-bugs.md 16: OpenCSD reads a Thumb instruction as four
  * bytes, so one in the last halfword of a memory region (a 16-bit one,
- * all there) is not decoded: its range ends one instruction early.
- * Signature: ours is a Thumb instruction whose image holds exactly two
- * bytes; skipped. */
+ * all there) is not decoded: its range ends one instruction early, with
+ * "code not accessible" there, and it waits for an address packet
+ * (atoms before one are not decoded; with a return stack, a return it
+ * would have popped is not popped).  Signature: ours is a Thumb
+ * instruction whose image holds exactly two bytes; both back in step
+ * after the next address packet (resync_after). */
 static bool fault_thumb_last_halfword(cmp *c)
 {
     const insn *o = c->i < c->na ? &c->a->v[c->i] : NULL;
@@ -756,31 +1031,118 @@ static bool fault_thumb_last_halfword(cmp *c)
         tb_memimage_read(g_mem, o->addr, b, 4) != 2)
         return false;
     c->i++;
+    resync_after(c, o->index);
     return true;
 }
+
+static bool misparsed(cmp *c, bool (*shape)(const pkt_info *p, const theirs_pkt *t));
 
 /* docs/opencsd-bugs.md 13: an ETMv3 timestamp has at most 7 (48-bit) or
  * 9 (64-bit) payload bytes, the last one full-width (protocol-notes 2.8);
  * OpenCSD reads on while bit 7 is set, swallowing the packets after it.
- * Signature: one of our timestamps before the point of parting is that
- * long with bit 7 of its last byte set.  OpenCSD's packets after it are
- * cut elsewhere: nothing further is compared. */
+ * Signature (misparsed): one of our timestamps that long with bit 7 of
+ * its last byte set, and OpenCSD's timestamp there longer. */
+static bool ts_shape(const pkt_info *p, const theirs_pkt *t)
+{
+    return p->kind == TB_PKT_TIMESTAMP && (p->last & 0x80) && t->kind == TK_TIMESTAMP;
+}
+
 static bool fault_ts_unbounded(cmp *c)
+{
+    return misparsed(c, ts_shape);
+}
+
+/* docs/opencsd-bugs.md 19: a branch packet's address has at most five
+ * bytes (IHI0014Q 7.3.5); a fifth byte with bit 7 set is the deprecated
+ * form that carries its exception in itself, and no byte follows it.
+ * With the alternative address encoding (ETMIDR[20], ETMv3.4+) OpenCSD's
+ * packet processor reads on to the next byte with bit 7 clear (and, if
+ * that byte's bit 6 is set, on through exception bytes), swallowing the
+ * packets between.  Signature (misparsed): one of our 5-byte branch
+ * packets in that form, and OpenCSD's branch packet there longer. */
+static bool byte5_shape(const pkt_info *p, const theirs_pkt *t)
+{
+    return p->kind == TB_PKT_BRANCH && p->legacy_exc && p->size == 5 &&
+           t->kind == TK_BRANCH;
+}
+
+static bool fault_alt_byte5(cmp *c)
+{
+    return misparsed(c, byte5_shape);
+}
+
+/* The first of our packets at or after index that sets the whole
+ * address and the ISA (an I-sync, or a branch with all 32 address bits)
+ * and that OpenCSD's packet processor also starts an address packet at,
+ * with OpenCSD's decoder synchronised by then (an A-sync and an I-sync
+ * of its own packets, g_tp.sync_at: the misread may have swallowed the
+ * I-sync our decoder started at): from there both packet streams are in
+ * step and both decoders know the address again (a shorter branch packet
+ * would keep the upper bits of whatever address OpenCSD's misread
+ * left).  UINT64_MAX when there is none. */
+static uint64_t aligned_addr_after(const cmp *c, uint64_t index)
+{
+    size_t k;
+
+    for (k = 0; k < c->pk->n; k++) {
+        const pkt_info *p = &c->pk->v[k];
+        const theirs_pkt *t;
+
+        if (p->index < index || !p->full || p->index < g_tp.sync_at ||
+            (isync_only(c) && p->kind != TB_PKT_ISYNC))
+            continue;
+        t = theirs_pkt_at(p->index);
+        if (t && (t->kind == TK_BRANCH || t->kind == TK_ISYNC))
+            return p->index;
+    }
+    return UINT64_MAX;
+}
+
+/* Skips both sides' instructions of packets up to index q; with q
+ * UINT64_MAX nothing further is compared. */
+static void skip_to(cmp *c, uint64_t q)
+{
+    if (q == UINT64_MAX) {
+        c->na = c->i;
+        c->nb = c->j;
+        return;
+    }
+    while (c->i < c->na && c->a->v[c->i].index <= q)
+        c->i++;
+    while (c->j < c->nb && c->b->v[c->j].index <= q)
+        c->j++;
+}
+
+/* A fault of OpenCSD's ETMv3 packet processor: one of our packets
+ * before the point of parting that shape() names, which OpenCSD's
+ * packet processor (theirs_scan) also starts a packet of its kind at and
+ * ends elsewhere, with the two packet streams not yet back in step at
+ * the point of parting.  The comparison resumes after the first address
+ * packet both streams start at once past both ends of that packet (or
+ * ends, when there is none). */
+static bool misparsed(cmp *c, bool (*shape)(const pkt_info *p, const theirs_pkt *t))
 {
     const uint64_t at = part_index(c);
     size_t k;
 
     if (c->cfg->protocol != TB_PROTO_ETMV3)
         return false;
-    for (k = 0; k < c->pk->n && c->pk->v[k].index <= at; k++) {
+    for (k = c->pk->n; k-- > 0;) {
         const pkt_info *p = &c->pk->v[k];
+        const theirs_pkt *t;
+        uint64_t end, q;
 
-        if (p->kind == TB_PKT_TIMESTAMP && (p->last & 0x80) &&
-            p->size == (c->cfg->ts64 ? 10 : 8)) {
-            c->na = c->i;
-            c->nb = c->j;
-            return true;
-        }
+        if (p->index > at)
+            continue;
+        t = theirs_pkt_at(p->index);
+        if (!t || !shape(p, t) || theirs_pkt_end(t) == p->index + p->size)
+            continue;
+        end = theirs_pkt_end(t) > p->index + p->size ? theirs_pkt_end(t) : p->index + p->size;
+        q = aligned_addr_after(c, end);
+        if (q < at)
+            return false; /* in step again before the difference */
+        skip_to(c, q);
+        return true;
     }
     return false;
 }
@@ -791,30 +1153,17 @@ static bool fault_ts_unbounded(cmp *c)
  * (the LSiP address then read as packets of their own: a branch, or a
  * P-header of no atoms first), and, when the LSiP address's fifth byte
  * has bit 7 set, only at some later byte (swallowing the packets
- * between).  Signature: such an I-sync of ours at most 64 bytes before
- * the point of parting; both back in step after the next address
- * packet. */
+ * between, any number).  Signature (misparsed): such an I-sync of ours,
+ * and OpenCSD's I-sync there of another length. */
+static bool lsip_shape(const pkt_info *p, const theirs_pkt *t)
+{
+    return p->kind == TB_PKT_ISYNC && p->lsip_cut &&
+           t->kind == TK_ISYNC;
+}
+
 static bool fault_lsip_isync(cmp *c)
 {
-    const uint64_t at = part_index(c);
-    size_t k;
-
-    for (k = c->pk->n; k-- > 0;) {
-        const pkt_info *p = &c->pk->v[k];
-
-        if (p->index > at)
-            continue;
-        /* OpenCSD's packets after it are cut elsewhere until it meets a
-         * boundary of ours again (our next I-sync may be inside one of
-         * its packets): within 64 bytes. */
-        if (p->index + 64 < at)
-            return false;
-        if (!p->lsip_cut)
-            continue;
-        resync_after(c, at);
-        return true;
-    }
-    return false;
+    return misparsed(c, lsip_shape);
 }
 
 /* docs/opencsd-bugs.md 2: an ETMv3 Cancel (exception information, bit
@@ -873,31 +1222,58 @@ static bool fault_exc0_drops_atom(cmp *c)
     return true;
 }
 
-/* Not a fault (as open_undefined): the walk that parted began in the
- * middle of a 32-bit Thumb instruction of the harnesses' image (a fuzzed
- * branch address), so the two decoders read bytes that were never
- * instructions, where UNDEFINED and UNPREDICTABLE encodings abound.
- * Signature: since the last address packet before the point of parting,
- * an instruction of either side starts at no instruction start of the
- * image; both back in step at the next address packet. */
+/* Not a fault (as open_undefined): the walk that parted began where the
+ * harnesses' image holds no instruction in the state the trace named: in
+ * the middle of a 32-bit Thumb instruction, or in the other instruction
+ * set's region (Thumb code read as ARM, ARM code read as Thumb;
+ * tb_fuzz_ocsd_insn_start), both only by a fuzzed address packet.  The
+ * two decoders then read bytes that were never instructions in that
+ * state, where UNDEFINED and UNPREDICTABLE encodings abound (e.g.
+ * AND.W pc, Rn, ..., which OpenCSD's classifier does not take for a
+ * branch).  Signature: since the last address packet before the point of
+ * parting, an instruction both sides agree on, or either side's parting
+ * one when it is the first after the packet and at the packet's own
+ * address, starts at no instruction start of the image; both back in
+ * step at the next address packet.  Not a parting instruction elsewhere:
+ * a decoder that strays into the wrong state or the middle of an
+ * instruction by itself is a finding. */
+static bool walk_from(const pkt_info *p, const insn *v)
+{
+    /* A PTM branch packet's own instructions end the walk before it
+     * (its implied E atom, IHI0035B 4.5.4); an I-sync's start its own. */
+    return v->index > p->index || (v->index == p->index && p->kind == TB_PKT_ISYNC);
+}
+
 static bool open_mid_insn(cmp *c)
 {
     const uint64_t at = part_index(c);
-    const pkt_info *is = pkt_before(c, at, TB_PKT_ISYNC), *br = pkt_before(c, at, TB_PKT_BRANCH);
-    const uint64_t from = !is ? (br ? br->index : 0)
-                          : !br ? is->index : is->index > br->index ? is->index : br->index;
+    const insn *o = c->i < c->na ? &c->a->v[c->i] : NULL;
+    const insn *t = c->j < c->nb ? &c->b->v[c->j] : NULL;
+    const insn first = {at, 0, 0, 0};
+    const pkt_info *p = NULL;
     size_t k;
 
     if (g_mem != tb_fuzz_ocsd_image())
         return false;
-    for (k = c->i; k-- > 0 && c->a->v[k].index >= from;)
+    /* The address packet whose walk the point of parting is in. */
+    for (k = 0; k < c->pk->n && c->pk->v[k].index <= at; k++)
+        if ((c->pk->v[k].kind == TB_PKT_ISYNC || c->pk->v[k].kind == TB_PKT_BRANCH) &&
+            walk_from(&c->pk->v[k], &first))
+            p = &c->pk->v[k];
+    if (!p)
+        return false;
+    for (k = c->i; k-- > 0 && walk_from(p, &c->a->v[k]);)
         if (!tb_fuzz_ocsd_insn_start(c->a->v[k].addr, (tb_isa)c->a->v[k].isa))
             goto found;
-    for (k = c->j; k-- > 0 && c->b->v[k].index >= from;)
+    for (k = c->j; k-- > 0 && walk_from(p, &c->b->v[k]);)
         if (!tb_fuzz_ocsd_insn_start(c->b->v[k].addr, (tb_isa)c->b->v[k].isa))
             goto found;
-    if ((c->i < c->na && !tb_fuzz_ocsd_insn_start(c->a->v[c->i].addr, (tb_isa)c->a->v[c->i].isa)) ||
-        (c->j < c->nb && !tb_fuzz_ocsd_insn_start(c->b->v[c->j].addr, (tb_isa)c->b->v[c->j].isa)))
+    /* The packet's own address, where the walk began. */
+    if (o && walk_from(p, o) && (c->i == 0 || !walk_from(p, &c->a->v[c->i - 1])) &&
+        o->addr == p->addr && !tb_fuzz_ocsd_insn_start(o->addr, (tb_isa)o->isa))
+        goto found;
+    if (t && walk_from(p, t) && (c->j == 0 || !walk_from(p, &c->b->v[c->j - 1])) &&
+        t->addr == p->addr && !tb_fuzz_ocsd_insn_start(t->addr, (tb_isa)t->isa))
         goto found;
     return false;
 found:
@@ -923,6 +1299,34 @@ static bool open_wrap(cmp *c)
     return true;
 }
 
+/* docs/opencsd-bugs.md 20: IHI0035B 4.5.1: an A-sync is five or more
+ * zeros, then 0x80.  OpenCSD's PTM packet processor, hunting for one
+ * (TrcPktProcPtm::waitASync, findAsync), counts a zero run to 16, throws
+ * 11 of them away and counts again from 1 at the next zero, so the 0x80
+ * after a run of 16k to 16k+4 zeros (k >= 1) finds no count or one
+ * below five: the A-sync is missed and OpenCSD stays unsynchronised
+ * until a later one.  Signature:
+ * at the point of parting OpenCSD's decoder has not yet synchronised
+ * (its first A-sync and I-sync, g_tp.sync_at, come later), and our last
+ * A-sync before it has such a run and no A-sync of OpenCSD's ends where
+ * it ends; the comparison resumes where both streams start a packet
+ * that sets the whole address, OpenCSD synchronised. */
+static bool fault_async_missed(cmp *c)
+{
+    const uint64_t at = part_index(c);
+    const pkt_info *p = pkt_before(c, at, TB_PKT_ASYNC);
+    size_t k;
+
+    if (c->cfg->protocol != TB_PROTO_PTM || !p || g_tp.sync_at <= at || p->zeros < 16 ||
+        p->zeros % 16 > 4)
+        return false;
+    for (k = 0; k < g_tp.n; k++)
+        if (g_tp.v[k].kind == TK_ASYNC && theirs_pkt_end(&g_tp.v[k]) == p->index + p->size)
+            return false;
+    skip_to(c, aligned_addr_after(c, p->index + p->size));
+    return true;
+}
+
 typedef struct known_fault {
     const char *name;
     bool (*match)(cmp *c);
@@ -944,8 +1348,15 @@ static known_fault faults[] = {
      fault_thumb_last_halfword, 0},
     {"opencsd-bugs 17: PTM branch with exception number 0 drops its E atom",
      fault_exc0_drops_atom, 0},
+    {"opencsd-bugs 19: ETMv3 alternative encoding reads a branch past a fifth byte with "
+     "bit 7 set", fault_alt_byte5, 0},
+    {"opencsd-bugs 20: PTM A-sync after 16k..16k+4 zeros missed", fault_async_missed, 0},
+    /* Not met in the comparison: OpenCSD is given the trace only up to
+     * it (cancel_cut), counted in tb_ocsd_diff. */
+    {"opencsd-bugs 18: ETMv3 second Cancel in a row cancels again (would crash)", NULL, 0},
     {"not a fault: an undefined encoding executed", open_undefined, 0},
-    {"not a fault: a walk from the middle of a Thumb instruction", open_mid_insn, 0},
+    {"not a fault: a walk from no instruction start (mid-instruction, other ISA's code)",
+     open_mid_insn, 0},
     {"not a fault: execution past 0xFFFFFFFF", open_wrap, 0},
 };
 #define N_FAULTS (sizeof faults / sizeof faults[0])
@@ -1047,7 +1458,7 @@ static bool compare(const char *name, const tb_config *cfg, const seq *a, const 
 
             /* A signature must move the comparison on, or it does not
              * explain this difference. */
-            if (faults[k].match(&c) &&
+            if (faults[k].match && faults[k].match(&c) &&
                 (c.i > i || c.j > j || (c.i == c.na && c.j == c.nb))) {
                 faults[k].hits++;
                 break;
@@ -1095,7 +1506,8 @@ int tb_ocsd_diff(const char *name, const tb_config *cfg, const tb_memimage *mem,
         ours_buf = malloc(MAX_INSNS * sizeof *ours_buf);
         theirs_buf = malloc(MAX_INSNS * sizeof *theirs_buf);
         pkts = malloc(TB_OCSD_MAX_BYTES * sizeof *pkts);
-        if (!ours_buf || !theirs_buf || !pkts)
+        g_tp.v = malloc(TB_OCSD_MAX_BYTES * sizeof *g_tp.v);
+        if (!ours_buf || !theirs_buf || !pkts || !g_tp.v)
             tb_fuzz_fail(name, "out of memory");
     }
     for (k = 0; k < n_runs; k++)
@@ -1107,7 +1519,12 @@ int tb_ocsd_diff(const char *name, const tb_config *cfg, const tb_memimage *mem,
     seq_reset(&ours, ours_buf);
     seq_reset(&theirs, theirs_buf);
     ours_decode(cfg, runs, n_runs, &ours, &pk);
+    g_cancel_cut = false;
     theirs_decode(cfg, buf, len, formatted, &theirs);
+    if (g_cancel_cut)
+        for (k = 0; k < N_FAULTS; k++)
+            if (!faults[k].match)
+                faults[k].hits++;
     if (getenv("TB_FUZZ_OCSD_SHOW")) {
         /* Both sequences in full, for triage. */
         show("ours", &ours, (size_t)-1);

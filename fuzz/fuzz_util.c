@@ -680,10 +680,25 @@ void tb_fuzz_ocsd_config(tb_protocol proto, const uint8_t b[TB_FUZZ_CFG_BYTES], 
 
 bool tb_fuzz_ocsd_insn_start(uint32_t addr, tb_isa isa)
 {
+    /* Each region holds code of one instruction set only (the vectors,
+     * ARM, top and long ARM regions ARM; the Thumb and long Thumb regions
+     * Thumb): read in the other one, its bytes are no instructions. */
+    const bool arm_code = addr < 32 ||
+                          (addr >= TB_FUZZ_ARM_BASE && addr < TB_FUZZ_ARM_BASE + TB_FUZZ_CODE_BYTES) ||
+                          (addr >= TB_FUZZ_LONG_ARM_BASE &&
+                           addr < TB_FUZZ_LONG_ARM_BASE + TB_FUZZ_LONG_BYTES) ||
+                          addr >= TB_FUZZ_TOP_BASE;
+    const bool thumb_code = (addr >= TB_FUZZ_THUMB_BASE &&
+                             addr < TB_FUZZ_THUMB_BASE + TB_FUZZ_CODE_BYTES) ||
+                            (addr >= TB_FUZZ_LONG_THUMB_BASE &&
+                             addr < TB_FUZZ_LONG_THUMB_BASE + TB_FUZZ_LONG_BYTES);
+
     (void)tb_fuzz_ocsd_image(); /* lays the Thumb region out */
     if (isa == TB_ISA_ARM)
-        return (addr & 3) == 0;
+        return (addr & 3) == 0 && !thumb_code;
+    if (arm_code)
+        return false;
     if (addr >= TB_FUZZ_THUMB_BASE && addr < TB_FUZZ_THUMB_BASE + TB_FUZZ_CODE_BYTES)
         return !(addr & 1) && ocsd_thumb_start[(addr - TB_FUZZ_THUMB_BASE) / 2];
-    return !(addr & 1); /* 16-bit or ARM code elsewhere: every halfword */
+    return !(addr & 1); /* long Thumb code, or nothing there: every halfword */
 }
