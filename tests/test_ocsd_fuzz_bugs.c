@@ -1,11 +1,13 @@
 /*
  * The OpenCSD 1.3.3 faults the differential fuzz harnesses found
- * (fuzz/fuzz_diff_ocsd.c; docs/opencsd-bugs.md 12-17), each on a minimal
+ * (fuzz/fuzz_diff_ocsd.c; docs/opencsd-bugs.md 12-20), each on a minimal
  * hand-built snapshot: trc_pkt_lister -decode runs live on it and must
  * show the fault, and our decoder must give what the trace and the
  * image say (known by construction, written out here).  If a newer
  * OpenCSD fixes one, its test fails and says so: then drop the harness's
- * signature for it.
+ * signature for it.  Where a control row follows a fault's row, it is
+ * the same trace with the one thing changed that the fault needs, and
+ * OpenCSD gets it right.
  *
  * Cases are rows: registers, a code image at 0x8000, the trace bytes
  * (source data), our instructions ("ADDR ISA ATOM") and OpenCSD's
@@ -23,6 +25,7 @@
 #include "tracebench/snapshot.h"
 
 #define NOP "0000a0e1"
+#define LDR "001094e5" /* LDR r1, [r4] */
 #define HEAD3 "000000000080 080100800000" /* ETMv3: A-sync, I-sync 0x8000 ARM */
 #define HEADP "000000000080 080080000021" /* PTM: A-sync, I-sync 0x8000 ARM */
 
@@ -78,6 +81,54 @@ static const bug_case cases[] = {
      HEADP " 898080804801",
      {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E"},
      {"EXCEPTION 0x00"}},
+    /* 18: a second branch packet with Cancel straight after the first
+     * cancels again: the first one's EXCEPTION (data abort, 0x0c) is
+     * gone; the control, with a trigger between the two, keeps it. */
+    {"18_second_cancel_deletes_exception", 0, 0x4100F240, 0, NOP NOP NOP LDR NOP NOP "feffffea",
+     HEAD3 " 8c 84 898080804838 898080804834",
+     {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E"},
+     {"RANGE 0x8000 0x8004 A32 E", "RANGE 0x8004 0x8008 A32 E", "RANGE 0x8008 0x800c A32 E",
+      "EXCEPTION 0x0a"}},
+    {"18_control_trigger_between", 0, 0x4100F240, 0, NOP NOP NOP LDR NOP NOP "feffffea",
+     HEAD3 " 8c 84 898080804838 0c 898080804834",
+     {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E"},
+     {"RANGE 0x8000 0x8004 A32 E", "RANGE 0x8004 0x8008 A32 E", "RANGE 0x8008 0x800c A32 E",
+      "EXCEPTION 0x0c", "EXCEPTION 0x0a"}},
+    /* ... and with nothing to delete (exception number 0: no EXCEPTION
+     * element) its element count goes below zero: the next P-header's
+     * first range (0x8000) is lost. */
+    {"18_second_cancel_loses_a_range", 0, 0x4100F240, 0, NOP NOP NOP LDR NOP NOP "feffffea",
+     HEAD3 " 8c 84 818081804820 818081804820 8c 88",
+     {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E", "0x00008000 A32 E",
+      "0x00008004 A32 E", "0x00008008 A32 E", "0x0000800C A32 E", "0x00008010 A32 E"},
+     {"RANGE 0x8000 0x8004 A32 E", "RANGE 0x8004 0x8008 A32 E", "RANGE 0x8008 0x800c A32 E",
+      "RANGE 0x8004 0x8008 A32 E", "RANGE 0x8008 0x800c A32 E", "RANGE 0x800c 0x8010 A32 E",
+      "RANGE 0x8010 0x8014 A32 E"}},
+    /* 19: alternative address encoding (ETMIDR[20]): a branch's fifth
+     * byte with bit 7 set (the deprecated form, 0x80) does not end it, so
+     * the P-header and trigger after it are swallowed; the control, with
+     * the original encoding, reads five bytes. */
+    {"19_alt_branch_read_past_fifth_byte", 0, 0x4110F240, 0, NOP NOP NOP NOP NOP NOP "feffffea",
+     HEAD3 " 88 8980818080 84 0c 84",
+     {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008010 A32 E", "0x00008014 A32 E"},
+     {"RANGE 0x8000 0x8004 A32 E", "RANGE 0x8004 0x8008 A32 E", "RANGE 0x8010 0x8014 A32 E"}},
+    {"19_control_original_encoding", 0, 0x4100F240, 0, NOP NOP NOP NOP NOP NOP "feffffea",
+     HEAD3 " 88 8980818080 84 0c 84",
+     {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008010 A32 E", "0x00008014 A32 E"},
+     {"RANGE 0x8000 0x8004 A32 E", "RANGE 0x8004 0x8008 A32 E", "RANGE 0x8010 0x8014 A32 E",
+      "RANGE 0x8014 0x8018 A32 E"}},
+    /* 20: a PTM A-sync of 17 zeros (16k + 1) is missed, so nothing is
+     * decoded; the control, 21 zeros (16k + 5), synchronises. */
+    {"20_async_after_17_zeros_missed", 0, 0x411CF310, 0, NOP NOP NOP NOP NOP "feffffea",
+     "0000000000000000000000000000000000 80 080080000021 88",
+     {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E", "0x0000800C A32 E",
+      "0x00008010 A32 E", "0x00008014 A32 E", "0x00008014 A32 E"},
+     {NULL}},
+    {"20_control_21_zeros", 0, 0x411CF310, 0, NOP NOP NOP NOP NOP "feffffea",
+     "000000000000000000000000000000000000000000 80 080080000021 88",
+     {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E", "0x0000800C A32 E",
+      "0x00008010 A32 E", "0x00008014 A32 E", "0x00008014 A32 E"},
+     {"RANGE 0x8000 0x8018 A32 E", "RANGE 0x8014 0x8018 A32 E"}},
 };
 
 static size_t unhex(const char *s, uint8_t *out, size_t max)
@@ -212,3 +263,10 @@ CASE(4, blx_n_switches_isa_etmv3)
 CASE(5, blx_n_switches_isa_ptm)
 CASE(6, thumb_last_halfword)
 CASE(7, exception0_drops_atom)
+CASE(8, second_cancel_deletes_exception)
+CASE(9, control_trigger_between)
+CASE(10, second_cancel_loses_a_range)
+CASE(11, alt_branch_read_past_fifth_byte)
+CASE(12, control_original_encoding)
+CASE(13, async_after_17_zeros_missed)
+CASE(14, control_21_zeros)
