@@ -109,6 +109,8 @@ typedef struct pkt_info {
     uint8_t atoms;    /* ATOM: E and N atoms */
     uint8_t size;
     uint8_t last;     /* the packet's last byte */
+    uint8_t next_isa; /* the ISA execution goes on in: an LSiP I-sync's
+                         second address's (IHI0014Q 7.10.5), else isa */
 } pkt_info;
 
 typedef struct pkt_list {
@@ -298,7 +300,9 @@ static int ours_on_packet(void *ctx, const tb_packet *p)
                                           p->kind == TB_PKT_ISYNC ||
                                               (p->kind == TB_PKT_BRANCH && p->addr_bits >= 32),
                                           async_zeros(o, p), p->exc_num, p->atom_count,
-                                          p->size, p->size ? p->bytes[p->size - 1] : 0};
+                                          p->size, p->size ? p->bytes[p->size - 1] : 0,
+                                          (uint8_t)(p->kind == TB_PKT_ISYNC && p->lsip ? p->lsip_isa
+                                                                                       : p->isa)};
 
     return tb_decoder_packet(o->dec, p, ours_on_element, o) < 0 ? 1 : 0;
 }
@@ -878,7 +882,9 @@ static uint64_t part_index(const cmp *c)
 
 /* docs/opencsd-bugs.md 1: OpenCSD starts every P-header in the ISA of
  * the last I-sync or branch packet, losing an ISA change by BLX(imm)
- * inside the previous header (either way: ARM to Thumb or back).
+ * inside the previous header (either way: ARM to Thumb or back).  For an
+ * LSiP I-sync that is the ISA where execution goes on, not the
+ * load/store's (test_ocsd_fuzz_bugs blx_isa_lost_after_lsip_isync).
  * Signature: the same address, OpenCSD in the ISA of the last address
  * packet, ours in the other one; both back in step at the next address
  * packet. */
@@ -894,7 +900,7 @@ static bool fault_blx_isa_lost(cmp *c)
     is = pkt_before(c, t->index, TB_PKT_ISYNC);
     br = pkt_before(c, t->index, TB_PKT_BRANCH);
     last = !is ? br : !br ? is : is->index > br->index ? is : br;
-    if (!last || last->isa != t->isa)
+    if (!last || last->next_isa != t->isa)
         return false;
     resync_after(c, part_index(c));
     return true;

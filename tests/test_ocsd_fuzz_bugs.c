@@ -129,6 +129,24 @@ static const bug_case cases[] = {
      {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E", "0x0000800C A32 E",
       "0x00008010 A32 E", "0x00008014 A32 E", "0x00008014 A32 E"},
      {"RANGE 0x8000 0x8018 A32 E", "RANGE 0x8014 0x8018 A32 E"}},
+    /* 1 (docs/opencsd-bugs.md, "after an LSiP I-sync"): an LSiP I-sync
+     * (load/store at 0x80000000 ARM, execution goes on at 0x8000 Thumb,
+     * IHI0014Q 7.10.5), a Thumb BLX(imm) to ARM 0x8010 as the last atom
+     * of its P-header: the next header's atoms are walked as Thumb from
+     * 0x8010 (0xE1A0 there is a Thumb B to 0x8356).  The control has all
+     * four atoms in one header. */
+    {"1_blx_isa_lost_after_lsip_isync", 0, 0x4100F240, 0,
+     "00f006e8" "00bf00bf" "00bf00bf" NOP NOP NOP "feffffea",
+     "000000000080 08a0000000808180828010 84 8c",
+     {"0x00008000 T32 E", "0x00008010 A32 E", "0x00008014 A32 E", "0x00008018 A32 E"},
+     {"RANGE 0x8000 0x8004 T32 E", "RANGE 0x8010 0x8012 T32 E", "RANGE 0x8012 0x8014 T32 E",
+      "NACC 0x8356"}},
+    {"1_control_lsip_one_header", 0, 0x4100F240, 0,
+     "00f006e8" "00bf00bf" "00bf00bf" NOP NOP NOP "feffffea",
+     "000000000080 08a0000000808180828010 90",
+     {"0x00008000 T32 E", "0x00008010 A32 E", "0x00008014 A32 E", "0x00008018 A32 E"},
+     {"RANGE 0x8000 0x8004 T32 E", "RANGE 0x8010 0x8014 A32 E", "RANGE 0x8014 0x8018 A32 E",
+      "RANGE 0x8018 0x801c A32 E"}},
 };
 
 static size_t unhex(const char *s, uint8_t *out, size_t max)
@@ -270,3 +288,5 @@ CASE(11, alt_branch_read_past_fifth_byte)
 CASE(12, control_original_encoding)
 CASE(13, async_after_17_zeros_missed)
 CASE(14, control_21_zeros)
+CASE(15, blx_isa_lost_after_lsip_isync)
+CASE(16, control_lsip_one_header)
