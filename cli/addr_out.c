@@ -44,13 +44,44 @@ static void put_gap(tb_cli_addr_out *o)
         fprintf(o->f, "# gap %s\n", o->gap);
     o->gap = NULL;
     o->shown = true;
+    o->lost_said = false;
+}
+
+/* Trace lost to corruption (a bad packet, an atom the image
+ * contradicts): said at once, where it happened, even before the first
+ * instruction or after the last, where a gap line would not stand.  The
+ * line takes the place of the gap line the loss would open; one line for
+ * a run of losses with no instruction between them.  The end's
+ * truncation (an ETB stopped inside a packet) loses nothing that ran
+ * before it: no line. */
+static bool lost_word(const tb_element *el, const char **word)
+{
+    if (el->kind != TB_ELEM_NO_SYNC || el->err == TB_ERR_TRUNCATED ||
+        (el->reason != TB_GAP_BAD_PACKET && el->reason != TB_GAP_INCONSISTENT))
+        return false;
+    *word = tb_gap_reason_name((tb_gap_reason)el->reason);
+    return true;
+}
+
+void tb_cli_addr_lost(tb_cli_addr_out *o, const char *why, uint64_t index)
+{
+    if (o->lost_said)
+        return;
+    fprintf(o->f, "# lost %s at index %llu\n", why, (unsigned long long)index);
+    o->lost_said = true;
+    o->gap = NULL;
 }
 
 int tb_cli_addr_element(tb_cli_addr_out *o, const tb_element *el)
 {
-    const char *word = gap_word(el);
+    const char *word;
     int n;
 
+    if (lost_word(el, &word)) {
+        tb_cli_addr_lost(o, word, el->index);
+        return 0;
+    }
+    word = gap_word(el);
     if (word) {
         note_gap(o, word);
         return 0;

@@ -8,12 +8,44 @@
 
 #include "tracebench/decoder.h"
 
+/* The exit codes of every command: one meaning each (README.md "Exit
+ * codes", tracebench(1) EXIT STATUS).  Where several runs or sources end
+ * differently, the worst wins: 1, then 4, then 5, then 3, then 6. */
+enum tb_cli_exit {
+    TB_EXIT_OK = 0,       /* success (roundtrip: MATCH) */
+    TB_EXIT_DIFF = 1,     /* a check found a difference: roundtrip MISMATCH,
+                           * vectors --check, vectors --coverage */
+    TB_EXIT_USAGE = 2,    /* bad command line, option list or value */
+    TB_EXIT_NOTHING = 3,  /* roundtrip: nothing checked, fault not applied
+                           * or not caught */
+    TB_EXIT_ERROR = 4,    /* an input would not load, an output not be
+                           * written, the pipeline failed */
+    TB_EXIT_LOST = 5,     /* decode, packets, stats: trace was lost to
+                           * corruption or never synchronised */
+    TB_EXIT_CUT = 6,      /* roundtrip --strict: a budget cut a run short */
+};
+/* An --options list with an empty item ("ca,,ts", "ca,"): a usage error
+ * in every command, as tb_encoder_opts_parse has it (sim and roundtrip
+ * rewrite the list, resolving symbols, before it gets there). */
+bool tb_cli_options_empty_item(const char *list);
+/* --protocol's value ("ptm", "etmv3", "etmv1", "etmv2"), or
+ * TB_PROTO_NONE. */
+tb_protocol tb_cli_protocol(const char *name);
+/* A bad command line: "tracebench CMD: MESSAGE" and where the usage is,
+ * on stderr (one line naming the argument and what it accepts, not the
+ * whole usage).  Returns TB_EXIT_USAGE. */
+int tb_cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The worse of two exit codes, in the order above. */
+int tb_cli_exit_worse(int a, int b);
+
 int tb_cli_packets(int argc, char **argv);
 int tb_cli_decode(int argc, char **argv);
 int tb_cli_sim(int argc, char **argv);
 int tb_cli_roundtrip(int argc, char **argv);
 int tb_cli_vectors(int argc, char **argv);
 int tb_cli_stats(int argc, char **argv);
+int tb_cli_gen(int argc, char **argv);
 /* `vectors --coverage` (cli/vectors_coverage.c), with vectors' argv. */
 int tb_cli_vectors_coverage(int argc, char **argv);
 /* The vector list's directory (".": none in the path) into base. */
@@ -32,7 +64,7 @@ int tb_cli_parse_id(const char *s);
 void tb_cli_source_label(const tb_config *cfg, char *buf, size_t len);
 
 /* The `addr` format (cli/addr_out.c): one line per executed instruction
- * of each element, into f, and `# gap WHY` lines; ptm: the trace is PTM
+ * of each element, into f, `# gap WHY` lines and `# lost WHY` lines; ptm: the trace is PTM
  * (E/N on waypoints only); addrs/cap is scratch space (free() it).  Zero
  * the rest.  Returns 0, or the error, which also stays in err. */
 typedef struct tb_cli_addr_out {
@@ -44,8 +76,22 @@ typedef struct tb_cli_addr_out {
     int err;
     const char *gap;  /* marker waiting for the next instruction */
     bool shown;       /* an instruction was printed */
+    bool lost_said;   /* a `# lost` line, and no instruction since */
 } tb_cli_addr_out;
 int tb_cli_addr_element(tb_cli_addr_out *o, const tb_element *el);
+/* A `# lost WHY at index N` line: trace lost to corruption (the
+ * elements' NO_SYNC for a bad packet gives one by itself), or never
+ * synchronised (the caller, after the source's last element). */
+void tb_cli_addr_lost(tb_cli_addr_out *o, const char *why, uint64_t index);
+
+/* Why a program file (data[0..len)) is not a 32-bit little-endian ARM
+ * ELF file with a loadable segment (cli/program.c): "not an ELF file",
+ * "a 64-bit ELF file ...", "an ELF file for x86-64 ...", ...; NULL when
+ * it is one.  buf holds the text when it is built. */
+const char *tb_cli_elf_problem(const uint8_t *data, size_t len, char *buf, size_t buflen);
+/* The same for a file by name (NULL too when it cannot be read: the
+ * loader then says why); the text is in buf. */
+const char *tb_cli_elf_file_problem(const char *path, char *buf, size_t buflen);
 
 /* The budget of `sim` and `roundtrip` (PROGRAM) when neither --max nor
  * the scenario's max_insns gives one: a run that never reaches its exit
@@ -85,9 +131,13 @@ void tb_cli_progress_clear(tb_cli_progress *p);
 typedef struct tb_cli_disasm tb_cli_disasm;
 tb_cli_disasm *tb_cli_disasm_new(const tb_memimage *mem);
 void tb_cli_disasm_free(tb_cli_disasm *d);
+/* PTM ranges carry an atom on a waypoint only (default: false, every
+ * instruction has one, as in ETMv3). */
+void tb_cli_disasm_set_ptm(tb_cli_disasm *d, bool ptm);
 /* After an INSN_RANGE element's line: one line per instruction into f,
  * prefix (e.g. "0x10: " for --id all; NULL: none) then
- * "    0xADDR  BYTES  MNEMONIC OPERANDS"; nothing for other elements.
+ * "    0xADDR  BYTES  MNEMONIC OPERANDS", and "  ; N: condition failed,
+ * not executed" after one whose atom is N; nothing for other elements.
  * Returns 0 or TB_ERR_* (the range's code is not in the image). */
 int tb_cli_disasm_element(tb_cli_disasm *d, const tb_element *el, const char *prefix,
                           FILE *f);

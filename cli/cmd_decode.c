@@ -3,7 +3,8 @@
  * and memory) decoded to instructions.  With --id all every ETMv3/PTM
  * source is decoded in turn and each line tagged with its trace ID: text
  * and addr lines start "0x10: ", JSON objects have "id":16 first.
- * Exit: 0 decoded, 1 an error, 2 usage. */
+ * Exit (cli.h): 0 decoded, 2 usage, 4 an error, 5 trace was lost to
+ * corruption or never synchronised (a warning on stderr says why). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,8 @@ struct out {
     tb_cli_disasm *dis;  /* for the source being decoded */
     tb_cli_progress pr;  /* on a terminal: trace read, instructions */
     uint64_t insns;      /* decoded so far, for the progress line */
+    tb_health health;    /* the source's: was trace lost, and why */
+    uint64_t last_index; /* the stream index of the source's last byte */
 };
 
 /* Copies the lines of text[0..len) to o->f, each after its tag. */
@@ -44,13 +47,40 @@ static void put_tagged(struct out *o, const char *text, size_t len)
     }
 }
 
-static int on_elem(void *ctx, const tb_element *el)
+/* --id all, addr: the lines tb_cli_addr_* wrote into o->mem go out
+ * tagged, and the buffer starts again. */
+static int flush_tagged(struct out *o)
+{
+    if (fflush(o->mem) != 0) {
+        o->addr.err = TB_ERR_NOMEM;
+        return -1;
+    }
+    put_tagged(o, o->mem_buf, o->mem_len);
+    if (fseek(o->mem, 0, SEEK_SET) != 0) {
+        o->addr.err = TB_ERR_NOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+static int on_elem(void *ctx, const tb_element *in_el)
 {
     struct out *o = ctx;
+    const tb_element *el = in_el;
+    tb_element end;
     char line[512];
 
+    /* END at the index of the trace's last byte (the decoder has no
+     * byte to give it): where the trace given ends, after a loss that
+     * no later element shows. */
+    if (el->kind == TB_ELEM_END) {
+        end = *el;
+        end.index = o->last_index;
+        el = &end;
+    }
     if (el->kind == TB_ELEM_INSN_RANGE)
         o->insns += el->count;
+    tb_health_element(&o->health, el);
     if (o->format == FMT_TEXT) {
         char tag[8] = "";
         int n;
@@ -75,17 +105,8 @@ static int on_elem(void *ctx, const tb_element *el)
     } else {
         /* tb_cli_addr_element prints whole lines into o->mem; each goes
          * out tagged, and the stream starts again for the next element. */
-        if (tb_cli_addr_element(&o->addr, el) < 0)
+        if (tb_cli_addr_element(&o->addr, el) < 0 || flush_tagged(o) < 0)
             return 1;
-        if (fflush(o->mem) != 0) {
-            o->addr.err = TB_ERR_NOMEM;
-            return 1;
-        }
-        put_tagged(o, o->mem_buf, o->mem_len);
-        if (fseek(o->mem, 0, SEEK_SET) != 0) {
-            o->addr.err = TB_ERR_NOMEM;
-            return 1;
-        }
     }
     o->write_errno = tb_cli_output_check(o->f);
     return o->write_errno != 0;
@@ -93,7 +114,7 @@ static int on_elem(void *ctx, const tb_element *el)
 
 static void usage(FILE *f)
 {
-    tb_cli_input_usage(f, "decode", true);
+    tb_cli_input_usage(f, "decode");
 }
 
 struct run {
@@ -115,6 +136,11 @@ static int on_span(void *ctx, const uint8_t *data, size_t len, const tb_span_map
     if (n < 0 && !r->err)
         r->err = n;
     r->bytes += len;
+    tb_health_bytes(&r->o->health, len);
+    /* The span's last segment's last byte (tb_span_map). */
+    if (len && map && map->n)
+        r->o->last_index = map->index[map->n - 1] + map->end[map->n - 1] -
+                           (map->n > 1 ? map->end[map->n - 2] : 0) - 1;
     if (tb_cli_progress_due(&r->o->pr)) {
         snprintf(prefix, sizeof prefix, "decode 0x%02x:", (unsigned)r->o->id);
         tb_cli_progress_run(&r->o->pr, prefix, r->o->insns, 0, r->bytes);
@@ -122,8 +148,9 @@ static int on_span(void *ctx, const uint8_t *data, size_t len, const tb_span_map
     return n < 0;
 }
 
-/* Decodes source k into o.  0, or 1 after printing why (a write error
- * stays in o->write_errno, printed by the caller). */
+/* Decodes source k into o.  TB_EXIT_OK, TB_EXIT_LOST after a warning
+ * (tb_cli_health_report), or TB_EXIT_ERROR after printing why (a write
+ * error stays in o->write_errno, printed by the caller). */
 static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
 {
     const tb_cli_source *s = &in->srcs[k];
@@ -135,16 +162,22 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
     r = tb_cli_input_memory(in, k, &mem, err, sizeof err);
     if (r < 0) {
         fprintf(stderr, "tracebench decode: %s\n", err[0] ? err : tb_err_str(r));
-        return 1;
+        return TB_EXIT_ERROR;
     }
+    tb_health_init(&o->health);
+    o->last_index = 0;
     o->id = s->cfg.trace_id;
     o->addr = (tb_cli_addr_out){.f = o->tag ? o->mem : o->f, .mem = mem,
                                 .ptm = s->cfg.protocol == TB_PROTO_PTM,
                                 .addrs = o->addr.addrs, .cap = o->addr.cap};
     run.parser = tb_parser_new(&s->cfg);
     run.dec = tb_decoder_new(&s->cfg, mem);
-    if (o->disasm)
+    if (run.dec)
+        tb_decoder_set_health(run.dec, &o->health);
+    if (o->disasm) {
         o->dis = tb_cli_disasm_new(mem);
+        tb_cli_disasm_set_ptm(o->dis, s->cfg.protocol == TB_PROTO_PTM);
+    }
     if (!run.parser || !run.dec || (o->disasm && !o->dis)) {
         r = TB_ERR_NOMEM;
         snprintf(err, sizeof err, "%s: cannot create a decoder (out of memory)", s->name);
@@ -168,24 +201,46 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
     tb_parser_free(run.parser);
     tb_memimage_free(mem);
     if (o->write_errno)
-        return 1;
+        return TB_EXIT_ERROR;
     if (o->addr.err) {
         fprintf(stderr, "tracebench decode: %s: %s\n", s->name,
-                o->addr.err == TB_ERR_NO_MEMORY
+                o->addr.err == TB_ERR_NOT_IN_IMAGE
                     ? "an instruction range runs into code the memory image does not hold"
                     : tb_err_str(o->addr.err));
-        return 1;
+        return TB_EXIT_ERROR;
     }
     if (r < 0) {
         fprintf(stderr, "tracebench decode: %s: %s\n", s->name, err[0] ? err : tb_err_str(r));
-        return 1;
+        if (r == TB_ERR_BAD_FRAME && in->is_file)
+            fprintf(stderr, "tracebench decode: %s: does the file hold one source's bytes, "
+                            "not CoreSight frames? then give --buffer raw\n", s->name);
+        return TB_EXIT_ERROR;
     }
-    return 0;
+    r = tb_cli_health_report(in, k, &o->health);
+    if (r == TB_EXIT_LOST && o->format == FMT_ADDR) {
+        /* Nothing decoded: the addr listing says so too (a loss to a bad
+         * packet already has its line, where it happened). */
+        tb_health_diag d;
+
+        tb_health_diagnose(&o->health, tb_protocol_is_port(s->cfg.protocol), &d);
+        if (d.cause == TB_HEALTH_NO_ASYNC || d.cause == TB_HEALTH_NO_ISYNC) {
+            o->addr.lost_said = false;
+            tb_cli_addr_lost(&o->addr, tb_health_cause_name(d.cause), d.index);
+            if (o->tag)
+                flush_tagged(o);
+            o->write_errno = tb_cli_output_check(o->f);
+            if (o->write_errno)
+                return TB_EXIT_ERROR;
+        }
+    }
+    return r;
 }
 
 int tb_cli_decode(int argc, char **argv)
 {
     static tb_cli_input in;
+    /* In the order of FMT_*. */
+    static const char *const formats[] = {"text", "json", "addr", NULL};
     struct out o = {.f = stdout};
     bool quiet = false;
     int status = 0, i, r;
@@ -196,27 +251,11 @@ int tb_cli_decode(int argc, char **argv)
             usage(stdout);
             return tb_cli_output_end(stdout, "decode", 0);
         }
-        if (!strcmp(argv[i], "--format")) {
-            const char *f = i + 1 < argc ? argv[++i] : NULL;
-
-            if (!f) {
-                fprintf(stderr, "tracebench decode: --format needs a value: text, json or "
-                                "addr\n(tracebench decode --help for usage)\n");
-                return 2;
-            }
-            if (!strcmp(f, "text"))
-                o.format = FMT_TEXT;
-            else if (!strcmp(f, "json"))
-                o.format = FMT_JSON;
-            else if (!strcmp(f, "addr"))
-                o.format = FMT_ADDR;
-            else {
-                fprintf(stderr, "tracebench decode: --format %s: use text, json or addr\n"
-                                "(tracebench decode --help for usage)\n", f);
-                return 2;
-            }
+        r = tb_cli_format_arg(&in, argc, argv, &i, formats, &o.format);
+        if (r == 2)
+            return TB_EXIT_USAGE;
+        if (r == 1)
             continue;
-        }
         if (!strcmp(argv[i], "--disasm")) {
             o.disasm = true;
             continue;
@@ -227,16 +266,14 @@ int tb_cli_decode(int argc, char **argv)
         }
         r = tb_cli_input_arg(&in, argc, argv, &i);
         if (r == 2)
-            return 2;
-        if (r == 0) {
-            fprintf(stderr, "tracebench decode: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
+            return TB_EXIT_USAGE;
+        if (r == 0)
+            return tb_cli_unknown_arg(&in, argv[i]);
     }
     if (o.disasm && o.format != FMT_TEXT) {
-        fprintf(stderr, "tracebench decode: --disasm goes with --format text\n");
-        return 2;
+        fprintf(stderr, "tracebench decode: --disasm goes with --format text\n"
+                        "(tracebench decode --help for usage)\n");
+        return TB_EXIT_USAGE;
     }
     r = tb_cli_input_open(&in);
     if (r) {
@@ -250,19 +287,19 @@ int tb_cli_decode(int argc, char **argv)
         if (!o.mem) {
             fprintf(stderr, "tracebench decode: out of memory\n");
             tb_cli_input_close(&in);
-            return 1;
+            return TB_EXIT_ERROR;
         }
     }
     for (size_t k = 0; k < in.n && !o.write_errno; k++)
-        status |= decode_source(&in, k, &o);
+        status = tb_cli_exit_worse(status, decode_source(&in, k, &o));
     if (in.refused)
-        status = 1;
+        status = tb_cli_exit_worse(status, TB_EXIT_ERROR);
     if (o.mem)
         fclose(o.mem);
     free(o.mem_buf);
     free(o.addr.addrs);
     tb_cli_input_close(&in);
     if (tb_cli_output_end(stdout, "decode", o.write_errno))
-        status = 1;
+        status = TB_EXIT_ERROR;
     return status;
 }

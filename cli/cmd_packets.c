@@ -1,6 +1,7 @@
 /* tracebench packets DIR|FILE [--id ID|all] [--json]: the packet listing
  * of a snapshot's trace sources, or of a raw trace buffer file, with
- * stream indices.  Exit: 0 listed, 1 an error, 2 usage. */
+ * stream indices.  Exit (cli.h): 0 listed, 2 usage, 4 an error, 5 trace
+ * was lost to bad packets or never synchronised (a warning says why). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,7 @@ typedef struct listing {
     bool json;
     int write_errno;     /* writing the listing failed */
     uint64_t packets, errors;
+    tb_health health;    /* was trace lost, and why */
 } listing;
 
 static int on_packet(void *ctx, const tb_packet *pkt)
@@ -30,6 +32,7 @@ static int on_packet(void *ctx, const tb_packet *pkt)
         tb_packet_format(pkt, line, sizeof line);
     fprintf(l->out, "%s\n", line);
     l->packets++;
+    tb_health_packet(&l->health, pkt);
     if (pkt->kind >= TB_PKT_RESERVED)
         l->errors++;
     l->write_errno = tb_cli_output_check(l->out);
@@ -40,6 +43,7 @@ static int on_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
 {
     listing *l = ctx;
 
+    tb_health_bytes(&l->health, len);
     if (len == 0) {
         /* A corrupt frame may have cut the bytes (input.c): a packet
          * begun is listed INCOMPLETE, then the parser looks for the next
@@ -52,8 +56,9 @@ static int on_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
     return tb_parser_push(l->parser, data, len, index, on_packet, l) < 0;
 }
 
-/* Lists source k.  0, or 1 after printing why it failed; a write error
- * is left in *write_errno. */
+/* Lists source k.  TB_EXIT_OK, TB_EXIT_LOST after a warning, or
+ * TB_EXIT_ERROR after printing why it failed; a write error is left in
+ * *write_errno. */
 static int list_source(const tb_cli_input *in, size_t k, bool json, int *write_errno)
 {
     const tb_cli_source *s = &in->srcs[k];
@@ -61,11 +66,12 @@ static int list_source(const tb_cli_input *in, size_t k, bool json, int *write_e
     listing l = {.out = stdout, .json = json, .id = s->cfg.trace_id};
     int rc;
 
+    tb_health_init(&l.health);
     l.parser = tb_parser_new(&s->cfg);
     if (!l.parser) {
         fprintf(stderr, "tracebench packets: cannot create a parser for %s (out of memory)\n",
                 s->name);
-        return 1;
+        return TB_EXIT_ERROR;
     }
     if (!json) {
         char label[64];
@@ -87,46 +93,40 @@ static int list_source(const tb_cli_input *in, size_t k, bool json, int *write_e
     tb_parser_free(l.parser);
     if (l.write_errno) {
         *write_errno = l.write_errno;
-        return 1;
+        return TB_EXIT_ERROR;
     }
     if (rc < 0) {
         fprintf(stderr, "tracebench packets: %s: %s\n", s->name, *err ? err : tb_err_str(rc));
-        return 1;
+        return TB_EXIT_ERROR;
     }
     if (!json) {
         printf("# %s: %" PRIu64 " packets, %" PRIu64 " bad\n", s->name, l.packets, l.errors);
         *write_errno = tb_cli_output_check(stdout);
     }
-    if (l.errors)
-        fprintf(stderr, "tracebench packets: %s: %" PRIu64 " bad or incomplete packets (listed)\n",
-                s->name, l.errors);
-    return *write_errno != 0;
+    if (*write_errno)
+        return TB_EXIT_ERROR;
+    return tb_cli_health_report(in, k, &l.health);
 }
 
 int tb_cli_packets(int argc, char **argv)
 {
     static tb_cli_input in;
-    int status = 0, write_errno = 0, i, r;
-    bool json = false;
+    static const char *const formats[] = {"text", "json", NULL};
+    int status = 0, write_errno = 0, i, r, fmt = 0;
 
     tb_cli_input_init(&in, "packets", false, TB_STREAM_ALL);
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            tb_cli_input_usage(stdout, "packets", false);
+            tb_cli_input_usage(stdout, "packets");
             return tb_cli_output_end(stdout, "packets", 0);
         }
-        if (!strcmp(argv[i], "--json")) {
-            json = true;
-            continue;
-        }
-        r = tb_cli_input_arg(&in, argc, argv, &i);
+        r = tb_cli_format_arg(&in, argc, argv, &i, formats, &fmt);
+        if (r == 0)
+            r = tb_cli_input_arg(&in, argc, argv, &i);
         if (r == 2)
-            return 2;
-        if (r == 0) {
-            fprintf(stderr, "tracebench packets: unknown option '%s'\n", argv[i]);
-            tb_cli_input_usage(stderr, "packets", false);
-            return 2;
-        }
+            return TB_EXIT_USAGE;
+        if (r == 0)
+            return tb_cli_unknown_arg(&in, argv[i]);
     }
     r = tb_cli_input_open(&in);
     if (r) {
@@ -134,11 +134,11 @@ int tb_cli_packets(int argc, char **argv)
         return r;
     }
     for (size_t k = 0; k < in.n && !write_errno; k++)
-        status |= list_source(&in, k, json, &write_errno);
+        status = tb_cli_exit_worse(status, list_source(&in, k, fmt == 1, &write_errno));
     if (in.refused)
-        status = 1;
+        status = tb_cli_exit_worse(status, TB_EXIT_ERROR);
     tb_cli_input_close(&in);
     if (tb_cli_output_end(stdout, "packets", write_errno))
-        status = 1;
+        status = TB_EXIT_ERROR;
     return status;
 }

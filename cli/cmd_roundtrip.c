@@ -20,56 +20,93 @@
 
 #include "cli.h"
 
-/* One table for single runs and the suite; 1 and 2 mean what they mean
- * for the other subcommands (failure, usage).  A run that proved nothing
- * gets its own code so that no script takes it for a pass, and a broken
- * setup its own so that it is not taken for a decoder bug. */
+/* One table for single runs and the suite, the codes of every command
+ * (cli.h).  A run that proved nothing gets its own code so that no
+ * script takes it for a pass, a broken setup its own so that it is not
+ * taken for a decoder bug, and with --strict a run the budget cut short
+ * its own so that CI does not take a partial check for a whole one. */
 enum {
-    RT_EXIT_MATCH = 0,       /* every run matched over >= 1 checked instruction */
-    RT_EXIT_MISMATCH = 1,    /* a divergence (with --fault: the fault was caught) */
-    RT_EXIT_USAGE = 2,       /* bad command line or option list */
-    RT_EXIT_NOTHING = 3,     /* a run checked no instruction, or its --fault was
-                              * not applied or not caught; the suite ran no case */
-    RT_EXIT_ERROR = 4,       /* the program would not load or run, I/O, pipeline */
+    RT_EXIT_MATCH = TB_EXIT_OK,         /* every run matched over >= 1 checked
+                                         * instruction */
+    RT_EXIT_MISMATCH = TB_EXIT_DIFF,    /* a divergence (with --fault: the fault
+                                         * was caught) */
+    RT_EXIT_USAGE = TB_EXIT_USAGE,      /* bad command line or option list */
+    RT_EXIT_NOTHING = TB_EXIT_NOTHING,  /* a run checked no instruction, or its
+                                         * --fault was not applied or not caught;
+                                         * the suite ran no case */
+    RT_EXIT_ERROR = TB_EXIT_ERROR,      /* the program would not load or run, I/O,
+                                         * pipeline */
+    RT_EXIT_CUT = TB_EXIT_CUT,          /* --strict: a budget stopped a run that
+                                         * otherwise matched */
 };
 
 #ifdef TB_HAVE_ROUNDTRIP
 
+#include <sys/stat.h>
+
 #include "tracebench/etmv1.h"
+#include "tracebench/gen.h"
 #include "tracebench/roundtrip.h"
+
+#ifndef TB_ARM_CC_DEFAULT
+#define TB_ARM_CC_DEFAULT "arm-none-eabi-gcc"
+#endif
 
 static int usage_to(FILE *f, int rc)
 {
     fprintf(f,
-            "usage: tracebench roundtrip PROGRAM.elf [--scenario S.ini] [--protocol ptm|etmv3|etmv1|etmv2]\n"
+            "usage: tracebench roundtrip PROGRAM [--scenario S.ini] [--protocol ptm|etmv3|etmv1|etmv2]\n"
             "           [--options LIST] [--buffer coresight|raw] [--max N|unlimited] [--chunk N]\n"
-            "           [--out DIR [--vcd FILE]] [--truth FILE] [--quiet]\n"
-            "           [--fault addr-bit:N:BIT|drop-atom:N]\n"
+            "           [--out DIR [--vcd FILE]] [--truth FILE] [--fault F] [--strict] [--quiet]\n"
             "       tracebench roundtrip --suite [--programs DIR] [--vectors DIR] [--max N]\n"
-            "           [--protocol ptm|etmv3|etmv1|etmv2] [--only TEXT] [--reports N] [--quiet]\n"
-            "           (--suite: --max caps each scenario's budget, default 200000)\n"
-            "  --max N: the budget, N instructions and N exceptions (default: the scenario's\n"
-            "        max_insns, else %u); 0 or unlimited: none.  A run the budget cut\n"
-            "        says so under its verdict\n"
-            "  --out DIR: the snapshot (streamed); --truth FILE: the ground truth\n"
-            "  --vcd FILE: (--protocol etmv1|etmv2, with --out) the port capture also as a VCD\n"
-            "  LIST: encoder options (see tracebench sim; include=/exclude= take symbols),\n"
-            "        plus `filter` for an include range over the middle half of the program\n"
-            "  --suite: programs from DIR (default build/vectors/programs), scenarios\n"
-            "        from the vectors DIR (default vectors): programs/NAME.ini and\n"
-            "        scenarios/NAME.VARIANT.ini\n"
-            "exit: 0 match, 1 mismatch (with --fault: the fault was caught), 2 usage,\n"
+            "           [--protocol ptm|etmv3|etmv1|etmv2] [--only TEXT] [--reports N] [--strict]\n"
+            "           [--quiet] [--seeds SPEC [--gen-only] [--gen-dir DIR] [--known FILE] [--cc PATH]]\n"
+            "\n"
+            "  PROGRAM          an ARM ELF file (32-bit, little-endian)\n"
+            "  --scenario S.ini interrupts, faults, budget, exit symbol (vectors/programs/README.md)\n"
+            "  --protocol P     one protocol (default: ptm and etmv3)\n"
+            "  --options LIST   encoder options (README.md; include=/exclude= take symbols),\n"
+            "                   plus `filter`: an include range over the middle half of the program\n"
+            "  --buffer B       the snapshot's buffer: coresight frames (default) or raw\n"
+            "  --max N          the budget, N instructions and N exceptions (default: the\n"
+            "                   scenario's max_insns, else %u); 0 or unlimited: none.  A run\n"
+            "                   the budget cut says CUT under its verdict.  --suite: caps each\n"
+            "                   scenario's budget (default 200000)\n"
+            "  --chunk N        feed the decoder N bytes at a time\n"
+            "  --out DIR        write the snapshot there (streamed; needs --protocol)\n"
+            "  --vcd FILE       (etmv1, etmv2, with --out) the port capture also as a VCD\n"
+            "  --truth FILE     write the ground truth there\n"
+            "  --fault F        corrupt one packet: addr-bit:N:BIT or drop-atom:N\n"
+            "  --strict         a run the budget cut short fails (exit 6), for CI\n"
+            "  --quiet          no progress line (shown only on a terminal)\n"
+            "  --suite          the whole matrix: programs from --programs DIR (default\n"
+            "                   build/vectors/programs), scenarios from --vectors DIR\n"
+            "                   (default vectors: programs/NAME.ini, scenarios/NAME.VARIANT.ini);\n"
+            "                   --only TEXT: the cases whose name holds TEXT; --reports N:\n"
+            "                   divergence reports printed in full (default 3)\n"
+            "  --seeds SPEC     (--suite) also generated programs (tracebench gen; docs/gen.md),\n"
+            "                   SPEC = N (seeds 1..N), A-B or a comma list; each seed runs under\n"
+            "                   every protocol with one option set of its matrix (every set drawn\n"
+            "                   by 2n-1 consecutive seeds); a failure prints the commands that\n"
+            "                   reproduce it\n"
+            "  --gen-only       (--seeds) no vector programs\n"
+            "  --gen-dir DIR    (--seeds) keep the programs there (default: a temporary\n"
+            "                   directory, removed)\n"
+            "  --known FILE     (--seeds) the kept-seed table (roundtrip/gen_seeds.tsv): its\n"
+            "                   KNOWN rows may fail (counted apart); one that matches, or no\n"
+            "                   longer draws the same program and options, fails the suite\n"
+            "  --cc PATH        (--seeds) the ARM compiler (default arm-none-eabi-gcc, or\n"
+            "                   TB_ARM_CC)\n"
+            "\n"
+            "exit: 0 match, 1 mismatch (with --fault: the fault was caught; with --known: a\n"
+            "        KNOWN row that matches), 2 usage,\n"
             "      3 nothing checked (0 instructions compared, or the fault was not\n"
             "        applied or not caught; --suite: any such case, or no case ran),\n"
-            "      4 error (the program would not load or run, I/O); with both protocols\n"
-            "      or --suite: 1 if any mismatch, else 4 if any error, else 3 if any\n"
-            "      case checked nothing, else 0\n", TB_CLI_DEFAULT_BUDGET);
+            "      4 error (the program would not load or run, I/O), 6 (--strict) a run\n"
+            "        the budget cut short; with both protocols or --suite: 1 if any\n"
+            "      mismatch, else 4 if any error, else 3 if any case checked nothing,\n"
+            "      else 6 if any was cut (--strict), else 0\n", TB_CLI_DEFAULT_BUDGET);
     return rc;
-}
-
-static int usage(void)
-{
-    return usage_to(stderr, RT_EXIT_USAGE);
 }
 
 static double bits(uint64_t bytes, uint64_t insns)
@@ -189,14 +226,11 @@ static void fault_line(const tb_rt_fault *fault, const tb_rt_result *res, FILE *
     }
 }
 
-/* The worse outcome of two runs, as the suite ranks them: a mismatch over
- * an error over a run that proved nothing over a match. */
+/* The worse outcome of two runs: a mismatch over an error over a run
+ * that proved nothing over one the budget cut (--strict) over a match. */
 static int worse(int a, int b)
 {
-    static const int rank[] = {[RT_EXIT_MATCH] = 0, [RT_EXIT_NOTHING] = 1,
-                               [RT_EXIT_ERROR] = 2, [RT_EXIT_MISMATCH] = 3};
-
-    return rank[b] > rank[a] ? b : a;
+    return tb_cli_exit_worse(a, b);
 }
 
 /* The progress line of a single run (tb_rt_case.on_progress). */
@@ -246,7 +280,8 @@ static void stop_line(const tb_rt_result *res, FILE *f)
 
 static int one(const char *prog, const char *scn, const char *proto, const char *opts,
                bool raw, bool has_max, uint64_t max, size_t chunk, const char *out,
-               const char *vcd, const char *truth, bool quiet, const tb_rt_fault *fault)
+               const char *vcd, const char *truth, bool quiet, const tb_rt_fault *fault,
+               bool strict)
 {
     /* ETMv1/ETMv2 only when asked for by name (--protocol etmv1|etmv2). */
     static const tb_protocol both[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1,
@@ -341,6 +376,11 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
         stop_line(&res, stdout);
         switch (res.verdict) {
         case TB_RT_MATCH:
+            if (strict && res.sim.stop == TB_SIM_STOP_BUDGET) {
+                printf("       --strict: a run the budget cut short is a failure (exit %d)\n",
+                       RT_EXIT_CUT);
+                status = worse(status, RT_EXIT_CUT);
+            }
             break;
         case TB_RT_MISMATCH:
             if (fault->kind != TB_RT_FAULT_NONE) {
@@ -499,32 +539,175 @@ static void case_id(char *buf, size_t len, const char *prog, const scn_entry *sc
 typedef struct row {
     unsigned cases, bad;      /* bad: mismatches and errors */
     unsigned empty;           /* checked nothing: failures too, counted apart */
+    unsigned known;           /* failed as the kept-seed table expects (not failures) */
+    unsigned filtered;        /* generated: the filter held no code that ran (not failures) */
     uint64_t run, checked, bytes;
 } row;
 
-static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t max,
-                 const char *only, unsigned max_reports, bool quiet)
+/* What the suite runs (tb_cli_roundtrip's flags). */
+typedef struct suite_opts {
+    const char *pdir, *vdir, *proto, *only;
+    uint64_t max;
+    unsigned reports;
+    bool quiet, strict;
+    /* Generated programs (docs/gen.md): seeds[0..nseeds), none when 0. */
+    uint64_t *seeds;
+    size_t nseeds;
+    bool gen_only;            /* no vector programs */
+    const char *gen_dir;      /* keep the programs here; NULL: a temporary directory */
+    const char *cc;           /* the ARM compiler */
+    tb_rt_seed_row *known;    /* the kept-seed table (--known FILE) */
+    size_t nknown;
+    const char *known_file;
+} suite_opts;
+
+/* The suite's running totals and its list of failed cases. */
+typedef struct suite_state {
+    row rows[4][64];
+    row gen[4];
+    unsigned drawn[4][64];    /* generated cases per option set */
+    unsigned reports, errors, mismatches, cut, unexpected, known_failed, filtered;
+    char **failed;            /* "TAG  id", maybe with a reproduce line */
+    size_t nfailed;
+} suite_state;
+
+static void note_failure(suite_state *st, const char *tag, const char *id, const char *extra)
 {
-    static const tb_protocol protos[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1,
-                                         TB_PROTO_ETMV2};
+    char **nf = realloc(st->failed, (st->nfailed + 1) * sizeof *st->failed);
+    size_t len = strlen(tag) + strlen(id) + (extra ? strlen(extra) : 0) + 32;
+    char *s;
+
+    if (!nf)
+        return;
+    st->failed = nf;
+    if (!(s = malloc(len)))
+        return;
+    snprintf(s, len, "%-16s %s%s%s", tag, id, extra ? "\n      " : "", extra ? extra : "");
+    st->failed[st->nfailed++] = s;
+}
+
+/* Counts one finished case into row r and the failure list; `how` is the
+ * reproduce line for a generated program (NULL for vector programs). */
+static void tally(suite_state *st, const suite_opts *so, row *r, const tb_rt_case *c,
+                  const char *set, int rc, const tb_rt_result *res, const char *err,
+                  const char *id, const char *how, const tb_rt_seed_row *known)
+{
+    bool failed = rc < 0 || res->verdict != TB_RT_MATCH;
+
+    r->cases++;
+    if (rc >= 0) {
+        if (res->sim.stop == TB_SIM_STOP_BUDGET)
+            st->cut++;
+        r->run += res->sim.insns;
+        r->checked += res->cmp.checked;
+        r->bytes += res->enc.bytes;
+    }
+    if (known) {
+        /* The table says this case fails (a known class, not yet fixed):
+         * it must still fail, and a match is a loud failure of the list. */
+        if (failed) {
+            r->known++;
+            st->known_failed++;
+            printf("KNOWN %s %s: %s line %u, class %s\n",
+                   rc < 0 ? "ERROR" : tb_rt_verdict_name(res->verdict), id, so->known_file,
+                   known->line, known->cls);
+            return;
+        }
+        st->unexpected++;
+        r->bad++;
+        {
+            char why[512];
+
+            snprintf(why, sizeof why, "%s line %u expects KNOWN:%s, but it MATCHES now: "
+                     "the bug is fixed; change the row's expect to MATCH (a regression seed)",
+                     so->known_file, known->line, known->cls);
+            printf("UNEXPECTED MATCH %s: %s\n", id, why);
+            note_failure(st, "UNEXPECTED MATCH", id, why);
+        }
+        return;
+    }
+    if (!failed)
+        return;
+    /* A generated program's `filter` (the middle half of its first
+     * segment) may hold no code that ran: nothing to check, which is no
+     * failure of the trace, said so and counted apart. */
+    if (how && rc >= 0 && res->verdict == TB_RT_NOTHING_CHECKED && !res->enc.traced &&
+        c->opts.n_ranges && res->sim.insns) {
+        r->filtered++;
+        st->filtered++;
+        printf("NOTHING CHECKED (no failure) %s: ", id);
+        why_nothing(c, res, set, stdout);
+        return;
+    }
+    if (rc >= 0 && res->verdict == TB_RT_NOTHING_CHECKED)
+        r->empty++;
+    else
+        r->bad++;
+    if (rc < 0) {
+        st->errors++;
+        printf("ERROR %s: %s: %s\n", id, tb_err_str(rc), err);
+        if (how)
+            printf("  reproduce: %s\n", how);
+        note_failure(st, "ERROR", id, how);
+        return;
+    }
+    if (res->verdict == TB_RT_NOTHING_CHECKED) {
+        printf("NOTHING CHECKED %s: ", id);
+        why_nothing(c, res, set, stdout);
+    } else {
+        st->mismatches++;
+        if (st->reports++ < so->reports)
+            printf("%s", res->report);
+        else { /* the first line of the report: what differed */
+            const char *w = res->report + (strncmp(res->report, "MISMATCH: ", 10) ? 0 : 10);
+
+            printf("MISMATCH %s: %.*s\n", id, (int)strcspn(w, "\n"), w);
+        }
+    }
+    if (how)
+        printf("  reproduce: %s\n", how);
+    note_failure(st, tb_rt_verdict_name(res->verdict), id, how);
+}
+
+static void print_row(const char *proto, const char *name, const row *r)
+{
+    printf("%-6s %-22s %6u %6u %6u %12llu %12llu %10llu %9.3f\n", proto, name, r->cases, r->bad,
+           r->empty, (unsigned long long)r->run, (unsigned long long)r->checked,
+           (unsigned long long)r->bytes, bits(r->bytes, r->run));
+}
+
+static void add_row(row *t, const row *r)
+{
+    t->cases += r->cases;
+    t->bad += r->bad;
+    t->empty += r->empty;
+    t->known += r->known;
+    t->filtered += r->filtered;
+    t->run += r->run;
+    t->checked += r->checked;
+    t->bytes += r->bytes;
+}
+
+static const tb_protocol suite_protos[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1,
+                                           TB_PROTO_ETMV2};
+
+/* The vector programs: every program x protocol x option set x scenario. */
+static int suite_vectors(const suite_opts *so, suite_state *st, tb_cli_progress *pr,
+                         size_t *nprog)
+{
     size_t np = 0, nsets[4];
     const char *const *sets[4];
-    char **progs = list_programs(vdir, &np);
-    row rows[4][64], tot = {0};
-    unsigned total = 0, done = 0, reports = 0, errors = 0, mismatches = 0, cut = 0;
-    tb_cli_progress pr;
-    char (*failed)[288] = NULL; /* "TAG  id" */
-    size_t nfailed = 0;
+    char **progs = list_programs(so->vdir, &np);
+    unsigned total = 0, done = 0;
 
+    *nprog = np;
     if (!progs || !np) {
         fprintf(stderr, "tracebench roundtrip: no programs (NAME.ini) in %s/programs; give "
-                        "the source tree's vectors directory with --vectors DIR\n", vdir);
+                        "the source tree's vectors directory with --vectors DIR\n", so->vdir);
         return RT_EXIT_ERROR;
     }
-    memset(rows, 0, sizeof rows);
-    tb_cli_progress_init(&pr, quiet);
     for (size_t k = 0; k < 4; k++) {
-        sets[k] = tb_rt_option_sets(protos[k], &nsets[k]);
+        sets[k] = tb_rt_option_sets(suite_protos[k], &nsets[k]);
         if (nsets[k] > 64)
             nsets[k] = 64;
     }
@@ -535,15 +718,16 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
 
         if (!strcmp(progs[i], "smc"))
             continue;
-        list_scenarios(vdir, progs[i], &sl);
+        list_scenarios(so->vdir, progs[i], &sl);
         for (size_t k = 0; k < 4; k++)
-            if (!proto || !strcmp(proto, tb_protocol_name(protos[k])))
+            if (!so->proto || !strcmp(so->proto, tb_protocol_name(suite_protos[k])))
                 for (size_t s = 0; s < nsets[k]; s++)
                     for (size_t v = 0; v < sl.n; v++) {
                         char id[256];
 
-                        case_id(id, sizeof id, progs[i], &sl.v[v], protos[k], sets[k][s]);
-                        if ((!only || strstr(id, only)) && !skip_case(&sl.v[v], protos[k]))
+                        case_id(id, sizeof id, progs[i], &sl.v[v], suite_protos[k], sets[k][s]);
+                        if ((!so->only || strstr(id, so->only)) &&
+                            !skip_case(&sl.v[v], suite_protos[k]))
                             total++;
                     }
         free(sl.v);
@@ -555,136 +739,458 @@ static int suite(const char *pdir, const char *vdir, const char *proto, uint64_t
 
         if (!strcmp(progs[i], "smc"))
             continue;
-        snprintf(elf, sizeof elf, "%s/%s.elf", pdir, progs[i]);
-        list_scenarios(vdir, progs[i], &sl);
+        snprintf(elf, sizeof elf, "%s/%s.elf", so->pdir, progs[i]);
+        list_scenarios(so->vdir, progs[i], &sl);
         for (size_t k = 0; k < 4; k++) {
-            if (proto && strcmp(proto, tb_protocol_name(protos[k])))
+            if (so->proto && strcmp(so->proto, tb_protocol_name(suite_protos[k])))
                 continue;
             for (size_t s = 0; s < nsets[k]; s++) {
                 for (size_t v = 0; v < sl.n; v++) {
                     tb_rt_case c;
                     tb_rt_result res;
                     char id[256], err[512], prefix[300];
-                    run_progress rp = {&pr, prefix};
+                    run_progress rp = {pr, prefix};
                     int rc;
 
-                    case_id(id, sizeof id, progs[i], &sl.v[v], protos[k], sets[k][s]);
-                    if ((only && !strstr(id, only)) || skip_case(&sl.v[v], protos[k]))
+                    case_id(id, sizeof id, progs[i], &sl.v[v], suite_protos[k], sets[k][s]);
+                    if ((so->only && !strstr(id, so->only)) ||
+                        skip_case(&sl.v[v], suite_protos[k]))
                         continue;
                     done++;
                     /* Only on a terminal, refreshed 5 times a second at
                      * most: a CI log gets the table alone. */
                     snprintf(prefix, sizeof prefix, "[%4u/%u] %s:", done, total, id);
-                    if (tb_cli_progress_due(&pr))
-                        tb_cli_progress_text(&pr, "[%4u/%u] %s", done, total, id);
-                    tb_cli_progress_restart(&pr);
-                    tb_rt_case_init(&c, protos[k]);
+                    if (tb_cli_progress_due(pr))
+                        tb_cli_progress_text(pr, "[%4u/%u] %s", done, total, id);
+                    tb_cli_progress_restart(pr);
+                    tb_rt_case_init(&c, suite_protos[k]);
                     c.on_progress = on_progress;
                     c.progress_ctx = &rp;
                     c.name = id;
                     c.program = elf;
                     c.scenario = sl.v[v].path;
-                    c.max_insns = max;
+                    c.max_insns = so->max;
                     /* Alternate the buffer kind and the chunking so both
                      * paths and odd pieces run across the matrix. */
-                    c.formatted = (s + v) % 2 == 0 && !tb_protocol_is_port(protos[k]);
+                    c.formatted = (s + v) % 2 == 0 && !tb_protocol_is_port(suite_protos[k]);
                     c.chunk = (s % 3 == 1) ? 7 : 0;
+                    memset(&res, 0, sizeof res);
                     rc = tb_rt_case_options(&c, sets[k][s], err, sizeof err);
                     if (rc >= 0)
                         rc = tb_rt_run(&c, &res, err, sizeof err);
-                    rows[k][s].cases++;
+                    if (rc < 0 || res.verdict != TB_RT_MATCH)
+                        tb_cli_progress_clear(pr);
                     /* No fault here, so a run is a match, a mismatch or
                      * one that checked nothing, which fails as well. */
-                    if (rc < 0 || res.verdict != TB_RT_MATCH) {
-                        char (*nf)[288] = realloc(failed, (nfailed + 1) * sizeof *failed);
-                        const char *tag = rc < 0 ? "ERROR" : tb_rt_verdict_name(res.verdict);
-
-                        if (rc >= 0 && res.verdict == TB_RT_NOTHING_CHECKED)
-                            rows[k][s].empty++;
-                        else
-                            rows[k][s].bad++;
-                        if (nf) {
-                            failed = nf;
-                            snprintf(failed[nfailed++], sizeof failed[0], "%-16s %s", tag, id);
-                        }
-                        tb_cli_progress_clear(&pr);
-                        if (rc < 0) {
-                            errors++;
-                            printf("ERROR %s: %s: %s\n", id, tb_err_str(rc), err);
-                            continue;
-                        }
-                        if (res.verdict == TB_RT_NOTHING_CHECKED) {
-                            printf("NOTHING CHECKED %s: ", id);
-                            why_nothing(&c, &res, sets[k][s], stdout);
-                        } else {
-                            mismatches++;
-                            if (reports++ < max_reports)
-                                printf("%s", res.report);
-                        }
-                    }
-                    if (res.sim.stop == TB_SIM_STOP_BUDGET)
-                        cut++;
-                    rows[k][s].run += res.sim.insns;
-                    rows[k][s].checked += res.cmp.checked;
-                    rows[k][s].bytes += res.enc.bytes;
+                    tally(st, so, &st->rows[k][s], &c, sets[k][s], rc, &res, err, id, NULL,
+                          NULL);
                 }
             }
         }
         free(sl.v);
     }
-    tb_cli_progress_clear(&pr);
-
-    printf("\nround trip: sim -> encoder -> decoder -> comparator, %zu programs "
-           "(smc left out: the simulator does not follow self-modifying code)\n\n", np - 1);
-    printf("%-6s %-22s %6s %6s %6s %12s %12s %10s %9s\n", "proto", "options", "cases", "bad",
-           "empty", "insns run", "checked", "bytes", "bits/insn");
-    for (size_t k = 0; k < 4; k++) {
-        for (size_t s = 0; s < nsets[k]; s++) {
-            const row *r = &rows[k][s];
-
-            if (!r->cases)
-                continue;
-            printf("%-6s %-22s %6u %6u %6u %12llu %12llu %10llu %9.3f\n",
-                   tb_protocol_name(protos[k]), *sets[k][s] ? sets[k][s] : "plain", r->cases,
-                   r->bad, r->empty, (unsigned long long)r->run,
-                   (unsigned long long)r->checked, (unsigned long long)r->bytes,
-                   bits(r->bytes, r->run));
-            tot.cases += r->cases;
-            tot.bad += r->bad;
-            tot.empty += r->empty;
-            tot.run += r->run;
-            tot.checked += r->checked;
-            tot.bytes += r->bytes;
-        }
-    }
-    printf("%-6s %-22s %6u %6u %6u %12llu %12llu %10llu %9.3f\n", "all", "", tot.cases,
-           tot.bad, tot.empty, (unsigned long long)tot.run, (unsigned long long)tot.checked,
-           (unsigned long long)tot.bytes, bits(tot.bytes, tot.run));
-    printf("(bad: mismatches and errors; empty: cases that checked no instruction, "
-           "failures too)\n");
-    if (cut)
-        printf("%u of %u cases were cut by their budget (the scenario's max_insns, capped by "
-               "--max %llu) before their program ended: checked that far\n", cut, tot.cases,
-               (unsigned long long)max);
-    if (tot.bad || tot.empty) {
-        printf("\n%u of %u cases FAILED: %u mismatch(es), %u error(s), %u checked nothing:\n",
-               tot.bad + tot.empty, tot.cases, mismatches, errors, tot.empty);
-        for (size_t i = 0; i < nfailed; i++)
-            printf("  %s\n", failed[i]);
-    } else if (tot.cases) {
-        printf("\nall %u cases match\n", tot.cases);
-    } else {
-        printf("\nno case ran%s%s%s\n", only ? " (--only " : "", only ? only : "",
-               only ? " matches none)" : "");
-    }
     for (size_t i = 0; i < np; i++)
         free(progs[i]);
     free(progs);
-    free(failed);
-    return mismatches ? RT_EXIT_MISMATCH
-           : errors   ? RT_EXIT_ERROR
-           : tot.empty || !tot.cases ? RT_EXIT_NOTHING
-                                     : RT_EXIT_MATCH;
+    return RT_EXIT_MATCH;
+}
+
+/* The kept-seed row for a generated case, or NULL. */
+static const tb_rt_seed_row *known_row(const suite_opts *so, uint64_t seed, tb_protocol p)
+{
+    for (size_t i = 0; i < so->nknown; i++)
+        if (so->known[i].known && so->known[i].seed == seed && so->known[i].protocol == p)
+            return &so->known[i];
+    return NULL;
+}
+
+static void rm_gen(const char *dir)
+{
+    static const char *const f[] = {TB_GEN_SOURCE, TB_GEN_LDSCRIPT, TB_GEN_SCENARIO, TB_GEN_ELF,
+                                    TB_GEN_LOG};
+    char path[1200];
+
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, f[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+/* Generated programs: per seed one program (its ISA picked by the seed,
+ * the default size), run under each protocol with the option set
+ * tb_rt_gen_set draws; a failure prints the commands that reproduce it. */
+static int suite_gen(const suite_opts *so, suite_state *st, tb_cli_progress *pr)
+{
+    char tmp[1024], root[1024];
+    bool own = !so->gen_dir;
+
+    if (own) {
+        const char *t = getenv("TMPDIR");
+
+        snprintf(tmp, sizeof tmp, "%s/tb-gen-XXXXXX", t && *t ? t : "/tmp");
+        if (!mkdtemp(tmp)) {
+            fprintf(stderr, "tracebench roundtrip: cannot create a directory %s for the "
+                            "generated programs: %s; give one with --gen-dir DIR\n", tmp,
+                    strerror(errno));
+            return RT_EXIT_ERROR;
+        }
+        snprintf(root, sizeof root, "%s", tmp);
+    } else {
+        snprintf(root, sizeof root, "%s", so->gen_dir);
+        if (mkdir(root, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "tracebench roundtrip: --gen-dir %s: %s\n", root, strerror(errno));
+            return RT_EXIT_ERROR;
+        }
+    }
+    /* A kept row whose program the generator no longer makes is stale:
+     * it would test something else, silently. */
+    for (size_t i = 0; i < so->nknown; i++) {
+        const tb_rt_seed_row *kr = &so->known[i];
+        bool in_run = false;
+
+        for (size_t j = 0; j < so->nseeds && !in_run; j++)
+            in_run = so->seeds[j] == kr->seed;
+        if (!in_run || !kr->known)
+            continue;
+        if (kr->isa != (int)tb_gen_seed_isa(kr->seed) || kr->size != TB_GEN_SIZE_DEFAULT) {
+            char why[512];
+
+            snprintf(why, sizeof why, "%s line %u: seed %llu runs in the suite as --isa %s "
+                     "--size %u, not as the row says", so->known_file, kr->line,
+                     (unsigned long long)kr->seed, tb_gen_isa_name(tb_gen_seed_isa(kr->seed)),
+                     TB_GEN_SIZE_DEFAULT);
+            printf("STALE ROW %s\n", why);
+            note_failure(st, "STALE ROW", "", why);
+            st->unexpected++;
+        }
+    }
+    for (size_t si = 0; si < so->nseeds; si++) {
+        uint64_t seed = so->seeds[si];
+        tb_gen_opts go = {seed, -1, 0};
+        tb_gen_program gp;
+        char dir[1200], elf[1300], ini[1300], err[2048], how[1024];
+        const char *isa;
+        int brc;
+
+        snprintf(dir, sizeof dir, "%s/seed-%llu", root, (unsigned long long)seed);
+        if ((brc = tb_gen_make(&go, &gp, err, sizeof err)) >= 0) {
+            brc = tb_gen_write(&gp, dir, err, sizeof err);
+            if (brc >= 0)
+                brc = tb_gen_build(dir, so->cc, err, sizeof err);
+        }
+        isa = tb_gen_isa_name(tb_gen_seed_isa(seed));
+        snprintf(elf, sizeof elf, "%s/%s", dir, TB_GEN_ELF);
+        snprintf(ini, sizeof ini, "%s/%s", dir, TB_GEN_SCENARIO);
+        for (size_t k = 0; k < 4; k++) {
+            tb_protocol p = suite_protos[k];
+            size_t nsets, s = tb_rt_gen_set(p, seed);
+            const char *set = tb_rt_option_sets(p, &nsets)[s];
+            const tb_rt_seed_row *kr = known_row(so, seed, p);
+            tb_rt_case c;
+            tb_rt_result res;
+            char id[256], prefix[300], rerr[2600];
+            run_progress rp = {pr, prefix};
+            int rc = brc;
+
+            if (so->proto && strcmp(so->proto, tb_protocol_name(p)))
+                continue;
+            snprintf(id, sizeof id, "gen-%llu/%s %s %s", (unsigned long long)seed, isa,
+                     tb_protocol_name(p), *set ? set : "plain");
+            if (so->only && !strstr(id, so->only))
+                continue;
+            /* A row for another option set (the matrix changed since, or
+             * a set chosen by hand) is no statement about this case: the
+             * replay test (tests/test_roundtrip_gen.c) runs it as written. */
+            if (kr && strcmp(kr->options, set))
+                kr = NULL;
+            if (kr && brc >= 0 && kr->hash != tb_gen_hash(gp.source)) {
+                char why[512];
+
+                snprintf(why, sizeof why, "%s line %u: seed %llu generates another program now "
+                         "(source hash %016llx, the row has %016llx): the generator changed; "
+                         "re-check the case and update or drop the row", so->known_file,
+                         kr->line, (unsigned long long)seed,
+                         (unsigned long long)tb_gen_hash(gp.source),
+                         (unsigned long long)kr->hash);
+                printf("STALE ROW %s\n", why);
+                note_failure(st, "STALE ROW", id, why);
+                st->unexpected++;
+                kr = NULL;
+            }
+            st->drawn[k][s]++;
+            /* The commands, and the case as a kept-seed table row (its
+             * class to be filled in once it is understood). */
+            snprintf(how, sizeof how, "tracebench gen --seed %llu --isa %s -o tb-gen-%llu && "
+                     "tracebench roundtrip tb-gen-%llu/%s --scenario tb-gen-%llu/%s "
+                     "--protocol %s --options '%s'\n      row: %llu %s %u %016llx %s %s "
+                     "KNOWN:CLASS",
+                     (unsigned long long)seed, isa, (unsigned long long)seed,
+                     (unsigned long long)seed, TB_GEN_ELF, (unsigned long long)seed,
+                     TB_GEN_SCENARIO, tb_protocol_name(p), set, (unsigned long long)seed, isa,
+                     TB_GEN_SIZE_DEFAULT,
+                     gp.source ? (unsigned long long)tb_gen_hash(gp.source) : 0ull,
+                     tb_protocol_name(p), *set ? set : "plain");
+            snprintf(prefix, sizeof prefix, "[seed %zu/%zu] %s:", si + 1, so->nseeds, id);
+            if (tb_cli_progress_due(pr))
+                tb_cli_progress_text(pr, "[seed %zu/%zu] %s", si + 1, so->nseeds, id);
+            tb_cli_progress_restart(pr);
+            tb_rt_case_init(&c, p);
+            c.on_progress = on_progress;
+            c.progress_ctx = &rp;
+            c.name = id;
+            c.program = elf;
+            c.scenario = ini;
+            c.formatted = seed % 2 == 0 && !tb_protocol_is_port(p);
+            c.chunk = seed % 3 == 1 ? 7 : 0;
+            memset(&res, 0, sizeof res);
+            if (rc < 0) {
+                snprintf(rerr, sizeof rerr, "seed %llu: %s", (unsigned long long)seed, err);
+            } else {
+                rc = tb_rt_case_options(&c, set, rerr, sizeof rerr);
+                if (rc >= 0)
+                    rc = tb_rt_run(&c, &res, rerr, sizeof rerr);
+                /* The generator bounds every program: one that does not
+                 * reach _exit is a generator bug, whatever the trace. */
+                if (rc >= 0 && res.sim.stop != TB_SIM_STOP_EXIT) {
+                    snprintf(rerr, sizeof rerr, "the generated program did not reach _exit "
+                             "(%s at 0x%08x after %llu instructions): a generator bug, or "
+                             "the simulator ran it wrong (docs/gen.md)",
+                             tb_sim_stop_text(res.sim.stop), res.sim.stop_addr,
+                             (unsigned long long)res.sim.insns);
+                    rc = TB_ERR_LIMIT;
+                }
+            }
+            if (rc < 0 || res.verdict != TB_RT_MATCH)
+                tb_cli_progress_clear(pr);
+            tally(st, so, &st->gen[k], &c, set, rc, &res, rerr, id, how, kr);
+        }
+        if (brc >= 0 || gp.source)
+            tb_gen_program_fini(&gp);
+        if (own)
+            rm_gen(dir);
+    }
+    if (own)
+        rmdir(root);
+    return RT_EXIT_MATCH;
+}
+
+static int suite(const suite_opts *so)
+{
+    suite_state *st = calloc(1, sizeof *st);
+    size_t np = 0;
+    row tot = {0};
+    tb_cli_progress pr;
+    int rc = RT_EXIT_MATCH;
+
+    if (!st)
+        return RT_EXIT_ERROR;
+    tb_cli_progress_init(&pr, so->quiet);
+    if (!so->gen_only && (rc = suite_vectors(so, st, &pr, &np)) != RT_EXIT_MATCH) {
+        free(st);
+        return rc;
+    }
+    if (so->nseeds && (rc = suite_gen(so, st, &pr)) != RT_EXIT_MATCH) {
+        free(st);
+        return rc;
+    }
+    tb_cli_progress_clear(&pr);
+
+    if (!so->gen_only)
+        printf("\nround trip: sim -> encoder -> decoder -> comparator, %zu programs "
+               "(smc left out: the simulator does not follow self-modifying code)%s\n", np - 1,
+               so->nseeds ? ", then generated programs" : "");
+    else
+        printf("\nround trip: sim -> encoder -> decoder -> comparator, generated programs\n");
+    printf("\n%-6s %-22s %6s %6s %6s %12s %12s %10s %9s\n", "proto", "options", "cases", "bad",
+           "empty", "insns run", "checked", "bytes", "bits/insn");
+    if (!so->gen_only) {
+        for (size_t k = 0; k < 4; k++) {
+            size_t nsets;
+            const char *const *sets = tb_rt_option_sets(suite_protos[k], &nsets);
+
+            for (size_t s = 0; s < nsets && s < 64; s++) {
+                const row *r = &st->rows[k][s];
+
+                if (!r->cases)
+                    continue;
+                print_row(tb_protocol_name(suite_protos[k]), *sets[s] ? sets[s] : "plain", r);
+                add_row(&tot, r);
+            }
+        }
+    }
+    if (so->nseeds) {
+        printf("%-6s generated programs (docs/gen.md): %zu seeds, one option set each per "
+               "protocol\n", "", so->nseeds);
+        for (size_t k = 0; k < 4; k++) {
+            size_t nsets, drawn = 0;
+            char name[64];
+
+            if (!st->gen[k].cases)
+                continue;
+            tb_rt_option_sets(suite_protos[k], &nsets);
+            for (size_t s = 0; s < nsets && s < 64; s++)
+                drawn += st->drawn[k][s] != 0;
+            snprintf(name, sizeof name, "gen, %zu/%zu sets", drawn, nsets);
+            print_row(tb_protocol_name(suite_protos[k]), name, &st->gen[k]);
+            add_row(&tot, &st->gen[k]);
+        }
+    }
+    print_row("all", "", &tot);
+    printf("(bad: mismatches and errors; empty: cases that checked no instruction, "
+           "failures too)\n");
+    if (st->cut)
+        printf("%u of %u cases were cut by their budget (the scenario's max_insns, capped by "
+               "--max %llu) before their program ended: checked that far; to check them "
+               "whole, raise --max (it caps every case; the default is 200000) and, past "
+               "it, the scenario's max_insns%s\n", st->cut, tot.cases,
+               (unsigned long long)so->max,
+               so->strict ? "; --strict: that is a failure (exit 6)" : "");
+    if (so->nseeds)
+        for (size_t k = 0; k < 4; k++) {
+            size_t nsets, miss = 0;
+            const char *const *sets = tb_rt_option_sets(suite_protos[k], &nsets);
+
+            if (!st->gen[k].cases)
+                continue;
+            for (size_t s = 0; s < nsets && s < 64; s++)
+                miss += !st->drawn[k][s];
+            if (miss) {
+                printf("%s: %zu of %zu option sets drawn by no seed here (any %zu consecutive "
+                       "seeds draw them all)", tb_protocol_name(suite_protos[k]), miss, nsets,
+                       2 * nsets - 1);
+                for (size_t s = 0; s < nsets && s < 64 && miss <= 8; s++)
+                    if (!st->drawn[k][s])
+                        printf(" %s", *sets[s] ? sets[s] : "plain");
+                printf("\n");
+            }
+        }
+    if (st->filtered)
+        printf("%u generated case(s) checked nothing because their `filter` range held no "
+               "code that ran (said above; no failure)\n", st->filtered);
+    if (st->known_failed)
+        printf("%u case(s) failed as %s expects (known classes, not yet fixed; each still "
+               "fails, or this run would say UNEXPECTED MATCH)\n", st->known_failed,
+               so->known_file);
+    if (tot.bad || tot.empty) {
+        printf("\n%u of %u cases FAILED: %u mismatch(es), %u error(s), %u checked nothing",
+               tot.bad + tot.empty, tot.cases, st->mismatches, st->errors, tot.empty);
+        if (so->known_file)
+            printf(", %u against the kept-seed table", st->unexpected);
+        printf(":\n");
+        for (size_t i = 0; i < st->nfailed; i++)
+            printf("  %s\n", st->failed[i]);
+    } else if (tot.cases && so->strict && st->cut) {
+        printf("\nall %u cases match, but %u of them were cut short by their budget: "
+               "--strict fails them\n", tot.cases, st->cut);
+    } else if (tot.cases) {
+        printf("\nall %u cases match%s\n", tot.cases - tot.known - tot.filtered,
+               tot.known || tot.filtered ? " (besides the known failures and filtered cases "
+                                           "above)" : "");
+    } else {
+        printf("\nno case ran%s%s%s\n", so->only ? " (--only " : "", so->only ? so->only : "",
+               so->only ? " matches none)" : "");
+    }
+    rc = st->mismatches || st->unexpected ? RT_EXIT_MISMATCH
+         : st->errors                     ? RT_EXIT_ERROR
+         : tot.empty || !tot.cases        ? RT_EXIT_NOTHING
+         : so->strict && st->cut          ? RT_EXIT_CUT
+                                          : RT_EXIT_MATCH;
+    for (size_t i = 0; i < st->nfailed; i++)
+        free(st->failed[i]);
+    free(st->failed);
+    free(st);
+    return rc;
+}
+
+/* --seeds SPEC: N (1..N), A-B, or a comma list of both ("1-300,4711"). */
+static int parse_seeds(const char *spec, uint64_t **out, size_t *n)
+{
+    uint64_t *v = NULL;
+    size_t cnt = 0, cap = 0;
+    const char *p = spec;
+
+    if (!*p)
+        return -1;
+    while (*p) {
+        char *end;
+        uint64_t a, b;
+
+        if (*p < '0' || *p > '9')
+            goto bad;
+        errno = 0;
+        a = strtoull(p, &end, 10);
+        if (errno)
+            goto bad;
+        if (*end == '-') {
+            if (end[1] < '0' || end[1] > '9')
+                goto bad;
+            b = strtoull(end + 1, &end, 10);
+            if (errno || b < a)
+                goto bad;
+        } else if (p == spec && !*end) {
+            b = a; /* N alone: 1..N */
+            a = 1;
+            if (b == 0)
+                goto bad;
+        } else {
+            b = a;
+        }
+        if (b - a >= 10000000 || cnt + (b - a + 1) > 10000000)
+            goto bad;
+        for (uint64_t s = a;; s++) {
+            if (cnt == cap) {
+                size_t nc = cap ? cap * 2 : 1024;
+                uint64_t *nv = realloc(v, nc * sizeof *nv);
+
+                if (!nv)
+                    goto bad;
+                v = nv;
+                cap = nc;
+            }
+            v[cnt++] = s;
+            if (s == b)
+                break;
+        }
+        if (*end == ',')
+            end++;
+        else if (*end)
+            goto bad;
+        p = end;
+    }
+    *out = v;
+    *n = cnt;
+    return 0;
+bad:
+    free(v);
+    return -1;
+}
+
+/* The options that take a value. */
+static bool takes_value(const char *a)
+{
+    static const char *const names[] = {"--scenario", "--protocol", "--options", "--buffer",
+                                        "--out",      "--programs", "--vectors", "--only",
+                                        "--max",      "--truth",    "--vcd",     "--chunk",
+                                        "--reports",  "--fault",    "--seeds",   "--gen-dir",
+                                        "--known",    "--cc"};
+
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (!strcmp(a, names[k]))
+            return true;
+    return false;
+}
+
+/* A decimal or 0x count that fits a size_t / unsigned. */
+static bool parse_count(const char *v, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+
+    if (*v < '0' || *v > '9')
+        return false;
+    errno = 0;
+    *out = strtoull(v, &end, 0);
+    return !*end && !errno && *out <= max;
 }
 
 int tb_cli_roundtrip(int argc, char **argv)
@@ -692,18 +1198,21 @@ int tb_cli_roundtrip(int argc, char **argv)
     const char *prog = NULL, *scn = NULL, *proto = NULL, *opts = NULL, *out = NULL;
     const char *pdir = "build/vectors/programs", *vdir = "vectors", *only = NULL;
     const char *truth = NULL, *vcd = NULL;
-    bool raw = false, do_suite = false, quiet = false, has_max = false;
+    bool raw = false, do_suite = false, quiet = false, has_max = false, strict = false;
     uint64_t max = 0;
     size_t chunk = 0;
     unsigned reports = 3;
     tb_rt_fault fault = {TB_RT_FAULT_NONE, 0, 0};
+    const char *seeds = NULL, *gen_dir = NULL, *known = NULL, *cc = getenv("TB_ARM_CC");
+    bool gen_only = false;
+    char why[160];
 
     if (tb_cli_wants_help(argc, argv))
         return usage_to(stdout, 0);
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end;
+        unsigned long long n;
 
         if (!strcmp(a, "--suite")) {
             do_suite = true;
@@ -713,59 +1222,158 @@ int tb_cli_roundtrip(int argc, char **argv)
             quiet = true;
             continue;
         }
+        if (!strcmp(a, "--strict")) {
+            strict = true;
+            continue;
+        }
+        if (!strcmp(a, "--gen-only")) {
+            gen_only = true;
+            continue;
+        }
         if (a[0] != '-') {
             if (prog)
-                return usage();
+                return tb_cli_usage_error("roundtrip", "one PROGRAM only, not '%s' and '%s'",
+                                          prog, a);
             prog = a;
             continue;
         }
+        if (!takes_value(a))
+            return tb_cli_usage_error("roundtrip", "unknown option '%s'", a);
         if (!v)
-            return usage();
+            return tb_cli_usage_error("roundtrip", "%s needs a value", a);
         i++;
-        if (!strcmp(a, "--scenario"))
+        if (!strcmp(a, "--scenario")) {
             scn = v;
-        else if (!strcmp(a, "--protocol") &&
-                 (!strcmp(v, "ptm") || !strcmp(v, "etmv3") || !strcmp(v, "etmv1") ||
-                  !strcmp(v, "etmv2")))
+        } else if (!strcmp(a, "--protocol")) {
+            if (!tb_cli_protocol(v))
+                return tb_cli_usage_error("roundtrip", "--protocol %s: use ptm, etmv3, etmv1 "
+                                          "or etmv2", v);
             proto = v;
-        else if (!strcmp(a, "--options"))
+        } else if (!strcmp(a, "--options")) {
             opts = v;
-        else if (!strcmp(a, "--buffer") && (!strcmp(v, "raw") || !strcmp(v, "coresight")))
+            if (tb_cli_options_empty_item(v))
+                return tb_cli_usage_error("roundtrip", "--options %s: an empty item (two "
+                                          "commas in a row, or one at an end)", v);
+        } else if (!strcmp(a, "--buffer")) {
+            if (strcmp(v, "raw") && strcmp(v, "coresight"))
+                return tb_cli_usage_error("roundtrip", "--buffer %s: use coresight or raw", v);
             raw = !strcmp(v, "raw");
-        else if (!strcmp(a, "--out"))
+        } else if (!strcmp(a, "--out")) {
             out = v;
-        else if (!strcmp(a, "--programs"))
+        } else if (!strcmp(a, "--programs")) {
             pdir = v;
-        else if (!strcmp(a, "--vectors"))
+        } else if (!strcmp(a, "--vectors")) {
             vdir = v;
-        else if (!strcmp(a, "--only"))
+        } else if (!strcmp(a, "--only")) {
             only = v;
-        else if (!strcmp(a, "--max") && tb_cli_parse_budget(v, &max) == 0)
+        } else if (!strcmp(a, "--max")) {
+            if (tb_cli_parse_budget(v, &max) < 0)
+                return tb_cli_usage_error("roundtrip", "--max %s: give a number of "
+                                          "instructions (decimal or 0x...; 0: none) or "
+                                          "unlimited", v);
             has_max = true;
-        else if (!strcmp(a, "--truth"))
+        } else if (!strcmp(a, "--truth")) {
             truth = v;
-        else if (!strcmp(a, "--vcd"))
+        } else if (!strcmp(a, "--vcd")) {
             vcd = v;
-        else if (!strcmp(a, "--chunk") && (chunk = strtoull(v, &end, 0), !*end))
-            ;
-        else if (!strcmp(a, "--reports") && (reports = (unsigned)strtoul(v, &end, 0), !*end))
-            ;
-        else if (!strcmp(a, "--fault") && parse_fault(v, &fault) == 0)
-            ;
-        else
-            return usage();
+        } else if (!strcmp(a, "--chunk")) {
+            if (!parse_count(v, SIZE_MAX, &n))
+                return tb_cli_usage_error("roundtrip", "--chunk %s: give a byte count "
+                                          "(0: as the encoder makes them)", v);
+            chunk = (size_t)n;
+        } else if (!strcmp(a, "--reports")) {
+            if (!parse_count(v, UINT32_MAX, &n))
+                return tb_cli_usage_error("roundtrip", "--reports %s: give a count", v);
+            reports = (unsigned)n;
+        } else if (!strcmp(a, "--fault")) {
+            if (parse_fault(v, &fault) < 0)
+                return tb_cli_usage_error("roundtrip", "--fault %s: use addr-bit:N:BIT (flip "
+                                          "bit BIT, 0-31, of the Nth branch address packet) "
+                                          "or drop-atom:N (drop the last atom of the Nth "
+                                          "atom packet)", v);
+        } else if (!strcmp(a, "--seeds")) {
+            seeds = v;
+        } else if (!strcmp(a, "--gen-dir")) {
+            gen_dir = v;
+        } else if (!strcmp(a, "--known")) {
+            known = v;
+        } else if (!strcmp(a, "--cc")) {
+            cc = v;
+        }
     }
-    if (do_suite)
-        return prog || truth || vcd ? usage()
-                             : suite(pdir, vdir, proto, max ? max : 200000, only, reports, quiet);
-    if (!prog || (out && !proto))
-        return usage();
+    if (do_suite) {
+        suite_opts so = {pdir, vdir, proto, only, max ? max : 200000, reports, quiet, strict,
+                         NULL, 0, gen_only, gen_dir, cc && *cc ? cc : TB_ARM_CC_DEFAULT,
+                         NULL, 0, known};
+        int rc;
+
+        if (prog || truth || vcd || out || fault.kind != TB_RT_FAULT_NONE)
+            return tb_cli_usage_error("roundtrip", "--suite runs the vector programs: it "
+                                      "takes no %s", prog ? "PROGRAM" : truth ? "--truth"
+                                      : vcd ? "--vcd" : out ? "--out" : "--fault");
+        if (seeds && parse_seeds(seeds, &so.seeds, &so.nseeds) < 0)
+            return tb_cli_usage_error("roundtrip", "--seeds %s: give N (seeds 1..N), A-B or "
+                                      "a comma list of them, at most 10 million seeds", seeds);
+        if (gen_only && !so.nseeds) {
+            free(so.seeds);
+            return tb_cli_usage_error("roundtrip", "--gen-only needs --seeds SPEC");
+        }
+        if (known) {
+            size_t len;
+            char *text = NULL, err[512];
+            FILE *f = fopen(known, "rb");
+
+            if (f && fseek(f, 0, SEEK_END) == 0 && (len = (size_t)ftell(f), 1) &&
+                fseek(f, 0, SEEK_SET) == 0 && (text = malloc(len + 1)) &&
+                fread(text, 1, len, f) == len) {
+                text[len] = '\0';
+                rc = tb_rt_seed_table_parse(text, &so.known, &so.nknown, err, sizeof err);
+            } else {
+                snprintf(err, sizeof err, "cannot read it: %s", strerror(errno));
+                rc = TB_ERR_IO;
+            }
+            if (f)
+                fclose(f);
+            free(text);
+            if (rc < 0) {
+                fprintf(stderr, "tracebench roundtrip: --known %s: %s\n", known, err);
+                free(so.seeds);
+                return rc == TB_ERR_IO ? RT_EXIT_ERROR : RT_EXIT_USAGE;
+            }
+        }
+        rc = suite(&so);
+        free(so.seeds);
+        free(so.known);
+        return rc;
+    }
+    if (seeds || gen_only || gen_dir || known)
+        return tb_cli_usage_error("roundtrip", "--seeds, --gen-only, --gen-dir and --known "
+                                  "go with --suite");
+    if (!prog)
+        return tb_cli_usage_error("roundtrip", "no PROGRAM: give an ARM ELF file, or --suite");
+    if (out && !proto)
+        return tb_cli_usage_error("roundtrip", "--out needs --protocol (one snapshot, of "
+                                  "one protocol)");
     if (vcd && (!proto || (strcmp(proto, "etmv1") && strcmp(proto, "etmv2")) || !out)) {
         fprintf(stderr, "tracebench roundtrip: --vcd: needs --protocol etmv1|etmv2 (a trace port "
                 "capture; %s has no port signals) and --out DIR\n", proto ? proto : "ptm/etmv3");
         return RT_EXIT_USAGE;
     }
-    return one(prog, scn, proto, opts, raw, has_max, max, chunk, out, vcd, truth, quiet, &fault);
+    /* The program's real cause, once (not "no loadable segment" once
+     * per protocol). */
+    if (tb_cli_elf_file_problem(prog, why, sizeof why)) {
+        fprintf(stderr, "tracebench roundtrip: %s: %s%s\n", prog, why,
+                !strcmp(why, "not an ELF file") ? "; roundtrip runs ELF programs (`tracebench "
+                                                  "sim --raw ADDR` runs a raw image)"
+                                                : "");
+        return RT_EXIT_ERROR;
+    }
+    if (access(prog, R_OK) != 0) {
+        fprintf(stderr, "tracebench roundtrip: %s: cannot read: %s\n", prog, strerror(errno));
+        return RT_EXIT_ERROR;
+    }
+    return one(prog, scn, proto, opts, raw, has_max, max, chunk, out, vcd, truth, quiet, &fault,
+               strict);
 }
 
 #else

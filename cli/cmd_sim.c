@@ -13,6 +13,7 @@
  * memory transfer (tb_sim_set_data) to the truth and the encoder's input.
  * --vcd FILE (etmv1 only): the port capture also as a VCD (docs/etmv1.md 8). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +32,83 @@ struct sim_out {
     tb_encoder *enc;
     tb_cli_progress *prog;
     uint64_t records, insns, exceptions;
+    int cut;             /* the signal that cut the run short, or 0 */
 };
+
+/* SIGINT / SIGTERM during the run: the run stops at the next instruction
+ * and what was traced becomes a whole snapshot, marked as cut short
+ * (a second signal kills at once: SA_RESETHAND). */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    interrupted = sig;
+}
+
+static void catch_signals(bool on, struct sigaction old[2])
+{
+    static const int sigs[2] = {SIGINT, SIGTERM};
+
+    for (int k = 0; k < 2; k++) {
+        if (on) {
+            struct sigaction sa;
+
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = on_signal;
+            sa.sa_flags = (int)SA_RESETHAND;
+            sigemptyset(&sa.sa_mask);
+            sigaction(sigs[k], &sa, &old[k]);
+        } else {
+            sigaction(sigs[k], &old[k], NULL);
+        }
+    }
+}
+
+/* Marks DIR/snapshot.ini as cut short: its [snapshot] section gets a
+ * description (a key of the snapshot format that readers show and
+ * otherwise pass over).  0, or -1 when it cannot be rewritten. */
+static int mark_cut_short(const char *dir, const char *why)
+{
+    char path[4096], tmp[4200], line[1024];
+    FILE *in, *out;
+    bool put = false;
+    int rc = 0;
+
+    snprintf(path, sizeof path, "%s/snapshot.ini", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    in = fopen(path, "r");
+    out = in ? fopen(tmp, "w") : NULL;
+    if (!in || !out) {
+        if (in)
+            fclose(in);
+        return -1;
+    }
+    while (fgets(line, sizeof line, in)) {
+        fputs(line, out);
+        if (!put && !strncmp(line, "version=", 8)) {
+            fprintf(out, "description=cut short: %s\n", why);
+            put = true;
+        }
+    }
+    fclose(in);
+    if (fclose(out) != 0 || !put || rename(tmp, path) != 0) {
+        remove(tmp);
+        rc = -1;
+    }
+    return rc;
+}
 
 static int on_record(void *ctx, const tb_exec_record *r)
 {
     struct sim_out *o = ctx;
     char line[512];
 
+    /* Stop between instructions (never between one and its data or the
+     * exception that cancels it): the trace up to here is whole. */
+    if (interrupted && r->kind == TB_REC_INSN) {
+        o->cut = interrupted;
+        return 1;
+    }
     if (o->f) {
         int n = o->json ? tb_truth_format_json(r, line, sizeof line)
                         : tb_truth_format_text(r, line, sizeof line);
@@ -62,27 +133,53 @@ static int on_record(void *ctx, const tb_exec_record *r)
 
 static int usage_to(FILE *f, int rc)
 {
-    fprintf(f, "usage: tracebench sim PROGRAM [--scenario S.ini] [--truth FILE]\n"
-                    "       [--format text|json] [--cpu a15|a9|a7] [--raw ADDR] [--max N|unlimited]\n"
-                    "       [--quiet] [--data] [--protocol ptm|etmv3|etmv1|etmv2 [--options LIST] --out DIR\n"
-                    "       [--buffer coresight|raw] [--vcd FILE]]\n"
-                    "  --truth FILE: the ground truth (- for stdout); not written otherwise\n"
-                    "  --vcd FILE: (etmv1, etmv2) the port capture also as a VCD for a waveform viewer\n"
-                    "  --data: a data record (D) per memory transfer in the run\n"
-                    "  --raw ADDR: PROGRAM is a raw image loaded at ADDR; bit 0 set: start in Thumb\n"
-                    "  --max N: the budget, N instructions and N exceptions (default: the\n"
-                    "        scenario's max_insns, else %u); 0 or unlimited: none\n"
-                    "  LIST: comma-separated: ca ts bb rs alt vmid ctxid=N v=MINOR id=ID\n"
-                    "        sync=BYTES tsper=N trigger=SEQ fifo=DEPTH[:BYTES/CYCLES]\n"
-                    "        include=LO-HI|SYMBOL|SYM-SYM exclude=... (a SYMBOL alone: its\n"
-                    "        extent in the ELF symbol table)\n",
+    fprintf(f,
+            "usage: tracebench sim PROGRAM [--scenario S.ini] [--truth FILE] [--format text|json]\n"
+            "           [--cpu a15|a9|a7] [--raw ADDR] [--max N|unlimited] [--data] [--quiet]\n"
+            "       tracebench sim PROGRAM ... --protocol ptm|etmv3|etmv1|etmv2 [--options LIST]\n"
+            "           --out DIR [--buffer coresight|raw] [--vcd FILE]\n"
+            "\n"
+            "  PROGRAM          an ARM ELF file (32-bit, little-endian), or a raw image (--raw)\n"
+            "  --scenario S.ini interrupts, faults, budget, exit symbol (vectors/programs/README.md)\n"
+            "  --truth FILE     the ground truth, one record a line (- for stdout); not\n"
+            "                   written otherwise (about 70 bytes an instruction)\n"
+            "  --format F       the truth as text (default) or json\n"
+            "  --cpu C          the core: a15 (default), a9 or a7 (overrides the scenario's)\n"
+            "  --raw ADDR       PROGRAM is a raw image loaded at ADDR; bit 0 set: start in Thumb\n"
+            "  --max N          the budget, N instructions and N exceptions (default: the\n"
+            "                   scenario's max_insns, else %u); 0 or unlimited: none\n"
+            "  --data           a data record (D) per memory transfer, in the truth and to the\n"
+            "                   encoder (data trace: --options data=...)\n"
+            "  --quiet          no progress line (shown only on a terminal)\n"
+            "  --protocol P     also encode the run as ptm, etmv3, etmv1 or etmv2 trace ...\n"
+            "  --options LIST   ... with these encoder options (README.md: ca, ts, bb, rs, alt,\n"
+            "                   vmid, ctxid=N, v=MINOR, id=ID, sync=BYTES, tsper=N, trigger=SEQ,\n"
+            "                   fifo=DEPTH[:BYTES/CYCLES], include=/exclude=LO-HI|SYMBOL|SYM-SYM,\n"
+            "                   data=, dataview=, ooo=, suppress=, ignore=, ccpkt, dual, pcfirst,\n"
+            "                   port=, vectors=, idle) ...\n"
+            "  --out DIR        ... into the snapshot DIR, streamed as the trace is made\n"
+            "  --buffer B       the snapshot's buffer: coresight frames (default) or raw\n"
+            "  --vcd FILE       (etmv1, etmv2) the port capture also as a VCD for a waveform viewer\n"
+            "\n"
+            "Ctrl-C (SIGINT) or SIGTERM stops the run at the next instruction: the snapshot\n"
+            "is finished with what was traced, marked as cut short in snapshot.ini.\n"
+            "exit: 0 done, 2 usage, 4 error (the program would not load or run, I/O),\n"
+            "      130 / 143 interrupted by SIGINT / SIGTERM (the snapshot is whole)\n",
             TB_CLI_DEFAULT_BUDGET);
     return rc;
 }
 
-static int usage(void)
+/* The options that take a value. */
+static bool takes_value(const char *a)
 {
-    return usage_to(stderr, 2);
+    static const char *const names[] = {"--scenario", "--truth", "--format", "--protocol",
+                                        "--options",  "--out",   "--vcd",    "--buffer",
+                                        "--cpu",      "--raw",   "--max"};
+
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (!strcmp(a, names[k]))
+            return true;
+    return false;
 }
 
 static uint8_t *read_all(const char *path, size_t *len)
@@ -129,6 +226,7 @@ int tb_cli_sim(int argc, char **argv)
     const char *proto = NULL, *options = NULL, *out = NULL, *vcd = NULL;
     bool raw_buffer = false, quiet = false, has_max = false, raw = false, data = false;
     struct sim_out o = {0};
+    struct sigaction old_sig[2];
     tb_cli_progress pr;
     tb_encoder_opts eo;
     tb_encoder_snapshot *snap = NULL;
@@ -140,65 +238,91 @@ int tb_cli_sim(int argc, char **argv)
     tb_sim_result res;
     tb_sim *s = NULL;
     char err[512];
-    int rc, status = 1;
+    int rc, status = TB_EXIT_ERROR;
 
     if (tb_cli_wants_help(argc, argv))
         return usage_to(stdout, 0);
 
     for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end;
 
-        if (!strcmp(argv[i], "--scenario") && i + 1 < argc) {
-            scn = argv[++i];
-        } else if (!strcmp(argv[i], "--truth") && i + 1 < argc) {
-            truth = argv[++i];
-        } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-            const char *f = argv[++i];
-
-            if (!strcmp(f, "json"))
-                o.json = true;
-            else if (strcmp(f, "text"))
-                return usage();
-        } else if (!strcmp(argv[i], "--protocol") && i + 1 < argc) {
-            proto = argv[++i];
-        } else if (!strcmp(argv[i], "--options") && i + 1 < argc) {
-            options = argv[++i];
-        } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (!strcmp(argv[i], "--vcd") && i + 1 < argc) {
-            vcd = argv[++i];
-        } else if (!strcmp(argv[i], "--buffer") && i + 1 < argc) {
-            const char *b = argv[++i];
-
-            if (!strcmp(b, "raw"))
-                raw_buffer = true;
-            else if (strcmp(b, "coresight"))
-                return usage();
-        } else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) {
-            cpu = argv[++i];
-        } else if (!strcmp(argv[i], "--raw") && i + 1 < argc) {
-            unsigned long long v = strtoull(argv[++i], &end, 0);
-
-            if (*end || v > 0xFFFFFFFFull)
-                return usage();
-            raw = true;
-            raw_addr = (uint32_t)v;
-        } else if (!strcmp(argv[i], "--max") && i + 1 < argc) {
-            if (tb_cli_parse_budget(argv[++i], &max) < 0)
-                return usage();
-            has_max = true;
-        } else if (!strcmp(argv[i], "--quiet")) {
+        if (!strcmp(a, "--quiet")) {
             quiet = true;
-        } else if (!strcmp(argv[i], "--data")) {
+            continue;
+        }
+        if (!strcmp(a, "--data")) {
             data = true;
-        } else if (argv[i][0] == '-' || prog) {
-            return usage();
-        } else {
-            prog = argv[i];
+            continue;
+        }
+        if (a[0] != '-') {
+            if (prog)
+                return tb_cli_usage_error("sim", "one PROGRAM only, not '%s' and '%s'", prog, a);
+            prog = a;
+            continue;
+        }
+        if (!takes_value(a))
+            return tb_cli_usage_error("sim", "unknown option '%s'", a);
+        if (!v)
+            return tb_cli_usage_error("sim", "%s needs a value", a);
+        i++;
+        if (!strcmp(a, "--scenario")) {
+            scn = v;
+        } else if (!strcmp(a, "--truth")) {
+            truth = v;
+        } else if (!strcmp(a, "--format")) {
+            if (!strcmp(v, "json"))
+                o.json = true;
+            else if (strcmp(v, "text"))
+                return tb_cli_usage_error("sim", "--format %s: use text or json", v);
+        } else if (!strcmp(a, "--protocol")) {
+            proto = v;
+            if (!tb_cli_protocol(v))
+                return tb_cli_usage_error("sim", "--protocol %s: use ptm, etmv3, etmv1 or "
+                                          "etmv2", v);
+        } else if (!strcmp(a, "--options")) {
+            options = v;
+            if (tb_cli_options_empty_item(v))
+                return tb_cli_usage_error("sim", "--options %s: an empty item (two commas in "
+                                          "a row, or one at an end)", v);
+        } else if (!strcmp(a, "--out")) {
+            out = v;
+        } else if (!strcmp(a, "--vcd")) {
+            vcd = v;
+        } else if (!strcmp(a, "--buffer")) {
+            if (!strcmp(v, "raw"))
+                raw_buffer = true;
+            else if (strcmp(v, "coresight"))
+                return tb_cli_usage_error("sim", "--buffer %s: use coresight or raw", v);
+        } else if (!strcmp(a, "--cpu")) {
+            cpu = v;
+        } else if (!strcmp(a, "--raw")) {
+            unsigned long long x;
+
+            errno = 0;
+            x = *v >= '0' && *v <= '9' ? strtoull(v, &end, 0) : (end = (char *)v, 0);
+            if (*end || !*v || errno || x > 0xFFFFFFFFull)
+                return tb_cli_usage_error("sim", "--raw %s: give the load address, a 32-bit "
+                                          "number (0x... or decimal; bit 0 set: Thumb)", v);
+            raw = true;
+            raw_addr = (uint32_t)x;
+        } else if (!strcmp(a, "--max")) {
+            if (tb_cli_parse_budget(v, &max) < 0)
+                return tb_cli_usage_error("sim", "--max %s: give a number of instructions "
+                                          "(decimal or 0x...; 0: none) or unlimited", v);
+            has_max = true;
         }
     }
-    if (!prog || (!proto && (options || out || vcd)) || (proto && !out))
-        return usage();
+    if (!prog)
+        return tb_cli_usage_error("sim", "no PROGRAM: give an ELF file (or a raw image with "
+                                  "--raw ADDR)");
+    if (!proto && (options || out || vcd))
+        return tb_cli_usage_error("sim", "%s needs --protocol ptm|etmv3|etmv1|etmv2 (the "
+                                  "trace to make)", options ? "--options" : out ? "--out"
+                                                                                 : "--vcd");
+    if (proto && !out)
+        return tb_cli_usage_error("sim", "--protocol needs --out DIR (where the snapshot "
+                                  "goes)");
     if (vcd && strcmp(proto, "etmv1") && strcmp(proto, "etmv2")) {
         fprintf(stderr, "tracebench sim: --vcd: only for --protocol etmv1|etmv2 (a trace port "
                 "capture); %s has no port signals\n", proto);
@@ -211,14 +335,25 @@ int tb_cli_sim(int argc, char **argv)
             tb_encoder_opts_init(&eo, TB_PROTO_ETMV3);
         else if (!strcmp(proto, "etmv1"))
             tb_encoder_opts_init(&eo, TB_PROTO_ETMV1);
-        else if (!strcmp(proto, "etmv2"))
-            tb_encoder_opts_init(&eo, TB_PROTO_ETMV2);
         else
-            return usage();
+            tb_encoder_opts_init(&eo, TB_PROTO_ETMV2);
     }
     if (!(img = read_all(prog, &ilen))) {
         fprintf(stderr, "tracebench sim: %s: cannot read: %s\n", prog, strerror(errno));
-        return 1;
+        return TB_EXIT_ERROR;
+    }
+    if (!raw) {
+        char why[160];
+        const char *p = tb_cli_elf_problem(img, ilen, why, sizeof why);
+
+        if (p) {
+            fprintf(stderr, "tracebench sim: %s: %s%s\n", prog, p,
+                    !strcmp(p, "not an ELF file") ? "; a raw image? give --raw ADDR, the "
+                                                     "address it loads at"
+                                                   : "");
+            free(img);
+            return TB_EXIT_ERROR;
+        }
     }
     if (proto) {
         char list[512];
@@ -243,7 +378,7 @@ int tb_cli_sim(int argc, char **argv)
     if (scn && (rc = tb_scenario_load(&sc, scn, err, sizeof err)) < 0) {
         fprintf(stderr, "tracebench sim: %s: %s\n", scn, err);
         free(img);
-        return 1;
+        return TB_EXIT_ERROR;
     }
     if (cpu) {
         char text[64];
@@ -263,7 +398,7 @@ int tb_cli_sim(int argc, char **argv)
     if (!s) {
         fprintf(stderr, "tracebench sim: cannot start the emulator\n");
         free(img);
-        return 1;
+        return TB_EXIT_ERROR;
     }
     if (raw) {
         /* Bit 0 of the address picks Thumb, as in an ELF entry point. */
@@ -317,8 +452,18 @@ int tb_cli_sim(int argc, char **argv)
     }
     tb_cli_progress_init(&pr, quiet);
     o.prog = &pr;
+    interrupted = 0;
+    catch_signals(true, old_sig);
     rc = tb_sim_run(s, on_record, &o, &res);
+    catch_signals(false, old_sig);
     tb_cli_progress_clear(&pr);
+    if (o.cut && rc == TB_ERR_STOPPED) {
+        /* Cut short by a signal: a clean stop, not an error. */
+        rc = 0;
+        memset(&res, 0, sizeof res);
+        res.insns = o.insns;
+        res.exceptions = o.exceptions;
+    }
     if (o.f && o.f != stdout && fclose(o.f))
         o.err = 1;
     o.f = NULL;
@@ -371,6 +516,26 @@ int tb_cli_sim(int argc, char **argv)
             }
         }
     }
+    if (o.cut) {
+        char why[160];
+
+        snprintf(why, sizeof why, "the run was interrupted (%s) after %llu instructions",
+                 o.cut == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)o.insns);
+        if (out && mark_cut_short(out, why) < 0) {
+            fprintf(stderr, "tracebench sim: %s/snapshot.ini: cannot mark it as cut short\n",
+                    out);
+            goto done;
+        }
+        fprintf(stderr, "stop=interrupted insns=%llu exceptions=%llu\n",
+                (unsigned long long)o.insns, (unsigned long long)o.exceptions);
+        fprintf(stderr, "tracebench sim: %s: %s%s%s\n", prog, why,
+                out ? "; the snapshot holds what was traced, marked as cut short in " : "",
+                out ? "snapshot.ini (description=)" : "");
+        if (o.err)
+            fprintf(stderr, "tracebench sim: error writing the truth\n");
+        status = o.err ? TB_EXIT_ERROR : 128 + o.cut;
+        goto done;
+    }
     fprintf(stderr, "stop=%s at 0x%08x insns=%llu cycles=%llu exceptions=%llu\n",
             tb_sim_stop_name(res.stop), res.stop_addr, (unsigned long long)res.insns,
             (unsigned long long)res.cycles, (unsigned long long)res.exceptions);
@@ -379,7 +544,7 @@ int tb_cli_sim(int argc, char **argv)
         fprintf(stderr, "tracebench sim: error writing the truth\n");
         goto done;
     }
-    status = 0;
+    status = TB_EXIT_OK;
 done:
     if (o.f && o.f != stdout)
         fclose(o.f);
@@ -397,7 +562,7 @@ int tb_cli_sim(int argc, char **argv)
     (void)argc;
     (void)argv;
     fprintf(stderr, "tracebench sim: built without the simulator\n");
-    return 1;
+    return TB_EXIT_ERROR;
 }
 
 #endif

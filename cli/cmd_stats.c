@@ -1,17 +1,20 @@
-/* tracebench stats DIR [--id ID] [--json]: per trace source of a
- * snapshot, what its trace holds: bytes, packets by kind, instructions,
+/* tracebench stats DIR|FILE [--id ID|all] [--format text|json]: per trace
+ * source of a snapshot (or of a raw trace buffer file, read as `decode`
+ * reads it), what its trace holds: bytes, packets by kind, instructions,
  * bits per instruction, gaps by reason, exceptions, the time span of its
  * timestamps (and in cycles when cycle-accurate), errors.
  *
  * One pass per source: stream -> parser -> decoder (the packet path, so
  * that the packets are counted on the way), with the snapshot's memory
- * image.  Field names are those of docs/formats.md. */
+ * image.  Field names are those of docs/formats.md.  Exit (cli.h): 0, 2
+ * usage, 4 an error, 5 trace was lost (a warning on stderr says why). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "input.h"
 #include "tracebench/decoder.h"
 #include "tracebench/parser.h"
 #include "tracebench/stream.h"
@@ -37,6 +40,7 @@ typedef struct stats {
      * stood at the first and the last timestamp. */
     uint64_t cycles, cycles_first_ts, cycles_last_ts;
     uint64_t addr_nacc, addr_unknown, elem_errors;
+    tb_health health;  /* was trace lost, and why */
 } stats;
 
 static const char *const isync_words[N_ISYNC] = {"periodic", "trace-on", "overflow",
@@ -46,6 +50,7 @@ static int on_elem(void *ctx, const tb_element *el)
 {
     stats *s = ctx;
 
+    tb_health_element(&s->health, el);
     if (el->has_cc)
         s->cycles += el->cc;
     if (el->err && el->kind != TB_ELEM_ADDR_NACC) /* NACC's err is its reason */
@@ -123,6 +128,7 @@ static int on_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
     int r;
 
     s->bytes += len;
+    tb_health_bytes(&s->health, len);
     r = tb_parser_push(s->parser, data, len, index, on_packet, s);
     if (r < 0 && !s->err)
         s->err = r;
@@ -134,12 +140,13 @@ static uint64_t error_total(const stats *s)
     return s->bad_packets + s->addr_nacc + s->addr_unknown + s->elem_errors;
 }
 
-static void print_text(const tb_snap_source *src, const tb_config *cfg, const stats *s)
+static void print_text(const char *name, const char *buffer, const tb_config *cfg,
+                       const stats *s)
 {
     char label[64];
 
     tb_cli_source_label(cfg, label, sizeof label);
-    printf("source %s: %s, buffer %s%s%s\n", src->name, label, src->buffer,
+    printf("source %s: %s, buffer %s%s%s\n", name, label, buffer,
            cfg->cycle_accurate ? ", cycle-accurate" : "", cfg->timestamps ? ", timestamps" : "");
     printf("  %-16s %" PRIu64 "\n", "trace_bytes", s->bytes);
     printf("  %-16s %" PRIu64 "\n", "packets", s->packets);
@@ -183,13 +190,19 @@ static void print_text(const tb_snap_source *src, const tb_config *cfg, const st
     }
 }
 
-static void print_json(const tb_snap_source *src, const tb_config *cfg, const stats *s)
+static void json_str(const char *s);
+
+static void print_json(const char *name, const char *buffer, const tb_config *cfg,
+                       const stats *s)
 {
     const char *sep = "";
 
-    printf("{\"source\":\"%s\",\"id\":%u,\"protocol\":\"%s\",\"buffer\":\"%s\","
-           "\"cycle_accurate\":%s,\"trace_bytes\":%" PRIu64 ",\"packets\":{\"total\":%" PRIu64,
-           src->name, cfg->trace_id, tb_protocol_name(cfg->protocol), src->buffer,
+    printf("{\"source\":\"");
+    json_str(name);
+    printf("\",\"id\":%u,\"protocol\":\"%s\",\"buffer\":\"", cfg->trace_id,
+           tb_protocol_name(cfg->protocol));
+    json_str(buffer);
+    printf("\",\"cycle_accurate\":%s,\"trace_bytes\":%" PRIu64 ",\"packets\":{\"total\":%" PRIu64,
            cfg->cycle_accurate ? "true" : "false", s->bytes, s->packets);
     for (unsigned k = 0; k < TB_PKT_KIND_COUNT; k++)
         if (s->by_kind[k])
@@ -256,30 +269,36 @@ static void print_skipped(const tb_snap_source *src, const char *why, bool json)
         printf("source %s: skipped: %s\n", src->name, why);
 }
 
-/* One source.  Returns 0, or 1 when it could not be read or decoded
- * (the reason is on stderr). */
-static int source_stats(const tb_snapshot *snap, const tb_snap_source *src,
-                        const tb_config *cfg, bool json)
+/* Source k of the input.  TB_EXIT_OK, TB_EXIT_LOST (after a warning:
+ * the stats are printed), or TB_EXIT_ERROR when it could not be read or
+ * decoded (the reason is on stderr). */
+static int source_stats(const tb_cli_input *in, size_t k, bool json)
 {
+    const tb_cli_source *src = &in->srcs[k];
+    const tb_config *cfg = &src->cfg;
+    const char *buffer = src->src ? src->src->buffer : in->path;
     char err[512] = "";
     tb_memimage *mem = NULL;
     stats s = {0};
     int r;
 
-    r = tb_snapshot_source_memory(snap, src, &mem, err, sizeof err);
+    tb_health_init(&s.health);
+    r = tb_cli_input_memory(in, k, &mem, err, sizeof err);
     if (r < 0) {
-        fprintf(stderr, "tracebench stats: %s: %s\n", src->name, err);
-        return 1;
+        fprintf(stderr, "tracebench stats: %s: %s\n", src->name, err[0] ? err : tb_err_str(r));
+        return TB_EXIT_ERROR;
     }
     s.parser = tb_parser_new(cfg);
     s.dec = tb_decoder_new(cfg, mem);
     if (!s.parser || !s.dec) {
         fprintf(stderr, "tracebench stats: %s: cannot create a parser and decoder\n",
                 src->name);
-        r = 1;
+        r = TB_EXIT_ERROR;
         goto out;
     }
-    r = tb_stream_source(snap, src, NULL, on_bytes, &s, err, sizeof err);
+    /* The decoder counts the packets it is given into the health. */
+    tb_decoder_set_health(s.dec, &s.health);
+    r = tb_cli_input_stream(in, k, on_bytes, &s, err, sizeof err);
     if (r >= 0 && !s.err)
         r = tb_parser_finish(s.parser, on_packet, &s);
     if (r >= 0 && !s.err)
@@ -289,14 +308,14 @@ static int source_stats(const tb_snapshot *snap, const tb_snap_source *src,
     if (r < 0) {
         fprintf(stderr, "tracebench stats: %s: %s\n", src->name,
                 r != TB_ERR_STOPPED && err[0] ? err : tb_err_str(r));
-        r = 1;
+        r = TB_EXIT_ERROR;
         goto out;
     }
     if (json)
-        print_json(src, cfg, &s);
+        print_json(src->name, buffer, cfg, &s);
     else
-        print_text(src, cfg, &s);
-    r = 0;
+        print_text(src->name, buffer, cfg, &s);
+    r = tb_cli_health_report(in, k, &s.health);
 out:
     tb_decoder_free(s.dec);
     tb_parser_free(s.parser);
@@ -304,73 +323,70 @@ out:
     return r;
 }
 
-static int usage_to(FILE *f, int rc)
+static void usage(FILE *f)
 {
-    fprintf(f, "usage: tracebench stats DIR [--id ID] [--json]\n");
-    return rc;
+    tb_cli_input_usage(f, "stats");
 }
 
-static int usage(void)
+/* Source i of the snapshot: its stats when the input chose it, else (it
+ * was passed over: another type, broken registers, no buffer) a line
+ * that says why, so that a snapshot's sources are all accounted for. */
+static int snapshot_source(const tb_cli_input *in, size_t i, bool json)
 {
-    return usage_to(stderr, 2);
+    const tb_snap_source *src = &in->snap.sources[i];
+    tb_config cfg;
+    char err[512] = "";
+
+    for (size_t k = 0; k < in->n; k++)
+        if (in->srcs[k].src == src)
+            return source_stats(in, k, json);
+    if (in->id >= 0)
+        return TB_EXIT_OK; /* one source asked for: only it */
+    if (tb_snapshot_source_config(&in->snap, src, &cfg, err, sizeof err) < 0)
+        print_skipped(src, err, json);
+    else if (!src->buffer[0])
+        print_skipped(src, "no trace buffer was captured for it", json);
+    return TB_EXIT_OK;
 }
 
 int tb_cli_stats(int argc, char **argv)
 {
-    const char *dir = NULL;
-    int id = -1, status = 0;
-    bool json = false;
-    tb_snapshot snap;
-    char err[512] = "";
-    size_t done = 0;
+    static tb_cli_input in;
+    static const char *const formats[] = {"text", "json", NULL};
+    int status = TB_EXIT_OK, i, r, fmt = 0;
+    bool json;
 
-    if (tb_cli_wants_help(argc, argv))
-        return usage_to(stdout, 0);
-
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) {
-            json = true;
-        } else if (!strcmp(argv[i], "--id") && i + 1 < argc) {
-            id = tb_cli_parse_id(argv[++i]);
-            if (id < 0) {
-                fprintf(stderr, "tracebench stats: bad trace ID '%s'\n", argv[i]);
-                return 2;
-            }
-        } else if (argv[i][0] == '-' || dir) {
-            return usage();
-        } else {
-            dir = argv[i];
+    tb_cli_input_init(&in, "stats", true, TB_STREAM_ALL);
+    /* Sources passed over are listed in the output, not noted. */
+    in.quiet_skips = true;
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return tb_cli_output_end(stdout, "stats", 0);
         }
+        r = tb_cli_format_arg(&in, argc, argv, &i, formats, &fmt);
+        if (r == 0)
+            r = tb_cli_input_arg(&in, argc, argv, &i);
+        if (r == 2)
+            return TB_EXIT_USAGE;
+        if (r == 0)
+            return tb_cli_unknown_arg(&in, argv[i]);
     }
-    if (!dir)
-        return usage();
-    if (tb_snapshot_load(&snap, dir, err, sizeof err) < 0) {
-        fprintf(stderr, "tracebench stats: %s\n", err);
-        return 1;
+    json = fmt == 1;
+    r = tb_cli_input_open(&in);
+    if (r) {
+        tb_cli_input_close(&in);
+        return r;
     }
-    for (size_t i = 0; i < snap.n_sources; i++) {
-        const tb_snap_source *src = &snap.sources[i];
-        tb_config cfg;
-        bool ok = tb_snapshot_source_config(&snap, src, &cfg, err, sizeof err) >= 0;
-
-        if (id >= 0 && (!ok || cfg.trace_id != id))
-            continue;
-        done++;
-        /* A source the decoder cannot read is listed with the reason, so
-         * that a snapshot's sources are all accounted for. */
-        if (!ok) {
-            print_skipped(src, err, json);
-        } else if (!src->buffer[0]) {
-            print_skipped(src, "no trace buffer was captured for it", json);
-        } else {
-            status |= source_stats(&snap, src, &cfg, json);
-        }
-    }
-    if (id >= 0 && !done) {
-        fprintf(stderr, "tracebench stats: %s: no ETMv3/PTM trace source with ID 0x%02x\n", dir,
-                (unsigned)id);
-        status = 1;
-    }
-    tb_snapshot_fini(&snap);
+    if (in.is_file)
+        status = source_stats(&in, 0, json);
+    else
+        for (size_t k = 0; k < in.snap.n_sources; k++)
+            status = tb_cli_exit_worse(status, snapshot_source(&in, k, json));
+    if (in.refused)
+        status = tb_cli_exit_worse(status, TB_EXIT_ERROR);
+    tb_cli_input_close(&in);
+    if (tb_cli_output_end(stdout, "stats", 0))
+        status = TB_EXIT_ERROR;
     return status;
 }

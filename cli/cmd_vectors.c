@@ -1211,16 +1211,47 @@ static unsigned diff_tree(const char *want, const char *have, const char *rel, b
 
 static int usage_to(FILE *f, int rc)
 {
-    fprintf(f, "usage: tracebench vectors [--list FILE] [--programs DIR] "
-                    "[--scenarios DIR] [--out DIR] [--only NAME] [--check] [--quiet]\n"
-                    "       tracebench vectors --coverage [--markdown] [--list FILE] "
-                    "[--out DIR]\n");
+    fprintf(f,
+            "usage: tracebench vectors [--list FILE] [--programs DIR] [--scenarios DIR] [--out DIR]\n"
+            "           [--only NAME] [--check] [--quiet]\n"
+            "       tracebench vectors --coverage [--markdown] [--list FILE] [--out DIR]\n"
+            "\n"
+            "Regenerates the conformance vectors (docs/vectors.md) listed in FILE: per vector\n"
+            "a round trip that writes OUT/NAME/ (snapshot, truth.txt, decode.addr, README.md).\n"
+            "  --list FILE      the vector list (default vectors/vectors.ini)\n"
+            "  --programs DIR   the built programs (default: vectors/programs beside this\n"
+            "                   executable, the build tree's)\n"
+            "  --scenarios DIR  scenario variants (default: the list's directory/scenarios)\n"
+            "  --out DIR        where the vectors go (default: the list's directory/generated);\n"
+            "                   with --check, the vectors to compare with\n"
+            "  --only NAME      this vector only\n"
+            "  --check          regenerate into a temporary directory and compare with --out\n"
+            "                   byte for byte, naming each difference (nothing is written)\n"
+            "  --quiet          no progress line (shown only on a terminal)\n"
+            "  --coverage       count the spec-coverage catalogue's variants (coverage.tsv\n"
+            "                   beside the list) over the vectors under --out; --markdown: as\n"
+            "                   a Markdown table\n"
+            "\n"
+            "exit: 0 done (--check: the same), 1 --check: a difference; --coverage: a\n"
+            "      reachable variant in no vector, 2 usage, 4 error\n");
     return rc;
 }
 
-static int usage(void)
+/* One line naming the argument, then where the usage is. */
+static int bad_arg(const char *arg, bool needs_value)
 {
-    return usage_to(stderr, 2);
+    static const char *const with_value[] = {"--list", "--programs", "--scenarios", "--out",
+                                             "--only"};
+
+    for (size_t k = 0; needs_value && k < sizeof with_value / sizeof with_value[0]; k++)
+        if (!strcmp(arg, with_value[k])) {
+            fprintf(stderr, "tracebench vectors: %s needs a value\n"
+                            "(tracebench vectors --help for usage)\n", arg);
+            return TB_EXIT_USAGE;
+        }
+    fprintf(stderr, "tracebench vectors: unknown %s '%s'\n(tracebench vectors --help for "
+                    "usage)\n", arg[0] == '-' ? "option" : "argument", arg);
+    return TB_EXIT_USAGE;
 }
 
 /* <dir of this executable>/vectors/programs: the build tree's programs. */
@@ -1277,10 +1308,10 @@ int tb_cli_vectors(int argc, char **argv)
         else if (!strcmp(argv[i], "--coverage"))
             return tb_cli_vectors_coverage(argc, argv); /* cli/vectors_coverage.c */
         else
-            return usage();
+            return bad_arg(argv[i], argv[i][0] == '-' && i + 1 >= argc);
     }
     if (load_list(list, v, &n) < 0)
-        return 1;
+        return TB_EXIT_ERROR;
     tb_cli_vectors_dir(list, base, sizeof base);
     if (!programs) {
         default_programs(prog_buf, sizeof prog_buf);
@@ -1303,20 +1334,21 @@ int tb_cli_vectors(int argc, char **argv)
         for (size_t i = 0; i < n; i++)
             found |= !strcmp(v[i].name, only);
         if (!found) {
-            fprintf(stderr, "tracebench vectors: no vector named %s in %s\n", only, list);
-            return 1;
+            fprintf(stderr, "tracebench vectors: --only %s: no vector of that name in %s\n",
+                    only, list);
+            return TB_EXIT_USAGE;
         }
     }
     gen = out;
     if (check) {
         if (!mkdtemp(tmpl)) {
             fprintf(stderr, "tracebench vectors: mkdtemp: %s\n", strerror(errno));
-            return 1;
+            return TB_EXIT_ERROR;
         }
         gen = tmpl;
     } else if (make_dirs(out) != 0) {
         fprintf(stderr, "tracebench vectors: cannot create %s\n", out);
-        return 1;
+        return TB_EXIT_ERROR;
     }
     /* The progress line: on a terminal only (cli/progress.c). */
     tb_cli_progress_init(&pr, quiet);
@@ -1327,13 +1359,13 @@ int tb_cli_vectors(int argc, char **argv)
             tb_cli_progress_text(&pr, "[%zu/%zu] %s, %.1f s", i + 1, n, v[i].name,
                                  tb_cli_progress_elapsed(&pr));
         if (run_vector(&v[i], &p, gen) < 0)
-            status = 1;
+            status = TB_EXIT_ERROR;
         done++;
     }
     tb_cli_progress_clear(&pr);
     if (!status && !only && write_index(gen, v, n, catalogue) < 0) {
         fprintf(stderr, "tracebench vectors: cannot write %s/README.md\n", gen);
-        status = 1;
+        status = TB_EXIT_ERROR;
     }
     if (check && !status) {
         unsigned bad;
@@ -1349,7 +1381,7 @@ int tb_cli_vectors(int argc, char **argv)
         }
         if (bad) {
             printf("vectors --check: %u file(s) differ from %s\n", bad, out);
-            status = 1;
+            status = TB_EXIT_DIFF;
         } else {
             printf("vectors --check: %zu vector(s) regenerate byte for byte\n", done);
         }
@@ -1372,7 +1404,7 @@ int tb_cli_vectors(int argc, char **argv)
     (void)argc;
     (void)argv;
     fprintf(stderr, "tracebench vectors: built without the round trip\n");
-    return 1;
+    return TB_EXIT_ERROR;
 }
 
 #endif

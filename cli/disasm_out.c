@@ -25,7 +25,26 @@ struct tb_cli_disasm {
     cs_insn *insn_arm, *insn_thumb;
     uint32_t *addrs; /* tb_range_addrs scratch */
     size_t cap;
+    bool ptm;        /* PTM: E/N on waypoints only */
 };
+
+void tb_cli_disasm_set_ptm(tb_cli_disasm *d, bool ptm)
+{
+    if (d)
+        d->ptm = ptm;
+}
+
+/* Whether instruction i of n in a range failed its condition (N), as
+ * the addr format reads the atoms (cli/addr_out.c): ETMv3, ETMv1 and
+ * ETMv2 give every instruction an atom, bit i of atom_bits and the last
+ * one's last_atom; PTM only a waypoint's, the last one (IHI0035B B.3.2). */
+static bool cond_failed(const tb_cli_disasm *d, const tb_element *el, int i, int n)
+{
+    if (i + 1 == n)
+        return el->last_atom == 'N' &&
+               (!d->ptm || (el->last_wp != TB_WP_NONE && el->last_wp != TB_WP_BARRIER));
+    return !d->ptm && i < 32 && ((el->atom_bits >> i) & 1);
+}
 
 tb_cli_disasm *tb_cli_disasm_new(const tb_memimage *mem)
 {
@@ -132,7 +151,8 @@ int tb_cli_disasm_element(tb_cli_disasm *d, const tb_element *el, const char *pr
         return n;
     for (int i = 0; i < n; i++) {
         tb_cli_disasm_insn(d, d->addrs[i], (tb_isa)el->isa, line, sizeof line);
-        fprintf(f, "%s%s\n", prefix ? prefix : "", line);
+        fprintf(f, "%s%s%s\n", prefix ? prefix : "", line,
+                cond_failed(d, el, i, n) ? "  ; N: condition failed, not executed" : "");
     }
     return 0;
 }

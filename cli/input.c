@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "input.h"
 #include "tracebench/encoder.h"
 #include "tracebench/etm_port.h"
@@ -23,32 +24,38 @@ void tb_cli_input_init(tb_cli_input *in, const char *cmd, bool need_memory,
     in->formatted = -1;
 }
 
-void tb_cli_input_usage(FILE *f, const char *cmd, bool memory)
+void tb_cli_input_usage(FILE *f, const char *cmd)
 {
-    const char *extra = memory ? " [--format text|json|addr] [--disasm] [--quiet]" : " [--json]";
+    const bool decode = !strcmp(cmd, "decode"), stats = !strcmp(cmd, "stats");
+    const bool memory = decode || stats;
+    const char *fmt = decode ? " [--format text|json|addr] [--disasm] [--quiet]"
+                             : " [--format text|json]";
 
     fprintf(f,
             "usage: tracebench %s DIR [--id ID|all]%s\n"
             "       tracebench %s FILE --protocol etmv3|ptm|etmv1|etmv2 [--options LIST]\n"
             "              [--etmcr X] [--etmidr X] [--etmccer X] [--traceid X]\n"
-            "              [--formatted|--raw] [--id ID|all]%s%s\n"
+            "              [--buffer coresight|raw] [--id ID|all]%s%s\n"
             "\n"
             "  DIR              an OpenCSD / DS-5 trace snapshot directory (snapshot.ini, ...)\n"
             "  --id ID|all      the trace source with trace ID ID (0x01-0x6f, hex or decimal),\n"
             "                   or all: every ETMv3/PTM source, told apart by trace ID\n"
             "                   (%s)\n"
             "                   (default: %s)\n",
-            cmd, extra, cmd, memory ? "\n              --memory ELF|ADDR:FILE ..." : "", extra,
-            memory ? "text, addr: \"0x10: \" before the line; json: \"id\":16 first"
-                   : "text: a \"# source\" header per source; json: \"id\" in each object",
-            memory ? "the only ETMv3/PTM source with captured trace" : "all");
-    if (memory)
+            cmd, fmt, cmd, memory ? "\n              --memory ELF|ADDR:FILE ..." : "", fmt,
+            decode  ? "text, addr: \"0x10: \" before the line; json: \"id\":16 first"
+            : stats ? "one block (json: one object) per source, with its trace ID"
+                    : "text: a \"# source\" header per source; json: \"id\" in each object",
+            decode ? "the only ETMv3/PTM source with captured trace" : "all");
+    if (decode)
         fprintf(f, "  --format F       text (one element a line), json (one object a line) or\n"
                    "                   addr (one instruction a line, docs/vectors.md)\n"
+                   "  --json           --format json\n"
                    "  --disasm         text: each range's instructions, disassembled\n"
                    "  --quiet          no progress line (shown only on a terminal)\n");
     else
-        fprintf(f, "  --json           one JSON object a line\n");
+        fprintf(f, "  --format F       text (the default) or json (one object a line)\n"
+                   "  --json           --format json\n");
     fprintf(f,
             "\n"
             "A raw trace buffer FILE (an ETB/ETR dump, no snapshot directory):\n"
@@ -57,16 +64,64 @@ void tb_cli_input_usage(FILE *f, const char *cmd, bool memory)
             "                   header gives the configuration: --options gives only\n"
             "                   vectors=ADDR)\n"
             "  --options LIST   the configuration as an encoder option list: ca, ts, bb, rs,\n"
-            "                   alt, vmid, ctxid=N, v=MINOR, id=ID (README.md)\n"
+            "                   alt, vmid, ctxid=N, v=MINOR, id=ID, data=..., pcfirst\n"
+            "                   (README.md; the encoder's own items, such as fifo=, are\n"
+            "                   named in a warning and do nothing here)\n"
             "  --etmcr X, --etmidr X, --etmccer X, --traceid X\n"
             "                   the registers themselves; they override --options.  Default:\n"
             "                   ETMv3.5 or PFT1.1, plain trace, trace ID 0x10 (or --id)\n"
-            "  --formatted      CoreSight frames, as an ETB/ETR stores them (picks --id)\n"
-            "  --raw            the source's bytes alone (the default)\n");
+            "  --buffer B       coresight: CoreSight frames, as an ETB/ETR stores them (--id\n"
+            "                   picks the source); raw: one source's bytes (the default)\n"
+            "  --formatted      --buffer coresight\n");
     if (memory)
         fprintf(f,
                 "  --memory ELF     the program's ELF file (its PT_LOAD segments)\n"
                 "  --memory ADDR:FILE  a raw memory dump mapped at ADDR; repeat as needed\n");
+    else
+        fprintf(f,
+                "  --memory ...     noted and ignored: packets reads no memory (so that\n"
+                "                   decode's command line works here too)\n");
+    fprintf(f,
+            "\n"
+            "exit: 0 done, 2 usage, 4 error, 5 trace was lost to corruption or never\n"
+            "      synchronised (a warning on stderr says why and what to check)\n");
+}
+
+int tb_cli_unknown_arg(const tb_cli_input *in, const char *arg)
+{
+    fprintf(stderr, "tracebench %s: unknown option '%s'\n(tracebench %s --help for usage)\n",
+            in->cmd, arg, in->cmd);
+    return TB_EXIT_USAGE;
+}
+
+int tb_cli_format_arg(const tb_cli_input *in, int argc, char **argv, int *i,
+                      const char *const *names, int *fmt)
+{
+    const char *a = argv[*i], *v;
+    int k;
+
+    if (!strcmp(a, "--json")) {
+        for (k = 0; names[k] && strcmp(names[k], "json"); k++)
+            ;
+        *fmt = k;
+        return 1;
+    }
+    if (strcmp(a, "--format"))
+        return 0;
+    v = *i + 1 < argc ? argv[++*i] : NULL;
+    for (k = 0; v && names[k]; k++)
+        if (!strcmp(v, names[k])) {
+            *fmt = k;
+            return 1;
+        }
+    if (v)
+        fprintf(stderr, "tracebench %s: --format %s: use ", in->cmd, v);
+    else
+        fprintf(stderr, "tracebench %s: --format needs a value: ", in->cmd);
+    for (k = 0; names[k]; k++)
+        fprintf(stderr, "%s%s", k ? (names[k + 1] ? ", " : " or ") : "", names[k]);
+    fprintf(stderr, "\n(tracebench %s --help for usage)\n", in->cmd);
+    return 2;
 }
 
 static int usage_error(const tb_cli_input *in, const char *msg, const char *arg)
@@ -129,8 +184,23 @@ int tb_cli_input_arg(tb_cli_input *in, int argc, char **argv, int *i)
         in->path = a;
         return 1;
     }
-    if (!strcmp(a, "--formatted") || !strcmp(a, "--raw")) {
-        in->formatted = a[2] == 'f';
+    if (!strcmp(a, "--formatted")) {
+        in->formatted = 1;
+        return 1;
+    }
+    if (!strcmp(a, "--raw"))
+        /* One meaning per flag: --raw ADDR is sim's raw program image. */
+        return usage_error(in, "%s: here the buffer's format is --buffer coresight|raw "
+                               "(raw, one source's bytes, is the default); --raw ADDR is "
+                               "sim's raw program image", a);
+    if (!strcmp(a, "--buffer")) {
+        if (!v)
+            return usage_error(in, "%s needs a value: coresight or raw", a);
+        if (strcmp(v, "coresight") && strcmp(v, "raw"))
+            return usage_error(in, "--buffer %s: use coresight (CoreSight frames, as an "
+                                   "ETB/ETR stores them) or raw (one source's bytes)", v);
+        in->formatted = v[0] == 'c';
+        (*i)++;
         return 1;
     }
     for (r = 0; r < 4; r++)
@@ -175,8 +245,13 @@ int tb_cli_input_arg(tb_cli_input *in, int argc, char **argv, int *i)
         uint32_t addr;
         const char *file;
 
-        if (!in->need_memory)
-            return usage_error(in, "--memory %s: packets reads no memory (decode does)", v);
+        if (!in->need_memory) {
+            /* One command line for packets, decode and stats: said, not
+             * refused. */
+            fprintf(stderr, "tracebench %s: note: --memory %s is ignored: %s reads no memory "
+                            "(decode and stats do)\n", in->cmd, v, in->cmd);
+            return 1;
+        }
         if (in->n_memory == TB_CLI_MAX_MEMORY)
             return usage_error(in, "--memory %s: more than 32 --memory options", v);
         if (split_memory(v, &addr, &file) < 0)
@@ -192,7 +267,7 @@ static bool raw_options_given(const tb_cli_input *in, const char **which)
     *which = in->protocol ? "--protocol" : in->options ? "--options"
              : in->have_reg[0] ? "--etmcr" : in->have_reg[1] ? "--etmidr"
              : in->have_reg[2] ? "--etmccer" : in->have_reg[3] ? "--traceid"
-             : in->formatted >= 0 ? (in->formatted ? "--formatted" : "--raw")
+             : in->formatted >= 0 ? "--buffer"
              : in->n_memory ? "--memory" : NULL;
     return *which != NULL;
 }
@@ -241,7 +316,7 @@ static int port_file_config(tb_cli_input *in, tb_protocol proto, const tb_encode
         fprintf(stderr, "tracebench %s: %s: not an ETMv%u port capture (docs/etmv1.md 2: "
                         "16-byte header, magic TBETMCAP, protocol %u)\n", in->cmd, in->path,
                 v, v);
-        return 1;
+        return TB_EXIT_ERROR;
     }
     if (in->have_reg[0] && in->reg[0] != etmcr) {
         fprintf(stderr, "tracebench %s: --etmcr 0x%08X disagrees with the capture's ETMCR "
@@ -255,6 +330,43 @@ static int port_file_config(tb_cli_input *in, tb_protocol proto, const tb_encode
         return 2;
     }
     return 0;
+}
+
+/* --options items that set none of the registers a decoder reads (the
+ * encoder's own: the FIFO, the filter, sync periods, ...): named in a
+ * warning, since they do nothing here.  A port capture's header gives
+ * its configuration: only vectors= is read. */
+static void warn_encoder_only(const tb_cli_input *in, bool port)
+{
+    static const char *const decoder_items[] = {"plain", "ca",   "ts", "bb",   "rs",
+                                                "alt",   "vmid", "ctxid", "v", "id",
+                                                "data",  "pcfirst"};
+    char list[512], *tok, *save = NULL;
+    char ignored[512] = "";
+    size_t used = 0;
+
+    snprintf(list, sizeof list, "%s", in->options ? in->options : "");
+    for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        size_t n = strcspn(tok, "=");
+        bool read = false;
+
+        if (port)
+            read = n == 7 && !strncmp(tok, "vectors", 7);
+        else
+            for (size_t k = 0; k < sizeof decoder_items / sizeof decoder_items[0]; k++)
+                read |= strlen(decoder_items[k]) == n && !strncmp(tok, decoder_items[k], n);
+        if (!read && used < sizeof ignored)
+            used += (size_t)snprintf(ignored + used, sizeof ignored - used, "%s%s",
+                                     used ? ", " : "", tok);
+    }
+    if (used)
+        fprintf(stderr, "tracebench %s: warning: --options %s: %s %s nothing for reading "
+                        "trace (%s); ignored\n", in->cmd, in->options, ignored,
+                strchr(ignored, ',') ? "do" : "does",
+                port ? "a port capture's header gives its configuration; only vectors= is "
+                       "read"
+                     : "the encoder's own: the decoder reads the registers ca, ts, bb, rs, "
+                       "alt, vmid, ctxid=, v=, id=, data=, pcfirst set");
 }
 
 /* A raw file's one source: its configuration from the options. */
@@ -282,9 +394,11 @@ static int open_file(tb_cli_input *in)
             : strcmp(in->protocol, "ptm")    ? TB_PROTO_ETMV3 : TB_PROTO_PTM;
     tb_encoder_opts_init(&o, proto);
     if (in->options && tb_encoder_opts_parse(&o, in->options, err, sizeof err) < 0) {
-        fprintf(stderr, "tracebench %s: --options %s: %s\n", in->cmd, in->options, err);
+        fprintf(stderr, "tracebench %s: --options %s: %s\n(tracebench %s --help for usage)\n",
+                in->cmd, in->options, err, in->cmd);
         return 2;
     }
+    warn_encoder_only(in, tb_protocol_is_port(proto));
     if (tb_protocol_is_port(proto)) {
         int rc = port_file_config(in, proto, &o, &cfg);
 
@@ -362,20 +476,25 @@ static int open_snapshot(tb_cli_input *in, const char *dir)
 
     if (tb_snapshot_load_flags(&in->snap, dir, TB_SNAP_LOAD_DEFER_DUMPS, err, sizeof err) < 0) {
         fprintf(stderr, "tracebench %s: %s\n", in->cmd, err);
-        return 1;
+        return TB_EXIT_ERROR;
     }
     in->snap_loaded = true;
     n = tb_stream_select(&in->snap, in->id, sel, TB_CLI_MAX_SOURCES, err, sizeof err);
     if (n < 0) {
-        fprintf(stderr, "tracebench %s: %s\n", in->cmd, err);
-        return 1;
+        /* The library names the sources; the flag that picks one is
+         * the command line's word. */
+        fprintf(stderr, "tracebench %s: %s%s\n", in->cmd, err,
+                n == TB_ERR_NOT_FOUND ? "; give --id with one of them"
+                : n == TB_ERR_INVAL && in->id == TB_STREAM_ONLY ? " (give --id ID, or --id all)"
+                                                                : "");
+        return TB_EXIT_ERROR;
     }
     for (k = 0; k < n; k++) {
         in->srcs[k].src = sel[k];
         if (tb_snapshot_source_config(&in->snap, sel[k], &in->srcs[k].cfg, err,
                                       sizeof err) < 0) {
             fprintf(stderr, "tracebench %s: %s\n", in->cmd, err);
-            return 1;
+            return TB_EXIT_ERROR;
         }
         snprintf(in->srcs[k].name, sizeof in->srcs[k].name, "%s", sel[k]->name);
     }
@@ -393,7 +512,8 @@ static int open_snapshot(tb_cli_input *in, const char *dir)
             continue;
         rc = tb_snapshot_source_config(&in->snap, src, &cfg, err, sizeof err);
         if (rc == TB_ERR_UNSUPPORTED) {
-            fprintf(stderr, "tracebench %s: note: skipped %s: %s\n", in->cmd, src->name, err);
+            if (!in->quiet_skips)
+                fprintf(stderr, "tracebench %s: note: skipped %s: %s\n", in->cmd, src->name, err);
         } else if (rc < 0) {
             fprintf(stderr, "tracebench %s: %s\n", in->cmd, err);
             in->refused = true;
@@ -416,7 +536,7 @@ int tb_cli_input_open(tb_cli_input *in)
     if (stat(in->path, &st) != 0) {
         fprintf(stderr, "tracebench %s: cannot read %s: %s\n", in->cmd, in->path,
                 strerror(errno));
-        return 1;
+        return TB_EXIT_ERROR;
     }
     if (S_ISDIR(st.st_mode)) {
         if (raw) {
@@ -490,14 +610,23 @@ static int add_elf(tb_memimage *m, const char *path, char *err, size_t errlen)
     rc = tb_snapshot_read_file(path, &data, &len, err, errlen);
     if (rc < 0)
         return rc;
-    n = len >= 4 && !memcmp(data, "\x7f" "ELF", 4)
-            ? tb_encoder_elf_regions(data, len, regions, TB_SNAP_MAX_DUMPS, &storage)
-            : TB_ERR_FORMAT;
+    {
+        char buf[160];
+        const char *why = tb_cli_elf_problem(data, len, buf, sizeof buf);
+
+        if (why) {
+            snprintf(err, errlen, "--memory %s: %s%s", path, why,
+                     !strcmp(why, "not an ELF file") ? "; to map a raw memory dump give "
+                                                       "--memory ADDR:FILE"
+                                                     : "");
+            free(data);
+            return TB_ERR_FORMAT;
+        }
+    }
+    n = tb_encoder_elf_regions(data, len, regions, TB_SNAP_MAX_DUMPS, &storage);
     free(data);
     if (n < 0) {
-        snprintf(err, errlen, "--memory %s: not an ELF32 little-endian file with loadable "
-                              "segments; to map a raw memory dump give --memory ADDR:FILE",
-                 path);
+        snprintf(err, errlen, "--memory %s: its loadable segments cannot be read", path);
         return n;
     }
     rc = 0;
@@ -562,5 +691,5 @@ int tb_cli_output_end(FILE *f, const char *cmd, int err_no)
     if (!err_no)
         return 0;
     fprintf(stderr, "tracebench %s: cannot write the output: %s\n", cmd, strerror(err_no));
-    return 1;
+    return TB_EXIT_ERROR;
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "tracebench/health.h"
 #include "tracebench/snapshot.h"
 #include "tracebench/stream.h"
 
@@ -22,7 +23,9 @@ typedef struct tb_cli_source {
 
 typedef struct tb_cli_input {
     const char *cmd;            /* "packets" or "decode", for messages */
-    bool need_memory;           /* decode: --memory is accepted */
+    bool need_memory;           /* decode, stats: --memory is accepted */
+    bool quiet_skips;           /* no note on sources passed over (stats
+                                 * lists them in its output) */
     int default_id;             /* TB_STREAM_ONLY or TB_STREAM_ALL */
     const char *path;
     int id;                     /* 0..0x7F, TB_STREAM_ONLY, TB_STREAM_ALL */
@@ -64,8 +67,23 @@ int tb_cli_input_stream(const tb_cli_input *in, size_t k, tb_stream_cb cb,
 /* Source k's memory image (the snapshot's dumps, or --memory). */
 int tb_cli_input_memory(const tb_cli_input *in, size_t k, tb_memimage **mem,
                         char *err, size_t errlen);
-/* The usage lines of the input options, for the commands' --help. */
-void tb_cli_input_usage(FILE *f, const char *cmd, bool memory);
+/* The usage of `packets`, `decode` or `stats` (cmd), for --help. */
+void tb_cli_input_usage(FILE *f, const char *cmd);
+/* "unknown option 'ARG'" and where the usage is, on stderr: one line
+ * naming it, not the whole usage.  Returns TB_EXIT_USAGE. */
+int tb_cli_unknown_arg(const tb_cli_input *in, const char *arg);
+/* --format NAME (one of names[], NULL-terminated) or --json (the index
+ * of "json" in names): *fmt gets the index.  1 consumed, 0 neither, 2
+ * after a usage error naming the value and the accepted ones. */
+int tb_cli_format_arg(const tb_cli_input *in, int argc, char **argv, int *i,
+                      const char *const *names, int *fmt);
+
+/* After source k was read (cli/health_out.c): when trace was lost
+ * (tb_health_diagnose), a warning on stderr naming what was lost, where,
+ * and the option to check, and TB_EXIT_LOST; else TB_EXIT_OK (a source
+ * with no bytes at all gets a note when --formatted names an ID the
+ * file's frames do not carry). */
+int tb_cli_health_report(const tb_cli_input *in, size_t k, const tb_health *h);
 
 /* The end of a command's output: flushes f and returns 0, or prints why
  * writing failed (err_no: the errno of an earlier failed write, 0 if

@@ -1,4 +1,5 @@
 /* tracebench: the command line.  Subcommands live in cli/cmd_*.c. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,21 +15,30 @@ typedef struct command {
 
 static const command commands[] = {
 #ifdef TB_HAVE_CMD_SIM
-    {"sim", tb_cli_sim, "sim PROGRAM [--scenario S.ini] [--truth FILE] ...   run a program, record the ground truth"},
+    {"sim", tb_cli_sim, "sim PROGRAM [--scenario S.ini] [--truth FILE] [--protocol P --out DIR] ...\n"
+                        "                                  run a program; its ground truth and trace"},
 #endif
-    {"packets", tb_cli_packets, "packets DIR|FILE [--id ID] [--json]          list the packets of a snapshot's trace sources"},
+    {"packets", tb_cli_packets, "packets DIR|FILE [--id ID|all] [--format text|json] ...\n"
+                                "                                  list the packets of each trace source"},
 #ifdef TB_HAVE_CMD_DECODE
-    {"decode", tb_cli_decode, "decode DIR|FILE [--id ID|all] [--format text|json|addr] [--disasm]\n"
-                              "                                            decode a snapshot's trace to instructions"},
+    {"decode", tb_cli_decode, "decode DIR|FILE [--id ID|all] [--format text|json|addr] [--disasm] ...\n"
+                              "                                  decode a trace to instructions"},
 #endif
 #ifdef TB_HAVE_CMD_STATS
-    {"stats", tb_cli_stats, "stats DIR [--id ID] [--json]                per source: bytes, packets, instructions, bits/insn, gaps, time span"},
+    {"stats", tb_cli_stats, "stats DIR|FILE [--id ID|all] [--format text|json] ...\n"
+                            "                                  per source: bytes, packets, instructions, bits/insn, gaps"},
 #endif
 #ifdef TB_HAVE_CMD_ROUNDTRIP
-    {"roundtrip", tb_cli_roundtrip, "roundtrip PROGRAM|--suite ...            sim + encode + decode + compare"},
+    {"roundtrip", tb_cli_roundtrip, "roundtrip PROGRAM|--suite ...\n"
+                                    "                                  sim + encode + decode + compare with the truth"},
+#endif
+#ifdef TB_HAVE_CMD_GEN
+    {"gen", tb_cli_gen, "gen --seed N [--isa arm|thumb|mixed] [--size S] -o DIR\n"
+                        "                                            a random ARM/Thumb program, its scenario and ELF"},
 #endif
 #ifdef TB_HAVE_CMD_VECTORS
-    {"vectors", tb_cli_vectors, "vectors [--out DIR]                         regenerate the conformance vectors"},
+    {"vectors", tb_cli_vectors, "vectors [--check] [--coverage] ...\n"
+                                "                                  regenerate (or check) the conformance vectors"},
 #endif
 };
 
@@ -40,11 +50,62 @@ static void usage(FILE *f)
                "       tracebench --version | --help\n\ncommands:\n");
     for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %s\n", commands[i].usage);
-    fprintf(f, "  version                                     print the version\n");
+    fprintf(f, "  version                         print the version\n");
     fprintf(f, "\nSee tracebench(1).  `tracebench COMMAND --help` for a command's options.\n"
-               "exit codes (README.md): 0 success (roundtrip: MATCH); 1 failure or error\n"
-               "  (roundtrip: MISMATCH); 2 usage; roundtrip only: 3 nothing checked, fault\n"
-               "  not applied or not caught, 4 error\n");
+               "exit codes, one meaning each (README.md \"Exit codes\", tracebench(1)):\n"
+               "  0    success (roundtrip: MATCH)\n"
+               "  1    a difference: roundtrip MISMATCH, vectors --check, vectors --coverage\n"
+               "  2    usage: a bad command line\n"
+               "  3    roundtrip: nothing checked (or a fault not applied or not caught)\n"
+               "  4    error: an input would not load, an output not be written, a pipeline error\n"
+               "  5    packets, decode, stats: trace lost to corruption, or never synchronised\n"
+               "  6    roundtrip --strict: a run cut short by its budget\n"
+               "  130  sim interrupted by SIGINT (143: SIGTERM); the snapshot is finished\n");
+}
+
+
+bool tb_cli_options_empty_item(const char *list)
+{
+    size_t n = list ? strlen(list) : 0;
+
+    return n && (list[0] == ',' || list[n - 1] == ',' || strstr(list, ",,"));
+}
+
+tb_protocol tb_cli_protocol(const char *name)
+{
+    static const tb_protocol all[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1,
+                                      TB_PROTO_ETMV2};
+
+    for (size_t k = 0; name && k < sizeof all / sizeof all[0]; k++)
+        if (!strcmp(name, tb_protocol_name(all[k])))
+            return all[k];
+    return TB_PROTO_NONE;
+}
+
+int tb_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "tracebench %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(tracebench %s --help for usage)\n", cmd);
+    return TB_EXIT_USAGE;
+}
+
+int tb_cli_exit_worse(int a, int b)
+{
+    /* Rank: what a script must look at first.  A difference is the
+     * answer to the question asked; an error says there is no answer;
+     * lost trace an incomplete one; nothing checked no answer either but
+     * a clean run; a budget cut a partial one. */
+    static const int rank[] = {[TB_EXIT_OK] = 0,    [TB_EXIT_CUT] = 1, [TB_EXIT_NOTHING] = 2,
+                               [TB_EXIT_LOST] = 3,  [TB_EXIT_ERROR] = 4, [TB_EXIT_USAGE] = 5,
+                               [TB_EXIT_DIFF] = 6};
+    int ra = a >= 0 && a <= TB_EXIT_CUT ? rank[a] : 7, rb = b >= 0 && b <= TB_EXIT_CUT ? rank[b] : 7;
+
+    return rb > ra ? b : a;
 }
 
 bool tb_cli_wants_help(int argc, char **argv)

@@ -7,6 +7,7 @@
  * never prints; the commands sample its counters and call these.
  */
 #include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,8 +137,9 @@ int tb_cli_parse_budget(const char *s, uint64_t *out)
         *out = 0;
         return 0;
     }
-    if (*s == '-')
+    if (*s < '0' || *s > '9')
         return -1;
+    errno = 0;
     *out = strtoull(s, &end, 0);
-    return *end ? -1 : 0;
+    return *end || errno ? -1 : 0;
 }

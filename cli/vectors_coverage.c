@@ -46,9 +46,11 @@ int tb_cli_vectors_coverage(int argc, char **argv)
         else if (!strcmp(argv[i], "--markdown"))
             markdown = true;
         else if (strcmp(argv[i], "--coverage")) {
-            fprintf(stderr, "usage: tracebench vectors --coverage [--markdown] "
-                            "[--list FILE] [--out DIR]\n");
-            return 2;
+            fprintf(stderr, "tracebench vectors --coverage: %s '%s' (it takes --markdown, "
+                            "--list FILE, --out DIR)\n(tracebench vectors --help for usage)\n",
+                    argv[i][0] == '-' ? "unknown option or one without its value" : "unknown argument",
+                    argv[i]);
+            return TB_EXIT_USAGE;
         }
     }
     tb_cli_vectors_dir(list, base, sizeof base);
@@ -58,14 +60,14 @@ int tb_cli_vectors_coverage(int argc, char **argv)
         out = gen;
     if (tb_coverage_catalogue_load(&cat, cat_path, err, sizeof err) < 0) {
         fprintf(stderr, "tracebench vectors --coverage: %s\n", err);
-        return 1;
+        return TB_EXIT_ERROR;
     }
     memset(&t, 0, sizeof t);
     n = tb_coverage_count_dir(out, &t, err, sizeof err);
     if (n < 0) {
         fprintf(stderr, "tracebench vectors --coverage: %s\n", err);
         tb_coverage_catalogue_free(&cat);
-        return 1;
+        return TB_EXIT_ERROR;
     }
     if (markdown) {
         int need = tb_coverage_format_markdown(&cat, &t, NULL, 0);
@@ -74,7 +76,7 @@ int tb_cli_vectors_coverage(int argc, char **argv)
         if (!md) {
             fprintf(stderr, "tracebench vectors --coverage: out of memory\n");
             tb_coverage_catalogue_free(&cat);
-            return 1;
+            return TB_EXIT_ERROR;
         }
         tb_coverage_format_markdown(&cat, &t, md, (size_t)need + 1);
         fputs(md, stdout);
@@ -106,7 +108,7 @@ int tb_cli_vectors_coverage(int argc, char **argv)
         if (tb_coverage_row_reachable(r) && !t.count[r->var]) {
             fprintf(stderr, "coverage: reachable variant %s (%s) occurs in no vector\n",
                     r->id, r->desc);
-            status = 1;
+            status = TB_EXIT_DIFF;
         }
     }
     tb_coverage_catalogue_free(&cat);

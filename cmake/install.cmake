@@ -5,14 +5,16 @@
 #                                       in optimised builds)
 #   lib/libtracebench.a                 static library, linkable by gcc and
 #                                       clang alike (see below)
-#   include/tracebench/*.h              the library's headers (not sim.h or
-#                                       roundtrip.h: the simulator and the
-#                                       round trip are not installed)
+#   include/tracebench/*.h              the library's headers (not sim.h,
+#                                       roundtrip.h or gen.h: the simulator,
+#                                       round trip and generator are not installed)
 #   lib/pkgconfig/tracebench.pc         pkg-config (capstone in Requires.private)
 #   lib/cmake/tracebench/               find_package(tracebench): imported
 #                                       targets tracebench::tracebench (shared)
 #                                       and tracebench::tracebench_static
 #   share/man/man1/tracebench.1         the manual
+#   share/doc/tracebench/               README.md, docs/*.md (which the
+#                                       headers cite), examples/
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 include(CheckCCompilerFlag)
@@ -21,7 +23,7 @@ set(TB_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/tracebench)
 # Every header of include/tracebench but those of the libraries that stay
 # in the build tree (tb_sim, tb_roundtrip).
 file(GLOB TB_PUBLIC_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/tracebench/*.h)
-list(FILTER TB_PUBLIC_HEADERS EXCLUDE REGEX "/(sim|roundtrip)\\.h$")
+list(FILTER TB_PUBLIC_HEADERS EXCLUDE REGEX "/(sim|roundtrip|gen)\\.h$")
 
 # The shared library: the static library's sources again, as position-
 # independent code.  Calls between the library's own functions stay
@@ -94,6 +96,19 @@ install(FILES ${TB_PUBLIC_HEADERS} ${PROJECT_BINARY_DIR}/include/tracebench/vers
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tracebench)
 install(FILES ${PROJECT_SOURCE_DIR}/docs/tracebench.1
   DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+# The documentation the headers cite (docs/NAME.md, so that a citation
+# resolves in share/doc/tracebench/ as in the source tree), the README,
+# and the examples as a project of one's own (examples/CMakeLists.txt
+# builds them against the installed library).
+file(GLOB TB_DOC_FILES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES ${TB_DOC_FILES} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
+  USE_SOURCE_PERMISSIONS)
+# examples/program/build.sh finds the vector programs' runtime here.
+install(FILES ${PROJECT_SOURCE_DIR}/vectors/programs/crt0.S ${PROJECT_SOURCE_DIR}/vectors/programs/lib.c
+  ${PROJECT_SOURCE_DIR}/vectors/programs/link.ld
+  DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples/program/runtime)
 
 # CMake package.
 install(EXPORT tracebenchTargets NAMESPACE tracebench::

@@ -117,6 +117,17 @@ static void f_bool(emit *e, const char *key, bool v)
         put(e, " %s", key);
 }
 
+/* A boolean shown whatever its value: "key=true|false" in text, as in
+ * JSON.  The security state of a CONTEXT is read as much for Secure as
+ * for Non-secure, and a missing key was taken for a missing field. */
+static void f_state(emit *e, const char *key, bool v)
+{
+    if (e->json)
+        put(e, ",\"%s\":%s", key, v ? "true" : "false");
+    else
+        put(e, " %s=%s", key, v ? "true" : "false");
+}
+
 static void f_atom(emit *e, const char *key, char atom)
 {
     char s[2] = {atom ? atom : '?', '\0'};
@@ -154,8 +165,8 @@ static void elem_fields(emit *e, const tb_element *el)
         break;
     case TB_ELEM_CONTEXT:
         f_word(e, "isa", tb_isa_name((tb_isa)el->isa));
-        f_bool(e, "ns", el->ns);
-        f_bool(e, "hyp", el->hyp);
+        f_state(e, "ns", el->ns);
+        f_state(e, "hyp", el->hyp);
         f_hex(e, "context_id", el->context_id);
         f_num(e, "vmid", el->vmid);
         break;

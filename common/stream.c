@@ -173,7 +173,7 @@ int tb_stream_select(const tb_snapshot *s, int id, const tb_snap_source **out,
         if (i == s->n_sources)
             return no_source(s, lead, err, errlen);
         snprintf(err, errlen, "no trace source with trace ID 0x%02x in %s; "
-                 "give --id with one of its ETMv3/PTM sources:", (unsigned)id, s->dir);
+                 "its ETMv3/PTM sources:", (unsigned)id, s->dir);
         list_usable(s, err, errlen);
         return TB_ERR_NOT_FOUND;
     }
@@ -182,7 +182,7 @@ int tb_stream_select(const tb_snapshot *s, int id, const tb_snap_source **out,
     if (id == TB_STREAM_ONLY && n > 1) {
         snprintf(err, errlen, "%zu trace sources in %s:", n, s->dir);
         list_usable(s, err, errlen);
-        append(err, errlen, ": choose one with --id ID, or --id all");
+        append(err, errlen, ": choose one by trace ID, or all");
         return TB_ERR_INVAL;
     }
     return (int)n;

@@ -14,7 +14,7 @@ const char *tb_err_str(int err)
     case TB_ERR_BAD_PACKET: return "bad packet";
     case TB_ERR_TRUNCATED: return "input ends inside a packet or record";
     case TB_ERR_NO_SYNC: return "no synchronisation found";
-    case TB_ERR_NO_MEMORY: return "code address not in the memory image";
+    case TB_ERR_NOT_IN_IMAGE: return "code address not in the memory image";
     case TB_ERR_UNSUPPORTED: return "not supported";
     case TB_ERR_NOT_FOUND: return "not found";
     case TB_ERR_EMULATOR: return "emulator error";

@@ -44,7 +44,7 @@ int tb_block_insn(tb_block_cache *bc, uint32_t addr, tb_isa isa, tb_insn *out)
     const uint8_t *p = tb_memimage_ptr(bc->mem, addr, &avail);
 
     if (!p)
-        return TB_ERR_NO_MEMORY;
+        return TB_ERR_NOT_IN_IMAGE;
     if (isa == TB_ISA_THUMBEE || isa == TB_ISA_JAZELLE)
         return TB_ERR_UNSUPPORTED;
     {
@@ -54,7 +54,7 @@ int tb_block_insn(tb_block_cache *bc, uint32_t addr, tb_isa isa, tb_insn *out)
         if (r > 0 && !(bc->wp_mask & (1u << out->wp_class)))
             out->wp_class = TB_WP_NONE;
         /* An instruction cut by the end of a region is missing memory. */
-        return r == TB_ERR_TRUNCATED ? TB_ERR_NO_MEMORY : r;
+        return r == TB_ERR_TRUNCATED ? TB_ERR_NOT_IN_IMAGE : r;
     }
 }
 

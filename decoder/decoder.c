@@ -8,6 +8,7 @@
 #include "tracebench/classify.h"
 #include "tracebench/decoder.h"
 #include "tracebench/etmv2.h"
+#include "tracebench/health.h"
 #include "tracebench/parser.h"
 #include "tracebench/stream.h"
 
@@ -20,6 +21,7 @@ struct tb_decoder {
         tb_etmv1_decoder *etmv1;
         tb_etmv2_decoder *etmv2;
     } u;
+    tb_health *health;  /* tb_decoder_set_health: the packets go there too */
 };
 
 tb_decoder *tb_decoder_new(const tb_config *cfg, const tb_memimage *mem)
@@ -56,6 +58,12 @@ tb_decoder *tb_decoder_new(const tb_config *cfg, const tb_memimage *mem)
     return d;
 }
 
+void tb_decoder_set_health(tb_decoder *d, tb_health *h)
+{
+    if (d)
+        d->health = h;
+}
+
 void tb_decoder_free(tb_decoder *d)
 {
     if (!d)
@@ -76,6 +84,10 @@ int tb_decoder_packet(tb_decoder *d, const tb_packet *pkt, tb_element_cb cb,
 {
     if (!d || !pkt)
         return TB_ERR_INVAL;
+    /* Before the decoder, so that its NO_SYNC for a bad packet finds
+     * the packet counted (tb_health_element). */
+    if (d->health)
+        tb_health_packet(d->health, pkt);
     if (d->protocol == TB_PROTO_ETMV3)
         return tb_etmv3_decoder_packet(d->u.etmv3, pkt, cb, ctx);
     if (d->protocol == TB_PROTO_ETMV1)
@@ -276,7 +288,7 @@ int tb_range_addrs(const tb_memimage *mem, const tb_element *el,
             const uint8_t *p = tb_memimage_ptr(mem, a, &avail);
 
             if (!p || avail < 2)
-                return TB_ERR_NO_MEMORY;
+                return TB_ERR_NOT_IN_IMAGE;
             a += tb_thumb_size((uint16_t)(p[0] | p[1] << 8));
         }
     }

@@ -346,7 +346,7 @@ static void lose_address(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
     el.isa = d->isa;
     el.ns = d->ns;
     el.reason = TB_GAP_NO_MEMORY;
-    el.err = status == TB_BLOCK_BAD_ISA ? TB_ERR_UNSUPPORTED : TB_ERR_NO_MEMORY;
+    el.err = status == TB_BLOCK_BAD_ISA ? TB_ERR_UNSUPPORTED : TB_ERR_NOT_IN_IMAGE;
     el.count = 1;
     if (d->cfg.cycle_accurate) {
         el.has_cc = true;
@@ -1046,7 +1046,7 @@ static int find_data_insn(tb_etmv3_decoder *d)
     d->dx.valid = false;
     n = tb_range_addrs(d->mem, r, addrs, r->count < 32 ? r->count : 32);
     if (n < 0)
-        return TB_ERR_NO_MEMORY;
+        return TB_ERR_NOT_IN_IMAGE;
     while (n-- > 0) {
         uint8_t size;
         mem_op m;

@@ -179,7 +179,7 @@ static void lose_address(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
     el.start = addr;
     el.isa = d->isa;
     el.ns = d->ns;
-    el.err = status == TB_BLOCK_BAD_ISA ? TB_ERR_UNSUPPORTED : TB_ERR_NO_MEMORY;
+    el.err = status == TB_BLOCK_BAD_ISA ? TB_ERR_UNSUPPORTED : TB_ERR_NOT_IN_IMAGE;
     el.reason = TB_GAP_NO_MEMORY;
     tb_emit_el(e, &el);
     d->pc_known = false;

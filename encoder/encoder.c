@@ -82,6 +82,13 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
         return TB_ERR_INVAL;
     if (strlen(spec) >= sizeof buf)
         return fail(err, errlen, "option list too long", "");
+    /* "ca,,ts" or "ca,": an item left out by mistake, not nothing (strtok
+     * would pass over it in silence).  An empty list is no item at all. */
+    if (*spec && (spec[0] == ',' || spec[strlen(spec) - 1] == ',' || strstr(spec, ",,"))) {
+        if (err && errlen)
+            snprintf(err, errlen, "an empty item (two commas in a row, or one at an end)");
+        return TB_ERR_INVAL;
+    }
     strcpy(buf, spec);
     for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *val = strchr(tok, '=');
@@ -257,12 +264,12 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
      * same-cycle retirement: ETMv3's format 4 and PTM's per-atom counts. */
     if ((o->protocol == TB_PROTO_ETMV1 || o->protocol == TB_PROTO_ETMV2) && o->dual_issue)
         return cfg_fail(err, errlen, "dual: the dual-issue cycle rule is modelled for "
-                        "ETMv3 and PTM only (use --protocol etmv3 or ptm)");
+                        "ETMv3 and PTM only (ETMv3 and PTM trace)");
     /* ETMIDR[16] "load PC first" is an ETMv3 register bit (DDI 0233B,
      * etmv3-data.md 1); the other protocols here have no such property. */
     if (o->pc_first && o->protocol != TB_PROTO_ETMV3)
         return cfg_fail(err, errlen, "pcfirst: ETMIDR[16] (an LDM transfers the PC first) "
-                        "is modelled for ETMv3 only (use --protocol etmv3)");
+                        "is modelled for ETMv3 only");
     if (o->protocol == TB_PROTO_ETMV1)
         return tb_enc_etmv1_config_err(o, cfg, err, errlen);
     if (o->protocol == TB_PROTO_ETMV2)
@@ -287,10 +294,10 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
      * has timestamps, VMID needs the virtualization extensions (1.3). */
     if (o->return_stack && !ptm)
         return cfg_fail(err, errlen, "rs: the return stack is a PTM feature; ETMv3 has "
-                        "none (use --protocol ptm)");
+                        "none");
     if (o->alt_branch && ptm)
         return cfg_fail(err, errlen, "alt: the alternative branch encoding is an ETMv3.4+ "
-                        "feature, not PTM (use --protocol etmv3)");
+                        "feature, not PTM");
     if (o->alt_branch && v < 4)
         return cfg_fail(err, errlen, "alt: the alternative branch encoding needs ETMv3.4 "
                         "or later, not ETMv3.%u (v=4 or v=5)", v);
@@ -305,7 +312,7 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
      * ETMv3 only (issue 22); a cycle count packet needs cycle-accurate
      * mode (IHI0014Q 7.3.4, protocol-notes 2.2, 2.6). */
     if (ptm && (o->ignore_every || o->cc_pkt))
-        return cfg_fail(err, errlen, "%s: modelled for ETMv3 only (use --protocol etmv3)",
+        return cfg_fail(err, errlen, "%s: modelled for ETMv3 only",
                         o->ignore_every ? "ignore" : "ccpkt");
     /* Two atoms in one cycle with a packet between them need P-header
      * format 4, ETMv3.3+ (protocol-notes 2.1, 2.5; etmv3-data.md 10). */
@@ -330,7 +337,7 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
      * it); the options that refine it need it on. */
     if (ptm && (o->data_trace || o->n_dranges || o->ooo_latency || o->suppress_level))
         return cfg_fail(err, errlen, "%s: PTM (PFT) has no data trace; data trace is an "
-                        "ETMv3 feature (use --protocol etmv3)",
+                        "ETMv3 feature",
                         o->data_trace ? "data" : o->n_dranges ? "dataview"
                         : o->ooo_latency ? "ooo" : "suppress");
     if (!o->data_trace && (o->n_dranges || o->ooo_latency || o->suppress_level))
@@ -729,8 +736,13 @@ static int process_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
         e->st.traced++;
     if ((rc = e->ops->insn(e, r, cancelled)) < 0)
         goto done;
+    /* Not at an instruction an exception cancels: its atom and the
+     * exception's branch packet, whose Cancel retracts it, stay together
+     * (a decoder holds the last range back only until a packet other than
+     * a branch, protocol-notes 4 "ETMv3 cancel support"); the timestamp
+     * goes out at the next instruction, after the exception. */
     if (e->cfg.timestamps && e->o.ts_period && ++e->insn_since_ts >= e->o.ts_period &&
-        e->ops->sync_point(e)) {
+        !cancelled && e->ops->sync_point(e)) {
         if ((rc = e->ops->flush(e)) < 0)
             goto done;
         rc = emit_ts(e);

@@ -58,6 +58,9 @@ void tb_ocsd_diff_errors(bool *ours, bool *theirs, const char **ours_why,
 /* The documented faults' names and how often each explained a
  * difference in this process.  Returns how many there are. */
 size_t tb_ocsd_diff_hits(const char **names, unsigned *hits, size_t max);
+/* Needs gen/ and roundtrip/gen_seeds.c, compiled into its own binary:
+ * not in the table either. */
+int tb_fuzz_gen(const uint8_t *data, size_t len);
 
 typedef int (*tb_fuzz_fn)(const uint8_t *data, size_t len);
 typedef struct tb_fuzz_harness {

@@ -24,12 +24,19 @@
  *    grouped into spans of 1..64 segments: tb_decoder_push_span gives
  *    exactly the elements of tb_decoder_push per segment at its index;
  *    and apart from the index, those of the packet path above (indices
- *    label elements, they never steer the decode).
+ *    label elements, they never steer the decode);
+ *  - trace health (health.h): the packet path and the fused path (the
+ *    decoder counting the packets it is handed, tb_decoder_set_health)
+ *    count the same A-syncs, unsynchronised bytes, bad packets, syncs,
+ *    instructions and losses, and diagnose the same cause; the buffer
+ *    guess (tb_health_guess_buffer) on the same bytes stays within its
+ *    contract (formatted only with no frame error and 1-16 IDs).
  */
 #include <string.h>
 
 #include "fuzz.h"
 #include "tracebench/decoder.h"
+#include "tracebench/health.h"
 #include "tracebench/parser.h"
 
 #define MAX_RANGE (1u << 16)
@@ -45,6 +52,7 @@ typedef struct xstate {
     bool ended;
     uint64_t insns;
     bool print;              /* format every element (first run only) */
+    tb_health *health;       /* elements counted here too, when set */
 } xstate;
 
 #define HF(f) h = tb_fuzz_hash(h, &el->f, sizeof el->f)
@@ -162,6 +170,8 @@ static int dec_on_element(void *ctx, const tb_element *el)
         check_data(s, el);
     if (el->kind == TB_ELEM_END)
         s->ended = true;
+    if (s->health)
+        tb_health_element(s->health, el);
     s->hash = hash_element(s->hash, el, true);
     s->hash_noidx = hash_element(s->hash_noidx, el, false);
     if (s->print) {
@@ -303,12 +313,57 @@ static void decode_segments(xstate *s, const uint8_t *data, size_t len, bool spa
     tb_parser_free(p);
 }
 
+/* The two paths' health agree (see the top), and the diagnosis and the
+ * buffer guess keep their contracts. */
+static void check_health(const char *name, const tb_config *cfg, const tb_health *a,
+                         const tb_health *c, const uint8_t *data, size_t len)
+{
+    tb_health_diag da, dc;
+    tb_buffer_guess g;
+
+#define SAME(f)                                                                        \
+    TB_FUZZ_CHECK(name, a->f == c->f, "health " #f ": packet path %llu, fused path %llu", \
+                  (unsigned long long)a->f, (unsigned long long)c->f)
+    SAME(bytes);
+    SAME(unsynced_bytes);
+    SAME(asyncs);
+    SAME(bad_packets);
+    SAME(first_bad_index);
+    SAME(truncated);
+    SAME(syncs);
+    SAME(insns);
+    SAME(unknown_atoms);
+    SAME(nacc);
+    SAME(lost);
+    SAME(decode_errors);
+#undef SAME
+    tb_health_diagnose(a, false, &da);
+    tb_health_diagnose(c, false, &dc);
+    TB_FUZZ_CHECK(name, da.cause == dc.cause && da.lost == dc.lost && da.count == dc.count,
+                  "health: the paths diagnose %s and %s", tb_health_cause_name(da.cause),
+                  tb_health_cause_name(dc.cause));
+    TB_FUZZ_CHECK(name, (unsigned)da.cause <= TB_HEALTH_NO_ADDRESS, "cause %d",
+                  (int)da.cause);
+    TB_FUZZ_CHECK(name, da.lost == (da.cause != TB_HEALTH_OK && da.cause != TB_HEALTH_EMPTY),
+                  "health: lost %d with cause %s", da.lost, tb_health_cause_name(da.cause));
+    TB_FUZZ_CHECK(name, tb_health_guess_buffer(data, len, cfg, &g) == 0, "guess failed");
+    TB_FUZZ_CHECK(name, g.frames == len / 16, "guess: %llu frames of %zu bytes",
+                  (unsigned long long)g.frames, len);
+    TB_FUZZ_CHECK(name, g.n_clean <= g.n_ids && g.n_clean <= TB_GUESS_MAX_IDS,
+                  "guess: %u clean of %u IDs", g.n_clean, g.n_ids);
+    TB_FUZZ_CHECK(name, !g.formatted || (!g.frame_errors && g.n_ids >= 1 &&
+                                         g.n_ids <= TB_GUESS_MAX_IDS && g.n_clean >= 1),
+                  "guess: formatted with %llu frame errors, %u IDs, %u clean",
+                  (unsigned long long)g.frame_errors, g.n_ids, g.n_clean);
+}
+
 static int fuzz_decoder(const char *name, tb_protocol proto,
                         const uint8_t *data, size_t len)
 {
     const tb_memimage *mem = tb_fuzz_image();
     tb_config cfg;
     xstate a, b, c, e, f;
+    tb_health ha, hc;
     tb_decoder *d;
 
     if (len < TB_FUZZ_CFG_BYTES)
@@ -321,9 +376,13 @@ static int fuzz_decoder(const char *name, tb_protocol proto,
 
     d = tb_decoder_new(&cfg, mem);
     TB_FUZZ_CHECK(name, d != NULL, "tb_decoder_new failed");
+    tb_health_init(&ha);
+    tb_health_bytes(&ha, len);
+    tb_decoder_set_health(d, &ha);
     a = (xstate){.name = name, .cfg = &cfg, .dec = d, .hash = TB_FUZZ_HASH_INIT,
-                 .hash_noidx = TB_FUZZ_HASH_INIT, .print = true};
+                 .hash_noidx = TB_FUZZ_HASH_INIT, .print = true, .health = &ha};
     decode(&a, data, len, len);
+    tb_decoder_set_health(d, NULL);
 
     tb_decoder_reset(d);
     b = (xstate){.name = name, .cfg = &cfg, .dec = d, .hash = TB_FUZZ_HASH_INIT};
@@ -333,11 +392,17 @@ static int fuzz_decoder(const char *name, tb_protocol proto,
                   "%zu (or different fields)", a.elements, b.elements);
 
     tb_decoder_reset(d);
-    c = (xstate){.name = name, .cfg = &cfg, .dec = d, .hash = TB_FUZZ_HASH_INIT};
+    tb_health_init(&hc);
+    tb_health_bytes(&hc, len);
+    tb_decoder_set_health(d, &hc);
+    c = (xstate){.name = name, .cfg = &cfg, .dec = d, .hash = TB_FUZZ_HASH_INIT,
+                 .health = &hc};
     decode_fused(&c, data, len, tb_fuzz_split(data, len));
+    tb_decoder_set_health(d, NULL);
     TB_FUZZ_CHECK(name, a.hash == c.hash && a.elements == c.elements,
                   "packet path gives %zu elements, fused path %zu (or different "
                   "fields)", a.elements, c.elements);
+    check_health(name, &cfg, &ha, &hc, data, len);
 
     tb_decoder_reset(d);
     e = (xstate){.name = name, .cfg = &cfg, .dec = d, .hash = TB_FUZZ_HASH_INIT,

@@ -936,8 +936,33 @@ static int ocsd_seeds(tb_protocol proto, const char *name, tb_fuzz_seed_cb cb, v
     return count;
 }
 
+/* ---- gen (fuzz_gen.c): kept-seed table rows, good and bad, whose first
+ * ten bytes also pick a seed, an ISA and a size for the generator ---- */
+static int gen_seeds(tb_fuzz_seed_cb cb, void *ctx)
+{
+    static const char *const t[] = {
+        "17 mixed 10 0123456789abcdef etmv1 ca,fifo=6 KNOWN:overflow-resume\n",
+        ("# c\n250 arm 10 fedcba9876543210 etmv3 ts,tsper=40 MATCH # x\n"
+         "3 thumb 1 0000000000000001 ptm plain MATCH\n"),
+        "1 arm 0 0123 etmv4 plain PASS\n",
+        "\x01\x02\x03\x04\x05\x06\x07\x08\x02\x0a mixed\n",
+    };
+    int count = 0;
+
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        char name[32];
+
+        snprintf(name, sizeof name, "gen-%02zu", i);
+        if (!cb(ctx, name, (const uint8_t *)t[i], strlen(t[i])))
+            count++;
+    }
+    return count;
+}
+
 int tb_fuzz_seeds(const char *name, tb_fuzz_seed_cb cb, void *ctx)
 {
+    if (strcmp(name, "gen") == 0)
+        return gen_seeds(cb, ctx);
     if (strcmp(name, "etmv1") == 0)
         return etmv1_seeds(cb, ctx);
     if (strcmp(name, "etmv2") == 0)

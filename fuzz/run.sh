@@ -2,7 +2,7 @@
 # fuzz/run.sh HARNESS SECONDS [libfuzzer|afl]
 #
 # Builds HARNESS (etmv3_parser ptm_parser deformatter snapshot
-# etmv3_decoder ptm_decoder etmv1 etmv2 roundtrip) for the engine, makes its seed corpus (the
+# etmv3_decoder ptm_decoder etmv1 etmv2 roundtrip gen) for the engine, makes its seed corpus (the
 # project's writer output, plus the real reference traces when
 # ../shared/reference is there: read in place, never copied into the
 # repository) and fuzzes for SECONDS.  Work files go to
@@ -24,7 +24,7 @@ main() {
     etmv3_parser|etmv3_decoder|ocsd_etmv3) dict=$here/dict/etmv3.dict ;;
     ptm_parser|ptm_decoder|ocsd_ptm) dict=$here/dict/ptm.dict ;;
     deformatter|snapshot) dict=$here/dict/$harness.dict ;;
-    roundtrip|etmv1|etmv2) dict= ;;
+    roundtrip|etmv1|etmv2|gen) dict= ;;
     *) echo "run.sh: unknown harness '$harness'" >&2; exit 2 ;;
   esac
 

@@ -614,8 +614,17 @@ static int on_range(tb_compare *c, const tb_element *el, const uint32_t *addrs)
      * (protocol-notes 2.7, 4.2): the range that ends before it may hold
      * them. */
     ref = c->last_matched.cycle;
-    if (c->len && at(c, 0)->kind == TB_REC_INSN && at(c, 0)->cancelled)
-        ref = at(c, 0)->cycle;
+    for (i = 0; i < c->len; i++) {
+        const tq *t = at(c, i);
+
+        /* Past a context change or a data transfer of the last one: the
+         * next instruction is the one that may be cancelled. */
+        if (t->kind == TB_REC_CONTEXT || t->kind == TB_REC_DATA)
+            continue;
+        if (t->kind == TB_REC_INSN && t->cancelled)
+            ref = t->cycle;
+        break;
+    }
     return check_cycles(c, el, ref, c->last_matched.cycle);
 }
 
@@ -628,19 +637,20 @@ static int on_exception(tb_compare *c, const tb_element *el)
     int rc;
 
     if (c->overflow_gap) {
-        /* ETMv1: trace resumed at an exception return to a vector, which
-         * reads as an exception there (below): the resume point. */
-        for (i = 0; (c->o.protocol == TB_PROTO_ETMV1 || c->o.protocol == TB_PROTO_ETMV2) &&
-                    i < c->len; i++)
+        /* The resume point (ETMv1: trace resumed at an exception return
+         * to a vector, which reads as an exception there, below). */
+        for (i = 0; i < c->len; i++)
             if (at(c, i)->kind == TB_REC_INSN && at(c, i)->resume)
                 break;
-        /* ETMv2 and ETMv1: trace resumed (a TFO, an overflow marker) at
-         * an instruction that an exception then cancelled (ETMv2 6.7.1 E;
-         * ETMv1 5.7.1, the aborted load/store's own BE): the exception is
-         * the first thing shown after the resume point. */
-        bool cancelled_resume = tb_protocol_is_port(c->o.protocol) && i < c->len &&
-                                el->cancelled && at(c, i)->cancelled &&
-                                at(c, i)->addr == el->pref_return;
+        /* Trace resumed (an overflow I-sync, a TFO, an overflow marker) at
+         * an instruction that an exception then cancelled (ETMv3: its atom,
+         * then the exception with Cancel, protocol-notes 2.7; ETMv2 6.7.1 E;
+         * ETMv1 5.7.1, the aborted load/store's own BE; PTM, which traces
+         * no cancelled instruction, shows no Cancel: the return address is
+         * the I-sync's): the exception is the first thing shown after the
+         * resume point.  Issue 29 found ETMv3 and PTM runs that need it. */
+        bool cancelled_resume = i < c->len && (el->cancelled || c->ptm) &&
+                                at(c, i)->cancelled && at(c, i)->addr == el->pref_return;
 
         if (!cancelled_resume &&
             (c->o.protocol != TB_PROTO_ETMV1 || i == c->len ||

@@ -114,3 +114,42 @@ const char *const *tb_rt_option_sets(tb_protocol protocol, size_t *n)
     *n = sizeof etmv3_sets / sizeof etmv3_sets[0];
     return etmv3_sets;
 }
+
+/* Generated programs (docs/gen.md): seed s of protocol p runs option set
+ * perm[s mod n], perm a shuffle of the n sets drawn afresh for each block
+ * of n seeds (s div n).  So every n consecutive seeds starting at a
+ * multiple of n draw every set once, and any 2n - 1 consecutive seeds do
+ * (the 300 seeds of CI: every set of every protocol, several times); the
+ * pairing of seed and set is not a fixed stride, so no set meets one ISA
+ * only (the seed's ISA is a hash of it, tb_gen_seed_isa). */
+static uint64_t splitmix(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+size_t tb_rt_gen_set(tb_protocol protocol, uint64_t seed)
+{
+    size_t n, perm[256];
+    uint64_t block, r;
+
+    tb_rt_option_sets(protocol, &n);
+    if (n > 256)
+        n = 256;
+    block = seed / n;
+    r = splitmix(block * 4 + (uint64_t)protocol + 0x5851F42D4C957F2Dull);
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    for (size_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
+        size_t j;
+
+        r = splitmix(r);
+        j = (size_t)(r % (i + 1));
+        size_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    return perm[seed % n];
+}

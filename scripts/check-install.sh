@@ -71,6 +71,19 @@ if command -v groff >/dev/null; then
 else
   skip "groff not installed: man page not linted"
 fi
+# The documentation: README, the docs the installed headers cite (a
+# citation docs/NAME.md resolves in share/doc/tracebench/), the examples.
+doc=$prefix/share/doc/tracebench
+for f in "$doc/README.md" "$doc/examples/count_insns.c" "$doc/examples/CMakeLists.txt"; do
+  [ -e "$f" ] || fail "not installed: ${f#"$prefix"/}"
+done
+for h in "$prefix"/include/tracebench/*.h; do
+  for cited in $(grep -ohE 'docs/[A-Za-z0-9_.-]+\.md' "$h" | sort -u); do
+    [ -e "$doc/$cited" ] || fail "$(basename "$h") cites $cited, not installed as $doc/$cited"
+  done
+  ! grep -nE '[a-z_0-9]+/[a-z_0-9]+\.c([^a-z_0-9]|$)|protocol-notes|shared/docs' "$h" ||
+    fail "$(basename "$h") cites a file that is not installed (above)"
+done
 echo "check-install: $("$prefix/bin/tracebench" --version), files in place"
 
 # pkg-config, from the installed .pc alone.
@@ -99,8 +112,23 @@ for cc in gcc clang; do
     fail "$cc static build uses libtracebench.so"
   bins+=("$cc-shared" "$cc-static")
 done
-# The CMake package: imported targets tracebench::tracebench(_static).
-cmake -S examples -B "$tmp/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
+# The README's step for a prefix the loader does not search: built
+# without an rpath, the program finds libtracebench.so only through
+# LD_LIBRARY_PATH (and fails to start without it, which is why the README
+# says so).
+if command -v gcc >/dev/null; then
+  # shellcheck disable=SC2086
+  gcc -std=c11 -o "$tmp/count_insns-norpath" examples/count_insns.c $cflags $libs ||
+    fail "gcc: build without an rpath"
+  ! (cd "$tmp" && env -u LD_LIBRARY_PATH ./count_insns-norpath "$vector" -1 1 >/dev/null 2>&1) ||
+    fail "a build without an rpath ran without LD_LIBRARY_PATH: the README's step is moot"
+  (cd "$tmp" && LD_LIBRARY_PATH=$libdir ./count_insns-norpath "$vector" -1 1 >/dev/null) ||
+    fail "LD_LIBRARY_PATH=$libdir (README, Install) does not let it start"
+  echo "check-install: a build without an rpath runs with LD_LIBRARY_PATH=\$prefix/lib, as the README says"
+fi
+# The CMake package: imported targets tracebench::tracebench(_static),
+# building the examples as installed (share/doc/tracebench/examples).
+cmake -S "$doc/examples" -B "$tmp/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" >/dev/null || fail "find_package(tracebench)"
 cmake --build "$tmp/cmake-build" >/dev/null || fail "examples/CMakeLists.txt build"
 cp "$tmp/cmake-build/count_insns" "$tmp/count_insns-cmake-shared"
@@ -138,6 +166,20 @@ if [ -d "$tc2" ]; then
   run "$tc2" 0x10 7205 "$tmp/tc2.first"
 else
   skip "no reference traces at $tc2 (set TB_REFERENCE_DIR): TC2 0x10 not checked"
+fi
+
+# The program of one's own, as installed: its build.sh finds the runtime
+# beside it (examples/program/runtime), and the installed tracebench runs
+# it with its scenario.
+if command -v arm-none-eabi-gcc >/dev/null; then
+  "$doc/examples/program/build.sh" "$tmp/irq_counter.elf" ||
+    fail "installed examples/program/build.sh"
+  "$prefix/bin/tracebench" roundtrip "$tmp/irq_counter.elf" --scenario \
+    "$doc/examples/program/irq_counter.ini" --strict --quiet >/dev/null ||
+    fail "installed tracebench roundtrip irq_counter.elf: exit $?"
+  echo "check-install: examples/program built and round-tripped from share/doc/tracebench"
+else
+  skip "arm-none-eabi-gcc not installed: examples/program not built"
 fi
 
 # DESTDIR staging: the files go under DESTDIR, the paths inside name the prefix.

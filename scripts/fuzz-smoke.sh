@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
-harnesses=(etmv3_parser ptm_parser deformatter snapshot etmv3_decoder ptm_decoder etmv1 etmv2 roundtrip
+harnesses=(etmv3_parser ptm_parser deformatter snapshot etmv3_decoder ptm_decoder etmv1 etmv2 roundtrip gen
            ocsd_etmv3 ocsd_ptm)
 parallel=${TB_FUZZ_PARALLEL:-2}
 

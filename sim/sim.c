@@ -1373,9 +1373,15 @@ static int enter_exception(tb_sim *s, tb_exc_kind kind, uint32_t pref,
         if (scr_secure(s) < 0 || cp15(s, false, 12, 0, 0, 1, &vbar) < 0)
             return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot write SCR/read MVBAR");
     }
-    /* The SPSR keeps the IT state we tracked (the CPSR copy is stale). */
-    cpsr = (cpsr & ~CPSR_IT_MASK) | ((uint32_t)(it_before & 3) << 25) |
-           ((uint32_t)(it_before >> 2) << 10);
+    /* The SPSR keeps the IT state we tracked (the CPSR copy is stale),
+     * and the instruction set of the interrupted code as we track it:
+     * Unicorn's CPSR.T can read 1 in ARM code after an interworking
+     * branch from Thumb that was conditional in an IT block (probed,
+     * issue 29: a BLXLS to ARM, an IRQ before its target ran; a POPLS
+     * {pc} to ARM, a data abort later), so the handler's exception return
+     * resumed ARM code in Thumb state. */
+    cpsr = (cpsr & ~(CPSR_IT_MASK | CPSR_T)) | (s->isa == TB_ISA_THUMB ? CPSR_T : 0) |
+           ((uint32_t)(it_before & 3) << 25) | ((uint32_t)(it_before >> 2) << 10);
     ncpsr = cpsr & ~(0x1Fu | CPSR_T | CPSR_J | CPSR_E | CPSR_IT_MASK);
     ncpsr |= mode | CPSR_I;
     /* A on aborts, IRQ, FIQ; F on FIQ (as with the Virtualization

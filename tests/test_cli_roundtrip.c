@@ -179,8 +179,8 @@ Test(cli_roundtrip, bad_options_exit_2)
     outcome o = roundtrip("%s --no-such-option 1", p);
 
     cr_expect_eq(o.status, 2);
-    has(&o, "usage: tracebench roundtrip");
-    has(&o, "exit: 0 match, 1 mismatch");
+    has(&o, "unknown option '--no-such-option'");
+    has(&o, "(tracebench roundtrip --help for usage)");
     free(o.out);
 
     o = roundtrip("%s --options no-such-encoder-option", p);
@@ -195,7 +195,7 @@ Test(cli_roundtrip, bad_options_exit_2)
     /* An N past 32 bits is refused, not wrapped onto packet 1. */
     o = roundtrip("%s --fault drop-atom:4294967297", p);
     cr_expect_eq(o.status, 2);
-    has(&o, "usage: tracebench roundtrip");
+    has(&o, "--fault drop-atom:4294967297: use addr-bit:N:BIT");
     free(o.out);
 
     o = roundtrip("%s --fault addr-bit:0:4x", p);

@@ -518,7 +518,7 @@ Test(decoder_ptm, errors_are_elements)
     check_range(r[0], 0x8000, 0x8010, 4, TB_ISA_ARM, 'E');
     cr_assert_eq(only(&e, TB_ELEM_ADDR_NACC, r, 8), 2);
     cr_assert_eq(r[0]->start, 0x8010);
-    cr_assert_eq(r[0]->err, TB_ERR_NO_MEMORY);
+    cr_assert_eq(r[0]->err, TB_ERR_NOT_IN_IMAGE);
     cr_assert_eq(r[1]->start, 0x9000);
     cr_assert_eq(only(&e, TB_ELEM_ADDR_UNKNOWN, r, 8), 1); /* the N */
     cr_assert_eq(only(&e, TB_ELEM_NO_SYNC, r, 8), 2);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tb_test.h"
 #include "tracebench/decoder.h"
@@ -79,8 +80,9 @@ Test(formats, element_text_and_json_use_the_same_names)
                "{\"index\":100,\"kind\":\"EXCEPTION\",\"exc_num\":14,\"exc_name\":\"irq\","
                "\"pref_return\":32772,\"vector\":24,\"cancelled\":true,\"cc\":3}");
 
-    /* Context: ctxid is context_id in both; a false boolean is absent
-     * from the text. */
+    /* Context: ctxid is context_id in both; the security state is
+     * there in the text whatever it is, as in JSON (the text left a
+     * false one out, so that Secure read as nothing at all). */
     memset(&el, 0, sizeof el);
     el.kind = TB_ELEM_CONTEXT;
     el.index = 7;
@@ -88,8 +90,12 @@ Test(formats, element_text_and_json_use_the_same_names)
     el.ns = true;
     el.context_id = 0x42;
     el.vmid = 3;
-    check_elem(&el, "7 CONTEXT isa=A32 ns context_id=0x00000042 vmid=3",
+    check_elem(&el, "7 CONTEXT isa=A32 ns=true hyp=false context_id=0x00000042 vmid=3",
                "{\"index\":7,\"kind\":\"CONTEXT\",\"isa\":\"A32\",\"ns\":true,\"hyp\":false,"
+               "\"context_id\":66,\"vmid\":3}");
+    el.ns = false;
+    check_elem(&el, "7 CONTEXT isa=A32 ns=false hyp=false context_id=0x00000042 vmid=3",
+               "{\"index\":7,\"kind\":\"CONTEXT\",\"isa\":\"A32\",\"ns\":false,\"hyp\":false,"
                "\"context_id\":66,\"vmid\":3}");
 
     /* I-sync reasons use the packet listing's words (trace-on, overflow). */
@@ -124,7 +130,7 @@ Test(formats, element_text_and_json_use_the_same_names)
     el.index = 26646;
     el.start = 0xc02f5b3a;
     el.isa = TB_ISA_THUMB;
-    el.err = TB_ERR_NO_MEMORY;
+    el.err = TB_ERR_NOT_IN_IMAGE;
     check_elem(&el,
                "26646 ADDR_NACC addr=0xc02f5b3a isa=T32 "
                "error=\"code address not in the memory image\"",
@@ -185,7 +191,7 @@ static void json_keys(const char *obj, char *out, size_t cap, bool skip_false)
 
 /* Every kind, every boolean true and false: the text names the JSON's
  * fields (after index and kind) in the same order, a false boolean
- * left out. */
+ * left out (but a CONTEXT's ns and hyp, always there). */
 Test(formats, every_element_kind_names_fields_alike)
 {
     for (int k = TB_ELEM_NO_SYNC; k <= TB_ELEM_END; k++)
@@ -202,7 +208,8 @@ Test(formats, every_element_kind_names_fields_alike)
             tb_elem_format(&el, text, sizeof text);
             tb_elem_format_json(&el, json, sizeof json);
             text_keys(text, tk, sizeof tk);
-            json_keys(json + strlen("{\"index\":1"), jk, sizeof jk, true);
+            /* A CONTEXT shows its security state false or true. */
+            json_keys(json + strlen("{\"index\":1"), jk, sizeof jk, k != TB_ELEM_CONTEXT);
             /* json_keys sees "kind" first: drop it. */
             cr_expect_str_eq(tk, jk + strlen("kind "), "%s\n%s", text, json);
         }
@@ -377,6 +384,66 @@ Test(formats, disasm_after_a_range)
     free(text);
     tb_cli_disasm_free(d);
     tb_memimage_free(m);
+}
+
+/* --disasm marks the instructions whose condition failed (atom N): the
+ * same ones, in the same order, as the vector's decode.addr, which
+ * tb_expect derived from the emulator's truth alone.  ETMv3 and ETMv1
+ * give every instruction an atom; PTM only waypoints. */
+Test(formats, disasm_marks_condition_failed)
+{
+    static const char *const vectors[] = {"cond_arm-etmv3", "cond_arm-ptm-ca",
+                                          "cond_arm-etmv1-dataaddr", "it_blocks-etmv3-ca"};
+    size_t marked = 0;
+
+    for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; v++) {
+        char args[1400], path[1200];
+        char *out, *err, *want, *line, *save = NULL;
+        char (*got)[24] = NULL, (*exp)[24] = NULL;
+        size_t ng = 0, ne = 0;
+
+        snprintf(path, sizeof path, "%s/vectors/generated/%s", TB_SOURCE_DIR, vectors[v]);
+        if (access(path, R_OK) != 0)
+            cr_assert_fail("%s: no such vector", vectors[v]);
+        snprintf(args, sizeof args, "decode '%s' --disasm", path);
+        cr_assert_eq(tb_test_run_cli(args, NULL, &out, NULL, &err), 0, "%s", err);
+        for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            unsigned long a;
+
+            if (strncmp(line, "    0x", 6))
+                continue;
+            a = strtoul(line + 4, NULL, 16);
+            got = realloc(got, (ng + 1) * sizeof *got);
+            snprintf(got[ng++], sizeof got[0], "0x%08lX %c", a,
+                     strstr(line, "  ; N: condition failed, not executed") ? 'N' : '-');
+        }
+        snprintf(path, sizeof path, "%s/vectors/generated/%s/decode.addr", TB_SOURCE_DIR,
+                 vectors[v]);
+        want = tb_test_slurp(path, NULL);
+        save = NULL;
+        for (line = strtok_r(want, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            if (line[0] == '#')
+                continue;
+            exp = realloc(exp, (ne + 1) * sizeof *exp);
+            snprintf(exp[ne++], sizeof exp[0], "%.10s %c", line,
+                     line[strlen(line) - 1] == 'N' ? 'N' : '-');
+        }
+        cr_expect_eq(ng, ne, "%s: %zu instructions disassembled, decode.addr has %zu",
+                     vectors[v], ng, ne);
+        for (size_t i = 0; i < ng && i < ne; i++) {
+            marked += got[i][11] == 'N';
+            if (strcmp(got[i], exp[i])) {
+                cr_expect_str_eq(got[i], exp[i], "%s: instruction %zu", vectors[v], i);
+                break;
+            }
+        }
+        free(got);
+        free(exp);
+        free(want);
+        free(out);
+        free(err);
+    }
+    cr_expect_gt(marked, 100, "only %zu marked", marked);
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,7 +1,7 @@
 /*
- * Instruction classifier (common/classify.c): what the trace protocols
+ * Instruction classifier: what the trace protocols
  * need to know of one ARM/Thumb instruction: its size, its waypoint
- * class (protocol-notes 3.12), a direct branch's target, link, condition,
+ * class (PFT IHI0035B: which instructions are waypoints), a direct branch's target, link, condition,
  * IT, exception return.  Capstone 4 does the decoding; callers cache the
  * result per address (Capstone manages ~4 M instr/s, far too slow to call
  * per executed instruction).
@@ -56,7 +56,8 @@ int tb_classifier_decode(tb_classifier *c, const uint8_t *bytes, size_t avail,
  * reference the fast path is tested against). */
 void tb_classifier_set_fast(tb_classifier *c, bool on);
 
-/* Thumb instruction size from its first halfword (protocol-notes 3.12). */
+/* Thumb instruction size from its first halfword: 4 when its top five
+ * bits are 0b11101, 0b11110 or 0b11111 (a 32-bit T32 instruction), else 2. */
 static inline unsigned tb_thumb_size(uint16_t hw1)
 {
     unsigned top = hw1 >> 11;

@@ -49,7 +49,8 @@ int tb_coverage_classify_element(const tb_config *cfg, const tb_packet *pkt,
                                  const tb_element *el, tb_coverage_id *out,
                                  size_t max);
 
-/* The formatter variants of one 16-byte frame (protocol-notes 5.1).
+/* The formatter variants of one 16-byte frame (CoreSight formatter
+ * frames: the CoreSight Architecture Specification, IHI0029).
  * *cur_id is the ID in force before it (0xFF: none yet) and is updated.
  * Same returns as tb_coverage_classify_packet(). */
 int tb_coverage_classify_frame(const uint8_t frame[TB_FRAME_SIZE],

@@ -1,6 +1,7 @@
 /*
  * Full decoder: packets (from the parser) + a memory image -> trace
- * elements (types.h), for ETMv3 and PTM (protocol-notes section 4).
+ * elements (types.h), for ETMv3 and PTM (the decompression of IHI0014Q
+ * chapter 7 and IHI0035B appendix B).
  *
  * A push API like the parser's: feed packets one at a time, in stream
  * order; elements come out through the callback as soon as they are
@@ -19,7 +20,7 @@
  * last_addr (last_size bytes) with atom last_atom.  last_wp is its
  * class as a waypoint of the protocol, NONE for any other instruction:
  * ETMv3 flow changes only; PTM also ISB, and DMB/DSB when ETMCCER[24]
- * makes them waypoints (protocol-notes 3.12).
+ * makes them waypoints (IHI0035B).
  *   PTM: a range is the run up to and including one waypoint (or the
  *   instruction a waypoint update names); only the last instruction has
  *   a known condition result.
@@ -33,6 +34,7 @@
 #define TRACEBENCH_DECODER_H
 
 
+#include "tracebench/health.h"
 #include "tracebench/parser.h"
 #include "tracebench/snapshot.h"
 #include "tracebench/types.h"
@@ -52,6 +54,12 @@ int tb_decoder_packet(tb_decoder *d, const tb_packet *pkt, tb_element_cb cb,
                       void *ctx);
 /* End of trace: emits anything held back, then TB_ELEM_END. */
 int tb_decoder_finish(tb_decoder *d, tb_element_cb cb, void *ctx);
+/* Counts every packet the decoder is given into h (health.h), also on
+ * the fused paths of tb_decoder_push(), which hand it the packets that
+ * are not atoms, branches or I-syncs (A-syncs, unsynchronised bytes, bad
+ * packets: what tells a lost decode).  NULL: none (the default).  h must
+ * outlive its use; the elements are the caller's to count. */
+void tb_decoder_set_health(tb_decoder *d, tb_health *h);
 /* Forgets all decode state (not the cache), as after construction. */
 void tb_decoder_reset(tb_decoder *d);
 
@@ -88,8 +96,7 @@ int tb_decoder_push_finish(tb_decoder *d, tb_parser *p, tb_element_cb cb,
 int tb_decoder_range_addrs(tb_decoder *d, const tb_element *el, uint32_t *out,
                            size_t max);
 
-/* Per-protocol decoders behind tb_decoder (decoder/etmv3_decoder.c,
- * decoder/ptm_decoder.c), same contracts. */
+/* Per-protocol decoders behind tb_decoder, same contracts. */
 typedef struct tb_etmv3_decoder tb_etmv3_decoder;
 tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
                                        const tb_memimage *mem);
@@ -109,7 +116,7 @@ int tb_ptm_decoder_finish(tb_ptm_decoder *d, tb_element_cb cb, void *ctx);
 void tb_ptm_decoder_reset(tb_ptm_decoder *d);
 
 /* Lists the instruction addresses of a range over an image (Thumb sizes
- * come from the code bytes).  Returns the count or TB_ERR_NO_MEMORY. */
+ * come from the code bytes).  Returns the count or TB_ERR_NOT_IN_IMAGE. */
 int tb_range_addrs(const tb_memimage *mem, const tb_element *el,
                    uint32_t *out, size_t max);
 
@@ -142,11 +149,11 @@ typedef int (*tb_insn_element_cb)(void *ctx, const tb_insn_element *ie);
 
 /* tb_decode_snapshot(), with each instruction range's addresses: one
  * load of the snapshot, one pass.  Returns 0 or TB_ERR_* with a reason
- * in err (TB_ERR_NO_MEMORY: a Thumb range runs past the image). */
+ * in err (TB_ERR_NOT_IN_IMAGE: a Thumb range runs past the image). */
 int tb_decode_snapshot_insns(const char *dir, int id, tb_insn_element_cb cb,
                              void *ctx, char *err, size_t errlen);
 
-/* ---- element printing (common/elem_print.c) ---- */
+/* ---- element printing (docs/formats.md) ---- */
 const char *tb_elem_kind_name(tb_elem_kind k);
 const char *tb_gap_reason_name(tb_gap_reason r);
 /* One readable line (no newline) into buf; returns the length needed. */

@@ -4,12 +4,11 @@
  * emit packets through the packet writer (writer.h); the bytes go to a
  * sink as they are produced.  Memory does not grow with the run.
  *
- * Shared logic (encoder/encoder.c): options and the registers they give,
+ * Shared by both: options and the registers they give,
  * the sync counter (ETMSYNCFR), timestamps, the ViewInst filter, the FIFO
  * model, context ID / VMID, the one-record delay that lets a cancelled
- * exception retract the instruction before it.  Per protocol
- * (encoder/etmv3_encoder.c, encoder/ptm_encoder.c): atoms, branches,
- * exceptions, the return stack.
+ * exception retract the instruction before it.  Per protocol: atoms,
+ * branches, exceptions, the return stack.
  */
 #ifndef TRACEBENCH_ENCODER_H
 #define TRACEBENCH_ENCODER_H
@@ -67,7 +66,7 @@ typedef struct tb_encoder_opts {
                                * placeholder + out-of-order data; 0 off */
     uint32_t suppress_level;  /* suppress=N: ETMCR[18] data suppression,
                                * ETMFFLR = N bytes of free FIFO; 0 off */
-    /* ETMv3 only (issue 22; model choices, encoder/encoder.c). */
+    /* ETMv3 only (model choices: docs/etmv3-data-model.md). */
     uint32_t ignore_every;    /* ignore=N: an Ignore packet (0x66) after
                                * every N packets sent; 0 off */
     bool cc_pkt;              /* ccpkt (with ca): a cycle count packet
@@ -104,7 +103,8 @@ void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol);
  *                                  rule; ETMv3 and PTM; with ca, ETMv3.3+)
  *   pcfirst                        (ETMv3: ETMIDR[16], the core transfers
  *                                  the PC first in an LDM that loads it)
- * TB_ERR_INVAL with a reason in err for anything else.  Ranges naming
+ * TB_ERR_INVAL with a reason in err for anything else, an empty item
+ * ("ca,,ts", "ca,") among them; "" is no item.  Ranges naming
  * symbols (include=fib, include=main-fib) are turned into numbers first
  * by tb_elf_resolve_ranges (sim.h), which has the ELF; tb_rt_case_options
  * (roundtrip.h) does the same for dataview= (dataview=buf: a data

@@ -7,9 +7,9 @@
  *   samples/bytes -> tb_etmv1_parser -> tb_packet (ATOM, BRANCH, TRIGGER, DATA)
  *   tb_packet + tb_memimage -> tb_etmv1_decoder -> tb_element
  *
- * Data trace (ETMCR[3:2], IHI0014Q 5.4, 5.7.3): docs/etmv1.md 9.  Facts tagged [S] in
- * shared/docs/etmv1-v2.md or confirmed in docs/etmv1-v2-sources.md; the
- * model choices and unverified values are listed in docs/etmv1.md.
+ * Data trace (ETMCR[3:2], IHI0014Q 5.4, 5.7.3): docs/etmv1.md 9.  The
+ * sources of the facts are in docs/etmv1-v2-sources.md; the model
+ * choices and unverified values are listed in docs/etmv1.md.
  */
 #ifndef TRACEBENCH_ETMV1_H
 #define TRACEBENCH_ETMV1_H
@@ -112,7 +112,7 @@ void tb_etmv1_openocd_sample(const tb_etmv1_sample *s, uint8_t out[12]);
  * follows, 7 bits each in packets 1-4, only the changed low bits; bit
  * mapping as OpenOCD, unverified U12: the raw address LSB first, A[0] =
  * Thumb, 5th packet [3:0] = A[31:28], [6:4] = reason, bit 7 = J (v1.3)).
- * Not the seed's scheme (common/pkt_codec.c, IHI0014Q 6.7.1, ETMv2): no
+ * Not ETMv2's scheme (pkt_codec.h, IHI0014Q 6.7.1): no
  * shift by the instruction size, no branch marker bit 0, reason inside. */
 
 /* The raw value sent for addr in state isa: ARM bits [1:0] = 0, Thumb

@@ -16,8 +16,8 @@
  * confirms (docs/etmv1-v2-sources.md 5; docs/etmv2.md 6, the same
  * table).  They are placeholders, NOT the spec: IHI0014Q Table 6.1
  * (PIPESTAT codes) and Table 6.6 (TFO headers) were not readable in any
- * copy found; the third search (issue 29, sources 1.7, every page read
- * named there) found no page that states or contradicts them.  Change
+ * copy found; the third search (docs/etmv1-v2-sources.md 1.7, every
+ * page read named there) found no page that states or contradicts them.  Change
  * them here only.
  * ====================================================================
  */
@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* U1 (UNVERIFIED): PIPESTAT[3:0] codes, after the fact sheet's
- * recollection (shared/docs/etmv1-v2.md 10.1): bit 0 = D (packets placed
+ * recollection (docs/etmv1-v2-sources.md): bit 0 = D (packets placed
  * in the FIFO this cycle, 6.1.3 [S]), bit 3 = a branch phantom comes
  * first (6.1.2 [S]), bit 2 with bit 3 = the phantom was not taken.
  * The mnemonics and meanings are IHI0014Q 6.1 [S]; the numbers are not. */

@@ -1,5 +1,6 @@
 /*
- * CoreSight trace formatter frames (protocol-notes 5.1): the
+ * CoreSight trace formatter frames (the CoreSight Architecture
+ * Specification, IHI0029): the
  * deformatter splits a formatted buffer into per-trace-ID byte streams,
  * the formatter builds one.
  *

@@ -47,8 +47,8 @@ int tb_parser_finish(tb_parser *p, tb_packet_cb cb, void *ctx);
 /* Forgets all state, as after construction. */
 void tb_parser_reset(tb_parser *p);
 
-/* Per-protocol implementations behind tb_parser (decoder/etmv3_parser.c,
- * decoder/ptm_parser.c).  Same contracts as above. */
+/* Per-protocol implementations behind tb_parser.  Same contracts as
+ * above. */
 typedef struct tb_etmv3_parser tb_etmv3_parser;
 tb_etmv3_parser *tb_etmv3_parser_new(const tb_config *cfg);
 void tb_etmv3_parser_free(tb_etmv3_parser *p);

@@ -11,7 +11,7 @@
 extern "C" {
 #endif
 
-/* Branch-address byte layouts (protocol-notes 2.7, 3.7).
+/* Branch-address byte layouts (ETMv3: IHI0014Q 7.3.3; PTM: IHI0035B).
  * ORIGINAL: ETMv3 with ETMIDR[20] = 0 (or before v3.4): bytes 2-4 carry
  *   7 address bits even when last; exception bytes only after byte 5.
  * SIXBIT:   PTM, and ETMv3.4+ alternative encoding: a last byte 2-4 has
@@ -52,7 +52,7 @@ int tb_addr_decode(tb_addr_scheme s, const uint8_t *b, unsigned n,
  * the address is complete, 0 when more bytes are needed. */
 unsigned tb_addr_length(tb_addr_scheme s, const uint8_t *b, size_t avail);
 
-/* Timestamps (protocol-notes 2.8, 3.9): 7 bits a byte LSB first, C bit
+/* Timestamps (IHI0014Q, IHI0035B timestamp packets): 7 bits a byte LSB first, C bit
  * 7; the last possible byte (7th of a 48-bit, 9th of a 64-bit value)
  * carries the rest at full width.  Encodes value against last (only the
  * changed low bits), `full` forces every byte.  Returns bytes (1..9). */

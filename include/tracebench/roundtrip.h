@@ -253,6 +253,37 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen);
  * ("" = plain); *n gets the count. */
 const char *const *tb_rt_option_sets(tb_protocol protocol, size_t *n);
 
+/* The option set (an index into tb_rt_option_sets) that generated
+ * program `seed` runs with under `protocol` in the suite: every set once
+ * in each block of n consecutive seeds from a multiple of n (suite.c). */
+size_t tb_rt_gen_set(tb_protocol protocol, uint64_t seed);
+
+/* ---- kept seeds (roundtrip/gen_seeds.c, roundtrip/gen_seeds.tsv) ---- */
+
+/* One row of the kept-seed table: a generated program (seed, ISA, size,
+ * the FNV-1a hash of its source, tb_gen_hash), a protocol and option set,
+ * and what the round trip must give: a MATCH (a regression seed: it found
+ * a bug that is fixed), or a failure of a known class not yet fixed
+ * (known: the suite and the replay test fail loudly once it matches). */
+typedef struct tb_rt_seed_row {
+    uint64_t seed;
+    int isa;                  /* tb_gen_isa */
+    unsigned size;
+    uint64_t hash;
+    tb_protocol protocol;
+    char options[160];        /* "" for plain */
+    bool known;               /* expect a failure */
+    char cls[64];             /* known: its class tag; else "" */
+    unsigned line;
+} tb_rt_seed_row;
+
+/* Parses the table (docs/gen.md: `seed isa size hash protocol options
+ * expect`, whitespace-separated, `#` comments; options `plain` for none;
+ * expect MATCH or KNOWN:CLASS).  *rows is malloc'd (free()), *n its count.
+ * TB_ERR_FORMAT with "line N: why" in err; TB_ERR_NOMEM. */
+int tb_rt_seed_table_parse(const char *text, tb_rt_seed_row **rows, size_t *n, char *err,
+                           size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

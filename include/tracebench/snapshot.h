@@ -1,6 +1,7 @@
 /*
- * OpenCSD / Arm "trace and debug snapshot" directories (protocol-notes
- * 5.2): snapshot.ini, trace.ini, device and cpu ini files, memory dumps.
+ * OpenCSD / Arm "trace and debug snapshot" directories (the format
+ * OpenCSD's snapshot reader reads): snapshot.ini, trace.ini, device and
+ * cpu ini files, memory dumps.
  * Also the memory image the decoder reads code from.
  */
 #ifndef TRACEBENCH_SNAPSHOT_H

@@ -31,7 +31,8 @@ enum tb_error {
     TB_ERR_BAD_PACKET = -7,  /* a packet that breaks the protocol */
     TB_ERR_TRUNCATED = -8,   /* input ended inside a packet or record */
     TB_ERR_NO_SYNC = -9,     /* no synchronisation found */
-    TB_ERR_NO_MEMORY = -10,  /* code bytes not in the memory image */
+    TB_ERR_NOT_IN_IMAGE = -10, /* code bytes not in the memory image (was
+                              * TB_ERR_NO_MEMORY, which read like NOMEM) */
     TB_ERR_UNSUPPORTED = -11,/* valid but not supported (e.g. Jazelle code) */
     TB_ERR_NOT_FOUND = -12,  /* a named item does not exist */
     TB_ERR_EMULATOR = -13,   /* the emulator reported an error */
@@ -42,6 +43,10 @@ enum tb_error {
     TB_ERR_BAD_FRAME = -18,  /* CoreSight frame stream is corrupt */
     TB_ERR_STOPPED = -19,    /* a callback asked to stop */
 };
+
+/* The old name of TB_ERR_NOT_IN_IMAGE, kept for source compatibility:
+ * it reads like TB_ERR_NOMEM (allocation failed), which it is not. */
+#define TB_ERR_NO_MEMORY TB_ERR_NOT_IN_IMAGE
 
 /* A fixed string for each code; "unknown error" for anything else. */
 const char *tb_err_str(int err);
@@ -61,7 +66,8 @@ const char *tb_isa_name(tb_isa isa);
 
 /* ------------------------------------------------------------------ */
 /* Trace source configuration, derived from the registers a snapshot
- * gives (protocol-notes 1.1-1.4).  The register values are the truth;
+ * gives (ETMCR, ETMIDR, ETMCCER, ETMTRACEIDR: IHI0014Q chapter 3,
+ * IHI0035B).  The register values are the truth;
  * the flags are decoded from them by tb_config_from_regs(). */
 
 typedef enum tb_protocol {
@@ -90,7 +96,7 @@ typedef struct tb_config {
     bool vmid;              /* ETMCR[30] */
     bool alt_branch;        /* ETMIDR[20] honoured from ETMv3.4 */
     bool pc_first;          /* ETMIDR[16], ETMv3: an LDM that loads the PC
-                             * transfers the PC first (etmv3-data.md 1, 6) */
+                             * transfers the PC first (docs/etmv3-data-model.md) */
     bool ts64;              /* ETMCCER[29] (forced off for PFT1.0) */
     bool ts_binary;         /* ETMCCER[28] */
     bool virt;              /* ETMCCER[26]: Hyp bits valid */
@@ -107,7 +113,7 @@ int tb_config_from_regs(tb_config *cfg, uint32_t etmcr, uint32_t etmidr,
                         uint32_t etmccer, uint32_t traceidr);
 /* ETMv1.minor from ETMCR ([6:4] port size 0/1/2 = 4/8/16 pins, [3:2]
  * data trace, [8] branch output, [12] cycle accurate, [15:14] context ID
- * size; shared/docs/etmv1-v2.md §1): TB_ERR_CONFIG for a minor above 3,
+ * size; docs/etmv1.md): TB_ERR_CONFIG for a minor above 3,
  * another port size, or a context ID before ETMv1.2 (IHI0014Q 5.6.3). */
 int tb_config_from_etmv1(tb_config *cfg, uint32_t etmcr, uint8_t minor,
                          uint32_t vector_base);
@@ -272,7 +278,7 @@ typedef enum tb_wp_class {
     TB_WP_DIRECT_LINK,       /* BL, BLX(imm) */
     TB_WP_INDIRECT,          /* BX, LDR pc, POP {pc}, MOV pc, SUBS pc,lr ... */
     TB_WP_INDIRECT_LINK,     /* BLX(reg) */
-    TB_WP_ISB,               /* ISB: a PTM waypoint (protocol-notes 3.12) */
+    TB_WP_ISB,               /* ISB: a PTM waypoint (IHI0035B) */
     TB_WP_BARRIER,           /* DMB/DSB: waypoint only if ETMCCER[24] */
 } tb_wp_class;
 
@@ -294,7 +300,8 @@ typedef enum tb_exc_kind {
 } tb_exc_kind;
 
 const char *tb_exc_kind_name(tb_exc_kind k);
-/* The A/R-profile trace exception number (protocol-notes 2.7 table). */
+/* The A/R-profile trace exception number (the exception field of an
+ * ETMv3 branch address packet, IHI0014Q 7.3.3). */
 int tb_exc_trace_number(tb_exc_kind k);
 
 typedef enum tb_rec_kind {

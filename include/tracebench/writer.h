@@ -3,7 +3,7 @@
  *
  * Stateful like the trace macrocell it models: branch, I-sync and (PTM)
  * waypoint-update addresses are compressed against the last address
- * *output* (IHI0014Q 7.3.3, protocol-notes 2.7/3.7), timestamps against
+ * *output* (IHI0014Q 7.3.3, IHI0035B), timestamps against
  * the last timestamp output, with the minimum number of bytes.  An A-sync
  * resets the timestamp base, so the first timestamp after it goes out in
  * full.
@@ -35,8 +35,7 @@ int tb_writer_write(tb_writer *w, const tb_packet *pkt, uint8_t *out,
  * full). */
 void tb_writer_reset(tb_writer *w);
 
-/* Per-protocol implementations (encoder/etmv3_writer.c,
- * encoder/ptm_writer.c). */
+/* Per-protocol implementations. */
 typedef struct tb_etmv3_writer tb_etmv3_writer;
 tb_etmv3_writer *tb_etmv3_writer_new(const tb_config *cfg);
 void tb_etmv3_writer_free(tb_etmv3_writer *w);
