@@ -111,6 +111,7 @@ typedef struct pkt_info {
     uint8_t last;     /* the packet's last byte */
     uint8_t next_isa; /* the ISA execution goes on in: an LSiP I-sync's
                          second address's (IHI0014Q 7.10.5), else isa */
+    bool lsip;        /* an ETMv3 I-sync with LSiP */
 } pkt_info;
 
 typedef struct pkt_list {
@@ -302,7 +303,8 @@ static int ours_on_packet(void *ctx, const tb_packet *p)
                                           async_zeros(o, p), p->exc_num, p->atom_count,
                                           p->size, p->size ? p->bytes[p->size - 1] : 0,
                                           (uint8_t)(p->kind == TB_PKT_ISYNC && p->lsip ? p->lsip_isa
-                                                                                       : p->isa)};
+                                                                                       : p->isa),
+                                          p->kind == TB_PKT_ISYNC && p->lsip};
 
     return tb_decoder_packet(o->dec, p, ours_on_element, o) < 0 ? 1 : 0;
 }
@@ -1079,6 +1081,24 @@ static bool fault_alt_byte5(cmp *c)
     return misparsed(c, byte5_shape);
 }
 
+/* docs/opencsd-bugs.md 21: an LSiP I-sync implies that its load/store
+ * instruction executed (IHI0014Q 7.14.2); OpenCSD's ETMv3 decoder goes
+ * on at the I-sync's second address and never reports it.  Signature:
+ * our instruction is the first one from an LSiP I-sync (the load/store)
+ * and OpenCSD has none there; skipped. */
+static bool fault_lsip_insn_missing(cmp *c)
+{
+    const insn *o = c->i < c->na ? &c->a->v[c->i] : NULL;
+    const insn *t = c->j < c->nb ? &c->b->v[c->j] : NULL;
+    const pkt_info *p = o ? pkt_at(c, o->index) : NULL;
+
+    if (c->cfg->protocol != TB_PROTO_ETMV3 || !p || p->kind != TB_PKT_ISYNC || !p->lsip ||
+        (c->i > 0 && c->a->v[c->i - 1].index == o->index) || (t && same(o, t)))
+        return false;
+    c->i++;
+    return true;
+}
+
 /* The first of our packets at or after index that sets the whole
  * address and the ISA (an I-sync, or a branch with all 32 address bits)
  * and that OpenCSD's packet processor also starts an address packet at,
@@ -1359,6 +1379,8 @@ static known_fault faults[] = {
     {"opencsd-bugs 19: ETMv3 alternative encoding reads a branch past a fifth byte with "
      "bit 7 set", fault_alt_byte5, 0},
     {"opencsd-bugs 20: PTM A-sync after 16k..16k+4 zeros missed", fault_async_missed, 0},
+    {"opencsd-bugs 21: ETMv3 LSiP I-sync's load/store instruction not reported",
+     fault_lsip_insn_missing, 0},
     /* Not met in the comparison: OpenCSD is given the trace only up to
      * it (cancel_cut), counted in tb_ocsd_diff. */
     {"opencsd-bugs 18: ETMv3 second Cancel in a row cancels again (would crash)", NULL, 0},

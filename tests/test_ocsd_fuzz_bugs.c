@@ -36,6 +36,8 @@ typedef struct bug_case {
     const char *trace;         /* hex */
     const char *ours[8];       /* "0x00008000 A32 E" */
     const char *theirs[8];     /* reduced lister elements */
+    const char *image2;        /* hex, at img2_addr, or NULL */
+    uint32_t img2_addr;
 } bug_case;
 
 static const bug_case cases[] = {
@@ -43,44 +45,44 @@ static const bug_case cases[] = {
     {"12_arm_isync_bit1_etmv3", 0, 0x4100F240, 0, NOP NOP NOP NOP "feffffea",
      "000000000080 080102800000 88",
      {"0x00008000 A32 E", "0x00008004 A32 E"},
-     {"RANGE 0x8002 0x8006 A32 E", "RANGE 0x8006 0x800a A32 E"}},
+     {"RANGE 0x8002 0x8006 A32 E", "RANGE 0x8006 0x800a A32 E"}, NULL, 0},
     {"12_arm_isync_bit1_ptm", 0, 0x411CF310, 0, NOP NOP NOP NOP "feffffea",
      "000000000080 080280000021 88",
      {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E", "0x0000800C A32 E",
       "0x00008010 A32 E", "0x00008010 A32 E"},
-     {"RANGE 0x8002 0x8012 A32 E", "NACC 0x8012"}},
+     {"RANGE 0x8002 0x8012 A32 E", "NACC 0x8012"}, NULL, 0},
     /* 13: a 48-bit ETMv3 timestamp whose seventh byte has bit 7 set
      * swallows the P-header and trigger after it. */
     {"13_timestamp_read_past_its_end", 0x10000000, 0x410CF250, 0,
      NOP NOP NOP NOP "feffffea", HEAD3 " 42818283848586 87 88 0c 84",
      {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E"},
-     {"RANGE 0x8000 0x8004 A32 E"}},
+     {"RANGE 0x8000 0x8004 A32 E"}, NULL, 0},
     /* 14: a P-header with no atoms (0x80) sends a range never filled in. */
     {"14_empty_pheader_stale_range", 0, 0x4100F240, 0, NOP NOP NOP NOP "feffffea",
      HEAD3 " 88 80 84",
      {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E"},
      {"RANGE 0x8000 0x8004 A32 E", "RANGE 0x8004 0x8008 A32 E", "RANGE 0x0 0x0 A32 N",
-      "RANGE 0x8008 0x800c A32 E"}},
+      "RANGE 0x8008 0x800c A32 E"}, NULL, 0},
     /* 15: BLX(imm) with an N atom: no branch, yet Thumb after it. */
     {"15_blx_n_switches_isa_etmv3", 0, 0x4100F240, 0,
      "020000fa" NOP NOP NOP "c046c046c046c046", HEAD3 " 8a",
      {"0x00008000 A32 N", "0x00008004 A32 E"},
-     {"RANGE 0x8000 0x8004 A32 N", "RANGE 0x8004 0x8006 T32 E"}},
+     {"RANGE 0x8000 0x8004 A32 N", "RANGE 0x8004 0x8006 T32 E"}, NULL, 0},
     {"15_blx_n_switches_isa_ptm", 0, 0x411CF310, 0,
      "020000fa" NOP NOP "feffffea" "c046c046c046c046", HEADP " 86 84",
      {"0x00008000 A32 N", "0x00008004 A32 E", "0x00008008 A32 E", "0x0000800C A32 E"},
-     {"RANGE 0x8000 0x8004 A32 N", "RANGE 0x8004 0x8008 T32 E"}},
+     {"RANGE 0x8000 0x8004 A32 N", "RANGE 0x8004 0x8008 T32 E"}, NULL, 0},
     /* 16: the BX lr in the image's last halfword is not decoded. */
     {"16_thumb_last_halfword", 0, 0x411CF310, 0, "00bf00bf00bf7047",
      "000000000080 080180000021 8180840180",
      {"0x00008000 T32 E", "0x00008002 T32 E", "0x00008004 T32 E", "0x00008006 T32 E"},
-     {"RANGE 0x8000 0x8006 T32 E", "NACC 0x8006", "NACC 0x210000"}},
+     {"RANGE 0x8000 0x8006 T32 E", "NACC 0x8006", "NACC 0x210000"}, NULL, 0},
     /* 17: a branch with exception number 0 (an NS change) drops the
      * range its implied E atom closes. */
     {"17_exception0_drops_atom", 0, 0x411CF310, 0, NOP NOP "1eff2fe1" NOP "feffffea",
      HEADP " 898080804801",
      {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E"},
-     {"EXCEPTION 0x00"}},
+     {"EXCEPTION 0x00"}, NULL, 0},
     /* 18: a second branch packet with Cancel straight after the first
      * cancels again: the first one's EXCEPTION (data abort, 0x0c) is
      * gone; the control, with a trigger between the two, keeps it. */
@@ -88,12 +90,12 @@ static const bug_case cases[] = {
      HEAD3 " 8c 84 898080804838 898080804834",
      {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E"},
      {"RANGE 0x8000 0x8004 A32 E", "RANGE 0x8004 0x8008 A32 E", "RANGE 0x8008 0x800c A32 E",
-      "EXCEPTION 0x0a"}},
+      "EXCEPTION 0x0a"}, NULL, 0},
     {"18_control_trigger_between", 0, 0x4100F240, 0, NOP NOP NOP LDR NOP NOP "feffffea",
      HEAD3 " 8c 84 898080804838 0c 898080804834",
      {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E"},
      {"RANGE 0x8000 0x8004 A32 E", "RANGE 0x8004 0x8008 A32 E", "RANGE 0x8008 0x800c A32 E",
-      "EXCEPTION 0x0c", "EXCEPTION 0x0a"}},
+      "EXCEPTION 0x0c", "EXCEPTION 0x0a"}, NULL, 0},
     /* ... and with nothing to delete (exception number 0: no EXCEPTION
      * element) its element count goes below zero: the next P-header's
      * first range (0x8000) is lost. */
@@ -103,7 +105,7 @@ static const bug_case cases[] = {
       "0x00008004 A32 E", "0x00008008 A32 E", "0x0000800C A32 E", "0x00008010 A32 E"},
      {"RANGE 0x8000 0x8004 A32 E", "RANGE 0x8004 0x8008 A32 E", "RANGE 0x8008 0x800c A32 E",
       "RANGE 0x8004 0x8008 A32 E", "RANGE 0x8008 0x800c A32 E", "RANGE 0x800c 0x8010 A32 E",
-      "RANGE 0x8010 0x8014 A32 E"}},
+      "RANGE 0x8010 0x8014 A32 E"}, NULL, 0},
     /* 19: alternative address encoding (ETMIDR[20]): a branch's fifth
      * byte with bit 7 set (the deprecated form, 0x80) does not end it, so
      * the P-header and trigger after it are swallowed; the control, with
@@ -111,24 +113,24 @@ static const bug_case cases[] = {
     {"19_alt_branch_read_past_fifth_byte", 0, 0x4110F240, 0, NOP NOP NOP NOP NOP NOP "feffffea",
      HEAD3 " 88 8980818080 84 0c 84",
      {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008010 A32 E", "0x00008014 A32 E"},
-     {"RANGE 0x8000 0x8004 A32 E", "RANGE 0x8004 0x8008 A32 E", "RANGE 0x8010 0x8014 A32 E"}},
+     {"RANGE 0x8000 0x8004 A32 E", "RANGE 0x8004 0x8008 A32 E", "RANGE 0x8010 0x8014 A32 E"}, NULL, 0},
     {"19_control_original_encoding", 0, 0x4100F240, 0, NOP NOP NOP NOP NOP NOP "feffffea",
      HEAD3 " 88 8980818080 84 0c 84",
      {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008010 A32 E", "0x00008014 A32 E"},
      {"RANGE 0x8000 0x8004 A32 E", "RANGE 0x8004 0x8008 A32 E", "RANGE 0x8010 0x8014 A32 E",
-      "RANGE 0x8014 0x8018 A32 E"}},
+      "RANGE 0x8014 0x8018 A32 E"}, NULL, 0},
     /* 20: a PTM A-sync of 17 zeros (16k + 1) is missed, so nothing is
      * decoded; the control, 21 zeros (16k + 5), synchronises. */
     {"20_async_after_17_zeros_missed", 0, 0x411CF310, 0, NOP NOP NOP NOP NOP "feffffea",
      "0000000000000000000000000000000000 80 080080000021 88",
      {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E", "0x0000800C A32 E",
       "0x00008010 A32 E", "0x00008014 A32 E", "0x00008014 A32 E"},
-     {NULL}},
+     {NULL}, NULL, 0},
     {"20_control_21_zeros", 0, 0x411CF310, 0, NOP NOP NOP NOP NOP "feffffea",
      "000000000000000000000000000000000000000000 80 080080000021 88",
      {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E", "0x0000800C A32 E",
       "0x00008010 A32 E", "0x00008014 A32 E", "0x00008014 A32 E"},
-     {"RANGE 0x8000 0x8018 A32 E", "RANGE 0x8014 0x8018 A32 E"}},
+     {"RANGE 0x8000 0x8018 A32 E", "RANGE 0x8014 0x8018 A32 E"}, NULL, 0},
     /* 1 (docs/opencsd-bugs.md, "after an LSiP I-sync"): an LSiP I-sync
      * (load/store at 0x80000000 ARM, execution goes on at 0x8000 Thumb,
      * IHI0014Q 7.10.5), a Thumb BLX(imm) to ARM 0x8010 as the last atom
@@ -140,13 +142,22 @@ static const bug_case cases[] = {
      "000000000080 08a0000000808180828010 84 8c",
      {"0x00008000 T32 E", "0x00008010 A32 E", "0x00008014 A32 E", "0x00008018 A32 E"},
      {"RANGE 0x8000 0x8004 T32 E", "RANGE 0x8010 0x8012 T32 E", "RANGE 0x8012 0x8014 T32 E",
-      "NACC 0x8356"}},
+      "NACC 0x8356"}, NULL, 0},
     {"1_control_lsip_one_header", 0, 0x4100F240, 0,
      "00f006e8" "00bf00bf" "00bf00bf" NOP NOP NOP "feffffea",
      "000000000080 08a0000000808180828010 90",
      {"0x00008000 T32 E", "0x00008010 A32 E", "0x00008014 A32 E", "0x00008018 A32 E"},
      {"RANGE 0x8000 0x8004 T32 E", "RANGE 0x8010 0x8014 A32 E", "RANGE 0x8014 0x8018 A32 E",
-      "RANGE 0x8018 0x801c A32 E"}},
+      "RANGE 0x8018 0x801c A32 E"}, NULL, 0},
+    /* 21: an LSiP I-sync says its load/store instruction (here an LDM at
+     * 0x80000000, ARM) executed (IHI0014Q 7.14.2: the only I-sync that
+     * implies an instruction): OpenCSD goes on at the second address and
+     * never reports the LDM. */
+    {"21_lsip_instruction_not_reported", 0, 0x4100F240, 0, NOP NOP "feffffea",
+     "000000000080 08a0000000808180818008 84",
+     {"0x80000000 A32 E", "0x00008000 A32 E"},
+     {"RANGE 0x8000 0x8004 A32 E"},
+     "1e0090e8" NOP, 0x80000000u},
 };
 
 static size_t unhex(const char *s, uint8_t *out, size_t max)
@@ -249,9 +260,11 @@ static void run_case(const bug_case *c)
     cr_assert_eq(tb_config_from_regs(&cfg, c->etmcr, c->etmidr, c->etmccer, 0x10), 0);
     cr_assert_not_null(mkdtemp(dir));
     {
-        const tb_snap_region r = {0x8000, img, ni};
+        uint8_t img2[64];
+        const size_t n2 = c->image2 ? unhex(c->image2, img2, sizeof img2) : 0;
+        const tb_snap_region r[2] = {{0x8000, img, ni}, {c->img2_addr, img2, n2}};
         const tb_snap_out_source s = {cfg.protocol == TB_PROTO_PTM ? "PTM_0" : "ETM_0", &cfg,
-                                      "cpu_0", "Cortex-A15", &r, 1};
+                                      "cpu_0", "Cortex-A15", r, n2 ? 2 : 1};
 
         cr_assert_eq(tb_snapshot_write(dir, &s, 1, trace, nt, "source_data", err, sizeof err),
                      0, "%s", err);
@@ -290,3 +303,4 @@ CASE(13, async_after_17_zeros_missed)
 CASE(14, control_21_zeros)
 CASE(15, blx_isa_lost_after_lsip_isync)
 CASE(16, control_lsip_one_header)
+CASE(17, lsip_instruction_not_reported)
