@@ -701,6 +701,9 @@ bool tb_fuzz_ocsd_insn_start(uint32_t addr, tb_isa isa)
     if (addr >= TB_FUZZ_THUMB_BASE && addr < TB_FUZZ_THUMB_BASE + TB_FUZZ_CODE_BYTES)
         return !(addr & 1) && ocsd_thumb_start[(addr - TB_FUZZ_THUMB_BASE) / 2];
     return !(addr & 1); /* long Thumb code, or nothing there: every halfword */
+}
+
+/* ------------------------------------------------------------------ */
 /* Objects made once (fuzz.h). */
 
 #define OBJ_SLOTS 64 /* per protocol; direct-mapped by the bytes' hash */
