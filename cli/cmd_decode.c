@@ -214,7 +214,8 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
         if (r == TB_ERR_BAD_FRAME && in->is_file)
             fprintf(stderr, "tracebench decode: %s: does the file hold one source's bytes, "
                             "not CoreSight frames? then give --buffer raw\n", s->name);
-        return TB_EXIT_ERROR;
+        /* Decoded to the end past the corrupt frames: trace was lost. */
+        return r == TB_ERR_BAD_FRAME ? TB_EXIT_LOST : TB_EXIT_ERROR;
     }
     r = tb_cli_health_report(in, k, &o->health);
     if (r == TB_EXIT_LOST && o->format == FMT_ADDR) {

@@ -97,7 +97,8 @@ static int list_source(const tb_cli_input *in, size_t k, bool json, int *write_e
     }
     if (rc < 0) {
         fprintf(stderr, "tracebench packets: %s: %s\n", s->name, *err ? err : tb_err_str(rc));
-        return TB_EXIT_ERROR;
+        /* Listed to the end past the corrupt frames: trace was lost. */
+        return rc == TB_ERR_BAD_FRAME ? TB_EXIT_LOST : TB_EXIT_ERROR;
     }
     if (!json) {
         printf("# %s: %" PRIu64 " packets, %" PRIu64 " bad\n", s->name, l.packets, l.errors);

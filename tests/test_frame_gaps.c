@@ -218,7 +218,7 @@ Test(frame_gaps, corrupt_id_named_and_decode_goes_on_past_the_chunk, .timeout = 
 }
 
 /* The CLI: all of the decode on stdout with the NO_SYNC, the one-line
- * error naming the byte and cause, exit status 1. */
+ * error naming the byte and cause, exit status 5 (trace lost, cli.h). */
 Test(frame_gaps, cli_decode_reports_the_byte_and_finishes, .timeout = 120)
 {
     char dir[] = "/tmp/tb_frame_gaps_XXXXXX", path[256], args[300], want[128];
@@ -236,7 +236,7 @@ Test(frame_gaps, cli_decode_reports_the_byte_and_finishes, .timeout = 120)
     cr_assert(fp && fwrite(b.data, 1, b.len, fp) == b.len);
     fclose(fp);
     snprintf(args, sizeof args, "decode %s --format text", dir);
-    cr_assert_eq(tb_test_run_cli(args, NULL, &out, &out_len, &errs), 1, "%s", errs);
+    cr_assert_eq(tb_test_run_cli(args, NULL, &out, &out_len, &errs), 5, "%s", errs);
     snprintf(want, sizeof want, "reserved trace ID 0x7a at byte %zu", bad);
     cr_assert(strstr(errs, want), "%s", errs);
     cr_assert(strstr(out, "corrupt CoreSight frame stream"), "no NO_SYNC for the gap");
