@@ -56,10 +56,10 @@ int tb_deformatter_set_ids(tb_deformatter *d, const uint8_t *ids, size_t n);
  * TB_ERR_INVAL if offset does not continue a partly consumed frame.
  *
  * A frame error loses bytes: those after a reserved ID or a broken sync
- * belong to no known source until the next ID byte (protocol-notes 5.1:
- * an ID holds until the next ID byte; a CoreSight formatter repeats the
- * ID after eight frames without a change, DDI0314H 8.12.1, so one comes
- * soon), so any source may have lost some.  With
+ * belong to no known source until the next ID byte (an ID holds until
+ * the next ID byte; a CoreSight formatter repeats the ID after eight
+ * frames without a change, DDI0314H 8.12.1, so one comes soon), so any
+ * source may have lost some.  With
  * TB_FRAME_REPORT_GAPS each delivered ID's next run after the error is
  * preceded by a run of length 0 at the same index (in span mode: a span
  * of length 0 whose map has one segment, end 0, at that index): its
