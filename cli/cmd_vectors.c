@@ -42,7 +42,7 @@ int tb_cli_vectors(int argc, char **argv);
 
 #ifdef TB_HAVE_ROUNDTRIP
 
-#define VEC_MAX 128
+#define VEC_MAX 256
 #define VEC_STR 256
 
 typedef struct vec {
@@ -155,8 +155,13 @@ static int load_list(const char *path, vec *v, size_t *n)
         if (*s == '[') {
             char *e = strchr(s, ']');
 
-            if (!e || e[1] || e == s + 1 || *n == VEC_MAX ||
-                (size_t)(e - s - 1) >= sizeof v->name) {
+            if (*n == VEC_MAX) {
+                fprintf(stderr, "tracebench vectors: %s:%d: more than %d vectors: raise "
+                        "VEC_MAX in cli/cmd_vectors.c (and MAX_VEC in tests/test_vectors.c)\n",
+                        path, line, VEC_MAX);
+                goto fail;
+            }
+            if (!e || e[1] || e == s + 1 || (size_t)(e - s - 1) >= sizeof v->name) {
                 fprintf(stderr, "tracebench vectors: %s:%d: bad section\n", path, line);
                 goto fail;
             }

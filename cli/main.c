@@ -32,6 +32,10 @@ static const command commands[] = {
     {"roundtrip", tb_cli_roundtrip, "roundtrip PROGRAM|--suite ...\n"
                                     "                                  sim + encode + decode + compare with the truth"},
 #endif
+#ifdef TB_HAVE_CMD_CONFORM
+    {"conform", tb_cli_conform, "conform --decoder 'COMMAND ... {dir} ...' [--format addr|opencsd|json] ...\n"
+                                "                                  run any decoder over the vectors: a verdict each"},
+#endif
 #ifdef TB_HAVE_CMD_GEN
     {"gen", tb_cli_gen, "gen --seed N [--isa arm|thumb|mixed] [--size S] -o DIR\n"
                         "                                            a random ARM/Thumb program, its scenario and ELF"},

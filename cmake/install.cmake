@@ -15,6 +15,8 @@
 #   share/man/man1/tracebench.1         the manual
 #   share/doc/tracebench/               README.md, docs/*.md (which the
 #                                       headers cite), examples/
+#   share/tracebench/vectors/           the conformance vectors, their README,
+#                                       coverage.tsv and vectors.md (`conform`)
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 include(CheckCCompilerFlag)
@@ -109,6 +111,30 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DO
 install(FILES ${PROJECT_SOURCE_DIR}/vectors/programs/crt0.S ${PROJECT_SOURCE_DIR}/vectors/programs/lib.c
   ${PROJECT_SOURCE_DIR}/vectors/programs/link.ld
   DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples/program/runtime)
+# The conformance vectors with their README and the spec-coverage
+# catalogue (the sections `tracebench conform` names), where `tracebench
+# conform` looks for them (relative to bin/, so the prefix can move).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/vectors/generated/
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/tracebench/vectors)
+install(FILES ${PROJECT_SOURCE_DIR}/vectors/coverage.tsv ${PROJECT_SOURCE_DIR}/docs/vectors.md
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/tracebench/vectors)
+
+# `make vectors-dist`: the vectors alone, for decoder writers who want no
+# build: tracebench-vectors-VERSION.tar.gz with the same tree as
+# share/tracebench/vectors (`tracebench conform --vectors DIR` reads it).
+set(TB_VDIST tracebench-vectors-${PROJECT_VERSION})
+add_custom_target(vectors-dist
+  COMMAND ${CMAKE_COMMAND} -E rm -rf ${PROJECT_BINARY_DIR}/vdist
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/vdist
+  COMMAND ${CMAKE_COMMAND} -E copy_directory ${PROJECT_SOURCE_DIR}/vectors/generated
+          ${PROJECT_BINARY_DIR}/vdist/${TB_VDIST}
+  COMMAND ${CMAKE_COMMAND} -E copy ${PROJECT_SOURCE_DIR}/vectors/coverage.tsv
+          ${PROJECT_SOURCE_DIR}/docs/vectors.md ${PROJECT_BINARY_DIR}/vdist/${TB_VDIST}
+  COMMAND ${CMAKE_COMMAND} -E chdir ${PROJECT_BINARY_DIR}/vdist
+          ${CMAKE_COMMAND} -E tar czf ${PROJECT_BINARY_DIR}/${TB_VDIST}.tar.gz ${TB_VDIST}
+  COMMAND ${CMAKE_COMMAND} -E rm -rf ${PROJECT_BINARY_DIR}/vdist
+  COMMENT "${TB_VDIST}.tar.gz: the conformance vectors alone"
+  VERBATIM)
 
 # CMake package.
 install(EXPORT tracebenchTargets NAMESPACE tracebench::

@@ -575,6 +575,21 @@ static void trace_on(tb_etmv1_decoder *d, const tb_packet *pkt, uint8_t reason)
     emit(d, &el);
 }
 
+/* A BE's context ID, when it names a new one. */
+static void context(tb_etmv1_decoder *d, const tb_packet *pkt)
+{
+    tb_element el;
+
+    if (!pkt->has_ctxid || (d->ctx_known && pkt->context_id == d->ctxid))
+        return;
+    settle(d);
+    d->ctxid = pkt->context_id;
+    d->ctx_known = true;
+    el_init(&el, TB_ELEM_CONTEXT, pkt->index);
+    el.context_id = d->ctxid;
+    emit(d, &el);
+}
+
 static void branch(tb_etmv1_decoder *d, const tb_packet *pkt)
 {
     tb_element el;
@@ -585,16 +600,10 @@ static void branch(tb_etmv1_decoder *d, const tb_packet *pkt)
         lose(d, pkt->index, TB_GAP_BAD_PACKET, TB_ERR_UNSUPPORTED);
         return;
     }
-    if (marker) /* before its CONTEXT: trace was off or lost up to it */
+    if (marker) /* trace was off or lost up to it */
         settle_open(d, pkt->reason == TB_ETMV1_R_OVERFLOW);
-    if (pkt->has_ctxid && (!d->ctx_known || pkt->context_id != d->ctxid)) {
-        settle(d);
-        d->ctxid = pkt->context_id;
-        d->ctx_known = true;
-        el_init(&el, TB_ELEM_CONTEXT, pkt->index);
-        el.context_id = d->ctxid;
-        emit(d, &el);
-    }
+    else
+        context(d, pkt);
     if (marker) {
         /* A marker: no instruction; the address is the next one. */
         static const uint8_t why[4] = {0, TB_ISYNC_TRACE_ON, TB_ISYNC_OVERFLOW,
@@ -608,6 +617,11 @@ static void branch(tb_etmv1_decoder *d, const tb_packet *pkt)
             d->dsync = true;
         }
         trace_on(d, pkt, why[pkt->reason]);
+        /* Its CONTEXT after the TRACE_ON: the context may have changed
+         * while trace was off, and a consumer matches it to the run
+         * after the gap (a filter that leaves out the CONTEXTIDR write:
+         * ctx_switch, test_roundtrip_port). */
+        context(d, pkt);
     } else {
         bool was_known = d->pc_known;
         bool bd = pkt->phdr_format == TB_ETMV1_BD && d->cfg.data_trace;

@@ -325,10 +325,14 @@ static void tfo(tb_etmv2_decoder *d, const tb_packet *pkt)
         static const uint8_t why[4] = {0, TB_ISYNC_TRACE_ON, TB_ISYNC_OVERFLOW,
                                        TB_ISYNC_DEBUG_EXIT};
 
-        /* The count before a marker is open, before its CONTEXT. */
+        /* The count before a marker is open.  TRACE_ON before the
+         * TFO's CONTEXT (as the ETMv1 and ETMv3 decoders): the context
+         * may have changed while trace was off, and a consumer matches
+         * it to the run after the gap, not to the last instruction
+         * shown (a filter, the generator's seed 110). */
         settle_open(d, pkt->reason == TB_ETMV2_R_OVERFLOW);
-        context(d, pkt);
         trace_on(d, pkt, why[pkt->reason & 3]);
+        context(d, pkt);
         d->pc = pkt->addr;
         d->isa = pkt->isa;
         d->pc_known = true;

@@ -60,7 +60,7 @@ struct tb_etmv1_encoder {
 
     bool on;               /* trace enabled (ViewInst) and started */
     bool dropping;         /* FIFO overflowed, waiting for it to drain */
-    bool last_traced;      /* the last instruction record was traced */
+    bool last_traced;      /* the last instruction or exception was traced */
     uint32_t last_raw;     /* last branch address output */
     bool have_last;
     uint64_t since_full;   /* cycles since the last full address */
@@ -446,8 +446,14 @@ static int do_insn(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
             return rc;
         used = 1;
     }
-    e->have_shown = true;
-    e->shown_seq = r->seq;
+    /* An aborted load/store's BE is its exception's (M3): the decoder
+     * shows it cancelled, never executed, so it is not the newest
+     * instruction shown (tb_overflow_cb: an overflow after it must not
+     * read as a lost cancel). */
+    if (mode != ABORTED) {
+        e->have_shown = true;
+        e->shown_seq = r->seq;
+    }
     return waits(e, span > used ? span - used : 0);
 }
 
@@ -465,6 +471,11 @@ static int do_exc(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
                             tb_etmv1_addr_raw(r->u.exc.vector, (tb_isa)r->u.exc.isa),
                             0, false, true, NULL, 0, &ok)) < 0)
         return rc;
+    /* Trace is on at the vector: an exception taken there before its
+     * first instruction (an FIQ as an undefined instruction enters Undef
+     * mode, which masks IRQ only) is traced too, with a BE of its own
+     * (5.7.1; docs/etmv1.md 4). */
+    e->last_traced = ok;
     return waits(e, ok ? (span > 3 ? span - 3 : 0) : span);
 }
 

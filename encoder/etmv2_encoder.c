@@ -170,8 +170,11 @@ struct tb_etmv2_encoder {
     bool have_pending, have_fold;
     tb_exec_record pending, fold;
     uint64_t pending_span, fold_span;
-    bool have_shown;
-    uint64_t shown_seq;
+    /* The newest instruction the trace shows as executed (for the
+     * overflow callback, encoder.h), and the one before it: an exception
+     * that cancels it (E, 6.7.1) retracts it. */
+    bool have_shown, prev_have_shown;
+    uint64_t shown_seq, prev_shown_seq;
 
     /* Data trace: the pending instruction's transfers (TB_REC_DATA). */
     v2_xfer xfer[XMAX], fxfer[XMAX];
@@ -580,6 +583,15 @@ static int insn_status(tb_etmv2_encoder *e, const tb_exec_record *r, const v2_xf
     return 1;
 }
 
+/* Instruction seq went out as executed (encoder.h, tb_overflow_cb). */
+static void shown(tb_etmv2_encoder *e, uint64_t seq)
+{
+    e->prev_have_shown = e->have_shown;
+    e->prev_shown_seq = e->shown_seq;
+    e->have_shown = true;
+    e->shown_seq = seq;
+}
+
 static void trigger_check(tb_etmv2_encoder *e, const tb_exec_record *r)
 {
     if (e->o.base.trigger_at && !e->trig_done && r->seq >= e->o.base.trigger_at) {
@@ -650,8 +662,7 @@ static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
             if (rc > 0) {
                 e->st.traced++;
                 e->last_traced = true;
-                e->have_shown = true;
-                e->shown_seq = r->seq;
+                shown(e, r->seq);
                 return waits(e, span > 1 ? span - 1 : 0);
             }
         }
@@ -671,8 +682,7 @@ static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
             (rc = port_cycle(e, ps, true)) < 0)
             return rc;
         e->last_traced = true;
-        e->have_shown = true;
-        e->shown_seq = second->seq;
+        shown(e, second->seq);
         return waits(e, span + span2 > 1 ? span + span2 - 1 : 0);
     }
     if (!insn_status(e, r, x, nx, &ps, b, &n, &na, &nd, &to, &isa)) {
@@ -684,9 +694,29 @@ static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
         (rc = port_cycle(e, ps, true)) < 0)
         return rc;
     e->last_traced = true;
-    e->have_shown = true;
-    e->shown_seq = r->seq;
+    shown(e, r->seq);
     return waits(e, span > 1 ? span - 1 : 0);
+}
+
+/* An instruction an exception to a Thumb vector cancels (below, the
+ * exception record): no status of its own, but trace turns on at it as
+ * at any instruction (a trace-on TFO implies none, 6.5.1), so that the
+ * DW shows the exception with it as the return address. */
+static int untraced_cancel(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span)
+{
+    int rc;
+
+    e->st.insns++;
+    trigger_check(e, r);
+    e->last_traced = false;
+    if (!tb_encoder_in_filter(&e->o.base, r->u.insn.addr)) {
+        e->on = false; /* 6.9.2 */
+        return waits(e, span);
+    }
+    if ((rc = ensure_on(e, r, 0)) < 0)
+        return rc;
+    e->last_traced = rc == 0;
+    return waits(e, span);
 }
 
 /* An exception: a DW cycle with the branch to the vector (6.7.1: E = the
@@ -711,6 +741,13 @@ static int do_exc(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span)
                      cancel, NULL, 0)) < 0 ||
         (rc = port_cycle(e, TB_ETMV2_DW, true)) < 0)
         return rc;
+    if (cancel) {
+        /* E went out: the decoder retracts the instruction it cancels, so
+         * an overflow from here on leaves it cancelled (the comparator's
+         * and tb_expect's reading of tb_overflow_cb). */
+        e->have_shown = e->prev_have_shown;
+        e->shown_seq = e->prev_shown_seq;
+    }
     return waits(e, span > 1 ? span - 1 : 0);
 }
 
@@ -805,7 +842,26 @@ int tb_etmv2_encoder_push(tb_etmv2_encoder *e, const tb_exec_record *r)
         e->xfer[e->n_xfer++].size = r->u.data.size;
         break;
     case TB_REC_EXCEPTION:
-        /* The cancelled instruction is traced; the E bit retracts it. */
+        /* The cancelled instruction is traced; the E bit retracts it.
+         * Except before a Thumb vector (SCTLR.TE, ARMv7): Table 6.9's
+         * Thumb 5th byte (0001xxxx) has no E bit, ETMv2's cores entering
+         * every exception in ARM state, so the instruction the exception
+         * cancels gets no status of its own (its cycles are waits) and
+         * the DW's return address is the instruction after the last one
+         * traced, which is it; a model choice, as ETMv1's undefined
+         * instruction (docs/etmv2.md 4). */
+        if (r->u.exc.cancelled && r->u.exc.isa == TB_ISA_THUMB && e->have_pending &&
+            e->pending.u.insn.addr == r->u.exc.pref_return) {
+            e->have_pending = false;
+            if ((rc = flush(e, false, false)) >= 0 &&
+                (rc = untraced_cancel(e, &e->pending, e->pending_span)) >= 0) {
+                tb_exec_record x = *r;
+
+                x.u.exc.cancelled = false;
+                rc = do_exc(e, &x, span);
+            }
+            break;
+        }
         if ((rc = flush(e, false, false)) >= 0 && (rc = flush(e, false, false)) >= 0)
             rc = do_exc(e, r, span);
         break;

@@ -84,6 +84,9 @@ int tb_fuzz_plant(const uint8_t *data, size_t len);
 /* Needs gen/ and roundtrip/gen_seeds.c, compiled into its own binary:
  * not in the table either. */
 int tb_fuzz_gen(const uint8_t *data, size_t len);
+/* The conformance kit's output readers (vectors/conform/), compiled into
+ * its own binary: not in the table either. */
+int tb_fuzz_conform(const uint8_t *data, size_t len);
 
 typedef int (*tb_fuzz_fn)(const uint8_t *data, size_t len);
 typedef struct tb_fuzz_harness {

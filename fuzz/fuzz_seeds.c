@@ -959,6 +959,38 @@ static int gen_seeds(tb_fuzz_seed_cb cb, void *ctx)
     return count;
 }
 
+/* ---- conform (fuzz_conform.c): a form byte (value % 3: addr, opencsd,
+ * json; bits 3:2 the protocol, 0 ETMv3, 1 PTM; bit 4 clear: with the
+ * image), then decoder output in that form ---- */
+static int conform_seeds(tb_fuzz_seed_cb cb, void *ctx)
+{
+    static const char *const t[] = {
+        "\x03" "0x00008000 A32 E\n0x00008004 A32 N\n# gap trace-on\n0x10: 0x00008080 T32 E\n"
+        "0x00008082 ? NACC\n# lost bad-packet at index 12\n",
+        "\x01" "Idx:13; ID:10; OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x8000:[0x800c] num_i(3) "
+        "last_sz(4) (ISA=A32) E BR  <cond>)\n"
+        "Idx:20; ID:10; OCSD_GEN_TRC_ELEM_TRACE_ON( [begin or filter])\n"
+        "Idx:22; ID:10; OCSD_GEN_TRC_ELEM_ADDR_NACC( 0x00009000 )\n"
+        "Idx:0; ID:10; OCSD_GEN_TRC_ELEM_NO_SYNC( [init-decoder])\n",
+        "\x04" "Idx:30; ID:10; OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x8080:[0x8088] num_i(3) "
+        "last_sz(2) (ISA=T32) N iBR  <cond>)\nOCSD_ERR: bad packet\n",
+        "\x02" "{\"addr\":32768,\"isa\":\"A32\",\"atom\":\"E\"}\n"
+        "{\"start\":\"0x8080\",\"count\":4,\"isa\":\"Thumb\",\"atoms\":\"EENE\",\"id\":16}\n"
+        "{\"gap\":\"overflow\"}\n{\"nacc\":4096}\n{\"lost\":\"x\",\"index\":9}\n"
+        "{\"ts\":[1,{\"a\":null}],\"s\":\"\\u0041\\n\"}\n",
+    };
+    int count = 0;
+
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        char name[32];
+
+        snprintf(name, sizeof name, "conform-%02zu", i);
+        if (!cb(ctx, name, (const uint8_t *)t[i], strlen(t[i])))
+            count++;
+    }
+    return count;
+}
+
 int tb_fuzz_seeds(const char *full_name, tb_fuzz_seed_cb cb, void *ctx)
 {
     /* A full harness reads its fast one's inputs (fuzz.h): its seeds. */
@@ -970,6 +1002,8 @@ int tb_fuzz_seeds(const char *full_name, tb_fuzz_seed_cb cb, void *ctx)
     memcpy(name, full_name, n + 1);
     if (n > 5 && strcmp(name + n - 5, "_full") == 0)
         name[n - 5] = '\0';
+    if (strcmp(name, "conform") == 0)
+        return conform_seeds(cb, ctx);
     if (strcmp(name, "gen") == 0)
         return gen_seeds(cb, ctx);
     if (strcmp(name, "etmv1") == 0)

@@ -60,6 +60,7 @@ struct tb_compare {
     /* decode state */
     bool gap_open;           /* a gap element since the last match */
     bool overflow_gap;       /* ... and it was an overflow */
+    bool resume_open;        /* ... whose resume point nothing has shown yet */
     uint32_t ctx;            /* truth context at the front */
     uint8_t vmid;
     bool push_ns;            /* truth security state at the newest record */
@@ -507,6 +508,39 @@ static int skip_overflow(tb_compare *c, const tb_element *el, uint32_t addr, uin
         pop(c);
     }
     c->overflow_gap = false;
+    c->resume_open = false;
+    return 0;
+}
+
+/* A second overflow resume before anything was shown after the first:
+ * the first was speculative (IHI0014Q 5.9: a BE marked as FIFO overflow
+ * may be followed by another, and the first is then discarded; an ETMv2
+ * TFO, an ETMv3 or PTM I-sync likewise), so its instruction is lost with
+ * everything before it. */
+static int discard_resume(tb_compare *c, const tb_element *el)
+{
+    size_t i;
+
+    for (i = 0; i < c->len; i++)
+        if (at(c, i)->kind == TB_REC_INSN && at(c, i)->resume)
+            break;
+    if (i == c->len)
+        return fail(c, el, "trace resumes after an overflow a second time with nothing shown "
+                    "since the first, but the encoder resumed nowhere ahead in the truth");
+    for (i++; i--;) {
+        const tq *t = at(c, 0);
+
+        if (t->kind == TB_REC_CONTEXT) {
+            c->ctx = t->ctx;
+            c->vmid = t->vmid;
+        } else if (t->kind == TB_REC_INSN && !t->cancelled) {
+            c->st.untraced++;
+        } else if (t->kind == TB_REC_DATA && !t->cancelled) {
+            c->st.data_untraced++;
+        }
+        pop(c);
+    }
+    c->st.resumes_discarded++;
     return 0;
 }
 
@@ -612,7 +646,10 @@ static int on_range(tb_compare *c, const tb_element *el, const uint32_t *addrs)
         return 0;
     /* A cancelled instruction was traced with an atom, and its cycles
      * (protocol-notes 2.7, 4.2): the range that ends before it may hold
-     * them. */
+     * them.  The transfers of the range's last instruction (data trace)
+     * come between them in the truth, and its DATA elements after the
+     * range: look past them (an ETMv1 load to the PC right before an
+     * undefined instruction, docs/etmv1.md 5). */
     ref = c->last_matched.cycle;
     for (i = 0; i < c->len; i++) {
         const tq *t = at(c, i);
@@ -637,20 +674,23 @@ static int on_exception(tb_compare *c, const tb_element *el)
     int rc;
 
     if (c->overflow_gap) {
-        /* The resume point (ETMv1: trace resumed at an exception return
-         * to a vector, which reads as an exception there, below). */
+        /* The resume point, if the encoder named one yet (ETMv1: trace
+         * resumed at an exception return to a vector, which reads as an
+         * exception there, below). */
         for (i = 0; i < c->len; i++)
             if (at(c, i)->kind == TB_REC_INSN && at(c, i)->resume)
                 break;
         /* Trace resumed (an overflow I-sync, a TFO, an overflow marker) at
-         * an instruction that an exception then cancelled (ETMv3: its atom,
-         * then the exception with Cancel, protocol-notes 2.7; ETMv2 6.7.1 E;
-         * ETMv1 5.7.1, the aborted load/store's own BE; PTM, which traces
-         * no cancelled instruction, shows no Cancel: the return address is
-         * the I-sync's): the exception is the first thing shown after the
-         * resume point.  Issue 29 found ETMv3 and PTM runs that need it. */
-        bool cancelled_resume = i < c->len && (el->cancelled || c->ptm) &&
-                                at(c, i)->cancelled && at(c, i)->addr == el->pref_return;
+         * an instruction that an exception then cancelled: the exception is
+         * the first thing shown after the resume point, with or without a
+         * cancelled flag of its own (ETMv3: its atom, then the exception
+         * with Cancel, protocol-notes 2.7; ETMv2 6.7.1 E; ETMv1 5.7.1, the
+         * aborted load/store's own BE, and any other cancelled instruction,
+         * which reports no status: docs/etmv1.md 6 M3; PTM, which traces no
+         * cancelled instruction, shows no Cancel: the return address is the
+         * I-sync's). */
+        bool cancelled_resume = i < c->len && at(c, i)->cancelled &&
+                                at(c, i)->addr == el->pref_return;
 
         if (!cancelled_resume &&
             (c->o.protocol != TB_PROTO_ETMV1 || i == c->len ||
@@ -990,6 +1030,13 @@ int tb_compare_element(tb_compare *c, const tb_element *el, const uint32_t *addr
             el->reason != TB_GAP_OVERFLOW && el->reason != TB_GAP_FILTER)
             return fail(c, el, "the decoder lost synchronisation (%s)",
                         tb_gap_reason_name((tb_gap_reason)el->reason));
+        if (el->kind == TB_ELEM_TRACE_ON && el->reason == TB_ISYNC_OVERFLOW) {
+            int rc;
+
+            if (c->resume_open && (rc = discard_resume(c, el)) < 0)
+                return rc;
+            c->resume_open = true;
+        }
         if ((el->kind == TB_ELEM_NO_SYNC && el->reason == TB_GAP_OVERFLOW) ||
             (el->kind == TB_ELEM_TRACE_ON && el->reason == TB_ISYNC_OVERFLOW))
             c->overflow_gap = true;

@@ -3,7 +3,8 @@
  * records.  Two paths give identical records (tests/test_sim_block.c):
  * the block path (default, see "Block path" below) builds them a block
  * at a time; the reference path builds each in a code hook per
- * instruction.
+ * instruction (an exception return's in the next block hook,
+ * hook_block_ref).
  *
  * Decoded facts come from a per-address cache (Capstone only on a
  * miss), the CPSR is read only where nothing else can tell (ARM
@@ -15,7 +16,10 @@
  * its instruction and uc_emu_stop there stops before it executes; the hook
  * fires for condition-failed ARM instructions but not for condition-failed
  * instructions inside an IT block, and the CPSR IT bits read in a hook are
- * stale, so IT state is tracked here (IHI0406C A2.5.2 ITSTATE); SVC
+ * stale, so IT state is tracked here (IHI0406C A2.5.2 ITSTATE), except
+ * after an exception return, which restores them: they are current in
+ * the block hook of the block it went to, and 0 in that block's code
+ * hooks when it is inside an IT block; SVC
  * arrives as UC_HOOK_INTR 2 with the PC already advanced; Unicorn takes
  * no exception itself, so entries are done here (IHI0406C B1.8, B1.9).
  */
@@ -720,8 +724,10 @@ static void make_pending(tb_sim *s, const tb_centry *e, uint8_t isa, bool hooked
                          int passed)
 {
     struct tb_pend *p = &s->pend;
+    uint8_t it_before = s->itstate;
     uint8_t flags = base_flags(e, isa, &s->itstate);
 
+    p->it_before = it_before;
     p->ce = *e;
     p->isa = isa;
     if (flags & TB_INSN_IN_IT) {
@@ -780,6 +786,16 @@ static int flow_check(tb_sim *s, const tb_centry *e, uint8_t isa, uint8_t *flags
     }
     if (taken)
         flags |= TB_INSN_TAKEN;
+    /* An exception return restores the CPSR from the SPSR, ITSTATE too
+     * (IHI0406C B1.8.10): an SVC that is not the last instruction of its
+     * IT block returns into the block.  The CPSR's IT bits are current
+     * here, at the first instruction after the return (a new block). */
+    if (taken && (e->info & CE_EXC_RET)) {
+        uint32_t cpsr = read_cpsr(s);
+
+        s->ret_it = (uint8_t)(((cpsr >> 25) & 3u) | ((cpsr >> 8) & 0xFCu));
+        s->have_ret_it = true;
+    }
     /* ISA of the next instruction. */
     if (hsize == 2) {
         *nisa = TB_ISA_THUMB;
@@ -818,6 +834,10 @@ static int finish(tb_sim *s, uint32_t a, uint32_t size)
     flags = p->flags;
     if ((rc = flow_check(s, &p->ce, p->isa, &flags, a, size, &nisa)) < 0)
         return rc;
+    if (s->have_ret_it) {
+        s->itstate = s->ret_it;
+        s->have_ret_it = false;
+    }
     s->have_pend = false;
     s->isa = nisa;
     s->isa_known = true;
@@ -924,6 +944,22 @@ static void hook_code(uc_engine *uc, uint64_t address, uint32_t size, void *user
     (void)uc;
     if (s->action != ACT_NONE)
         return;
+    if (s->have_ref_next) {
+        /* An exception return went into an IT block (hook_block_ref):
+         * the block's first instructions, when they fail, are not
+         * hooked; the one it went to is made pending here and finish()
+         * below records it and any other skipped one. */
+        s->have_ref_next = false;
+        if (a != s->ref_next && !s->have_pend && s->isa == TB_ISA_THUMB &&
+            (s->itstate & 0xF)) {
+            if (!(e = lookup(s, s->ref_next, TB_ISA_THUMB))) {
+                tb_sim_fail(s, TB_ERR_EMULATOR, "cannot decode code at 0x%08x", s->ref_next);
+                stop(s, ACT_ERROR);
+                return;
+            }
+            make_pending(s, e, TB_ISA_THUMB, false, -1);
+        }
+    }
     if (s->have_pend && finish(s, a, size) < 0) {
         stop(s, ACT_ERROR);
         return;
@@ -945,6 +981,28 @@ static void hook_code(uc_engine *uc, uint64_t address, uint32_t size, void *user
     if (e->info & CE_WFI) {
         s->act_addr = a;
         stop(s, ACT_WFI);
+    }
+}
+
+/* The reference path's block hook, for one case only: an exception
+ * return ends its block, and the CPSR's IT bits it restored (an SVC
+ * inside an IT block) can be read only here, before the next block
+ * starts: a block inside an IT block clears them in the emulator's state
+ * as it starts (probed), so its first code hook reads 0.  The block path
+ * completes every instruction in its block hook anyway. */
+static void hook_block_ref(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+    tb_sim *s = user;
+
+    (void)uc;
+    (void)size;
+    if (s->action == ACT_NONE && s->have_pend && (s->pend.ce.info & CE_EXC_RET)) {
+        if (finish(s, (uint32_t)address, 0) < 0) {
+            stop(s, ACT_ERROR);
+            return;
+        }
+        s->ref_next = (uint32_t)address;
+        s->have_ref_next = true;
     }
 }
 
@@ -1099,6 +1157,10 @@ static int blk_flush(tb_sim *s, unsigned upto, uint32_t last_next)
             return rc;
         s->done = j + 1;
         s->itstate = d->it_after;
+        if (s->have_ret_it) {
+            s->itstate = s->ret_it;
+            s->have_ret_it = false;
+        }
         if ((rc = emit_rec(s, &d->ce, &d->tpl, isa, next, nisa, flags)) < 0)
             return rc;
     }
@@ -1473,6 +1535,7 @@ static int enter_exception(tb_sim *s, tb_exc_kind kind, uint32_t pref,
     s->exceptions++;
     s->itstate = 0;
     s->have_pend = false;
+    s->have_ref_next = false;
     s->isa = (ncpsr & CPSR_T) ? TB_ISA_THUMB : TB_ISA_ARM;
     s->isa_known = true;
     s->act_addr = vec;
@@ -1494,8 +1557,7 @@ static int enter_exception(tb_sim *s, tb_exc_kind kind, uint32_t pref,
 
 static void hooks_del(tb_sim *s)
 {
-    if (!s->reference)
-        uc_hook_del(s->uc, s->h_block);
+    uc_hook_del(s->uc, s->h_block);
     uc_hook_del(s->uc, s->h_code);
     uc_hook_del(s->uc, s->h_intr);
     uc_hook_del(s->uc, s->h_mem);
@@ -1612,7 +1674,9 @@ static int handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
              * even for the transfers Unicorn made before the one that
              * aborted (it writes the first words of an STM that runs
              * into unmapped memory, and hooks the store that faults). */
-            it_before = s->itstate;
+            /* Its preferred return is itself: the SPSR holds the
+             * ITSTATE it ran under, not advanced (IHI0406C B1.9.8). */
+            it_before = p->it_before;
             s->dat_n = 0;
             s->dat_drop = true;
             rc = finish(s, seq, 0);
@@ -1635,7 +1699,7 @@ static int handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
         if (!s->sc.allow_undef)
             return tb_sim_fail(s, TB_ERR_FAULT, "undefined instruction 0x%08x at 0x%08x",
                                p->ce.opcode, addr);
-        it_before = s->itstate;
+        it_before = p->it_before; /* returns to itself (B1.9.6) */
         if ((rc = finish(s, seq, 0)) < 0)
             return rc;
         /* LR = address + 4 (ARM) or + 2 (Thumb) (B1.9.6). */
@@ -1740,8 +1804,8 @@ int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res)
     s->blk = NULL;
     s->dat_n = 0;
     s->dat_drop = false;
-    if ((!s->reference &&
-         uc_hook_add(s->uc, &s->h_block, UC_HOOK_BLOCK, (void *)hook_block, s, 1, 0)) ||
+    if (uc_hook_add(s->uc, &s->h_block, UC_HOOK_BLOCK,
+                    s->reference ? (void *)hook_block_ref : (void *)hook_block, s, 1, 0) ||
         uc_hook_add(s->uc, &s->h_code, UC_HOOK_CODE,
                     s->reference ? (void *)hook_code : (void *)hook_code_blk, s, 1, 0) ||
         uc_hook_add(s->uc, &s->h_intr, UC_HOOK_INTR, (void *)hook_intr, s, 1, 0) ||

@@ -109,6 +109,7 @@ enum tb_action {
 struct tb_pend {
     tb_centry ce;
     uint8_t isa, flags;
+    uint8_t it_before;       /* ITSTATE as the instruction began */
 };
 
 struct tb_sim {
@@ -152,6 +153,10 @@ struct tb_sim {
     uint32_t ctxid;
     bool ns;                 /* security state now (scenario secure) */
     uint8_t itstate;         /* ITSTATE as in IHI0406C A2.5.2 */
+    uint8_t ret_it;          /* ITSTATE an exception return restored */
+    bool have_ret_it;        /* ... not yet applied (flow_check) */
+    uint32_t ref_next;       /* reference path: where an exception return */
+    bool have_ref_next;      /* went, its code hook not yet seen */
     uint8_t isa;             /* ISA of the next instruction */
     bool isa_known;
     bool have_pend;

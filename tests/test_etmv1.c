@@ -388,11 +388,13 @@ Test(etmv1_examples, example1_apo1_packets_and_elements)
     decode_packets(&c, m, &pk, &el);
     cr_assert_eq(el.n, 7, "%zu elements", el.n);
     cr_assert_eq(el.e[0].kind, TB_ELEM_NO_SYNC);
-    cr_assert_eq(el.e[1].kind, TB_ELEM_CONTEXT);
-    cr_assert_eq(el.e[1].context_id, 0x42);
-    cr_assert_eq(el.e[2].kind, TB_ELEM_TRACE_ON);
-    cr_assert_eq(el.e[2].reason, TB_ISYNC_TRACE_ON);
-    cr_assert_eq(el.e[2].start, 0x8000);
+    /* TRACE_ON, then the marker's CONTEXT (as the ETMv3 decoder orders
+     * an I-sync's): the context belongs to the run after the gap. */
+    cr_assert_eq(el.e[1].kind, TB_ELEM_TRACE_ON);
+    cr_assert_eq(el.e[1].reason, TB_ISYNC_TRACE_ON);
+    cr_assert_eq(el.e[1].start, 0x8000);
+    cr_assert_eq(el.e[2].kind, TB_ELEM_CONTEXT);
+    cr_assert_eq(el.e[2].context_id, 0x42);
     cr_assert_eq(el.e[3].kind, TB_ELEM_INSN_RANGE);
     cr_assert_eq(el.e[3].start, 0x8000);
     cr_assert_eq(el.e[3].count, 1);
@@ -894,8 +896,7 @@ Test(etmv1_cycles, open_count_at_the_end_after_a_lost_instruction)
 }
 
 /* The same before a marker that also changes the context ID (5.6.3: the
- * CID after a 5-packet address with reason != 0): the count stays open,
- * though the CONTEXT element comes first.  8-bit, CA, 1-byte CIDs:
+ * CID after a 5-packet address with reason != 0): the count stays open.  8-bit, CA, 1-byte CIDs:
  *   0 BE 80 1 (0x8000, CID 01: 80 80 82 80 10 01) | 1-2 APO 80 82
  *   3 IE 80 | 4 WT 10 | 5 WT 01 | 6 BE 84 1 (0x8004, CID 02)
  *   7-8 APO 80 82 | 9-11 WT 80 10 02 */
@@ -914,11 +915,12 @@ Test(etmv1_cycles, open_count_before_a_marker_with_a_new_context)
     c.ctxid_bytes = 1;
     parse_samples(&c, s, sizeof s / sizeof s[0], &pk);
     decode_packets(&c, m, &pk, &el);
-    /* NO_SYNC CONTEXT(1) TRACE_ON RANGE(0x8000) CONTEXT(2) TRACE_ON END */
+    /* NO_SYNC TRACE_ON CONTEXT(1) RANGE(0x8000) TRACE_ON CONTEXT(2) END */
     cr_assert_eq(el.n, 7, "%zu elements", el.n);
     cr_assert_eq(el.e[3].kind, TB_ELEM_INSN_RANGE);
-    cr_assert_eq(el.e[4].kind, TB_ELEM_CONTEXT);
-    cr_assert_eq(el.e[4].context_id, 2);
+    cr_assert_eq(el.e[4].kind, TB_ELEM_TRACE_ON);
+    cr_assert_eq(el.e[5].kind, TB_ELEM_CONTEXT);
+    cr_assert_eq(el.e[5].context_id, 2);
     cr_assert(!el.e[3].has_cc, "a WT before a marker: the count is open (cc %u)", el.e[3].cc);
     tb_memimage_free(m);
 }

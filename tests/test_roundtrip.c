@@ -573,6 +573,119 @@ Test(compare, overflow_resume_at_an_instruction_an_exception_cancels)
     }
 }
 
+/* Issue 29: a resume that is lost again before anything was shown is
+ * speculative (IHI0014Q 5.9: a second BE marked as FIFO overflow
+ * overrides the first): the decoder shows two overflow gaps and resumes
+ * at the second point, which the comparator must take, not the first. */
+Test(compare, a_second_resume_before_anything_shown_discards_the_first)
+{
+    tb_exec_record t[8];
+    tb_element ov = {.kind = TB_ELEM_TRACE_ON, .reason = TB_ISYNC_OVERFLOW};
+
+    for (unsigned i = 0; i < 8; i++)
+        t[i] = insn(i, 0x1000 + 4 * i, 0);
+    for (int marks = 0; marks <= 2; marks++) {
+        tb_compare *c = etm("");
+
+        for (unsigned i = 0; i < 8; i++) {
+            tb_compare_truth(c, &t[i]);
+            if ((i == 3 && marks) || (i == 6 && marks == 2))
+                tb_compare_mark_resume(c); /* names records 2 and 5 */
+        }
+        cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0);
+        cr_assert_eq(tb_compare_element(c, &ov, NULL), 0);
+        if (marks == 2) {
+            cr_assert_eq(tb_compare_element(c, &ov, NULL), 0, "%s", tb_compare_report(c));
+            cr_assert_eq(feed_range(c, 0x1014, 3, 0), 0, "%s", tb_compare_report(c));
+            cr_assert_eq(tb_compare_finish(c), 0, "%s", tb_compare_report(c));
+            cr_assert_eq(tb_compare_get_stats(c)->untraced, 4);
+        } else if (marks == 0) {
+            cr_assert_eq(tb_compare_element(c, &ov, NULL), TB_ERR_MISMATCH);
+            cr_assert(strstr(tb_compare_report(c), "a second time with nothing shown"), "%s",
+                      tb_compare_report(c));
+        } else {
+            /* Two resumes decoded, the encoder made one: the first is
+             * used up by the second, and the decode resumes nowhere. */
+            cr_assert_eq(tb_compare_element(c, &ov, NULL), 0, "%s", tb_compare_report(c));
+            cr_assert_eq(feed_range(c, 0x1014, 3, 0), TB_ERR_MISMATCH);
+            cr_assert(strstr(tb_compare_report(c), "the encoder resumed nowhere ahead"), "%s",
+                      tb_compare_report(c));
+            cr_assert_eq(tb_compare_element(c, &ov, NULL), TB_ERR_MISMATCH);
+        }
+        tb_compare_free(c);
+    }
+}
+
+/* Issue 29: trace resumes at an instruction an exception cancels, whose
+ * exception the decoder shows without a cancelled flag (an ETMv1
+ * undefined instruction reports no status, only its exception's BE,
+ * docs/etmv1.md 4): that exception is the resume point's. */
+Test(compare, resume_at_a_cancelled_instruction_shows_its_exception_first)
+{
+    tb_exec_record t[] = {insn(0, 0x1000, 0), insn(1, 0x1004, 0), insn(2, 0x1008, 0),
+                          exc(3, TB_EXC_UNDEF, 0x1008, true), insn(3, 0x04, 0),
+                          {.kind = TB_REC_END, .seq = 4}};
+    tb_element ov = {.kind = TB_ELEM_TRACE_ON, .reason = TB_ISYNC_OVERFLOW};
+    tb_element x = {.kind = TB_ELEM_EXCEPTION, .exc_num = (uint16_t)tb_exc_trace_number(
+                                                   TB_EXC_UNDEF), .pref_return = 0x1008};
+    tb_encoder_opts o;
+    tb_compare *c;
+
+    tb_encoder_opts_init(&o, TB_PROTO_ETMV1);
+    c = tb_compare_new(&o, "hand-made");
+    for (size_t i = 0; i < 6; i++) {
+        cr_assert_eq(tb_compare_truth(c, &t[i]), 0);
+        if (i == 3)
+            tb_compare_mark_resume(c); /* the marker at 0x1008 */
+    }
+    cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0);
+    cr_assert_eq(tb_compare_element(c, &ov, NULL), 0);
+    cr_assert_eq(tb_compare_element(c, &x, NULL), 0, "%s", tb_compare_report(c));
+    cr_assert_eq(feed_range(c, 0x04, 1, 0), 0, "%s", tb_compare_report(c));
+    cr_assert_eq(tb_compare_finish(c), 0, "%s", tb_compare_report(c));
+    cr_assert_eq(tb_compare_get_stats(c)->exceptions, 1);
+    tb_compare_free(c);
+}
+
+/* Issue 29: with data trace the truth has the transfers of a range's last
+ * instruction between it and the cancelled instruction after it, whose
+ * cycles the range may hold (its count reaches the cancelled one's
+ * stamp): the check must look past them. */
+Test(compare, a_range_before_a_cancelled_instruction_holds_its_cycles_past_data)
+{
+    tb_exec_record ld = insn(1, 0x1004, 0);
+    tb_exec_record d = {.kind = TB_REC_DATA, .seq = 2, .cycle = 6};
+    tb_exec_record t[6];
+    tb_element dat = {.kind = TB_ELEM_DATA, .last_addr = 0x1004, .data_size = 4,
+                      .data_addr = 0x8000, .data_value = 7};
+    tb_element r0 = range(0x1000, 1, 0), r1 = range(0x1004, 1, 0);
+    uint32_t a0 = 0x1000, a1 = 0x1004;
+    tb_compare *c = etm("ca,data=both");
+
+    ld.cycle = 6;
+    d.u.data.addr = 0x8000;
+    d.u.data.insn_addr = 0x1004;
+    d.u.data.size = 4;
+    d.u.data.value = 7;
+    t[0] = insn(0, 0x1000, 0);
+    t[1] = ld;
+    t[2] = d;
+    t[3] = insn(2, 0x1008, 0); /* cycle 4 + 3: stamps 0, 6, 9 */
+    t[3].cycle = 9;
+    t[4] = exc(3, TB_EXC_UNDEF, 0x1008, true);
+    t[5] = insn(3, 0x04, 0);
+    for (size_t i = 0; i < 6; i++)
+        cr_assert_eq(tb_compare_truth(c, &t[i]), 0);
+    r0.has_cc = r1.has_cc = true;
+    r0.cc = 1; /* the first total starts the count */
+    r1.cc = 9; /* up to the cancelled instruction's stamp: 6 + 3 */
+    cr_assert_eq(tb_compare_element(c, &r0, &a0), 0, "%s", tb_compare_report(c));
+    cr_assert_eq(tb_compare_element(c, &r1, &a1), 0, "%s", tb_compare_report(c));
+    cr_assert_eq(tb_compare_element(c, &dat, NULL), 0, "%s", tb_compare_report(c));
+    cr_assert_eq(tb_compare_get_stats(c)->cycle_checks, 1);
+    tb_compare_free(c);
+}
+
 Test(compare, timestamps_are_cycle_stamps_that_never_go_back)
 {
     tb_compare *c = etm("ts");

@@ -249,6 +249,96 @@ Test(sim, it_block_pass_fail_matches_flags)
     run_free(&x);
 }
 
+/* Issue 29: an SVC that is not the last instruction of its IT block.
+ * The SVC saves the advanced ITSTATE in SPSR_svc and the handler's
+ * exception return restores it (IHI0406C B1.9.4 TakeSVCException,
+ * B1.8.10), so the rest of the block runs under its conditions.  The
+ * flags of main's instructions, turn by turn (r5 = 4, 3, 2, 1: HS and NE,
+ * HS and NE, HS and EQ, LO and NE), come from it_svc.S's source; the
+ * handler's instructions are left out.  Then a data abort in an IT block:
+ * the SPSR keeps the load's own ITSTATE (B1.9.8), so run again by its
+ * handler it passes and the else after it fails.  Both simulator paths. */
+Test(sim, svc_inside_it_blocks_returns_into_the_block)
+{
+    /* Offsets from main; 0xff ends a turn's list. */
+    static const struct expect hs_ne[] = {
+        {0x08, 2, 0}, {0x0a, 2, 0}, {0x0c, 2, I}, {0x0e, 2, I}, {0x10, 2, I}, {0x12, 2, I},
+        {0x14, 2, 0}, {0x16, 2, I | N}, {0x18, 2, I | N}, {0x1a, 2, I}, {0x1c, 2, I},
+        {0x1e, 2, 0}, {0x20, 2, I | N}, {0x22, 2, I}, {0x24, 2, I | N}, {0x26, 2, I},
+        {0x28, 2, 0}, {0x2a, 2, 0}, {0x2c, 2, I}, {0x2e, 2, I}, {0x30, 2, 0}, {0x32, 2, C | T},
+    };
+    static const struct expect hs_eq[] = {
+        {0x08, 2, 0}, {0x0a, 2, 0}, {0x0c, 2, I}, {0x0e, 2, I}, {0x10, 2, I}, {0x12, 2, I},
+        {0x14, 2, 0}, {0x16, 2, I}, {0x18, 2, I}, {0x1a, 2, I | N}, {0x1c, 2, I | N},
+        {0x1e, 2, 0}, {0x20, 2, I | N}, {0x22, 2, I}, {0x24, 2, I | N}, {0x26, 2, I},
+        {0x28, 2, 0}, {0x2a, 2, 0}, {0x2c, 2, I}, {0x2e, 2, I}, {0x30, 2, 0}, {0x32, 2, C | T},
+    };
+    static const struct expect lo_ne[] = {
+        {0x08, 2, 0}, {0x0a, 2, 0}, {0x0c, 2, I | N}, {0x0e, 2, I | N}, {0x10, 2, I | N},
+        {0x12, 2, I | N}, {0x14, 2, 0}, {0x16, 2, I | N}, {0x18, 2, I | N}, {0x1a, 2, I},
+        {0x1c, 2, I}, {0x1e, 2, 0}, {0x20, 2, I}, {0x22, 2, I | N}, {0x24, 2, I},
+        {0x26, 2, I | N}, {0x28, 2, 0}, {0x2a, 2, 0}, {0x2c, 2, I}, {0x2e, 2, I},
+        {0x30, 2, 0}, {0x32, 2, C | N},
+    };
+    static const struct expect *const turns[] = {hs_ne, hs_ne, hs_eq, lo_ne};
+
+    for (int ref = 0; ref < 2; ref++) {
+        run_t x;
+        uint32_t m;
+        size_t k = 0, svcs = 0, aborts = 0;
+
+        run_prog_ex(&x, PROG("it_svc"), SCN("it_svc"), NULL, false, ref);
+        cr_assert_eq(x.rc, 0, "%s", tb_sim_errmsg(x.sim));
+        cr_assert_eq(x.res.stop, TB_SIM_STOP_EXIT);
+        check_flow(&x);
+        m = sym(&x, "main");
+        for (size_t i = 0; i < x.n; i++) {
+            const tb_exec_record *r = &x.rec[i];
+            const struct expect *e;
+
+            if (r->kind == TB_REC_EXCEPTION && r->u.exc.kind == TB_EXC_DATA_ABORT) {
+                /* The load in the last IT block: run again under its own
+                 * condition (it passes), so the else after it fails. */
+                size_t j = i + 1;
+
+                while (j < x.n && (x.rec[j].kind != TB_REC_INSN ||
+                                   x.rec[j].u.insn.addr != r->u.exc.pref_return))
+                    j++;
+                cr_assert_lt(j + 1, x.n, "the aborted load never ran again");
+                cr_assert_eq(x.rec[j].u.insn.flags, I);
+                cr_assert_eq(x.rec[j + 1].u.insn.addr, sym(&x, "i_else"));
+                cr_assert_eq(x.rec[j + 1].u.insn.flags, I | N);
+                aborts++;
+                continue;
+            }
+            if (r->kind == TB_REC_EXCEPTION) {
+                cr_assert_eq(r->u.exc.kind, TB_EXC_SVC);
+                cr_assert_eq(x.rec[i - 1].u.insn.opcode & 0xff00u, 0xdf00u,
+                             "an SVC before exception %zu", svcs);
+                svcs++;
+                continue;
+            }
+            if (r->kind != TB_REC_INSN || r->u.insn.addr < m + 0x08 ||
+                r->u.insn.addr > m + 0x32)
+                continue;
+            cr_assert_lt(k, 4 * 22, "more of main than four turns");
+            e = &turns[k / 22][k % 22];
+            cr_assert_eq(r->u.insn.addr, m + e->off, "turn %zu step %zu: 0x%08x", k / 22,
+                         k % 22, r->u.insn.addr);
+            cr_assert_eq(r->u.insn.flags, e->flags, "turn %zu step %zu (0x%08x): flags %#x",
+                         k / 22, k % 22, r->u.insn.addr, r->u.insn.flags);
+            k++;
+        }
+        cr_assert_eq(k, 4 * 22);
+        cr_assert_eq(svcs, 14);
+        cr_assert_eq(aborts, 1);
+        /* 14 handler visits (+0x100 each), the adds that ran, r4 = 4,
+         * the word the load got once it ran again, 7. */
+        cr_assert_eq(reg(&x, 0), 14 * 0x100 + 19 + 19 + 18 + 18 + 4 + 7);
+        run_free(&x);
+    }
+}
+
 /* Programs whose result register is a fact of their source. */
 struct value_case { const char *name; uint32_t r0; };
 

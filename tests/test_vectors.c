@@ -23,6 +23,7 @@
  *     must be the truth's (openocd_cycles).
  */
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@
 #include "tracebench/snapshot.h"
 #include "tracebench/stream.h"
 
-#define MAX_VEC 128
+#define MAX_VEC 256
 
 typedef struct vinfo {
     char name[96], program[64], protocol[16], options[256], opencsd[64], openocd[64];
@@ -171,23 +172,33 @@ static const char *id_arg(const vsource *s, char *buf, size_t len)
 
 /* overflow.txt: the truth seqs where the encoder's overflow I-syncs
  * resumed trace, and whether the last overflow never resumed. */
+/* overflow.txt: the resume points (seq[]), and before each the newest
+ * instruction shown when the FIFO overflowed (lost[], have_lost[]: the
+ * encoder's tb_overflow_cb; a last one with no resume when *lost_tail). */
 static void read_overflows(const char *dir, const vsource *src, uint64_t *seq, size_t max,
-                           size_t *n, bool *lost_tail)
+                           size_t *n, bool *lost_tail, uint64_t *lost, bool *have_lost,
+                           size_t *n_lost)
 {
     char path[1400], line[128];
     unsigned long long v;
     FILE *f;
 
-    *n = 0;
+    *n = *n_lost = 0;
     *lost_tail = false;
     vfile(path, sizeof path, dir, "overflow", "txt", src);
     if (!(f = fopen(path, "r")))
         return;
     while (fgets(line, sizeof line, f)) {
-        if (sscanf(line, "resume %llu", &v) == 1 && *n < max)
+        if (sscanf(line, "resume %llu", &v) == 1 && *n < max) {
             seq[(*n)++] = v;
-        else if (!strncmp(line, "lost-tail", 9))
+        } else if (!strncmp(line, "lost-after", 10) && *n_lost < max) {
+            bool have = sscanf(line, "lost-after %llu", &v) == 1;
+
+            have_lost[*n_lost] = have;
+            lost[(*n_lost)++] = have ? v : 0;
+        } else if (!strncmp(line, "lost-tail", 9)) {
             *lost_tail = true;
+        }
     }
     fclose(f);
 }
@@ -496,6 +507,9 @@ typedef struct ocsd_run {
     uint64_t elements, insns;
     uint64_t resume[4096];      /* overflow.txt */
     size_t n_resume, next_resume;
+    uint64_t lost[4096];        /* overflow.txt: lost-after, before each resume */
+    bool have_lost[4096];
+    size_t n_lost;
     bool lost_tail;
     /* Where the first divergence happened, for the bug signatures. */
     bool diverged;
@@ -804,6 +818,26 @@ static void on_line(ocsd_run *o, const char *line, const char *name)
     }
 }
 
+/* Whether truth seq was lost to an overflow (overflow.txt, as tb_expect
+ * reads it, docs/vectors.md): in [S + 1, R) of a `lost-after S` and its
+ * `resume R` (`-`: from the previous resume), or after the last S when
+ * the trace never resumed. */
+static bool seq_lost(const ocsd_run *o, uint64_t seq)
+{
+    uint64_t from = 0;
+
+    for (size_t k = 0; k < o->n_lost; k++) {
+        uint64_t to = k < o->n_resume ? o->resume[k] : UINT64_MAX;
+
+        if (o->have_lost[k])
+            from = o->lost[k] + 1;
+        if (seq >= from && seq < to)
+            return true;
+        from = to;
+    }
+    return false;
+}
+
 /* Truth records in order: into the comparator, and the exception
  * return addresses for OpenCSD's ETMv3 exceptions. */
 static uint64_t feed_truth(ocsd_run *o, const char *dir, const vsource *src,
@@ -822,8 +856,9 @@ static uint64_t feed_truth(ocsd_run *o, const char *dir, const vsource *src,
         line[strcspn(line, "\n")] = 0;
         cr_assert_geq(tb_truth_parse_text(line, &r), 0, "%s: truth line %s", name, line);
         /* Only those taken while trace was on are traced (encoder.c
-         * process_exc; compare.c's "required"). */
-        if (r.kind == TB_REC_EXCEPTION && o->prev_traced &&
+         * process_exc; compare.c's "required"), and not lost to an
+         * overflow. */
+        if (r.kind == TB_REC_EXCEPTION && o->prev_traced && !seq_lost(o, r.seq) &&
             o->n_exc < sizeof o->exc_ret / sizeof *o->exc_ret)
             o->exc_ret[o->n_exc++] = r.u.exc.pref_return;
         if (r.kind == TB_REC_INSN)
@@ -831,12 +866,20 @@ static uint64_t feed_truth(ocsd_run *o, const char *dir, const vsource *src,
         cr_assert_geq(tb_compare_truth(o->cmp, &r), 0);
         if (r.kind == TB_REC_INSN && o->next_resume < o->n_resume &&
             r.seq == o->resume[o->next_resume]) {
+            /* The overflow before this resume, as the run told the
+             * comparator (roundtrip/run.c on_overflow): a cancelled
+             * instruction it shows last keeps no cancel. */
+            if (o->next_resume < o->n_lost)
+                tb_compare_mark_lost(o->cmp, o->have_lost[o->next_resume],
+                                     o->lost[o->next_resume]);
             tb_compare_mark_resume_last(o->cmp);
             o->next_resume++;
         }
         n++;
     }
     fclose(f);
+    if (o->next_resume < o->n_lost) /* lost-tail: never resumed */
+        tb_compare_mark_lost(o->cmp, o->have_lost[o->next_resume], o->lost[o->next_resume]);
     return n;
 }
 
@@ -878,7 +921,7 @@ static void check_vector(const vinfo *v, const vsource *src, totals *t)
     cr_assert(o.cmp);
     /* Overflow resume points are the encoder's, not in truth.txt. */
     read_overflows(dir, src, o.resume, sizeof o.resume / sizeof o.resume[0], &o.n_resume,
-                   &o.lost_tail);
+                   &o.lost_tail, o.lost, o.have_lost, &o.n_lost);
     if (o.lost_tail)
         tb_compare_mark_lost_tail(o.cmp);
     cr_assert_eq(tb_snapshot_load(&snap, dir, err, sizeof err), 0, "%s: %s", v->name, err);
@@ -1099,6 +1142,62 @@ static void data_abort_rets(const char *dir, addr_list *l)
     fclose(f);
 }
 
+/* What OpenOCD lists and follows by a BE to 0x10 (2.5 item 7: it lists
+ * the instruction as executed, then `data abort`): the truth's aborted
+ * loads/stores (data_abort_rets) and its taken branches to the data
+ * abort vector (an exception return there: an FIQ taken at the vector
+ * before its first instruction returns to it), in order. */
+static void to_abort_vector(const char *dir, addr_list *l)
+{
+    char path[1200], line[512];
+    unsigned long long seq, cyc;
+    unsigned a, next;
+    const char *p;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/truth.txt", dir);
+    cr_assert((f = fopen(path, "r")), "%s missing", path);
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%llu %llu X data-abort ret=%x", &seq, &cyc, &a) == 3 &&
+            strstr(line, " cancelled"))
+            al_push(l, a);
+        else if (sscanf(line, "%llu %llu I %x", &seq, &cyc, &a) == 3 &&
+                 (p = strstr(line, "-> ")) && sscanf(p, "-> %x", &next) == 1 &&
+                 (next == 0x10 || next == 0xFFFF0010u) && strstr(line, " ET"))
+            al_push(l, a);
+    }
+    fclose(f);
+}
+
+/* The truth's instructions OpenOCD's ARMv4T/v5 analyzer cannot follow
+ * (docs/vectors.md, limit thumb2): a 32-bit Thumb instruction, which it
+ * reads as two Thumb-1 halves, and Thumb code entered by an ARM
+ * BLX(immediate), which it does not follow unless traced as a BE. */
+static void thumb2_addrs(const char *dir, addr_list *l)
+{
+    char path[1200], line[512], isa[8], pisa[8] = "", wp[32], pwp[32] = "";
+    unsigned long long seq, cyc;
+    unsigned a, size;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/truth.txt", dir);
+    cr_assert((f = fopen(path, "r")), "%s missing", path);
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%llu %llu I %x %7s %u %*s %*s %31s", &seq, &cyc, &a, isa, &size,
+                   wp) != 6) {
+            if (strstr(line, " X "))
+                pisa[0] = '\0'; /* the next one comes from a vector */
+            continue;
+        }
+        if (!strcmp(isa, "T32") && (size == 4 || (!strcmp(pisa, "A32") &&
+                                                  !strcmp(pwp, "direct-link"))))
+            al_push(l, a);
+        snprintf(pisa, sizeof pisa, "%s", isa);
+        snprintf(pwp, sizeof pwp, "%s", wp);
+    }
+    fclose(f);
+}
+
 /* One Intel HEX data or extended-linear-address record. */
 static void ihex_record(FILE *f, uint8_t type, uint16_t addr, const uint8_t *d, uint8_t n)
 {
@@ -1293,8 +1392,9 @@ typedef struct tr_rec {
  * between markers, so that count must be the truth's cycles between the
  * two records' starts: the stamp of the record before each (truth.txt).
  * The instruction after a marker is not checked (the marker's cycles are
- * port time only).  Returns the instruction lines checked. */
-static size_t openocd_cycles(const vinfo *v, const char *dir, const oo_evs *ev)
+ * port time only).  Only the first max_i instruction lines (SIZE_MAX:
+ * all).  Returns the instruction lines checked. */
+static size_t openocd_cycles(const vinfo *v, const char *dir, const oo_evs *ev, size_t max_i)
 {
     char path[1200], line[512];
     tr_rec *r = NULL;
@@ -1336,10 +1436,12 @@ static size_t openocd_cycles(const vinfo *v, const char *dir, const oo_evs *ev)
         r[nr++] = x;
     }
     fclose(f);
-    for (size_t i = 0; i < ev->n; i++) {
+    for (size_t i = 0, ni = 0; i < ev->n; i++) {
         const oo_ev *e = &ev->e[i];
         uint64_t start;
 
+        if (e->kind == 'I' && ni++ == max_i)
+            break; /* past what its listing agrees on (limit thumb2) */
         if (e->kind == 'M') {
             have_last = false;
             continue;
@@ -1381,7 +1483,7 @@ static void openocd_vector(const vinfo *v, oo_totals *t)
     oo_evs ev = {0};
     tb_etmv1_config cfg;
     bool aborted = false;
-    size_t same = 0;
+    size_t same = 0, agree_i = SIZE_MAX; /* OpenOCD's lines its cycles are checked on */
     FILE *f;
     int st;
 
@@ -1491,13 +1593,56 @@ static void openocd_vector(const vinfo *v, oo_totals *t)
                         "%zu instructions, then stops at a branch of APO >= 2 (largest %u)\n",
                 v->name, same, want.n, apo);
         t->limited++;
+    } else if (!strcmp(v->openocd, "thumb2")) {
+        /* OpenOCD's analyzer is for ARMv4T/v5 (2.5): it reads a 32-bit
+         * Thumb instruction as two Thumb-1 halves and does not follow an
+         * ARM BLX(immediate) into Thumb.  Up to the first such
+         * instruction in decode.addr its listing must be decode.addr's,
+         * with the instructions it takes for data aborts put back (as
+         * data-abort-shown); after it, it must differ (else drop the
+         * key), and the vector must reach one. */
+        addr_list t2 = {0};
+        size_t i = 0, j = 0, k = 0, stop = want.n;
+
+        thumb2_addrs(dir, &t2);
+        to_abort_vector(dir, &aborts);
+        for (size_t w = 0; w < want.n && stop == want.n; w++)
+            for (size_t q = 0; q < t2.n; q++)
+                if (want.a[w] == t2.a[q]) {
+                    stop = w;
+                    break;
+                }
+        cr_expect_lt(stop, want.n, "%s: listed as thumb2, but decode.addr has no 32-bit Thumb "
+                     "instruction or BLX(immediate) target", v->name);
+        while (i < got.n && j < stop) {
+            if (got.a[i] == want.a[j]) {
+                i++;
+                j++;
+            } else if (k < aborts.n && got.a[i] == aborts.a[k]) {
+                i++;
+                k++;
+            } else {
+                break;
+            }
+        }
+        cr_expect_eq(j, stop, "%s: OpenOCD's instruction %zu (0x%08X) is not decode.addr's "
+                     "%zu (0x%08X), before the first Thumb-2 instruction (decode.addr's %zu)",
+                     v->name, i, i < got.n ? got.a[i] : 0, j, j < want.n ? want.a[j] : 0, stop);
+        cr_expect(!(same == got.n && same == want.n), "%s: listed as meeting OpenOCD's thumb2 "
+                  "limit, but its listing equals decode.addr: drop the openocd key", v->name);
+        fprintf(stderr, "vectors vs OpenOCD: %s: thumb2: OpenOCD agrees for %zu of %zu "
+                        "instructions (%zu data-abort lines put back), up to the first it "
+                        "cannot follow\n", v->name, j, want.n, k);
+        agree_i = i;
+        free(t2.a);
+        t->limited++;
     } else {
         cr_expect_fail("%s: unknown OpenOCD limit '%s' (docs/vectors.md)", v->name, v->openocd);
     }
     /* Its cycle counts, where its listing is the decode's (data aborts
      * put back do not change them). */
     if (cfg.cycle_accurate && strcmp(v->openocd, "no-ctxid")) {
-        size_t k = openocd_cycles(v, dir, &ev);
+        size_t k = openocd_cycles(v, dir, &ev, agree_i);
 
         cr_expect_gt(k, 0, "%s: cycle-accurate, but OpenOCD showed no cycle counts", v->name);
         t->ca++;

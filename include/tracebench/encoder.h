@@ -157,7 +157,9 @@ void tb_encoder_set_packet_cb(tb_encoder *e, tb_packet_cb cb, void *ctx);
  * the truth seq of the newest instruction whose trace had gone out (its
  * atom, branch or WP update packet): a decoder shows it and everything
  * before it, and nothing after it until the overflow I-sync
- * (have_shown false: nothing had gone out since the last resume). */
+ * (have_shown false: nothing had gone out since the last resume).  The
+ * trace ports (ETMv1, ETMv2) count an instruction an exception cancelled
+ * only until that exception's trace went out, which retracts it. */
 typedef void (*tb_overflow_cb)(void *ctx, bool have_shown, uint64_t shown_seq);
 void tb_encoder_set_overflow_cb(tb_encoder *e, tb_overflow_cb cb, void *ctx);
 

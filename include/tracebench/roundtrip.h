@@ -67,6 +67,9 @@ typedef struct tb_compare_stats {
                                * with data trace on) */
     uint64_t data_untraced;   /* truth transfers not expected: outside
                                * ViewData, suppressed, in gaps */
+    uint64_t resumes_discarded; /* overflow resumes another overflow resume
+                               * followed before anything was shown: the
+                               * first was speculative (IHI0014Q 5.9) */
 } tb_compare_stats;
 
 typedef struct tb_compare tb_compare;
