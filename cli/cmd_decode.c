@@ -90,7 +90,9 @@ struct run {
 static int on_span(void *ctx, const uint8_t *data, size_t len, const tb_span_map *map)
 {
     struct run *r = ctx;
-    int n = tb_decoder_push_span(r->dec, r->parser, data, len, map, on_elem, r->o);
+    /* len 0: a corrupt frame may have cut the bytes (input.c). */
+    int n = len ? tb_decoder_push_span(r->dec, r->parser, data, len, map, on_elem, r->o)
+                : tb_decoder_push_gap(r->dec, r->parser, map->index[0], on_elem, r->o);
     char prefix[32];
 
     if (n < 0 && !r->err)
@@ -149,8 +151,14 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
         r = tb_cli_input_stream_spans(in, k, on_span, &run, err, sizeof err);
         if (run.err)
             r = run.err;
-        if (r >= 0)
-            r = tb_decoder_push_finish(run.dec, run.parser, on_elem, o);
+        /* Corrupt frames: decoded past them to the end (NO_SYNC where
+         * bytes were lost), then the error in err is reported. */
+        if (r >= 0 || r == TB_ERR_BAD_FRAME) {
+            int f = tb_decoder_push_finish(run.dec, run.parser, on_elem, o);
+
+            if (f < 0)
+                r = f;
+        }
     }
     tb_cli_progress_clear(&o->pr);
     tb_cli_disasm_free(o->dis);
@@ -172,7 +180,8 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
         if (r == TB_ERR_BAD_FRAME && in->is_file)
             fprintf(stderr, "tracebench decode: %s: does the file hold one source's bytes, "
                             "not CoreSight frames? then give --buffer raw\n", s->name);
-        return TB_EXIT_ERROR;
+        /* Decoded to the end past the corrupt frames: trace was lost. */
+        return r == TB_ERR_BAD_FRAME ? TB_EXIT_LOST : TB_EXIT_ERROR;
     }
     r = tb_cli_health_report(in, k, &o->health);
     if (r == TB_EXIT_LOST && o->format == FMT_ADDR) {

@@ -44,6 +44,15 @@ static int on_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
     listing *l = ctx;
 
     tb_health_bytes(&l->health, len);
+    if (len == 0) {
+        /* A corrupt frame may have cut the bytes (input.c): a packet
+         * begun is listed INCOMPLETE, then the parser looks for the next
+         * A-sync. */
+        int r = tb_parser_finish(l->parser, on_packet, l);
+
+        tb_parser_reset(l->parser);
+        return r < 0;
+    }
     return tb_parser_push(l->parser, data, len, index, on_packet, l) < 0;
 }
 
@@ -74,8 +83,13 @@ static int list_source(const tb_cli_input *in, size_t k, bool json, int *write_e
     }
     rc = l.write_errno ? TB_ERR_IO
                        : tb_cli_input_stream(in, k, on_bytes, &l, err, sizeof err);
-    if (rc == 0)
-        rc = tb_parser_finish(l.parser, on_packet, &l);
+    /* Corrupt frames: listed past them to the end, the error after. */
+    if (rc == 0 || rc == TB_ERR_BAD_FRAME) {
+        int f = tb_parser_finish(l.parser, on_packet, &l);
+
+        if (f < 0)
+            rc = f;
+    }
     tb_parser_free(l.parser);
     if (l.write_errno) {
         *write_errno = l.write_errno;
@@ -83,7 +97,8 @@ static int list_source(const tb_cli_input *in, size_t k, bool json, int *write_e
     }
     if (rc < 0) {
         fprintf(stderr, "tracebench packets: %s: %s\n", s->name, *err ? err : tb_err_str(rc));
-        return TB_EXIT_ERROR;
+        /* Listed to the end past the corrupt frames: trace was lost. */
+        return rc == TB_ERR_BAD_FRAME ? TB_EXIT_LOST : TB_EXIT_ERROR;
     }
     if (!json) {
         printf("# %s: %" PRIu64 " packets, %" PRIu64 " bad\n", s->name, l.packets, l.errors);

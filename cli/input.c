@@ -576,22 +576,27 @@ static const char *file_format(const tb_cli_input *in)
     return in->formatted == 1 ? "coresight" : "source_data";
 }
 
+/* Both pass gaps on (a call with len 0 where a corrupt frame may have
+ * cut the source's bytes, stream.h): decode and packets resynchronise
+ * there. */
+static const tb_stream_opts gap_opts = {.gaps = true};
+
 int tb_cli_input_stream_spans(const tb_cli_input *in, size_t k, tb_stream_span_cb cb,
                               void *ctx, char *err, size_t errlen)
 {
     if (in->is_file)
-        return tb_stream_file_spans(in->path, file_format(in), in->srcs[k].cfg.trace_id, NULL,
-                                    cb, ctx, err, errlen);
-    return tb_stream_source_spans(&in->snap, in->srcs[k].src, NULL, cb, ctx, err, errlen);
+        return tb_stream_file_spans(in->path, file_format(in), in->srcs[k].cfg.trace_id,
+                                    &gap_opts, cb, ctx, err, errlen);
+    return tb_stream_source_spans(&in->snap, in->srcs[k].src, &gap_opts, cb, ctx, err, errlen);
 }
 
 int tb_cli_input_stream(const tb_cli_input *in, size_t k, tb_stream_cb cb, void *ctx,
                         char *err, size_t errlen)
 {
     if (in->is_file)
-        return tb_stream_file(in->path, file_format(in), in->srcs[k].cfg.trace_id, NULL, cb,
-                              ctx, err, errlen);
-    return tb_stream_source(&in->snap, in->srcs[k].src, NULL, cb, ctx, err, errlen);
+        return tb_stream_file(in->path, file_format(in), in->srcs[k].cfg.trace_id, &gap_opts,
+                              cb, ctx, err, errlen);
+    return tb_stream_source(&in->snap, in->srcs[k].src, &gap_opts, cb, ctx, err, errlen);
 }
 
 /* The PT_LOAD segments of an ELF file into m. */

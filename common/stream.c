@@ -245,6 +245,8 @@ static int on_run(void *ctx, uint8_t id, uint64_t index, const uint8_t *data,
 
     if (id != r->id)
         return 0;
+    if (len == 0) /* a gap (opts->gaps) */
+        return r->cb(r->ctx, index, data, 0) ? 1 : 0;
     return deliver(r, index, data, len) < 0 ? 1 : 0;
 }
 
@@ -277,6 +279,33 @@ typedef struct buffer_files {
     uint8_t trace_id;
 } buffer_files;
 
+/* The buffer's frame errors, if any, as one line in err: where the first
+ * was and what it was, how many followed.  Returns whether there were
+ * any. */
+static bool bad_frames(const tb_deformatter *dfm, const buffer_files *bf, char *err,
+                       size_t errlen)
+{
+    uint64_t n = 0, first = 0, last = 0;
+    char what[64], more[96] = "";
+    int id = -1;
+
+    if (tb_deformatter_error_info(dfm, &n, &last) < 1)
+        return false;
+    (void)tb_deformatter_first_error(dfm, &first, &id);
+    if (id >= 0)
+        snprintf(what, sizeof what, "reserved trace ID 0x%02x", (unsigned)id);
+    else
+        snprintf(what, sizeof what, "broken frame sync pattern");
+    if (n > 1)
+        snprintf(more, sizeof more, " (%llu frame errors in all, the last at byte %llu)",
+                 (unsigned long long)n, (unsigned long long)last);
+    snprintf(err, errlen, "buffer %s: corrupt CoreSight frames: %s at byte %llu%s; "
+             "the bytes up to each next ID byte belong to no source and were dropped, "
+             "the rest was read (is the buffer's format, %s, right?)",
+             bf->buf->name, what, (unsigned long long)first, more, bf->buf->format);
+    return true;
+}
+
 static int stream_files(const buffer_files *bf, const tb_stream_opts *opts,
                         tb_stream_cb cb, tb_stream_span_cb span_cb, void *ctx,
                         char *err, size_t errlen)
@@ -291,6 +320,8 @@ static int stream_files(const buffer_files *bf, const tb_stream_opts *opts,
     size_t f;
 
     formatted = tb_snap_buffer_frame_flags(bf->buf, &flags);
+    if (opts && opts->gaps)
+        flags |= TB_FRAME_REPORT_GAPS;
     if (formatted < 0) {
         snprintf(err, errlen, "buffer %s has unknown format '%s': use "
                  "coresight, dstream_coresight or source_data",
@@ -340,6 +371,11 @@ static int stream_files(const buffer_files *bf, const tb_stream_opts *opts,
                 rc = tb_deformatter_push_spans(dfm, block, n, offset, on_span, &r);
             else
                 rc = tb_deformatter_push(dfm, block, n, offset, on_run, &r);
+            /* A corrupt frame: the deformatter has dropped what no ID
+             * byte claims and read the whole chunk; the rest of the
+             * buffer follows (reported at the end, bad_frames). */
+            if (rc == TB_ERR_BAD_FRAME)
+                rc = 0;
             if (rc < 0 && rc != TB_ERR_STOPPED)
                 snprintf(err, errlen, "%s: %s near buffer offset %llu", path,
                          tb_err_str(rc), (unsigned long long)offset);
@@ -354,9 +390,11 @@ static int stream_files(const buffer_files *bf, const tb_stream_opts *opts,
     if (rc == 0 && dfm) {
         rc = span_cb ? tb_deformatter_finish_spans(dfm, on_span, &r)
                      : tb_deformatter_finish(dfm, on_run, &r);
-        if (rc < 0)
+        if (rc < 0 && rc != TB_ERR_BAD_FRAME)
             snprintf(err, errlen, "buffer %s: %s at its end", bf->buf->name,
                      tb_err_str(rc));
+        if ((rc == 0 || rc == TB_ERR_BAD_FRAME) && bad_frames(dfm, bf, err, errlen))
+            rc = TB_ERR_BAD_FRAME;
     }
     free(block);
     tb_deformatter_free(dfm);

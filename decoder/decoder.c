@@ -2,6 +2,7 @@
  * walker, and the snapshot -> elements convenience. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fused.h"
 #include "tracebench/classify.h"
@@ -236,6 +237,25 @@ int tb_decoder_push_finish(tb_decoder *d, tb_parser *p, tb_element_cb cb, void *
     return r < 0 ? r : f.nel + r;
 }
 
+int tb_decoder_push_gap(tb_decoder *d, tb_parser *p, uint64_t index, tb_element_cb cb,
+                        void *ctx)
+{
+    tb_packet pkt;
+
+    if (!d || !p || !same_protocol(d, p))
+        return TB_ERR_INVAL;
+    /* What the parser held belongs to bytes that do not continue: it
+     * starts again from an A-sync.  The decoder takes the gap as a bad
+     * packet (its sync is lost until the next I-sync), with the cause. */
+    tb_parser_reset(p);
+    memset(&pkt, 0, sizeof pkt);
+    pkt.kind = TB_PKT_BAD_SEQUENCE;
+    pkt.protocol = d->protocol;
+    pkt.index = index;
+    pkt.err = TB_ERR_BAD_FRAME;
+    return tb_decoder_packet(d, &pkt, cb, ctx);
+}
+
 void tb_decoder_reset(tb_decoder *d)
 {
     if (!d)
@@ -317,7 +337,8 @@ static int on_span(void *ctx, const uint8_t *data, size_t len,
                    const tb_span_map *map)
 {
     struct snap_run *r = ctx;
-    int n = tb_decoder_push_span(r->dec, r->parser, data, len, map, r->cb, r->ctx);
+    int n = len ? tb_decoder_push_span(r->dec, r->parser, data, len, map, r->cb, r->ctx)
+                : tb_decoder_push_gap(r->dec, r->parser, map->index[0], r->cb, r->ctx);
 
     if (n < 0 && !r->err)
         r->err = n;
@@ -379,6 +400,7 @@ static int decode_snapshot(const char *dir, int id, tb_element_cb cb, void *ctx,
     tb_config cfg;
     tb_memimage *mem = NULL;
     struct snap_run run = {0};
+    bool bad_frame;
     int r;
 
     if (!dir)
@@ -414,9 +436,14 @@ static int decode_snapshot(const char *dir, int id, tb_element_cb cb, void *ctx,
         r = TB_ERR_NOMEM;
         goto out;
     }
-    r = tb_stream_source_spans(&snap, src, NULL, on_span, &run, err, errlen);
+    r = tb_stream_source_spans(&snap, src, &(tb_stream_opts){.gaps = true}, on_span, &run,
+                               err, errlen);
     if (run.err)
         r = run.err;
+    /* Corrupt frames: decoded past them to the end; the error after. */
+    bad_frame = r == TB_ERR_BAD_FRAME;
+    if (bad_frame)
+        r = 0;
     if (r >= 0) {
         r = tb_parser_finish(run.parser, on_packet, &run);
         if (run.err)
@@ -425,7 +452,7 @@ static int decode_snapshot(const char *dir, int id, tb_element_cb cb, void *ctx,
     if (r >= 0)
         r = tb_decoder_finish(run.dec, cb, ctx);
     if (r >= 0)
-        r = 0;
+        r = bad_frame ? TB_ERR_BAD_FRAME : 0;
     else if (err && errlen && !err[0])
         snprintf(err, errlen, "decode: %s", tb_err_str(r));
 out:

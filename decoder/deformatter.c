@@ -67,6 +67,15 @@ struct tb_deformatter {
     uint64_t n_errors;
     uint64_t last_err_off;
     bool err_this_call;
+    uint64_t first_err_off;
+    int first_err_id;        /* reserved ID, -1: sync pattern */
+
+    /* TB_FRAME_REPORT_GAPS: delivered IDs whose bytes a frame error may
+     * have cut since their last run (bit id), and the offset of that
+     * error; a run of id after lost_from[id] gets a gap before it. */
+    uint64_t lost[2];
+    bool lost_any;
+    uint64_t lost_from[0x80];
 
     /* Span mode (tb_deformatter_push_spans): consecutive runs of one ID
      * joined, with their indices.  Not cleared by reset_state(), so that
@@ -116,6 +125,7 @@ static void reset_state(tb_deformatter *d)
     memset(&d->sync_mode, 0,
            offsetof(tb_deformatter, span_len) - offsetof(tb_deformatter, sync_mode));
     d->sync_mode = (d->flags & (TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC)) != 0;
+    d->first_err_id = 0;
     /* Without FSYNCs there is nothing to search for: frames start at the
      * first byte (OpenCSD does the same for HSYNC-only streams). */
     d->synced = !(d->flags & TB_FRAME_HAS_FSYNC);
@@ -127,7 +137,7 @@ tb_deformatter *tb_deformatter_new(unsigned flags)
     tb_deformatter *d;
 
     if (flags & ~(unsigned)(TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC |
-                            TB_FRAME_RESET_ON_4FSYNC))
+                            TB_FRAME_RESET_ON_4FSYNC | TB_FRAME_REPORT_GAPS))
         return NULL;
     d = malloc(sizeof *d);
     if (!d)
@@ -198,11 +208,48 @@ int tb_deformatter_error_info(const tb_deformatter *d, uint64_t *count,
     return d->n_errors ? 1 : 0;
 }
 
-static void frame_error(tb_deformatter *d, uint64_t off)
+int tb_deformatter_first_error(const tb_deformatter *d, uint64_t *offset, int *id)
 {
+    if (!d)
+        return TB_ERR_INVAL;
+    if (offset)
+        *offset = d->first_err_off;
+    if (id)
+        *id = d->first_err_id;
+    return d->n_errors ? 1 : 0;
+}
+
+/* id: the reserved ID, or -1 for a broken sync pattern. */
+static void frame_error(tb_deformatter *d, uint64_t off, int id)
+{
+    if (!d->n_errors) {
+        d->first_err_off = off;
+        d->first_err_id = id;
+    }
     d->n_errors++;
     d->last_err_off = off;
     d->err_this_call = true;
+    if (d->flags & TB_FRAME_REPORT_GAPS) {
+        for (unsigned k = 1; k < 0x70; k++)
+            if (!((d->lost[k >> 6] >> (k & 63)) & 1))
+                d->lost_from[k] = off;
+        d->lost[0] = d->want[0];
+        d->lost[1] = d->want[1];
+        d->lost_any = true;
+    }
+}
+
+/* TB_FRAME_REPORT_GAPS: before the first run of id at index after a
+ * frame error, a run of length 0 (span mode: cb is span_run, which
+ * passes it on as a span of length 0). */
+static inline int gap_before(tb_deformatter *d, unsigned id, uint64_t index,
+                             const uint8_t *data, tb_frame_data_cb cb, void *ctx)
+{
+    if (!d->lost_any || !((d->lost[id >> 6] >> (id & 63)) & 1) || index <= d->lost_from[id])
+        return 0;
+    d->lost[id >> 6] &= ~(1ull << (id & 63));
+    d->lost_any = (d->lost[0] | d->lost[1]) != 0;
+    return cb && cb(ctx, (uint8_t)id, index, data, 0) ? TB_ERR_STOPPED : 0;
 }
 
 /* IDs 0x70-0x7F are reserved (protocol-notes 5.1): a stream that names
@@ -211,7 +258,7 @@ static void set_id(tb_deformatter *d, unsigned id, uint64_t off)
 {
     d->cur_id = id;
     if (id >= 0x70)
-        frame_error(d, off);
+        frame_error(d, off, (int)id);
 }
 
 /* Spreads four aux bits to bit 0 of bytes 0, 2, 4 and 6 of a word. */
@@ -344,6 +391,8 @@ static TB_NOINLINE int unpack_runs(tb_deformatter *d, const uint8_t *f,
     for (k = 0; k <= nr; k++) {
         if (start[k + 1] == start[k] || !deliverable(d, id[k]))
             continue;
+        if (gap_before(d, id[k], idx[k], out + start[k], cb, ctx) < 0)
+            return TB_ERR_STOPPED;
         if (cb && cb(ctx, (uint8_t)id[k], idx[k], out + start[k],
                      start[k + 1] - start[k]))
             return TB_ERR_STOPPED;
@@ -371,6 +420,8 @@ static inline int unpack_frame(tb_deformatter *d, const uint8_t *f,
 
         if (!deliverable(d, d->cur_id) || !cb)
             return 0;
+        if (gap_before(d, d->cur_id, d->sof, f, cb, ctx) < 0)
+            return TB_ERR_STOPPED;
         if (d->spans) {
             /* Straight into the span, without span_run()'s call and
              * variable-length copy out of a stack buffer (Snowball PTM
@@ -629,7 +680,8 @@ static int push_aligned(tb_deformatter *d, const uint8_t *data, size_t len,
 
         if (d->fill == 0 && len - p >= TB_FRAME_SIZE) {
 #if TB_DF_GROUPS
-            if (d->groups && d->spans && d->one_id && !by_frame && len - p >= 64) {
+            if (d->groups && d->spans && d->one_id && !by_frame && !d->lost_any &&
+                len - p >= 64) {
                 size_t used = 0;
 
                 if (span_groups(d, data + p, (len - p) / 64, offset + p, &used) < 0)
@@ -673,7 +725,7 @@ static int push_aligned(tb_deformatter *d, const uint8_t *data, size_t len,
                 memcmp(f + 12, FSYNC, 4) == 0) {
                 d->cur_id = ID_UNKNOWN;
             } else {
-                frame_error(d, d->sof);
+                frame_error(d, d->sof, -1);
                 d->cur_id = ID_UNKNOWN;
             }
             continue;
@@ -716,7 +768,7 @@ static bool v_is_fsync(const view *v, size_t p)
  * since the lost bytes may have changed it. */
 static void sync_error(tb_deformatter *d, uint64_t off)
 {
-    frame_error(d, off);
+    frame_error(d, off, -1);
     d->fill = 0;
     d->in_frame = false;
     d->fsyncs = 0;
@@ -862,8 +914,8 @@ int tb_deformatter_push(tb_deformatter *d, const uint8_t *data, size_t len,
 
 int tb_deformatter_finish(tb_deformatter *d, tb_frame_data_cb cb, void *ctx)
 {
-    uint64_t n_errors, last_err;
-    int rc = 0;
+    uint64_t n_errors, last_err, first_err;
+    int first_id, rc = 0;
 
     if (!d)
         return TB_ERR_INVAL;
@@ -884,9 +936,13 @@ int tb_deformatter_finish(tb_deformatter *d, tb_frame_data_cb cb, void *ctx)
     /* Ready for the next buffer; the error tally stays readable. */
     n_errors = d->n_errors;
     last_err = d->last_err_off;
+    first_err = d->first_err_off;
+    first_id = d->first_err_id;
     reset_state(d);
     d->n_errors = n_errors;
     d->last_err_off = last_err;
+    d->first_err_off = first_err;
+    d->first_err_id = first_id;
     return rc;
 }
 
@@ -911,6 +967,18 @@ static int span_run(void *vd, uint8_t id, uint64_t index, const uint8_t *data,
                     size_t len)
 {
     tb_deformatter *d = vd;
+
+    if (len == 0) {
+        /* A gap (gap_before): the span so far, then an empty one whose
+         * one segment, of no bytes, gives the gap's index. */
+        const size_t end0 = 0;
+        const uint64_t at = index;
+        const tb_span_map gap = {1, &end0, &at};
+
+        if (span_flush(d, d->span_cb, d->span_ctx) < 0)
+            return 1;
+        return d->span_cb && d->span_cb(d->span_ctx, id, data, 0, &gap) ? 1 : 0;
+    }
 
     if (span_room(d, id, len) < 0)
         return 1;

@@ -84,6 +84,13 @@ struct tb_etmv3_decoder {
      * range again (run_atoms() then only renews index and cc).  Cleared
      * whenever rng is emitted, opened or changed. */
     bool rng_loop;
+    /* An exception exit packet (0x76) right after the held range's last
+     * instruction (the exception return): held behind it, because a
+     * Cancel in the branch packet that follows still retracts that
+     * instruction (IHI0014Q 6.7.1: the most recently traced one), and
+     * with it this element. */
+    bool xret_held;
+    tb_element xret;
 
     /* Each P-header byte's atoms under cfg (IHI0014Q 7.3.1), as the
      * fused path's scan (scan_headers) adds them to a batch: hlim the
@@ -192,6 +199,7 @@ static void reset_state(tb_etmv3_decoder *d)
     forget_block(d);
     d->rng_valid = d->rng_open = d->rng_loop = false;
     d->rng.count = 0;
+    d->xret_held = false;
     d->out_index = 0;
     data_reset(d);
 }
@@ -279,6 +287,11 @@ static void flush_range(tb_etmv3_decoder *d, tb_emit *e)
         tb_emit_el(e, &d->rng);
         d->out_index = d->rng.index;
         d->rng_valid = d->rng_open = d->rng_loop = false;
+    }
+    if (d->xret_held) {
+        tb_emit_el(e, &d->xret);
+        d->out_index = d->xret.index;
+        d->xret_held = false;
     }
 }
 
@@ -887,11 +900,13 @@ static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_branch *pk
             emit(d, e, &d->eret);
     }
     if (pkt->x.has_exc && pkt->x.exc_cancel && !eret_cancel) {
-        /* The newest traced instruction did not complete: retract it. */
+        /* The newest traced instruction did not complete: retract it,
+         * and the exception exit it would have made (xret_held). */
         d->rng_loop = false;
         if (d->rng_valid && d->rng.count > 0) {
             tb_element *r = &d->rng;
 
+            d->xret_held = false;
             cancelled = true;
             cancelled_addr = r->last_addr;
             if (r->count == 1) {
@@ -1414,7 +1429,18 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
             d->started = false;
             break;
         }
-        emit(d, &e, &el);
+        if (d->rng_valid && d->rng.count > 0 && !d->xret_held) {
+            /* Held with the range (xret_held), which it closes: a new
+             * range is opened only after flush_range(), so the order
+             * stays, and a Cancel next retracts both (a Cancel names the
+             * most recently traced instruction, the last atom's, whatever
+             * packet came between: protocol-notes 2.7). */
+            d->xret = el;
+            d->xret_held = true;
+            d->rng_open = false;
+        } else {
+            emit(d, &e, &el);
+        }
         break;
     case TB_PKT_EXC_ENTRY:
         /* v7-M data-trace marker: the exception itself comes with the

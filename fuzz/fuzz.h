@@ -53,6 +53,31 @@ int tb_fuzz_etmv1_full(const uint8_t *data, size_t len);
 int tb_fuzz_etmv2_full(const uint8_t *data, size_t len);
 /* Needs the simulator (Unicorn): built only with it, not in the table. */
 int tb_fuzz_roundtrip(const uint8_t *data, size_t len);
+/* Differential against OpenCSD (fuzz_diff_ocsd.c): built only with its C
+ * API, not in the table; input as the decoder harnesses'. */
+int tb_fuzz_ocsd_etmv3(const uint8_t *data, size_t len);
+int tb_fuzz_ocsd_ptm(const uint8_t *data, size_t len);
+/* Their comparison for any trace (ocsd_mutate.c): our decode of the
+ * source's bytes in runs (len 0: bytes lost before index, a corrupt
+ * frame) against OpenCSD's of buf (a formatted buffer when formatted,
+ * else the source's bytes), over mem.  0 when they agree (up to
+ * documented faults), 1 with the report on stderr, -1 when too long
+ * (over 1 MiB). */
+typedef struct tb_ocsd_run {
+    uint64_t index;
+    const uint8_t *data;
+    size_t len;
+} tb_ocsd_run;
+int tb_ocsd_diff(const char *name, const tb_config *cfg, const tb_memimage *mem,
+                 const tb_ocsd_run *runs, size_t n_runs, const uint8_t *buf, size_t len,
+                 bool formatted);
+/* Whether each side of the last tb_ocsd_diff reported an error, and its
+ * first (valid until the next call). */
+void tb_ocsd_diff_errors(bool *ours, bool *theirs, const char **ours_why,
+                         const char **theirs_why);
+/* The documented faults' names and how often each explained a
+ * difference in this process.  Returns how many there are. */
+size_t tb_ocsd_diff_hits(const char **names, unsigned *hits, size_t max);
 /* The planted-fault harness of the gate's test (fuzz_plant.c): not in
  * the table, never in OSS-Fuzz. */
 int tb_fuzz_plant(const uint8_t *data, size_t len);
@@ -136,6 +161,17 @@ void tb_fuzz_etmv2_config_bytes(const tb_etmv2_config *cfg, bool own_header,
 #define TB_FUZZ_LONG_THUMB_BASE 0x00030000u
 #define TB_FUZZ_LONG_BYTES 0x2000u
 const tb_memimage *tb_fuzz_image(void);
+/* The OpenCSD differential harnesses' image: the same layout, only
+ * architecturally defined code (fuzz_util.c). */
+const tb_memimage *tb_fuzz_ocsd_image(void);
+/* Whether addr starts an instruction of tb_fuzz_ocsd_image() in isa (a
+ * branch into the second halfword of a 32-bit Thumb instruction does not,
+ * nor an address in the other instruction set's code). */
+bool tb_fuzz_ocsd_insn_start(uint32_t addr, tb_isa isa);
+/* Their configuration: tb_fuzz_config() without data trace, and a PTM
+ * return stack enabled only as implemented (ETMCCER[23]). */
+void tb_fuzz_ocsd_config(tb_protocol proto, const uint8_t b[TB_FUZZ_CFG_BYTES],
+                         tb_config *cfg);
 
 /* Deterministic split point in [0, len] from the input's bytes. */
 size_t tb_fuzz_split(const uint8_t *data, size_t len);

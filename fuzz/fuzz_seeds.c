@@ -16,6 +16,7 @@
 
 #include "fuzz.h"
 #include "tracebench/classify.h"
+#include "tracebench/encoder.h"
 #include "tracebench/etmv2.h"
 #include "tracebench/frame.h"
 #include "tracebench/writer.h"
@@ -530,6 +531,8 @@ typedef struct e1_walk {
     tb_classifier *cls;
     tb_etmv1_encoder *enc;
     tb_etmv2_encoder *enc2;  /* ETMv2 seeds: records go here instead */
+    tb_encoder *enc3;        /* ETMv3/PTM seeds (ocsd_seeds): or here */
+    const tb_memimage *img;  /* NULL: tb_fuzz_image() */
     tb_exec_record r;
     uint64_t seq, cycle;
     int rc;
@@ -554,8 +557,9 @@ static void e1_rec(e1_walk *w, tb_rec_kind k)
 static void e1_push(e1_walk *w)
 {
     if (w->rc >= 0)
-        w->rc = w->enc2 ? tb_etmv2_encoder_push(w->enc2, &w->r)
-                        : tb_etmv1_encoder_push(w->enc, &w->r);
+        w->rc = w->enc3   ? tb_encoder_push(w->enc3, &w->r)
+                : w->enc2 ? tb_etmv2_encoder_push(w->enc2, &w->r)
+                          : tb_etmv1_encoder_push(w->enc, &w->r);
 }
 
 static uint32_t e1_code_addr(e1_walk *w, tb_isa *isa)
@@ -565,6 +569,21 @@ static uint32_t e1_code_addr(e1_walk *w, tb_isa *isa)
     *isa = (r & 1) ? TB_ISA_THUMB : TB_ISA_ARM;
     if (*isa == TB_ISA_ARM)
         return TB_FUZZ_ARM_BASE + (uint32_t)((r >> 8) % (TB_FUZZ_CODE_BYTES / 4 - 64)) * 4;
+    if (w->img) {
+        /* The OpenCSD image: a Thumb instruction's first halfword, never
+         * the middle of a 32-bit one (an encoding the image does not
+         * define). */
+        const uint32_t want = TB_FUZZ_THUMB_BASE +
+                              (uint32_t)((r >> 8) % (TB_FUZZ_CODE_BYTES / 2 - 64)) * 2;
+        uint32_t a = TB_FUZZ_THUMB_BASE, last = a;
+        uint8_t hw[2];
+
+        while (a <= want && tb_memimage_read(w->img, a, hw, 2) == 2) {
+            last = a;
+            a += tb_thumb_size((uint16_t)(hw[0] | hw[1] << 8));
+        }
+        return last;
+    }
     return TB_FUZZ_THUMB_BASE + (uint32_t)((r >> 8) % (TB_FUZZ_CODE_BYTES / 2 - 64)) * 2;
 }
 
@@ -585,7 +604,7 @@ static void e1_exception(e1_walk *w, tb_exc_kind k, uint32_t off, uint32_t ret,
 
 static void e1_walk_image(e1_walk *w, const e1_seed_cfg *sc, unsigned n_insns)
 {
-    const tb_memimage *m = tb_fuzz_image();
+    const tb_memimage *m = w->img ? w->img : tb_fuzz_image();
     uint32_t pc = TB_FUZZ_ARM_BASE;
     tb_isa isa = TB_ISA_ARM;
     unsigned i;
@@ -858,6 +877,65 @@ static int etmv2_seeds(tb_fuzz_seed_cb cb, void *ctx)
     return count;
 }
 
+/* The OpenCSD differential harnesses (fuzz_diff_ocsd.c): the decoder
+ * seeds, and the encoder's trace of walks through their image
+ * (tb_fuzz_ocsd_image, with the ETMv1 walk above), so that both decoders
+ * follow long paths through code that agrees with the trace.  ETMv3 without data trace (OpenCSD
+ * decodes none with it). */
+static int ocsd_seeds(tb_protocol proto, const char *name, tb_fuzz_seed_cb cb, void *ctx)
+{
+    static const struct {
+        unsigned minor;
+        const char *opts;
+    } etm[] = {{5, ""}, {5, "ca,ts"}, {4, "alt,bb,vmid"}, {3, "ctxid=4"}, {0, "ca"},
+               {5, "ca,bb"}},
+      ptm[] = {{1, ""}, {1, "ca,ts"}, {0, "rs,ctxid=4"}, {1, "bb,vmid,ctxid=1"}};
+    static uint8_t buf[TB_FUZZ_CFG_BYTES + 2 * SEED_CAP];
+    const bool e3 = proto == TB_PROTO_ETMV3;
+    const size_t n_cfg = e3 ? sizeof etm / sizeof etm[0] : sizeof ptm / sizeof ptm[0];
+    tb_classifier *cls;
+    int count = proto_seeds(proto, name, cb, ctx);
+    size_t i;
+
+    if (count < 0)
+        return count;
+    cls = tb_classifier_new();
+    if (!cls)
+        return TB_ERR_NOMEM;
+    for (i = 0; i < n_cfg; i++) {
+        const e1_seed_cfg sc = {0};
+        tb_encoder_opts o;
+        tb_config c;
+        fbuf b = {buf + TB_FUZZ_CFG_BYTES, 0, 2 * SEED_CAP - TB_FUZZ_CFG_BYTES};
+        e1_walk w = {.rng = 0x6f637364ull + i, .cls = cls, .img = tb_fuzz_ocsd_image()};
+        char err[128], seed[64];
+
+        tb_encoder_opts_init(&o, proto);
+        if (tb_encoder_opts_parse(&o, e3 ? etm[i].opts : ptm[i].opts, err, sizeof err) < 0)
+            continue;
+        o.arch_minor = (uint8_t)(e3 ? etm[i].minor : ptm[i].minor);
+        o.sync_period = 256;
+        if (tb_encoder_config(&o, &c) < 0)
+            continue;
+        w.enc3 = tb_encoder_new(&o, sink, &b);
+        if (!w.enc3)
+            continue;
+        e1_walk_image(&w, &sc, 600);
+        if (w.rc >= 0)
+            w.rc = tb_encoder_finish(w.enc3);
+        tb_encoder_free(w.enc3);
+        if ((w.rc < 0 && w.rc != TB_ERR_NOSPACE) || b.len == 0)
+            continue;
+        tb_fuzz_config_bytes(proto, c.arch_minor, c.alt_branch, c.etmcr, c.etmccer, buf);
+        snprintf(seed, sizeof seed, "%s-walk%zu", name, i);
+        if (cb(ctx, seed, buf, TB_FUZZ_CFG_BYTES + b.len))
+            break;
+        count++;
+    }
+    tb_classifier_free(cls);
+    return count;
+}
+
 /* ---- gen (fuzz_gen.c): kept-seed table rows, good and bad, whose first
  * ten bytes also pick a seed, an ISA and a size for the generator ---- */
 static int gen_seeds(tb_fuzz_seed_cb cb, void *ctx)
@@ -934,6 +1012,8 @@ int tb_fuzz_seeds(const char *full_name, tb_fuzz_seed_cb cb, void *ctx)
         return etmv2_seeds(cb, ctx);
     if (strcmp(name, "roundtrip") == 0)
         return roundtrip_seeds(cb, ctx);
+    if (strcmp(name, "ocsd_etmv3") == 0 || strcmp(name, "ocsd_ptm") == 0)
+        return ocsd_seeds(name[5] == 'e' ? TB_PROTO_ETMV3 : TB_PROTO_PTM, name, cb, ctx);
     if (strcmp(name, "etmv3_parser") == 0 || strcmp(name, "etmv3_decoder") == 0)
         return proto_seeds(TB_PROTO_ETMV3, name, cb, ctx);
     if (strcmp(name, "ptm_parser") == 0 || strcmp(name, "ptm_decoder") == 0)

@@ -385,6 +385,325 @@ const tb_memimage *tb_fuzz_image(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* The image of the OpenCSD differential harnesses (fuzz_diff_ocsd.c):
+ * tb_fuzz_image()'s layout and kinds of waypoint, but only encodings the
+ * architecture defines (ARMv7-A ARM), entered only at instruction starts.
+ * Random words there, and branches into the second halfword of a 32-bit
+ * Thumb instruction, are often UNDEFINED or UNPREDICTABLE writes of the
+ * PC (LDRD pc, LDRB pc, data processing into the PC with a register
+ * shift, RFE with wrong should-be bits, branches inside IT blocks), on
+ * which two classifiers may rightly disagree, so the comparison would say
+ * nothing.  Registers are r0-r12 wherever a PC would make the encoding
+ * UNPREDICTABLE; IT blocks hold only plain instructions; every direct
+ * branch targets an instruction start (Thumb: laid out first, branches
+ * patched after). */
+
+/* Thumb instruction starts of the OpenCSD image, by halfword. */
+static bool ocsd_thumb_start[TB_FUZZ_CODE_BYTES / 2];
+
+/* A Thumb instruction start near byte offset want (the first at or
+ * after it, else the last before it). */
+static uint32_t ocsd_thumb_target(uint32_t want)
+{
+    uint32_t h = (want % TB_FUZZ_CODE_BYTES) / 2, k;
+
+    for (k = h; k < TB_FUZZ_CODE_BYTES / 2; k++)
+        if (ocsd_thumb_start[k])
+            return TB_FUZZ_THUMB_BASE + 2 * k;
+    for (k = h; k-- > 0;)
+        if (ocsd_thumb_start[k])
+            return TB_FUZZ_THUMB_BASE + 2 * k;
+    return TB_FUZZ_THUMB_BASE;
+}
+
+static uint32_t clean_arm_word(uint64_t *s, uint32_t pc)
+{
+    uint32_t r = (uint32_t)rng_next(s);
+    uint32_t cond = (r >> 28) % 14;
+    uint32_t rd = (r >> 12) % 13, rn = (r >> 16) % 13;
+    int32_t off = (int32_t)((r >> 4) % 128) - 64;
+
+    switch (rng_next(s) % 26) {
+    case 0: case 1: case 2: case 3:
+        return 0xE2800000u | rn << 16 | rd << 12 | (r & 0xFFF);         /* ADD imm */
+    case 4: case 5:
+        return (cond << 28) | 0x03A00000u | rd << 12 | (r & 0xFF);      /* MOV<c> imm */
+    case 6:
+        return 0xE1A00000u | rd << 12 | (r % 13);                        /* MOV reg */
+    case 7: case 8: case 9:
+        return 0xEA000000u | ((uint32_t)off & 0xFFFFFFu);                /* B */
+    case 10: case 11:
+        return (cond << 28) | 0x0A000000u | ((uint32_t)off & 0xFFFFFFu); /* B<c> */
+    case 12:
+        return 0xEB000000u | ((uint32_t)off & 0xFFFFFFu);                /* BL */
+    case 13:
+        return 0xE12FFF1Eu;                                              /* BX lr */
+    case 14:
+        return 0xE12FFF30u | (r & 7);                                    /* BLX rN */
+    case 15:
+        return 0xE8BD8000u | (r & 0xFF);                                 /* POP {..,pc} */
+    case 16:
+        return 0xE49DF004u;                                              /* LDR pc,[sp],#4 */
+    case 17:
+        return (r & 1) ? 0xE25EF004u : 0xE1B0F00Eu;                      /* SUBS/MOVS pc,lr */
+    case 18:
+        return (r & 1) ? 0xF57FF06Fu : ((r & 2) ? 0xF57FF05Fu : 0xF57FF04Fu); /* ISB/DMB/DSB */
+    case 19:
+        return 0xEF000000u | (r & 0xFFFF);                               /* SVC */
+    case 20: {
+        /* BLX imm to a Thumb instruction start. */
+        uint32_t target = ocsd_thumb_target((r >> 8) % TB_FUZZ_CODE_BYTES);
+        int32_t d = (int32_t)(target - (pc + 8));
+        return 0xFA000000u | (((uint32_t)d & 2) << 23) | (((uint32_t)d >> 2) & 0xFFFFFFu);
+    }
+    case 21:
+        return (cond << 28) | 0x012FFF10u | (r % 13);                    /* BX<c> rN */
+    case 22: case 23:
+        return ((r >> 8) & 1 ? 0xE5900000u : 0xE5800000u) | rn << 16 | rd << 12 |
+               (r & 0xFFC);                                              /* LDR/STR imm */
+    case 24:
+        return ((r >> 9) & 1 ? 0xE8900000u : 0xE8800000u) | rn << 16 |
+               ((r & 0x1FFF) | 1u);                                      /* LDM/STM, no pc */
+    default:
+        return (cond << 28) | 0x01500000u | rn << 16 | (r % 13);         /* CMP<c> reg */
+    }
+}
+
+/* Thumb direct branches wait for their targets (ocsd_patch_branch). */
+enum { OB_BCOND = 1, OB_B, OB_CBZ, OB_BL, OB_BLX };
+
+/* Writes one Thumb instruction, or an IT block of plain instructions, at
+ * byte offset off; returns the bytes written.  A direct branch is
+ * written as its kind in *branch for the second pass. */
+static unsigned clean_thumb_insn(uint64_t *s, uint8_t *p, size_t room, uint8_t *branch)
+{
+    uint32_t r = (uint32_t)rng_next(s);
+    unsigned k = (unsigned)(rng_next(s) % 24), n, i;
+
+    *branch = 0;
+    if (room < 10 && k >= 11)
+        k = 0;
+    switch (k) {
+    case 0: case 1: case 2: case 3:
+        put16(p, (uint16_t)(0x1800u | (r & 0x1FF)));                     /* ADDS */
+        return 2;
+    case 4: case 5:
+        put16(p, (uint16_t)(0xD000u | (((r >> 8) % 14) << 8)));          /* B<c> */
+        *branch = OB_BCOND;
+        return 2;
+    case 6:
+        put16(p, 0xE000u);                                               /* B */
+        *branch = OB_B;
+        return 2;
+    case 7:
+        put16(p, 0x4770);                                                /* BX lr */
+        return 2;
+    case 8:
+        put16(p, (uint16_t)(0x4780u | ((r & 7) << 3)));                  /* BLX rN */
+        return 2;
+    case 9:
+        put16(p, (uint16_t)(0xBD00u | (r & 0xFF)));                      /* POP {..,pc} */
+        return 2;
+    case 10:
+        put16(p, (uint16_t)(0xB100u | (r & 0x807)));                     /* CBZ/CBNZ */
+        *branch = OB_CBZ;
+        return 2;
+    case 11: {
+        /* IT with 1-4 slots, each a plain ADDS (A8.8.54: a branch in an
+         * IT block other than last is UNPREDICTABLE). */
+        static const uint8_t masks[4] = {0x8, 0x4, 0x2, 0x1};
+        n = 1 + (r & 3);
+        put16(p, (uint16_t)(0xBF00u | (((r >> 4) % 14) << 4) | masks[n - 1]));
+        for (i = 1; i <= n; i++)
+            put16(p + 2 * i, (uint16_t)(0x1800u | ((r >> (8 + i)) & 0x1FF)));
+        return 2 + 2 * n;
+    }
+    case 12:
+        put16(p, 0xBF00);                                                /* NOP */
+        return 2;
+    case 13: case 14:
+        put16(p, (uint16_t)(((r & 0x800) ? 0x6000u : 0x6800u) | (r & 0x7FF))); /* STR/LDR */
+        return 2;
+    case 15: case 16:
+        put16(p, 0xF000u); put16(p + 2, 0xD000u);                        /* BL */
+        *branch = OB_BL;
+        return 4;
+    case 17:
+        put16(p, 0xF000u); put16(p + 2, 0xC000u);                        /* BLX imm */
+        *branch = OB_BLX;
+        return 4;
+    case 18:
+        put16(p, 0xF3BF); put16(p + 2, 0x8F6F);                          /* ISB */
+        return 4;
+    case 19:
+        put16(p, 0xF8DD); put16(p + 2, (uint16_t)(0xF000u | (r & 0xFC))); /* LDR.W pc,[sp,#i] */
+        return 4;
+    case 20:
+        put16(p, 0xF3DE); put16(p + 2, 0x8F04);                          /* SUBS pc,lr,#4 */
+        return 4;
+    default:
+        put16(p, 0xF04F);                                                /* MOV.W rN,#imm */
+        put16(p + 2, (uint16_t)(((r % 13) << 8) | (r >> 24)));
+        return 4;
+    }
+}
+
+/* BL/BLX T1/T2 (A8.8.25): S, J1 = NOT(I1 XOR S), J2 = NOT(I2 XOR S). */
+static void put_bl(uint8_t *p, int32_t d, uint16_t second)
+{
+    uint32_t u = (uint32_t)d >> 1, sgn = d < 0;
+    uint32_t j1 = !(((u >> 22) & 1) ^ sgn), j2 = !(((u >> 21) & 1) ^ sgn);
+
+    put16(p, (uint16_t)(0xF000u | (sgn << 10) | ((u >> 11) & 0x3FF)));
+    put16(p + 2, (uint16_t)(second | (j1 << 13) | (j2 << 11) | (u & 0x7FF)));
+}
+
+/* The second pass: a target at an instruction start within the
+ * branch's reach (ARMv7-A ARM A8.8.18, A8.8.29, A8.8.25). */
+static void ocsd_patch_branch(uint64_t *s, uint8_t *thumb, uint32_t off, uint8_t kind)
+{
+    const uint32_t pc = TB_FUZZ_THUMB_BASE + off;
+    uint32_t r = (uint32_t)rng_next(s), target;
+    uint8_t *p = thumb + off;
+    int32_t d;
+
+    switch (kind) {
+    case OB_CBZ:
+        /* Forward 4..130 bytes from the instruction. */
+        target = ocsd_thumb_target(off + 4 + (r % 64) * 2);
+        d = (int32_t)(target - (pc + 4));
+        if (d < 0 || d > 126) {
+            put16(p, 0xBF00); /* no start in reach: a NOP */
+            return;
+        }
+        put16(p, (uint16_t)((p[0] | p[1] << 8) | ((d >> 6) & 1) << 9 | ((d >> 1) & 0x1F) << 3));
+        return;
+    case OB_BCOND:
+    case OB_B:
+        target = ocsd_thumb_target((uint32_t)((int32_t)off + ((int32_t)(r % 120) - 60) * 2));
+        d = (int32_t)(target - (pc + 4));
+        if (kind == OB_BCOND)
+            put16(p, (uint16_t)((p[0] | p[1] << 8) | (((uint32_t)d >> 1) & 0xFF)));
+        else
+            put16(p, (uint16_t)(0xE000u | (((uint32_t)d >> 1) & 0x7FF)));
+        return;
+    case OB_BL:
+        target = ocsd_thumb_target((uint32_t)((int32_t)off + ((int32_t)(r % 256) - 128) * 2));
+        put_bl(p, (int32_t)(target - (pc + 4)), 0xD000u);
+        return;
+    default:
+        /* BLX imm: to an ARM word, from Align(PC, 4). */
+        target = TB_FUZZ_ARM_BASE + ((r >> 8) % (TB_FUZZ_CODE_BYTES / 4)) * 4;
+        d = (int32_t)(target - ((pc + 4) & ~3u));
+        put_bl(p, d, 0xC000u);
+        p[2] &= 0xFE; /* H = 0 */
+        return;
+    }
+}
+
+static tb_memimage *build_ocsd_image(void)
+{
+    static uint8_t arm[TB_FUZZ_CODE_BYTES], thumb[TB_FUZZ_CODE_BYTES];
+    static uint8_t kinds[TB_FUZZ_CODE_BYTES / 2];
+    static uint8_t vec[32], top[0x1000];
+    static uint8_t long_arm[TB_FUZZ_LONG_BYTES], long_thumb[TB_FUZZ_LONG_BYTES];
+    uint64_t s = 0x6f6373642d696d67ull;
+    tb_memimage *m = tb_memimage_new();
+    size_t i;
+
+    if (!m)
+        return NULL;
+    for (i = 0; i < sizeof vec; i += 4) {
+        uint32_t target = TB_FUZZ_ARM_BASE + (uint32_t)i * 64;
+        put32(vec + i, 0xEA000000u | (((target - (uint32_t)i - 8) >> 2) & 0xFFFFFFu));
+    }
+    for (i = 0; i < sizeof thumb;) {
+        ocsd_thumb_start[i / 2] = true;
+        i += clean_thumb_insn(&s, thumb + i, sizeof thumb - i, &kinds[i / 2]);
+    }
+    for (i = 0; i < sizeof thumb; i += 2)
+        if (kinds[i / 2])
+            ocsd_patch_branch(&s, thumb, (uint32_t)i, kinds[i / 2]);
+    for (i = 0; i < sizeof arm; i += 4)
+        put32(arm + i, clean_arm_word(&s, TB_FUZZ_ARM_BASE + (uint32_t)i));
+    /* The top page: straight ARM code up to 2^32, its last word a B back
+     * to the page start (ranges that end at 2^32, never past it). */
+    for (i = 0; i + 4 < sizeof top; i += 4)
+        put32(top + i, 0xE2800001u | (uint32_t)(i % 5) << 12);
+    put32(top + i, 0xEA000000u | ((uint32_t)(-(int32_t)(i + 8) / 4) & 0xFFFFFFu));
+    for (i = 0; i + 4 < sizeof long_arm; i += 4)
+        put32(long_arm + i, 0xE2800001u | (uint32_t)(i % 5) << 12);
+    put32(long_arm + i, 0xE12FFF1Eu);
+    for (i = 0; i + 2 < sizeof long_thumb; i += 2)
+        put16(long_thumb + i, (uint16_t)(0x3001u | (i % 5) << 8));
+    put16(long_thumb + i, 0x4770);
+    if (tb_memimage_add(m, TB_FUZZ_VEC_BASE, vec, sizeof vec) < 0 ||
+        tb_memimage_add(m, TB_FUZZ_ARM_BASE, arm, sizeof arm) < 0 ||
+        tb_memimage_add(m, TB_FUZZ_THUMB_BASE, thumb, sizeof thumb) < 0 ||
+        tb_memimage_add(m, TB_FUZZ_TOP_BASE, top, sizeof top) < 0 ||
+        tb_memimage_add(m, TB_FUZZ_LONG_ARM_BASE, long_arm, sizeof long_arm) < 0 ||
+        tb_memimage_add(m, TB_FUZZ_LONG_THUMB_BASE, long_thumb, sizeof long_thumb) < 0) {
+        tb_memimage_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+const tb_memimage *tb_fuzz_ocsd_image(void)
+{
+    static tb_memimage *image;
+
+    if (!image) {
+        image = build_ocsd_image();
+        if (!image)
+            tb_fuzz_fail("image", "cannot build the OpenCSD harnesses' memory image");
+    }
+    return image;
+}
+
+void tb_fuzz_ocsd_config(tb_protocol proto, const uint8_t b[TB_FUZZ_CFG_BYTES], tb_config *cfg)
+{
+    uint32_t etmcr, etmccer;
+
+    tb_fuzz_config(proto, b, cfg);
+    /* OpenCSD decodes no ETMv3 trace with data trace configured
+     * (docs/opencsd-bugs.md 8); a PTM that traces with its return stack
+     * (ETMCR[29]) has one (ETMCCER[23]; OpenCSD uses it only then, and
+     * without one ETMCR[29] reads as zero). */
+    etmcr = cfg->etmcr & ~(0xCu | (1u << 20));
+    etmccer = cfg->etmccer;
+    if (proto == TB_PROTO_PTM && (etmcr >> 29) & 1)
+        etmccer |= 1u << 23;
+    if (tb_config_from_regs(cfg, etmcr, cfg->etmidr, etmccer, cfg->traceidr) < 0)
+        tb_fuzz_fail("config", "tb_config_from_regs refused the OpenCSD harness registers");
+}
+
+bool tb_fuzz_ocsd_insn_start(uint32_t addr, tb_isa isa)
+{
+    /* Each region holds code of one instruction set only (the vectors,
+     * ARM, top and long ARM regions ARM; the Thumb and long Thumb regions
+     * Thumb): read in the other one, its bytes are no instructions. */
+    const bool arm_code = addr < 32 ||
+                          (addr >= TB_FUZZ_ARM_BASE && addr < TB_FUZZ_ARM_BASE + TB_FUZZ_CODE_BYTES) ||
+                          (addr >= TB_FUZZ_LONG_ARM_BASE &&
+                           addr < TB_FUZZ_LONG_ARM_BASE + TB_FUZZ_LONG_BYTES) ||
+                          addr >= TB_FUZZ_TOP_BASE;
+    const bool thumb_code = (addr >= TB_FUZZ_THUMB_BASE &&
+                             addr < TB_FUZZ_THUMB_BASE + TB_FUZZ_CODE_BYTES) ||
+                            (addr >= TB_FUZZ_LONG_THUMB_BASE &&
+                             addr < TB_FUZZ_LONG_THUMB_BASE + TB_FUZZ_LONG_BYTES);
+
+    (void)tb_fuzz_ocsd_image(); /* lays the Thumb region out */
+    if (isa == TB_ISA_ARM)
+        return (addr & 3) == 0 && !thumb_code;
+    if (arm_code)
+        return false;
+    if (addr >= TB_FUZZ_THUMB_BASE && addr < TB_FUZZ_THUMB_BASE + TB_FUZZ_CODE_BYTES)
+        return !(addr & 1) && ocsd_thumb_start[(addr - TB_FUZZ_THUMB_BASE) / 2];
+    return !(addr & 1); /* long Thumb code, or nothing there: every halfword */
+}
+
+/* ------------------------------------------------------------------ */
 /* Objects made once (fuzz.h). */
 
 #define OBJ_SLOTS 64 /* per protocol; direct-mapped by the bytes' hash */

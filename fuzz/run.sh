@@ -29,7 +29,8 @@ set -euo pipefail
 
 harnesses=(etmv3_parser etmv3_parser_full ptm_parser ptm_parser_full deformatter
            deformatter_full snapshot snapshot_full etmv3_decoder etmv3_decoder_full ptm_decoder
-           ptm_decoder_full etmv1 etmv1_full etmv2 etmv2_full roundtrip gen conform)
+           ptm_decoder_full etmv1 etmv1_full etmv2 etmv2_full roundtrip gen conform ocsd_etmv3
+           ocsd_ptm)
 
 usage() {
   echo "usage: run.sh HARNESS SECONDS [libfuzzer|afl]" >&2
@@ -42,9 +43,9 @@ usage() {
 # The dictionary of a harness (empty: none).
 dict_of() {
   case $1 in
-    etmv3_parser|etmv3_parser_full|etmv3_decoder|etmv3_decoder_full)
+    etmv3_parser|etmv3_parser_full|etmv3_decoder|etmv3_decoder_full|ocsd_etmv3)
       echo "$here/dict/etmv3.dict" ;;
-    ptm_parser|ptm_parser_full|ptm_decoder|ptm_decoder_full) echo "$here/dict/ptm.dict" ;;
+    ptm_parser|ptm_parser_full|ptm_decoder|ptm_decoder_full|ocsd_ptm) echo "$here/dict/ptm.dict" ;;
     deformatter|deformatter_full|snapshot|snapshot_full) echo "$here/dict/${1%_full}.dict" ;;
     roundtrip|etmv1|etmv1_full|etmv2|etmv2_full|gen|conform|plant) echo "" ;;
     *) echo "run.sh: unknown harness '$1'" >&2; usage ;;

@@ -79,6 +79,13 @@ int tb_decoder_push(tb_decoder *d, tb_parser *p, const uint8_t *data,
 int tb_decoder_push_span(tb_decoder *d, tb_parser *p, const uint8_t *data,
                          size_t len, const tb_span_map *map, tb_element_cb cb,
                          void *ctx);
+/* Bytes of the stream were lost before stream index `index` (a corrupt
+ * CoreSight frame: tb_stream_opts.gaps): p drops any packet begun and
+ * waits for the next A-sync, and d reports NO_SYNC (bad-packet, err
+ * TB_ERR_BAD_FRAME) and waits for the next I-sync, as after a bad
+ * packet.  Returns the elements emitted or TB_ERR_*. */
+int tb_decoder_push_gap(tb_decoder *d, tb_parser *p, uint64_t index, tb_element_cb cb,
+                        void *ctx);
 /* End of stream for tb_decoder_push(): tb_parser_finish() into d, then
  * tb_decoder_finish().  Returns the elements emitted or TB_ERR_*. */
 int tb_decoder_push_finish(tb_decoder *d, tb_parser *p, tb_element_cb cb,
@@ -117,7 +124,10 @@ int tb_range_addrs(const tb_memimage *mem, const tb_element *el,
  * decoder) for the CLI, tests and benchmarks ---- */
 
 /* Decodes trace source `id` (ETMTRACEIDR; < 0: the only source) of the
- * snapshot in dir.  Returns 0 or TB_ERR_* with a reason in err. */
+ * snapshot in dir.  Returns 0 or TB_ERR_* with a reason in err.  Corrupt
+ * CoreSight frames: the decode goes on past them with a NO_SYNC where
+ * bytes were lost (tb_decoder_push_gap) to the end, and then returns
+ * TB_ERR_BAD_FRAME with the first bad frame in err. */
 int tb_decode_snapshot(const char *dir, int id, tb_element_cb cb, void *ctx,
                        char *err, size_t errlen);
 

@@ -28,6 +28,9 @@ enum tb_frame_flags {
     TB_FRAME_HAS_FSYNC = 1u << 0,  /* FF FF FF 7F at frame boundaries */
     TB_FRAME_HAS_HSYNC = 1u << 1,  /* FF 7F half-word padding (TPIU) */
     TB_FRAME_RESET_ON_4FSYNC = 1u << 2,
+    /* After a frame error, a run of length 0 for each delivered ID before
+     * its next bytes (see tb_deformatter_push). */
+    TB_FRAME_REPORT_GAPS = 1u << 3,
 };
 
 /* One run of de-formatted bytes for trace ID `id` (never 0x00). */
@@ -50,7 +53,17 @@ int tb_deformatter_set_ids(tb_deformatter *d, const uint8_t *ids, size_t n);
  * can trust) or TB_ERR_STOPPED.  The whole chunk is processed even when
  * TB_ERR_BAD_FRAME is returned, so a caller may go on pushing; after
  * TB_ERR_STOPPED the rest of the chunk is lost (reset before reuse).
- * TB_ERR_INVAL if offset does not continue a partly consumed frame. */
+ * TB_ERR_INVAL if offset does not continue a partly consumed frame.
+ *
+ * A frame error loses bytes: those after a reserved ID or a broken sync
+ * belong to no known source until the next ID byte (an ID holds until
+ * the next ID byte; a CoreSight formatter repeats the ID after eight
+ * frames without a change, DDI0314H 8.12.1, so one comes soon), so any
+ * source may have lost some.  With
+ * TB_FRAME_REPORT_GAPS each delivered ID's next run after the error is
+ * preceded by a run of length 0 at the same index (in span mode: a span
+ * of length 0 whose map has one segment, end 0, at that index): its
+ * bytes do not continue the previous ones. */
 int tb_deformatter_push(tb_deformatter *d, const uint8_t *data, size_t len,
                         uint64_t offset, tb_frame_data_cb cb, void *ctx);
 /* End of buffer: TB_ERR_TRUNCATED if a partial frame is left,
@@ -76,6 +89,11 @@ void tb_deformatter_reset(tb_deformatter *d);
  * were any, else 0. */
 int tb_deformatter_error_info(const tb_deformatter *d, uint64_t *count,
                               uint64_t *last_offset);
+/* The first frame error (kept and cleared as above): its buffer offset
+ * and the reserved ID there (0x70-0x7F), or -1 for a broken sync pattern
+ * (a bad FSYNC/HSYNC, or a frame of perf padding that is not four
+ * FSYNCs).  Returns 1 if there was one, else 0. */
+int tb_deformatter_first_error(const tb_deformatter *d, uint64_t *offset, int *id);
 
 /* Formatter: the inverse, for the encoder's multi-source buffers.
  * flags: TB_FRAME_MEM_ALIGNED (ETB style), or TPIU style with

@@ -22,6 +22,11 @@ typedef int (*tb_stream_cb)(void *ctx, uint64_t index, const uint8_t *data,
 typedef struct tb_stream_opts {
     size_t read_chunk;   /* file read size; 0 = 64 KiB */
     size_t max_chunk;    /* split every delivery to at most this; 0 = no */
+    /* Pass on where a corrupt frame may have cut the source's bytes: a
+     * call with len 0 at the index of the bytes that follow the gap
+     * (spans: len 0, a map of one segment with end 0 at that index;
+     * frame.h TB_FRAME_REPORT_GAPS).  Off: the bytes just go on. */
+    bool gaps;
 } tb_stream_opts;
 
 /* Which sources tb_stream_select() picks besides a trace ID (0..0x7F). */
@@ -48,7 +53,12 @@ const tb_snap_source *tb_stream_find_source(const tb_snapshot *s, int id,
                                             char *err, size_t errlen);
 
 /* Streams the source's bytes.  Returns 0, or a negative TB_ERR_* with a
- * one-line reason in err (a frame error names its buffer offset). */
+ * one-line reason in err.  Corrupt CoreSight frames (a reserved trace ID,
+ * a broken sync pattern) do not stop the stream: the deformatter drops
+ * the bytes no ID byte claims and goes on to the end of the buffer (an ID
+ * holds until the next ID byte, so the next one re-establishes the
+ * sources: frame.h), then TB_ERR_BAD_FRAME is returned with the first bad
+ * frame's byte offset and cause in err. */
 int tb_stream_source(const tb_snapshot *s, const tb_snap_source *src,
                      const tb_stream_opts *opts, tb_stream_cb cb, void *ctx,
                      char *err, size_t errlen);
