@@ -28,6 +28,10 @@ static const command commands[] = {
     {"stats", tb_cli_stats, "stats DIR|FILE [--id ID|all] [--format text|json] ...\n"
                             "                                  per source: bytes, packets, instructions, bits/insn, gaps"},
 #endif
+#ifdef TB_HAVE_CMD_COVERAGE
+    {"coverage", tb_cli_coverage, "coverage DIR|FILE ... [--memory ELF ...] [--format text|json|lcov] ...\n"
+                                  "                                  code coverage: instructions, functions, lines"},
+#endif
 #ifdef TB_HAVE_CMD_ROUNDTRIP
     {"roundtrip", tb_cli_roundtrip, "roundtrip PROGRAM|--suite ...\n"
                                     "                                  sim + encode + decode + compare with the truth"},
