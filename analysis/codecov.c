@@ -31,6 +31,8 @@ struct tb_codecov {
     const tb_memimage *mem;
     bool in_source;
     bool shown;        /* the source has shown an instruction */
+    bool has_entry;
+    uint32_t entry;    /* the program's entry point */
     block *b;
     size_t bcap, bn;
     ientry *t;
@@ -85,6 +87,15 @@ void tb_codecov_free(tb_codecov *c)
     free(c->sorted);
     free(c->addrs);
     free(c);
+}
+
+int tb_codecov_set_entry(tb_codecov *c, uint32_t addr)
+{
+    if (!c)
+        return TB_ERR_INVAL;
+    c->has_entry = true;
+    c->entry = addr;
+    return 0;
 }
 
 int tb_codecov_begin(tb_codecov *c, tb_protocol protocol, const tb_memimage *mem)
@@ -338,6 +349,8 @@ int tb_codecov_element(tb_codecov *c, const tb_element *el)
     }
     if (!el->count)
         return 0;
+    if (!c->shown && c->has_entry && el->start != c->entry)
+        c->gaps++; /* the program ran before the trace began */
     c->shown = true;
     memset(&k, 0, sizeof k);
     k.start = el->start;

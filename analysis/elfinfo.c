@@ -305,6 +305,12 @@ int tb_elfinfo_load(const char *path, tb_elfinfo **out, char *err, size_t errlen
         rc = TB_ERR_FORMAT;
         goto out;
     }
+    {
+        GElf_Ehdr eh;
+
+        if (gelf_getehdr(elf, &eh))
+            e->entry = (uint32_t)eh.e_entry & ~1u;
+    }
     if ((rc = read_symbols(e, elf)) < 0 || (rc = read_segments(e, elf)) < 0)
         goto out;
     dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);

@@ -35,8 +35,10 @@ static void usage(FILE *f)
             "and each conditional instruction seen passing and failing its condition.\n"
             "  DIR|FILE         snapshot directories or raw trace files (as decode reads)\n"
             "  --memory ELF     the program's ELF: its symbols give function coverage, its\n"
-            "                   DWARF line table (built with -g) line coverage; its code must\n"
-            "                   equal the traced code.  For a raw FILE also its memory\n"
+            "                   DWARF line table (built with -g) line coverage, its entry\n"
+            "                   point where the program started (trace that starts later\n"
+            "                   missed what ran before); its code must equal the traced\n"
+            "                   code.  For a raw FILE also its memory\n"
             "  --id ID|all      the trace source(s) to count (default: all)\n"
             "  --format F       text (a summary and one line per function, the default),\n"
             "                   json (one object: instructions, functions, lines) or lcov\n"
@@ -400,13 +402,15 @@ static void put_json(FILE *f, tb_elfinfo **elf, size_t nelf, const tb_codecov_in
 
         fprintf(f, "%s{\"addr\":%u,\"isa\":\"%s\",\"count\":%llu", i ? "," : "",
                 (unsigned)in->addr, tb_isa_name((tb_isa)in->isa), (unsigned long long)in->count);
-        if (in->flags & TB_CODECOV_COND) {
-            if (in->flags & TB_CODECOV_COND_UNKNOWN)
-                fprintf(f, ",\"cond\":\"unknown\"");
-            else
-                fprintf(f, ",\"passed\":%llu,\"failed\":%llu", (unsigned long long)in->passed,
-                        (unsigned long long)in->failed);
-        }
+        /* passed/failed: runs whose condition the trace carries (all
+         * of them, or "known":false: PTM's non-waypoints). */
+        if (in->flags & TB_CODECOV_COND_UNKNOWN)
+            fprintf(f, ",\"known\":false");
+        else
+            fprintf(f, ",\"passed\":%llu,\"failed\":%llu", (unsigned long long)in->passed,
+                    (unsigned long long)in->failed);
+        if (in->flags & TB_CODECOV_COND)
+            fprintf(f, ",\"cond\":true");
         if (fn) {
             const tb_elf_line *row = tb_elfinfo_line(elf[w], in->addr);
 
@@ -574,6 +578,8 @@ int tb_cli_coverage(int argc, char **argv)
     }
     c.cc = tb_codecov_new();
     in = calloc(1, sizeof *in);
+    if (c.cc && nelf)
+        tb_codecov_set_entry(c.cc, elf[0]->entry);
     if (!c.cc || !in) {
         fprintf(stderr, "tracebench coverage: out of memory\n");
         free(in);

@@ -23,9 +23,14 @@
  *     or unreadable trace, code not in the image) are not counted, and
  *     the coverage is then incomplete (tb_codecov_gaps() > 0): an
  *     address with count 0 may have run in the gap.  A gap before the
- *     first instruction of a source counts only when the trace did not
- *     start with trace being enabled (a wrapped buffer, whose first
- *     I-sync is periodic, or trace lost before the first sync).
+ *     first instruction of a source counts when the trace did not start
+ *     with trace being enabled (a wrapped buffer, whose first I-sync is
+ *     periodic, or trace lost before the first sync), or, with the
+ *     entry point given (tb_codecov_set_entry), did not start there.
+ *   - The trace's end is taken as where the program stopped: code that
+ *     ran after trace went off for good (an overflow that never resumed,
+ *     a filter the run never came back into) is not seen and cannot be
+ *     told from code that never ran.  The trace carries nothing of it.
  */
 #ifndef TRACEBENCH_CODECOV_H
 #define TRACEBENCH_CODECOV_H
@@ -71,6 +76,11 @@ void tb_codecov_free(tb_codecov *c);
 /* Starts a trace source: its protocol and the memory image its decode
  * uses, which must stay alive until tb_codecov_end(). */
 int tb_codecov_begin(tb_codecov *c, tb_protocol protocol, const tb_memimage *mem);
+/* The address the program starts at (an ELF's entry point): a source
+ * whose first instruction is elsewhere began after the program did, so
+ * what ran before it is unknown (a gap).  Without it, a trace that
+ * starts with trace being enabled is taken to start with the program. */
+int tb_codecov_set_entry(tb_codecov *c, uint32_t addr);
 /* One decoder element (any kind; the ones that carry no instruction
  * only mark gaps).  0 or TB_ERR_*. */
 int tb_codecov_element(tb_codecov *c, const tb_element *el);

@@ -34,6 +34,7 @@ typedef struct tb_elfinfo {
     size_t nlines;
     char **files;
     size_t nfiles;
+    uint32_t entry;      /* e_entry, the Thumb bit cleared */
     bool has_symtab;     /* a symbol table (not stripped) */
     bool has_dwarf;      /* a DWARF line table */
     /* PT_LOAD segments' file bytes */
