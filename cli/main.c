@@ -62,7 +62,7 @@ static void usage(FILE *f)
                "  2    usage: a bad command line\n"
                "  3    roundtrip: nothing checked (or a fault not applied or not caught)\n"
                "  4    error: an input would not load, an output not be written, a pipeline error\n"
-               "  5    packets, decode, stats: trace lost to corruption, or never synchronised\n"
+               "  5    packets, decode, stats, coverage: trace lost to corruption, or never synchronised\n"
                "  6    roundtrip --strict: a run cut short by its budget\n"
                "  130  sim interrupted by SIGINT (143: SIGTERM); the snapshot is finished\n");
 }
