@@ -2,6 +2,7 @@
  * ELF symbols, DWARF line rows and loadable bytes (elfinfo.h), read with
  * elfutils' libelf and libdw from a copy of the file in memory.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,7 +291,8 @@ int tb_elfinfo_load(const char *path, tb_elfinfo **out, char *err, size_t errlen
     if (!f || fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
         !(e->image = malloc(len ? (size_t)len : 1)) ||
         fread(e->image, 1, (size_t)len, f) != (size_t)len) {
-        snprintf(err, errlen, "%s: cannot be read", path);
+        snprintf(err, errlen, "%s: cannot be read: %s", path,
+                 f ? "the read failed" : strerror(errno));
         if (f)
             fclose(f);
         tb_elfinfo_free(e);

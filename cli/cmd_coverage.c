@@ -489,6 +489,19 @@ static void put_text(FILE *f, tb_elfinfo **elf, size_t nelf, const tb_codecov_in
     }
 }
 
+/* The options with a value: this command's and the input's (input.c). */
+static bool takes_value(const char *a)
+{
+    static const char *const v[] = {"--format", "-o", "--memory", "--id", "--protocol",
+                                    "--options", "--etmcr", "--etmidr", "--etmccer",
+                                    "--traceid", "--buffer", NULL};
+
+    for (size_t i = 0; v[i]; i++)
+        if (!strcmp(a, v[i]))
+            return true;
+    return false;
+}
+
 static bool own_option(const char *a)
 {
     return !strcmp(a, "--format") || !strcmp(a, "-o") || !strcmp(a, "--memory");
@@ -528,6 +541,8 @@ int tb_cli_coverage(int argc, char **argv)
         }
         if (!strcmp(a, "--formatted"))
             continue;
+        if (!takes_value(a))
+            return tb_cli_usage_error("coverage", "unknown option '%s'", a);
         if (!v)
             return tb_cli_usage_error("coverage", "%s needs a value", a);
         i++;
@@ -598,6 +613,14 @@ int tb_cli_coverage(int argc, char **argv)
 
             if (a[0] != '-' || !strcmp(a, "--quiet"))
                 continue;
+            if (dir && !strcmp(a, "--memory") && i + 1 < argc && strchr(argv[i + 1], ':')) {
+                tb_cli_usage_error("coverage", "--memory %s: a memory dump is for a raw trace "
+                                               "file; %s is a snapshot directory, which gives "
+                                               "its own memory (give --memory ELF for symbols "
+                                               "and lines)", argv[i + 1], paths[p]);
+                r = 2;
+                break;
+            }
             if (own_option(a) && !(!strcmp(a, "--memory") && !dir)) {
                 i++;
                 continue;

@@ -613,3 +613,43 @@ Test(codecov, bad_elf, .timeout = 120)
     (void)!sh(cmd, &o);
     free(o);
 }
+
+/* Bad command lines: exit 2 and one line naming the argument; inputs
+ * that will not load: exit 4 naming them. */
+typedef struct cli_case {
+    const char *args; /* after "coverage VECTOR" */
+    int rc;
+    const char *says;
+} cli_case;
+
+Test(codecov, cli_errors)
+{
+    static const cli_case cases[] = {
+        {"--format xml", 2, "--format xml: use text, json or lcov"},
+        {"--format lcov", 2, "--format lcov needs the program's ELF"},
+        {"--bogus", 2, "unknown option '--bogus'"},
+        {"--format", 2, "--format needs a value"},
+        {"--memory 0x0:mem.bin", 2, "a memory dump is for a raw trace file"},
+        {"--memory /nonexistent.elf", 4, "/nonexistent.elf: cannot be read"},
+        {"--memory " TB_SOURCE_DIR "/README.md", 4, "not a 32-bit ELF file"},
+        {"-o /nonexistent/dir/x", 4, "-o /nonexistent/dir/x"},
+        {"--id 0x22", 4, "no trace source with trace ID 0x22"},
+    };
+    char args[2048], *o, *e;
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc;
+
+        snprintf(args, sizeof args, "coverage %s/vectors/generated/funcptr-ptm-rs %s",
+                 TB_SOURCE_DIR, cases[i].args);
+        rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
+        cr_expect_eq(rc, cases[i].rc, "%s: exit %d, want %d", cases[i].args, rc, cases[i].rc);
+        cr_expect(strstr(e, cases[i].says), "%s: stderr '%s' does not say '%s'", cases[i].args,
+                  e, cases[i].says);
+        free(o);
+        free(e);
+    }
+    cr_expect_eq(tb_test_run_cli("coverage", NULL, &o, NULL, &e), 2);
+    free(o);
+    free(e);
+}
