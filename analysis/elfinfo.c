@@ -98,6 +98,17 @@ int tb_elfinfo_load(const char *path, tb_elfinfo **out, char *err, size_t errlen
                           "elfutils' libdw (install libdw-dev and rebuild)", path);
     return TB_ERR_UNSUPPORTED;
 }
+
+int tb_elfinfo_load_mem(const uint8_t *data, size_t len, tb_elfinfo **out, char *err,
+                        size_t errlen)
+{
+    (void)data;
+    (void)len;
+    *out = NULL;
+    snprintf(err, errlen, "cannot read symbols and lines: tracebench was built without "
+                          "elfutils' libdw (install libdw-dev and rebuild)");
+    return TB_ERR_UNSUPPORTED;
+}
 #else
 
 static int cmp_func(const void *pa, const void *pb)
@@ -277,33 +288,55 @@ static int read_segments(tb_elfinfo *e, Elf *elf)
 
 int tb_elfinfo_load(const char *path, tb_elfinfo **out, char *err, size_t errlen)
 {
-    tb_elfinfo *e;
+    uint8_t *data = NULL;
     FILE *f;
-    Elf *elf = NULL;
-    Dwarf *dw = NULL;
-    long len;
-    int rc = 0;
+    long len = 0;
+    int rc;
 
     *out = NULL;
-    if (!(e = calloc(1, sizeof *e)))
-        return TB_ERR_NOMEM;
     f = fopen(path, "rb");
     if (!f || fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
-        !(e->image = malloc(len ? (size_t)len : 1)) ||
-        fread(e->image, 1, (size_t)len, f) != (size_t)len) {
+        !(data = malloc(len ? (size_t)len : 1)) || fread(data, 1, (size_t)len, f) != (size_t)len) {
         snprintf(err, errlen, "%s: cannot be read: %s", path,
                  f ? "the read failed" : strerror(errno));
         if (f)
             fclose(f);
-        tb_elfinfo_free(e);
+        free(data);
         return TB_ERR_IO;
     }
     fclose(f);
-    e->image_len = (size_t)len;
+    rc = tb_elfinfo_load_mem(data, (size_t)len, out, err, errlen);
+    if (rc < 0 && (rc == TB_ERR_FORMAT || rc == TB_ERR_NOMEM)) {
+        /* name the file */
+        char why[256];
+
+        snprintf(why, sizeof why, "%s", err);
+        snprintf(err, errlen, "%s: %s", path, why);
+    }
+    free(data);
+    return rc;
+}
+
+int tb_elfinfo_load_mem(const uint8_t *data, size_t len, tb_elfinfo **out, char *err,
+                        size_t errlen)
+{
+    tb_elfinfo *e;
+    Elf *elf = NULL;
+    Dwarf *dw = NULL;
+    int rc = 0;
+
+    *out = NULL;
+    if (!(e = calloc(1, sizeof *e)) || !(e->image = malloc(len ? len : 1))) {
+        free(e);
+        snprintf(err, errlen, "out of memory");
+        return TB_ERR_NOMEM;
+    }
+    memcpy(e->image, data, len);
+    e->image_len = len;
     elf_version(EV_CURRENT);
     elf = elf_memory((char *)e->image, e->image_len);
     if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS32) {
-        snprintf(err, errlen, "%s: not a 32-bit ELF file", path);
+        snprintf(err, errlen, "not a 32-bit ELF file");
         rc = TB_ERR_FORMAT;
         goto out;
     }
@@ -325,7 +358,7 @@ out:
         elf_end(elf);
     if (rc < 0) {
         if (rc == TB_ERR_NOMEM)
-            snprintf(err, errlen, "%s: out of memory", path);
+            snprintf(err, errlen, "out of memory");
         tb_elfinfo_free(e);
         return rc;
     }

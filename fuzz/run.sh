@@ -2,7 +2,7 @@
 # fuzz/run.sh HARNESS SECONDS [libfuzzer|afl]
 #
 # Builds HARNESS (etmv3_parser ptm_parser deformatter snapshot
-# etmv3_decoder ptm_decoder etmv1 etmv2 roundtrip gen) for the engine, makes its seed corpus (the
+# etmv3_decoder ptm_decoder etmv1 etmv2 roundtrip gen elfinfo) for the engine, makes its seed corpus (the
 # project's writer output, plus the real reference traces when
 # ../shared/reference is there: read in place, never copied into the
 # repository) and fuzzes for SECONDS.  Work files go to
@@ -24,7 +24,7 @@ main() {
     etmv3_parser|etmv3_decoder) dict=$here/dict/etmv3.dict ;;
     ptm_parser|ptm_decoder) dict=$here/dict/ptm.dict ;;
     deformatter|snapshot) dict=$here/dict/$harness.dict ;;
-    roundtrip|etmv1|etmv2|gen) dict= ;;
+    roundtrip|etmv1|etmv2|gen|elfinfo) dict= ;;
     *) echo "run.sh: unknown harness '$harness'" >&2; exit 2 ;;
   esac
 
@@ -60,7 +60,12 @@ main() {
       [ -f "$d/snapshot.ini" ] && snaps+=("$d")
     done
   fi
-  "$build/fuzz/tb_fuzz_seedgen" "$harness" "$work/seeds" "${snaps[@]}"
+  if [ "$harness" = elfinfo ]; then
+    # Seeds: the vector programs' ELFs (built with -g), where a build has them.
+    cp -n "$root"/build*/vectors/programs/*.elf "$work/seeds/" 2>/dev/null || true
+  else
+    "$build/fuzz/tb_fuzz_seedgen" "$harness" "$work/seeds" "${snaps[@]}"
+  fi
   # Regression inputs are seeds too: whatever broke once is a good start.
   if [ -d "$here/regressions/$harness" ]; then
     cp -n "$here/regressions/$harness"/* "$work/seeds/" 2>/dev/null || true

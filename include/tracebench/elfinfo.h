@@ -50,6 +50,9 @@ bool tb_elfinfo_available(void);
 /* Loads path.  0 or TB_ERR_* with a reason in err (TB_ERR_FORMAT: not
  * a 32-bit ELF file). */
 int tb_elfinfo_load(const char *path, tb_elfinfo **out, char *err, size_t errlen);
+/* The same from an ELF image in memory (copied). */
+int tb_elfinfo_load_mem(const uint8_t *data, size_t len, tb_elfinfo **out, char *err,
+                        size_t errlen);
 void tb_elfinfo_free(tb_elfinfo *e);
 /* The function / line-table row holding addr, or NULL. */
 const tb_elf_func *tb_elfinfo_func(const tb_elfinfo *e, uint32_t addr);
