@@ -197,7 +197,8 @@ static int read_symbols(tb_elfinfo *e, Elf *elf)
             e->nfuncs++;
         }
     }
-    qsort(e->funcs, e->nfuncs, sizeof *e->funcs, cmp_func);
+    if (e->nfuncs) /* qsort wants a non-NULL base even for none */
+        qsort(e->funcs, e->nfuncs, sizeof *e->funcs, cmp_func);
     /* Drop aliases (same start: keep the first, the larger), cut sizeless
      * ones at the next function. */
     size_t k = 0;
@@ -260,7 +261,8 @@ static int read_lines(tb_elfinfo *e, Dwarf *dw)
         }
         off = next;
     }
-    qsort(e->lines, e->nlines, sizeof *e->lines, cmp_line);
+    if (e->nlines)
+        qsort(e->lines, e->nlines, sizeof *e->lines, cmp_line);
     return 0;
 }
 
