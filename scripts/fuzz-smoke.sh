@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
-harnesses=(etmv3_parser ptm_parser deformatter snapshot etmv3_decoder ptm_decoder etmv1 etmv2 roundtrip gen)
+harnesses=(etmv3_parser ptm_parser deformatter snapshot etmv3_decoder ptm_decoder etmv1 etmv2 roundtrip gen elfinfo)
 parallel=${TB_FUZZ_PARALLEL:-2}
 
 # Build once, so the parallel runs do not race on the build directory.
