@@ -35,6 +35,7 @@ struct tb_codecov {
     uint32_t entry;    /* the program's entry point */
     block *b;
     size_t bcap, bn;
+    size_t max_blocks; /* the block table's limit (entries) */
     ientry *t;
     size_t tcap, tn;
     tb_codecov_insn *sorted;
@@ -69,6 +70,7 @@ tb_codecov *tb_codecov_new(void)
         return NULL;
     c->bcap = 4096;
     c->tcap = 4096;
+    c->max_blocks = TB_CODECOV_MAX_BLOCKS;
     c->b = calloc(c->bcap, sizeof *c->b);
     c->t = calloc(c->tcap, sizeof *c->t);
     if (!c->b || !c->t) {
@@ -87,6 +89,14 @@ void tb_codecov_free(tb_codecov *c)
     free(c->sorted);
     free(c->addrs);
     free(c);
+}
+
+int tb_codecov_set_max_blocks(tb_codecov *c, size_t max)
+{
+    if (!c || max < c->bcap || (max & (max - 1)))
+        return TB_ERR_INVAL;
+    c->max_blocks = max;
+    return 0;
 }
 
 int tb_codecov_set_entry(tb_codecov *c, uint32_t addr)
@@ -286,7 +296,7 @@ static int block_grow(tb_codecov *c)
     size_t ncap = c->bcap * 2;
     block *nb;
 
-    if (ncap > TB_CODECOV_MAX_BLOCKS)
+    if (ncap > c->max_blocks)
         return fold_all(c); /* bounded: fold and start again */
     nb = calloc(ncap, sizeof *nb);
     if (!nb)

@@ -653,3 +653,52 @@ Test(codecov, cli_errors)
     free(o);
     free(e);
 }
+
+/* Memory is bounded: at its limit the block table folds into the
+ * per-instruction table and starts again, with the same counts as a
+ * table that never fills. */
+Test(codecov, bounded_block_table_same_counts)
+{
+    uint8_t code[4096];
+    tb_memimage *m = tb_memimage_new();
+    tb_codecov *big = tb_codecov_new(), *small = tb_codecov_new();
+    const tb_codecov_insn *a, *b;
+    size_t na, nb;
+
+    for (size_t i = 0; i < sizeof code; i += 4)
+        code[i] = 0x01, code[i + 1] = 0x00, code[i + 2] = 0x80, code[i + 3] = 0x10; /* ADDNE */
+    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
+    cr_assert_eq(tb_codecov_set_max_blocks(small, 4096), 0);
+    cr_assert_eq(tb_codecov_set_max_blocks(small, 1000), TB_ERR_INVAL);
+    cr_assert_eq(tb_codecov_begin(big, TB_PROTO_ETMV3, m), 0);
+    cr_assert_eq(tb_codecov_begin(small, TB_PROTO_ETMV3, m), 0);
+    /* 1024 starts x 8 lengths x 2 atom patterns: 16384 distinct blocks,
+     * four times the small table's limit, each seen twice. */
+    for (int rep = 0; rep < 2; rep++)
+        for (uint32_t s = 0; s < 1024; s++)
+            for (uint32_t n = 1; n <= 8; n++)
+                for (uint32_t bits = 0; bits < 2; bits++) {
+                    uint32_t start = 0x8000 + 4 * ((s * 7) % (1024 - 8));
+                    tb_element el = range(start, n, bits, bits ? 'N' : 'E', TB_WP_NONE);
+
+                    cr_assert_eq(tb_codecov_element(big, &el), 0);
+                    cr_assert_eq(tb_codecov_element(small, &el), 0);
+                }
+    cr_assert_eq(tb_codecov_end(big), 0);
+    cr_assert_eq(tb_codecov_end(small), 0);
+    a = tb_codecov_insns(big, &na);
+    b = tb_codecov_insns(small, &nb);
+    cr_assert_eq(na, nb);
+    cr_assert_gt(na, 1000);
+    for (size_t i = 0; i < na; i++)
+        cr_expect(a[i].addr == b[i].addr && a[i].count == b[i].count &&
+                      a[i].passed == b[i].passed && a[i].failed == b[i].failed &&
+                      a[i].flags == b[i].flags,
+                  "0x%08X: %llu/%llu/%llu vs 0x%08X: %llu/%llu/%llu", a[i].addr,
+                  (unsigned long long)a[i].count, (unsigned long long)a[i].passed,
+                  (unsigned long long)a[i].failed, b[i].addr, (unsigned long long)b[i].count,
+                  (unsigned long long)b[i].passed, (unsigned long long)b[i].failed);
+    tb_codecov_free(big);
+    tb_codecov_free(small);
+    tb_memimage_free(m);
+}

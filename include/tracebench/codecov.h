@@ -76,6 +76,9 @@ void tb_codecov_free(tb_codecov *c);
 /* Starts a trace source: its protocol and the memory image its decode
  * uses, which must stay alive until tb_codecov_end(). */
 int tb_codecov_begin(tb_codecov *c, tb_protocol protocol, const tb_memimage *mem);
+/* A lower limit on the block table (a power of two, >= 4096): for
+ * tests of the fold, which gives the same counts. */
+int tb_codecov_set_max_blocks(tb_codecov *c, size_t max);
 /* The address the program starts at (an ELF's entry point): a source
  * whose first instruction is elsewhere began after the program did, so
  * what ran before it is unknown (a gap).  Without it, a trace that
