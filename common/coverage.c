@@ -1027,22 +1027,25 @@ static int count_port(const uint8_t *data, size_t len, uint64_t *counts, uint8_t
         return TB_ERR_INVAL;
     if (len < TB_ETM_PORT_HDR_BYTES)
         return TB_ERR_TRUNCATED;
+    /* The configuration is read only from a header that parsed: on an
+     * error the parsers leave it untouched. */
     if (proto == TB_ETM_PORT_V1) {
         tb_etmv1_config c;
 
-        rc = tb_etmv1_capture_parse_header(data, &c);
+        tb_etmv1_config_init(&c);
+        if ((rc = tb_etmv1_capture_parse_header(data, &c)) < 0)
+            return rc;
         w.ca = c.cycle_accurate;
         w.width = c.port_width;
     } else {
         tb_etmv2_config c;
 
         tb_etmv2_config_init(&c);
-        rc = tb_etmv2_capture_parse_header(data, &c);
+        if ((rc = tb_etmv2_capture_parse_header(data, &c)) < 0)
+            return rc;
         w.ca = c.cycle_accurate;
         w.width = c.port_width;
     }
-    if (rc < 0)
-        return rc;
     counts[width_v[w.width == 4 ? 0 : w.width == 8 ? 1 : 2]]++;
     for (size_t p = TB_ETM_PORT_HDR_BYTES; p + TB_ETMV1_SAMPLE_BYTES <= len;
          p += TB_ETMV1_SAMPLE_BYTES) {

@@ -118,6 +118,8 @@ struct tb_etmv3_decoder {
         bool valid, maybe_lost;
         tb_element el;
     } ooo[4];
+    uint64_t out_index;     /* index of the last element emitted: a lost
+                             * placeholder's element takes it (ooo_lost) */
 };
 
 /* Atoms of a W/E/N sequence; other letters are skipped, as the
@@ -182,6 +184,7 @@ static void reset_state(tb_etmv3_decoder *d)
     forget_block(d);
     d->rng_valid = d->rng_open = d->rng_loop = false;
     d->rng.count = 0;
+    d->out_index = 0;
     data_reset(d);
 }
 
@@ -266,6 +269,7 @@ static void flush_range(tb_etmv3_decoder *d, tb_emit *e)
 {
     if (d->rng_valid) {
         tb_emit_el(e, &d->rng);
+        d->out_index = d->rng.index;
         d->rng_valid = d->rng_open = d->rng_loop = false;
     }
 }
@@ -276,6 +280,8 @@ static void emit(tb_etmv3_decoder *d, tb_emit *e, const tb_element *el)
 {
     flush_range(d, e);
     tb_emit_el(e, el);
+    if (el->kind != TB_ELEM_END)
+        d->out_index = el->index;
 }
 
 static uint32_t insn_addr(uint32_t addr, uint8_t isa)
@@ -1182,11 +1188,19 @@ static void data_out(tb_etmv3_decoder *d, tb_emit *e, const tb_element *el, bool
 }
 
 /* A placeholder whose value can no longer come: out as OOO data with no
- * value, flagged suppressed when suppression may have deleted it. */
-static void ooo_lost(tb_etmv3_decoder *d, tb_emit *e, unsigned tag)
+ * value, flagged suppressed when suppression may have deleted it.  Its
+ * index is that of the packet that tells (as OOO data has its own
+ * packet's), at the end of the trace the last element's: element
+ * indices never go back (types.h). */
+static void ooo_lost(tb_etmv3_decoder *d, tb_emit *e, unsigned tag, uint64_t index)
 {
     tb_element el = d->ooo[tag].el;
 
+    flush_range(d, e); /* the range held back goes first, with its index */
+    if (d->out_index > index)
+        index = d->out_index;
+    if (index > el.index)
+        el.index = index;
     el.data_flags |= TB_DATA_OOO | TB_DATA_NO_VALUE;
     if (d->ooo[tag].maybe_lost)
         el.data_flags |= TB_DATA_SUPPRESSED;
@@ -1228,7 +1242,7 @@ static void do_data(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
                     err = TB_ERR_MISMATCH; /* its tag is still out */
                     break;
                 }
-                ooo_lost(d, e, pkt->data_tag & 3);
+                ooo_lost(d, e, pkt->data_tag & 3, pkt->index);
             }
             el.reason = pkt->data_tag & 3;
             o->el = el;
@@ -1406,7 +1420,7 @@ int tb_etmv3_decoder_finish(tb_etmv3_decoder *d, tb_element_cb cb, void *ctx)
                 first = t;
         if (!first)
             break;
-        ooo_lost(d, &e, first);
+        ooo_lost(d, &e, first, 0);
     }
     tb_elem_init(&el, TB_ELEM_END, 0);
     emit(d, &e, &el);

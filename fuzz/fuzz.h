@@ -4,9 +4,12 @@
  * Each harness is one function, tb_fuzz_<name>(data, len), shared by the
  * libFuzzer driver (driver_libfuzzer.c), the AFL++ persistent-mode driver
  * (driver_afl.c) and the ordinary regression test
- * (tests/test_fuzz_regressions.c).  A harness returns 0; a broken
- * invariant prints one line to stderr and aborts, so every driver sees it
- * as a crash and the regression test as a failure.
+ * (tests/test_fuzz_regressions.c).  A harness returns 0 when it checked
+ * the input, TB_FUZZ_SKIP when it did not use it (too short, refused by
+ * the simulator, ...): the drivers count both, and fuzz/run.sh fails a
+ * run whose harness checked no input.  A broken invariant prints one
+ * line to stderr and aborts, so every driver sees it as a crash and the
+ * regression test as a failure.
  */
 #ifndef TB_FUZZ_H
 #define TB_FUZZ_H
@@ -14,13 +17,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tracebench/coverage.h"
+#include "tracebench/decoder.h"
 #include "tracebench/etmv2.h"
+#include "tracebench/parser.h"
 #include "tracebench/snapshot.h"
 #include "tracebench/types.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* A harness's return for an input it did not check (see above). */
+#define TB_FUZZ_SKIP 1
 
 /* ---- the harnesses ---- */
 int tb_fuzz_etmv3_parser(const uint8_t *data, size_t len);
@@ -31,8 +40,22 @@ int tb_fuzz_etmv3_decoder(const uint8_t *data, size_t len);
 int tb_fuzz_ptm_decoder(const uint8_t *data, size_t len);
 int tb_fuzz_etmv1(const uint8_t *data, size_t len);
 int tb_fuzz_etmv2(const uint8_t *data, size_t len);
+/* The full harnesses (issue 28): the inputs of the fast one they are
+ * named after, and the checks that cost most (chunkings, other paths,
+ * printers, instruction lists). */
+int tb_fuzz_etmv3_parser_full(const uint8_t *data, size_t len);
+int tb_fuzz_ptm_parser_full(const uint8_t *data, size_t len);
+int tb_fuzz_deformatter_full(const uint8_t *data, size_t len);
+int tb_fuzz_snapshot_full(const uint8_t *data, size_t len);
+int tb_fuzz_etmv3_decoder_full(const uint8_t *data, size_t len);
+int tb_fuzz_ptm_decoder_full(const uint8_t *data, size_t len);
+int tb_fuzz_etmv1_full(const uint8_t *data, size_t len);
+int tb_fuzz_etmv2_full(const uint8_t *data, size_t len);
 /* Needs the simulator (Unicorn): built only with it, not in the table. */
 int tb_fuzz_roundtrip(const uint8_t *data, size_t len);
+/* The planted-fault harness of the gate's test (fuzz_plant.c): not in
+ * the table, never in OSS-Fuzz. */
+int tb_fuzz_plant(const uint8_t *data, size_t len);
 /* Needs gen/ and roundtrip/gen_seeds.c, compiled into its own binary:
  * not in the table either. */
 int tb_fuzz_gen(const uint8_t *data, size_t len);
@@ -41,6 +64,10 @@ typedef int (*tb_fuzz_fn)(const uint8_t *data, size_t len);
 typedef struct tb_fuzz_harness {
     const char *name;        /* as in fuzz/regressions/<name>/ */
     tb_fuzz_fn fn;
+    /* The harness whose inputs it reads (its own name, or a full
+     * harness's fast one): the seeds and the regression inputs of every
+     * harness of one input format are replayed through all of them. */
+    const char *format;
 } tb_fuzz_harness;
 /* Every harness of this build, NULL-terminated. */
 extern const tb_fuzz_harness tb_fuzz_harnesses[];
@@ -125,6 +152,51 @@ void tb_fuzz_fail(const char *harness, const char *fmt, ...);
         if (!(cond))                                                        \
             tb_fuzz_fail(harness, __VA_ARGS__);                             \
     } while (0)
+
+/* ---- objects made once, reset per input (fuzz_util.c) ----
+ * Making a parser or decoder costs more under ASan than parsing a short
+ * input (issue 28): the fast harnesses keep them, one set per
+ * configuration, in a small table keyed by the configuration bytes, and
+ * reset them for each input.  The full harnesses also make fresh ones,
+ * so that a reset object is checked against a new one. */
+typedef struct tb_fuzz_objs {
+    tb_config cfg;
+    tb_parser *parser;       /* reset */
+    tb_decoder *decoder;     /* over tb_fuzz_image(), reset; NULL unless asked */
+} tb_fuzz_objs;
+const tb_fuzz_objs *tb_fuzz_objects(tb_protocol proto, const uint8_t b[TB_FUZZ_CFG_BYTES],
+                                    bool want_decoder);
+
+/* ---- checks shared by the harnesses (fuzz_util.c) ---- */
+
+/* A coverage classifier's answer (coverage.h): k >= 0, each id a variant
+ * of the catalogue whose name finds it again (looked up by name once per
+ * id and process: the catalogue is fixed) and whose name starts with
+ * prefix (NULL: any). */
+void tb_fuzz_check_coverage(const char *harness, int k, const tb_coverage_id *ids,
+                            const char *prefix);
+
+/* err is a negative TB_ERR_* the library has a message for (looked up
+ * once per code and process). */
+bool tb_fuzz_known_err(int err);
+
+/* The first field in which two packets (elements) differ, or NULL: every
+ * field, arrays whole (with_index false: all but the element's index). */
+const char *tb_fuzz_packet_diff(const tb_packet *a, const tb_packet *b);
+const char *tb_fuzz_element_diff(const tb_element *a, const tb_element *b, bool with_index);
+
+/* A growing array of packets or elements: a reference run recorded, the
+ * other runs compared with it item by item.  Kept (and reused) across
+ * inputs; n = 0 empties it. */
+typedef struct tb_fuzz_vec {
+    void *v;
+    size_t n, cap, size;     /* size: bytes per item */
+} tb_fuzz_vec;
+void tb_fuzz_vec_push(tb_fuzz_vec *r, const void *item);
+static inline const void *tb_fuzz_vec_at(const tb_fuzz_vec *r, size_t i)
+{
+    return (const uint8_t *)r->v + i * r->size;
+}
 
 /* ---- seeds (fuzz_seeds.c) ---- */
 

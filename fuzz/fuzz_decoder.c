@@ -1,30 +1,39 @@
 /*
  * Full decoder harnesses (ETMv3 and PTM): input = 4 configuration bytes
  * (fuzz_util.c) + the trace stream, decoded over the fixed image of
- * fuzz_util.c (parser -> decoder, as tb_decode_snapshot does).
+ * fuzz_util.c.  Two per protocol, on the same inputs (issue 28):
  *
- * Invariants, beyond "no crash, no sanitizer report":
+ * etmv3_decoder, ptm_decoder (fast): one pass through the path the CLI
+ * takes (tb_decoder_push: parser and decoder fused), with a parser and
+ * decoder made once per configuration and reset, and these invariants
+ * beyond "no crash, no sanitizer report":
  *  - the decoder returns no error (decoder.h: errors in the trace are
  *    elements) and reports exactly the elements it emitted;
- *  - element indices never go back (END has none); END comes once, last, from finish;
+ *  - element indices never go back (END has none); END comes once, last,
+ *    from finish;
  *  - DATA elements (ETMv3 data trace) are well formed (check_data);
- *  - each instruction range is consistent: count >= 1 (<= 32 for ETMv3,
- *    decoder.h), its instructions listed by tb_decoder_range_addrs start
- *    at start, step by the ISA's sizes, the last is last_addr and ends at
- *    end; last_atom is E or N; the ISA is one the image can run;
- *  - chunking invariance and reset: the stream parsed whole into a new
- *    decoder, and cut in two into the same decoder after
- *    tb_decoder_reset (warm block cache), give the same elements;
- *  - the fused path (tb_decoder_push, which skips the tb_packet of
- *    ETMv3 P-headers and PTM atom packets) gives those elements too,
- *    again cut in two;
- *  - spans (types.h tb_span_map): the input cut into segments of 1..40
- *    bytes (the cut and the indices derived from the input, indices
- *    jumping forward as the deformatter's runs do across frames),
- *    grouped into spans of 1..64 segments: tb_decoder_push_span gives
- *    exactly the elements of tb_decoder_push per segment at its index;
- *    and apart from the index, those of the packet path above (indices
- *    label elements, they never steer the decode);
+ *  - each instruction range is consistent on its own: count >= 1 (<= 32
+ *    for ETMv3, decoder.h), start and last_addr aligned for the ISA,
+ *    last_addr inside, the last instruction ending at end, as many bytes
+ *    as count instructions of the ISA can take (ARM exactly 4 each);
+ *    last_atom is E or N; the ISA is one the image can run.
+ *
+ * etmv3_decoder_full, ptm_decoder_full: the same, and
+ *  - each range's instructions listed by tb_decoder_range_addrs start at
+ *    start, step by the ISA's sizes, the last is last_addr and ends at
+ *    end;
+ *  - the printers (print.h) take every element of the reference run;
+ *  - the packet path (tb_parser_push into tb_decoder_packet) through a
+ *    new parser and decoder is the reference; the input cut in two into
+ *    the reset ones (warm block cache), the fused path cut in two, and
+ *    the input cut into segments of 1..40 bytes (the cut and the indices
+ *    derived from the input, indices jumping forward as the
+ *    deformatter's runs do across frames) grouped into spans of 1..64
+ *    segments, per segment through tb_decoder_push and per span through
+ *    tb_decoder_push_span (types.h tb_span_map), give its elements,
+ *    every field compared (the segments' apart from the index: indices
+ *    label elements, they never steer the decode; the spans' with the
+ *    index, as the segments');
  *  - trace health (health.h): the packet path and the fused path (the
  *    decoder counting the packets it is handed, tb_decoder_set_health)
  *    count the same A-syncs, unsynchronised bytes, bad packets, syncs,
@@ -32,6 +41,7 @@
  *    guess (tb_health_guess_buffer) on the same bytes stays within its
  *    contract (formatted only with no frame error and 1-16 IDs).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "fuzz.h"
@@ -45,38 +55,25 @@ typedef struct xstate {
     const char *name;
     const tb_config *cfg;
     tb_decoder *dec;
-    uint64_t hash;
-    uint64_t hash_noidx;     /* every field but index */
     size_t elements;
     uint64_t last_index;
     bool ended;
     uint64_t insns;
-    bool print;              /* format every element (first run only) */
+    bool print;              /* format every element */
+    bool expand;             /* list every range's instructions */
+    tb_fuzz_vec *rec;        /* record every element (a reference run) */
+    const tb_fuzz_vec *ref;  /* or compare every element with a reference */
+    bool ref_index;          /* ... index included */
+    const char *how;         /* this run, for messages */
     tb_health *health;       /* elements counted here too, when set */
 } xstate;
-
-#define HF(f) h = tb_fuzz_hash(h, &el->f, sizeof el->f)
-
-/* Field by field (never the padding). */
-static uint64_t hash_element(uint64_t h, const tb_element *el, bool with_index)
-{
-    HF(kind);
-    if (with_index)
-        HF(index);
-    HF(reason); HF(isa); HF(start); HF(end);
-    HF(count); HF(last_addr); HF(last_size); HF(last_wp); HF(last_atom);
-    HF(atom_bits); HF(exc_num); HF(pref_return); HF(cancelled); HF(ts);
-    HF(has_cc); HF(cc); HF(context_id); HF(vmid); HF(ns); HF(hyp);
-    HF(err);
-    /* DATA (they share space with exc_num and ts: hashed again by name). */
-    HF(data_size); HF(data_flags); HF(data_addr); HF(data_value);
-    return h;
-}
 
 static void check_range(xstate *s, const tb_element *el)
 {
     static uint32_t addrs[MAX_RANGE];
     const char *h = s->name;
+    const uint32_t span = el->end - el->start;
+    const unsigned align = el->isa == TB_ISA_ARM ? 3u : 1u;
     uint32_t sum = 0;
     int n, i;
 
@@ -94,6 +91,22 @@ static void check_range(xstate *s, const tb_element *el)
                   (el->last_size == 2 || el->last_size == 4),
                   "last_size %u in %s", el->last_size,
                   tb_isa_name((tb_isa)el->isa));
+    /* Per range, without walking it: aligned ends, the last instruction
+     * inside and ending at end, 2..4 bytes an instruction (4 in ARM). */
+    TB_FUZZ_CHECK(h, !(el->start & align) && !(el->last_addr & align),
+                  "range [0x%08x,0x%08x) in %s: last 0x%08x unaligned", el->start, el->end,
+                  tb_isa_name((tb_isa)el->isa), el->last_addr);
+    TB_FUZZ_CHECK(h, (uint32_t)(el->last_addr + el->last_size) == el->end &&
+                  el->last_addr - el->start < span,
+                  "range [0x%08x,0x%08x): last instruction 0x%08x+%u", el->start, el->end,
+                  el->last_addr, el->last_size);
+    TB_FUZZ_CHECK(h, el->isa == TB_ISA_ARM ? span == 4u * el->count
+                                           : span >= 2u * el->count && span <= 4u * el->count,
+                  "range [0x%08x,0x%08x) of %u %s instructions spans %u bytes", el->start,
+                  el->end, el->count, tb_isa_name((tb_isa)el->isa), span);
+    s->insns += el->count;
+    if (!s->expand)
+        return;
     n = tb_decoder_range_addrs(s->dec, el, addrs, MAX_RANGE);
     TB_FUZZ_CHECK(h, n == (int)el->count,
                   "range [0x%08x,0x%08x) of %u instructions lists %d",
@@ -112,7 +125,6 @@ static void check_range(xstate *s, const tb_element *el)
                   "range [0x%08x,0x%08x) does not end after its last "
                   "instruction 0x%08x (+%u)", el->start, el->end,
                   el->last_addr, el->last_size);
-    s->insns += el->count;
 }
 
 /* A DATA element (docs/formats.md): only with data trace; a transfer
@@ -150,8 +162,6 @@ static int dec_on_element(void *ctx, const tb_element *el)
 {
     xstate *s = ctx;
     const char *h = s->name;
-    char buf[1024];
-    int n;
 
     TB_FUZZ_CHECK(h, !s->ended, "element after END");
     TB_FUZZ_CHECK(h, (unsigned)el->kind <= TB_ELEM_DATA, "element kind %d",
@@ -170,18 +180,38 @@ static int dec_on_element(void *ctx, const tb_element *el)
         check_data(s, el);
     if (el->kind == TB_ELEM_END)
         s->ended = true;
-    if (s->health)
-        tb_health_element(s->health, el);
-    s->hash = hash_element(s->hash, el, true);
-    s->hash_noidx = hash_element(s->hash_noidx, el, false);
     if (s->print) {
-        n = tb_elem_format_json(el, buf, sizeof buf);
+        char buf[1024];
+        int n = tb_elem_format_json(el, buf, sizeof buf);
+
         TB_FUZZ_CHECK(h, n > 0 && (size_t)n < sizeof buf, "JSON length %d", n);
         n = tb_elem_format(el, buf, sizeof buf);
         TB_FUZZ_CHECK(h, n > 0 && (size_t)n < sizeof buf, "text length %d", n);
     }
+    if (s->health)
+        tb_health_element(s->health, el);
+    if (s->rec)
+        tb_fuzz_vec_push(s->rec, el);
+    if (s->ref) {
+        const char *f;
+
+        TB_FUZZ_CHECK(h, s->elements < s->ref->n, "%s: more elements than the reference's %zu",
+                      s->how, s->ref->n);
+        f = tb_fuzz_element_diff(tb_fuzz_vec_at(s->ref, s->elements), el, s->ref_index);
+        TB_FUZZ_CHECK(h, f == NULL, "%s: element %zu (%s at %llu) differs from the "
+                      "reference in %s", s->how, s->elements, tb_elem_kind_name(el->kind),
+                      (unsigned long long)el->index, f);
+    }
     s->elements++;
     return 0;
+}
+
+static void run_done(xstate *s)
+{
+    TB_FUZZ_CHECK(s->name, s->ended, "%s: no END element after finish", s->how);
+    if (s->ref)
+        TB_FUZZ_CHECK(s->name, s->elements == s->ref->n, "%s: %zu elements, the reference %zu",
+                      s->how, s->elements, s->ref->n);
 }
 
 static int dec_on_packet(void *ctx, const tb_packet *p)
@@ -197,50 +227,48 @@ static int dec_on_packet(void *ctx, const tb_packet *p)
     return 0;
 }
 
-static void decode(xstate *s, const uint8_t *data, size_t len, size_t cut)
+/* The packet path: tb_parser_push into tb_decoder_packet, cut in two. */
+static void decode(xstate *s, tb_parser *p, const uint8_t *data, size_t len, size_t cut)
 {
-    tb_parser *p = tb_parser_new(s->cfg);
     size_t before;
     int rc;
 
-    TB_FUZZ_CHECK(s->name, p != NULL, "tb_parser_new failed");
     rc = tb_parser_push(p, data, cut, 0, dec_on_packet, s);
     TB_FUZZ_CHECK(s->name, rc >= 0, "parser push returned %d", rc);
     rc = tb_parser_push(p, data + cut, len - cut, cut, dec_on_packet, s);
     TB_FUZZ_CHECK(s->name, rc >= 0, "parser push returned %d", rc);
     rc = tb_parser_finish(p, dec_on_packet, s);
     TB_FUZZ_CHECK(s->name, rc >= 0, "parser finish returned %d", rc);
-    tb_parser_free(p);
     before = s->elements;
     rc = tb_decoder_finish(s->dec, dec_on_element, s);
     TB_FUZZ_CHECK(s->name, rc >= 1 && (size_t)rc == s->elements - before,
                   "tb_decoder_finish returned %d for %zu elements", rc,
                   s->elements - before);
-    TB_FUZZ_CHECK(s->name, s->ended, "no END element after finish");
+    run_done(s);
 }
 
-/* decode() through tb_decoder_push. */
-static void decode_fused(xstate *s, const uint8_t *data, size_t len, size_t cut)
+/* The fused path: tb_decoder_push, cut in two (cut == len: whole). */
+static void decode_fused(xstate *s, tb_parser *p, const uint8_t *data, size_t len, size_t cut)
 {
-    tb_parser *p = tb_parser_new(s->cfg);
     size_t before = s->elements;
     int rc;
 
-    TB_FUZZ_CHECK(s->name, p != NULL, "tb_parser_new failed");
     rc = tb_decoder_push(s->dec, p, data, cut, 0, dec_on_element, s);
     TB_FUZZ_CHECK(s->name, rc >= 0 && (size_t)rc == s->elements - before,
                   "tb_decoder_push returned %d for %zu elements", rc, s->elements - before);
-    before = s->elements;
-    rc = tb_decoder_push(s->dec, p, data + cut, len - cut, cut, dec_on_element, s);
-    TB_FUZZ_CHECK(s->name, rc >= 0 && (size_t)rc == s->elements - before,
-                  "tb_decoder_push returned %d for %zu elements", rc, s->elements - before);
+    if (cut < len) {
+        before = s->elements;
+        rc = tb_decoder_push(s->dec, p, data + cut, len - cut, cut, dec_on_element, s);
+        TB_FUZZ_CHECK(s->name, rc >= 0 && (size_t)rc == s->elements - before,
+                      "tb_decoder_push returned %d for %zu elements", rc,
+                      s->elements - before);
+    }
     before = s->elements;
     rc = tb_decoder_push_finish(s->dec, p, dec_on_element, s);
     TB_FUZZ_CHECK(s->name, rc >= 1 && (size_t)rc == s->elements - before,
                   "tb_decoder_push_finish returned %d for %zu elements", rc,
                   s->elements - before);
-    TB_FUZZ_CHECK(s->name, s->ended, "no END element after finish");
-    tb_parser_free(p);
+    run_done(s);
 }
 
 static uint64_t seg_rand(uint64_t *x)
@@ -256,9 +284,9 @@ static uint64_t seg_rand(uint64_t *x)
 /* The input as segments (see the top): per segment through
  * tb_decoder_push at its index (span false), or per span through
  * tb_decoder_push_span with its map.  The cut is the same for both. */
-static void decode_segments(xstate *s, const uint8_t *data, size_t len, bool span)
+static void decode_segments(xstate *s, tb_parser *p, const uint8_t *data, size_t len,
+                            bool span)
 {
-    tb_parser *p = tb_parser_new(s->cfg);
     uint64_t rng = tb_fuzz_hash(TB_FUZZ_HASH_INIT, data, len) | 1;
     /* Small first index: segment indices below their span position
      * make the map's base wrap (decoder/span.h: modular). */
@@ -266,7 +294,6 @@ static void decode_segments(xstate *s, const uint8_t *data, size_t len, bool spa
     size_t pos = 0, before;
     int rc;
 
-    TB_FUZZ_CHECK(s->name, p != NULL, "tb_parser_new failed");
     while (pos < len) {
         size_t end[MAX_SEGS], n = 0, slen = 0;
         uint64_t idx[MAX_SEGS];
@@ -309,8 +336,7 @@ static void decode_segments(xstate *s, const uint8_t *data, size_t len, bool spa
     TB_FUZZ_CHECK(s->name, rc >= 1 && (size_t)rc == s->elements - before,
                   "tb_decoder_push_finish returned %d for %zu elements", rc,
                   s->elements - before);
-    TB_FUZZ_CHECK(s->name, s->ended, "no END element after finish");
-    tb_parser_free(p);
+    run_done(s);
 }
 
 /* The two paths' health agree (see the top), and the diagnosis and the
@@ -357,81 +383,101 @@ static void check_health(const char *name, const tb_config *cfg, const tb_health
                   (unsigned long long)g.frame_errors, g.n_ids, g.n_clean);
 }
 
-static int fuzz_decoder(const char *name, tb_protocol proto,
-                        const uint8_t *data, size_t len)
+static int fuzz_decoder(const char *name, tb_protocol proto, const uint8_t *data, size_t len,
+                        bool full)
 {
-    const tb_memimage *mem = tb_fuzz_image();
-    tb_config cfg;
-    xstate a, b, c, e, f;
+    static tb_fuzz_vec ref = {.size = sizeof(tb_element)};
+    static tb_fuzz_vec segs = {.size = sizeof(tb_element)};
+    const tb_fuzz_objs *o;
+    size_t cut;
+    char how[64];
+    xstate x;
     tb_health ha, hc;
-    tb_decoder *d;
 
     if (len < TB_FUZZ_CFG_BYTES)
-        return 0;
+        return TB_FUZZ_SKIP;
     if (len > TB_FUZZ_MAX_INPUT)
         len = TB_FUZZ_MAX_INPUT;
-    tb_fuzz_config(proto, data, &cfg);
+    o = tb_fuzz_objects(proto, data, true);
     data += TB_FUZZ_CFG_BYTES;
     len -= TB_FUZZ_CFG_BYTES;
+    if (!full) {
+        x = (xstate){.name = name, .cfg = &o->cfg, .dec = o->decoder, .how = "fused"};
+        decode_fused(&x, o->parser, data, len, len);
+        return 0;
+    }
 
-    d = tb_decoder_new(&cfg, mem);
-    TB_FUZZ_CHECK(name, d != NULL, "tb_decoder_new failed");
-    tb_health_init(&ha);
-    tb_health_bytes(&ha, len);
-    tb_decoder_set_health(d, &ha);
-    a = (xstate){.name = name, .cfg = &cfg, .dec = d, .hash = TB_FUZZ_HASH_INIT,
-                 .hash_noidx = TB_FUZZ_HASH_INIT, .print = true, .health = &ha};
-    decode(&a, data, len, len);
-    tb_decoder_set_health(d, NULL);
+    /* The reference: the packet path through a new parser and decoder,
+     * every range listed, every element printed and kept. */
+    {
+        tb_parser *p = tb_parser_new(&o->cfg);
+        tb_decoder *d = tb_decoder_new(&o->cfg, tb_fuzz_image());
 
-    tb_decoder_reset(d);
-    b = (xstate){.name = name, .cfg = &cfg, .dec = d, .hash = TB_FUZZ_HASH_INIT};
-    decode(&b, data, len, tb_fuzz_split(data, len));
-    TB_FUZZ_CHECK(name, a.hash == b.hash && a.elements == b.elements,
-                  "whole input gives %zu elements, split after reset gives "
-                  "%zu (or different fields)", a.elements, b.elements);
+        TB_FUZZ_CHECK(name, p && d, "tb_parser_new/tb_decoder_new failed");
+        ref.n = 0;
+        tb_health_init(&ha);
+        tb_health_bytes(&ha, len);
+        tb_decoder_set_health(d, &ha);
+        x = (xstate){.name = name, .cfg = &o->cfg, .dec = d, .print = true, .expand = true,
+                     .rec = &ref, .how = "packet path", .health = &ha};
+        decode(&x, p, data, len, len);
+        tb_decoder_set_health(d, NULL);
+        tb_parser_free(p);
+        tb_decoder_free(d);
+    }
 
-    tb_decoder_reset(d);
+    cut = tb_fuzz_split(data, len);
+    snprintf(how, sizeof how, "packet path cut at %zu (after reset)", cut);
+    x = (xstate){.name = name, .cfg = &o->cfg, .dec = o->decoder, .ref = &ref,
+                 .ref_index = true, .how = how};
+    decode(&x, o->parser, data, len, cut);
+
+    tb_parser_reset(o->parser);
+    tb_decoder_reset(o->decoder);
+    snprintf(how, sizeof how, "fused path cut at %zu", cut);
     tb_health_init(&hc);
     tb_health_bytes(&hc, len);
-    tb_decoder_set_health(d, &hc);
-    c = (xstate){.name = name, .cfg = &cfg, .dec = d, .hash = TB_FUZZ_HASH_INIT,
-                 .health = &hc};
-    decode_fused(&c, data, len, tb_fuzz_split(data, len));
-    tb_decoder_set_health(d, NULL);
-    TB_FUZZ_CHECK(name, a.hash == c.hash && a.elements == c.elements,
-                  "packet path gives %zu elements, fused path %zu (or different "
-                  "fields)", a.elements, c.elements);
-    check_health(name, &cfg, &ha, &hc, data, len);
+    tb_decoder_set_health(o->decoder, &hc);
+    x = (xstate){.name = name, .cfg = &o->cfg, .dec = o->decoder, .ref = &ref,
+                 .ref_index = true, .how = how, .health = &hc};
+    decode_fused(&x, o->parser, data, len, cut);
+    tb_decoder_set_health(o->decoder, NULL);
+    check_health(name, &o->cfg, &ha, &hc, data, len);
 
-    tb_decoder_reset(d);
-    e = (xstate){.name = name, .cfg = &cfg, .dec = d, .hash = TB_FUZZ_HASH_INIT,
-                 .hash_noidx = TB_FUZZ_HASH_INIT};
-    decode_segments(&e, data, len, false);
-    tb_decoder_reset(d);
-    f = (xstate){.name = name, .cfg = &cfg, .dec = d, .hash = TB_FUZZ_HASH_INIT,
-                 .hash_noidx = TB_FUZZ_HASH_INIT};
-    decode_segments(&f, data, len, true);
-    TB_FUZZ_CHECK(name, e.hash == f.hash && e.elements == f.elements,
-                  "segments one by one give %zu elements, the same segments as spans "
-                  "%zu (or different fields)", e.elements, f.elements);
-    TB_FUZZ_CHECK(name, e.hash_noidx == a.hash_noidx && e.elements == a.elements,
-                  "segments at their own indices give %zu elements, the packet path "
-                  "%zu (or fields other than index differ)", e.elements, a.elements);
-    tb_decoder_free(d);
+    tb_parser_reset(o->parser);
+    tb_decoder_reset(o->decoder);
+    segs.n = 0;
+    x = (xstate){.name = name, .cfg = &o->cfg, .dec = o->decoder, .ref = &ref,
+                 .rec = &segs, .how = "segments at their own indices"};
+    decode_segments(&x, o->parser, data, len, false);
+
+    tb_parser_reset(o->parser);
+    tb_decoder_reset(o->decoder);
+    x = (xstate){.name = name, .cfg = &o->cfg, .dec = o->decoder, .ref = &segs,
+                 .ref_index = true, .how = "the same segments as spans"};
+    decode_segments(&x, o->parser, data, len, true);
     return 0;
 }
 
 int tb_fuzz_etmv3_decoder(const uint8_t *data, size_t len)
 {
-    return fuzz_decoder("etmv3_decoder", TB_PROTO_ETMV3, data, len);
+    return fuzz_decoder("etmv3_decoder", TB_PROTO_ETMV3, data, len, false);
 }
 
 int tb_fuzz_ptm_decoder(const uint8_t *data, size_t len)
 {
-    return fuzz_decoder("ptm_decoder", TB_PROTO_PTM, data, len);
+    return fuzz_decoder("ptm_decoder", TB_PROTO_PTM, data, len, false);
 }
 
-#undef HF
+int tb_fuzz_etmv3_decoder_full(const uint8_t *data, size_t len)
+{
+    return fuzz_decoder("etmv3_decoder_full", TB_PROTO_ETMV3, data, len, true);
+}
+
+int tb_fuzz_ptm_decoder_full(const uint8_t *data, size_t len)
+{
+    return fuzz_decoder("ptm_decoder_full", TB_PROTO_PTM, data, len, true);
+}
+
 #undef MAX_RANGE
 #undef MAX_SEGS

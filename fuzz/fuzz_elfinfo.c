@@ -27,7 +27,7 @@ int tb_fuzz_elfinfo(const uint8_t *data, size_t len)
     TB_FUZZ_CHECK("elfinfo", rc == 0 || rc == TB_ERR_FORMAT || rc == TB_ERR_NOMEM,
                   "load returned %d (%s)", rc, err);
     if (rc < 0)
-        return 0;
+        return TB_FUZZ_SKIP; /* refused: nothing to check */
     for (size_t i = 0; i < e->nfuncs; i++) {
         const tb_elf_func *f = &e->funcs[i];
 

@@ -881,8 +881,17 @@ static int gen_seeds(tb_fuzz_seed_cb cb, void *ctx)
     return count;
 }
 
-int tb_fuzz_seeds(const char *name, tb_fuzz_seed_cb cb, void *ctx)
+int tb_fuzz_seeds(const char *full_name, tb_fuzz_seed_cb cb, void *ctx)
 {
+    /* A full harness reads its fast one's inputs (fuzz.h): its seeds. */
+    char name[64];
+    size_t n = strlen(full_name);
+
+    if (n >= sizeof name)
+        return TB_ERR_NOT_FOUND;
+    memcpy(name, full_name, n + 1);
+    if (n > 5 && strcmp(name + n - 5, "_full") == 0)
+        name[n - 5] = '\0';
     if (strcmp(name, "gen") == 0)
         return gen_seeds(cb, ctx);
     if (strcmp(name, "etmv1") == 0)

@@ -383,3 +383,137 @@ const tb_memimage *tb_fuzz_image(void)
     }
     return image;
 }
+
+/* ------------------------------------------------------------------ */
+/* Objects made once (fuzz.h). */
+
+#define OBJ_SLOTS 64 /* per protocol; direct-mapped by the bytes' hash */
+
+typedef struct obj_slot {
+    bool used;
+    uint8_t key[TB_FUZZ_CFG_BYTES];
+    tb_fuzz_objs o;
+} obj_slot;
+
+const tb_fuzz_objs *tb_fuzz_objects(tb_protocol proto, const uint8_t b[TB_FUZZ_CFG_BYTES],
+                                    bool want_decoder)
+{
+    static obj_slot slots[2][OBJ_SLOTS];
+    obj_slot *s = &slots[proto == TB_PROTO_PTM]
+                        [tb_fuzz_hash(TB_FUZZ_HASH_INIT, b, TB_FUZZ_CFG_BYTES) % OBJ_SLOTS];
+
+    if (proto != TB_PROTO_ETMV3 && proto != TB_PROTO_PTM)
+        tb_fuzz_fail("objects", "no cached objects for protocol %d", (int)proto);
+    if (!s->used || memcmp(s->key, b, TB_FUZZ_CFG_BYTES) != 0) {
+        tb_parser_free(s->o.parser);
+        tb_decoder_free(s->o.decoder);
+        memset(s, 0, sizeof *s);
+        tb_fuzz_config(proto, b, &s->o.cfg);
+        s->o.parser = tb_parser_new(&s->o.cfg);
+        if (!s->o.parser)
+            tb_fuzz_fail("objects", "tb_parser_new failed");
+        memcpy(s->key, b, TB_FUZZ_CFG_BYTES);
+        s->used = true;
+    } else {
+        tb_parser_reset(s->o.parser);
+        if (s->o.decoder)
+            tb_decoder_reset(s->o.decoder);
+    }
+    if (want_decoder && !s->o.decoder) {
+        s->o.decoder = tb_decoder_new(&s->o.cfg, tb_fuzz_image());
+        if (!s->o.decoder)
+            tb_fuzz_fail("objects", "tb_decoder_new failed");
+    }
+    return &s->o;
+}
+
+/* ------------------------------------------------------------------ */
+/* Shared checks (fuzz.h). */
+
+void tb_fuzz_check_coverage(const char *harness, int k, const tb_coverage_id *ids,
+                            const char *prefix)
+{
+    static bool named[TB_COVERAGE_MAX];
+
+    TB_FUZZ_CHECK(harness, k >= 0, "coverage classifier: %d", k);
+    for (int i = 0; i < k; i++) {
+        const char *name = ids[i] < TB_COVERAGE_MAX ? tb_coverage_variant_name(ids[i]) : NULL;
+
+        TB_FUZZ_CHECK(harness, name != NULL, "coverage variant %u has no name",
+                      (unsigned)ids[i]);
+        if (!named[ids[i]]) {
+            TB_FUZZ_CHECK(harness, tb_coverage_variant_find(name) == (int)ids[i],
+                          "coverage variant %u: its name '%s' finds another", (unsigned)ids[i],
+                          name);
+            named[ids[i]] = true;
+        }
+        TB_FUZZ_CHECK(harness, !prefix || strncmp(name, prefix, strlen(prefix)) == 0,
+                      "coverage variant %s for a packet of %s", name, prefix);
+    }
+}
+
+bool tb_fuzz_known_err(int err)
+{
+    static signed char known[256]; /* 0 unknown yet, 1 known, -1 not */
+
+    if (err >= 0)
+        return false;
+    if (err < -255)
+        return strcmp(tb_err_str(err), "unknown error") != 0;
+    if (!known[-err])
+        known[-err] = strcmp(tb_err_str(err), "unknown error") != 0 ? 1 : -1;
+    return known[-err] > 0;
+}
+
+#define DIFF(f)                                                                 \
+    do {                                                                        \
+        if (memcmp(&a->f, &b->f, sizeof a->f) != 0)                             \
+            return #f;                                                          \
+    } while (0)
+
+const char *tb_fuzz_packet_diff(const tb_packet *a, const tb_packet *b)
+{
+    DIFF(kind); DIFF(protocol); DIFF(index); DIFF(size); DIFF(bytes); DIFF(count);
+    DIFF(err); DIFF(atom_count); DIFF(w_count); DIFF(seq_len); DIFF(seq);
+    DIFF(phdr_format); DIFF(addr); DIFF(addr_bits); DIFF(isa); DIFF(isa_changed);
+    DIFF(addr_known); DIFF(has_exc); DIFF(exc_cancel); DIFF(exc_num);
+    DIFF(exc_resume); DIFF(exc_bytes); DIFF(legacy_exc); DIFF(ns); DIFF(hyp);
+    DIFF(altisa); DIFF(ns_valid); DIFF(hyp_valid); DIFF(has_cc); DIFF(cc); DIFF(ts);
+    DIFF(ts_bits); DIFF(has_ctxid); DIFF(context_id); DIFF(vmid); DIFF(reason);
+    DIFF(jazelle); DIFF(lsip); DIFF(lsip_addr); DIFF(lsip_isa); DIFF(has_data_addr);
+    DIFF(data_addr); DIFF(data_addr_bits); DIFF(data_be); DIFF(data_size);
+    DIFF(data_value); DIFF(data_tag); DIFF(sync_ev);
+    return NULL;
+}
+
+const char *tb_fuzz_element_diff(const tb_element *a, const tb_element *b, bool with_index)
+{
+    DIFF(kind);
+    if (with_index)
+        DIFF(index);
+    DIFF(reason); DIFF(isa); DIFF(start); DIFF(end);
+    DIFF(count); DIFF(last_addr); DIFF(last_size); DIFF(last_wp); DIFF(last_atom);
+    DIFF(atom_bits); DIFF(exc_num); DIFF(pref_return); DIFF(cancelled); DIFF(ts);
+    DIFF(has_cc); DIFF(cc); DIFF(context_id); DIFF(vmid); DIFF(ns); DIFF(hyp);
+    DIFF(err);
+    /* DATA (they share space with exc_num and ts: compared by name too). */
+    DIFF(data_size); DIFF(data_flags); DIFF(data_addr); DIFF(data_value);
+    return NULL;
+}
+
+#undef DIFF
+
+void tb_fuzz_vec_push(tb_fuzz_vec *r, const void *item)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 256;
+        void *v = realloc(r->v, cap * r->size);
+
+        if (!v)
+            tb_fuzz_fail("vec", "out of memory for %zu items", cap);
+        r->v = v;
+        r->cap = cap;
+    }
+    memcpy((uint8_t *)r->v + r->n * r->size, item, r->size);
+    r->n++;
+}

@@ -5,7 +5,8 @@
 # Outside OSS-Fuzz it defaults to clang with libFuzzer+ASan+UBSan and
 # OUT=build-oss-fuzz, which is how it is tested here.
 #
-# Produces $OUT/fuzz_<harness>, $OUT/fuzz_<harness>.dict and
+# Produces $OUT/fuzz_<harness> (each fast harness, its _full one and the
+# round trip), $OUT/fuzz_<harness>.dict and
 # $OUT/fuzz_<harness>_seed_corpus.zip (seeds from the project's writers;
 # the regression inputs join them).
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,21 +44,26 @@ for src in "$root"/common/*.c "$root"/encoder/*.c "$root"/decoder/*.c \
 done
 cc -o "$work/seedgen" "${plain[@]}" $cap_libs
 
-for h in etmv3_parser ptm_parser deformatter snapshot etmv3_decoder ptm_decoder etmv1 etmv2; do
+for h in etmv3_parser etmv3_parser_full ptm_parser ptm_parser_full deformatter \
+         deformatter_full snapshot snapshot_full etmv3_decoder etmv3_decoder_full ptm_decoder \
+         ptm_decoder_full etmv1 etmv1_full etmv2 etmv2_full; do
   $CC $CFLAGS $std $inc -DTB_FUZZ_ENTRY="tb_fuzz_$h" -c "$here/driver_libfuzzer.c" \
     -o "$work/driver_$h.o"
   $CC $CFLAGS $LIB_FUZZING_ENGINE -o "$OUT/fuzz_$h" "$work/driver_$h.o" "${objs[@]}" $cap_libs
   case $h in
     etmv3_*) cp "$here/dict/etmv3.dict" "$OUT/fuzz_$h.dict" ;;
     ptm_*) cp "$here/dict/ptm.dict" "$OUT/fuzz_$h.dict" ;;
-    etmv1|etmv2) ;;
-    *) cp "$here/dict/$h.dict" "$OUT/fuzz_$h.dict" ;;
+    etmv1*|etmv2*) ;;
+    *) cp "$here/dict/${h%_full}.dict" "$OUT/fuzz_$h.dict" ;;
   esac
   mkdir -p "$work/seeds_$h"
   "$work/seedgen" "$h" "$work/seeds_$h" >/dev/null
-  if [ -d "$here/regressions/$h" ]; then
-    cp "$here/regressions/$h"/* "$work/seeds_$h/"
-  fi
+  # A full harness reads its fast one's inputs: both regression folders.
+  for r in "$here/regressions/$h" "$here/regressions/${h%_full}"; do
+    if [ -d "$r" ]; then
+      cp "$r"/* "$work/seeds_$h/"
+    fi
+  done
   rm -f "$OUT/fuzz_${h}_seed_corpus.zip"
   (cd "$work/seeds_$h" && zip -q -j "$OUT/fuzz_${h}_seed_corpus.zip" ./*)
 done

@@ -6,6 +6,8 @@
  * (the real-silicon references, read in place at run time, never copied
  * into the project), the first bytes of each source's stream in the
  * harness's input format.  Run by fuzz/run.sh and fuzz/oss-fuzz-build.sh.
+ * A _full harness (fuzz.h) gets the seeds of the fast one it is named
+ * after: the same input format.
  */
 #include <stdio.h>
 #include <stdlib.h>

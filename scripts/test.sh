@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs missing dependencies, then builds and runs
 # every ctest twice, once plain (warnings as errors) and once under
-# AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz smoke run.
+# AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz gate's own
+# test (scripts/test-fuzz-gate.sh) and the fuzz smoke run.
 # Fails on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +35,8 @@ cmake --build build --target roundtrip
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_config build-asan '' -DCMAKE_BUILD_TYPE=Debug -DTB_SANITIZE=ON
-echo "=== fuzz smoke (every harness 60 s under libFuzzer + ASan + UBSan)"
-bash scripts/fuzz-smoke.sh "${TB_FUZZ_SECONDS:-60}"
-echo "=== all tests passed (plain, ASan+UBSan, fuzz smoke)"
+echo "=== fuzz gate (planted crash, sanitizer reports, leak, OOM, timeout, nothing checked: run.sh and the smoke fail)"
+bash scripts/test-fuzz-gate.sh
+echo "=== fuzz smoke (every harness 30 s under libFuzzer + ASan + UBSan)"
+bash scripts/fuzz-smoke.sh "${TB_FUZZ_SECONDS:-30}"
+echo "=== all tests passed (plain, ASan+UBSan, fuzz gate, fuzz smoke)"

@@ -101,8 +101,11 @@ tb_sim *tb_sim_new(tb_sim_cpu cpu)
         tb_sim_free(s);
         return NULL;
     }
-    /* Only accepted right after uc_open. */
-    if (uc_ctl_set_cpu_model(s->uc, models[cpu]) != UC_ERR_OK) {
+    /* Only accepted right after uc_open.  The CPU as it is then is what
+     * tb_sim_rewind() goes back to. */
+    if (uc_ctl_set_cpu_model(s->uc, models[cpu]) != UC_ERR_OK ||
+        uc_context_alloc(s->uc, &s->ctx0) != UC_ERR_OK ||
+        uc_context_save(s->uc, s->ctx0) != UC_ERR_OK) {
         tb_sim_free(s);
         return NULL;
     }
@@ -111,10 +114,68 @@ tb_sim *tb_sim_new(tb_sim_cpu cpu)
     return s;
 }
 
+int tb_sim_rewind(tb_sim *s)
+{
+    uc_engine *uc;
+    uc_context *ctx0;
+    tb_classifier *cls;
+    tb_sim_cpu cpu;
+    tb_centry *cache;
+    tb_block **blocks;
+    uc_mem_region *r = NULL;
+    uint32_t n = 0;
+
+    if (!s)
+        return TB_ERR_INVAL;
+    /* Memory: every region goes, with its TLB entries and the code
+     * Unicorn translated from it (tests/test_sim.c rewind_forgets_the_
+     * code_it_ran; a whole-cache flush is not needed, and in Unicorn
+     * 2.0.1 it grows the process by hundreds of MB); then the CPU state
+     * of creation. */
+    if (uc_mem_regions(s->uc, &r, &n) != UC_ERR_OK)
+        return tb_sim_fail(s, TB_ERR_EMULATOR, "rewind: cannot list memory regions");
+    for (uint32_t i = 0; i < n; i++) {
+        if (uc_mem_unmap(s->uc, r[i].begin, (size_t)(r[i].end - r[i].begin + 1)) !=
+            UC_ERR_OK) {
+            unsigned long long at = r[i].begin;
+
+            uc_free(r);
+            return tb_sim_fail(s, TB_ERR_EMULATOR, "rewind: cannot unmap 0x%08llx", at);
+        }
+    }
+    uc_free(r);
+    if (uc_context_restore(s->uc, s->ctx0) != UC_ERR_OK)
+        return tb_sim_fail(s, TB_ERR_EMULATOR, "rewind: cannot restore the CPU");
+    /* The simulator's own state as tb_sim_new left it; what it allocated
+     * stays (the caches are cleared where a run starts; a run removes
+     * its hooks when it ends). */
+    blk_free_all(s);
+    free(s->syms);
+    free(s->strtab);
+    uc = s->uc;
+    ctx0 = s->ctx0;
+    cls = s->cls;
+    cpu = s->cpu;
+    cache = s->cache;
+    blocks = s->blocks;
+    memset(s, 0, sizeof *s);
+    s->uc = uc;
+    s->ctx0 = ctx0;
+    s->cls = cls;
+    s->cpu = cpu;
+    s->cache = cache;
+    s->blocks = blocks;
+    tb_scenario_init(&s->sc);
+    s->sc.cpu = cpu;
+    return 0;
+}
+
 void tb_sim_free(tb_sim *s)
 {
     if (!s)
         return;
+    if (s->ctx0)
+        uc_context_free(s->ctx0);
     if (s->uc)
         uc_close(s->uc);
     tb_classifier_free(s->cls);

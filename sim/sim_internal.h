@@ -113,6 +113,7 @@ struct tb_pend {
 
 struct tb_sim {
     uc_engine *uc;
+    uc_context *ctx0;        /* the CPU as created (tb_sim_rewind) */
     tb_classifier *cls;
     tb_sim_cpu cpu;
     char msg[256];

@@ -709,6 +709,52 @@ Test(coverage_etmv1, example1_port)
     cr_expect_eq(c[find("etmv1.pipestat.ie")], 1);
 }
 
+/* Fills the stack below the caller with 0x71 (a value no bool may hold),
+ * so that a callee reading a local it never set sees that value.  Not
+ * instrumented by ASan: its array then lies flat below the frame, where
+ * the next call's locals go (ASan would put it among redzones). */
+static __attribute__((noinline, no_sanitize("address"))) void paint_stack(void)
+{
+    volatile uint8_t junk[8192];
+
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = 0x71;
+}
+
+/* A capture whose header does not parse is refused before its
+ * configuration is read (fuzz/regressions/etmv1/coverage-bad-header-
+ * uninit-config: the counter loaded the unset cycle_accurate bool, a
+ * UBSan report in the ETMv1 harness).  Under -fsanitize=undefined the
+ * painted stack makes the old read fail every time. */
+Test(coverage_etmv1, bad_header_refused_before_use)
+{
+    static uint64_t c[TB_COVERAGE_MAX];
+    tb_etmv1_config cf;
+    uint8_t cap[TB_ETMV1_HDR_BYTES + 8];
+    size_t n;
+
+    v1_ex1_config(&cf);
+    n = etmv1_capture(&cf, v1_ex1, 2, cap, sizeof cap);
+    memset(c, 0, sizeof c);
+    for (int bad = 0; bad < 3; bad++) {
+        uint8_t b[sizeof cap];
+
+        memcpy(b, cap, n);
+        if (bad == 0)
+            b[0] ^= 0xFF;                      /* no capture magic */
+        else if (bad == 1)
+            b[11] = 12;                        /* a width the ETMCR does not give */
+        else
+            memset(b, 0x71, TB_ETMV1_HDR_BYTES);
+        paint_stack();
+        cr_expect_lt(tb_coverage_count_etmv1_capture(b, n, c), 0, "header %d", bad);
+        paint_stack();
+        cr_expect_lt(tb_coverage_count_etmv2_capture(b, n, c), 0, "header %d", bad);
+    }
+    for (size_t i = 0; i < TB_COVERAGE_MAX; i++)
+        cr_expect_eq(c[i], 0, "variant %zu counted for a refused capture", i);
+}
+
 Test(coverage_etmv1, example1_packets)
 {
     tb_etmv1_config cf;

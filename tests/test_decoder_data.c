@@ -294,6 +294,33 @@ Test(decoder_data, placeholder_value_never_came)
     cr_assert_eq(e.v[e.n - 1].kind, TB_ELEM_END);
 }
 
+/* A placeholder whose value never comes, with a store traced after it:
+ * the element that says so at the end comes after the store's, and its
+ * index does not go back (types.h: the packet that produced it; here
+ * the last, as OOO data takes its own packet's).  fuzz/regressions/
+ * etmv3_decoder/ooo-lost-at-finish-index-goes-back: it kept the
+ * placeholder's index. */
+Test(decoder_data, placeholder_lost_at_end_keeps_index_order)
+{
+    static const uint8_t b[] = {
+        0x84, 0x26, 0x90, 0x80, 0x80, 0x80, 0x02, 0xAB, 0x84, 0x02,
+        0x84, 0x7C, 0x80, 0x60, /* LDR; placeholder tag 3 */
+        0x88, 0x26, 0x04, 0x55, /* ADD, STR; data */
+    };
+    tb_config cfg = config(3);
+    elems e = decode(&cfg, A_STR, b, sizeof b);
+    const tb_element *st = data_el(&e, 3), *lost = data_el(&e, 4);
+
+    cr_assert_eq(count_kind(&e, TB_ELEM_DATA), 5);
+    expect(st, A_STR2, TB_ISA_ARM, ST, 4, 0x20003004, 0x55, 0);
+    expect(lost, A_LDR, TB_ISA_ARM, TB_DATA_OOO | NV, 4, 0x20003000, 0, 3);
+    cr_assert_eq(lost->index, st->index);
+    for (int i = 1; i < e.n; i++)
+        if (e.v[i].kind != TB_ELEM_END)
+            cr_assert_geq(e.v[i].index, e.v[i - 1].index, "element %d (%s)", i,
+                          tb_elem_kind_name(e.v[i].kind));
+}
+
 /* STREX that failed: its data (value 0, SS=00) then Store failed; and
  * one that stored: the element goes out when the next packet is no
  * Store failed (a P-header, which the fused path hands over). */

@@ -1080,3 +1080,119 @@ Test(sim, data_records_only_before_a_run)
     cr_assert_eq(tb_sim_set_data(s, false), TB_ERR_STATE);
     tb_sim_free(s);
 }
+
+/* ---- tb_sim_rewind: one Unicorn instance, many programs ---- */
+
+static bool same_record(const tb_exec_record *a, const tb_exec_record *b)
+{
+    if (a->kind != b->kind || a->seq != b->seq || a->cycle != b->cycle)
+        return false;
+    switch (a->kind) {
+    case TB_REC_INSN:
+        return a->u.insn.addr == b->u.insn.addr && a->u.insn.next_addr == b->u.insn.next_addr &&
+               a->u.insn.opcode == b->u.insn.opcode && a->u.insn.size == b->u.insn.size &&
+               a->u.insn.isa == b->u.insn.isa && a->u.insn.next_isa == b->u.insn.next_isa &&
+               a->u.insn.wp_class == b->u.insn.wp_class && a->u.insn.flags == b->u.insn.flags;
+    case TB_REC_EXCEPTION:
+        return a->u.exc.kind == b->u.exc.kind && a->u.exc.isa == b->u.exc.isa &&
+               a->u.exc.cancelled == b->u.exc.cancelled &&
+               a->u.exc.pref_return == b->u.exc.pref_return &&
+               a->u.exc.vector == b->u.exc.vector && a->u.exc.cpsr == b->u.exc.cpsr;
+    case TB_REC_CONTEXT:
+        return a->u.ctx.context_id == b->u.ctx.context_id && a->u.ctx.vmid == b->u.ctx.vmid;
+    case TB_REC_DATA:
+        return a->u.data.insn_addr == b->u.data.insn_addr && a->u.data.addr == b->u.data.addr &&
+               a->u.data.value == b->u.data.value && a->u.data.size == b->u.data.size &&
+               a->u.data.flags == b->u.data.flags;
+    case TB_REC_STATE:
+        return a->u.state.ns == b->u.state.ns && a->u.state.hyp == b->u.state.hyp;
+    default:
+        return true;
+    }
+}
+
+/* One simulator rewound between programs that leave the CPU in other
+ * states (Secure with the Monitor's vectors, interrupts masked or
+ * pending, aborts taken, Thumb) gives each program the records and the
+ * final registers a new simulator gives it (sim.h tb_sim_rewind; the
+ * round-trip fuzz harness relies on it). */
+Test(sim, rewind_gives_what_a_new_simulator_gives)
+{
+    static const struct {
+        const char *prog, *scn;
+        bool data;
+    } p[] = {
+        {PROG("secure_ns"), SCN("secure_ns"), false},
+        {PROG("irq_fiq"), SCN("irq_fiq"), false},
+        {PROG("faults"), SCN("faults"), true},
+        {PROG("thumb_basic"), SCN("thumb_basic"), false},
+        {PROG("data_ops"), SCN("data_ops"), true},
+        {PROG("secure_ns"), SCN("secure_ns"), true},
+        {PROG("arm_basic"), SCN("arm_basic"), false},
+    };
+    run_t again = {0};
+
+    again.sim = tb_sim_new(TB_SIM_CPU_A15);
+    cr_assert_not_null(again.sim);
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) {
+        run_t fresh;
+        tb_scenario sc;
+        char err[256];
+
+        run_prog_ex(&fresh, p[i].prog, p[i].scn, NULL, p[i].data, false);
+        cr_assert_eq(fresh.rc, 0, "%s: %s", p[i].prog, tb_sim_errmsg(fresh.sim));
+        if (i)
+            cr_assert_eq(tb_sim_rewind(again.sim), 0, "%s", tb_sim_errmsg(again.sim));
+        again.n = 0;
+        tb_scenario_init(&sc);
+        cr_assert_eq(tb_scenario_load(&sc, p[i].scn, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(sc.cpu, TB_SIM_CPU_A15);
+        cr_assert_eq(tb_sim_load_elf_file(again.sim, p[i].prog), 0, "%s",
+                     tb_sim_errmsg(again.sim));
+        cr_assert_eq(tb_sim_set_scenario(again.sim, &sc), 0, "%s", tb_sim_errmsg(again.sim));
+        cr_assert_eq(tb_sim_set_data(again.sim, p[i].data), 0);
+        again.rc = tb_sim_run(again.sim, collect, &again, &again.res);
+        cr_assert_eq(again.rc, 0, "%s after rewind: %s", p[i].prog, tb_sim_errmsg(again.sim));
+        cr_assert_eq(again.n, fresh.n, "%s: %zu records after rewind, %zu new", p[i].prog,
+                     again.n, fresh.n);
+        for (size_t k = 0; k < fresh.n; k++)
+            cr_assert(same_record(&again.rec[k], &fresh.rec[k]),
+                      "%s: record %zu differs after rewind", p[i].prog, k);
+        for (unsigned r = 0; r < 16; r++)
+            cr_assert_eq(reg(&again, r), reg(&fresh, r), "%s: r%u", p[i].prog, r);
+        run_free(&fresh);
+    }
+    run_free(&again);
+}
+
+/* Other code at the same addresses after a rewind runs as itself: no
+ * translation of the last program's code is kept (sim.h). */
+Test(sim, rewind_forgets_the_code_it_ran)
+{
+    /* mov r0, #N; add r0, r0, #1; b . -- exit at the B. */
+    uint8_t code[] = {0x07, 0x00, 0xA0, 0xE3, 0x01, 0x00, 0x80, 0xE2, 0xFE, 0xFF, 0xFF, 0xEA};
+    tb_sim *s = tb_sim_new(TB_SIM_CPU_A15);
+    char err[128];
+
+    cr_assert_not_null(s);
+    for (unsigned n = 1; n <= 3; n++) {
+        tb_scenario sc;
+        tb_sim_result res;
+        uint32_t r0 = 0;
+
+        code[0] = (uint8_t)(10 * n);
+        if (n > 1)
+            cr_assert_eq(tb_sim_rewind(s), 0, "%s", tb_sim_errmsg(s));
+        cr_assert_eq(tb_sim_load_raw(s, code, sizeof code, 0x8000), 0);
+        tb_scenario_init(&sc);
+        cr_assert_eq(tb_scenario_parse(&sc, "[sim]\nexit = 0x8008\n", 20, err, sizeof err), 0);
+        cr_assert_eq(tb_sim_set_scenario(s, &sc), 0);
+        cr_assert_eq(tb_sim_run(s, NULL, NULL, &res), 0, "%s", tb_sim_errmsg(s));
+        cr_assert_eq(res.stop, TB_SIM_STOP_EXIT);
+        cr_assert_eq(tb_sim_read_reg(s, 0, &r0), 0);
+        cr_assert_eq(r0, 10 * n + 1, "run %u: r0 = %u", n, r0);
+    }
+    /* Without a rewind a second run is refused, as before. */
+    cr_assert_eq(tb_sim_run(s, NULL, NULL, NULL), TB_ERR_STATE);
+    tb_sim_free(s);
+}

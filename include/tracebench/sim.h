@@ -149,6 +149,12 @@ typedef struct tb_sim_result {
  * after uc_open).  NULL if Unicorn or the classifier cannot start. */
 tb_sim *tb_sim_new(tb_sim_cpu cpu);
 void tb_sim_free(tb_sim *s);
+/* Back to the state tb_sim_new() gave, keeping the Unicorn instance
+ * (opening one costs milliseconds): all memory unmapped, the CPU context
+ * of creation restored, translated code dropped, image, symbols,
+ * scenario and options forgotten.  Load and run again as after
+ * tb_sim_new() (tests/test_sim.c: the same records as a new one). */
+int tb_sim_rewind(tb_sim *s);
 
 /* Loads an ELF32 little-endian ARM executable: every PT_LOAD segment
  * (memsz beyond filesz zeroed), the entry point (bit 0 = Thumb) and the
