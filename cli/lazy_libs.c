@@ -52,6 +52,11 @@ static struct {
     uc_err (*context_save)(uc_engine *, uc_context *);
     uc_err (*context_restore)(uc_engine *, uc_context *);
     uc_err (*context_free)(uc_context *);
+    uc_err (*mmio_map)(uc_engine *, uint64_t, size_t, uc_cb_mmio_read_t, void *,
+                       uc_cb_mmio_write_t, void *);
+    uc_err (*mem_regions)(uc_engine *, uc_mem_region **, uint32_t *);
+    uc_err (*mem_unmap)(uc_engine *, uint64_t, size_t);
+    uc_err (*free)(void *);
 } uc = {.once = PTHREAD_ONCE_INIT};
 
 /* dlsym's object pointer as a function pointer (POSIX allows it). */
@@ -91,6 +96,10 @@ static void uc_load(void)
     LOOKUP(uc.lib, uc.context_save, "uc_context_save");
     LOOKUP(uc.lib, uc.context_restore, "uc_context_restore");
     LOOKUP(uc.lib, uc.context_free, "uc_context_free");
+    LOOKUP(uc.lib, uc.mmio_map, "uc_mmio_map");
+    LOOKUP(uc.lib, uc.mem_regions, "uc_mem_regions");
+    LOOKUP(uc.lib, uc.mem_unmap, "uc_mem_unmap");
+    LOOKUP(uc.lib, uc.free, "uc_free");
     if (!ok) {
         snprintf(uc.why, sizeof uc.why, "%s lacks a function tracebench needs (%s): "
                  "install Unicorn 2 (Debian: libunicorn2)", TB_UNICORN_SONAME, dlerror());
@@ -210,6 +219,31 @@ uc_err uc_context_restore(uc_engine *e, uc_context *context)
 uc_err uc_context_free(uc_context *context)
 {
     return uc_loaded() ? uc.context_free(context) : UC_ERR_HANDLE;
+}
+
+/* The Cortex-M system control space (sim/scs.c). */
+uc_err uc_mmio_map(uc_engine *e, uint64_t address, size_t size, uc_cb_mmio_read_t read_cb,
+                   void *user_data_read, uc_cb_mmio_write_t write_cb, void *user_data_write)
+{
+    return uc_loaded() ? uc.mmio_map(e, address, size, read_cb, user_data_read, write_cb,
+                                     user_data_write)
+                       : UC_ERR_HANDLE;
+}
+
+/* tb_sim_rewind (sim/sim.c). */
+uc_err uc_mem_regions(uc_engine *e, uc_mem_region **regions, uint32_t *count)
+{
+    return uc_loaded() ? uc.mem_regions(e, regions, count) : UC_ERR_HANDLE;
+}
+
+uc_err uc_mem_unmap(uc_engine *e, uint64_t address, size_t size)
+{
+    return uc_loaded() ? uc.mem_unmap(e, address, size) : UC_ERR_HANDLE;
+}
+
+uc_err uc_free(void *mem)
+{
+    return uc_loaded() ? uc.free(mem) : UC_ERR_HANDLE;
 }
 
 /* ---- Capstone (--format disasm) ---- */

@@ -122,6 +122,27 @@ for h in "${names[@]}"; do
   fi
   extra_srcs=() extra_inc=() extra_libs=()
   case $h in
+    conform)
+      # The conformance kit's readers of any decoder's output (issue 33).
+      extra_srcs=("$fz/fuzz_conform.c" "$root/vectors/conform/reader.c"
+                  "$root/vectors/conform/items.c")
+      extra_inc=("-I$root/vectors/conform") ;;
+    ocsd_etmv3|ocsd_ptm)
+      # Differential against OpenCSD in process: its C API library,
+      # uninstrumented (fuzz/CMakeLists.txt does the same).
+      # shellcheck disable=SC2086
+      if ! pkg-config --exists libopencsd 2>/dev/null ||
+         ! echo 'int main(void){return 0;}' |
+           $CC -x c - -o "$work/ocsd-probe" -lopencsd_c_api $(pkg-config --libs libopencsd) \
+             -lstdc++ 2>/dev/null; then
+        echo "oss-fuzz-build: OpenCSD's C API not found (pkg-config libopencsd," \
+             "-lopencsd_c_api): fuzz_$h cannot be built; install libopencsd-dev, or set" \
+             "TB_OSS_FUZZ_SKIP='ocsd_etmv3 ocsd_ptm' as .clusterfuzzlite/Dockerfile does" >&2
+        exit 1
+      fi
+      extra_srcs=("$fz/fuzz_diff_ocsd.c")
+      read -r -a extra_inc <<<"$(pkg-config --cflags libopencsd) -DTB_FUZZ_OCSD_LIBFUZZER=1"
+      read -r -a extra_libs <<<"-lopencsd_c_api $(pkg-config --libs libopencsd) -lstdc++" ;;
     gen)
       # The kept-seed table parser and the program generator (fuzz_gen.c).
       extra_srcs=("$fz/fuzz_gen.c" "$root/gen/gen.c" "$root/roundtrip/gen_seeds.c") ;;

@@ -354,6 +354,34 @@ static int proto_of(const char *name)
 
 #define MAX_ROWS 8192
 
+/* How many times decode.addr (the expected decode, tb_expect's, from the
+ * truth alone) shows addr/isa as the last instruction before a `# gap`
+ * line.  An overflow can lose the Cancel of an exception that cancelled
+ * that instruction: the trace then shows it as run, and nothing in the
+ * trace can tell (docs/vectors.md), so coverage counts it. */
+static unsigned long long shown_before_gap(const char *dir, uint32_t addr, const char *isa)
+{
+    char path[1100], line[256], prev[256] = "";
+    unsigned long long n = 0;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/decode.addr", dir);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned a;
+        char i[8];
+
+        if (!strncmp(line, "# gap", 5) && sscanf(prev, "0x%x %7s", &a, i) == 2 && a == addr &&
+            !strcmp(i, isa))
+            n++;
+        if (line[0] != '#')
+            memcpy(prev, line, sizeof prev);
+    }
+    fclose(f);
+    return n;
+}
+
 Test(codecov, truth_equals_decode_on_vectors, .timeout = 600)
 {
     static row t[MAX_ROWS], d[MAX_ROWS];
@@ -391,16 +419,29 @@ Test(codecov, truth_equals_decode_on_vectors, .timeout = 600)
                 continue;
             }
             for (int i = 0; i < nt; i++) {
+                /* Instructions the truth never ran come first: only those
+                 * a gap may have hidden the cancelling of. */
+                while (j < nd && d[j].addr < t[i].addr) {
+                    cr_expect_leq(d[j].count, shown_before_gap(dir, d[j].addr, d[j].isa),
+                                  "%s: 0x%08X %s decoded %llu runs, the truth never ran it", v,
+                                  d[j].addr, d[j].isa, d[j].count);
+                    j++;
+                }
                 if (j < nd && d[j].addr == t[i].addr && !strcmp(d[j].isa, t[i].isa)) {
-                    cr_expect_leq(d[j].count, t[i].count, "%s: 0x%08X decoded %llu runs, the "
-                                  "truth has %llu", v, t[i].addr, d[j].count, t[i].count);
+                    cr_expect_leq(d[j].count,
+                                  t[i].count + shown_before_gap(dir, t[i].addr, t[i].isa),
+                                  "%s: 0x%08X decoded %llu runs, the truth has %llu", v,
+                                  t[i].addr, d[j].count, t[i].count);
                     missed |= d[j].count < t[i].count;
                     j++;
                 } else {
                     missed = true;
                 }
             }
-            cr_expect_eq(j, nd, "%s: decoded addresses the truth never ran", v);
+            for (; j < nd; j++)
+                cr_expect_leq(d[j].count, shown_before_gap(dir, d[j].addr, d[j].isa),
+                              "%s: 0x%08X %s decoded %llu runs, the truth never ran it", v,
+                              d[j].addr, d[j].isa, d[j].count);
             /* The trace's end is taken as the program's (codecov.h): a
              * run that went on unseen after trace went off for good
              * (lost-tail overflow, an exclude filter to the end) cannot

@@ -291,6 +291,24 @@ static const char *const etm_exc_names[16] = {
     "Reserved", "Reserved", "PE Reset", "Undefined Instr", "SVC",
     "Prefetch Abort", "Data Fault", "Generic", "IRQ", "FIQ"};
 
+/* The name it gives a Cortex-M (v7-M) exception, by the number the
+ * ETM-M3/M4 traces (DDI0337G Table 14-8), its core being a Cortex-M:
+ * OpenCSD 1.3.3's table as its listings print them (IRQ0 traced as 8,
+ * IRQ1-7 as 1-7, IRQ8 and up as 24 and up). */
+static void etm_m_exc_name(unsigned traced, char *buf, size_t len)
+{
+    static const char *const n[24] = {
+        "No Exception", "IRQ1", "IRQ2", "IRQ3", "IRQ4", "IRQ5", "IRQ6", "IRQ7",
+        "IRQ0", "usage Fault", "NMI", "SVC", "DebugMonitor", "Mem Manage", "PendSV",
+        "SysTick", "Reserved", "PE Reset", "Reserved", "HardFault", "Reserved", "BusFault",
+        "Reserved", "Reserved"};
+
+    if (traced < 24)
+        snprintf(buf, len, "%s", n[traced]);
+    else
+        snprintf(buf, len, "IRQ%u", traced - 16);
+}
+
 /* ---- where OpenCSD is wrong: docs/opencsd-bugs.md ---- */
 
 /* Section numbers of docs/opencsd-bugs.md a comparison can need.
@@ -479,7 +497,7 @@ static void vmid_want(const tb_packet *p, char *want, size_t len)
 /* Compares one of our packets with OpenCSD's line; on a difference,
  * writes why into why and returns false.  *faults gets bit N when the
  * match needed docs/opencsd-bugs.md section N. */
-static bool same_packet(const tb_packet *p, const ocsd_pkt *o, tb_isa *prev_isa,
+static bool same_packet(const tb_packet *p, const ocsd_pkt *o, tb_isa *prev_isa, bool v7m,
                         unsigned *faults, char *why, size_t wlen)
 {
     const char *f = o->fields, *v;
@@ -585,10 +603,15 @@ static bool same_packet(const tb_packet *p, const ocsd_pkt *o, tb_isa *prev_isa,
         if (p->protocol == TB_PROTO_ETMV3) {
             /* "Exception=NAME; " whenever exception bytes were present,
              * then "; Cancel prev instr" for the Cancel bit. */
+            char m_name[32];
+            const char *name = etm_exc_names[p->exc_num & 15];
+
+            if (v7m) {
+                etm_m_exc_name(p->exc_num, m_name, sizeof m_name);
+                name = m_name;
+            }
             v = field(f, "Exception=");
-            if ((v != NULL) != p->has_exc ||
-                (v && strncmp(v, etm_exc_names[p->exc_num & 15],
-                              strlen(etm_exc_names[p->exc_num & 15])) != 0) ||
+            if ((v != NULL) != p->has_exc || (v && strncmp(v, name, strlen(name)) != 0) ||
                 (strstr(f, "Cancel prev instr") != NULL) != (p->has_exc && p->exc_cancel)) {
                 snprintf(why, wlen, "exception %d/%u cancel %d vs OpenCSD '%s'",
                          p->has_exc, p->exc_num, p->exc_cancel, f);
@@ -869,7 +892,8 @@ static bool compare_run(cmp_state *st, const ocsd_pkt *theirs, size_t n_theirs,
             ok = false;
             break;
         }
-        if (!same_packet(p, &theirs[j], &st->prev_isa, &faults, diff, sizeof diff)) {
+        if (!same_packet(p, &theirs[j], &st->prev_isa, st->cfg->v7m, &faults, diff,
+                         sizeof diff)) {
             tb_packet_format(p, line, sizeof line);
             snprintf(why, wlen, "source 0x%02x packet %zu: %s\n  ours: %s\n  OpenCSD: Idx:%"
                      PRIu64 " %s;%s", id, i, diff, line, theirs[j].idx,
