@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "tracebench/coverage.h"
+#include "speccov.h"
 #include "tracebench/decoder.h"
 #include "tracebench/frame.h"
 #include "tracebench/snapshot.h"

@@ -53,7 +53,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "tracebench/coverage.h"
+#include "speccov.h"
 #include "tracebench/decoder.h"
 #include "tracebench/etmv1.h"
 #include "tracebench/parser.h"

@@ -45,7 +45,7 @@
 #include <stdio.h>
 
 #include "fuzz.h"
-#include "tracebench/coverage.h"
+#include "speccov.h"
 #include "tracebench/decoder.h"
 #include "tracebench/etmv2.h"
 #include "tracebench/parser.h"

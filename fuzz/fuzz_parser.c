@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "tracebench/coverage.h"
+#include "speccov.h"
 #include "tracebench/parser.h"
 #include "tracebench/print.h"
 

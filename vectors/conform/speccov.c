@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "conform.h"
-#include "tracebench/coverage.h"
+#include "speccov.h"
 
 _Static_assert(TB_COVERAGE_MAX <= TB_CONFORM_COV_BYTES * 8, "a variant set holds every variant");
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tracebench/coverage.h"
+#include "speccov.h"
 #include "tracebench/decoder.h"
 #include "tracebench/etm_port.h"
 #include "tracebench/etmv1.h"

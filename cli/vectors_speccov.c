@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "tracebench/coverage.h"
+#include "speccov.h"
 
 void tb_cli_vectors_dir(const char *list, char *base, size_t len)
 {

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "tb_test.h"
-#include "tracebench/coverage.h"
+#include "speccov.h"
 #include "tracebench/decoder.h"
 #include "tracebench/etmv1.h"
 #include "tracebench/etmv2.h"
