@@ -478,27 +478,27 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
 /* The spec-coverage table (vectors/coverage.tsv counted over the vectors
  * just written, `tracebench vectors --coverage --markdown`); NULL with a
  * message on error. */
-static char *coverage_table(const char *catalogue, const char *out)
+static char *speccov_table(const char *catalogue, const char *out)
 {
-    static tb_coverage_tally t;
-    tb_coverage_catalogue cat;
+    static tb_speccov_tally t;
+    tb_speccov_catalogue cat;
     char err[512];
     char *md = NULL;
     int need;
 
-    if (tb_coverage_catalogue_load(&cat, catalogue, err, sizeof err) < 0) {
+    if (tb_speccov_catalogue_load(&cat, catalogue, err, sizeof err) < 0) {
         fprintf(stderr, "tracebench vectors: %s\n", err);
         return NULL;
     }
     memset(&t, 0, sizeof t);
-    if (tb_coverage_count_dir(out, &t, err, sizeof err) < 0)
+    if (tb_speccov_count_dir(out, &t, err, sizeof err) < 0)
         fprintf(stderr, "tracebench vectors: coverage: %s\n", err);
-    else if ((need = tb_coverage_format_markdown(&cat, &t, NULL, 0)) < 0 ||
+    else if ((need = tb_speccov_format_markdown(&cat, &t, NULL, 0)) < 0 ||
              !(md = malloc((size_t)need + 1)))
         fprintf(stderr, "tracebench vectors: coverage table: out of memory\n");
     else
-        tb_coverage_format_markdown(&cat, &t, md, (size_t)need + 1);
-    tb_coverage_catalogue_free(&cat);
+        tb_speccov_format_markdown(&cat, &t, md, (size_t)need + 1);
+    tb_speccov_catalogue_free(&cat);
     return md;
 }
 
@@ -506,7 +506,7 @@ static int write_index(const char *out, const vec *v, size_t n, const char *cata
 {
     char path[1024], bpi[32];
     uint64_t insns = 0, bytes = 0;
-    char *cov = coverage_table(catalogue, out);
+    char *cov = speccov_table(catalogue, out);
     FILE *f;
 
     if (!cov)
@@ -1329,7 +1329,7 @@ int tb_cli_vectors(int argc, char **argv)
         else if (!strcmp(argv[i], "--quiet"))
             quiet = true;
         else if (!strcmp(argv[i], "--coverage"))
-            return tb_cli_vectors_coverage(argc, argv); /* cli/vectors_coverage.c */
+            return tb_cli_vectors_speccov(argc, argv); /* cli/vectors_coverage.c */
         else
             return bad_arg(argv[i], argv[i][0] == '-' && i + 1 >= argc);
     }

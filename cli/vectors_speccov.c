@@ -28,13 +28,13 @@ void tb_cli_vectors_dir(const char *list, char *base, size_t len)
         snprintf(base, len, ".");
 }
 
-int tb_cli_vectors_coverage(int argc, char **argv)
+int tb_cli_vectors_speccov(int argc, char **argv)
 {
     const char *list = "vectors/vectors.ini", *out = NULL;
     bool markdown = false;
     char base[1024], cat_path[1100], gen[1100], err[600] = "";
-    static tb_coverage_tally t;
-    tb_coverage_catalogue cat;
+    static tb_speccov_tally t;
+    tb_speccov_catalogue cat;
     unsigned reachable = 0, unreachable = 0, zero = 0;
     int n, status = 0;
 
@@ -58,35 +58,35 @@ int tb_cli_vectors_coverage(int argc, char **argv)
     snprintf(gen, sizeof gen, "%s/generated", base);
     if (!out)
         out = gen;
-    if (tb_coverage_catalogue_load(&cat, cat_path, err, sizeof err) < 0) {
+    if (tb_speccov_catalogue_load(&cat, cat_path, err, sizeof err) < 0) {
         fprintf(stderr, "tracebench vectors --coverage: %s\n", err);
         return TB_EXIT_ERROR;
     }
     memset(&t, 0, sizeof t);
-    n = tb_coverage_count_dir(out, &t, err, sizeof err);
+    n = tb_speccov_count_dir(out, &t, err, sizeof err);
     if (n < 0) {
         fprintf(stderr, "tracebench vectors --coverage: %s\n", err);
-        tb_coverage_catalogue_free(&cat);
+        tb_speccov_catalogue_free(&cat);
         return TB_EXIT_ERROR;
     }
     if (markdown) {
-        int need = tb_coverage_format_markdown(&cat, &t, NULL, 0);
+        int need = tb_speccov_format_markdown(&cat, &t, NULL, 0);
         char *md = need >= 0 ? malloc((size_t)need + 1) : NULL;
 
         if (!md) {
             fprintf(stderr, "tracebench vectors --coverage: out of memory\n");
-            tb_coverage_catalogue_free(&cat);
+            tb_speccov_catalogue_free(&cat);
             return TB_EXIT_ERROR;
         }
-        tb_coverage_format_markdown(&cat, &t, md, (size_t)need + 1);
+        tb_speccov_format_markdown(&cat, &t, md, (size_t)need + 1);
         fputs(md, stdout);
         free(md);
     } else {
         printf("%-32s %9s %7s  %s\n", "variant", "count", "vectors", "status");
     }
     for (size_t i = 0; i < cat.n; i++) {
-        const tb_coverage_row *r = &cat.rows[i];
-        bool reach = tb_coverage_row_reachable(r);
+        const tb_speccov_row *r = &cat.rows[i];
+        bool reach = tb_speccov_row_reachable(r);
 
         reachable += reach;
         unreachable += !reach;
@@ -103,14 +103,14 @@ int tb_cli_vectors_coverage(int argc, char **argv)
         fprintf(stderr, "tracebench vectors --coverage: %llu bad or incomplete packets "
                         "in the vectors\n", (unsigned long long)t.bad);
     for (size_t i = 0; i < cat.n; i++) {
-        const tb_coverage_row *r = &cat.rows[i];
+        const tb_speccov_row *r = &cat.rows[i];
 
-        if (tb_coverage_row_reachable(r) && !t.count[r->var]) {
+        if (tb_speccov_row_reachable(r) && !t.count[r->var]) {
             fprintf(stderr, "coverage: reachable variant %s (%s) occurs in no vector\n",
                     r->id, r->desc);
             status = TB_EXIT_DIFF;
         }
     }
-    tb_coverage_catalogue_free(&cat);
+    tb_speccov_catalogue_free(&cat);
     return status;
 }
