@@ -1,12 +1,14 @@
-/* tracebench vectors --coverage [--markdown] [--list FILE] [--out DIR]
+/* tracebench vectors --spec-coverage [--markdown] [--list FILE] [--out DIR]
+ * (--coverage: its old name, kept as an alias)
  *
  * Spec coverage of the conformance vectors: counts every catalogue
- * variant (vectors/coverage.tsv, next to the vector list) over each
+ * variant (vectors/spec-coverage.tsv, next to the vector list) over each
  * snapshot directory under --out (default: the list's directory
  * /generated), from the packets themselves, and prints the table
  * (--markdown: as Markdown, for the vectors README).  Exits 1 when a
  * variant the catalogue marks reachable occurs in no vector, naming each.
- * cmd_vectors.c hands its whole argument list over on --coverage.
+ * cmd_vectors.c hands its whole argument list over on --spec-coverage.
+ * Not code coverage (`tracebench coverage`, cmd_coverage.c).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +17,8 @@
 
 #include "cli.h"
 #include "speccov.h"
+
+#define WHO "tracebench vectors --spec-coverage"
 
 void tb_cli_vectors_dir(const char *list, char *base, size_t len)
 {
@@ -45,8 +49,8 @@ int tb_cli_vectors_speccov(int argc, char **argv)
             out = argv[++i];
         else if (!strcmp(argv[i], "--markdown"))
             markdown = true;
-        else if (strcmp(argv[i], "--coverage")) {
-            fprintf(stderr, "tracebench vectors --coverage: %s '%s' (it takes --markdown, "
+        else if (strcmp(argv[i], "--spec-coverage") && strcmp(argv[i], "--coverage")) {
+            fprintf(stderr, WHO ": %s '%s' (it takes --markdown, "
                             "--list FILE, --out DIR)\n(tracebench vectors --help for usage)\n",
                     argv[i][0] == '-' ? "unknown option or one without its value" : "unknown argument",
                     argv[i]);
@@ -54,18 +58,18 @@ int tb_cli_vectors_speccov(int argc, char **argv)
         }
     }
     tb_cli_vectors_dir(list, base, sizeof base);
-    snprintf(cat_path, sizeof cat_path, "%s/coverage.tsv", base);
+    snprintf(cat_path, sizeof cat_path, "%s/spec-coverage.tsv", base);
     snprintf(gen, sizeof gen, "%s/generated", base);
     if (!out)
         out = gen;
     if (tb_speccov_catalogue_load(&cat, cat_path, err, sizeof err) < 0) {
-        fprintf(stderr, "tracebench vectors --coverage: %s\n", err);
+        fprintf(stderr, WHO ": %s\n", err);
         return TB_EXIT_ERROR;
     }
     memset(&t, 0, sizeof t);
     n = tb_speccov_count_dir(out, &t, err, sizeof err);
     if (n < 0) {
-        fprintf(stderr, "tracebench vectors --coverage: %s\n", err);
+        fprintf(stderr, WHO ": %s\n", err);
         tb_speccov_catalogue_free(&cat);
         return TB_EXIT_ERROR;
     }
@@ -74,7 +78,7 @@ int tb_cli_vectors_speccov(int argc, char **argv)
         char *md = need >= 0 ? malloc((size_t)need + 1) : NULL;
 
         if (!md) {
-            fprintf(stderr, "tracebench vectors --coverage: out of memory\n");
+            fprintf(stderr, WHO ": out of memory\n");
             tb_speccov_catalogue_free(&cat);
             return TB_EXIT_ERROR;
         }
@@ -100,13 +104,13 @@ int tb_cli_vectors_speccov(int argc, char **argv)
                "in no vector; %u unreachable\n",
                cat.n, n, (unsigned long long)t.packets, reachable, zero, unreachable);
     if (t.bad)
-        fprintf(stderr, "tracebench vectors --coverage: %llu bad or incomplete packets "
+        fprintf(stderr, WHO ": %llu bad or incomplete packets "
                         "in the vectors\n", (unsigned long long)t.bad);
     for (size_t i = 0; i < cat.n; i++) {
         const tb_speccov_row *r = &cat.rows[i];
 
         if (tb_speccov_row_reachable(r) && !t.count[r->var]) {
-            fprintf(stderr, "coverage: reachable variant %s (%s) occurs in no vector\n",
+            fprintf(stderr, "spec coverage: reachable variant %s (%s) occurs in no vector\n",
                     r->id, r->desc);
             status = TB_EXIT_DIFF;
         }

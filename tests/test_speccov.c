@@ -1,5 +1,5 @@
 /*
- * Spec coverage (vectors/speccov/speccov.c, vectors/coverage.tsv).
+ * Spec coverage (vectors/speccov/speccov.c, vectors/spec-coverage.tsv).
  *
  * (a) The classifier, on packets the project's parser makes of byte
  *     streams written here from the spec's examples (IHI0014Q 7.3.1
@@ -722,7 +722,7 @@ static __attribute__((noinline, no_sanitize("address"))) void paint_stack(void)
 }
 
 /* A capture whose header does not parse is refused before its
- * configuration is read (fuzz/regressions/etmv1/coverage-bad-header-
+ * configuration is read (fuzz/regressions/etmv1/speccov-bad-header-
  * uninit-config: the counter loaded the unset cycle_accurate bool, a
  * UBSan report in the ETMv1 harness).  Under -fsanitize=undefined the
  * painted stack makes the old read fail every time. */
@@ -1254,7 +1254,7 @@ static void load_catalogue(tb_speccov_catalogue *cat)
 {
     char path[1024], err[512] = "";
 
-    snprintf(path, sizeof path, "%s/vectors/coverage.tsv", TB_SOURCE_DIR);
+    snprintf(path, sizeof path, "%s/vectors/spec-coverage.tsv", TB_SOURCE_DIR);
     cr_assert_eq(tb_speccov_catalogue_load(cat, path, err, sizeof err), 0, "%s", err);
 }
 
@@ -1282,7 +1282,7 @@ static int load_with_status(const char *id, const char *status, char *err, size_
     FILE *in, *out;
     int rc;
 
-    snprintf(src, sizeof src, "%s/vectors/coverage.tsv", TB_SOURCE_DIR);
+    snprintf(src, sizeof src, "%s/vectors/spec-coverage.tsv", TB_SOURCE_DIR);
     snprintf(dst, sizeof dst, "/tmp/tb_cov_cat_%d.tsv", (int)getpid());
     cr_assert((in = fopen(src, "r")));
     cr_assert((out = fopen(dst, "w")));
@@ -1410,4 +1410,45 @@ Test(speccov_etmv1, data_rows_from_transfers)
     el.data_flags = 0;
     el.err = TB_ERR_TRUNCATED;
     cr_assert_eq(tb_speccov_classify_element(&cfg, &pkt, &el, v, 4), 0);
+}
+
+/* ---- (c) the command line ---- */
+
+/* `vectors --spec-coverage` over the committed vectors exits 0, and its
+ * old name `--coverage` (kept as an alias) prints the same report.  Over
+ * one vector, variants the catalogue marks reachable occur nowhere: it
+ * exits 1 and names each (the CI rule of (b), from the command line). */
+Test(speccov_cli, flag_alias_and_gate)
+{
+    char list[1100], args[4096], dir[] = "/tmp/tb_speccov_cli_XXXXXX", link[128], vec[1100];
+    char *out, *out2, *err;
+    int rc;
+
+    snprintf(list, sizeof list, "'%s/vectors/vectors.ini'", TB_SOURCE_DIR);
+    snprintf(args, sizeof args, "vectors --spec-coverage --list %s", list);
+    rc = tb_test_run_cli(args, NULL, &out, NULL, &err);
+    cr_expect_eq(rc, 0, "%s: exit %d: %s", args, rc, err);
+    cr_expect(strstr(out, " reachable, 0 of them in no vector; "), "%s", out);
+    free(err);
+    snprintf(args, sizeof args, "vectors --coverage --list %s", list);
+    rc = tb_test_run_cli(args, NULL, &out2, NULL, &err);
+    cr_expect_eq(rc, 0, "%s: exit %d: %s", args, rc, err);
+    cr_expect_str_eq(out2, out, "--coverage (the alias) and --spec-coverage differ");
+    free(out2);
+    free(err);
+    free(out);
+
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(vec, sizeof vec, "%s/vectors/generated/arm_basic-ptm-raw", TB_SOURCE_DIR);
+    snprintf(link, sizeof link, "%s/arm_basic-ptm-raw", dir);
+    cr_assert_eq(symlink(vec, link), 0);
+    snprintf(args, sizeof args, "vectors --spec-coverage --list %s --out %s", list, dir);
+    rc = tb_test_run_cli(args, NULL, &out, NULL, &err);
+    remove(link);
+    rmdir(dir);
+    cr_expect_eq(rc, 1, "%s: exit %d: %s", args, rc, err);
+    cr_expect(strstr(out, " variants over 1 vectors "), "%s", out);
+    cr_expect(strstr(err, "spec coverage: reachable variant etmv3.async "), "%s", err);
+    free(out);
+    free(err);
 }

@@ -1,5 +1,5 @@
 /*
- * The seam to the spec-coverage catalogue (vectors/coverage.tsv and its
+ * The seam to the spec-coverage catalogue (vectors/spec-coverage.tsv and its
  * classifier, library tb_speccov, vectors/speccov/speccov.h): the only
  * file of the kit that names that API.
  */
@@ -30,11 +30,11 @@ tb_conform_cov *tb_conform_cov_open(const char *root, char *note, size_t notelen
     char path[TB_CONFORM_PATH + 32], err[256] = "";
     tb_conform_cov *c;
 
-    snprintf(path, sizeof path, "%s/coverage.tsv", root);
+    snprintf(path, sizeof path, "%s/spec-coverage.tsv", root);
     if (!readable(path))
-        snprintf(path, sizeof path, "%s/../coverage.tsv", root);
+        snprintf(path, sizeof path, "%s/../spec-coverage.tsv", root);
     if (!readable(path)) {
-        snprintf(note, notelen, "no spec-coverage catalogue (coverage.tsv) beside %s: "
+        snprintf(note, notelen, "no spec-coverage catalogue (spec-coverage.tsv) beside %s: "
                                 "no spec sections", root);
         return NULL;
     }

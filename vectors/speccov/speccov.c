@@ -1,6 +1,6 @@
 /*
  * Spec coverage (speccov.h): the variant classifier, the counts over a
- * directory of snapshots, and the catalogue (vectors/coverage.tsv).
+ * directory of snapshots, and the catalogue (vectors/spec-coverage.tsv).
  *
  * Every variant is read from the packet as the parser gives it; where
  * tb_packet has no field for it (address and timestamp byte counts, the

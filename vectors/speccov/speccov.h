@@ -4,7 +4,7 @@
  * the CoreSight formatter a set of trace snapshots exercises, and the
  * ETMv2 trace port (IHI0014Q ch.6).
  *
- * The catalogue (vectors/coverage.tsv) lists every variant with its spec
+ * The catalogue (vectors/spec-coverage.tsv) lists every variant with its spec
  * section and whether the encoder can produce it.  The classifier tells
  * the variants of one packet (as the parser gives it), of one decoded
  * element (PTM return-stack hits need the image) and of one formatter
@@ -112,7 +112,7 @@ int tb_speccov_count_snapshot(const char *dir, tb_speccov_tally *t,
 int tb_speccov_count_dir(const char *root, tb_speccov_tally *t, char *err,
                           size_t errlen);
 
-/* ---- the catalogue (vectors/coverage.tsv) ---- */
+/* ---- the catalogue (vectors/spec-coverage.tsv) ---- */
 
 /* One row: tab-separated id, protocol (etmv3 | ptm | etmv1 | etmv2 |
  * formatter), spec section, description, status ("reachable", or
