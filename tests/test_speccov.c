@@ -1452,3 +1452,29 @@ Test(speccov_cli, flag_alias_and_gate)
     free(out);
     free(err);
 }
+
+/* ---- (d) outside the library ---- */
+
+/* The catalogue is tooling for the vectors (library tb_speccov), not
+ * part of libtracebench: the in-tree archive (the objects the installed
+ * archive and the shared library are made of) defines no tb_speccov_
+ * symbol.  Read with nm; a symbol every build has (tb_parser_new) shows
+ * the listing is real. */
+Test(speccov_layering, not_in_libtracebench)
+{
+    char cmd[1400], line[512];
+    unsigned defined = 0, parser_new = 0;
+    FILE *p;
+
+    snprintf(cmd, sizeof cmd, "nm -g --defined-only '%s/libtracebench.a' 2>/dev/null",
+             TB_BINARY_DIR);
+    p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    while (fgets(line, sizeof line, p)) {
+        defined += strstr(line, " tb_speccov_") != NULL;
+        parser_new += strstr(line, " tb_parser_new\n") != NULL;
+    }
+    pclose(p);
+    cr_assert_gt(parser_new, 0, "%s listed no tb_parser_new: no symbol listing", cmd);
+    cr_expect_eq(defined, 0, "libtracebench.a defines %u tb_speccov_ symbol(s)", defined);
+}
