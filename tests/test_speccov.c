@@ -11,6 +11,8 @@
  * (b) The catalogue loads, and every variant it marks reachable occurs
  *     in some committed vector (vectors/generated).  Fails listing each
  *     one at zero until vectors for them are added.
+ * (c) `tracebench vectors --spec-coverage` and its alias --coverage.
+ * (d) The catalogue stays out of libtracebench.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
