@@ -1,93 +1,9 @@
 /*
- * ETMv1 port configuration, capture file format, OpenOCD `etm load` form
- * and the branch-address codec (docs/etmv1.md; IHI0014Q 5.2, 5.5.4).
+ * ETMv1 OpenOCD `etm load` form and the branch-address codec
+ * (docs/etmv1.md; IHI0014Q 5.5.4).  The port configuration, capture file
+ * and sample word are in common/etm_port.c.
  */
-#include <string.h>
-
-#include "tracebench/etm_port.h"
 #include "tracebench/etmv1.h"
-
-void tb_etmv1_config_init(tb_etmv1_config *c)
-{
-    memset(c, 0, sizeof *c);
-    c->minor = 3;
-    c->port_width = 8;
-}
-
-int tb_etmv1_config_check(const tb_etmv1_config *c)
-{
-    if (!c || c->minor > 3)
-        return TB_ERR_CONFIG;
-    if (c->port_width != 4 && c->port_width != 8 && c->port_width != 16)
-        return TB_ERR_CONFIG;
-    if (c->ctxid_bytes != 0 && c->ctxid_bytes != 1 && c->ctxid_bytes != 2 &&
-        c->ctxid_bytes != 4)
-        return TB_ERR_CONFIG;
-    if (c->ctxid_bytes && c->minor < 2) /* context ID from v1.2 (5.6.3) */
-        return TB_ERR_CONFIG;
-    if ((c->vector_base & 0x1F) || c->data_trace > 3)
-        return TB_ERR_CONFIG;
-    return 0;
-}
-
-uint32_t tb_etmv1_etmcr(const tb_etmv1_config *c)
-{
-    uint32_t r = 0;
-
-    r |= (uint32_t)(c->port_width == 4 ? 0 : c->port_width == 8 ? 1 : 2) << 4;
-    r |= (uint32_t)(c->data_trace & 3) << 2;
-    if (c->branch_output)
-        r |= 1u << 8;
-    if (c->cycle_accurate)
-        r |= 1u << 12;
-    r |= (uint32_t)(c->ctxid_bytes == 0 ? 0 : c->ctxid_bytes == 1 ? 1
-                    : c->ctxid_bytes == 2 ? 2 : 3) << 14;
-    return r;
-}
-
-int tb_etmv1_config_from_etmcr(tb_etmv1_config *c, uint32_t etmcr,
-                               uint8_t minor)
-{
-    static const uint8_t widths[3] = {4, 8, 16};
-    static const uint8_t cid[4] = {0, 1, 2, 4};
-    unsigned ps = (etmcr >> 4) & 7;
-
-    tb_etmv1_config_init(c);
-    if (ps > 2 || (etmcr & (1u << 21)))
-        return TB_ERR_CONFIG;
-    c->minor = minor;
-    c->port_width = widths[ps];
-    c->data_trace = (etmcr >> 2) & 3;
-    c->branch_output = (etmcr >> 8) & 1;
-    c->cycle_accurate = (etmcr >> 12) & 1;
-    c->ctxid_bytes = cid[(etmcr >> 14) & 3];
-    return tb_etmv1_config_check(c);
-}
-
-int tb_etmv1_config_from_tb(tb_etmv1_config *c, const tb_config *cfg)
-{
-    int rc;
-
-    if (!c || !cfg || cfg->protocol != TB_PROTO_ETMV1)
-        return TB_ERR_CONFIG;
-    rc = tb_etmv1_config_from_etmcr(c, cfg->etmcr, cfg->arch_minor);
-    c->vector_base = cfg->vector_base;
-    return rc < 0 ? rc : tb_etmv1_config_check(c);
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
 
 static void put_be32(uint8_t *p, uint32_t v)
 {
@@ -95,47 +11,6 @@ static void put_be32(uint8_t *p, uint32_t v)
     p[1] = (uint8_t)(v >> 16);
     p[2] = (uint8_t)(v >> 8);
     p[3] = (uint8_t)v;
-}
-
-void tb_etmv1_capture_header(const tb_etmv1_config *c, uint8_t out[16])
-{
-    tb_etm_port_header_put(TB_ETM_PORT_V1, c->minor, c->port_width, tb_etmv1_etmcr(c), out);
-}
-
-int tb_etmv1_capture_parse_header(const uint8_t in[16], tb_etmv1_config *c)
-{
-    tb_etmv1_config t;
-    uint8_t proto, minor, width;
-    uint32_t etmcr;
-
-    if (tb_etm_port_header_get(in, &proto, &minor, &width, &etmcr) < 0 ||
-        proto != TB_ETM_PORT_V1)
-        return TB_ERR_FORMAT;
-    if (tb_etmv1_config_from_etmcr(&t, etmcr, minor) < 0)
-        return TB_ERR_FORMAT;
-    if (t.port_width != width)
-        return TB_ERR_FORMAT;
-    if (c) {
-        t.vector_base = c->vector_base;
-        *c = t;
-    }
-    return 0;
-}
-
-void tb_etmv1_sample_pack(const tb_etmv1_sample *s, uint8_t out[4])
-{
-    put_le32(out, (uint32_t)(s->pipestat & 15) | (uint32_t)(s->tracesync & 1) << 4 |
-                      (uint32_t)s->tracepkt << 8);
-}
-
-int tb_etmv1_sample_unpack(const uint8_t in[4], tb_etmv1_sample *s)
-{
-    uint32_t v = get_le32(in);
-
-    s->pipestat = v & 15;
-    s->tracesync = (v >> 4) & 1;
-    s->tracepkt = (uint16_t)(v >> 8);
-    return (v & 0xFF0000E0u) ? TB_ERR_FORMAT : 0;
 }
 
 void tb_etmv1_openocd_header(const tb_etmv1_config *c, uint32_t n_cycles,
