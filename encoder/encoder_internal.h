@@ -211,4 +211,9 @@ bool tb_enc_suppress_data(tb_encoder *e);
 /* Cycles since the last cycle count output, up to `cycle` (PTM CC). */
 uint32_t tb_enc_take_cc(tb_encoder *e, uint64_t cycle);
 
+/* Writes the reason into err (when there is one) and returns rc
+ * (options.c; snap_out.c uses it too). */
+int tb_enc_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 #endif
