@@ -94,8 +94,10 @@ int tb_enc_emit(tb_encoder *e, tb_packet *p)
     uint8_t buf[TB_PKT_MAX_BYTES + 8];
     int n, rc;
     bool completes = e->pkt_has_seq;
+    unsigned with = e->fifo_with;
 
     e->pkt_has_seq = false;
+    e->fifo_with = 0;
     if (e->err)
         return e->err;
     if (e->dropping)
@@ -105,7 +107,7 @@ int tb_enc_emit(tb_encoder *e, tb_packet *p)
         return e->err = n;
     if (e->o.fifo_depth) {
         fifo_drain(e);
-        if (e->fifo_level + (uint64_t)n > e->o.fifo_depth) {
+        if (e->fifo_level + (uint64_t)n + with > e->o.fifo_depth) {
             /* No room: this and all trace until the FIFO has drained is
              * lost; an overflow I-sync resumes it (protocol-notes 2.10). */
             e->dropping = true;
