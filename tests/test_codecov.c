@@ -666,7 +666,8 @@ typedef struct cli_case {
 Test(codecov, cli_errors)
 {
     static const cli_case cases[] = {
-        {"--format xml", 2, "--format xml: use text, json or lcov"},
+        {"--format xml", 2, "--format xml: use text, json, lcov or cobertura"},
+        {"--format cobertura", 2, "--format cobertura needs the program's ELF"},
         {"--format lcov", 2, "--format lcov needs the program's ELF"},
         {"--bogus", 2, "unknown option '--bogus'"},
         {"--format", 2, "--format needs a value"},
