@@ -139,6 +139,8 @@ struct tb_profile {
     uint32_t cur_node;  /* the stack node now running (NONE: no code yet) */
     uint32_t root;      /* the node of the stack's bottom */
     bool after_gap;
+    bool disc;          /* the next range follows a taken branch or an
+                         * exception: it may be a return */
     pending pend;
     uint32_t last_addr; /* the last instruction that ran */
     uint8_t bloom[256]; /* return addresses in stk, by hash: counts */
@@ -471,6 +473,7 @@ int tb_profile_element(tb_profile *p, const tb_element *el)
             if ((r = pop(p)) < 0)
                 return r;
         }
+        p->disc = true;
         p->pend = (pending){.have = true, .kind = TB_PROFILE_EXC, .ret = ret,
                             .caller = func_at(p, p->cur_node, p->last_addr),
                             .site = p->last_addr};
@@ -503,8 +506,11 @@ int tb_profile_element(tb_profile *p, const tb_element *el)
     } else if (p->pend.have) {
         if ((r = enter(p, el->start)) < 0)
             return r;
-    } else if (p->depth && p->bloom[bloom_ix(el->start)]) {
-        /* A return: to the topmost frame whose return address this is. */
+    } else if (p->disc && p->depth && p->bloom[bloom_ix(el->start)]) {
+        /* A return: to the topmost frame whose return address this is.
+         * Only after a taken branch: code that falls through to a
+         * return address (a loop's exit in a handler interrupted just
+         * there) has not returned. */
         for (size_t i = p->depth; i-- > 0;) {
             if (p->stk[i].ret != el->start)
                 continue;
@@ -528,6 +534,8 @@ int tb_profile_element(tb_profile *p, const tb_element *el)
         p->st.has_cycles = true;
     }
     p->last_addr = el->last_addr;
+    p->disc = el->last_atom == 'E' && el->last_wp != TB_WP_NONE && el->last_wp != TB_WP_ISB &&
+              el->last_wp != TB_WP_BARRIER;
     if ((el->last_wp == TB_WP_DIRECT_LINK || el->last_wp == TB_WP_INDIRECT_LINK) &&
         el->last_atom == 'E')
         p->pend = (pending){.have = true, .kind = TB_PROFILE_CALL,

@@ -14,8 +14,11 @@
  * way, as a call edge of its own kind.  Each call pushes a frame on a
  * shadow stack holding its return address (the instruction after the
  * BL; an exception's preferred return address); a range that starts at
- * a return address in the stack returns from that frame and every frame
- * above it.  A branch to a return address nobody pushed is a branch.
+ * a return address in the stack, after a taken branch or an exception,
+ * returns from that frame and every frame above it.  A branch to a
+ * return address nobody pushed is a branch; code that falls through to
+ * one (the exit of a loop in a handler interrupted there) is not a
+ * return.
  *   - The stack is bounded (TB_PROFILE_MAX_DEPTH frames): a call made
  *     deeper is counted as a call but pushes no frame, so it has no
  *     inclusive cost and its instructions stay with the deepest frame's
