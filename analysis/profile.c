@@ -302,10 +302,14 @@ int tb_profile_begin(tb_profile *p, tb_protocol protocol, const tb_memimage *mem
         /* By address; a range overlapping the one before it (an alias,
          * a nested symbol) is dropped: the first one there names the
          * code. */
-        qsort(p->sym, p->nsym, sizeof *p->sym, cmp_sym);
+        if (p->nsym) /* qsort wants a non-NULL base even for none */
+            qsort(p->sym, p->nsym, sizeof *p->sym, cmp_sym);
         for (size_t i = 0; i < p->nsym; i++)
-            if (!k || p->sym[i][0] >= p->sym[k - 1][1])
-                memcpy(p->sym[k++], p->sym[i], sizeof p->sym[i]);
+            if (!k || p->sym[i][0] >= p->sym[k - 1][1]) {
+                p->sym[k][0] = p->sym[i][0];
+                p->sym[k][1] = p->sym[i][1];
+                k++;
+            }
         p->nsym = k;
         p->sym_sorted = true;
     }
