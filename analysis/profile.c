@@ -195,6 +195,14 @@ static int cmp_sym(const void *a, const void *b)
     return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
+int tb_profile_set_max_blocks(tb_profile *p, size_t max)
+{
+    if (!p || max < p->blocks.cap || (max & (max - 1)))
+        return TB_ERR_INVAL;
+    p->max_blocks = max;
+    return 0;
+}
+
 int tb_profile_add_func(tb_profile *p, uint32_t lo, uint32_t hi)
 {
     if (!p || hi <= lo || p->started)

@@ -12,6 +12,9 @@
  *     truth.txt and the ELF's symbols as arm-none-eabi-readelf lists
  *     them; callgrind_annotate (valgrind) reads the file with the same
  *     total (skipped loudly when absent, failed under CI=true).
+ *     The same for examples/program/irq_counter.c (-g, built by its
+ *     build.sh) run by `tracebench sim` for PTM and ETMv3, with and
+ *     without cycle accuracy.
  * (c) Folded stacks sum to the total; bad ELFs are said.
  */
 #include <criterion/criterion.h>
@@ -194,6 +197,58 @@ Test(profile, depth_bound)
     cr_expect_eq(find_call(c, nc, 0x1100, 0x1100)->calls, n);
     cr_expect_eq(find_call(c, nc, 0x1000, 0x1100)->calls, 1);
     tb_profile_free(p);
+    tb_memimage_free(m);
+}
+
+/* Memory is bounded: at its limit the block table unfolds into the
+ * per-instruction and per-stack tables and starts again, with the same
+ * counts as a table that never fills. */
+Test(profile, bounded_block_table_same_counts)
+{
+    tb_memimage *m = nop_image();
+    tb_profile *big = tb_profile_new(), *small = tb_profile_new();
+    const tb_profile_insn *a, *b;
+    const tb_profile_stack *sa, *sb;
+    size_t na, nb, nsa, nsb;
+
+    cr_assert_eq(tb_profile_set_max_blocks(small, 4096), 0);
+    cr_assert_eq(tb_profile_set_max_blocks(small, 1000), TB_ERR_INVAL);
+    cr_assert_eq(tb_profile_begin(big, TB_PROTO_ETMV3, m), 0);
+    cr_assert_eq(tb_profile_begin(small, TB_PROTO_ETMV3, m), 0);
+    /* 1000 starts x 16 lengths, each seen twice, some calling: 16000
+     * distinct blocks under a few stacks, four times the small limit. */
+    for (int rep = 0; rep < 2; rep++)
+        for (uint32_t s = 0; s < 1000; s++)
+            for (uint32_t n = 1; n <= 16; n++) {
+                tb_element el = arm_range(0x1000 + 4 * s, n,
+                                          (s % 97) == 0 && n == 1 ? TB_WP_DIRECT_LINK
+                                          : n == 16              ? TB_WP_INDIRECT
+                                                                 : TB_WP_DIRECT);
+
+                cr_assert_eq(tb_profile_element(big, &el), 0);
+                cr_assert_eq(tb_profile_element(small, &el), 0);
+            }
+    cr_assert_eq(tb_profile_end(big), 0);
+    cr_assert_eq(tb_profile_end(small), 0);
+    a = tb_profile_insns(big, &na);
+    b = tb_profile_insns(small, &nb);
+    cr_assert_eq(na, nb);
+    cr_assert_gt(na, 1000);
+    for (size_t i = 0; i < na; i++)
+        cr_expect(a[i].func == b[i].func && a[i].addr == b[i].addr && a[i].count == b[i].count,
+                  "0x%08X in 0x%08X: %llu vs 0x%08X in 0x%08X: %llu", a[i].addr, a[i].func,
+                  (unsigned long long)a[i].count, b[i].addr, b[i].func,
+                  (unsigned long long)b[i].count);
+    sa = tb_profile_stacks(big, &nsa);
+    sb = tb_profile_stacks(small, &nsb);
+    cr_assert_eq(nsa, nsb);
+    cr_assert_gt(nsa, 1);
+    for (size_t i = 0; i < nsa; i++)
+        cr_expect(sa[i].node == sb[i].node && sa[i].leaf == sb[i].leaf &&
+                  sa[i].insns == sb[i].insns);
+    cr_expect_eq(tb_profile_get_stats(big).insns, tb_profile_get_stats(small).insns);
+    tb_profile_free(big);
+    tb_profile_free(small);
     tb_memimage_free(m);
 }
 
@@ -477,6 +532,61 @@ Test(profile, truth_equals_callgrind_on_vectors, .timeout = 900)
         (void)!sh(cmd, &o);
         free(o);
     }
+}
+
+/* examples/program/irq_counter.c, a -g C program of one's own built with
+ * its documented build.sh, run by `tracebench sim` for each protocol:
+ * the profile equals the truth's, with its interrupt handler's calls. */
+Test(profile, example_program_equals_truth, .timeout = 300)
+{
+    static const char *const protos[] = {"ptm", "etmv3", "ptm --options ca",
+                                         "etmv3 --options ca"};
+    char tmp[] = "/tmp/tb_profile_XXXXXX", cmd[4096], *o, *e;
+    static prof t, d;
+
+    cr_assert(mkdtemp(tmp));
+    snprintf(cmd, sizeof cmd, "sh %s/examples/program/build.sh %s/irq.elf && "
+                              "arm-none-eabi-readelf -sSW %s/irq.elf > %s/syms",
+             TB_SOURCE_DIR, tmp, tmp, tmp);
+    cr_assert_eq(sh(cmd, &o), 0, "%s: %s", cmd, o);
+    free(o);
+    for (size_t i = 0; i < sizeof protos / sizeof protos[0]; i++) {
+        char args[4096], dir[1100], cg[1100], syms[1100];
+        int rc;
+        bool has_exc = false;
+
+        snprintf(dir, sizeof dir, "%s/snap%zu", tmp, i);
+        snprintf(cg, sizeof cg, "%s/%zu.cg", tmp, i);
+        snprintf(syms, sizeof syms, "%s/syms", tmp);
+        snprintf(args, sizeof args, "sim %s/irq.elf --scenario %s/examples/program/"
+                                    "irq_counter.ini --protocol %s --out %s --truth %s/truth.txt "
+                                    "--quiet", tmp, TB_SOURCE_DIR, protos[i], dir, dir);
+        rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
+        cr_assert_eq(rc, 0, "%s: %s", args, e);
+        free(o);
+        free(e);
+        cr_assert(truth_prof(dir, syms, &t), "%s: tb_truthprof refused it", dir);
+        snprintf(args, sizeof args, "profile %s --memory %s/irq.elf --format callgrind -o %s",
+                 dir, tmp, cg);
+        rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
+        cr_assert_eq(rc, 0, "%s: %s", args, e);
+        free(o);
+        free(e);
+        callgrind_prof(cg, &d);
+        expect_equal(protos[i], &t, &d);
+        for (int k = 0; k < t.nc; k++)
+            has_exc |= !strcmp(t.c[k].callee, "0x00000018");
+        cr_expect(has_exc, "%s: no interrupt in the truth's calls", protos[i]);
+        if (strstr(protos[i], "ca")) {
+            char *txt = tb_test_slurp(cg, NULL);
+
+            cr_expect(strstr(txt, "events: Instructions Cycles\n"), "%s", protos[i]);
+            free(txt);
+        }
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    (void)!sh(cmd, &o);
+    free(o);
 }
 
 /* ---- (c) ---- */

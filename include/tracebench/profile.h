@@ -105,6 +105,9 @@ typedef struct tb_profile tb_profile;
 
 tb_profile *tb_profile_new(void);
 void tb_profile_free(tb_profile *p);
+/* A lower limit on the block table (a power of two, >= 4096): for
+ * tests of the unfolding, which gives the same counts. */
+int tb_profile_set_max_blocks(tb_profile *p, size_t max);
 /* A function [lo, hi) (an ELF symbol): before the first begin.  Of
  * overlapping ranges the lowest (then first sorted) one names the code;
  * the others are dropped. */
