@@ -48,6 +48,7 @@ int tb_cli_stats(int argc, char **argv);
 int tb_cli_conform(int argc, char **argv);
 int tb_cli_gen(int argc, char **argv);
 int tb_cli_coverage(int argc, char **argv);
+int tb_cli_profile(int argc, char **argv);
 /* `vectors --spec-coverage` (alias --coverage; cli/vectors_speccov.c),
  * with vectors' argv. */
 int tb_cli_vectors_speccov(int argc, char **argv);

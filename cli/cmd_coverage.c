@@ -15,14 +15,13 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "analyze.h"
 #include "input.h"
 #include "tracebench/codecov.h"
 #include "tracebench/decoder.h"
 #include "tracebench/elfinfo.h"
 
-#define MAX_INPUTS 64
-
-enum { FMT_TEXT, FMT_JSON, FMT_LCOV };
+enum { FMT_TEXT, FMT_JSON, FMT_LCOV, FMT_COBERTURA };
 
 static void usage(FILE *f)
 {
@@ -63,142 +62,47 @@ typedef struct line_ent {
     uint32_t nbr;   /* BRDA entries written, for their numbers */
 } line_ent;
 
+/* The analysis hooks (analyze.h) over tb_codecov. */
 struct cov {
     tb_codecov *cc;
-    tb_health health;
-    int err;
+    tb_elfinfo **elf;
+    const char *const *elf_path;
+    size_t nelf;
 };
 
-static int on_elem(void *ctx, const tb_element *el)
+static int cov_begin(void *ctx, tb_protocol proto, const tb_memimage *mem)
+{
+    return tb_codecov_begin(((struct cov *)ctx)->cc, proto, mem);
+}
+
+static int cov_element(void *ctx, const tb_element *el)
+{
+    return tb_codecov_element(((struct cov *)ctx)->cc, el);
+}
+
+static int cov_end(void *ctx)
+{
+    return tb_codecov_end(((struct cov *)ctx)->cc);
+}
+
+static void insn_at(const void *arr, size_t i, uint32_t *addr, unsigned *size)
+{
+    const tb_codecov_insn *in = arr;
+
+    *addr = in[i].addr;
+    *size = in[i].size;
+}
+
+/* An ELF that is not the traced program gives lines and functions of
+ * another program, so it is refused. */
+static int cov_after(void *ctx, const tb_memimage *mem)
 {
     struct cov *c = ctx;
-    int r;
-
-    tb_health_element(&c->health, el);
-    r = tb_codecov_element(c->cc, el);
-    if (r < 0) {
-        c->err = r;
-        return 1;
-    }
-    return 0;
-}
-
-struct run {
-    tb_parser *parser;
-    tb_decoder *dec;
-    struct cov *c;
-    int err;
-};
-
-static int on_span(void *ctx, const uint8_t *data, size_t len, const tb_span_map *map)
-{
-    struct run *r = ctx;
-    int n = tb_decoder_push_span(r->dec, r->parser, data, len, map, on_elem, r->c);
-
-    if (n < 0 && !r->err)
-        r->err = n;
-    tb_health_bytes(&r->c->health, len);
-    return n < 0;
-}
-
-/* The code of the seen instructions in mem against each ELF's: an ELF
- * that is not the traced program gives lines and functions of another
- * program, so it is refused.  Returns 0 or 1 after saying why. */
-static int check_elfs(tb_codecov *cc, const tb_memimage *mem, tb_elfinfo **elf,
-                      const char **elf_path, size_t nelf)
-{
     size_t n;
-    const tb_codecov_insn *ins = tb_codecov_insns(cc, &n);
+    const tb_codecov_insn *ins = tb_codecov_insns(c->cc, &n);
 
-    for (size_t e = 0; e < nelf; e++) {
-        uint64_t differ = 0;
-        uint32_t first = 0;
-
-        for (size_t i = 0; ins && i < n; i++) {
-            size_t am = 0, ae = 0;
-            const uint8_t *pm = tb_memimage_ptr(mem, ins[i].addr, &am);
-            const uint8_t *pe = tb_elfinfo_bytes(elf[e], ins[i].addr, &ae);
-
-            if (!pm || !pe || am < ins[i].size || ae < ins[i].size)
-                continue;
-            if (memcmp(pm, pe, ins[i].size)) {
-                if (!differ++)
-                    first = ins[i].addr;
-            }
-        }
-        if (differ) {
-            fprintf(stderr, "tracebench coverage: --memory %s: its code differs from the traced "
-                            "code at 0x%08X (%llu instructions differ): it is not the program "
-                            "that ran; give that program's ELF\n",
-                    elf_path[e], (unsigned)first, (unsigned long long)differ);
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* One input's sources into c.  An exit code. */
-static int cover_input(tb_cli_input *in, struct cov *c, tb_elfinfo **elf,
-                       const char **elf_path, size_t nelf, uint64_t *nsources)
-{
-    int status = TB_EXIT_OK;
-
-    for (size_t k = 0; k < in->n; k++) {
-        const tb_cli_source *s = &in->srcs[k];
-        tb_memimage *mem = NULL;
-        struct run run = {.c = c};
-        char err[1024] = "";
-        int r;
-
-        r = tb_cli_input_memory(in, k, &mem, err, sizeof err);
-        if (r < 0) {
-            fprintf(stderr, "tracebench coverage: %s\n", err[0] ? err : tb_err_str(r));
-            return TB_EXIT_ERROR;
-        }
-        tb_health_init(&c->health);
-        r = tb_codecov_begin(c->cc, s->cfg.protocol, mem);
-        run.parser = tb_parser_new(&s->cfg);
-        run.dec = tb_decoder_new(&s->cfg, mem);
-        if (run.dec)
-            tb_decoder_set_health(run.dec, &c->health);
-        if (r >= 0 && (!run.parser || !run.dec)) {
-            r = TB_ERR_NOMEM;
-            snprintf(err, sizeof err, "%s: cannot create a decoder (out of memory)", s->name);
-        } else if (r >= 0) {
-            r = tb_cli_input_stream_spans(in, k, on_span, &run, err, sizeof err);
-            if (run.err)
-                r = run.err;
-            if (r >= 0)
-                r = tb_decoder_push_finish(run.dec, run.parser, on_elem, c);
-        }
-        if (c->err && r >= 0)
-            r = c->err;
-        {
-            int e = tb_codecov_end(c->cc);
-
-            if (r >= 0)
-                r = e;
-        }
-        tb_decoder_free(run.dec);
-        tb_parser_free(run.parser);
-        if (r < 0) {
-            fprintf(stderr, "tracebench coverage: %s: %s\n", s->name,
-                    r == TB_ERR_NOT_IN_IMAGE
-                        ? "an instruction range runs into code the memory image does not hold"
-                    : err[0] ? err
-                             : tb_err_str(r));
-            tb_memimage_free(mem);
-            return TB_EXIT_ERROR;
-        }
-        if (check_elfs(c->cc, mem, elf, elf_path, nelf)) {
-            tb_memimage_free(mem);
-            return TB_EXIT_ERROR;
-        }
-        tb_memimage_free(mem);
-        (*nsources)++;
-        status = tb_cli_exit_worse(status, tb_cli_health_report(in, k, &c->health));
-    }
-    return status;
+    return tb_cli_analysis_check_code("coverage", mem, c->elf, c->elf_path, c->nelf, insn_at,
+                                      ins, ins ? n : 0);
 }
 
 /* ---- reports ---- */
@@ -376,18 +280,189 @@ static void put_lcov(FILE *f, tb_elfinfo **elf, size_t nelf, const tb_codecov_in
     }
 }
 
-static void json_str(FILE *f, const char *s)
+static void xml_str(FILE *f, const char *s)
 {
-    fputc('"', f);
     for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", (unsigned char)*s);
-        else
-            fputc(*s, f);
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&apos;", f); break;
+        default:
+            if ((unsigned char)*s >= 0x20 || *s == '\t')
+                fputc(*s, f);
+        }
     }
-    fputc('"', f);
+}
+
+static double rate(size_t hit, size_t total)
+{
+    return total ? (double)hit / (double)total : 1.0;
+}
+
+/* Branch counts of one line: conditional instructions whose every run's
+ * condition the trace carries, two branches each (passed, failed);
+ * PTM's unknown conditions count neither way. */
+static void line_branches(const tb_elfinfo *E, const tb_codecov_insn *ins, size_t n,
+                          uint32_t file, uint32_t line, size_t *valid, size_t *covered)
+{
+    *valid = *covered = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tb_elf_line *row;
+
+        if (!(ins[i].flags & TB_CODECOV_COND) || (ins[i].flags & TB_CODECOV_COND_UNKNOWN) ||
+            !(row = tb_elfinfo_line(E, ins[i].addr)) || row->file != file || row->line != line)
+            continue;
+        *valid += 2;
+        *covered += (ins[i].passed != 0) + (ins[i].failed != 0);
+    }
+}
+
+static void put_cob_line(FILE *f, const tb_elfinfo *E, const tb_codecov_insn *ins, size_t n,
+                         const line_ent *le, const char *ind)
+{
+    size_t bv, bc;
+
+    line_branches(E, ins, n, le->file, le->line, &bv, &bc);
+    fprintf(f, "%s<line number=\"%u\" hits=\"%llu\" branch=\"%s\"", ind, le->line,
+            (unsigned long long)le->count, bv ? "true" : "false");
+    if (!bv) {
+        fprintf(f, "/>\n");
+        return;
+    }
+    fprintf(f, " condition-coverage=\"%d%% (%zu/%zu)\">\n%s  <conditions>\n",
+            (int)(100 * bc / bv), bc, bv, ind);
+    fprintf(f, "%s    <condition number=\"0\" type=\"jump\" coverage=\"%d%%\"/>\n", ind,
+            (int)(100 * bc / bv));
+    fprintf(f, "%s  </conditions>\n%s</line>\n", ind, ind);
+}
+
+/* Cobertura XML (coverage-04.dtd): one package per ELF, one class per
+ * source file, its functions as methods.  Lines that a gap may have
+ * hidden are left out, as in the lcov form. */
+static void put_cobertura(FILE *f, tb_elfinfo **elf, size_t nelf, const tb_codecov_insn *ins,
+                          size_t n, bool complete, uint64_t *unknown_lines)
+{
+    size_t lv = 0, lc = 0, bv = 0, bc = 0;
+    line_ent **Ls = calloc(nelf ? nelf : 1, sizeof *Ls);
+    size_t *nls = calloc(nelf ? nelf : 1, sizeof *nls);
+
+    if (!Ls || !nls) {
+        free(Ls);
+        free(nls);
+        return;
+    }
+    for (size_t e = 0; e < nelf; e++) {
+        if (line_table(elf[e], ins, n, &Ls[e], &nls[e]) < 0)
+            continue;
+        for (size_t i = 0; i < nls[e]; i++) {
+            size_t v, c;
+
+            if (!Ls[e][i].seen && !complete) {
+                (*unknown_lines)++;
+                continue;
+            }
+            lv++;
+            lc += Ls[e][i].seen;
+            line_branches(elf[e], ins, n, Ls[e][i].file, Ls[e][i].line, &v, &c);
+            bv += v;
+            bc += c;
+        }
+    }
+    fprintf(f, "<?xml version=\"1.0\" ?>\n"
+               "<!DOCTYPE coverage SYSTEM "
+               "\"http://cobertura.sourceforge.net/xml/coverage-04.dtd\">\n");
+    fprintf(f, "<coverage line-rate=\"%.4f\" branch-rate=\"%.4f\" lines-covered=\"%zu\" "
+               "lines-valid=\"%zu\" branches-covered=\"%zu\" branches-valid=\"%zu\" "
+               "complexity=\"0\" version=\"tracebench\" timestamp=\"0\">\n"
+               "  <sources>\n    <source>.</source>\n  </sources>\n  <packages>\n",
+            rate(lc, lv), rate(bc, bv), lc, lv, bc, bv);
+    for (size_t e = 0; e < nelf; e++) {
+        const tb_elfinfo *E = elf[e];
+        const line_ent *L = Ls[e];
+
+        if (!L)
+            continue;
+        fprintf(f, "    <package name=\"elf%zu\" line-rate=\"%.4f\" branch-rate=\"%.4f\" "
+                   "complexity=\"0\">\n      <classes>\n", e, rate(lc, lv), rate(bc, bv));
+        for (uint32_t file = 0; file < E->nfiles; file++) {
+            size_t fv = 0, fc = 0, fbv = 0, fbc = 0;
+
+            for (size_t i = 0; i < nls[e]; i++) {
+                size_t v, c;
+
+                if (L[i].file != file || (!L[i].seen && !complete))
+                    continue;
+                fv++;
+                fc += L[i].seen;
+                line_branches(E, ins, n, file, L[i].line, &v, &c);
+                fbv += v;
+                fbc += c;
+            }
+            if (!fv)
+                continue;
+            fprintf(f, "        <class name=\"");
+            xml_str(f, E->files[file]);
+            fprintf(f, "\" filename=\"");
+            xml_str(f, E->files[file]);
+            fprintf(f, "\" line-rate=\"%.4f\" branch-rate=\"%.4f\" complexity=\"0\">\n"
+                       "          <methods>\n", rate(fc, fv), rate(fbc, fbv));
+            for (size_t k = 0; k < E->nfuncs; k++) {
+                const tb_elf_func *fn = &E->funcs[k];
+                const tb_elf_line *row = tb_elfinfo_line(E, fn->lo);
+                size_t mv = 0, mc = 0;
+                bool seen;
+
+                if (!row || row->file != file)
+                    continue;
+                func_count(ins, n, fn, &seen);
+                if (!seen && !complete)
+                    continue;
+                /* The method's lines: its rows' distinct lines. */
+                for (size_t i = 0; i < nls[e]; i++) {
+                    bool in_fn = false;
+
+                    if (L[i].file != file || (!L[i].seen && !complete))
+                        continue;
+                    for (size_t r = 0; r < E->nlines && !in_fn; r++)
+                        in_fn = E->lines[r].file == file && E->lines[r].line == L[i].line &&
+                                E->lines[r].lo >= fn->lo && E->lines[r].lo < fn->hi;
+                    if (in_fn) {
+                        mv++;
+                        mc += L[i].seen;
+                    }
+                }
+                fprintf(f, "            <method name=\"");
+                xml_str(f, fn->name);
+                fprintf(f, "\" signature=\"\" line-rate=\"%.4f\" branch-rate=\"1.0\" "
+                           "complexity=\"0\">\n              <lines>\n", rate(mc, mv));
+                for (size_t i = 0; i < nls[e]; i++) {
+                    bool in_fn = false;
+
+                    if (L[i].file != file || (!L[i].seen && !complete))
+                        continue;
+                    for (size_t r = 0; r < E->nlines && !in_fn; r++)
+                        in_fn = E->lines[r].file == file && E->lines[r].line == L[i].line &&
+                                E->lines[r].lo >= fn->lo && E->lines[r].lo < fn->hi;
+                    if (in_fn)
+                        put_cob_line(f, E, ins, n, &L[i], "                ");
+                }
+                fprintf(f, "              </lines>\n            </method>\n");
+            }
+            fprintf(f, "          </methods>\n          <lines>\n");
+            for (size_t i = 0; i < nls[e]; i++)
+                if (L[i].file == file && (L[i].seen || complete))
+                    put_cob_line(f, E, ins, n, &L[i], "            ");
+            fprintf(f, "          </lines>\n        </class>\n");
+        }
+        fprintf(f, "      </classes>\n    </package>\n");
+    }
+    fprintf(f, "  </packages>\n</coverage>\n");
+    for (size_t e = 0; e < nelf; e++)
+        free(Ls[e]);
+    free(Ls);
+    free(nls);
 }
 
 static void put_json(FILE *f, tb_elfinfo **elf, size_t nelf, const tb_codecov_insn *ins, size_t n,
@@ -415,10 +490,10 @@ static void put_json(FILE *f, tb_elfinfo **elf, size_t nelf, const tb_codecov_in
             const tb_elf_line *row = tb_elfinfo_line(elf[w], in->addr);
 
             fprintf(f, ",\"func\":");
-            json_str(f, fn->name);
+            tb_cli_json_str(f, fn->name);
             if (row) {
                 fprintf(f, ",\"file\":");
-                json_str(f, elf[w]->files[row->file]);
+                tb_cli_json_str(f, elf[w]->files[row->file]);
                 fprintf(f, ",\"line\":%u", row->line);
             }
         }
@@ -431,7 +506,7 @@ static void put_json(FILE *f, tb_elfinfo **elf, size_t nelf, const tb_codecov_in
             uint64_t cnt = func_count(ins, n, &elf[e]->funcs[i], &seen);
 
             fprintf(f, "%s{\"name\":", k++ ? "," : "");
-            json_str(f, elf[e]->funcs[i].name);
+            tb_cli_json_str(f, elf[e]->funcs[i].name);
             fprintf(f, ",\"lo\":%u,\"hi\":%u,", (unsigned)elf[e]->funcs[i].lo,
                     (unsigned)elf[e]->funcs[i].hi);
             if (seen || !gaps)
@@ -489,164 +564,57 @@ static void put_text(FILE *f, tb_elfinfo **elf, size_t nelf, const tb_codecov_in
     }
 }
 
-/* The options with a value: this command's and the input's (input.c). */
-static bool takes_value(const char *a)
-{
-    static const char *const v[] = {"--format", "-o", "--memory", "--id", "--protocol",
-                                    "--options", "--etmcr", "--etmidr", "--etmccer",
-                                    "--traceid", "--buffer", NULL};
-
-    for (size_t i = 0; v[i]; i++)
-        if (!strcmp(a, v[i]))
-            return true;
-    return false;
-}
-
-static bool own_option(const char *a)
-{
-    return !strcmp(a, "--format") || !strcmp(a, "-o") || !strcmp(a, "--memory");
-}
-
 int tb_cli_coverage(int argc, char **argv)
 {
-    static const char *const formats[] = {"text", "json", "lcov", NULL};
-    const char *paths[MAX_INPUTS], *elf_path[TB_CLI_MAX_MEMORY], *out_path = NULL;
+    static const char *const formats[] = {"text", "json", "lcov", "cobertura", NULL};
+    tb_cli_analysis_args a;
     tb_elfinfo *elf[TB_CLI_MAX_MEMORY];
-    size_t npaths = 0, nelf = 0;
     int format = FMT_TEXT, status = TB_EXIT_OK;
-    bool quiet = false;
     struct cov c = {0};
-    tb_cli_input *in;
+    tb_cli_analysis an = {.cmd = "coverage", .ctx = &c, .begin = cov_begin,
+                          .element = cov_element, .end = cov_end, .after = cov_after};
     FILE *f = stdout;
     uint64_t nsources = 0;
+    size_t nelf;
 
     if (tb_cli_wants_help(argc, argv)) {
         usage(stdout);
         return tb_cli_output_end(stdout, "coverage", 0);
     }
-    /* First pass: the paths and this command's own options; the input
-     * options are checked per input below. */
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    status = tb_cli_analysis_parse("coverage", argc, argv, &a);
+    if (status)
+        return status;
+    if (a.format) {
+        int k;
 
-        if (a[0] != '-') {
-            if (npaths == MAX_INPUTS)
-                return tb_cli_usage_error("coverage", "more than %d inputs", MAX_INPUTS);
-            paths[npaths++] = a;
-            continue;
-        }
-        if (!strcmp(a, "--quiet")) {
-            quiet = true;
-            continue;
-        }
-        if (!strcmp(a, "--formatted"))
-            continue;
-        if (!takes_value(a))
-            return tb_cli_usage_error("coverage", "unknown option '%s'", a);
-        if (!v)
-            return tb_cli_usage_error("coverage", "%s needs a value", a);
-        i++;
-        if (!strcmp(a, "--format")) {
-            int k;
-
-            for (k = 0; formats[k] && strcmp(formats[k], v); k++)
-                ;
-            if (!formats[k])
-                return tb_cli_usage_error("coverage", "--format %s: use text, json or lcov", v);
-            format = k;
-        } else if (!strcmp(a, "-o")) {
-            out_path = v;
-        } else if (!strcmp(a, "--memory") && !strchr(v, ':')) {
-            if (nelf == TB_CLI_MAX_MEMORY)
-                return tb_cli_usage_error("coverage", "more than %d --memory options",
-                                          TB_CLI_MAX_MEMORY);
-            elf_path[nelf++] = v;
-        }
+        for (k = 0; formats[k] && strcmp(formats[k], a.format); k++)
+            ;
+        if (!formats[k])
+            return tb_cli_usage_error("coverage", "--format %s: use text, json, lcov or "
+                                                  "cobertura", a.format);
+        format = k;
     }
-    if (!npaths)
-        return tb_cli_usage_error("coverage", "give a snapshot directory or trace file");
-    if (format == FMT_LCOV && !nelf)
-        return tb_cli_usage_error("coverage", "--format lcov needs the program's ELF "
-                                              "(--memory ELF) for its source lines");
-    for (size_t e = 0; e < nelf; e++) {
-        char err[512] = "";
-        int r = tb_elfinfo_load(elf_path[e], &elf[e], err, sizeof err);
-
-        if (r < 0) {
-            fprintf(stderr, "tracebench coverage: --memory %s\n", err);
-            while (e--)
-                tb_elfinfo_free(elf[e]);
-            return TB_EXIT_ERROR;
-        }
-        if (!elf[e]->has_symtab && !quiet)
-            fprintf(stderr, "tracebench coverage: note: --memory %s has no symbol table "
-                            "(stripped): no function coverage from it\n", elf_path[e]);
-        if (!elf[e]->has_dwarf && (format == FMT_LCOV || !quiet))
-            fprintf(stderr, "tracebench coverage: %s --memory %s has no DWARF line table: "
-                            "build it with -g for line coverage\n",
-                    format == FMT_LCOV ? "" : "note:", elf_path[e]);
-        if (!elf[e]->has_dwarf && format == FMT_LCOV) {
-            nelf = e + 1;
-            status = TB_EXIT_ERROR;
-            goto done;
-        }
-    }
+    if ((format == FMT_LCOV || format == FMT_COBERTURA) && !a.nelf)
+        return tb_cli_usage_error("coverage", "--format %s needs the program's ELF "
+                                              "(--memory ELF) for its source lines",
+                                  formats[format]);
+    status = tb_cli_analysis_elfs("coverage", &a, elf, format == FMT_LCOV ||
+                                                           format == FMT_COBERTURA);
+    if (status)
+        return status;
+    nelf = a.nelf;
+    c.elf = elf;
+    c.elf_path = a.elf_path;
+    c.nelf = nelf;
     c.cc = tb_codecov_new();
-    in = calloc(1, sizeof *in);
-    if (c.cc && nelf)
-        tb_codecov_set_entry(c.cc, elf[0]->entry);
-    if (!c.cc || !in) {
+    if (!c.cc) {
         fprintf(stderr, "tracebench coverage: out of memory\n");
-        free(in);
         status = TB_EXIT_ERROR;
         goto done;
     }
-    for (size_t p = 0; p < npaths && status != TB_EXIT_ERROR; p++) {
-        struct stat st;
-        bool dir = stat(paths[p], &st) == 0 && S_ISDIR(st.st_mode);
-        int r = 0;
-
-        tb_cli_input_init(in, "coverage", true, TB_STREAM_ALL);
-        in->path = paths[p];
-        for (int i = 1; i < argc && r != 2; i++) {
-            const char *a = argv[i];
-
-            if (a[0] != '-' || !strcmp(a, "--quiet"))
-                continue;
-            if (dir && !strcmp(a, "--memory") && i + 1 < argc && strchr(argv[i + 1], ':')) {
-                tb_cli_usage_error("coverage", "--memory %s: a memory dump is for a raw trace "
-                                               "file; %s is a snapshot directory, which gives "
-                                               "its own memory (give --memory ELF for symbols "
-                                               "and lines)", argv[i + 1], paths[p]);
-                r = 2;
-                break;
-            }
-            if (own_option(a) && !(!strcmp(a, "--memory") && !dir)) {
-                i++;
-                continue;
-            }
-            r = tb_cli_input_arg(in, argc, argv, &i);
-            if (r == 0) {
-                tb_cli_usage_error("coverage", "unknown option '%s'", a);
-                r = 2;
-            }
-        }
-        if (r == 2) {
-            status = TB_EXIT_USAGE;
-            break;
-        }
-        r = tb_cli_input_open(in);
-        if (r) {
-            tb_cli_input_close(in);
-            status = r;
-            break;
-        }
-        status = tb_cli_exit_worse(status, cover_input(in, &c, elf, elf_path, nelf, &nsources));
-        if (in->refused)
-            status = tb_cli_exit_worse(status, TB_EXIT_ERROR);
-        tb_cli_input_close(in);
-    }
-    free(in);
+    if (nelf)
+        tb_codecov_set_entry(c.cc, elf[0]->entry);
+    status = tb_cli_analysis_run(&an, argc, argv, &a, &nsources);
     if (status == TB_EXIT_OK || status == TB_EXIT_LOST) {
         size_t n;
         const tb_codecov_insn *ins = tb_codecov_insns(c.cc, &n);
@@ -657,33 +625,29 @@ int tb_cli_coverage(int argc, char **argv)
             status = TB_EXIT_ERROR;
             goto done;
         }
-        if (out_path && !(f = fopen(out_path, "w"))) {
-            fprintf(stderr, "tracebench coverage: -o %s: %s\n", out_path, strerror(errno));
+        if (!(f = tb_cli_analysis_open_out("coverage", a.out_path))) {
             f = stdout;
             status = TB_EXIT_ERROR;
             goto done;
         }
         if (format == FMT_LCOV)
             put_lcov(f, elf, nelf, ins, n, gaps == 0, &unknown_lines);
+        else if (format == FMT_COBERTURA)
+            put_cobertura(f, elf, nelf, ins, n, gaps == 0, &unknown_lines);
         else if (format == FMT_JSON)
             put_json(f, elf, nelf, ins, n, nsources, gaps);
         else
             put_text(f, elf, nelf, ins, n, nsources, gaps);
-        if (gaps && !quiet)
+        if (gaps && !a.quiet)
             fprintf(stderr, "tracebench coverage: note: the trace has %llu gap%s (filter, "
                             "overflow or lost trace): code not seen may have run there, so it "
                             "is not reported as not executed%s\n",
                     (unsigned long long)gaps, gaps == 1 ? "" : "s",
-                    format == FMT_LCOV ? " (those lines are left out)" : "");
-        if (f != stdout) {
-            int e = ferror(f) ? EIO : 0;
-
-            if (fclose(f) != 0 || e) {
-                fprintf(stderr, "tracebench coverage: -o %s: the write failed\n", out_path);
-                status = TB_EXIT_ERROR;
-            }
-            f = stdout;
-        }
+                    format == FMT_LCOV || format == FMT_COBERTURA
+                        ? " (those lines are left out)" : "");
+        if (tb_cli_analysis_close_out("coverage", f, a.out_path))
+            status = TB_EXIT_ERROR;
+        f = stdout;
     }
 done:
     for (size_t e = 0; e < nelf; e++)

@@ -29,8 +29,12 @@ static const command commands[] = {
                             "                                  per source: bytes, packets, instructions, bits/insn, gaps"},
 #endif
 #ifdef TB_HAVE_CMD_COVERAGE
-    {"coverage", tb_cli_coverage, "coverage DIR|FILE ... [--memory ELF ...] [--format text|json|lcov] ...\n"
+    {"coverage", tb_cli_coverage, "coverage DIR|FILE ... [--memory ELF ...] [--format text|json|lcov|cobertura] ...\n"
                                   "                                  code coverage: instructions, functions, lines"},
+#endif
+#ifdef TB_HAVE_CMD_PROFILE
+    {"profile", tb_cli_profile, "profile DIR|FILE ... [--memory ELF ...] [--format callgrind|folded|text] ...\n"
+                                "                                  instructions per function, line, call edge, stack"},
 #endif
 #ifdef TB_HAVE_CMD_ROUNDTRIP
     {"roundtrip", tb_cli_roundtrip, "roundtrip PROGRAM|--suite ...\n"
@@ -66,7 +70,7 @@ static void usage(FILE *f)
                "  2    usage: a bad command line\n"
                "  3    roundtrip: nothing checked (or a fault not applied or not caught)\n"
                "  4    error: an input would not load, an output not be written, a pipeline error\n"
-               "  5    packets, decode, stats, coverage: trace lost to corruption, or never synchronised\n"
+               "  5    packets, decode, stats, coverage, profile: trace lost to corruption, or never synchronised\n"
                "  6    roundtrip --strict: a run cut short by its budget\n"
                "  130  sim interrupted by SIGINT (143: SIGTERM); the snapshot is finished\n");
 }

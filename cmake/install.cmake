@@ -6,8 +6,9 @@
 #   lib/libtracebench.a                 static library, linkable by gcc and
 #                                       clang alike (see below)
 #   include/tracebench/*.h              the library's headers (not sim.h,
-#                                       roundtrip.h, gen.h, codecov.h or
-#                                       elfinfo.h: the simulator, round trip,
+#                                       roundtrip.h, gen.h, codecov.h,
+#                                       profile.h or elfinfo.h: the
+#                                       simulator, round trip,
 #                                       generator and analysis/ are not installed)
 #   lib/pkgconfig/tracebench.pc         pkg-config (nothing beyond libc needed)
 #   lib/cmake/tracebench/               find_package(tracebench): imported
@@ -26,7 +27,7 @@ set(TB_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/tracebench)
 # Every header of include/tracebench but those of the libraries that stay
 # in the build tree (tb_sim, tb_roundtrip).
 file(GLOB TB_PUBLIC_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/tracebench/*.h)
-list(FILTER TB_PUBLIC_HEADERS EXCLUDE REGEX "/(sim|roundtrip|gen|codecov|elfinfo)\\.h$")
+list(FILTER TB_PUBLIC_HEADERS EXCLUDE REGEX "/(sim|roundtrip|gen|codecov|profile|elfinfo)\\.h$")
 
 # The shared library: the static library's sources again, as position-
 # independent code.  Calls between the library's own functions stay

@@ -61,6 +61,8 @@ struct tb_etmv2_decoder {
 
     uint32_t ctxid;
     bool ctx_known;
+    tb_element ctx_el;   /* a context ID packet's CONTEXT, after its status's range */
+    bool ctx_pending;
 
     /* Data trace. */
     bool li_ok;          /* the last instruction walked executed (E) */
@@ -134,11 +136,24 @@ static void close_range(tb_etmv2_decoder *d)
     }
 }
 
+/* A context ID packet's CONTEXT goes out once the range holding its
+ * status's instruction has (context() below). */
+static void release_context(tb_etmv2_decoder *d)
+{
+    if (!d->ctx_pending)
+        return;
+    close_range(d);
+    release_held(d);
+    d->ctx_pending = false;
+    emit(d, &d->ctx_el);
+}
+
 /* Everything before a new status or event goes out. */
 static void settle(tb_etmv2_decoder *d)
 {
     close_range(d);
     release_held(d);
+    release_context(d);
     d->w_target = W_NONE;
 }
 
@@ -213,6 +228,7 @@ static void add_insn(tb_etmv2_decoder *d, uint64_t index, const tb_insn *in, cha
     if (d->rng_open && (r->isa != in->isa || r->end != in->addr || r->count == 32))
         close_range(d);
     release_held(d);
+    release_context(d); /* a new context: a new range */
     d->undo = *r;
     d->undo_ok = true;
     if (!d->rng_open)
@@ -304,18 +320,27 @@ static void trace_on(tb_etmv2_decoder *d, const tb_packet *pkt, uint8_t reason)
     emit(d, &el);
 }
 
+/* A TFO's context ID (6.5.4) or a context ID packet's (6.4.1, 6.5.7).
+ * The packet goes with the first traced status after the change (U17):
+ * its instruction stays the newest traced one, which a DW's E may still
+ * cancel (6.7.1), and the waits after its status stay its cycles (CA).
+ * So nothing closes here: the CONTEXT goes out after the range holding
+ * that instruction, before whatever comes next (release_context). */
 static void context(tb_etmv2_decoder *d, const tb_packet *pkt)
 {
-    tb_element el;
-
     if (!pkt->has_ctxid || (d->ctx_known && pkt->context_id == d->ctxid))
         return;
-    settle(d);
+    if (pkt->kind != TB_PKT_CONTEXT_ID)
+        settle(d);
+    else
+        release_context(d); /* two changes: the first's goes out first */
     d->ctxid = pkt->context_id;
     d->ctx_known = true;
-    el_init(&el, TB_ELEM_CONTEXT, pkt->index);
-    el.context_id = d->ctxid;
-    emit(d, &el);
+    el_init(&d->ctx_el, TB_ELEM_CONTEXT, pkt->index);
+    d->ctx_el.context_id = d->ctxid;
+    d->ctx_pending = true;
+    if (pkt->kind != TB_PKT_CONTEXT_ID)
+        release_context(d);
 }
 
 /* A TFO (6.5.1, 6.5.4). */
@@ -603,6 +628,7 @@ void tb_etmv2_decoder_reset(tb_etmv2_decoder *d)
     d->dqn = 0;
     d->li_ok = d->dx_on = d->dfull = false;
     d->ctx_known = false;
+    d->ctx_pending = false;
     d->ctxid = 0;
     d->stop = false;
     d->isa = TB_ISA_ARM;

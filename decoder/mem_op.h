@@ -15,7 +15,7 @@ typedef struct tb_mem_op {
     bool store, swap, excl;
     bool pc_load; /* an LDM/POP whose list holds the PC (n >= 2): a
                    * "load PC first" core (ETMIDR[16]) moves its PC word
-                   * first (etmv3_decoder.c pc_first_step) */
+                   * first (etmv3_data.c pc_first_step) */
 } tb_mem_op;
 
 /* The transfers of the instruction at addr (isa), from the image;

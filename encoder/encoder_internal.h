@@ -118,6 +118,9 @@ struct tb_encoder {
     uint8_t flow_isa;    /* ISA execution goes on in: the last insn's
                           * next ISA, or the last exception's vector ISA */
     bool dropping;       /* FIFO overflowed, waiting for it to drain */
+    uint8_t fifo_with;   /* bytes the next packet needs room for besides
+                          * its own: a packet that must follow it with
+                          * nothing between (ETMv3 Store failed, 7.4.7) */
     /* What the trace shows so far: the truth seq of the newest
      * instruction whose packet went out (have_shown), and the seq the
      * packet being emitted completes (pkt_has_seq), so that an overflow
@@ -210,5 +213,10 @@ int tb_enc_emit(tb_encoder *e, tb_packet *p);
 bool tb_enc_suppress_data(tb_encoder *e);
 /* Cycles since the last cycle count output, up to `cycle` (PTM CC). */
 uint32_t tb_enc_take_cc(tb_encoder *e, uint64_t cycle);
+
+/* Writes the reason into err (when there is one) and returns rc
+ * (options.c; snap_out.c uses it too). */
+int tb_enc_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -420,6 +420,11 @@ static int data_pkt(tb_encoder *e, tb_pkt_kind kind, const struct enc_xfer *x,
         k.data_size = value_bytes(x, k.data_value);
     }
     k.data_tag = tag;
+    /* 7.4.7: a failed STREX's data packet and its Store failed (one byte,
+     * etm_data) enter the FIFO together or are lost together: no overflow
+     * falls between them. */
+    if (kind == TB_PKT_DATA && (x->flags & TB_DATA_STORE_FAILED) && (e->cfg.data_trace & 1))
+        e->fifo_with = 1;
     rc = tb_enc_emit(e, &k);
     return rc < 0 ? rc : 1;
 }

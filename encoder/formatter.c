@@ -1,7 +1,7 @@
 /*
  * CoreSight frame formatter (protocol-notes 5.1): interleaves the bytes
  * of several trace sources into 16-byte frames, the inverse of
- * decoder/deformatter.c.
+ * common/deformatter.c.
  *
  * An ID byte is written only when the source changes.  IDs can only sit
  * at even positions; when the change falls on an odd position the even

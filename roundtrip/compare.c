@@ -857,6 +857,29 @@ static int on_context(tb_compare *c, const tb_element *el)
     front(c, false);
     ctx = c->ctx;
     vmid = c->vmid;
+    /* After an overflow the decoder has not reached the resume point:
+     * the restart's context ID is the one current there (an ETMv1 reason-2
+     * address, IHI0014Q 5.6.3; an ETMv2 TFO, 6.5.7; an ETMv3/PTM I-sync),
+     * so the changes the gap held count, and only that context matches. */
+    for (i = 0; c->overflow_gap && i < c->len; i++) {
+        const tq *t = at(c, i);
+
+        if (t->kind == TB_REC_CONTEXT) {
+            ctx = t->ctx;
+            vmid = t->vmid;
+        } else if (t->kind == TB_REC_INSN && t->resume) {
+            if (!ctx_ok(c, el, ctx, vmid))
+                return fail(c, el, "decoded context ID 0x%08x VMID %u after an overflow, the "
+                            "truth's where trace resumed (0x%08x %s) is 0x%08x VMID %u",
+                            el->context_id, el->vmid, t->addr, tb_isa_name((tb_isa)t->isa),
+                            ctx, vmid);
+            c->dec_ns = el->ns;
+            c->st.contexts++;
+            return 0;
+        }
+    }
+    ctx = c->ctx;
+    vmid = c->vmid;
     /* The decoder is at the next record it must show, or at a trace-off
      * exception before it that PTM shows with an I-sync, which carries
      * the context of that moment (IHI0035B 5.2.3).  Nothing past the

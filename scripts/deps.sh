@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config libunicorn-dev libcapstone-dev
       libcriterion-dev libopencsd-bin libopencsd-dev gcc-arm-none-eabi
       binutils-arm-none-eabi clang libclang-rt-14-dev afl++ python3
-      openocd gtkwave zip unzip libdw-dev lcov)
+      openocd gtkwave zip unzip libdw-dev lcov valgrind libxml2-utils)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -162,7 +162,7 @@ struct tb_sim {
     bool ns;                 /* security state now (scenario secure) */
     uint8_t itstate;         /* ITSTATE as in IHI0406C A2.5.2 */
     uint8_t ret_it;          /* ITSTATE an exception return restored */
-    bool have_ret_it;        /* ... not yet applied (flow_check) */
+    bool have_ret_it;        /* ... not yet applied (tb_sim_flow_check) */
     uint32_t ref_next;       /* reference path: where an exception return */
     bool have_ref_next;      /* went, its code hook not yet seen */
     uint8_t isa;             /* ISA of the next instruction */
@@ -188,7 +188,7 @@ struct tb_sim {
     uint32_t dual_rd, dual_wr, dual_next;
 
     /* Block path (the default): a block hook per translation block and a
-     * light code hook; records are built per block (sim.c). */
+     * light code hook; records are built per block (block.c). */
     bool reference;          /* the original one-record-per-hook path */
     tb_block **blocks;       /* direct-mapped block cache */
     tb_block *blk;           /* block now running, NULL between runs */
@@ -202,7 +202,8 @@ struct tb_sim {
 int tb_sim_fail(tb_sim *s, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Hooks of the run (sim.c) for the v7-M model (v7m.c, scs.c). */
+/* Hooks of the run for the v7-M model (v7m.c, scs.c): sim.c, records.c,
+ * hooks.c. */
 void tb_sim_stop_for(tb_sim *s, enum tb_action act);
 int tb_sim_deliver(tb_sim *s, const tb_exec_record *r);
 /* Completes the pending instruction, which went to a; extra record
@@ -211,6 +212,109 @@ int tb_sim_finish(tb_sim *s, uint32_t a, uint8_t extra_flags);
 void tb_sim_update_next_check(tb_sim *s);
 /* The instruction running now (its address), for messages. */
 uint32_t tb_sim_insn_addr(const tb_sim *s);
+
+/* CPSR bits (IHI0406C B1.3.3). */
+#define CPSR_T (1u << 5)
+#define CPSR_F (1u << 6)
+#define CPSR_I (1u << 7)
+#define CPSR_A (1u << 8)
+#define CPSR_E (1u << 9)
+#define CPSR_J (1u << 24)
+#define CPSR_IT_MASK 0x0600FC00u
+
+/* Small helpers every part of the run uses; inline, as they were when
+ * the run was one file (the block path calls them per instruction). */
+
+static inline uint32_t sim_read_cpsr(tb_sim *s)
+{
+    uint32_t v = 0;
+
+    uc_reg_read(s->uc, UC_ARM_REG_CPSR, &v);
+    return v;
+}
+
+static inline int sim_cp15(tb_sim *s, bool write, unsigned crn, unsigned crm,
+                            unsigned opc1, unsigned opc2, uint32_t *val)
+{
+    uc_arm_cp_reg r = {15, 0, 0, crn, crm, opc1, opc2, 0};
+    uc_err e;
+
+    if (write) {
+        r.val = *val;
+        e = uc_reg_write(s->uc, UC_ARM_REG_CP_REG, &r);
+    } else {
+        e = uc_reg_read(s->uc, UC_ARM_REG_CP_REG, &r);
+        *val = (uint32_t)r.val;
+    }
+    return e == UC_ERR_OK ? 0 : TB_ERR_EMULATOR;
+}
+
+static inline uint64_t sim_rng_next(tb_sim *s)
+{
+    s->rng ^= s->rng >> 12;
+    s->rng ^= s->rng << 25;
+    s->rng ^= s->rng >> 27;
+    return s->rng * 0x2545F4914F6CDD1Dull;
+}
+
+static inline void sim_stop(tb_sim *s, enum tb_action act)
+{
+    s->action = act;
+    uc_emu_stop(s->uc);
+}
+
+static inline int sim_deliver(tb_sim *s, const tb_exec_record *r)
+{
+    if (s->cb && s->cb(s->cb_ctx, r)) {
+        tb_sim_fail(s, TB_ERR_STOPPED, "the record callback asked to stop");
+        return TB_ERR_STOPPED;
+    }
+    return 0;
+}
+
+
+/* The parts of the run, one file each; sim.c says how they fit. */
+
+/* cache.c: the decoded instruction at a in isa, from the per-address
+ * cache (the classifier on a miss); NULL when it cannot be read. */
+tb_centry *tb_sim_lookup(tb_sim *s, uint32_t a, uint8_t isa);
+
+/* records.c: records, the pending instruction, events, the reference
+ * path's hooks. */
+int tb_sim_emit_data(tb_sim *s, const tb_centry *e, uint8_t iflags);
+int tb_sim_read_ns(tb_sim *s, bool *ns);
+int tb_sim_scr_secure(tb_sim *s);
+int tb_sim_check_state(tb_sim *s);
+int tb_sim_emit_rec(tb_sim *s, const tb_centry *e, const tb_exec_record *tpl,
+                    uint8_t isa, uint32_t next, uint8_t next_isa, uint8_t flags);
+uint8_t tb_sim_base_flags(const tb_centry *e, uint8_t isa, uint8_t *it);
+void tb_sim_make_pending(tb_sim *s, const tb_centry *e, uint8_t isa, bool hooked,
+                         int passed);
+int tb_sim_flow_check(tb_sim *s, const tb_centry *e, uint8_t isa, uint8_t *flagsp,
+                      uint32_t a, uint32_t hsize, uint8_t *nisa);
+int tb_sim_finish_insn(tb_sim *s, uint32_t a, uint32_t size);
+void tb_sim_raise_event(tb_sim *s, unsigned i);
+int tb_sim_slow_path(tb_sim *s, uint32_t a, const tb_centry *e, uint8_t isa);
+void tb_sim_hook_code(uc_engine *uc, uint64_t address, uint32_t size, void *user);
+void tb_sim_hook_block_ref(uc_engine *uc, uint64_t address, uint32_t size, void *user);
+
+/* block.c: the block path. */
+void tb_sim_blk_free_all(tb_sim *s);
+int tb_sim_blk_flush(tb_sim *s, unsigned upto, uint32_t last_next);
+void tb_sim_hook_block(uc_engine *uc, uint64_t address, uint32_t size, void *user);
+void tb_sim_hook_code_blk(uc_engine *uc, uint64_t address, uint32_t size, void *user);
+int tb_sim_blk_settle(tb_sim *s);
+
+/* hooks.c: the hooks of both paths. */
+void tb_sim_hook_intr(uc_engine *uc, uint32_t intno, void *user);
+bool tb_sim_hook_mem_fault(uc_engine *uc, uc_mem_type type, uint64_t address,
+                           int size, int64_t value, void *user);
+void tb_sim_hook_mem_data(uc_engine *uc, uc_mem_type type, uint64_t address, int size,
+                          int64_t value, void *user);
+
+/* exceptions.c: one stop of the emulator (1 run over, 0 restart at
+ * s->act_addr, negative error). */
+int tb_sim_handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res);
 
 /* Dual-issue rule (dual.c): 1 when the instruction e (in isa, with its
  * record flags, going to next) retires in the same cycle as the one

@@ -185,8 +185,8 @@ unsigned tb_v7m_best_pending(const tb_sim *s, int *grp)
 
 void tb_v7m_recheck(tb_sim *s)
 {
-    /* Both paths' fast checks go to the slow path at once (sim.c
-     * update_next_check, blk_set_limit). */
+    /* Both paths' fast checks go to the slow path at once (records.c
+     * tb_sim_update_next_check, block.c blk_set_limit). */
     s->next_check = 0;
     s->klimit = 0;
 }

@@ -7,8 +7,8 @@
  * etmv3-v7m.md 2, U4-U11), so everything of ARMv7-M B1.5 that a trace
  * shows is done here: reset from the vector table, priorities, the NVIC,
  * SysTick, exception entry (the 8-word frame), return, tail-chaining and
- * fault escalation.  sim.c calls in through the few hooks below, so the
- * A-profile paths are unchanged.
+ * fault escalation.  The run (sim.c and its parts) calls in through the
+ * few hooks below, so the A-profile paths are unchanged.
  */
 #ifndef TB_SIM_V7M_H
 #define TB_SIM_V7M_H
@@ -50,7 +50,7 @@ struct tb_v7m {
     uint32_t syst_csr, syst_rvr, syst_cvr; /* syst_cvr: while disabled */
     uint64_t syst_next;        /* UINT64_MAX: never */
     uint32_t syst_fired;       /* scenario count = M: SysTick exceptions pended */
-    /* the exception handle_stop takes at an ACT_IRQ stop */
+    /* the exception tb_sim_handle_stop takes at an ACT_IRQ stop */
     uint16_t take;
 };
 
@@ -79,7 +79,7 @@ uint64_t tb_v7m_next_check(const tb_sim *s, uint64_t n);
 /* Unicorn's UC_HOOK_INTR number during an instruction: 1 when the model
  * took it (an action is set), 0 for the caller's own handling. */
 int tb_v7m_intr(tb_sim *s, uint32_t intno);
-/* handle_stop for the M profile: 1 run over, 0 restart, negative error,
+/* tb_sim_handle_stop for the M profile: 1 run over, 0 restart, negative error,
  * V7M_NOT_MINE for the caller's shared handling (exit, budget, errors). */
 #define V7M_NOT_MINE 2
 int tb_v7m_stop(tb_sim *s, uc_err uerr, tb_sim_result *res);

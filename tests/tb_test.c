@@ -1,6 +1,7 @@
 #include "tb_test.h"
 
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,4 +129,41 @@ const char *tb_test_cli(void)
         return e;
     snprintf(buf, sizeof buf, "%s/tracebench", TB_BINARY_DIR);
     return buf;
+}
+
+tb_cli_run tb_test_run_to(const char *to, const char *fmt, ...)
+{
+    char args[4096];
+    tb_cli_run r = {-1, NULL, 0, NULL};
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    r.status = tb_test_run_cli(args, to, &r.out, &r.out_len, &r.err);
+    fprintf(stderr, "$ tracebench %s\n%s%s(exit %d)\n", args, r.out_len < 2000 ? r.out : "",
+            r.err, r.status);
+    return r;
+}
+
+void tb_test_run_done(tb_cli_run *r)
+{
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}
+
+void tb_test_err_has(const tb_cli_run *r, const char *text)
+{
+    cr_expect(strstr(r->err, text), "stderr lacks \"%s\":\n%s", text, r->err);
+}
+
+void tb_test_err_lacks(const tb_cli_run *r, const char *text)
+{
+    cr_expect(!strstr(r->err, text), "stderr has \"%s\":\n%s", text, r->err);
+}
+
+void tb_test_out_has(const tb_cli_run *r, const char *text)
+{
+    cr_expect(strstr(r->out, text), "stdout lacks \"%s\"", text);
 }

@@ -30,6 +30,27 @@ char *tb_test_slurp(const char *path, size_t *len);
 int tb_test_run_cli(const char *args, const char *to, char **out, size_t *out_len,
                     char **err);
 
+/* What one `tracebench` run left: the CLI tests' common fixture. */
+typedef struct tb_cli_run {
+    int status;     /* exit status, -1 when it did not exit */
+    char *out;      /* stdout ("" when it went to a file) */
+    size_t out_len;
+    char *err;      /* stderr */
+} tb_cli_run;
+
+/* Runs `tracebench ARGS` (printf-formatted shell words), stdout into
+ * `to` (NULL: read back into .out), and echoes the command, its short
+ * output and its stderr to the test's stderr for the log. */
+tb_cli_run tb_test_run_to(const char *to, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+#define tb_test_run(...) tb_test_run_to(NULL, __VA_ARGS__)
+void tb_test_run_done(tb_cli_run *r);
+
+/* Expectations on one run's streams (cr_expect: the test goes on). */
+void tb_test_err_has(const tb_cli_run *r, const char *text);
+void tb_test_err_lacks(const tb_cli_run *r, const char *text);
+void tb_test_out_has(const tb_cli_run *r, const char *text);
+
 /* Deterministic PRNG for randomised tests (xorshift64*). */
 uint64_t tb_test_rand(uint64_t *state);
 

@@ -22,49 +22,6 @@
 
 #include "tb_test.h"
 
-typedef struct outcome {
-    int status;   /* exit status, -1 when it did not exit */
-    char *out;    /* stdout */
-    size_t out_len;
-    char *err;    /* stderr */
-} outcome;
-
-/* Runs `tracebench ARGS` (ARGS are shell words), stdout to `to` (NULL:
- * a temporary file that is read back).  Echoes what it said to stderr. */
-static outcome run_to(const char *to, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static outcome run_to(const char *to, const char *fmt, ...)
-{
-    char args[4096];
-    outcome o = {-1, NULL, 0, NULL};
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    o.status = tb_test_run_cli(args, to, &o.out, &o.out_len, &o.err);
-    fprintf(stderr, "$ tracebench %s\n%s(exit %d)\n", args, o.err, o.status);
-    return o;
-}
-
-#define run(...) run_to(NULL, __VA_ARGS__)
-
-static void done(outcome *o)
-{
-    free(o->out);
-    free(o->err);
-}
-
-static void err_has(const outcome *o, const char *text)
-{
-    cr_expect(strstr(o->err, text), "stderr lacks \"%s\":\n%s", text, o->err);
-}
-
-static void err_lacks(const outcome *o, const char *text)
-{
-    cr_expect(!strstr(o->err, text), "stderr has \"%s\":\n%s", text, o->err);
-}
-
 /* ---- scratch snapshots ---- */
 
 static char scratch[256];
@@ -120,19 +77,19 @@ static void all_fail_with(const char *dir, const char *const *texts, size_t n)
 
     for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
         char args[1024];
-        outcome o;
+        tb_cli_run o;
 
         snprintf(args, sizeof args, cmds[c], dir);
-        o = run("%s", args);
+        o = tb_test_run("%s", args);
         cr_expect_eq(o.status, 4, "%s: exit %d, not 4", args, o.status);
         cr_expect_eq(o.out_len, 0, "%s printed to stdout:\n%s", args, o.out);
         for (size_t i = 0; i < n; i++)
-            err_has(&o, texts[i]);
+            tb_test_err_has(&o, texts[i]);
         /* The old messages that hid the cause. */
-        err_lacks(&o, "no ETMv3/PTM trace source with trace ID");
-        err_lacks(&o, "choose one with --id");
-        err_lacks(&o, "0xffffffff");
-        done(&o);
+        tb_test_err_lacks(&o, "no ETMv3/PTM trace source with trace ID");
+        tb_test_err_lacks(&o, "choose one with --id");
+        tb_test_err_lacks(&o, "0xffffffff");
+        tb_test_run_done(&o);
     }
 }
 
@@ -188,33 +145,33 @@ Test(cli_errors, unsupported_source_beside_a_good_one)
     const char *dir = broken("beside", "two_sources-ptm-etmv3",
                              "sed -i 's/^type=.*/type=ETE/' source_1.ini");
     char want[1100];
-    outcome o;
+    tb_cli_run o;
 
-    o = run("decode '%s' --format addr", dir);
+    o = tb_test_run("decode '%s' --format addr", dir);
     cr_expect_eq(o.status, 0);
-    err_has(&o, "note: skipped ETM_1");
-    err_has(&o, "(type ETE) is not supported");
+    tb_test_err_has(&o, "note: skipped ETM_1");
+    tb_test_err_has(&o, "(type ETE) is not supported");
     snprintf(want, sizeof want, "%s/decode-0x10.addr", dir);
     {
         char *w = tb_test_slurp(want, NULL);
         cr_expect_str_eq(o.out, w, "decode differs from %s", want);
         free(w);
     }
-    done(&o);
-    o = run("decode '%s' --id 0x11", dir);
+    tb_test_run_done(&o);
+    o = tb_test_run("decode '%s' --id 0x11", dir);
     cr_expect_eq(o.status, 4);
-    err_has(&o, "source ETM_1 (type ETE) is not supported");
-    done(&o);
-    o = run("decode '%s' --id 0x12", dir);
+    tb_test_err_has(&o, "source ETM_1 (type ETE) is not supported");
+    tb_test_run_done(&o);
+    o = tb_test_run("decode '%s' --id 0x12", dir);
     cr_expect_eq(o.status, 4);
-    err_has(&o, "no trace source with trace ID 0x12");
-    err_has(&o, "0x10 (PTM_0)");
-    done(&o);
-    o = run("packets '%s'", dir);
+    tb_test_err_has(&o, "no trace source with trace ID 0x12");
+    tb_test_err_has(&o, "0x10 (PTM_0)");
+    tb_test_run_done(&o);
+    o = tb_test_run("packets '%s'", dir);
     cr_expect_eq(o.status, 0);
-    err_has(&o, "note: skipped ETM_1");
+    tb_test_err_has(&o, "note: skipped ETM_1");
     cr_expect(strstr(o.out, "# source PTM_0"), "%s", o.out);
-    done(&o);
+    tb_test_run_done(&o);
 }
 
 /* A dump no decode needs (another core's, past 32 bits and at an odd
@@ -229,40 +186,40 @@ Test(cli_errors, unrelated_dump_address)
                              ".ini\\ndevice2=core_9.ini/' snapshot.ini");
     char want[1100];
     char *w;
-    outcome o;
+    tb_cli_run o;
 
-    o = run("packets '%s'", dir);
+    o = tb_test_run("packets '%s'", dir);
     cr_expect_eq(o.status, 0);
     cr_expect(strstr(o.out, "# source ETM_0"));
-    done(&o);
-    o = run("decode '%s' --format addr", dir);
+    tb_test_run_done(&o);
+    o = tb_test_run("decode '%s' --format addr", dir);
     cr_expect_eq(o.status, 0);
     snprintf(want, sizeof want, "%s/decode.addr", dir);
     w = tb_test_slurp(want, NULL);
     cr_expect_str_eq(o.out, w);
     free(w);
-    done(&o);
+    tb_test_run_done(&o);
 
     dir = broken("odd_own", "irq_fiq-etmv3",
                  "printf '\\n[dump2]\\nfile=mem_0_0.bin\\naddress=0x100000001\\n' >> core_0.ini");
-    o = run("packets '%s'", dir);
+    o = tb_test_run("packets '%s'", dir);
     cr_expect_eq(o.status, 0);
-    done(&o);
-    o = run("decode '%s'", dir);
+    tb_test_run_done(&o);
+    o = tb_test_run("decode '%s'", dir);
     cr_expect_eq(o.status, 4);
-    err_has(&o, "core_0.ini: dump mem_0_0.bin of core cpu_0 is at 0x100000001");
-    err_has(&o, "beyond the 32-bit address space");
-    done(&o);
+    tb_test_err_has(&o, "core_0.ini: dump mem_0_0.bin of core cpu_0 is at 0x100000001");
+    tb_test_err_has(&o, "beyond the 32-bit address space");
+    tb_test_run_done(&o);
 
     /* The protocol is checked before the memory map. */
     dir = broken("odd_ete", "irq_fiq-etmv3",
                  "printf '\\n[dump2]\\nfile=mem_0_0.bin\\naddress=0x100000001\\n' >> core_0.ini"
                  " && sed -i 's/^type=.*/type=ETE/' source_0.ini");
-    o = run("decode '%s' --format addr", dir);
+    o = tb_test_run("decode '%s' --format addr", dir);
     cr_expect_eq(o.status, 4);
-    err_has(&o, "(type ETE) is not supported");
-    err_lacks(&o, "beyond");
-    done(&o);
+    tb_test_err_has(&o, "(type ETE) is not supported");
+    tb_test_err_lacks(&o, "beyond");
+    tb_test_run_done(&o);
 }
 
 Test(cli_errors, bad_values_name_the_accepted_ones)
@@ -304,14 +261,14 @@ Test(cli_errors, bad_values_name_the_accepted_ones)
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char args[2048];
-        outcome o;
+        tb_cli_run o;
 
         snprintf(args, sizeof args, cases[i].args, v);
-        o = run("%s", args);
+        o = tb_test_run("%s", args);
         cr_expect_eq(o.status, 2, "%s: exit %d, not 2 (usage)", args, o.status);
         cr_expect_eq(o.out_len, 0, "%s: a usage error on stdout", args);
-        err_has(&o, cases[i].text);
-        done(&o);
+        tb_test_err_has(&o, cases[i].text);
+        tb_test_run_done(&o);
     }
 }
 
@@ -321,29 +278,29 @@ Test(cli_errors, help_goes_to_stdout)
 
     for (size_t c = 0; c < 2; c++) {
         char want[64];
-        outcome o;
+        tb_cli_run o;
 
         snprintf(want, sizeof want, "usage: tracebench %s", cmds[c]);
-        o = run("%s --help", cmds[c]);
+        o = tb_test_run("%s --help", cmds[c]);
         cr_expect_eq(o.status, 0);
         cr_expect(strstr(o.out, want), "%s --help: %s", cmds[c], o.out);
         cr_expect(strstr(o.out, "--protocol"), "the raw-file options are not in the usage");
         cr_expect(strstr(o.out, "--id ID|all"));
         cr_expect_str_eq(o.err, "");
-        done(&o);
-        o = run("%s %s -h", cmds[c], vector("irq_fiq-etmv3"));
+        tb_test_run_done(&o);
+        o = tb_test_run("%s %s -h", cmds[c], vector("irq_fiq-etmv3"));
         cr_expect_eq(o.status, 0);
         cr_expect(strstr(o.out, want));
-        done(&o);
+        tb_test_run_done(&o);
         /* A usage error: stderr, exit 2, one line naming the argument
          * and where the usage is (not the whole usage). */
-        o = run("%s --nonsense", cmds[c]);
+        o = tb_test_run("%s --nonsense", cmds[c]);
         cr_expect_eq(o.status, 2);
         cr_expect_eq(o.out_len, 0);
-        err_has(&o, "unknown option '--nonsense'");
-        err_has(&o, "--help for usage");
-        err_lacks(&o, want);
-        done(&o);
+        tb_test_err_has(&o, "unknown option '--nonsense'");
+        tb_test_err_has(&o, "--help for usage");
+        tb_test_err_lacks(&o, want);
+        tb_test_run_done(&o);
     }
 }
 
@@ -354,7 +311,7 @@ Test(cli_errors, write_errors_fail)
         "decode '%s' --id all --format addr", "packets '%s'", "packets '%s' --json",
     };
     const char *v = vector("irq_fiq-etmv3");
-    outcome o;
+    tb_cli_run o;
 
     if (access("/dev/full", W_OK) != 0) {
         fprintf(stderr, "\n*** SKIPPED: /dev/full absent ***\n\n");
@@ -364,14 +321,14 @@ Test(cli_errors, write_errors_fail)
         char args[2048];
 
         snprintf(args, sizeof args, cmds[c], v);
-        o = run_to("/dev/full", "%s", args);
+        o = tb_test_run_to("/dev/full", "%s", args);
         cr_expect_eq(o.status, 4, "%s > /dev/full: exit %d", args, o.status);
-        err_has(&o, "cannot write the output");
-        done(&o);
+        tb_test_err_has(&o, "cannot write the output");
+        tb_test_run_done(&o);
     }
-    o = run_to("/dev/full", "decode --help");
+    o = tb_test_run_to("/dev/full", "decode --help");
     cr_expect_eq(o.status, 4);
-    done(&o);
+    tb_test_run_done(&o);
 }
 
 /* The first dump address of a vector's core_0.ini. */
@@ -406,56 +363,56 @@ Test(cli_errors, raw_file_decodes_as_its_snapshot)
 {
     const char *v = vector("arm_basic-ptm-raw");
     char elf[1100];
-    outcome o;
+    tb_cli_run o;
 
     /* Registers and a memory dump, as source_0.ini and core_0.ini have them. */
-    o = run("decode '%s/trace_buffer.bin' --protocol ptm --etmcr 0 --etmidr 0x410CF310 "
+    o = tb_test_run("decode '%s/trace_buffer.bin' --protocol ptm --etmcr 0 --etmidr 0x410CF310 "
             "--etmccer 0x30C00000 --traceid 0x10 --buffer raw --memory 0x%lx:'%s/mem_0_0.bin' "
             "--format addr", v, dump_address(v), v);
     cr_expect_eq(o.status, 0);
     expect_file_eq(o.out, v, "decode.addr", "raw-file decode (registers)");
-    done(&o);
+    tb_test_run_done(&o);
     /* The defaults are PFT1.1, plain, ID 0x10: the same. */
-    o = run("decode '%s/trace_buffer.bin' --protocol ptm --memory 0x%lx:'%s/mem_0_0.bin' "
+    o = tb_test_run("decode '%s/trace_buffer.bin' --protocol ptm --memory 0x%lx:'%s/mem_0_0.bin' "
             "--format addr", v, dump_address(v), v);
     cr_expect_eq(o.status, 0);
     expect_file_eq(o.out, v, "decode.addr", "raw-file decode (defaults)");
-    done(&o);
+    tb_test_run_done(&o);
     /* The program's ELF, when the vector programs are built. */
     snprintf(elf, sizeof elf, "%s/vectors/programs/arm_basic.elf", TB_BINARY_DIR);
     if (access(elf, R_OK) == 0) {
-        o = run("decode '%s/trace_buffer.bin' --protocol ptm --memory '%s' --format addr", v,
+        o = tb_test_run("decode '%s/trace_buffer.bin' --protocol ptm --memory '%s' --format addr", v,
                 elf);
         cr_expect_eq(o.status, 0);
         expect_file_eq(o.out, v, "decode.addr", "raw-file decode (ELF)");
-        done(&o);
+        tb_test_run_done(&o);
     } else {
         fprintf(stderr, "note: %s not built: the ELF case is not run\n", elf);
     }
 
     /* CoreSight-formatted, cycle-accurate with timestamps (--options). */
     v = vector("irq_fiq-etmv3-ca-ts");
-    o = run("decode '%s/trace_buffer.bin' --protocol etmv3 --options ca,ts --formatted "
+    o = tb_test_run("decode '%s/trace_buffer.bin' --protocol etmv3 --options ca,ts --formatted "
             "--id 0x10 --memory 0x%lx:'%s/mem_0_0.bin' --format addr", v, dump_address(v), v);
     cr_expect_eq(o.status, 0);
     expect_file_eq(o.out, v, "decode.addr", "raw formatted-file decode (--options)");
-    done(&o);
+    tb_test_run_done(&o);
     {
-        outcome a = run("packets '%s/trace_buffer.bin' --protocol etmv3 --options ca,ts "
+        tb_cli_run a = tb_test_run("packets '%s/trace_buffer.bin' --protocol etmv3 --options ca,ts "
                         "--formatted --json", v);
-        outcome b = run("packets '%s' --json", v);
+        tb_cli_run b = tb_test_run("packets '%s' --json", v);
 
         cr_expect_eq(a.status, 0);
         cr_expect_eq(b.status, 0);
         cr_expect_str_eq(a.out, b.out, "packets of the raw file differ from the snapshot's");
-        done(&a);
-        done(&b);
+        tb_test_run_done(&a);
+        tb_test_run_done(&b);
     }
     /* DIR/snapshot.ini stands for DIR. */
-    o = run("decode '%s/snapshot.ini' --format addr", v);
+    o = tb_test_run("decode '%s/snapshot.ini' --format addr", v);
     cr_expect_eq(o.status, 0);
     expect_file_eq(o.out, v, "decode.addr", "decode DIR/snapshot.ini");
-    done(&o);
+    tb_test_run_done(&o);
 }
 
 /* The lines of `text` that start with `tag`, without it. */
@@ -482,10 +439,10 @@ static char *untag(const char *text, const char *tag)
 Test(cli_errors, id_all_tags_each_line)
 {
     const char *v = vector("two_sources-ptm-etmv3");
-    outcome o, one;
+    tb_cli_run o, one;
     char *part;
 
-    o = run("decode '%s' --id all --format addr", v);
+    o = tb_test_run("decode '%s' --id all --format addr", v);
     cr_expect_eq(o.status, 0);
     part = untag(o.out, "0x10: ");
     expect_file_eq(part, v, "decode-0x10.addr", "--id all, 0x10");
@@ -493,35 +450,35 @@ Test(cli_errors, id_all_tags_each_line)
     part = untag(o.out, "0x11: ");
     expect_file_eq(part, v, "decode-0x11.addr", "--id all, 0x11");
     free(part);
-    done(&o);
+    tb_test_run_done(&o);
 
-    o = run("decode '%s' --id all", v);
-    one = run("decode '%s' --id 0x11", v);
+    o = tb_test_run("decode '%s' --id all", v);
+    one = tb_test_run("decode '%s' --id 0x11", v);
     cr_expect_eq(o.status, 0);
     part = untag(o.out, "0x11: ");
     cr_expect_str_eq(part, one.out, "--id all text, 0x11, differs from --id 0x11");
     free(part);
-    done(&o);
-    done(&one);
+    tb_test_run_done(&o);
+    tb_test_run_done(&one);
 
-    o = run("decode '%s' --id all --format json", v);
+    o = tb_test_run("decode '%s' --id all --format json", v);
     cr_expect_eq(o.status, 0);
     cr_expect(!strncmp(o.out, "{\"id\":16,", 9), "%.80s", o.out);
     cr_expect(strstr(o.out, "\n{\"id\":17,"), "no object of 0x11");
-    done(&o);
+    tb_test_run_done(&o);
 
-    o = run("decode '%s' --format addr", v);
+    o = tb_test_run("decode '%s' --format addr", v);
     cr_expect_eq(o.status, 4);
-    err_has(&o, "0x10 (PTM_0), 0x11 (ETM_1)");
-    err_has(&o, "--id all");
-    done(&o);
+    tb_test_err_has(&o, "0x10 (PTM_0), 0x11 (ETM_1)");
+    tb_test_err_has(&o, "--id all");
+    tb_test_run_done(&o);
 
-    o = run("packets '%s' --id all --json", v);
-    one = run("packets '%s' --json", v);
+    o = tb_test_run("packets '%s' --id all --json", v);
+    one = tb_test_run("packets '%s' --json", v);
     cr_expect_eq(o.status, 0);
     cr_expect_str_eq(o.out, one.out, "packets --id all differs from the default (all)");
-    done(&o);
-    done(&one);
+    tb_test_run_done(&o);
+    tb_test_run_done(&one);
 }
 
 /* The real snapshots: decode with no --id where exactly one source is
@@ -530,7 +487,7 @@ Test(cli_errors, reference_snapshots)
 {
     const char *ref = tb_test_reference_dir("cli_errors: real snapshots");
     char dir[1100];
-    outcome o, one;
+    tb_cli_run o, one;
     char *part;
 
     if (!ref)
@@ -540,37 +497,37 @@ Test(cli_errors, reference_snapshots)
     for (int f = 0; f < 3; f++) {
         static const char *const fmts[] = {"text", "json", "addr"};
 
-        o = run("decode '%s' --format %s", dir, fmts[f]);
+        o = tb_test_run("decode '%s' --format %s", dir, fmts[f]);
         cr_expect_eq(o.status, 0, "trace_cov_a15 --format %s", fmts[f]);
         cr_expect_gt(o.out_len, 0);
-        done(&o);
+        tb_test_run_done(&o);
     }
     /* TC2: five ETMv3/PTM sources and an ITM. */
     snprintf(dir, sizeof dir, "%s/opencsd-snapshots/TC2", ref);
-    o = run("decode '%s' --format addr", dir);
+    o = tb_test_run("decode '%s' --format addr", dir);
     cr_expect_eq(o.status, 4);
-    err_has(&o, "0x13 (PTM_0)");
-    err_has(&o, "--id all");
-    done(&o);
-    o = run("decode '%s' --id all --format addr", dir);
-    one = run("decode '%s' --id 0x13 --format addr", dir);
+    tb_test_err_has(&o, "0x13 (PTM_0)");
+    tb_test_err_has(&o, "--id all");
+    tb_test_run_done(&o);
+    o = tb_test_run("decode '%s' --id all --format addr", dir);
+    one = tb_test_run("decode '%s' --id 0x13 --format addr", dir);
     cr_expect_eq(o.status, 0);
-    err_has(&o, "skipped ITM_0");
-    err_has(&o, "(type ITM) is not supported");
+    tb_test_err_has(&o, "skipped ITM_0");
+    tb_test_err_has(&o, "(type ITM) is not supported");
     part = untag(o.out, "0x13: ");
     cr_expect_str_eq(part, one.out, "TC2 --id all, 0x13, differs from --id 0x13");
     cr_expect_gt(strlen(part), 0);
     free(part);
-    done(&o);
-    done(&one);
-    o = run("packets '%s'", dir);
+    tb_test_run_done(&o);
+    tb_test_run_done(&one);
+    o = tb_test_run("packets '%s'", dir);
     cr_expect_eq(o.status, 0);
-    err_has(&o, "skipped ITM_0");
-    done(&o);
-    o = run("decode '%s' --id 0x15", dir);
+    tb_test_err_has(&o, "skipped ITM_0");
+    tb_test_run_done(&o);
+    o = tb_test_run("decode '%s' --id 0x15", dir);
     cr_expect_eq(o.status, 4);
-    err_has(&o, "no trace source with trace ID 0x15");
-    done(&o);
+    tb_test_err_has(&o, "no trace source with trace ID 0x15");
+    tb_test_run_done(&o);
 }
 
 /* `tracebench --help` and `tracebench CMD --help` print the usage on

@@ -23,40 +23,6 @@
 
 #include "tb_test.h"
 
-typedef struct outcome {
-    int status;
-    char *out, *err;
-    size_t out_len;
-} outcome;
-
-static outcome run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static outcome run(const char *fmt, ...)
-{
-    char args[4096];
-    outcome o = {-1, NULL, NULL, 0};
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    o.status = tb_test_run_cli(args, NULL, &o.out, &o.out_len, &o.err);
-    fprintf(stderr, "$ tracebench %s\n%s%s(exit %d)\n", args, o.out_len < 2000 ? o.out : "",
-            o.err, o.status);
-    return o;
-}
-
-static void done(outcome *o)
-{
-    free(o->out);
-    free(o->err);
-}
-
-static void err_has(const outcome *o, const char *text)
-{
-    cr_expect(strstr(o->err, text), "stderr lacks \"%s\":\n%s", text, o->err);
-}
-
 static size_t count(const char *hay, const char *needle)
 {
     size_t n = 0;
@@ -115,17 +81,17 @@ Test(cli_flags, bad_arguments_are_named_in_one_line)
 
     for (size_t c = 0; c < 2; c++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-            outcome o = run("%s '%s' %s", cmds[c], elf("arm_basic"), cases[i].args);
+            tb_cli_run o = tb_test_run("%s '%s' %s", cmds[c], elf("arm_basic"), cases[i].args);
             char help[64];
 
             snprintf(help, sizeof help, "(tracebench %s --help for usage)\n", cmds[c]);
             cr_expect_eq(o.status, 2, "%s %s: exit %d", cmds[c], cases[i].args, o.status);
-            err_has(&o, cases[i].text);
+            tb_test_err_has(&o, cases[i].text);
             /* One line, then the pointer to the usage: nothing else. */
             cr_expect_eq(count(o.err, "\n"), 2, "%s %s:\n%s", cmds[c], cases[i].args, o.err);
             cr_expect(strstr(o.err, help) && !strcmp(strstr(o.err, help), help), "%s", o.err);
             cr_expect_eq(o.out_len, 0);
-            done(&o);
+            tb_test_run_done(&o);
         }
     /* roundtrip's own. */
     {
@@ -137,12 +103,12 @@ Test(cli_flags, bad_arguments_are_named_in_one_line)
         };
 
         for (size_t i = 0; i < sizeof rt / sizeof rt[0]; i++) {
-            outcome o = run("roundtrip '%s' %s", elf("arm_basic"), rt[i][0]);
+            tb_cli_run o = tb_test_run("roundtrip '%s' %s", elf("arm_basic"), rt[i][0]);
 
             cr_expect_eq(o.status, 2);
-            err_has(&o, rt[i][1]);
+            tb_test_err_has(&o, rt[i][1]);
             cr_expect_eq(count(o.err, "\n"), 2, "%s", o.err);
-            done(&o);
+            tb_test_run_done(&o);
         }
     }
 }
@@ -187,37 +153,37 @@ Test(cli_flags, program_files_get_their_real_cause_once)
              elf("arm_basic"), raw);
     cr_assert_eq(system(cmd), 0);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        outcome o = run("roundtrip '%s' --quiet", cases[i].path);
+        tb_cli_run o = tb_test_run("roundtrip '%s' --quiet", cases[i].path);
 
         cr_expect_eq(o.status, 4, "%s", cases[i].path);
-        err_has(&o, cases[i].cause);
+        tb_test_err_has(&o, cases[i].cause);
         /* Once, not once per protocol; and not the loader's old words. */
         cr_expect_eq(count(o.err, cases[i].cause), 1, "%s", o.err);
         cr_expect(!strstr(o.err, "no loadable segment"), "%s", o.err);
-        done(&o);
-        o = run("sim '%s' --quiet", cases[i].path);
+        tb_test_run_done(&o);
+        o = tb_test_run("sim '%s' --quiet", cases[i].path);
         cr_expect_eq(o.status, 4, "%s", cases[i].path);
-        err_has(&o, cases[i].cause);
+        tb_test_err_has(&o, cases[i].cause);
         if (cases[i].hint)
-            err_has(&o, cases[i].hint);
-        done(&o);
+            tb_test_err_has(&o, cases[i].hint);
+        tb_test_run_done(&o);
     }
     /* decode --memory: an ELF for another machine is refused, naming it
      * (it was taken as code without a word). */
     {
         const char *x86 = patched("x86m.elf", 18, 3);
         char v[1024];
-        outcome o;
+        tb_cli_run o;
 
         snprintf(v, sizeof v, "%s/vectors/generated/arm_basic-ptm-raw", TB_SOURCE_DIR);
-        o = run("decode '%s/trace_buffer.bin' --protocol ptm --memory '%s'", v, x86);
+        o = tb_test_run("decode '%s/trace_buffer.bin' --protocol ptm --memory '%s'", v, x86);
         cr_expect_eq(o.status, 4);
-        err_has(&o, "an ELF file for x86 (i386)");
-        done(&o);
-        o = run("decode '%s/trace_buffer.bin' --protocol ptm --memory '%s' --format addr", v,
+        tb_test_err_has(&o, "an ELF file for x86 (i386)");
+        tb_test_run_done(&o);
+        o = tb_test_run("decode '%s/trace_buffer.bin' --protocol ptm --memory '%s' --format addr", v,
                 elf("arm_basic"));
         cr_expect_eq(o.status, 0);
-        done(&o);
+        tb_test_run_done(&o);
     }
 }
 
@@ -227,30 +193,30 @@ Test(cli_flags, json_two_ways_and_stats_like_decode)
 {
     char v[1024], file[1200];
     static const char *const cmds[] = {"packets", "decode", "stats"};
-    outcome a, b;
+    tb_cli_run a, b;
 
     snprintf(v, sizeof v, "%s/vectors/generated/two_sources-ptm-etmv3", TB_SOURCE_DIR);
     for (size_t c = 0; c < 3; c++) {
-        a = run("%s '%s' --id all --format json", cmds[c], v);
-        b = run("%s '%s' --id all --json", cmds[c], v);
+        a = tb_test_run("%s '%s' --id all --format json", cmds[c], v);
+        b = tb_test_run("%s '%s' --id all --json", cmds[c], v);
         cr_expect_eq(a.status, 0, "%s", cmds[c]);
         cr_expect_eq(b.status, 0, "%s", cmds[c]);
         cr_expect_gt(a.out_len, 0);
         cr_expect_str_eq(a.out, b.out, "%s: --format json and --json differ", cmds[c]);
         cr_expect_eq(a.out[0], '{', "%s: not JSON", cmds[c]);
-        done(&a);
-        done(&b);
+        tb_test_run_done(&a);
+        tb_test_run_done(&b);
     }
     /* stats: --id all is the default; one ID; a raw FILE as decode reads it. */
-    a = run("stats '%s'", v);
-    b = run("stats '%s' --id all", v);
+    a = tb_test_run("stats '%s'", v);
+    b = tb_test_run("stats '%s' --id all", v);
     cr_expect_str_eq(a.out, b.out);
-    done(&a);
-    done(&b);
+    tb_test_run_done(&a);
+    tb_test_run_done(&b);
     snprintf(v, sizeof v, "%s/vectors/generated/arm_basic-ptm-raw", TB_SOURCE_DIR);
     snprintf(file, sizeof file, "%s/trace_buffer.bin", v);
-    a = run("stats '%s' --format json", v);
-    b = run("stats '%s' --protocol ptm --memory '%s' --format json", file, elf("arm_basic"));
+    a = tb_test_run("stats '%s' --format json", v);
+    b = tb_test_run("stats '%s' --protocol ptm --memory '%s' --format json", file, elf("arm_basic"));
     cr_expect_eq(b.status, 0);
     /* The same trace, so the same counts: only the names differ. */
     cr_expect(strstr(b.out, "\"trace_bytes\":15,"), "%s", b.out);
@@ -259,74 +225,74 @@ Test(cli_flags, json_two_ways_and_stats_like_decode)
 
         cr_expect(tail && strstr(a.out, tail), "%s\n%s", a.out, b.out);
     }
-    done(&a);
-    done(&b);
-    a = run("stats '%s' --protocol ptm", file);
+    tb_test_run_done(&a);
+    tb_test_run_done(&b);
+    a = tb_test_run("stats '%s' --protocol ptm", file);
     cr_expect_eq(a.status, 2);
-    err_has(&a, "needs the code that ran: give --memory");
-    done(&a);
+    tb_test_err_has(&a, "needs the code that ran: give --memory");
+    tb_test_run_done(&a);
     /* packets takes decode's command line: --memory is noted, not refused. */
-    a = run("packets '%s' --protocol ptm --memory '%s'", file, elf("arm_basic"));
+    a = tb_test_run("packets '%s' --protocol ptm --memory '%s'", file, elf("arm_basic"));
     cr_expect_eq(a.status, 0);
-    err_has(&a, "note: --memory");
-    done(&a);
+    tb_test_err_has(&a, "note: --memory");
+    tb_test_run_done(&a);
 }
 
 Test(cli_flags, options_that_do_nothing_are_named)
 {
     char file[1200];
-    outcome o;
+    tb_cli_run o;
 
     snprintf(file, sizeof file, "%s/vectors/generated/arm_basic-ptm-raw/trace_buffer.bin",
              TB_SOURCE_DIR);
-    o = run("decode '%s' --protocol ptm --options rs,fifo=64,sync=0,include=0-0x100 --memory "
+    o = tb_test_run("decode '%s' --protocol ptm --options rs,fifo=64,sync=0,include=0-0x100 --memory "
             "'%s' --format addr", file, elf("arm_basic"));
     cr_expect_eq(o.status, 0);
-    err_has(&o, "warning: --options rs,fifo=64,sync=0,include=0-0x100: fifo=64, sync=0, "
+    tb_test_err_has(&o, "warning: --options rs,fifo=64,sync=0,include=0-0x100: fifo=64, sync=0, "
                 "include=0-0x100 do nothing for reading trace");
     /* rs (ETMCR[29]) is read: it is not among those named. */
-    done(&o);
-    o = run("packets '%s' --protocol ptm --options rs,ts", file);
+    tb_test_run_done(&o);
+    o = tb_test_run("packets '%s' --protocol ptm --options rs,ts", file);
     cr_expect_eq(o.status, 0);
     cr_expect(!strstr(o.err, "warning"), "%s", o.err);
-    done(&o);
+    tb_test_run_done(&o);
 }
 
 /* ---- item 5: --strict ---- */
 
 Test(cli_flags, strict_fails_a_run_the_budget_cut)
 {
-    outcome o = run("roundtrip '%s' --protocol ptm --max 5 --quiet", elf("arm_basic"));
+    tb_cli_run o = tb_test_run("roundtrip '%s' --protocol ptm --max 5 --quiet", elf("arm_basic"));
 
     cr_expect_eq(o.status, 0);
     cr_expect(strstr(o.out, "CUT: stopped after the budget of 5 instructions"), "%s", o.out);
     cr_expect(strstr(o.out, "raise it with --max"), "%s", o.out);
-    done(&o);
-    o = run("roundtrip '%s' --protocol ptm --max 5 --strict --quiet", elf("arm_basic"));
+    tb_test_run_done(&o);
+    o = tb_test_run("roundtrip '%s' --protocol ptm --max 5 --strict --quiet", elf("arm_basic"));
     cr_expect_eq(o.status, 6);
     cr_expect(strstr(o.out, "--strict: a run the budget cut short is a failure (exit 6)"), "%s",
               o.out);
-    done(&o);
+    tb_test_run_done(&o);
     /* A whole run passes --strict. */
-    o = run("roundtrip '%s' --strict --quiet", elf("arm_basic"));
+    o = tb_test_run("roundtrip '%s' --strict --quiet", elf("arm_basic"));
     cr_expect_eq(o.status, 0);
-    done(&o);
+    tb_test_run_done(&o);
     /* A mismatch still wins over a cut: 1. */
-    o = run("roundtrip '%s' --protocol ptm --max 300 --strict --fault drop-atom:2 --quiet",
+    o = tb_test_run("roundtrip '%s' --protocol ptm --max 300 --strict --fault drop-atom:2 --quiet",
             elf("recursion"));
     cr_expect_eq(o.status, 1, "%s", o.out);
     cr_expect(strstr(o.out, "CUT:"), "%s", o.out);
-    done(&o);
-    o = run("roundtrip --suite --programs '%s/vectors/programs' --vectors '%s/vectors' "
+    tb_test_run_done(&o);
+    o = tb_test_run("roundtrip --suite --programs '%s/vectors/programs' --vectors '%s/vectors' "
             "--only 'arm_basic ptm plain' --max 5 --strict --quiet",
             TB_BINARY_DIR, TB_SOURCE_DIR);
     cr_expect_eq(o.status, 6);
     cr_expect(strstr(o.out, "raise --max"), "%s", o.out);
     cr_expect(strstr(o.out, "--strict fails them"), "%s", o.out);
-    done(&o);
-    o = run("roundtrip --suite --programs '%s/vectors/programs' --vectors '%s/vectors' "
+    tb_test_run_done(&o);
+    o = tb_test_run("roundtrip --suite --programs '%s/vectors/programs' --vectors '%s/vectors' "
             "--only 'arm_basic ptm plain' --max 5 --quiet",
             TB_BINARY_DIR, TB_SOURCE_DIR);
     cr_expect_eq(o.status, 0);
-    done(&o);
+    tb_test_run_done(&o);
 }

@@ -25,49 +25,6 @@
 
 #include "tb_test.h"
 
-typedef struct outcome {
-    int status;
-    char *out, *err;
-    size_t out_len;
-} outcome;
-
-static outcome run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static outcome run(const char *fmt, ...)
-{
-    char args[4096];
-    outcome o = {-1, NULL, NULL, 0};
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    o.status = tb_test_run_cli(args, NULL, &o.out, &o.out_len, &o.err);
-    fprintf(stderr, "$ tracebench %s\n%s(exit %d)\n", args, o.err, o.status);
-    return o;
-}
-
-static void done(outcome *o)
-{
-    free(o->out);
-    free(o->err);
-}
-
-static void err_has(const outcome *o, const char *text)
-{
-    cr_expect(strstr(o->err, text), "stderr lacks \"%s\":\n%s", text, o->err);
-}
-
-static void err_lacks(const outcome *o, const char *text)
-{
-    cr_expect(!strstr(o->err, text), "stderr has \"%s\":\n%s", text, o->err);
-}
-
-static void out_has(const outcome *o, const char *text)
-{
-    cr_expect(strstr(o->out, text), "stdout lacks \"%s\"", text);
-}
-
 static char scratch[256];
 
 static void scratch_init(void)
@@ -96,13 +53,13 @@ static void all_three(const char *args, bool packets_too, int status,
     static const char *const cmds[] = {"decode", "stats", "packets"};
 
     for (size_t c = 0; c < (packets_too ? 3u : 2u); c++) {
-        outcome o = run("%s %s", cmds[c], args);
+        tb_cli_run o = tb_test_run("%s %s", cmds[c], args);
         char lead[64];
 
         cr_expect_eq(o.status, status, "%s %s: exit %d, not %d", cmds[c], args, o.status,
                      status);
         for (size_t i = 0; i < n; i++)
-            err_has(&o, texts[i]);
+            tb_test_err_has(&o, texts[i]);
         if (!n) {
             /* A complete decode says nothing (a note on a source of
              * another type passed over is no warning). */
@@ -111,7 +68,7 @@ static void all_three(const char *args, bool packets_too, int status,
                 if (!strncmp(l, lead, strlen(lead)))
                     cr_expect(!strncmp(l + strlen(lead), "note: ", 6), "%s: %s", cmds[c], l);
         }
-        done(&o);
+        tb_test_run_done(&o);
     }
 }
 
@@ -159,7 +116,7 @@ Test(cli_lost, cycle_accurate_read_without_ca)
     const char *const ptm[] = {"5 bad packets after sync", "cycle-accurate (ca)",
                                "--options"};
     const char *const etm[] = {"atoms came with no address", "misread", "cycle-accurate (ca)"};
-    outcome o;
+    tb_cli_run o;
 
     if (!d)
         return;
@@ -173,11 +130,11 @@ Test(cli_lost, cycle_accurate_read_without_ca)
     all_three(args, false, 5, etm, 3);
     /* A formatted file with an ID its frames do not carry: a note
      * naming the ones they do. */
-    o = run("decode " TC2_FILE " --protocol etmv3 --formatted --id 0x20", d, d);
+    o = tb_test_run("decode " TC2_FILE " --protocol etmv3 --formatted --id 0x20", d, d);
     cr_expect_eq(o.status, 0);
-    err_has(&o, "no trace for trace ID 0x20");
-    err_has(&o, "0x10, 0x11, 0x12 and 0x13");
-    done(&o);
+    tb_test_err_has(&o, "no trace for trace ID 0x20");
+    tb_test_err_has(&o, "0x10, 0x11, 0x12 and 0x13");
+    tb_test_run_done(&o);
 }
 
 /* 1 MiB of random bytes (no run of five zeros, so no A-sync). */
@@ -202,14 +159,14 @@ Test(cli_lost, random_bytes)
     char args[1024];
     const char *const texts[] = {"no A-sync in 1048576 bytes", "nothing was decoded",
                                  "(--buffer coresight)", "--protocol etmv3|ptm"};
-    outcome o;
+    tb_cli_run o;
 
     snprintf(args, sizeof args, "'%s' --protocol ptm --memory '0:%s'", f, f);
     all_three(args, true, 5, texts, 4);
-    o = run("decode %s --format addr", args);
+    o = tb_test_run("decode %s --format addr", args);
     cr_expect_eq(o.status, 5);
     cr_expect_str_eq(o.out, "# lost no-async at index 0\n");
-    done(&o);
+    tb_test_run_done(&o);
 }
 
 /* One bit flipped in a committed vector: the P-header at byte 40 of
@@ -240,7 +197,7 @@ Test(cli_lost, one_flipped_bit_every_format)
     char want_path[1024], args[1024];
     char *want;
     size_t keep = 0;
-    outcome o;
+    tb_cli_run o;
 
     snprintf(args, sizeof args, "'%s'", dir);
     all_three(args, true, 5, texts, 2);
@@ -249,7 +206,7 @@ Test(cli_lost, one_flipped_bit_every_format)
      * decode has them, then where and why the rest was lost. */
     snprintf(want_path, sizeof want_path, "%s/decode.addr", dir);
     want = tb_test_slurp(want_path, NULL);
-    o = run("decode '%s' --format addr", dir);
+    o = tb_test_run("decode '%s' --format addr", dir);
     cr_expect_eq(o.status, 5);
     {
         const char *lost = strstr(o.out, "# lost bad-packet at index 40\n");
@@ -262,24 +219,24 @@ Test(cli_lost, one_flipped_bit_every_format)
                                                "decode.addr");
         cr_expect_lt(keep, strlen(want), "nothing was lost?");
     }
-    done(&o);
+    tb_test_run_done(&o);
     free(want);
-    o = run("decode '%s' --format addr --id all", dir);
+    o = tb_test_run("decode '%s' --format addr --id all", dir);
     cr_expect_eq(o.status, 5);
-    out_has(&o, "\n0x10: # lost bad-packet at index 40\n");
-    done(&o);
-    o = run("decode '%s'", dir);
+    tb_test_out_has(&o, "\n0x10: # lost bad-packet at index 40\n");
+    tb_test_run_done(&o);
+    o = tb_test_run("decode '%s'", dir);
     cr_expect_eq(o.status, 5);
-    out_has(&o, "\n40 NO_SYNC reason=bad-packet");
+    tb_test_out_has(&o, "\n40 NO_SYNC reason=bad-packet");
     /* END at the trace's last byte (169 bytes): the trace went on
      * after the loss, and none of it was decoded.  It said "0 END". */
     cr_expect(o.out_len > 8 && !strcmp(o.out + o.out_len - 8, "168 END\n"), "%s",
               o.out_len > 40 ? o.out + o.out_len - 40 : o.out);
-    done(&o);
-    o = run("decode '%s' --format json", dir);
+    tb_test_run_done(&o);
+    o = tb_test_run("decode '%s' --format json", dir);
     cr_expect_eq(o.status, 5);
-    out_has(&o, "{\"index\":40,\"kind\":\"NO_SYNC\",\"reason\":\"bad-packet\"");
-    done(&o);
+    tb_test_out_has(&o, "{\"index\":40,\"kind\":\"NO_SYNC\",\"reason\":\"bad-packet\"");
+    tb_test_run_done(&o);
 }
 
 /* Gaps from the ViewInst filter and from a FIFO overflow are part of a
@@ -293,7 +250,7 @@ Test(cli_lost, filter_and_overflow_gaps_keep_exit_0)
     for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; v++) {
         char args[1024], path[1024];
         char *want;
-        outcome o;
+        tb_cli_run o;
 
         snprintf(args, sizeof args, "'%s/vectors/generated/%s'", TB_SOURCE_DIR, vectors[v]);
         all_three(args, true, 0, NULL, 0);
@@ -301,10 +258,10 @@ Test(cli_lost, filter_and_overflow_gaps_keep_exit_0)
                  vectors[v]);
         want = tb_test_slurp(path, NULL);
         cr_expect(strstr(want, "# gap "), "%s has no gap: pick another vector", vectors[v]);
-        o = run("decode %s --format addr", args);
+        o = tb_test_run("decode %s --format addr", args);
         cr_expect_eq(o.status, 0);
         cr_expect_str_eq(o.out, want, "%s", vectors[v]);
-        done(&o);
+        tb_test_run_done(&o);
         free(want);
     }
 }
@@ -325,23 +282,23 @@ Test(cli_lost, raw_runs_are_not_called_formatted)
 
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         char dir[512], args[2048];
-        outcome o;
+        tb_cli_run o;
 
         snprintf(dir, sizeof dir, "%s/%s-%s-%zu", scratch, runs[r].prog, runs[r].proto, r);
-        o = run("sim '%s/vectors/programs/%s.elf' --scenario '%s/vectors/programs/%s.ini' "
+        o = tb_test_run("sim '%s/vectors/programs/%s.elf' --scenario '%s/vectors/programs/%s.ini' "
                 "--protocol %s --options %s --buffer raw --out '%s' --max 200000 --quiet",
                 TB_BINARY_DIR, runs[r].prog, TB_SOURCE_DIR, runs[r].prog, runs[r].proto,
                 runs[r].made, dir);
         cr_assert_eq(o.status, 0);
-        done(&o);
+        tb_test_run_done(&o);
         snprintf(args, sizeof args,
                  "'%s/trace_buffer.bin' --protocol %s --options %s --memory '%s/vectors/"
                  "programs/%s.elf'",
                  dir, runs[r].proto, runs[r].read, TB_BINARY_DIR, runs[r].prog);
-        o = run("decode %s --format addr", args);
+        o = tb_test_run("decode %s --format addr", args);
         cr_expect_eq(o.status, 5, "%s read as %s", runs[r].made, runs[r].read);
-        err_lacks(&o, "formatted (its");
-        err_has(&o, "is --options as the trace was made");
-        done(&o);
+        tb_test_err_lacks(&o, "formatted (its");
+        tb_test_err_has(&o, "is --options as the trace was made");
+        tb_test_run_done(&o);
     }
 }

@@ -19,50 +19,21 @@
 
 #include "tb_test.h"
 
-typedef struct outcome {
-    int status;               /* exit status, -1 when it did not exit */
-    char *out;                /* stdout and stderr together */
-    char *err;                /* stderr alone */
-} outcome;
-
-/* Runs `tracebench ARGS`: both streams, and stderr apart (which is a
- * file here, not a terminal: no progress line may reach it). */
-static outcome run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static outcome run(const char *fmt, ...)
+/* Both streams are "the output" here; stderr is a file, not a terminal,
+ * so no progress line may reach it. */
+static bool has_text(const tb_cli_run *r, const char *text)
 {
-    char args[4096], *so;
-    outcome o = {-1, NULL, NULL};
-    size_t n;
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    o.status = tb_test_run_cli(args, NULL, &so, NULL, &o.err);
-    n = strlen(so) + strlen(o.err) + 1;
-    o.out = malloc(n);
-    cr_assert(o.out);
-    snprintf(o.out, n, "%s%s", so, o.err);
-    free(so);
-    fprintf(stderr, "$ tracebench %s\n%s(exit %d)\n", args, o.out, o.status);
-    return o;
+    return strstr(r->out, text) || strstr(r->err, text);
 }
 
-static void done(outcome *o)
+static void has(const tb_cli_run *r, const char *text)
 {
-    free(o->out);
-    free(o->err);
+    cr_expect(has_text(r, text), "the output lacks \"%s\":\n%s%s", text, r->out, r->err);
 }
 
-static void has(const outcome *o, const char *text)
+static void lacks(const tb_cli_run *r, const char *text)
 {
-    cr_expect(strstr(o->out, text), "the output lacks \"%s\":\n%s", text, o->out);
-}
-
-static void lacks(const outcome *o, const char *text)
-{
-    cr_expect(!strstr(o->out, text), "the output has \"%s\":\n%s", text, o->out);
+    cr_expect(!has_text(r, text), "the output has \"%s\":\n%s%s", text, r->out, r->err);
 }
 
 static const char *elf(const char *name)
@@ -136,27 +107,27 @@ static const uint8_t thumb_wfi[] = {0x01, 0x20, 0x30, 0xBF};
 Test(cli_runs, missing_exit_symbol_is_an_error_naming_it)
 {
     const char *scn = scratch_text("exit.ini", "[sim]\nexit = no_such_exit\n");
-    outcome o = run("sim '%s' --scenario '%s'", elf("long_run"), scn);
+    tb_cli_run o = tb_test_run("sim '%s' --scenario '%s'", elf("long_run"), scn);
 
     cr_expect_eq(o.status, 4);
     has(&o, "exit symbol 'no_such_exit' not found in the program's symbol table");
     lacks(&o, "stop=");
-    done(&o);
+    tb_test_run_done(&o);
 
-    o = run("roundtrip '%s' --scenario '%s' --protocol ptm", elf("long_run"), scn);
+    o = tb_test_run("roundtrip '%s' --scenario '%s' --protocol ptm", elf("long_run"), scn);
     cr_expect_eq(o.status, 4);
     has(&o, "exit symbol 'no_such_exit' not found in the program's symbol table");
     lacks(&o, "MATCH");
-    done(&o);
+    tb_test_run_done(&o);
 
     /* `exit = _exit` in a raw image (no symbols at all) is refused too,
      * no longer dropped in silence. */
     scn = scratch_text("exit2.ini", "[sim]\nexit = _exit\n");
-    o = run("sim '%s' --raw 0x8001 --scenario '%s'",
+    o = tb_test_run("sim '%s' --raw 0x8001 --scenario '%s'",
             scratch("spin.bin", thumb_spin, sizeof thumb_spin), scn);
     cr_expect_eq(o.status, 4);
     has(&o, "exit symbol '_exit' not found");
-    done(&o);
+    tb_test_run_done(&o);
 }
 
 /* ---- budgets ---- */
@@ -165,71 +136,71 @@ Test(cli_runs, exception_loop_stops)
 {
     const char *img = scratch("abort.bin", abort_loop, sizeof abort_loop);
     const char *scn = scratch_text("abort.ini", "[sim]\nprefetch_abort = allow\n");
-    outcome o;
+    tb_cli_run o;
 
     /* The budget counts exceptions: one is the whole budget here. */
-    o = run("sim '%s' --raw 0x8000 --scenario '%s' --max 1 --truth -", img, scn);
+    o = tb_test_run("sim '%s' --raw 0x8000 --scenario '%s' --max 1 --truth -", img, scn);
     cr_expect_eq(o.status, 0);
     has(&o, "stop=budget at 0x0000000c insns=1 cycles=6 exceptions=1");
     has(&o, "stopped after the budget of 1 exception");
     has(&o, "raise it with --max");
-    done(&o);
+    tb_test_run_done(&o);
 
     /* By default it ends at once, as the loop it is. */
-    o = run("sim '%s' --raw 0x8000 --scenario '%s' --truth -", img, scn);
+    o = tb_test_run("sim '%s' --raw 0x8000 --scenario '%s' --truth -", img, scn);
     cr_expect_eq(o.status, 0);
     has(&o, "X prefetch-abort ret=0000000c vector=0000000c");
     has(&o, "stop=fault at 0x0000000c insns=1");
     has(&o, "a fault loop: a prefetch abort at the prefetch abort vector itself");
-    done(&o);
+    tb_test_run_done(&o);
 }
 
 Test(cli_runs, instruction_budget_default_and_max)
 {
     const char *img = scratch("spin2.bin", thumb_spin, sizeof thumb_spin);
-    outcome o;
+    tb_cli_run o;
 
-    o = run("sim '%s' --raw 0x8001 --max 5000", img);
+    o = tb_test_run("sim '%s' --raw 0x8001 --max 5000", img);
     cr_expect_eq(o.status, 0);
     has(&o, "stop=budget at 0x00008000 insns=5000 ");
     has(&o, "stopped after the budget of 5000 instructions; raise it with --max");
-    done(&o);
+    tb_test_run_done(&o);
 
     /* No --max, no scenario: the default budget ends it. */
-    o = run("sim '%s' --raw 0x8001", img);
+    o = tb_test_run("sim '%s' --raw 0x8001", img);
     cr_expect_eq(o.status, 0);
     has(&o, "stop=budget at 0x00008000 insns=10000000 ");
     has(&o, "stopped after the budget of 10000000 instructions");
-    done(&o);
+    tb_test_run_done(&o);
 
     /* The round trip says a cut run was cut. */
-    o = run("roundtrip '%s' --protocol ptm --max 20000", elf("long_run"));
+    o = tb_test_run("roundtrip '%s' --protocol ptm --max 20000", elf("long_run"));
     cr_expect_eq(o.status, 0);
     has(&o, "ptm    MATCH: 20000 instructions run");
     has(&o, "CUT: stopped after the budget of 20000 instructions");
-    done(&o);
+    tb_test_run_done(&o);
 
     /* --max overrides the scenario's budget both ways. */
-    o = run("roundtrip '%s' --scenario '%s' --protocol etmv3 --max 300", elf("arm_basic"),
+    o = tb_test_run("roundtrip '%s' --scenario '%s' --protocol etmv3 --max 300", elf("arm_basic"),
             ini("arm_basic"));
     has(&o, "etmv3  MATCH: 27 instructions run");
     has(&o, "stopped: the program reached its exit (0x00000054)");
     lacks(&o, "CUT");
-    done(&o);
-    o = run("roundtrip '%s' --scenario '%s' --protocol etmv3 --max 10", elf("arm_basic"),
+    tb_test_run_done(&o);
+    o = tb_test_run("roundtrip '%s' --scenario '%s' --protocol etmv3 --max 10", elf("arm_basic"),
             ini("arm_basic"));
     has(&o, "etmv3  MATCH: 10 instructions run");
     has(&o, "CUT: stopped after the budget of 10 instructions");
-    done(&o);
-    o = run("roundtrip '%s' --protocol ptm --max unlimited", elf("arm_basic"));
+    tb_test_run_done(&o);
+    o = tb_test_run("roundtrip '%s' --protocol ptm --max unlimited", elf("arm_basic"));
     cr_expect_eq(o.status, 0);
     has(&o, "stopped: the program reached its exit");
-    done(&o);
-    o = run("sim '%s' --max lots", elf("arm_basic"));
+    tb_test_run_done(&o);
+    o = tb_test_run("sim '%s' --max lots", elf("arm_basic"));
     cr_expect_eq(o.status, 2);
     has(&o, "--max lots: give a number of instructions");
     has(&o, "(tracebench sim --help for usage)");
-    done(&o);
+    tb_test_run_done(&o);
 }
 
 /* ---- sim --out ---- */
@@ -237,11 +208,11 @@ Test(cli_runs, instruction_budget_default_and_max)
 Test(cli_runs, sim_out_writes_no_truth_unless_asked)
 {
     char dir[256], truth[300];
-    outcome o;
+    tb_cli_run o;
 
     snprintf(dir, sizeof dir, "/tmp/tb_cli_runs_%d_snap", (int)getpid());
     rm_tree(dir);
-    o = run("sim '%s' --scenario '%s' --protocol ptm --out '%s'", elf("recursion"),
+    o = tb_test_run("sim '%s' --scenario '%s' --protocol ptm --out '%s'", elf("recursion"),
             ini("recursion"), dir);
     cr_expect_eq(o.status, 0);
     has(&o, "stop=exit");
@@ -249,29 +220,29 @@ Test(cli_runs, sim_out_writes_no_truth_unless_asked)
     cr_expect(exists(dir, "snapshot.ini"));
     cr_expect(exists(dir, "trace_buffer.bin"));
     cr_expect(!exists(dir, "trace_buffer.bin.part"), "the partial buffer was left");
-    done(&o);
+    tb_test_run_done(&o);
 
     /* The streamed snapshot decodes: the same instructions as the truth. */
-    o = run("decode '%s' --format addr", dir);
+    o = tb_test_run("decode '%s' --format addr", dir);
     cr_expect_eq(o.status, 0);
-    done(&o);
+    tb_test_run_done(&o);
 
     snprintf(truth, sizeof truth, "%s/the-truth.txt", dir);
-    o = run("sim '%s' --scenario '%s' --protocol etmv3 --out '%s' --truth '%s'",
+    o = tb_test_run("sim '%s' --scenario '%s' --protocol etmv3 --out '%s' --truth '%s'",
             elf("recursion"), ini("recursion"), dir, truth);
     cr_expect_eq(o.status, 0);
     cr_expect(exists(dir, "the-truth.txt"));
     cr_expect(!exists(dir, "truth.txt"));
-    done(&o);
+    tb_test_run_done(&o);
 
     /* The round trip's --out alike. */
     rm_tree(dir);
-    o = run("roundtrip '%s' --scenario '%s' --protocol ptm --out '%s'", elf("recursion"),
+    o = tb_test_run("roundtrip '%s' --scenario '%s' --protocol ptm --out '%s'", elf("recursion"),
             ini("recursion"), dir);
     cr_expect_eq(o.status, 0);
     cr_expect(exists(dir, "snapshot.ini"));
     cr_expect(!exists(dir, "truth.txt"));
-    done(&o);
+    tb_test_run_done(&o);
     rm_tree(dir);
 }
 
@@ -279,14 +250,14 @@ Test(cli_runs, sim_out_writes_no_truth_unless_asked)
 
 Test(cli_runs, include_takes_symbols)
 {
-    outcome o, n;
+    tb_cli_run o, n;
     const char *p = elf("recursion"), *s = ini("recursion");
 
     /* fib is 0xc4..0x104 in the symbol table (st_value, st_size). */
-    o = run("roundtrip '%s' --scenario '%s' --protocol ptm --options include=fib", p, s);
+    o = tb_test_run("roundtrip '%s' --scenario '%s' --protocol ptm --options include=fib", p, s);
     cr_expect_eq(o.status, 0);
     has(&o, "ptm    MATCH:");
-    n = run("roundtrip '%s' --scenario '%s' --protocol ptm --options include=0xc4-0x104", p, s);
+    n = tb_test_run("roundtrip '%s' --scenario '%s' --protocol ptm --options include=0xc4-0x104", p, s);
     cr_expect_eq(n.status, 0);
     {
         const char *a = strstr(o.out, "MATCH:"), *b = strstr(n.out, "MATCH:");
@@ -296,35 +267,35 @@ Test(cli_runs, include_takes_symbols)
                      "include=fib is not the symbol's extent:\n%s\n%s", a, b);
     }
     lacks(&o, ", 0 instructions in gaps");
-    done(&o);
-    done(&n);
+    tb_test_run_done(&o);
+    tb_test_run_done(&n);
 
     /* SYM-SYM: from fib up to main (HI exclusive), on both protocols. */
-    o = run("roundtrip '%s' --scenario '%s' --options include=fib-main,exclude=depth", p, s);
+    o = tb_test_run("roundtrip '%s' --scenario '%s' --options include=fib-main,exclude=depth", p, s);
     cr_expect_eq(o.status, 0);
     has(&o, "ptm    MATCH:");
     has(&o, "etmv3  MATCH:");
-    done(&o);
+    tb_test_run_done(&o);
 
-    o = run("roundtrip '%s' --scenario '%s' --options include=no_such_fn", p, s);
+    o = tb_test_run("roundtrip '%s' --scenario '%s' --options include=no_such_fn", p, s);
     cr_expect_eq(o.status, 2);
     has(&o, "include=no_such_fn: no symbol 'no_such_fn' in the program's symbol table");
-    done(&o);
+    tb_test_run_done(&o);
 
     {
         char dir[256];
 
         snprintf(dir, sizeof dir, "/tmp/tb_cli_runs_%d_inc", (int)getpid());
-        o = run("sim '%s' --scenario '%s' --protocol ptm --options include=fib --out '%s'", p,
+        o = tb_test_run("sim '%s' --scenario '%s' --protocol ptm --options include=fib --out '%s'", p,
                 s, dir);
         cr_expect_eq(o.status, 0);
         has(&o, "insns traced");
-        done(&o);
-        o = run("sim '%s' --scenario '%s' --protocol ptm --options include=nope --out '%s'",
+        tb_test_run_done(&o);
+        o = tb_test_run("sim '%s' --scenario '%s' --protocol ptm --options include=nope --out '%s'",
                 p, s, dir);
         cr_expect_eq(o.status, 2);
         has(&o, "no symbol 'nope'");
-        done(&o);
+        tb_test_run_done(&o);
         rm_tree(dir);
     }
 }
@@ -334,53 +305,53 @@ Test(cli_runs, include_takes_symbols)
 Test(cli_runs, raw_address_bit0_starts_in_thumb)
 {
     const char *img = scratch("wfi.bin", thumb_wfi, sizeof thumb_wfi);
-    outcome o = run("sim '%s' --raw 0x8001 --truth -", img);
+    tb_cli_run o = tb_test_run("sim '%s' --raw 0x8001 --truth -", img);
 
     cr_expect_eq(o.status, 0);
     has(&o, "0 1 I 00008000 T32 2 2001 ");
     has(&o, "1 2 I 00008002 T32 2 bf30 ");
     has(&o, "stop=wfi at 0x00008004 insns=2");
-    done(&o);
+    tb_test_run_done(&o);
 
     /* Bit 0 clear: ARM, as before (the bytes are then one ARM word). */
-    o = run("sim '%s' --raw 0x8000 --truth - --max 1", img);
+    o = tb_test_run("sim '%s' --raw 0x8000 --truth - --max 1", img);
     has(&o, "0 1 I 00008000 A32 4 bf302001");
-    done(&o);
+    tb_test_run_done(&o);
 }
 
 /* ---- progress: never in a file, never with --quiet ---- */
 
 Test(cli_runs, no_progress_when_stderr_is_not_a_terminal)
 {
-    outcome o;
+    tb_cli_run o;
 
     /* Long enough for several progress refreshes on a terminal. */
-    o = run("sim '%s' --protocol ptm --out /tmp/tb_cli_runs_%d_prog --max 3000000",
+    o = tb_test_run("sim '%s' --protocol ptm --out /tmp/tb_cli_runs_%d_prog --max 3000000",
             elf("long_run"), (int)getpid());
     cr_expect_eq(o.status, 0);
     cr_expect(!strchr(o.err, '\r'), "a progress line reached a file:\n%s", o.err);
     lacks(&o, "insns/s");
-    done(&o);
+    tb_test_run_done(&o);
 
-    o = run("roundtrip '%s' --max 3000000", elf("long_run"));
+    o = tb_test_run("roundtrip '%s' --max 3000000", elf("long_run"));
     cr_expect(!strchr(o.err, '\r'));
     lacks(&o, "insns/s");
     cr_expect_eq(o.err[0], '\0', "stderr should be empty:\n%s", o.err);
-    done(&o);
+    tb_test_run_done(&o);
 
-    o = run("roundtrip --suite --programs '%s/vectors/programs' --vectors '%s/vectors' "
+    o = tb_test_run("roundtrip --suite --programs '%s/vectors/programs' --vectors '%s/vectors' "
             "--only 'arm_basic ptm plain'", TB_BINARY_DIR, TB_SOURCE_DIR);
     cr_expect_eq(o.status, 0);
     cr_expect_eq(o.err[0], '\0', "stderr should be empty:\n%s", o.err);
-    done(&o);
+    tb_test_run_done(&o);
 
     /* --quiet: not even the note about a missing exit symbol. */
-    o = run("sim '%s' --raw 0x8001 --max 1000 --quiet",
+    o = tb_test_run("sim '%s' --raw 0x8001 --max 1000 --quiet",
             scratch("spin3.bin", thumb_spin, sizeof thumb_spin));
     cr_expect_eq(o.status, 0);
     lacks(&o, "note:");
     cr_expect(!strchr(o.err, '\r'));
-    done(&o);
+    tb_test_run_done(&o);
     {
         char dir[256];
 
@@ -406,18 +377,18 @@ Test(cli_runs, inconsistent_options_name_the_option)
     };
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        outcome o = run("sim '%s' --protocol %s --options %s --out /tmp/tb_cli_runs_%d_opt",
+        tb_cli_run o = tb_test_run("sim '%s' --protocol %s --options %s --out /tmp/tb_cli_runs_%d_opt",
                         elf("arm_basic"), cases[i].proto, cases[i].opts, (int)getpid());
 
         cr_expect_eq(o.status, 2, "%s %s", cases[i].proto, cases[i].opts);
         has(&o, cases[i].says);
         lacks(&o, "stop=");
-        done(&o);
-        o = run("roundtrip '%s' --protocol %s --options %s", elf("arm_basic"), cases[i].proto,
+        tb_test_run_done(&o);
+        o = tb_test_run("roundtrip '%s' --protocol %s --options %s", elf("arm_basic"), cases[i].proto,
                 cases[i].opts);
         cr_expect_eq(o.status, 2, "%s %s", cases[i].proto, cases[i].opts);
         has(&o, cases[i].says);
         lacks(&o, "MATCH");
-        done(&o);
+        tb_test_run_done(&o);
     }
 }

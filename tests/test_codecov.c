@@ -17,6 +17,11 @@
  * (d) The lcov tracefile of a C program's vector: genhtml renders it
  *     without a warning and lcov --summary reads it, with the lines hit
  *     that arm-none-eabi-addr2line gives for the truth's addresses.
+ * (e) The Cobertura XML of the same vectors is valid by Cobertura's DTD
+ *     (tests/cobertura-04.dtd, xmllint), with the truth's lines covered
+ *     and lcov's branch totals (no Cobertura reader is packaged in
+ *     Debian 12: gcovr 5.2 writes Cobertura but does not read it,
+ *     pycobertura is not packaged).
  */
 #define _GNU_SOURCE /* strcasestr */
 #include <criterion/criterion.h>
@@ -613,6 +618,85 @@ Test(codecov, lcov_genhtml_and_summary, .timeout = 300)
     }
 }
 
+/* ---- (e) ---- */
+
+static unsigned xml_attr(const char *xml, const char *name)
+{
+    char key[64];
+    const char *s;
+    unsigned v = 0;
+
+    snprintf(key, sizeof key, " %s=\"", name);
+    s = strstr(xml, key);
+    cr_assert(s, "no %s in %.200s", name, xml);
+    cr_assert_eq(sscanf(s + strlen(key), "%u", &v), 1);
+    return v;
+}
+
+Test(codecov, cobertura_valid_and_equal_to_truth, .timeout = 300)
+{
+    static const char *const vec[][2] = {
+        {"funcptr-ptm-rs", "funcptr"}, {"data_loop-etmv3-ts-tsper", "data_loop"},
+        {"cond_arm-etmv3", "cond_arm"}, {"it_blocks-ptm", "it_blocks"},
+    };
+    char tmp[] = "/tmp/tb_codecov_XXXXXX";
+
+    cr_assert(mkdtemp(tmp));
+    for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++) {
+        char dir[1024], elf[1024], args[4096], cmd[4096], xml_path[1100], *o = NULL, *e = NULL;
+        char *xml, *s;
+        unsigned bf = 0, bh = 0;
+        int rc;
+
+        snprintf(dir, sizeof dir, "%s/vectors/generated/%s", TB_SOURCE_DIR, vec[i][0]);
+        snprintf(elf, sizeof elf, "%s/vectors/programs/%s.elf", TB_BINARY_DIR, vec[i][1]);
+        snprintf(xml_path, sizeof xml_path, "%s/%zu.xml", tmp, i);
+        snprintf(args, sizeof args, "coverage %s --memory %s --format cobertura -o %s", dir, elf,
+                 xml_path);
+        rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
+        cr_assert_eq(rc, 0, "%s: exit %d: %s", args, rc, e);
+        free(o);
+        free(e);
+        /* Valid by the DTD (xmllint says "validity error" otherwise);
+         * --nonet: the DOCTYPE's URL is not fetched. */
+        snprintf(cmd, sizeof cmd, "xmllint --nonet --noout --dtdvalid %s/tests/cobertura-04.dtd %s",
+                 TB_SOURCE_DIR, xml_path);
+        rc = sh(cmd, &o);
+        cr_expect_eq(rc, 0, "%s: %s", cmd, o);
+        cr_expect(!strstr(o, "validity error") && !strstr(o, "parser error"), "%s: %s", cmd, o);
+        free(o);
+        xml = tb_test_slurp(xml_path, NULL);
+        cr_assert(xml);
+        cr_expect_eq((int)xml_attr(xml, "lines-covered"), truth_lines(dir, elf),
+                     "%s: Cobertura's lines covered, addr2line on the truth", vec[i][0]);
+        cr_expect_gt(xml_attr(xml, "lines-valid"), xml_attr(xml, "lines-covered"));
+        /* Branches: lcov's BRF/BRH of the same run (PTM's unknown
+         * conditions are in neither). */
+        snprintf(args, sizeof args, "coverage %s --memory %s --format lcov", dir, elf);
+        rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
+        cr_assert_eq(rc, 0, "%s", e);
+        for (s = strstr(o, "BRF:"); s; s = strstr(s + 1, "BRF:")) {
+            unsigned f = 0, h = 0;
+
+            cr_assert_eq(sscanf(s, "BRF:%u\nBRH:%u", &f, &h), 2);
+            bf += f;
+            bh += h;
+        }
+        cr_expect_eq(xml_attr(xml, "branches-valid"), bf, "%s", vec[i][0]);
+        cr_expect_eq(xml_attr(xml, "branches-covered"), bh, "%s", vec[i][0]);
+        free(o);
+        free(e);
+        free(xml);
+    }
+    {
+        char cmd[256], *o;
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+        (void)!sh(cmd, &o);
+        free(o);
+    }
+}
+
 /* An ELF that is not the traced program, a stripped one, one without
  * DWARF: said, never silent garbage. */
 Test(codecov, bad_elf, .timeout = 120)
@@ -666,7 +750,8 @@ typedef struct cli_case {
 Test(codecov, cli_errors)
 {
     static const cli_case cases[] = {
-        {"--format xml", 2, "--format xml: use text, json or lcov"},
+        {"--format xml", 2, "--format xml: use text, json, lcov or cobertura"},
+        {"--format cobertura", 2, "--format cobertura needs the program's ELF"},
         {"--format lcov", 2, "--format lcov needs the program's ELF"},
         {"--bogus", 2, "unknown option '--bogus'"},
         {"--format", 2, "--format needs a value"},

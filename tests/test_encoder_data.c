@@ -393,6 +393,53 @@ Test(encoder_data, strex_failed_both)
     done(&r);
 }
 
+/* Issue 29, found by the generator (697/arm etmv3
+ * data=both,fifo=64:1/4,ca,ts): 7.4.7 puts Store failed immediately after
+ * the failed STREX's data packet, nothing in between, but the FIFO took
+ * the data packet and overflowed on the Store failed, so the trace showed
+ * the data packet, then the overflow I-sync, and the decoder rightly read
+ * a store that succeeded.  Eight loads fill a FIFO that hardly drains
+ * (1 byte in 100 cycles), then the failed STREX; over every depth from the
+ * smallest to one that holds it all, the pair goes out whole or not at
+ * all, and both happen. */
+Test(encoder_data, strex_failed_pair_never_split_by_an_overflow)
+{
+    unsigned whole = 0, lost = 0;
+
+    for (unsigned depth = 48; depth <= 120; depth++) {
+        run r;
+        char opts[64];
+        bool seen = false;
+
+        snprintf(opts, sizeof opts, "data=both,fifo=%u:1/100", depth);
+        start(&r, opts);
+        for (unsigned i = 0; i < 8; i++) {
+            insn(&r, 0x8000 + 4 * i);
+            xfer(&r, 0x2000 + 0x100 * i, 0x11111111u * (i + 1), 4, 0);
+        }
+        insn(&r, 0x8020);
+        xfer(&r, 0x3000, 0x55, 4, TB_DATA_STORE | TB_DATA_STORE_FAILED);
+        insn(&r, 0x8024);
+        cr_assert_eq(tb_encoder_finish(r.e), 0);
+        for (unsigned i = 0; i < r.n; i++) {
+            if (r.p[i].kind != TB_PKT_DATA || !r.p[i].has_data_addr ||
+                r.p[i].data_addr != 0x3000)
+                continue;
+            seen = true;
+            cr_assert(i + 1 < r.n && r.p[i + 1].kind == TB_PKT_STORE_FAILED,
+                      "fifo=%u: the failed STREX's data packet is followed by %s, not Store "
+                      "failed (7.4.7)", depth,
+                      i + 1 < r.n ? tb_pkt_kind_name(r.p[i + 1].kind) : "nothing");
+        }
+        whole += seen;
+        lost += !seen;
+        tb_encoder_free(r.e);
+        free(r.m.buf);
+    }
+    cr_assert_gt(whole, 0, "no depth held the STREX's packets");
+    cr_assert_gt(lost, 0, "no depth overflowed at the STREX");
+}
+
 /* 7.4.7: Store failed only with value trace on: none under data=addr. */
 Test(encoder_data, strex_failed_addr_only)
 {

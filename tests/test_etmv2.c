@@ -556,7 +556,7 @@ static void put32(tb_memimage *m, uint32_t addr, uint32_t w)
 }
 
 /* 0x8000 MOV r0, r0; 0x8004 LDR r1, [r4]; MOV r0, r0 at the vectors
- * 0x10 (data abort), 0x18 (IRQ), 0x1C (FIQ) and at 0x20. */
+ * 0x10 (data abort), 0x18 (IRQ), 0x1C (FIQ), at 0x20 and at 0x8008. */
 static tb_memimage *ca_image(void)
 {
     tb_memimage *m = tb_memimage_new();
@@ -564,6 +564,7 @@ static tb_memimage *ca_image(void)
     cr_assert_not_null(m);
     put32(m, 0x8000, 0xE1A00000);
     put32(m, 0x8004, 0xE5941000);
+    put32(m, 0x8008, 0xE1A00000);
     put32(m, 0x10, 0xE1A00000);
     put32(m, 0x18, 0xE1A00000);
     put32(m, 0x1C, 0xE1A00000);
@@ -571,7 +572,9 @@ static tb_memimage *ca_image(void)
     return m;
 }
 
-static void ca_decode(const tb_etmv2_sample *s, size_t n, ebuf *out)
+/* ctxid: context ID bytes (ETMCR[15:14]); ca: cycle-accurate. */
+static void port_decode(const tb_etmv2_sample *s, size_t n, bool ca, uint8_t ctxid,
+                        ebuf *out)
 {
     static pbuf pk;
     tb_etmv2_config c;
@@ -580,7 +583,8 @@ static void ca_decode(const tb_etmv2_sample *s, size_t n, ebuf *out)
     size_t i;
 
     cfg_port(&c, 8);
-    c.cycle_accurate = true;
+    c.cycle_accurate = ca;
+    c.ctxid_bytes = ctxid;
     parse(&c, s, n, &pk);
     cr_assert_not_null(d = tb_etmv2_decoder_new(&c, m));
     memset(out, 0, sizeof *out);
@@ -589,6 +593,11 @@ static void ca_decode(const tb_etmv2_sample *s, size_t n, ebuf *out)
     cr_assert_geq(tb_etmv2_decoder_finish(d, on_elem, out), 0);
     tb_etmv2_decoder_free(d);
     tb_memimage_free(m);
+}
+
+static void ca_decode(const tb_etmv2_sample *s, size_t n, ebuf *out)
+{
+    port_decode(s, n, true, 0, out);
 }
 
 /* 8-bit port, CA: a trace-on TFO (value 0; packet 01, 0x8000 LSB first),
@@ -692,4 +701,101 @@ Test(etmv2_cycles, cancelled_instruction_and_open_counts)
     cr_assert_eq(el.e[6].start, 0x8000);
     cr_assert(!el.e[6].has_cc, "the FIFO's drain counted: %u", el.e[6].cc);
     cr_assert_eq(el.e[7].kind, TB_ELEM_END);
+}
+
+/* Issue 29, found by the generator (etmv2-ctxid-cancel, seed 295
+ * ctxid=1,port=16; etmv2-ca-ctxid-cycles, seed 242 ca,ctxid=4).  A
+ * context ID packet (6.4.1 bC1101110, then ETMCR[15:14] bytes) goes with
+ * the first traced status after the change (U17), the status of the first
+ * instruction in the new context; the instruction is still the newest
+ * one traced, so an exception's E after it (6.7.1: the most recent
+ * instruction was cancelled) retracts it, and the waits after its status
+ * are its cycles (docs/etmv2.md 5).  The decoder closed the range at the
+ * context ID packet: the exception's E found no instruction to retract
+ * (it showed the cancelled load executed, the exception without a return
+ * address), and the waits counted for no element.
+ *
+ * 8-bit port, 1 context ID byte.  After a trace-on TFO (value 0; packet:
+ * header 01, context ID 00, address 0x8000 LSB first) the MOV at 0x8000
+ * (think MCR to CONTEXTIDR) and the LDR at 0x8004, whose DE status places
+ * the context ID packet 6E 42; then either
+ *   cancel: a data abort cancels the LDR: DW, the branch to 0x10 with E
+ *           (Table 6.9: 89 80 80 80 48), then the MOV at 0x10;
+ *   waits:  the LDR takes 3 cycles (DE, WT, WT), then the MOV at 0x8008.
+ * One byte a cycle from the cycle a packet is placed (6.3):
+ *   cancel: 0 TD 01 | 1 IE 01 | 2 DE 00 | 3 DW 00 | 4 WT 80 | 5 WT 00
+ *           6 IE 00 | 7 WT 6E | 8 WT 42 | 9 WT 89 | 10-12 WT 80 | 13 WT 48
+ *   waits:  0 TD 01 | 1 IE 01 | 2 DE 00 | 3 WT 00 | 4 WT 80 | 5 IE 00
+ *           6 WT 00 | 7 WT 6E | 8 WT 42 */
+static const tb_etmv2_sample ctx_cancel[] = {
+    {TB_ETMV2_TD, 0, 0x01}, {TB_ETMV2_IE, 0, TB_ETMV2_TFO_HDR_NORMAL | TB_ETMV2_R_TRACE_ON},
+    {TB_ETMV2_DE, 0, 0x00}, {TB_ETMV2_DW, 0, 0x00}, {TB_ETMV2_WT, 0, 0x80},
+    {TB_ETMV2_WT, 0, 0x00}, {TB_ETMV2_IE, 0, 0x00}, {TB_ETMV2_WT, 0, 0x6E},
+    {TB_ETMV2_WT, 0, 0x42}, {TB_ETMV2_WT, 0, 0x89}, {TB_ETMV2_WT, 0, 0x80},
+    {TB_ETMV2_WT, 0, 0x80}, {TB_ETMV2_WT, 0, 0x80}, {TB_ETMV2_WT, 0, 0x48},
+};
+
+static const tb_etmv2_sample ctx_waits[] = {
+    {TB_ETMV2_TD, 0, 0x01}, {TB_ETMV2_IE, 0, TB_ETMV2_TFO_HDR_NORMAL | TB_ETMV2_R_TRACE_ON},
+    {TB_ETMV2_DE, 0, 0x00}, {TB_ETMV2_WT, 0, 0x00}, {TB_ETMV2_WT, 0, 0x80},
+    {TB_ETMV2_IE, 0, 0x00}, {TB_ETMV2_WT, 0, 0x00}, {TB_ETMV2_WT, 0, 0x6E},
+    {TB_ETMV2_WT, 0, 0x42},
+};
+
+Test(etmv2_decoder, context_id_packet_keeps_its_instruction_retractable)
+{
+    static ebuf el;
+
+    for (int ca = 0; ca < 2; ca++) {
+        port_decode(ctx_cancel, sizeof ctx_cancel / sizeof ctx_cancel[0], ca, 1, &el);
+        /* NO_SYNC TRACE_ON CONTEXT(0) RANGE(0x8000) CONTEXT(0x42)
+         * EXCEPTION(data abort, 0x8004 cancelled) RANGE(0x10) END */
+        cr_assert_eq(el.n, 8, "ca %d: %zu elements", ca, el.n);
+        cr_assert_eq(el.e[2].kind, TB_ELEM_CONTEXT);
+        cr_assert_eq(el.e[2].context_id, 0);
+        cr_assert_eq(el.e[3].kind, TB_ELEM_INSN_RANGE);
+        cr_assert_eq(el.e[3].start, 0x8000);
+        cr_assert_eq(el.e[3].count, 1, "ca %d: the cancelled LDR shown executed", ca);
+        cr_assert_eq(el.e[4].kind, TB_ELEM_CONTEXT);
+        cr_assert_eq(el.e[4].context_id, 0x42);
+        cr_assert_eq(el.e[5].kind, TB_ELEM_EXCEPTION);
+        cr_assert_eq(el.e[5].exc_num, tb_exc_trace_number(TB_EXC_DATA_ABORT));
+        cr_assert(el.e[5].cancelled);
+        cr_assert_eq(el.e[5].err, 0, "ca %d: the exception lost its return address", ca);
+        cr_assert_eq(el.e[5].pref_return, 0x8004);
+        cr_assert_eq(el.e[6].kind, TB_ELEM_INSN_RANGE);
+        cr_assert_eq(el.e[6].start, 0x10);
+        cr_assert_eq(el.e[7].kind, TB_ELEM_END);
+        if (ca) {
+            /* the MOV's 1; the LDR's DE and the DW, two waits: 4 */
+            cr_assert(el.e[3].has_cc);
+            cr_assert_eq(el.e[3].cc, 1);
+            cr_assert(el.e[5].has_cc);
+            cr_assert_eq(el.e[5].cc, 4);
+        }
+    }
+}
+
+Test(etmv2_cycles, waits_after_a_context_id_packet_are_its_instructions)
+{
+    static ebuf el;
+
+    port_decode(ctx_waits, sizeof ctx_waits / sizeof ctx_waits[0], true, 1, &el);
+    /* NO_SYNC TRACE_ON CONTEXT(0) RANGE(0x8000-0x8004) CONTEXT(0x42)
+     * RANGE(0x8008) END: the context changed before the LDR, the ranges
+     * are split where the decoder learns it (after the LDR's status). */
+    cr_assert_eq(el.n, 7, "%zu elements", el.n);
+    cr_assert_eq(el.e[3].kind, TB_ELEM_INSN_RANGE);
+    cr_assert_eq(el.e[3].start, 0x8000);
+    cr_assert_eq(el.e[3].count, 2);
+    cr_assert(el.e[3].has_cc);
+    /* cycles 1 to 4: the MOV's status, the LDR's and its two waits */
+    cr_assert_eq(el.e[3].cc, 4, "%u cycles: the LDR's waits counted for no element",
+                 el.e[3].cc);
+    cr_assert_eq(el.e[4].kind, TB_ELEM_CONTEXT);
+    cr_assert_eq(el.e[4].context_id, 0x42);
+    cr_assert_eq(el.e[5].kind, TB_ELEM_INSN_RANGE);
+    cr_assert_eq(el.e[5].start, 0x8008);
+    cr_assert(!el.e[5].has_cc, "waits before the end counted: %u", el.e[5].cc);
+    cr_assert_eq(el.e[6].kind, TB_ELEM_END);
 }

@@ -1131,7 +1131,7 @@ Test(etmv3_packets, stop_and_bad_args)
 }
 
 /* ------------------------------------------------------------------ */
-/* Real silicon: TC2 ETMv3 streams, deformatted by decoder/deformatter.c.
+/* Real silicon: TC2 ETMv3 streams, deformatted by common/deformatter.c.
  * Expected totals are from trc_pkt_lister 1.3.3 on the same snapshot
  * (packets other than NOTSYNC; sums over its printed fields). */
 

@@ -616,6 +616,75 @@ Test(compare, a_second_resume_before_anything_shown_discards_the_first)
     }
 }
 
+/* Issue 29, found by the generator (etmv1-data-ctxid-sync, seeds 17, 155,
+ * 284; etmv2-data-ctxid-sync, seed 180; the same with ETMv3 and PTM and a
+ * FIFO that overflows): a context ID changed inside an overflow gap.  The
+ * restart carries the context current where trace resumes (an ETMv1
+ * reason-2 address with its context ID, IHI0014Q 5.6.3; an ETMv2 TFO,
+ * 6.5.4/6.5.7; an ETMv3 or PTM I-sync), and the decoder shows it as a
+ * CONTEXT right after the TRACE_ON, before the comparator has skipped the
+ * lost instructions: it compared it with the context before the gap. */
+Test(compare, context_changed_inside_an_overflow_gap)
+{
+    static const tb_protocol protos[] = {TB_PROTO_ETMV1, TB_PROTO_ETMV2, TB_PROTO_ETMV3,
+                                         TB_PROTO_PTM};
+
+    for (size_t k = 0; k < 4; k++) {
+        for (int which = 0; which < 3; which++) {
+            tb_encoder_opts o;
+            tb_compare *c;
+            tb_exec_record t[7];
+            tb_element ov = {.kind = TB_ELEM_TRACE_ON, .reason = TB_ISYNC_OVERFLOW};
+            /* which 0: the resume point's context (right); 1: the one
+             * before the gap; 2: a change after the resume point */
+            static const uint32_t shown[3] = {0x55, 0x11, 0x99};
+            tb_element cx = {.kind = TB_ELEM_CONTEXT, .context_id = shown[which]};
+            char err[64];
+            int rc;
+
+            tb_encoder_opts_init(&o, protos[k]);
+            cr_assert_eq(tb_encoder_opts_parse(&o, "ctxid=4", err, sizeof err), 0, "%s", err);
+            c = tb_compare_new(&o, "hand-made");
+            t[0] = (tb_exec_record){.kind = TB_REC_CONTEXT, .u.ctx = {.context_id = 0x11}};
+            t[1] = insn(0, 0x1000, 0);
+            t[2] = insn(1, 0x1004, 0); /* lost in the gap, with the change after it */
+            t[3] = (tb_exec_record){.kind = TB_REC_CONTEXT, .seq = 2, .cycle = 3,
+                                    .u.ctx = {.context_id = 0x55}};
+            t[4] = insn(2, 0x1008, 0); /* trace resumes here */
+            t[5] = (tb_exec_record){.kind = TB_REC_CONTEXT, .seq = 3, .cycle = 5,
+                                    .u.ctx = {.context_id = 0x99}};
+            t[6] = insn(3, 0x100c, 0);
+            for (unsigned i = 0; i < 7; i++) {
+                cr_assert_eq(tb_compare_truth(c, &t[i]), 0);
+                if (i == 5)
+                    tb_compare_mark_resume(c); /* names 0x1008, one behind */
+            }
+            cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0, "%s", tb_compare_report(c));
+            cr_assert_eq(tb_compare_element(c, &ov, NULL), 0);
+            rc = tb_compare_element(c, &cx, NULL);
+            if (which) {
+                cr_assert_eq(rc, TB_ERR_MISMATCH, "%s: context 0x%x accepted",
+                             tb_protocol_name(protos[k]), shown[which]);
+                cr_assert(strstr(tb_compare_report(c), "after an overflow, the truth's where "
+                                                       "trace resumed (0x00001008 A32) is "
+                                                       "0x00000055"),
+                          "%s", tb_compare_report(c));
+            } else {
+                cr_assert_eq(rc, 0, "%s: %s", tb_protocol_name(protos[k]),
+                             tb_compare_report(c));
+                cr_assert_eq(feed_range(c, 0x1008, 1, 0), 0, "%s", tb_compare_report(c));
+                cx.context_id = 0x99;
+                cr_assert_eq(tb_compare_element(c, &cx, NULL), 0, "%s", tb_compare_report(c));
+                cr_assert_eq(feed_range(c, 0x100c, 1, 0), 0, "%s", tb_compare_report(c));
+                cr_assert_eq(tb_compare_finish(c), 0, "%s", tb_compare_report(c));
+                cr_assert_eq(tb_compare_get_stats(c)->untraced, 1, "0x1004 was lost");
+                cr_assert_eq(tb_compare_get_stats(c)->contexts, 2);
+            }
+            tb_compare_free(c);
+        }
+    }
+}
+
 /* Issue 29: trace resumes at an instruction an exception cancels, whose
  * exception the decoder shows without a cancelled flag (an ETMv1
  * undefined instruction reports no status, only its exception's BE,

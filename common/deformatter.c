@@ -11,6 +11,8 @@
  *    with TB_FRAME_HAS_HSYNC, FF 7F half-word idle pads anywhere.
  * State is a frame buffer and a 3-byte look-ahead carry, so memory does
  * not depend on input length, and chunking cannot change the output.
+ * It knows no trace protocol (it sits below every parser), so it is in
+ * common/, beside stream.c, which reads a snapshot's buffers through it.
  */
 #include <stddef.h>
 #include <stdlib.h>

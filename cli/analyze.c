@@ -1,0 +1,340 @@
+/* The input and decode loop shared by `coverage` and `profile`
+ * (analyze.h): written once, so both read the same inputs with the same
+ * flags and say the same things about bad ones. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analyze.h"
+#include "cli.h"
+#include "tracebench/health.h"
+
+/* The options with a value: the analysis commands' and the input's
+ * (input.c). */
+static bool takes_value(const char *a)
+{
+    static const char *const v[] = {"--format", "-o", "--memory", "--id", "--protocol",
+                                    "--options", "--etmcr", "--etmidr", "--etmccer",
+                                    "--traceid", "--buffer", NULL};
+
+    for (size_t i = 0; v[i]; i++)
+        if (!strcmp(a, v[i]))
+            return true;
+    return false;
+}
+
+static bool own_option(const char *a)
+{
+    return !strcmp(a, "--format") || !strcmp(a, "-o") || !strcmp(a, "--memory");
+}
+
+int tb_cli_analysis_parse(const char *cmd, int argc, char **argv, tb_cli_analysis_args *a)
+{
+    memset(a, 0, sizeof *a);
+    /* The paths and the command's own options; the input options are
+     * checked per input (tb_cli_analysis_run). */
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+        if (s[0] != '-') {
+            if (a->npaths == TB_CLI_MAX_INPUTS)
+                return tb_cli_usage_error(cmd, "more than %d inputs", TB_CLI_MAX_INPUTS);
+            a->paths[a->npaths++] = s;
+            continue;
+        }
+        if (!strcmp(s, "--quiet")) {
+            a->quiet = true;
+            continue;
+        }
+        if (!strcmp(s, "--formatted"))
+            continue;
+        if (!takes_value(s))
+            return tb_cli_usage_error(cmd, "unknown option '%s'", s);
+        if (!v)
+            return tb_cli_usage_error(cmd, "%s needs a value", s);
+        i++;
+        if (!strcmp(s, "--format")) {
+            a->format = v;
+        } else if (!strcmp(s, "-o")) {
+            a->out_path = v;
+        } else if (!strcmp(s, "--memory") && !strchr(v, ':')) {
+            if (a->nelf == TB_CLI_MAX_MEMORY)
+                return tb_cli_usage_error(cmd, "more than %d --memory options",
+                                          TB_CLI_MAX_MEMORY);
+            a->elf_path[a->nelf++] = v;
+        }
+    }
+    if (!a->npaths)
+        return tb_cli_usage_error(cmd, "give a snapshot directory or trace file");
+    return 0;
+}
+
+int tb_cli_analysis_elfs(const char *cmd, const tb_cli_analysis_args *a, tb_elfinfo **elf,
+                         bool need_dwarf)
+{
+    for (size_t e = 0; e < a->nelf; e++) {
+        char err[512] = "";
+        int r = tb_elfinfo_load(a->elf_path[e], &elf[e], err, sizeof err);
+
+        if (r < 0) {
+            fprintf(stderr, "tracebench %s: --memory %s\n", cmd, err);
+            while (e--)
+                tb_elfinfo_free(elf[e]);
+            return TB_EXIT_ERROR;
+        }
+        if (!elf[e]->has_symtab && !a->quiet)
+            fprintf(stderr, "tracebench %s: note: --memory %s has no symbol table "
+                            "(stripped): no function names from it\n", cmd, a->elf_path[e]);
+        if (!elf[e]->has_dwarf && (need_dwarf || !a->quiet))
+            fprintf(stderr, "tracebench %s: %s --memory %s has no DWARF line table: "
+                            "build it with -g for line coverage\n",
+                    cmd, need_dwarf ? "" : "note:", a->elf_path[e]);
+        if (!elf[e]->has_dwarf && need_dwarf) {
+            for (size_t k = 0; k <= e; k++)
+                tb_elfinfo_free(elf[k]);
+            return TB_EXIT_ERROR;
+        }
+    }
+    return 0;
+}
+
+int tb_cli_analysis_check_code(const char *cmd, const tb_memimage *mem, tb_elfinfo **elf,
+                               const char *const *elf_path, size_t nelf,
+                               void (*get)(const void *arr, size_t i, uint32_t *addr,
+                                           unsigned *size),
+                               const void *arr, size_t n)
+{
+    for (size_t e = 0; e < nelf; e++) {
+        uint64_t differ = 0;
+        uint32_t first = 0;
+
+        for (size_t i = 0; arr && i < n; i++) {
+            size_t am = 0, ae = 0;
+            uint32_t addr;
+            unsigned size;
+            const uint8_t *pm, *pe;
+
+            get(arr, i, &addr, &size);
+            pm = tb_memimage_ptr(mem, addr, &am);
+            pe = tb_elfinfo_bytes(elf[e], addr, &ae);
+            if (!pm || !pe || am < size || ae < size)
+                continue;
+            if (memcmp(pm, pe, size) && !differ++)
+                first = addr;
+        }
+        if (differ) {
+            fprintf(stderr, "tracebench %s: --memory %s: its code differs from the traced "
+                            "code at 0x%08X (%llu instructions differ): it is not the program "
+                            "that ran; give that program's ELF\n",
+                    cmd, elf_path[e], (unsigned)first, (unsigned long long)differ);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+struct run {
+    const tb_cli_analysis *an;
+    tb_parser *parser;
+    tb_decoder *dec;
+    tb_health health;
+    int err;
+};
+
+static int on_elem(void *ctx, const tb_element *el)
+{
+    struct run *r = ctx;
+    int e;
+
+    tb_health_element(&r->health, el);
+    e = r->an->element(r->an->ctx, el);
+    if (e < 0) {
+        if (!r->err)
+            r->err = e;
+        return 1;
+    }
+    return 0;
+}
+
+static int on_span(void *ctx, const uint8_t *data, size_t len, const tb_span_map *map)
+{
+    struct run *r = ctx;
+    int n = tb_decoder_push_span(r->dec, r->parser, data, len, map, on_elem, r);
+
+    if (n < 0 && !r->err)
+        r->err = n;
+    tb_health_bytes(&r->health, len);
+    return n < 0;
+}
+
+/* One input's sources.  An exit code. */
+static int run_input(const tb_cli_analysis *an, tb_cli_input *in, uint64_t *nsources)
+{
+    int status = TB_EXIT_OK;
+
+    for (size_t k = 0; k < in->n; k++) {
+        const tb_cli_source *s = &in->srcs[k];
+        tb_memimage *mem = NULL;
+        struct run *run = calloc(1, sizeof *run);
+        char err[1024] = "";
+        int r;
+
+        if (!run) {
+            fprintf(stderr, "tracebench %s: out of memory\n", an->cmd);
+            return TB_EXIT_ERROR;
+        }
+        run->an = an;
+        r = tb_cli_input_memory(in, k, &mem, err, sizeof err);
+        if (r < 0) {
+            fprintf(stderr, "tracebench %s: %s\n", an->cmd, err[0] ? err : tb_err_str(r));
+            free(run);
+            return TB_EXIT_ERROR;
+        }
+        tb_health_init(&run->health);
+        r = an->begin(an->ctx, s->cfg.protocol, mem);
+        run->parser = tb_parser_new(&s->cfg);
+        run->dec = tb_decoder_new(&s->cfg, mem);
+        if (run->dec)
+            tb_decoder_set_health(run->dec, &run->health);
+        if (r >= 0 && (!run->parser || !run->dec)) {
+            r = TB_ERR_NOMEM;
+            snprintf(err, sizeof err, "%s: cannot create a decoder (out of memory)", s->name);
+        } else if (r >= 0) {
+            r = tb_cli_input_stream_spans(in, k, on_span, run, err, sizeof err);
+            if (run->err)
+                r = run->err;
+            if (r >= 0)
+                r = tb_decoder_push_finish(run->dec, run->parser, on_elem, run);
+        }
+        if (run->err && r >= 0)
+            r = run->err;
+        {
+            int e = an->end(an->ctx);
+
+            if (r >= 0)
+                r = e;
+        }
+        tb_decoder_free(run->dec);
+        tb_parser_free(run->parser);
+        if (r < 0) {
+            fprintf(stderr, "tracebench %s: %s: %s\n", an->cmd, s->name,
+                    r == TB_ERR_NOT_IN_IMAGE
+                        ? "an instruction range runs into code the memory image does not hold"
+                    : err[0] ? err
+                             : tb_err_str(r));
+            tb_memimage_free(mem);
+            free(run);
+            return TB_EXIT_ERROR;
+        }
+        if (an->after && an->after(an->ctx, mem)) {
+            tb_memimage_free(mem);
+            free(run);
+            return TB_EXIT_ERROR;
+        }
+        tb_memimage_free(mem);
+        (*nsources)++;
+        status = tb_cli_exit_worse(status, tb_cli_health_report(in, k, &run->health));
+        free(run);
+    }
+    return status;
+}
+
+int tb_cli_analysis_run(const tb_cli_analysis *an, int argc, char **argv,
+                        const tb_cli_analysis_args *a, uint64_t *nsources)
+{
+    tb_cli_input *in = calloc(1, sizeof *in);
+    int status = TB_EXIT_OK;
+
+    if (!in) {
+        fprintf(stderr, "tracebench %s: out of memory\n", an->cmd);
+        return TB_EXIT_ERROR;
+    }
+    for (size_t p = 0; p < a->npaths && status != TB_EXIT_ERROR; p++) {
+        struct stat st;
+        bool dir = stat(a->paths[p], &st) == 0 && S_ISDIR(st.st_mode);
+        int r = 0;
+
+        tb_cli_input_init(in, an->cmd, true, TB_STREAM_ALL);
+        in->path = a->paths[p];
+        for (int i = 1; i < argc && r != 2; i++) {
+            const char *s = argv[i];
+
+            if (s[0] != '-' || !strcmp(s, "--quiet"))
+                continue;
+            if (dir && !strcmp(s, "--memory") && i + 1 < argc && strchr(argv[i + 1], ':')) {
+                tb_cli_usage_error(an->cmd, "--memory %s: a memory dump is for a raw trace "
+                                            "file; %s is a snapshot directory, which gives "
+                                            "its own memory (give --memory ELF for symbols "
+                                            "and lines)", argv[i + 1], a->paths[p]);
+                r = 2;
+                break;
+            }
+            if (own_option(s) && !(!strcmp(s, "--memory") && !dir)) {
+                i++;
+                continue;
+            }
+            r = tb_cli_input_arg(in, argc, argv, &i);
+            if (r == 0) {
+                tb_cli_usage_error(an->cmd, "unknown option '%s'", s);
+                r = 2;
+            }
+        }
+        if (r == 2) {
+            status = TB_EXIT_USAGE;
+            break;
+        }
+        r = tb_cli_input_open(in);
+        if (r) {
+            tb_cli_input_close(in);
+            status = r;
+            break;
+        }
+        status = tb_cli_exit_worse(status, run_input(an, in, nsources));
+        if (in->refused)
+            status = tb_cli_exit_worse(status, TB_EXIT_ERROR);
+        tb_cli_input_close(in);
+    }
+    free(in);
+    return status;
+}
+
+FILE *tb_cli_analysis_open_out(const char *cmd, const char *path)
+{
+    FILE *f;
+
+    if (!path)
+        return stdout;
+    f = fopen(path, "w");
+    if (!f)
+        fprintf(stderr, "tracebench %s: -o %s: %s\n", cmd, path, strerror(errno));
+    return f;
+}
+
+int tb_cli_analysis_close_out(const char *cmd, FILE *f, const char *path)
+{
+    int e;
+
+    if (!f || f == stdout)
+        return 0;
+    e = ferror(f) ? EIO : 0;
+    if (fclose(f) != 0 || e) {
+        fprintf(stderr, "tracebench %s: -o %s: the write failed\n", cmd, path);
+        return TB_EXIT_ERROR;
+    }
+    return 0;
+}
+
+void tb_cli_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", (unsigned char)*s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}

@@ -1,0 +1,63 @@
+/* What `coverage` and `profile` share (cli/analyze.c): the inputs given
+ * on the command line (snapshot directories or raw files, the input
+ * options per input), each trace source decoded into an analysis's
+ * begin/element/end hooks, the program's ELFs loaded with notes on what
+ * they lack, and the check that an ELF holds the traced code. */
+#ifndef TB_CLI_ANALYZE_H
+#define TB_CLI_ANALYZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "input.h"
+#include "tracebench/decoder.h"
+#include "tracebench/elfinfo.h"
+
+#define TB_CLI_MAX_INPUTS 64
+
+typedef struct tb_cli_analysis {
+    const char *cmd;            /* "coverage", "profile" */
+    void *ctx;
+    int (*begin)(void *ctx, tb_protocol proto, const tb_memimage *mem);
+    int (*element)(void *ctx, const tb_element *el);
+    int (*end)(void *ctx);
+    /* After end, with the source's memory: an exit code (the ELF check). */
+    int (*after)(void *ctx, const tb_memimage *mem);
+} tb_cli_analysis;
+
+/* The command line's paths, formats and ELFs (first pass): own options
+ * own_opts (each taking a value; "--format" and "-o" always), --quiet.
+ * Returns 0 or an exit code after saying why. */
+typedef struct tb_cli_analysis_args {
+    const char *paths[TB_CLI_MAX_INPUTS];
+    size_t npaths;
+    const char *elf_path[TB_CLI_MAX_MEMORY];
+    size_t nelf;
+    const char *format, *out_path;
+    bool quiet;
+} tb_cli_analysis_args;
+
+int tb_cli_analysis_parse(const char *cmd, int argc, char **argv, tb_cli_analysis_args *a);
+/* Loads a->elf_path into elf[] with notes (stripped, no DWARF) unless
+ * quiet; need_dwarf: no DWARF is an error.  0 or an exit code (elf[]
+ * then freed). */
+int tb_cli_analysis_elfs(const char *cmd, const tb_cli_analysis_args *a, tb_elfinfo **elf,
+                         bool need_dwarf);
+/* Every input's every source through an.  *nsources counts them.  An
+ * exit code. */
+int tb_cli_analysis_run(const tb_cli_analysis *an, int argc, char **argv,
+                        const tb_cli_analysis_args *a, uint64_t *nsources);
+/* Whether the ELFs' bytes equal mem's at the n instructions get()
+ * gives: 0, or 1 after saying which differs. */
+int tb_cli_analysis_check_code(const char *cmd, const tb_memimage *mem, tb_elfinfo **elf,
+                               const char *const *elf_path, size_t nelf,
+                               void (*get)(const void *arr, size_t i, uint32_t *addr,
+                                           unsigned *size),
+                               const void *arr, size_t n);
+/* Opens -o (or stdout); closes it, 0 or an exit code after saying why. */
+FILE *tb_cli_analysis_open_out(const char *cmd, const char *path);
+int tb_cli_analysis_close_out(const char *cmd, FILE *f, const char *path);
+void tb_cli_json_str(FILE *f, const char *s);
+
+#endif

@@ -1,0 +1,151 @@
+/*
+ * The Unicorn hooks both paths add: interrupts (SVC, SMC), memory faults
+ * and data transfers.
+ */
+#include "sim_internal.h"
+#include "v7m.h"
+
+/* ------------------------------------------------------------------ */
+/* Hooks of both paths. */
+
+static bool in_insn(const tb_sim *s)
+{
+    return s->have_pend || (s->blk && s->pos > s->done);
+}
+
+uint32_t tb_sim_insn_addr(const tb_sim *s)
+{
+    if (s->have_pend)
+        return s->pend.ce.addr;
+    if (s->blk && s->pos > s->done)
+        return s->blk->ins[s->pos - 1].ce.addr;
+    return 0;
+}
+
+void tb_sim_hook_intr(uc_engine *uc, uint32_t intno, void *user)
+{
+    tb_sim *s = user;
+
+    (void)uc;
+    if (s->action != ACT_NONE)
+        return;
+    if (s->m && in_insn(s) && tb_v7m_intr(s, intno))
+        return;
+    if (intno == 2 && in_insn(s)) { /* EXCP_SWI */
+        sim_stop(s, ACT_SVC);
+        return;
+    }
+    if (intno == 13 && in_insn(s) && s->sc.secure) { /* EXCP_SMC */
+        sim_stop(s, ACT_SMC);
+        return;
+    }
+    if (intno == 13) {
+        tb_sim_fail(s, TB_ERR_FAULT, "SMC at 0x%08x: the scenario must say secure = true "
+                    "for the simulator to enter Monitor mode", tb_sim_insn_addr(s));
+        sim_stop(s, ACT_ERROR);
+        return;
+    }
+    tb_sim_fail(s, TB_ERR_FAULT, "exception %u (not asked for) at 0x%08x", intno,
+                tb_sim_insn_addr(s));
+    sim_stop(s, ACT_ERROR);
+}
+
+bool tb_sim_hook_mem_fault(uc_engine *uc, uc_mem_type type, uint64_t address,
+                           int size, int64_t value, void *user)
+{
+    tb_sim *s = user;
+
+    (void)uc;
+    (void)size;
+    (void)value;
+    if (s->action != ACT_NONE)
+        return false;
+    s->act_addr = (uint32_t)address;
+    s->action = (type == UC_MEM_FETCH_UNMAPPED || type == UC_MEM_FETCH_PROT)
+                    ? ACT_FETCH_FAULT : ACT_DATA_FAULT;
+    if (s->action == ACT_DATA_FAULT)
+        s->fault_data = (uint32_t)address;
+    return false;
+}
+
+/* Data records (tb_sim_set_data): Unicorn's UC_HOOK_MEM_WRITE (before the
+ * store, with the value stored) and UC_HOOK_MEM_READ_AFTER (after the
+ * load, with the value loaded) fire per transfer, inside the instruction
+ * and in its architectural order (probed on Unicorn 2.0.1: LDM/STM/PUSH/
+ * POP lowest register at the lowest address first, A8.8.58/A8.8.199;
+ * LDRD/STRD two words, address first; SWP/SWPB the load then the store;
+ * no hook for instruction fetches, PLD, or a conditional load/store that
+ * failed its condition; one READ_AFTER for an unaligned load that
+ * crosses a page, where plain READ hooks fire for each part).  The
+ * instruction running now is the pending one (reference path) or the
+ * last the code hook saw (block path, whose records of the instructions
+ * before it are delivered first): the buffer only ever holds the
+ * transfers of one instruction, delivered after its record. */
+void tb_sim_hook_mem_data(uc_engine *uc, uc_mem_type type, uint64_t address, int size,
+                          int64_t value, void *user)
+{
+    tb_sim *s = user;
+    const tb_centry *e;
+    uint8_t flags;
+    uint32_t a = (uint32_t)address;
+
+    (void)uc;
+    if (s->action != ACT_NONE)
+        return;
+    if (s->blk && s->pos > s->done) {
+        unsigned k = s->pos - 1;
+
+        if (k > s->done && tb_sim_blk_flush(s, k, s->blk->ins[k].ce.addr) < 0) {
+            sim_stop(s, ACT_ERROR);
+            return;
+        }
+        e = &s->blk->ins[k].ce;
+    } else if (s->have_pend) {
+        e = &s->pend.ce;
+    } else {
+        tb_sim_fail(s, TB_ERR_EMULATOR, "memory access to 0x%08x outside any "
+                    "instruction", a);
+        sim_stop(s, ACT_ERROR);
+        return;
+    }
+    if (e->info & CE_EXCL)
+        return; /* built from its registers (strex_data) */
+    if (s->dat_n && s->dat_owner != e->addr) {
+        tb_sim_fail(s, TB_ERR_EMULATOR, "transfers of 0x%08x and 0x%08x in one "
+                    "buffer", s->dat_owner, e->addr);
+        sim_stop(s, ACT_ERROR);
+        return;
+    }
+    if (size != 1 && size != 2 && size != 4 && size != 8) {
+        tb_sim_fail(s, TB_ERR_EMULATOR, "instruction at 0x%08x: a transfer of %d bytes "
+                    "at 0x%08x", e->addr, size, a);
+        sim_stop(s, ACT_ERROR);
+        return;
+    }
+    if (s->dat_n + 2 > TB_DAT_MAX) {
+        tb_sim_fail(s, TB_ERR_EMULATOR, "instruction at 0x%08x: more than %u transfers",
+                    e->addr, TB_DAT_MAX - 2);
+        sim_stop(s, ACT_ERROR);
+        return;
+    }
+    flags = type == UC_MEM_WRITE ? TB_DATA_STORE : 0;
+    if (sim_read_cpsr(s) & CPSR_E)
+        flags |= TB_DATA_BE;
+    s->dat_owner = e->addr;
+    if (size == 8) {
+        /* LDREXD/STREXD, VLDR/VSTR of a doubleword: two words, the lower
+         * address first; the hook's value is the doubleword as loaded in
+         * the data endianness, so the word at the lower address is its
+         * high half when big-endian (A8.8.77). */
+        uint64_t v = (uint64_t)value;
+        uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
+        bool be = flags & TB_DATA_BE;
+
+        s->dat[s->dat_n++] = (struct tb_dat){a, be ? hi : lo, 4, flags};
+        s->dat[s->dat_n++] = (struct tb_dat){a + 4, be ? lo : hi, 4, flags};
+        return;
+    }
+    s->dat[s->dat_n++] = (struct tb_dat){
+        a, size == 4 ? (uint32_t)value : (uint32_t)value & ((1u << (8 * size)) - 1),
+        (uint8_t)size, flags};
+}

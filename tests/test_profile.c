@@ -1,0 +1,675 @@
+/*
+ * Profiles (analysis/profile.c, `tracebench profile`).
+ *
+ * (a) The accumulator on elements written here, expectations worked by
+ *     hand from profile.h's rules: calls and returns by return address,
+ *     an exception edge, a gap emptying the stack, the depth bound.
+ * (b) On every committed PTM and ETMv3 vector of one source without gaps
+ *     (vectors/generated), the callgrind output's exclusive instructions
+ *     per function, calls and inclusive instructions per caller/callee
+ *     pair and total equal those tb_truthprof (vectors/truthprof.c,
+ *     linking nothing of tracebench) computes from the emulator's
+ *     truth.txt and the ELF's symbols as arm-none-eabi-readelf lists
+ *     them; callgrind_annotate (valgrind) reads the file with the same
+ *     total (skipped loudly when absent, failed under CI=true).
+ *     The same for examples/program/irq_counter.c (-g, built by its
+ *     build.sh) run by `tracebench sim` for PTM and ETMv3, with and
+ *     without cycle accuracy.
+ * (c) Folded stacks sum to the total; bad ELFs are said.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tb_test.h"
+#include "tracebench/profile.h"
+#include "tracebench/snapshot.h"
+
+/* ---- (a) ---- */
+
+/* ARM NOPs (MOV r0,r0) at 0x1000..0x1FFF. */
+static tb_memimage *nop_image(void)
+{
+    static uint8_t code[4096];
+    tb_memimage *m = tb_memimage_new();
+
+    for (size_t i = 0; i < sizeof code; i += 4)
+        code[i] = 0x00, code[i + 1] = 0x00, code[i + 2] = 0xA0, code[i + 3] = 0xE1;
+    cr_assert(m);
+    cr_assert_eq(tb_memimage_add(m, 0x1000, code, sizeof code), 0);
+    return m;
+}
+
+/* A range of count ARM instructions at start, its last one a waypoint
+ * of class wp, E. */
+static tb_element arm_range(uint32_t start, uint32_t count, uint8_t wp)
+{
+    return (tb_element){.kind = TB_ELEM_INSN_RANGE, .isa = TB_ISA_ARM, .start = start,
+                        .end = start + 4 * count, .count = count,
+                        .last_addr = start + 4 * (count - 1), .last_size = 4, .last_wp = wp,
+                        .last_atom = 'E'};
+}
+
+static const tb_profile_call *find_call(const tb_profile_call *c, size_t n, uint32_t caller,
+                                        uint32_t callee)
+{
+    for (size_t i = 0; i < n; i++)
+        if (c[i].caller == caller && c[i].callee == callee)
+            return &c[i];
+    return NULL;
+}
+
+static uint64_t func_insns(const tb_profile_insn *in, size_t n, uint32_t func)
+{
+    uint64_t s = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (in[i].func == func)
+            s += in[i].count;
+    return s;
+}
+
+Test(profile, calls_returns_exception_gap)
+{
+    tb_memimage *m = nop_image();
+    tb_profile *p = tb_profile_new();
+    const tb_profile_call *c, *e;
+    const tb_profile_insn *in;
+    size_t nc, ni;
+    tb_profile_stats st;
+    tb_element el;
+
+    /* main [0x1000,0x1100) a symbol; f at 0x1800 none. */
+    cr_assert_eq(tb_profile_add_func(p, 0x1000, 0x1100), 0);
+    cr_assert_eq(tb_profile_begin(p, TB_PROTO_ETMV3, m), 0);
+    el = arm_range(0x1000, 4, TB_WP_DIRECT_LINK); /* main: 4, BL at 0x100C */
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    el = arm_range(0x1800, 3, TB_WP_DIRECT_LINK); /* f: 3, BL again at 0x1808 */
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    el = arm_range(0x1900, 2, TB_WP_INDIRECT); /* g: 2, returns */
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    el = arm_range(0x180C, 2, TB_WP_INDIRECT); /* f again: 2, returns */
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    el = arm_range(0x1010, 1, TB_WP_NONE); /* main: 1 */
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    el = (tb_element){.kind = TB_ELEM_EXCEPTION, .pref_return = 0x1014};
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    el = arm_range(0x1018 + 0x800, 5, TB_WP_INDIRECT); /* handler 0x1818: 5 */
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    el = arm_range(0x1014, 2, TB_WP_DIRECT_LINK); /* main: 2, BL at 0x1018 */
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    el = arm_range(0x1A00, 7, TB_WP_NONE); /* h: 7, then the trace is lost */
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    el = (tb_element){.kind = TB_ELEM_TRACE_ON, .reason = TB_ISYNC_OVERFLOW};
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    el = arm_range(0x101C, 3, TB_WP_NONE); /* a return after the gap: not one */
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    cr_assert_eq(tb_profile_end(p), 0);
+
+    st = tb_profile_get_stats(p);
+    cr_expect_eq(st.insns, 4 + 3 + 2 + 2 + 1 + 5 + 2 + 7 + 3);
+    cr_expect_eq(st.gaps, 1);
+    cr_expect(!st.has_cycles);
+    in = tb_profile_insns(p, &ni);
+    c = tb_profile_calls(p, &nc);
+    cr_expect_eq(func_insns(in, ni, 0x1000), 4 + 1 + 2 + 3);
+    cr_expect_eq(func_insns(in, ni, 0x1800), 3 + 2);
+    cr_expect_eq(func_insns(in, ni, 0x1900), 2);
+    cr_expect_eq(func_insns(in, ni, 0x1818), 5);
+    cr_expect_eq(func_insns(in, ni, 0x1A00), 7);
+    cr_assert_eq(nc, 4);
+    e = find_call(c, nc, 0x1000, 0x1800);
+    cr_assert(e);
+    cr_expect(e->calls == 1 && e->insns == 3 + 2 + 2 && e->site == 0x100C &&
+              e->kind == TB_PROFILE_CALL);
+    e = find_call(c, nc, 0x1800, 0x1900);
+    cr_assert(e);
+    cr_expect(e->calls == 1 && e->insns == 2 && e->site == 0x1808);
+    e = find_call(c, nc, 0x1000, 0x1818);
+    cr_assert(e);
+    cr_expect(e->calls == 1 && e->insns == 5 && e->kind == TB_PROFILE_EXC && e->site == 0x1010);
+    /* h's frame ends at the gap: 7 instructions. */
+    e = find_call(c, nc, 0x1000, 0x1A00);
+    cr_assert(e);
+    cr_expect(e->calls == 1 && e->insns == 7);
+    /* Stacks: main / main;f / main;f;g / main;exc / main;h / [gap] main. */
+    {
+        size_t ns;
+        const tb_profile_stack *s = tb_profile_stacks(p, &ns);
+        uint64_t gap_insns = 0, sum = 0;
+
+        for (size_t i = 0; i < ns; i++) {
+            uint32_t fr[8];
+            unsigned root = 99;
+            int d = tb_profile_frames(p, s[i].node, fr, 8, &root);
+
+            cr_assert_gt(d, 0);
+            sum += s[i].insns;
+            if (root == TB_PROFILE_ROOT_GAP) {
+                cr_expect_eq(d, 1);
+                cr_expect_eq(fr[0], 0x1000);
+                gap_insns += s[i].insns;
+            }
+            if (d == 3)
+                cr_expect(fr[0] == 0x1000 && fr[1] == 0x1800 && fr[2] == 0x1900 &&
+                          s[i].insns == 2);
+        }
+        cr_expect_eq(gap_insns, 3);
+        cr_expect_eq(sum, st.insns);
+    }
+    tb_profile_free(p);
+    tb_memimage_free(m);
+}
+
+/* Deeper than TB_PROFILE_MAX_DEPTH: calls counted, no frames pushed, and
+ * the returns of the frames that were pushed still match. */
+Test(profile, depth_bound)
+{
+    tb_memimage *m = nop_image();
+    tb_profile *p = tb_profile_new();
+    const unsigned extra = 10, n = TB_PROFILE_MAX_DEPTH + extra;
+    const tb_profile_call *c;
+    size_t nc;
+    tb_element el;
+
+    cr_assert_eq(tb_profile_begin(p, TB_PROTO_PTM, m), 0);
+    el = arm_range(0x1000, 1, TB_WP_DIRECT_LINK); /* the root calls r */
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    /* r at 0x1100: BL r at 0x1100 itself, n times, returning to 0x1104. */
+    for (unsigned i = 0; i < n; i++) {
+        el = arm_range(0x1100, 1, TB_WP_DIRECT_LINK);
+        cr_assert_eq(tb_profile_element(p, &el), 0);
+    }
+    el = arm_range(0x1100, 1, TB_WP_NONE);
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    el = arm_range(0x1104, 1, TB_WP_INDIRECT); /* returns, one per frame */
+    for (unsigned i = 0; i < TB_PROFILE_MAX_DEPTH; i++)
+        cr_assert_eq(tb_profile_element(p, &el), 0);
+    cr_assert_eq(tb_profile_end(p), 0);
+    cr_expect_eq(tb_profile_get_stats(p).deep_calls, extra + 1);
+    c = tb_profile_calls(p, &nc);
+    cr_assert_eq(nc, 2);
+    cr_expect_eq(find_call(c, nc, 0x1100, 0x1100)->calls, n);
+    cr_expect_eq(find_call(c, nc, 0x1000, 0x1100)->calls, 1);
+    tb_profile_free(p);
+    tb_memimage_free(m);
+}
+
+/* Memory is bounded: at its limit the block table unfolds into the
+ * per-instruction and per-stack tables and starts again, with the same
+ * counts as a table that never fills. */
+Test(profile, bounded_block_table_same_counts)
+{
+    tb_memimage *m = nop_image();
+    tb_profile *big = tb_profile_new(), *small = tb_profile_new();
+    const tb_profile_insn *a, *b;
+    const tb_profile_stack *sa, *sb;
+    size_t na, nb, nsa, nsb;
+
+    cr_assert_eq(tb_profile_set_max_blocks(small, 4096), 0);
+    cr_assert_eq(tb_profile_set_max_blocks(small, 1000), TB_ERR_INVAL);
+    cr_assert_eq(tb_profile_begin(big, TB_PROTO_ETMV3, m), 0);
+    cr_assert_eq(tb_profile_begin(small, TB_PROTO_ETMV3, m), 0);
+    /* 1000 starts x 16 lengths, each seen twice, some calling: 16000
+     * distinct blocks under a few stacks, four times the small limit. */
+    for (int rep = 0; rep < 2; rep++)
+        for (uint32_t s = 0; s < 1000; s++)
+            for (uint32_t n = 1; n <= 16; n++) {
+                tb_element el = arm_range(0x1000 + 4 * s, n,
+                                          (s % 97) == 0 && n == 1 ? TB_WP_DIRECT_LINK
+                                          : n == 16              ? TB_WP_INDIRECT
+                                                                 : TB_WP_DIRECT);
+
+                cr_assert_eq(tb_profile_element(big, &el), 0);
+                cr_assert_eq(tb_profile_element(small, &el), 0);
+            }
+    cr_assert_eq(tb_profile_end(big), 0);
+    cr_assert_eq(tb_profile_end(small), 0);
+    a = tb_profile_insns(big, &na);
+    b = tb_profile_insns(small, &nb);
+    cr_assert_eq(na, nb);
+    cr_assert_gt(na, 1000);
+    for (size_t i = 0; i < na; i++)
+        cr_expect(a[i].func == b[i].func && a[i].addr == b[i].addr && a[i].count == b[i].count,
+                  "0x%08X in 0x%08X: %llu vs 0x%08X in 0x%08X: %llu", a[i].addr, a[i].func,
+                  (unsigned long long)a[i].count, b[i].addr, b[i].func,
+                  (unsigned long long)b[i].count);
+    sa = tb_profile_stacks(big, &nsa);
+    sb = tb_profile_stacks(small, &nsb);
+    cr_assert_eq(nsa, nsb);
+    cr_assert_gt(nsa, 1);
+    for (size_t i = 0; i < nsa; i++)
+        cr_expect(sa[i].node == sb[i].node && sa[i].leaf == sb[i].leaf &&
+                  sa[i].insns == sb[i].insns);
+    cr_expect_eq(tb_profile_get_stats(big).insns, tb_profile_get_stats(small).insns);
+    tb_profile_free(big);
+    tb_profile_free(small);
+    tb_memimage_free(m);
+}
+
+/* ---- (b) ---- */
+
+static int sh(const char *cmd, char **out)
+{
+    char full[8192];
+    FILE *p;
+    size_t len = 0, cap = 4096;
+    int st;
+
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    p = popen(full, "r");
+    cr_assert(p);
+    *out = malloc(cap);
+    cr_assert(*out);
+    for (;;) {
+        size_t k = fread(*out + len, 1, cap - len - 1, p);
+
+        if (!k)
+            break;
+        len += k;
+        if (len + 1 == cap) {
+            cap *= 2;
+            *out = realloc(*out, cap);
+            cr_assert(*out);
+        }
+    }
+    (*out)[len] = '\0';
+    st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+#define MAXF 256
+
+typedef struct prof {
+    unsigned long long total;
+    struct { char name[128]; unsigned long long n; } f[MAXF];
+    int nf;
+    struct { char caller[128], callee[128]; unsigned long long calls, incl; } c[MAXF];
+    int nc;
+} prof;
+
+static void add_f(prof *p, const char *name, unsigned long long n)
+{
+    for (int i = 0; i < p->nf; i++)
+        if (!strcmp(p->f[i].name, name)) {
+            p->f[i].n += n;
+            return;
+        }
+    cr_assert_lt(p->nf, MAXF);
+    snprintf(p->f[p->nf].name, 128, "%s", name);
+    p->f[p->nf++].n = n;
+}
+
+static void add_c(prof *p, const char *a, const char *b, unsigned long long calls,
+                  unsigned long long incl)
+{
+    for (int i = 0; i < p->nc; i++)
+        if (!strcmp(p->c[i].caller, a) && !strcmp(p->c[i].callee, b)) {
+            p->c[i].calls += calls;
+            p->c[i].incl += incl;
+            return;
+        }
+    cr_assert_lt(p->nc, MAXF);
+    snprintf(p->c[p->nc].caller, 128, "%s", a);
+    snprintf(p->c[p->nc].callee, 128, "%s", b);
+    p->c[p->nc].calls = calls;
+    p->c[p->nc++].incl = incl;
+}
+
+/* tb_truthprof's lines.  false when it refused the vector. */
+static bool truth_prof(const char *dir, const char *syms, prof *p)
+{
+    char cmd[4096], *o, *save = NULL;
+    int rc;
+
+    memset(p, 0, sizeof *p);
+    snprintf(cmd, sizeof cmd, "%s/tb_truthprof %s %s", TB_BINARY_DIR, dir, syms);
+    rc = sh(cmd, &o);
+    if (rc == 1 && strstr(o, "tb_truthprof: ")) {
+        free(o);
+        return false;
+    }
+    cr_assert_eq(rc, 0, "%s: %s", cmd, o);
+    for (char *l = strtok_r(o, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char a[128], b[128];
+        unsigned long long x, y;
+
+        if (sscanf(l, "total %llu", &x) == 1)
+            p->total = x;
+        else if (sscanf(l, "func %127s %llu", a, &x) == 2)
+            add_f(p, a, x);
+        else if (sscanf(l, "call %127s %127s %llu %llu", a, b, &x, &y) == 4)
+            add_c(p, a, b, x, y);
+        else
+            cr_assert_fail("%s: %s", cmd, l);
+    }
+    free(o);
+    return true;
+}
+
+/* Our callgrind file, read by the format's rules (valgrind's
+ * docs/cl-format): a cost line after calls= is the call's inclusive
+ * cost, any other one the current fn's exclusive cost. */
+static void callgrind_prof(const char *path, prof *p)
+{
+    char *txt = tb_test_slurp(path, NULL), *save = NULL, fn[128] = "", cfn[128] = "";
+    unsigned long long calls = 0;
+    bool after_calls = false;
+
+    memset(p, 0, sizeof *p);
+    cr_assert(txt, "%s", path);
+    for (char *l = strtok_r(txt, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        unsigned line;
+        unsigned long long cost;
+
+        if (sscanf(l, "summary: %llu", &cost) == 1)
+            p->total = cost;
+        else if (!strncmp(l, "fn=", 3))
+            snprintf(fn, sizeof fn, "%s", l + 3);
+        else if (!strncmp(l, "cfn=", 4))
+            snprintf(cfn, sizeof cfn, "%s", l + 4);
+        else if (sscanf(l, "calls=%llu", &calls) == 1)
+            after_calls = true;
+        else if (sscanf(l, "%u %llu", &line, &cost) == 2) {
+            if (after_calls)
+                add_c(p, fn, cfn, calls, cost);
+            else
+                add_f(p, fn, cost);
+            after_calls = false;
+        }
+    }
+    free(txt);
+}
+
+static bool has_file(const char *dir, const char *name)
+{
+    char p[1100];
+    struct stat st;
+
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return stat(p, &st) == 0;
+}
+
+static void program_elf(const char *dir, char *elf, size_t len)
+{
+    char p[1024], name[128];
+    char *readme, *s;
+
+    snprintf(p, sizeof p, "%s/README.md", dir);
+    readme = tb_test_slurp(p, NULL);
+    s = strstr(readme, "| program | `");
+    cr_assert(s, "%s: no program row", p);
+    cr_assert_eq(sscanf(s, "| program | `%127[^`]", name), 1);
+    snprintf(elf, len, "%s/vectors/programs/%s.elf", TB_BINARY_DIR, name);
+    free(readme);
+}
+
+static void expect_equal(const char *v, const prof *t, const prof *d)
+{
+    cr_expect_eq(d->total, t->total, "%s: total %llu, the truth %llu", v, d->total, t->total);
+    cr_expect_eq(d->nf, t->nf, "%s: %d functions, the truth %d", v, d->nf, t->nf);
+    for (int i = 0; i < t->nf; i++) {
+        int j;
+
+        for (j = 0; j < d->nf && strcmp(d->f[j].name, t->f[i].name); j++)
+            ;
+        cr_expect(j < d->nf && d->f[j].n == t->f[i].n, "%s: %s ran %llu, the truth %llu", v,
+                  t->f[i].name, j < d->nf ? d->f[j].n : 0, t->f[i].n);
+    }
+    cr_expect_eq(d->nc, t->nc, "%s: %d call edges, the truth %d", v, d->nc, t->nc);
+    for (int i = 0; i < t->nc; i++) {
+        int j;
+
+        for (j = 0; j < d->nc && (strcmp(d->c[j].caller, t->c[i].caller) ||
+                                  strcmp(d->c[j].callee, t->c[i].callee));
+             j++)
+            ;
+        cr_expect(j < d->nc && d->c[j].calls == t->c[i].calls && d->c[j].incl == t->c[i].incl,
+                  "%s: %s -> %s: %llu calls, %llu inclusive; the truth %llu, %llu", v,
+                  t->c[i].caller, t->c[i].callee, j < d->nc ? d->c[j].calls : 0,
+                  j < d->nc ? d->c[j].incl : 0, t->c[i].calls, t->c[i].incl);
+    }
+}
+
+/* callgrind_annotate's PROGRAM TOTALS line. */
+static unsigned long long annotate_total(const char *path)
+{
+    char cmd[2048], *o, *s;
+    unsigned long long t = 0;
+    int rc;
+
+    snprintf(cmd, sizeof cmd, "callgrind_annotate %s", path);
+    rc = sh(cmd, &o);
+    cr_assert_eq(rc, 0, "%s: %s", cmd, o);
+    s = strstr(o, "PROGRAM TOTALS");
+    cr_assert(s, "%s: %s", cmd, o);
+    while (s > o && s[-1] != '\n')
+        s--;
+    while (*s == ' ')
+        s++;
+    /* "3,000 (100.0%)  PROGRAM TOTALS" (or without the percentage) */
+    for (; *s && *s != ' ' && *s != '('; s++)
+        if (*s >= '0' && *s <= '9')
+            t = t * 10 + (unsigned long long)(*s - '0');
+    free(o);
+    return t;
+}
+
+Test(profile, truth_equals_callgrind_on_vectors, .timeout = 900)
+{
+    static prof t, d;
+    char base[512], tmp[] = "/tmp/tb_profile_XXXXXX";
+    struct dirent **names;
+    int nn, per[2] = {0}, annotated = 0, nonsym = 0;
+    bool annotate = system("command -v callgrind_annotate >/dev/null 2>&1") == 0;
+    const char *ci = getenv("CI");
+
+    if (!annotate) {
+        fprintf(stderr, "profile: SKIPPING the callgrind_annotate check: callgrind_annotate "
+                        "(Debian: valgrind, scripts/deps.sh) is not installed\n");
+        cr_expect(!(ci && !strcmp(ci, "true")), "CI=true needs callgrind_annotate (valgrind)");
+    }
+    cr_assert(mkdtemp(tmp));
+    snprintf(base, sizeof base, "%s/vectors/generated", TB_SOURCE_DIR);
+    nn = scandir(base, &names, NULL, alphasort);
+    cr_assert_gt(nn, 0);
+    for (int k = 0; k < nn; k++) {
+        const char *v = names[k]->d_name;
+        char dir[1024], elf[1024], syms[1100], cg[1100], cmd[4096], args[4096], *o, *e;
+        int rc;
+
+        snprintf(dir, sizeof dir, "%s/%s", base, v);
+        if (v[0] == '.' || !has_file(dir, "truth.txt") ||
+            (!strstr(v, "-ptm") && !strstr(v, "-etmv3"))) {
+            free(names[k]);
+            continue;
+        }
+        program_elf(dir, elf, sizeof elf);
+        snprintf(syms, sizeof syms, "%s/%s.syms", tmp, v);
+        snprintf(cmd, sizeof cmd, "arm-none-eabi-readelf -sSW %s > %s", elf, syms);
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+        if (!truth_prof(dir, syms, &t)) { /* gaps, several sources */
+            free(names[k]);
+            continue;
+        }
+        snprintf(cg, sizeof cg, "%s/%s.cg", tmp, v);
+        snprintf(args, sizeof args, "profile %s --memory %s --format callgrind -o %s --quiet",
+                 dir, elf, cg);
+        rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
+        cr_assert(rc == 0, "%s: exit %d: %s", args, rc, e);
+        free(o);
+        free(e);
+        callgrind_prof(cg, &d);
+        expect_equal(v, &t, &d);
+        for (int i = 0; i < t.nf; i++)
+            nonsym += !strncmp(t.f[i].name, "0x", 2);
+        if (annotate && annotated < 12) {
+            unsigned long long a = annotate_total(cg);
+
+            cr_expect_eq(a, t.total, "%s: callgrind_annotate's total %llu, the truth %llu", v, a,
+                         t.total);
+            annotated++;
+        }
+        per[strstr(v, "-ptm") ? 0 : 1]++;
+        free(names[k]);
+    }
+    free(names);
+    cr_expect_geq(per[0], 3, "only %d PTM vectors", per[0]);
+    cr_expect_geq(per[1], 3, "only %d ETMv3 vectors", per[1]);
+    cr_expect_gt(nonsym, 0, "no vector has code outside the symbols (entry-address names)");
+    fprintf(stderr, "profile: %d PTM and %d ETMv3 vectors equal to the truth; "
+                    "callgrind_annotate's total checked on %d; %d functions named by entry "
+                    "address\n", per[0], per[1], annotated, nonsym);
+    {
+        char cmd[256], *o;
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+        (void)!sh(cmd, &o);
+        free(o);
+    }
+}
+
+/* examples/program/irq_counter.c, a -g C program of one's own built with
+ * its documented build.sh, run by `tracebench sim` for each protocol:
+ * the profile equals the truth's, with its interrupt handler's calls. */
+Test(profile, example_program_equals_truth, .timeout = 300)
+{
+    static const char *const protos[] = {"ptm", "etmv3", "ptm --options ca",
+                                         "etmv3 --options ca"};
+    char tmp[] = "/tmp/tb_profile_XXXXXX", cmd[4096], *o, *e;
+    static prof t, d;
+
+    cr_assert(mkdtemp(tmp));
+    snprintf(cmd, sizeof cmd, "sh %s/examples/program/build.sh %s/irq.elf && "
+                              "arm-none-eabi-readelf -sSW %s/irq.elf > %s/syms",
+             TB_SOURCE_DIR, tmp, tmp, tmp);
+    cr_assert_eq(sh(cmd, &o), 0, "%s: %s", cmd, o);
+    free(o);
+    for (size_t i = 0; i < sizeof protos / sizeof protos[0]; i++) {
+        char args[4096], dir[1100], cg[1100], syms[1100];
+        int rc;
+        bool has_exc = false;
+
+        snprintf(dir, sizeof dir, "%s/snap%zu", tmp, i);
+        snprintf(cg, sizeof cg, "%s/%zu.cg", tmp, i);
+        snprintf(syms, sizeof syms, "%s/syms", tmp);
+        snprintf(args, sizeof args, "sim %s/irq.elf --scenario %s/examples/program/"
+                                    "irq_counter.ini --protocol %s --out %s --truth %s/truth.txt "
+                                    "--quiet", tmp, TB_SOURCE_DIR, protos[i], dir, dir);
+        rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
+        cr_assert_eq(rc, 0, "%s: %s", args, e);
+        free(o);
+        free(e);
+        cr_assert(truth_prof(dir, syms, &t), "%s: tb_truthprof refused it", dir);
+        snprintf(args, sizeof args, "profile %s --memory %s/irq.elf --format callgrind -o %s",
+                 dir, tmp, cg);
+        rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
+        cr_assert_eq(rc, 0, "%s: %s", args, e);
+        free(o);
+        free(e);
+        callgrind_prof(cg, &d);
+        expect_equal(protos[i], &t, &d);
+        for (int k = 0; k < t.nc; k++)
+            has_exc |= !strcmp(t.c[k].callee, "0x00000018");
+        cr_expect(has_exc, "%s: no interrupt in the truth's calls", protos[i]);
+        if (strstr(protos[i], "ca")) {
+            char *txt = tb_test_slurp(cg, NULL);
+
+            cr_expect(strstr(txt, "events: Instructions Cycles\n"), "%s", protos[i]);
+            free(txt);
+        }
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    (void)!sh(cmd, &o);
+    free(o);
+}
+
+/* ---- (c) ---- */
+
+Test(profile, folded_sums_and_cycles)
+{
+    char args[2048], *o, *e;
+    unsigned long long sum = 0, total = 0;
+    int rc;
+
+    snprintf(args, sizeof args, "profile %s/vectors/generated/recursion-ptm-rs --memory "
+                                "%s/vectors/programs/recursion.elf --format folded",
+             TB_SOURCE_DIR, TB_BINARY_DIR);
+    rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
+    cr_assert_eq(rc, 0, "%s", e);
+    cr_expect(strstr(o, "_reset;main;fib;fib;fib "), "%s", o);
+    for (char *l = o; *l;) {
+        char *nl = strchr(l, '\n'), *sp;
+
+        cr_assert(nl);
+        *nl = '\0';
+        sp = strrchr(l, ' ');
+        cr_assert(sp, "%s", l);
+        sum += strtoull(sp + 1, NULL, 10);
+        cr_expect(!strncmp(l, "_reset", 6), "a stack not from _reset: %s", l);
+        l = nl + 1;
+    }
+    free(o);
+    free(e);
+    snprintf(args, sizeof args, "profile %s/vectors/generated/recursion-ptm-rs", TB_SOURCE_DIR);
+    rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
+    cr_assert_eq(rc, 0, "%s", e);
+    cr_assert_eq(sscanf(strstr(o, "instructions: "), "instructions: %llu", &total), 1);
+    cr_expect_eq(sum, total);
+    cr_expect(strstr(o, "not cycle-accurate"), "%s", o);
+    free(o);
+    free(e);
+    /* A cycle-accurate trace: cycles as a second event. */
+    snprintf(args, sizeof args, "profile %s/vectors/generated/cond_arm-etmv30-ca --format "
+                                "callgrind", TB_SOURCE_DIR);
+    rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
+    cr_assert_eq(rc, 0, "%s", e);
+    cr_expect(strstr(o, "events: Instructions Cycles\n"), "%s", o);
+    free(o);
+    free(e);
+}
+
+Test(profile, bad_elf, .timeout = 120)
+{
+    char tmp[] = "/tmp/tb_profile_XXXXXX", dir[1024], elf[1024], other[1024], args[4096];
+    char cmd[4096], *o = NULL, *e = NULL;
+    int rc;
+
+    cr_assert(mkdtemp(tmp));
+    snprintf(dir, sizeof dir, "%s/vectors/generated/funcptr-ptm-rs", TB_SOURCE_DIR);
+    snprintf(elf, sizeof elf, "%s/vectors/programs/funcptr.elf", TB_BINARY_DIR);
+    snprintf(other, sizeof other, "%s/vectors/programs/cond_arm.elf", TB_BINARY_DIR);
+    snprintf(args, sizeof args, "profile %s --memory %s", dir, other);
+    rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
+    cr_expect_eq(rc, 4, "another program's ELF: exit %d", rc);
+    cr_expect(strstr(e, "not the program that ran"), "%s", e);
+    cr_expect_eq(o[0], '\0', "%s", o);
+    free(o);
+    free(e);
+    snprintf(cmd, sizeof cmd, "arm-none-eabi-strip -o %s/s.elf %s", tmp, elf);
+    cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+    free(o);
+    snprintf(args, sizeof args, "profile %s --memory %s/s.elf", dir, tmp);
+    rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
+    cr_expect_eq(rc, 0);
+    cr_expect(strstr(e, "no symbol table (stripped)"), "%s", e);
+    cr_expect(strstr(o, "0x000000C4 -> 0x000000A8"), "entry-address names: %s", o);
+    free(o);
+    free(e);
+    cr_expect_eq(tb_test_run_cli("profile", NULL, &o, NULL, &e), 2);
+    free(o);
+    free(e);
+    snprintf(args, sizeof args, "profile %s --format xml", dir);
+    cr_expect_eq(tb_test_run_cli(args, NULL, &o, NULL, &e), 2);
+    cr_expect(strstr(e, "--format xml: use text, callgrind or folded"), "%s", e);
+    free(o);
+    free(e);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    (void)!sh(cmd, &o);
+    free(o);
+}
