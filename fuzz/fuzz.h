@@ -87,6 +87,9 @@ int tb_fuzz_gen(const uint8_t *data, size_t len);
 /* The conformance kit's output readers (vectors/conform/), compiled into
  * its own binary: not in the table either. */
 int tb_fuzz_conform(const uint8_t *data, size_t len);
+/* The ELF reader (analysis/elfinfo.c, libdw), compiled into its own
+ * binary where elfutils is: not in the table either. */
+int tb_fuzz_elfinfo(const uint8_t *data, size_t len);
 
 typedef int (*tb_fuzz_fn)(const uint8_t *data, size_t len);
 typedef struct tb_fuzz_harness {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CI fuzz smoke (issues 7, 28): every harness (each fast one, its _full
-# one, the round trip, the generator, the conformance kit's readers: 19)
+# one, the round trip, the generator, the conformance kit's readers, the
+# ELF reader: 20)
 # under libFuzzer with ASan+UBSan for SECONDS each (default 30), two at a
 # time: about 5 minutes and the build.  Not the two OpenCSD differential
 # harnesses (ocsd_etmv3, ocsd_ptm) while fuzz/findings/ holds an open,
@@ -22,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
-read -r -a harnesses <<<"${TB_FUZZ_HARNESSES:-etmv3_parser etmv3_parser_full ptm_parser ptm_parser_full deformatter deformatter_full snapshot snapshot_full etmv3_decoder etmv3_decoder_full ptm_decoder ptm_decoder_full etmv1 etmv1_full etmv2 etmv2_full roundtrip gen conform}"
+read -r -a harnesses <<<"${TB_FUZZ_HARNESSES:-etmv3_parser etmv3_parser_full ptm_parser ptm_parser_full deformatter deformatter_full snapshot snapshot_full etmv3_decoder etmv3_decoder_full ptm_decoder ptm_decoder_full etmv1 etmv1_full etmv2 etmv2_full roundtrip gen conform elfinfo}"
 parallel=${TB_FUZZ_PARALLEL:-2}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
