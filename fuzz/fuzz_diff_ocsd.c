@@ -1443,6 +1443,44 @@ static known_fault faults[] = {
 };
 #define N_FAULTS (sizeof faults / sizeof faults[0])
 
+/* docs/opencsd-bugs.md 14 met inside a misread of 11 or 19: OpenCSD's
+ * packet processor, out of step with ours after one of those faults
+ * (misparsed()'s shapes), takes a byte inside one of our packets for a
+ * P-header without atoms (0x80) and sends its stale range.  Signature:
+ * the empty range's index falls strictly inside a packet of ours, and
+ * the last packet of ours before it that OpenCSD read as another length
+ * (an LSiP I-sync of fault 11, a branch of fault 19) left the two streams
+ * out of step up to past that index.  (Found by the ocsd_etmv3 smoke run
+ * of branch h15-fuzz: a fault-19 branch swallowed our I-sync's header
+ * byte, and OpenCSD read the I-sync's 0x80 as a P-header.) */
+static bool empty_range_misread(const cmp *c, uint64_t at)
+{
+    bool inside = false;
+    size_t k;
+
+    if (c->cfg->protocol != TB_PROTO_ETMV3 || !theirs_pkt_at(at))
+        return false;
+    for (k = 0; k < c->pk->n && c->pk->v[k].index < at; k++)
+        inside = at < c->pk->v[k].index + c->pk->v[k].size;
+    if (!inside)
+        return false;
+    for (k = c->pk->n; k-- > 0;) {
+        const pkt_info *p = &c->pk->v[k];
+        const theirs_pkt *t;
+        uint64_t end;
+
+        if (p->index >= at)
+            continue;
+        t = theirs_pkt_at(p->index);
+        if (!t || !(byte5_shape(p, t) || lsip_shape(p, t)) ||
+            theirs_pkt_end(t) == p->index + p->size)
+            continue;
+        end = theirs_pkt_end(t) > p->index + p->size ? theirs_pkt_end(t) : p->index + p->size;
+        return aligned_addr_after(c, end) > at;
+    }
+    return false;
+}
+
 /* index falls inside one of our fault-11 I-syncs (after its first byte). */
 static bool inside_lsip_cut(const cmp *c, uint64_t index)
 {
@@ -1510,7 +1548,7 @@ static bool compare(const char *name, const tb_config *cfg, const seq *a, const 
         if (at >= scope || (a->err && at >= a->err_index) || (b->err && at >= b->err_index) ||
             inside_lsip_cut(&c, at))
             continue;
-        if (p && p->kind == TB_PKT_ATOM && p->atoms == 0 &&
+        if (((p && p->kind == TB_PKT_ATOM && p->atoms == 0) || empty_range_misread(&c, at)) &&
             !getenv("TB_FUZZ_OCSD_NO_SIGNATURES")) {
             faults[5].hits++; /* fault_empty_pheader */
             continue;
@@ -1520,6 +1558,7 @@ static bool compare(const char *name, const tb_config *cfg, const seq *a, const 
                 p && p->kind == TB_PKT_ATOM && p->atoms == 0
                     ? " (an atom packet without atoms: fault 14)"
                     : ", which is no atom packet without atoms");
+        show_packets(cfg, runs, n_runs, at > 24 ? at - 24 : 0, at + 8);
         return false;
     }
 
