@@ -622,7 +622,15 @@ int tb_ptm_decoder_branch(tb_ptm_decoder *d, const tb_ptm_branch *br,
 }
 
 /* analyze_waypoint_update: execution went on, up to and including the
- * instruction at the packet's address (protocol-notes 3.8, 4.3). */
+ * instruction at the packet's address (protocol-notes 3.8, 4.3).  The
+ * walk passes only non-waypoints (IHI0035B B.3.2 analyze_waypoint_update
+ * step 5): a waypoint before the address contradicts the image, and a
+ * waypoint at it (4.5.5 names an upgraded non-waypoint, so only a
+ * corrupt or fuzzed trace does) is not passed either (steps 4 and 6):
+ * the flow stays at it, and the atom or branch packet that follows
+ * decodes it, as B.3.2's branch_no_excp and analyze_atomheader start at
+ * CurrentState.  Shown once, with that atom: the update says it was
+ * reached, not whether it passed its condition (4.5.5). */
 static void do_wp_update(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
 {
     const pkt_ctx pc = ctx_of(pkt);
@@ -641,16 +649,30 @@ static void do_wp_update(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
         const tb_block *b = tb_block_get(d->bc, d->pc, (tb_isa)d->isa);
 
         if (b->n && target >= b->start && target < b->end) {
-            uint32_t a = b->start, k = 0;
+            uint32_t a = b->start, before = b->start, k = 0;
             tb_insn last;
 
             /* Count instructions up to target; it must be a start. */
             while (a < target) {
+                before = a;
                 a = tb_block_advance(b, a, 1);
                 k++;
             }
             if (a != target || tb_block_insn(d->bc, a, (tb_isa)d->isa, &last) < 0) {
                 lose_sync(d, e, &pc, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
+                return;
+            }
+            if (b->status == TB_BLOCK_WP && a == b->last.addr) {
+                /* The update names the waypoint: the walk stops at it. */
+                count += k;
+                if (k && tb_block_insn(d->bc, before, (tb_isa)d->isa, &prev_last) < 0) {
+                    lose_sync(d, e, &pc, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
+                    return;
+                }
+                if (count)
+                    emit_range(d, e, &pc, start, a, count, d->isa, &prev_last, 'E');
+                d->pc = a;
+                d->blk_from = NULL;
                 return;
             }
             count += k + 1;

@@ -13,8 +13,6 @@
 #include "tracebench/elfinfo.h"
 #include "tracebench/types.h"
 
-int tb_fuzz_elfinfo(const uint8_t *data, size_t len);
-
 int tb_fuzz_elfinfo(const uint8_t *data, size_t len)
 {
     tb_elfinfo *e = NULL;

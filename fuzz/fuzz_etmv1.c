@@ -110,7 +110,7 @@ static uint64_t e1_hash_element(uint64_t h, const tb_element *el)
 
 #undef HF
 
-static void e1_check_range(e1_dec *s, const tb_element *el)
+TB_FUZZ_NOCOV static void e1_check_range(e1_dec *s, const tb_element *el)
 {
     const char *h = E1_NAME;
     uint32_t span = el->end - el->start;
@@ -164,7 +164,7 @@ static void e1_check_range(e1_dec *s, const tb_element *el)
     s->insns += el->count;
 }
 
-static int e1_on_element(void *ctx, const tb_element *el)
+TB_FUZZ_NOCOV static int e1_on_element(void *ctx, const tb_element *el)
 {
     e1_dec *s = ctx;
     const char *h = E1_NAME;
@@ -253,7 +253,7 @@ static int e1_on_element(void *ctx, const tb_element *el)
     return 0;
 }
 
-static void e1_dec_count(e1_dec *s, const tb_packet *p)
+TB_FUZZ_NOCOV static void e1_dec_count(e1_dec *s, const tb_packet *p)
 {
     s->packets++;
     if (p->kind == TB_PKT_ATOM)
@@ -262,7 +262,7 @@ static void e1_dec_count(e1_dec *s, const tb_packet *p)
         s->statuses++;
 }
 
-static void e1_dec_packet(e1_dec *s, const tb_packet *p)
+TB_FUZZ_NOCOV static void e1_dec_packet(e1_dec *s, const tb_packet *p)
 {
     size_t before = s->elements;
     int rc;
@@ -303,7 +303,7 @@ static uint64_t e1_hash_packet(uint64_t h, const tb_packet *p)
 
 #undef HF
 
-static void e1_check_packet(e1_run *s, const tb_packet *p)
+TB_FUZZ_NOCOV static void e1_check_packet(e1_run *s, const tb_packet *p)
 {
     const char *h = E1_NAME;
     const tb_etmv1_config *c;
@@ -444,7 +444,7 @@ static void e1_speccov(const uint8_t *cap, size_t len)
 #undef E1_C
 }
 
-static int e1_on_packet(void *ctx, const tb_packet *p)
+TB_FUZZ_NOCOV static int e1_on_packet(void *ctx, const tb_packet *p)
 {
     e1_check_packet(ctx, p);
     return 0;

@@ -749,7 +749,7 @@ const tb_fuzz_objs *tb_fuzz_objects(tb_protocol proto, const uint8_t b[TB_FUZZ_C
 /* ------------------------------------------------------------------ */
 /* Shared checks (fuzz.h). */
 
-void tb_fuzz_check_speccov(const char *harness, int k, const tb_speccov_id *ids,
+TB_FUZZ_NOCOV void tb_fuzz_check_speccov(const char *harness, int k, const tb_speccov_id *ids,
                             const char *prefix)
 {
     static bool named[TB_SPECCOV_MAX];
@@ -771,7 +771,7 @@ void tb_fuzz_check_speccov(const char *harness, int k, const tb_speccov_id *ids,
     }
 }
 
-bool tb_fuzz_known_err(int err)
+TB_FUZZ_NOCOV bool tb_fuzz_known_err(int err)
 {
     static signed char known[256]; /* 0 unknown yet, 1 known, -1 not */
 

@@ -69,10 +69,11 @@ std="-std=c11 -D_POSIX_C_SOURCE=200809L"
 # The harness list and dictionaries: fuzz/run.sh's, so that nothing run.sh
 # fuzzes is left out here.
 names=()
-declare -A dict=()
-while read -r h d; do
+declare -A dict=() maxlen=()
+while read -r h d m; do
   names+=("$h")
   dict[$h]=$d
+  maxlen[$h]=$m
 done < <(bash "$fz/run.sh" --list)
 [ "${#names[@]}" -gt 0 ] || { echo "oss-fuzz-build: fuzz/run.sh --list named no harness" >&2; exit 1; }
 
@@ -145,6 +146,21 @@ for h in "${names[@]}"; do
       extra_srcs=("$fz/fuzz_diff_ocsd.c")
       read -r -a extra_inc <<<"$(pkg-config --cflags libopencsd) -DTB_FUZZ_OCSD_LIBFUZZER=1"
       read -r -a extra_libs <<<"-lopencsd_c_api $(pkg-config --libs libopencsd) -lstdc++" ;;
+    elfinfo)
+      # The ELF reader of `coverage --memory` (analysis/elfinfo.c) through
+      # elfutils' libdw and libelf, linked statically (the runner image has
+      # neither; their own dependencies, zlib, liblzma, libbz2, are in
+      # every Ubuntu base).
+      if ! pkg-config --exists libdw libelf 2>/dev/null; then
+        echo "oss-fuzz-build: elfutils' libdw not found (pkg-config libdw libelf):" \
+             "fuzz_elfinfo cannot be built; install libdw-dev (the Dockerfile does), or set" \
+             "TB_OSS_FUZZ_SKIP=elfinfo" >&2
+        exit 1
+      fi
+      extra_srcs=("$fz/fuzz_elfinfo.c" "$root/analysis/elfinfo.c")
+      read -r -a extra_inc <<<"$(pkg-config --cflags libdw libelf) -DTB_HAVE_LIBDW=1"
+      dw_deps=$(pkg-config --static --libs libdw libelf | sed -E 's/(^| )-l(dw|elf)( |$)/ /g; s/(^| )-l(dw|elf)( |$)/ /g')
+      read -r -a extra_libs <<<"-Wl,-Bstatic -ldw -lelf -Wl,-Bdynamic $dw_deps" ;;
     gen)
       # The kept-seed table parser and the program generator (fuzz_gen.c).
       extra_srcs=("$fz/fuzz_gen.c" "$root/gen/gen.c" "$root/roundtrip/gen_seeds.c") ;;
@@ -175,7 +191,11 @@ for h in "${names[@]}"; do
   seeds=$work/seeds_$h
   rm -rf "$seeds"
   mkdir -p "$seeds"
-  "$work/seedgen" "$h" "$seeds" >/dev/null
+  if [ "$h" = elfinfo ]; then
+    sh "$fz/elf-seeds.sh" "$seeds" >/dev/null
+  else
+    "$work/seedgen" "$h" "$seeds" >/dev/null
+  fi
   for r in "$fz/regressions/$h" "$fz/regressions/${h%_full}"; do
     if [ -d "$r" ]; then
       cp "$r"/* "$seeds/"
@@ -190,12 +210,13 @@ for h in "${names[@]}"; do
   fi
 
   # The limits fuzz/run.sh fuzzes with: 10 s an input, malloc 256 MB,
-  # RSS 1024 MB, inputs up to 8 KiB.  The round trip keeps Unicorn's
+  # RSS 1024 MB, inputs up to run.sh's max_len_of (8 KiB; ELF files
+  # 32 KiB).  The round trip keeps Unicorn's
   # translated code across inputs (fuzz_roundtrip.c): no leak check
   # after each input (run.sh does the same; leaks still fail at exit).
   {
     echo "[libfuzzer]"
-    echo "max_len = 8192"
+    echo "max_len = ${maxlen[$h]}"
     echo "timeout = 10"
     echo "rss_limit_mb = 1024"
     echo "malloc_limit_mb = 256"

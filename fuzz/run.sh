@@ -11,8 +11,9 @@
 # go to build-fuzz-<engine>/work/HARNESS/ (corpus, crashes, log); a
 # finding is copied to fuzz/regressions/HARNESS/ only by hand, after it
 # is fixed.  --build only builds (every harness, or those named).
-# --list prints each harness and its dictionary (path or "-"), one a
-# line: fuzz/oss-fuzz-build.sh and its test read the list from here.
+# --list prints each harness, its dictionary (path or "-") and its
+# -max_len, one a line: fuzz/oss-fuzz-build.sh and its test read the
+# list from here.
 #
 # Prints one line "run.sh: HARNESS ok|FAILED ... inputs=N seconds=S
 # exec_s=X corpus=C checked=K" (scripts/fuzz-smoke.sh reads it); on a
@@ -29,8 +30,8 @@ set -euo pipefail
 
 harnesses=(etmv3_parser etmv3_parser_full ptm_parser ptm_parser_full deformatter
            deformatter_full snapshot snapshot_full etmv3_decoder etmv3_decoder_full ptm_decoder
-           ptm_decoder_full etmv1 etmv1_full etmv2 etmv2_full roundtrip gen conform ocsd_etmv3
-           ocsd_ptm)
+           ptm_decoder_full etmv1 etmv1_full etmv2 etmv2_full roundtrip gen conform elfinfo
+           ocsd_etmv3 ocsd_ptm)
 
 usage() {
   echo "usage: run.sh HARNESS SECONDS [libfuzzer|afl]" >&2
@@ -47,8 +48,18 @@ dict_of() {
       echo "$here/dict/etmv3.dict" ;;
     ptm_parser|ptm_parser_full|ptm_decoder|ptm_decoder_full|ocsd_ptm) echo "$here/dict/ptm.dict" ;;
     deformatter|deformatter_full|snapshot|snapshot_full) echo "$here/dict/${1%_full}.dict" ;;
-    roundtrip|etmv1|etmv1_full|etmv2|etmv2_full|gen|conform|plant) echo "" ;;
+    roundtrip|etmv1|etmv1_full|etmv2|etmv2_full|gen|conform|elfinfo|plant) echo "" ;;
     *) echo "run.sh: unknown harness '$1'" >&2; usage ;;
+  esac
+}
+
+# The longest input a harness is given (-max_len): 8 KiB, but an ELF
+# file keeps its section headers at its end, and the seeds are 8-10 KiB
+# (fuzz/elf-seeds.sh): cut at 8 KiB each would be refused whole.
+max_len_of() {
+  case $1 in
+    elfinfo) echo 32768 ;;
+    *) echo 8192 ;;
   esac
 }
 
@@ -115,7 +126,7 @@ main() {
     local h d
     for h in "${harnesses[@]}"; do
       d=$(dict_of "$h")
-      echo "$h ${d:--}"
+      echo "$h ${d:--} $(max_len_of "$h")"
     done
     return 0
   fi
@@ -160,7 +171,11 @@ main() {
         [ -f "$d/snapshot.ini" ] && snaps+=("$d")
       done
     fi
-    "$build/fuzz/tb_fuzz_seedgen" "$harness" "$work/seeds" ${snaps[@]+"${snaps[@]}"}
+    if [ "$harness" = elfinfo ]; then
+      sh "$here/elf-seeds.sh" "$work/seeds" >/dev/null
+    else
+      "$build/fuzz/tb_fuzz_seedgen" "$harness" "$work/seeds" ${snaps[@]+"${snaps[@]}"}
+    fi
     # Regression inputs are seeds too: whatever broke once is a good start
     # (a full harness reads its fast one's inputs: both folders).
     for r in "$here/regressions/$harness" "$here/regressions/${harness%_full}"; do
@@ -201,7 +216,7 @@ main() {
     cd "$work"
     "$bin" "$work/corpus" "$work/seeds" ${dict_args[@]+"${dict_args[@]}"} \
       -max_total_time="$seconds" -timeout="$timeout_s" -rss_limit_mb=1024 \
-      -malloc_limit_mb=256 -max_len=8192 -print_final_stats=1 \
+      -malloc_limit_mb=256 -max_len="$(max_len_of "$harness")" -print_final_stats=1 \
       -artifact_prefix="$work/crashes/" ${jobs_args[@]+"${jobs_args[@]}"} \
       ${extra[@]+"${extra[@]}"} >"$log" 2>&1 &
     { wait $!; rc=$?; } 2>/dev/null

@@ -43,12 +43,13 @@ built=$(( $(date +%s) - start ))
 
 # What run.sh fuzzes, from run.sh itself.
 names=()
-declare -A dict=()
-while read -r h d; do
+declare -A dict=() maxlen=()
+while read -r h d m; do
   names+=("$h")
   dict[$h]=$d
+  maxlen[$h]=$m
 done < <(bash "$root/fuzz/run.sh" --list)
-[ "${#names[@]}" -ge 18 ] || bad "fuzz/run.sh --list names ${#names[@]} harnesses, expected at least 18"
+[ "${#names[@]}" -ge 22 ] || bad "fuzz/run.sh --list names ${#names[@]} harnesses, expected at least 22"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -82,6 +83,8 @@ for h in "${names[@]}"; do
     k=${k// /}; v=${v// /}
     [ -n "$k" ] && args+=("-$k=$v")
   done < <(sed -n '2,$p' "$opt")
+  grep -qx "max_len = ${maxlen[$h]}" "$opt" ||
+    bad "$h: fuzz_$h.options has no max_len = ${maxlen[$h]} (run.sh's)"
   [ -f "$zip" ] || continue
   corpus=$tmp/run/$h
   mkdir -p "$corpus"

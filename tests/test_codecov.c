@@ -35,6 +35,7 @@
 
 #include "tb_test.h"
 #include "tracebench/codecov.h"
+#include "tracebench/elfinfo.h"
 #include "tracebench/snapshot.h"
 
 /* ---- (a) ---- */
@@ -827,4 +828,52 @@ Test(codecov, bounded_block_table_same_counts)
     tb_codecov_free(big);
     tb_codecov_free(small);
     tb_memimage_free(m);
+}
+
+/* The elfinfo fuzz harness's regression inputs (fuzz/regressions/elfinfo,
+ * README there): each loads or is refused with a known error, and what
+ * loads keeps the harness's invariants (fuzz/fuzz_elfinfo.c): line rows
+ * non-empty with a known file, functions sorted. */
+Test(elfinfo, fuzz_regressions)
+{
+    char dir[1024], path[1400], err[256];
+    DIR *d;
+    struct dirent *de;
+    int n = 0;
+
+    snprintf(dir, sizeof dir, "%s/fuzz/regressions/elfinfo", TB_SOURCE_DIR);
+    d = opendir(dir);
+    cr_assert_not_null(d, "no %s", dir);
+    while ((de = readdir(d)) != NULL) {
+        tb_elfinfo *e = NULL;
+        uint8_t *data;
+        size_t len;
+        int rc;
+
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        data = tb_test_read_file(path, &len);
+        cr_assert_not_null(data, "cannot read %s", path);
+        rc = tb_elfinfo_load_mem(data, len, &e, err, sizeof err);
+        if (rc == TB_ERR_UNSUPPORTED) {
+            free(data);
+            closedir(d);
+            cr_skip_test("built without elfutils' libdw");
+        }
+        cr_assert(rc == 0 || rc == TB_ERR_FORMAT, "%s: load returned %d (%s)", path, rc, err);
+        for (size_t i = 0; rc == 0 && i < e->nlines; i++)
+            cr_assert(e->lines[i].lo < e->lines[i].hi && e->lines[i].file < e->nfiles,
+                      "%s: line row %zu [0x%x, 0x%x) file %u of %zu", path, i,
+                      (unsigned)e->lines[i].lo, (unsigned)e->lines[i].hi,
+                      (unsigned)e->lines[i].file, e->nfiles);
+        for (size_t i = 1; rc == 0 && i < e->nfuncs; i++)
+            cr_assert(e->funcs[i - 1].lo < e->funcs[i].lo, "%s: functions not sorted at %zu",
+                      path, i);
+        tb_elfinfo_free(e);
+        free(data);
+        n++;
+    }
+    closedir(d);
+    cr_assert_gt(n, 0, "no regression inputs in %s", dir);
 }

@@ -491,6 +491,69 @@ Test(decoder_ptm, wp_update_and_back_to_back_exceptions)
     tb_memimage_free(m);
 }
 
+/* IHI0035B B.3.2 analyze_waypoint_update: the walk outputs instructions
+ * up to the packet's address and passes only non-waypoints (step 5); at
+ * a waypoint it stops without passing it (steps 4 and 6), so the atom or
+ * branch packet that follows decodes that waypoint (branch_no_excp and
+ * analyze_atomheader start at CurrentState).  A WP update naming a
+ * waypoint (no PTM emits one: 4.5.5 names an upgraded non-waypoint; a
+ * fuzzed trace does) thus leaves the waypoint's outcome to what follows.
+ * Found by the ocsd_ptm harness: we took it as executed and went on past
+ * it, which is neither the spec's walk nor OpenCSD's (that follows it). */
+typedef struct wp_on_wp_case {
+    const char *name;
+    tb_packet next;           /* after the WP update naming 0x8008 */
+    uint32_t wp_end;          /* the branch range: [0x8008, wp_end) */
+    char atom;
+    uint32_t after;           /* where the following walk starts */
+} wp_on_wp_case;
+
+Test(decoder_ptm, wp_update_naming_a_waypoint_leaves_it_to_the_next_atom)
+{
+    uint8_t code[0x40];
+    tb_memimage *m = tb_memimage_new();
+    tb_config c = config(TB_PROTO_PTM, false);
+    const wp_on_wp_case cases[] = {
+        /* The branch packet's implied E is the BNE's: 0x8008 once. */
+        {"branch packet", branch(0x8030, TB_ISA_ARM), 0x800C, 'E', 0x8030},
+        /* An N atom: the BNE failed, execution goes on at 0x800C. */
+        {"N atom", atoms("N"), 0x800C, 'N', 0x800C},
+        /* An E atom: the BNE taken to its target 0x8020. */
+        {"E atom", atoms("E"), 0x800C, 'E', 0x8020},
+    };
+
+    fill_nops(code, 0, 0x40);
+    put32(code + 0x08, 0x1A000004); /* 0x8008 BNE 0x8020 */
+    put32(code + 0x14, 0xEAFFFFFE); /* 0x8014 B . (ends the N walk) */
+    put32(code + 0x28, 0xEAFFFFFE); /* 0x8028 B . (ends the E walk) */
+    put32(code + 0x38, 0xEAFFFFFE); /* 0x8038 B . (ends the branch's) */
+    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const wp_on_wp_case *w = &cases[k];
+        tb_decoder *d = tb_decoder_new(&c, m);
+        elems e = {0};
+        const tb_element *r[8];
+        tb_packet wp = branch(0x8008, TB_ISA_ARM);
+
+        wp.kind = TB_PKT_WP_UPDATE;
+        tb_packet p[] = {isync(0x8000, TB_ISA_ARM, 0), wp, w->next, atoms("E")};
+        feed(d, &e, p, 4);
+        cr_assert_eq(only(&e, TB_ELEM_NO_SYNC, r, 8), 1, "%s: only the initial NO_SYNC", w->name);
+        cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 8), 3, "%s", w->name);
+        /* The WP update: the two NOPs before the BNE, not the BNE. */
+        check_range(r[0], 0x8000, 0x8008, 2, TB_ISA_ARM, 'E');
+        cr_assert_eq(r[0]->index, 1);
+        /* The BNE, decoded by the packet after the WP update. */
+        check_range(r[1], 0x8008, w->wp_end, 1, TB_ISA_ARM, w->atom);
+        cr_assert_eq(r[1]->last_wp, TB_WP_DIRECT, "%s", w->name);
+        cr_assert_eq(r[1]->index, 2);
+        /* The last E atom walks on from where that left the flow. */
+        cr_assert_eq(r[2]->start, w->after, "%s: walk from %08x", w->name, r[2]->start);
+        tb_decoder_free(d);
+    }
+    tb_memimage_free(m);
+}
+
 /* Errors are elements: code missing from the image, a bad packet, a
  * WP update the image contradicts. */
 Test(decoder_ptm, errors_are_elements)

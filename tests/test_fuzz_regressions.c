@@ -96,9 +96,10 @@ Test(fuzz_regressions, regression_folders_name_real_harnesses)
             known |= strcmp(h->name, e->d_name) == 0;
         /* A misspelt folder would silently never be replayed.  roundtrip
          * and conform are replayed by test_roundtrip_fuzz, test_conform,
-         * ocsd_* (OpenCSD differential) by test_fuzz_ocsd. */
+         * ocsd_* (OpenCSD differential) by test_fuzz_ocsd, elfinfo by
+         * test_codecov (elfinfo/fuzz_regressions). */
         cr_assert(known || strncmp(e->d_name, "roundtrip", 9) == 0 ||
-                      strcmp(e->d_name, "conform") == 0 ||
+                      strcmp(e->d_name, "conform") == 0 || strcmp(e->d_name, "elfinfo") == 0 ||
                       strcmp(e->d_name, "ocsd_etmv3") == 0 || strcmp(e->d_name, "ocsd_ptm") == 0,
                   "fuzz/regressions/%s is no harness", e->d_name);
     }
