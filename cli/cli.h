@@ -14,7 +14,7 @@
 enum tb_cli_exit {
     TB_EXIT_OK = 0,       /* success (roundtrip: MATCH) */
     TB_EXIT_DIFF = 1,     /* a check found a difference: roundtrip MISMATCH,
-                           * vectors --check, vectors --coverage */
+                           * vectors --check, vectors --spec-coverage */
     TB_EXIT_USAGE = 2,    /* bad command line, option list or value */
     TB_EXIT_NOTHING = 3,  /* roundtrip: nothing checked, fault not applied
                            * or not caught */
@@ -49,8 +49,9 @@ int tb_cli_conform(int argc, char **argv);
 int tb_cli_gen(int argc, char **argv);
 int tb_cli_coverage(int argc, char **argv);
 int tb_cli_profile(int argc, char **argv);
-/* `vectors --coverage` (cli/vectors_coverage.c), with vectors' argv. */
-int tb_cli_vectors_coverage(int argc, char **argv);
+/* `vectors --spec-coverage` (alias --coverage; cli/vectors_speccov.c),
+ * with vectors' argv. */
+int tb_cli_vectors_speccov(int argc, char **argv);
 /* The vector list's directory (".": none in the path) into base. */
 void tb_cli_vectors_dir(const char *list, char *base, size_t len);
 

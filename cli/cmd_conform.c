@@ -273,7 +273,7 @@ static void print_text(report *rp)
     }
     printf("\nby spec-coverage variant: ");
     if (!s->n_vars) {
-        printf("no variant counts (the vectors' coverage could not be read)\n");
+        printf("no variant counts (the vectors' spec coverage could not be read)\n");
     } else if (!nf) {
         printf("every one of the %zu variants the vectors run hold passes\n", s->n_vars);
     } else {

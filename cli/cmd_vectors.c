@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "tracebench/coverage.h"
+#include "speccov.h"
 #include "tracebench/decoder.h"
 #include "tracebench/frame.h"
 #include "tracebench/snapshot.h"
@@ -475,30 +475,30 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
     return fclose(f) == 0 ? 0 : -1;
 }
 
-/* The spec-coverage table (vectors/coverage.tsv counted over the vectors
- * just written, `tracebench vectors --coverage --markdown`); NULL with a
- * message on error. */
-static char *coverage_table(const char *catalogue, const char *out)
+/* The spec-coverage table (vectors/spec-coverage.tsv counted over the
+ * vectors just written, `tracebench vectors --spec-coverage --markdown`);
+ * NULL with a message on error. */
+static char *speccov_table(const char *catalogue, const char *out)
 {
-    static tb_coverage_tally t;
-    tb_coverage_catalogue cat;
+    static tb_speccov_tally t;
+    tb_speccov_catalogue cat;
     char err[512];
     char *md = NULL;
     int need;
 
-    if (tb_coverage_catalogue_load(&cat, catalogue, err, sizeof err) < 0) {
+    if (tb_speccov_catalogue_load(&cat, catalogue, err, sizeof err) < 0) {
         fprintf(stderr, "tracebench vectors: %s\n", err);
         return NULL;
     }
     memset(&t, 0, sizeof t);
-    if (tb_coverage_count_dir(out, &t, err, sizeof err) < 0)
-        fprintf(stderr, "tracebench vectors: coverage: %s\n", err);
-    else if ((need = tb_coverage_format_markdown(&cat, &t, NULL, 0)) < 0 ||
+    if (tb_speccov_count_dir(out, &t, err, sizeof err) < 0)
+        fprintf(stderr, "tracebench vectors: spec coverage: %s\n", err);
+    else if ((need = tb_speccov_format_markdown(&cat, &t, NULL, 0)) < 0 ||
              !(md = malloc((size_t)need + 1)))
-        fprintf(stderr, "tracebench vectors: coverage table: out of memory\n");
+        fprintf(stderr, "tracebench vectors: spec-coverage table: out of memory\n");
     else
-        tb_coverage_format_markdown(&cat, &t, md, (size_t)need + 1);
-    tb_coverage_catalogue_free(&cat);
+        tb_speccov_format_markdown(&cat, &t, md, (size_t)need + 1);
+    tb_speccov_catalogue_free(&cat);
     return md;
 }
 
@@ -506,7 +506,7 @@ static int write_index(const char *out, const vec *v, size_t n, const char *cata
 {
     char path[1024], bpi[32];
     uint64_t insns = 0, bytes = 0;
-    char *cov = coverage_table(catalogue, out);
+    char *cov = speccov_table(catalogue, out);
     FILE *f;
 
     if (!cov)
@@ -563,9 +563,9 @@ static int write_index(const char *out, const vec *v, size_t n, const char *cata
             n, (unsigned long long)insns, (unsigned long long)bytes, bpi);
     fprintf(f, "\n## Spec coverage\n\n"
                "Every packet kind and variant of ETMv3, PTM, the ETMv1 and ETMv2 trace "
-               "ports and the formatter (`vectors/coverage.tsv`), counted from the packets "
+               "ports and the formatter (`vectors/spec-coverage.tsv`), counted from the packets "
                "(and, for ETMv1 and ETMv2, the port samples) of the vectors above "
-               "(`tracebench vectors --coverage`).  CI fails when a variant the encoder can "
+               "(`tracebench vectors --spec-coverage`).  CI fails when a variant the encoder can "
                "produce occurs in no vector; the others say why they cannot occur yet "
                "(`in progress`: being added on another branch).\n\n"
                "%s", cov);
@@ -1237,7 +1237,7 @@ static int usage_to(FILE *f, int rc)
     fprintf(f,
             "usage: tracebench vectors [--list FILE] [--programs DIR] [--scenarios DIR] [--out DIR]\n"
             "           [--only NAME] [--check] [--quiet]\n"
-            "       tracebench vectors --coverage [--markdown] [--list FILE] [--out DIR]\n"
+            "       tracebench vectors --spec-coverage [--markdown] [--list FILE] [--out DIR]\n"
             "\n"
             "Regenerates the conformance vectors (docs/vectors.md) listed in FILE: per vector\n"
             "a round trip that writes OUT/NAME/ (snapshot, truth.txt, decode.addr, README.md).\n"
@@ -1251,11 +1251,13 @@ static int usage_to(FILE *f, int rc)
             "  --check          regenerate into a temporary directory and compare with --out\n"
             "                   byte for byte, naming each difference (nothing is written)\n"
             "  --quiet          no progress line (shown only on a terminal)\n"
-            "  --coverage       count the spec-coverage catalogue's variants (coverage.tsv\n"
-            "                   beside the list) over the vectors under --out; --markdown: as\n"
-            "                   a Markdown table\n"
+            "  --spec-coverage  count the variants of the spec-coverage catalogue\n"
+            "                   (spec-coverage.tsv beside the list) over the vectors under\n"
+            "                   --out; --markdown: as a Markdown table (not code coverage:\n"
+            "                   that is tracebench coverage)\n"
+            "  --coverage       the old name of --spec-coverage, kept as an alias\n"
             "\n"
-            "exit: 0 done (--check: the same), 1 --check: a difference; --coverage: a\n"
+            "exit: 0 done (--check: the same), 1 --check: a difference; --spec-coverage: a\n"
             "      reachable variant in no vector, 2 usage, 4 error\n");
     return rc;
 }
@@ -1328,8 +1330,8 @@ int tb_cli_vectors(int argc, char **argv)
             check = true;
         else if (!strcmp(argv[i], "--quiet"))
             quiet = true;
-        else if (!strcmp(argv[i], "--coverage"))
-            return tb_cli_vectors_coverage(argc, argv); /* cli/vectors_coverage.c */
+        else if (!strcmp(argv[i], "--spec-coverage") || !strcmp(argv[i], "--coverage"))
+            return tb_cli_vectors_speccov(argc, argv); /* cli/vectors_speccov.c */
         else
             return bad_arg(argv[i], argv[i][0] == '-' && i + 1 >= argc);
     }
@@ -1345,7 +1347,7 @@ int tb_cli_vectors(int argc, char **argv)
         scenarios = scn_buf;
     }
     strf(def_buf, sizeof def_buf, "%s/programs", base);
-    strf(catalogue, sizeof catalogue, "%s/coverage.tsv", base);
+    strf(catalogue, sizeof catalogue, "%s/spec-coverage.tsv", base);
     if (!out) {
         strf(out_buf, sizeof out_buf, "%s/generated", base);
         out = out_buf;

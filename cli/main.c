@@ -49,7 +49,7 @@ static const command commands[] = {
                         "                                            a random ARM/Thumb program, its scenario and ELF"},
 #endif
 #ifdef TB_HAVE_CMD_VECTORS
-    {"vectors", tb_cli_vectors, "vectors [--check] [--coverage] ...\n"
+    {"vectors", tb_cli_vectors, "vectors [--check] [--spec-coverage] ...\n"
                                 "                                  regenerate (or check) the conformance vectors"},
 #endif
 };
@@ -66,7 +66,7 @@ static void usage(FILE *f)
     fprintf(f, "\nSee tracebench(1).  `tracebench COMMAND --help` for a command's options.\n"
                "exit codes, one meaning each (README.md \"Exit codes\", tracebench(1)):\n"
                "  0    success (roundtrip: MATCH)\n"
-               "  1    a difference: roundtrip MISMATCH, vectors --check, vectors --coverage\n"
+               "  1    a difference: roundtrip MISMATCH, vectors --check, vectors --spec-coverage\n"
                "  2    usage: a bad command line\n"
                "  3    roundtrip: nothing checked (or a fault not applied or not caught)\n"
                "  4    error: an input would not load, an output not be written, a pipeline error\n"

@@ -18,7 +18,7 @@
 #   share/doc/tracebench/               README.md, docs/*.md (which the
 #                                       headers cite), examples/
 #   share/tracebench/vectors/           the conformance vectors, their README,
-#                                       coverage.tsv and vectors.md (`conform`)
+#                                       spec-coverage.tsv and vectors.md (`conform`)
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 include(CheckCCompilerFlag)
@@ -116,7 +116,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/vectors/programs/crt0.S ${PROJECT_SOURCE_DIR
 # conform` looks for them (relative to bin/, so the prefix can move).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/vectors/generated/
   DESTINATION ${CMAKE_INSTALL_DATADIR}/tracebench/vectors)
-install(FILES ${PROJECT_SOURCE_DIR}/vectors/coverage.tsv ${PROJECT_SOURCE_DIR}/docs/vectors.md
+install(FILES ${PROJECT_SOURCE_DIR}/vectors/spec-coverage.tsv ${PROJECT_SOURCE_DIR}/docs/vectors.md
   DESTINATION ${CMAKE_INSTALL_DATADIR}/tracebench/vectors)
 
 # `make vectors-dist`: the vectors alone, for decoder writers who want no
@@ -128,7 +128,7 @@ add_custom_target(vectors-dist
   COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/vdist
   COMMAND ${CMAKE_COMMAND} -E copy_directory ${PROJECT_SOURCE_DIR}/vectors/generated
           ${PROJECT_BINARY_DIR}/vdist/${TB_VDIST}
-  COMMAND ${CMAKE_COMMAND} -E copy ${PROJECT_SOURCE_DIR}/vectors/coverage.tsv
+  COMMAND ${CMAKE_COMMAND} -E copy ${PROJECT_SOURCE_DIR}/vectors/spec-coverage.tsv
           ${PROJECT_SOURCE_DIR}/docs/vectors.md ${PROJECT_BINARY_DIR}/vdist/${TB_VDIST}
   COMMAND ${CMAKE_COMMAND} -E chdir ${PROJECT_BINARY_DIR}/vdist
           ${CMAKE_COMMAND} -E tar czf ${PROJECT_BINARY_DIR}/${TB_VDIST}.tar.gz ${TB_VDIST}

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tracebench/coverage.h"
+#include "speccov.h"
 #include "tracebench/decoder.h"
 #include "tracebench/etmv2.h"
 #include "tracebench/parser.h"
@@ -223,11 +223,11 @@ const tb_fuzz_objs *tb_fuzz_objects(tb_protocol proto, const uint8_t b[TB_FUZZ_C
 
 /* ---- checks shared by the harnesses (fuzz_util.c) ---- */
 
-/* A coverage classifier's answer (coverage.h): k >= 0, each id a variant
+/* A spec-coverage classifier's answer (speccov.h): k >= 0, each id a variant
  * of the catalogue whose name finds it again (looked up by name once per
  * id and process: the catalogue is fixed) and whose name starts with
  * prefix (NULL: any). */
-void tb_fuzz_check_coverage(const char *harness, int k, const tb_coverage_id *ids,
+void tb_fuzz_check_speccov(const char *harness, int k, const tb_speccov_id *ids,
                             const char *prefix);
 
 /* err is a negative TB_ERR_* the library has a message for (looked up

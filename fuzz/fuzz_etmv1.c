@@ -43,7 +43,7 @@
  *  - the generic path (tb_config_from_etmv1, tb_parser + tb_decoder_push
  *    cut in two) gives those elements too, and tb_decoder_range_addrs
  *    lists each range's instructions consistently;
- *  - spec coverage (coverage.h): each packet classifies into known
+ *  - spec coverage (speccov.h): each packet classifies into known
  *    etmv1.* variants; the capture's port count returns 0 or a known
  *    error, one width, and no more statuses than samples nor APOs than
  *    branches.
@@ -53,7 +53,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "tracebench/coverage.h"
+#include "speccov.h"
 #include "tracebench/decoder.h"
 #include "tracebench/etmv1.h"
 #include "tracebench/parser.h"
@@ -395,12 +395,12 @@ TB_FUZZ_NOCOV static void e1_check_packet(e1_run *s, const tb_packet *p)
         s->have_g = tb_config_from_etmv1(&s->g, tb_etmv1_etmcr(c), c->minor,
                                          c->vector_base) == 0;
     if (s->have_g && p->kind < TB_PKT_RESERVED) {
-        /* The coverage classifier reads ETMv1 packets by its own rules
-         * (coverage.h): every variant it names is a known etmv1 one. */
-        tb_coverage_id ids[32];
-        int k = tb_coverage_classify_packet(&s->g, p, ids, 32);
+        /* The spec-coverage classifier reads ETMv1 packets by its own rules
+         * (speccov.h): every variant it names is a known etmv1 one. */
+        tb_speccov_id ids[32];
+        int k = tb_speccov_classify_packet(&s->g, p, ids, 32);
 
-        tb_fuzz_check_coverage(h, k, ids, "etmv1.");
+        tb_fuzz_check_speccov(h, k, ids, "etmv1.");
     }
     if (s->full)
         s->hash = e1_hash_packet(s->hash, p);
@@ -409,38 +409,38 @@ TB_FUZZ_NOCOV static void e1_check_packet(e1_run *s, const tb_packet *p)
         e1_dec_packet(s->d, p);
 }
 
-/* The coverage counter's port side (tb_coverage_count_etmv1_capture):
+/* The spec-coverage counter's port side (tb_speccov_count_etmv1_capture):
  * 0 or a known error; on 0, one width, and no more statuses, TRACESYNCs
  * or APOs than the capture has samples and branches. */
-static void e1_coverage(const uint8_t *cap, size_t len)
+static void e1_speccov(const uint8_t *cap, size_t len)
 {
     static const char *const st[] = {"ie", "id", "in", "wt", "be", "bd", "td"};
-    static uint64_t c[TB_COVERAGE_MAX];
+    static uint64_t c[TB_SPECCOV_MAX];
     uint64_t statuses = 0, branches;
     size_t samples = len > TB_ETMV1_HDR_BYTES ? (len - TB_ETMV1_HDR_BYTES) / 4 : 0;
     char name[32];
     int rc;
 
     memset(c, 0, sizeof c);
-    rc = tb_coverage_count_etmv1_capture(cap, len, c);
-    TB_FUZZ_CHECK(E1_NAME, rc == 0 || e1_known_err(rc), "coverage capture count: %d", rc);
+    rc = tb_speccov_count_etmv1_capture(cap, len, c);
+    TB_FUZZ_CHECK(E1_NAME, rc == 0 || e1_known_err(rc), "spec-coverage capture count: %d", rc);
     if (rc)
         return;
-#define E1_C(n) c[tb_coverage_variant_find(n)]
+#define E1_C(n) c[tb_speccov_variant_find(n)]
     for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
         snprintf(name, sizeof name, "etmv1.pipestat.%s", st[i]);
         statuses += E1_C(name);
     }
     branches = E1_C("etmv1.pipestat.be") + E1_C("etmv1.pipestat.bd");
     TB_FUZZ_CHECK(E1_NAME, E1_C("etmv1.port4") + E1_C("etmv1.port8") + E1_C("etmv1.port16") == 1,
-                  "coverage: not one port width");
+                  "spec coverage: not one port width");
     TB_FUZZ_CHECK(E1_NAME, statuses <= samples && E1_C("etmv1.tracesync") <= samples &&
                                E1_C("etmv1.pipestat.tr") <= samples,
-                  "coverage: %llu statuses for %zu samples", (unsigned long long)statuses,
+                  "spec coverage: %llu statuses for %zu samples", (unsigned long long)statuses,
                   samples);
     TB_FUZZ_CHECK(E1_NAME, E1_C("etmv1.apo.zero") + E1_C("etmv1.apo.nonzero") +
                                    E1_C("etmv1.apo.abandoned") <= branches,
-                  "coverage: more APOs than branches");
+                  "spec coverage: more APOs than branches");
 #undef E1_C
 }
 
@@ -759,7 +759,7 @@ static int fuzz_etmv1(const uint8_t *data, size_t len, bool full)
         tb_etmv1_decoder_free(dec);
     }
 
-    e1_coverage(stream, slen);
+    e1_speccov(stream, slen);
     if (!own_header) {
         /* Samples path over the longest prefix of samples that unpack. */
         size_t n = 0, max = len / TB_ETMV1_SAMPLE_BYTES;

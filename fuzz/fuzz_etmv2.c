@@ -8,7 +8,7 @@
  *
  * Two harnesses on these inputs (issue 28): etmv2 (fast) parses the
  * capture once into the decoder, both made once per configuration and
- * reset, checking every packet (its coverage classification included)
+ * reset, checking every packet (its spec-coverage classification included)
  * and element on its own, and leaves the looped captures (b1[4]) to
  * etmv2_full, which checks all of the following.
  *
@@ -25,8 +25,8 @@
  *    ETMCR[3:2]) only with data trace: a value of 0/1/2/4 bytes only
  *    with value trace, an address only with address trace, a load-miss
  *    tag 0..3; errors carry a negative TB_ERR_* with a known string;
- *  - spec coverage (coverage.h): each packet classifies into known
- *    etmv2.* variants; the capture counter (tb_coverage_count_etmv2_
+ *  - spec coverage (speccov.h): each packet classifies into known
+ *    etmv2.* variants; the capture counter (tb_speccov_count_etmv2_
  *    capture) returns 0 or a known error, and on 0 one port width, no
  *    more statuses (phantom forms included) or TRs than samples, and no
  *    more split TFOs than TD cycles (none off a 4-bit port);
@@ -45,7 +45,7 @@
 #include <stdio.h>
 
 #include "fuzz.h"
-#include "tracebench/coverage.h"
+#include "speccov.h"
 #include "tracebench/decoder.h"
 #include "tracebench/etmv2.h"
 #include "tracebench/parser.h"
@@ -214,12 +214,12 @@ static int e2_on_packet(void *ctx, const tb_packet *p)
         tb_fuzz_fail(E2_NAME, "packet kind %d", (int)p->kind);
     }
     if (r->g && p->kind < TB_PKT_RESERVED) {
-        /* The coverage classifier reads ETMv2 packets by its own rules
-         * (coverage.h): every variant it names is a known etmv2 one. */
-        tb_coverage_id ids[32];
-        int k = tb_coverage_classify_packet(r->g, p, ids, 32);
+        /* The spec-coverage classifier reads ETMv2 packets by its own rules
+         * (speccov.h): every variant it names is a known etmv2 one. */
+        tb_speccov_id ids[32];
+        int k = tb_speccov_classify_packet(r->g, p, ids, 32);
 
-        tb_fuzz_check_coverage(E2_NAME, k, ids, "etmv2.");
+        tb_fuzz_check_speccov(E2_NAME, k, ids, "etmv2.");
     }
     if (!r->hash_on)
         goto hashed;
@@ -244,41 +244,41 @@ hashed:
     return 0;
 }
 
-/* The coverage counter's port side (tb_coverage_count_etmv2_capture). */
-static void e2_coverage(const uint8_t *cap, size_t len)
+/* The spec-coverage counter's port side (tb_speccov_count_etmv2_capture). */
+static void e2_speccov(const uint8_t *cap, size_t len)
 {
     static const char *const st[] = {
         "pipestat.ie", "pipestat.de", "pipestat.in", "pipestat.dn", "pipestat.wt",
         "pipestat.dw", "pipestat.td", "phantom.taken.ie", "phantom.taken.de",
         "phantom.taken.in", "phantom.taken.dn", "phantom.not_taken.ie",
         "phantom.not_taken.de", "phantom.not_taken.in", "phantom.not_taken.dn"};
-    static uint64_t c[TB_COVERAGE_MAX];
+    static uint64_t c[TB_SPECCOV_MAX];
     uint64_t statuses = 0;
     size_t samples = len > TB_ETMV1_HDR_BYTES ? (len - TB_ETMV1_HDR_BYTES) / 4 : 0;
     char name[40];
     int rc;
 
     memset(c, 0, sizeof c);
-    rc = tb_coverage_count_etmv2_capture(cap, len, c);
-    TB_FUZZ_CHECK(E2_NAME, rc == 0 || e2_known_err(rc), "coverage capture count: %d", rc);
+    rc = tb_speccov_count_etmv2_capture(cap, len, c);
+    TB_FUZZ_CHECK(E2_NAME, rc == 0 || e2_known_err(rc), "spec-coverage capture count: %d", rc);
     if (rc)
         return;
-#define E2_C(n) c[tb_coverage_variant_find(n)]
+#define E2_C(n) c[tb_speccov_variant_find(n)]
     for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
         snprintf(name, sizeof name, "etmv2.%s", st[i]);
         statuses += E2_C(name);
     }
     TB_FUZZ_CHECK(E2_NAME, E2_C("etmv2.port4") + E2_C("etmv2.port8") + E2_C("etmv2.port16") == 1,
-                  "coverage: not one port width");
+                  "spec coverage: not one port width");
     TB_FUZZ_CHECK(E2_NAME, statuses <= samples && E2_C("etmv2.pipestat.tr") <= samples,
-                  "coverage: %llu statuses for %zu samples", (unsigned long long)statuses,
+                  "spec coverage: %llu statuses for %zu samples", (unsigned long long)statuses,
                   samples);
     TB_FUZZ_CHECK(E2_NAME, E2_C("etmv2.tfo.split4") <= E2_C("etmv2.pipestat.td") &&
                                (E2_C("etmv2.port4") || !E2_C("etmv2.tfo.split4")) &&
                                E2_C("etmv2.tfo.split4.trigger") <= E2_C("etmv2.pipestat.tr") &&
                                E2_C("etmv2.td.idle") + E2_C("etmv2.ca.td") <=
                                    E2_C("etmv2.pipestat.td"),
-                  "coverage: TD forms");
+                  "spec coverage: TD forms");
 #undef E2_C
 }
 
@@ -440,7 +440,7 @@ static int fuzz_etmv2(const uint8_t *data, size_t len, bool full)
     TB_FUZZ_CHECK(E2_NAME, whole.hash == small.hash && whole.count == small.count,
                   "chunking changed the packets");
 
-    e2_coverage(cap, clen);
+    e2_speccov(cap, clen);
 
     /* The generic path: tb_parser + tb_decoder_push, cut in two. */
     if (!own) {

@@ -14,7 +14,7 @@
  *    input (parser.h); push and finish return the packets they emitted;
  *  - fields are within their ranges (size <= TB_PKT_MAX_BYTES, atom
  *    counts agree with seq[], error kinds carry a negative err, ...);
- *  - the coverage classifier (coverage.h), which reads each packet's
+ *  - the spec-coverage classifier (speccov.h), which reads each packet's
  *    bytes by its own rules, names known variants only.
  *
  * etmv3_parser_full, ptm_parser_full: the same, and
@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "tracebench/coverage.h"
+#include "speccov.h"
 #include "tracebench/parser.h"
 #include "tracebench/print.h"
 
@@ -39,7 +39,7 @@ typedef struct pstate {
     size_t len;
     uint64_t next;           /* stream index the next packet must start at */
     size_t count;
-    bool classify;           /* the coverage classifier on every packet */
+    bool classify;           /* the spec-coverage classifier on every packet */
     bool print;              /* printers on every packet */
     tb_fuzz_vec *rec;        /* record every packet (the reference run) */
     const tb_fuzz_vec *ref;  /* or compare every packet with the reference */
@@ -126,13 +126,13 @@ static void check_packet(pstate *s, const tb_packet *p)
     if (p->kind == TB_PKT_DATA || p->kind == TB_PKT_OOO_DATA)
         TB_FUZZ_CHECK(h, p->data_size <= 4 && p->data_size != 3,
                       "data size %u", p->data_size);
-    /* The coverage classifier reads the packet's bytes by its own rules
-     * (coverage.h): every variant it names is a known one. */
+    /* The spec-coverage classifier reads the packet's bytes by its own rules
+     * (speccov.h): every variant it names is a known one. */
     if (s->classify) {
-        tb_coverage_id ids[64];
-        int k = tb_coverage_classify_packet(s->cfg, p, ids, 64);
+        tb_speccov_id ids[64];
+        int k = tb_speccov_classify_packet(s->cfg, p, ids, 64);
 
-        tb_fuzz_check_coverage(h, k, ids, NULL);
+        tb_fuzz_check_speccov(h, k, ids, NULL);
     }
 
     if (s->print) {

@@ -749,25 +749,25 @@ const tb_fuzz_objs *tb_fuzz_objects(tb_protocol proto, const uint8_t b[TB_FUZZ_C
 /* ------------------------------------------------------------------ */
 /* Shared checks (fuzz.h). */
 
-TB_FUZZ_NOCOV void tb_fuzz_check_coverage(const char *harness, int k, const tb_coverage_id *ids,
+TB_FUZZ_NOCOV void tb_fuzz_check_speccov(const char *harness, int k, const tb_speccov_id *ids,
                             const char *prefix)
 {
-    static bool named[TB_COVERAGE_MAX];
+    static bool named[TB_SPECCOV_MAX];
 
-    TB_FUZZ_CHECK(harness, k >= 0, "coverage classifier: %d", k);
+    TB_FUZZ_CHECK(harness, k >= 0, "spec-coverage classifier: %d", k);
     for (int i = 0; i < k; i++) {
-        const char *name = ids[i] < TB_COVERAGE_MAX ? tb_coverage_variant_name(ids[i]) : NULL;
+        const char *name = ids[i] < TB_SPECCOV_MAX ? tb_speccov_variant_name(ids[i]) : NULL;
 
-        TB_FUZZ_CHECK(harness, name != NULL, "coverage variant %u has no name",
+        TB_FUZZ_CHECK(harness, name != NULL, "spec-coverage variant %u has no name",
                       (unsigned)ids[i]);
         if (!named[ids[i]]) {
-            TB_FUZZ_CHECK(harness, tb_coverage_variant_find(name) == (int)ids[i],
-                          "coverage variant %u: its name '%s' finds another", (unsigned)ids[i],
+            TB_FUZZ_CHECK(harness, tb_speccov_variant_find(name) == (int)ids[i],
+                          "spec-coverage variant %u: its name '%s' finds another", (unsigned)ids[i],
                           name);
             named[ids[i]] = true;
         }
         TB_FUZZ_CHECK(harness, !prefix || strncmp(name, prefix, strlen(prefix)) == 0,
-                      "coverage variant %s for a packet of %s", name, prefix);
+                      "spec-coverage variant %s for a packet of %s", name, prefix);
     }
 }
 

@@ -63,7 +63,7 @@ cap_cflags=$(pkg-config --cflags capstone 2>/dev/null || true)
 cap_libs=$(pkg-config --static --libs capstone 2>/dev/null || echo -lcapstone)
 uc_cflags=$(pkg-config --cflags unicorn 2>/dev/null || true)
 uc_libs=$(pkg-config --static --libs unicorn 2>/dev/null || echo "-lunicorn -lpthread -lm")
-inc="-I$root/include -I$fz $cap_cflags"
+inc="-I$root/include -I$root/vectors/speccov -I$fz $cap_cflags"
 std="-std=c11 -D_POSIX_C_SOURCE=200809L"
 
 # The harness list and dictionaries: fuzz/run.sh's, so that nothing run.sh
@@ -99,8 +99,10 @@ compile() {
   return $rc
 }
 
-# The library and the harnesses, instrumented, in one archive.
-lib_srcs=("$root"/common/*.c "$root"/encoder/*.c "$root"/decoder/*.c)
+# The library, the spec-coverage catalogue (the parser and ETMv1/ETMv2
+# harnesses classify every packet with it) and the harnesses,
+# instrumented, in one archive.
+lib_srcs=("$root"/common/*.c "$root"/encoder/*.c "$root"/decoder/*.c "$root"/vectors/speccov/*.c)
 harness_srcs=("$fz"/fuzz_util.c "$fz"/fuzz_table.c "$fz"/fuzz_parser.c "$fz"/fuzz_deformatter.c
               "$fz"/fuzz_snapshot.c "$fz"/fuzz_decoder.c "$fz"/fuzz_etmv1.c "$fz"/fuzz_etmv2.c
               "$fz"/fuzz_seeds.c)

@@ -3,10 +3,10 @@
  * times each instruction ran, and for each conditional instruction
  * whether it was seen passing and seen failing its condition.
  *
- * Not the spec-coverage catalogue (coverage.h), which counts packet
- * kinds.  This module sits above decoder/: it takes the decoder's
- * elements (decoder.h) and a memory image, and knows nothing of a
- * protocol beyond what an element says.
+ * Not the spec-coverage catalogue (tb_speccov_*, a test tool beside the
+ * vectors), which counts packet kinds.  This module sits above decoder/:
+ * it takes the decoder's elements (decoder.h) and a memory image, and
+ * knows nothing of a protocol beyond what an element says.
  *
  * Accumulated per block, not per instruction: an instruction range is
  * one hash lookup keyed by (start, isa, count, atoms), whose hit count

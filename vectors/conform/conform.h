@@ -188,8 +188,8 @@ int tb_conform_units(const char *root, tb_conform_unit **out, char *err, size_t 
 
 typedef struct tb_conform_cov tb_conform_cov;
 
-/* The catalogue beside the vectors: root/coverage.tsv, else
- * root/../coverage.tsv (the source tree's vectors/).  NULL when there is
+/* The catalogue beside the vectors: root/spec-coverage.tsv, else
+ * root/../spec-coverage.tsv (the source tree's vectors/).  NULL when there is
  * none or it does not load (note says why; sections are then not
  * given). */
 tb_conform_cov *tb_conform_cov_open(const char *root, char *note, size_t notelen);

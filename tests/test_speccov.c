@@ -1,5 +1,5 @@
 /*
- * Spec coverage (common/coverage.c, vectors/coverage.tsv).
+ * Spec coverage (vectors/speccov/speccov.c, vectors/spec-coverage.tsv).
  *
  * (a) The classifier, on packets the project's parser makes of byte
  *     streams written here from the spec's examples (IHI0014Q 7.3.1
@@ -11,6 +11,8 @@
  * (b) The catalogue loads, and every variant it marks reachable occurs
  *     in some committed vector (vectors/generated).  Fails listing each
  *     one at zero until vectors for them are added.
+ * (c) `tracebench vectors --spec-coverage` and its alias --coverage.
+ * (d) The catalogue stays out of libtracebench.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -19,7 +21,7 @@
 #include <unistd.h>
 
 #include "tb_test.h"
-#include "tracebench/coverage.h"
+#include "speccov.h"
 #include "tracebench/decoder.h"
 #include "tracebench/etmv1.h"
 #include "tracebench/etmv2.h"
@@ -86,7 +88,7 @@ typedef struct got {
 static int on_pkt(void *ctx, const tb_packet *pkt)
 {
     got *g = ctx;
-    tb_coverage_id v[32];
+    tb_speccov_id v[32];
     char joined[1024] = "";
     int n;
 
@@ -94,12 +96,12 @@ static int on_pkt(void *ctx, const tb_packet *pkt)
         return 0;
     cr_assert_lt(pkt->kind, TB_PKT_RESERVED, "bad packet %s at %llu in a hand-built stream",
                  tb_pkt_kind_name(pkt->kind), (unsigned long long)pkt->index);
-    n = tb_coverage_classify_packet(g->cfg, pkt, v, 32);
+    n = tb_speccov_classify_packet(g->cfg, pkt, v, 32);
     cr_assert_geq(n, 0);
     for (int i = 0; i < n; i++) {
         if (i)
             strcat(joined, " ");
-        strcat(joined, tb_coverage_variant_name(v[i]));
+        strcat(joined, tb_speccov_variant_name(v[i]));
     }
     cr_assert_lt(g->n, 128);
     sorted_set(joined, g->sets[g->n++], sizeof g->sets[0]);
@@ -144,7 +146,7 @@ static void expect_stream(const tb_config *cfg, const uint8_t *b, size_t n,
 /* protocol-notes 7.2: the TC2 ID 0x10 stream from its first A-sync, then
  * the "a few packets later" and exception-return snippets (ETMv3.5, CA,
  * 64-bit timestamps, original branch encoding). */
-Test(coverage_etmv3, tc2_worked_example)
+Test(speccov_etmv3, tc2_worked_example)
 {
     EXPECT(regs(TC2_ETMCR, TC2_ETMIDR, TC2_ETMCCER),
            BYTES(ASYNC,
@@ -181,7 +183,7 @@ Test(coverage_etmv3, tc2_worked_example)
 
 /* IHI0014Q 7.3.1 example 7.1 (non-CA): C8 = format 1 EEN, 8A = format 2
  * NE. */
-Test(coverage_etmv3, phdr_example_7_1)
+Test(speccov_etmv3, phdr_example_7_1)
 {
     EXPECT(etm(0, 5, false, 0), BYTES(ASYNC, 0xC8, 0x8A),
            "etmv3.async", "etmv3.phdr.fmt1", "etmv3.phdr.fmt2");
@@ -190,7 +192,7 @@ Test(coverage_etmv3, phdr_example_7_1)
 /* IHI0014Q 7.3.1 example 7.2 (CA): C8 = format 1 WEWEWN, 8A = format 2
  * WNE, E8 = format 3 WWWE; table 7.4: 84 format 1, 92 format 4
  * (ETMv3.3+). */
-Test(coverage_etmv3, phdr_example_7_2_and_table_7_4)
+Test(speccov_etmv3, phdr_example_7_2_and_table_7_4)
 {
     EXPECT(etm(1u << 12, 3, false, 0), BYTES(ASYNC, 0xC8, 0x8A, 0xE8, 0x84, 0x92),
            "etmv3.async", "etmv3.phdr.ca.fmt1", "etmv3.phdr.ca.fmt2",
@@ -198,7 +200,7 @@ Test(coverage_etmv3, phdr_example_7_2_and_table_7_4)
 }
 
 /* IHI0014Q 7.3.1 table 7.3: b10000000 is format 0 (one W) in ETMv3.0. */
-Test(coverage_etmv3, phdr_format0_etmv30)
+Test(speccov_etmv3, phdr_format0_etmv30)
 {
     EXPECT(etm(1u << 12, 0, false, 0), BYTES(ASYNC, 0x80),
            "etmv3.async", "etmv3.phdr.ca.fmt0");
@@ -206,7 +208,7 @@ Test(coverage_etmv3, phdr_format0_etmv30)
 
 /* IHI0014Q 7.3.4: header 0x04, then the count; 8F 3C = 7695
  * (protocol-notes 2.6). */
-Test(coverage_etmv3, cycle_count_packet)
+Test(speccov_etmv3, cycle_count_packet)
 {
     EXPECT(etm(1u << 12, 5, false, 0), BYTES(ASYNC, 0x04, 0x8F, 0x3C),
            "etmv3.async", "etmv3.cc");
@@ -215,7 +217,7 @@ Test(coverage_etmv3, cycle_count_packet)
 /* IHI0014Q 7.3.5, protocol-notes 2.7 (original encoding): 7 address bits
  * in every byte 2-4, so 8D 41 is a plain 2-byte address (bit 6 is A13,
  * not an exception flag); exception bytes only after byte 5. */
-Test(coverage_etmv3, branch_original)
+Test(speccov_etmv3, branch_original)
 {
     EXPECT(etm(0, 5, false, 0),
            BYTES(ASYNC, 0x0D, 0x8D, 0x41, 0x8D, 0x80, 0x01, 0x8D, 0x80, 0x80, 0x01,
@@ -234,7 +236,7 @@ Test(coverage_etmv3, branch_original)
  * number[3:0] 4:1, NS 0; E1 = C 7, 0 6, Hyp 5, number[8:4] 4:0; a byte
  * with bit 6 set after E0 or E1 is E2 (resume 3:0).  Legacy: byte 5
  * with bit 7 set. */
-Test(coverage_etmv3, exception_bytes)
+Test(speccov_etmv3, exception_bytes)
 {
     EXPECT(regs(TC2_ETMCR & ~(1u << 12), TC2_ETMIDR, TC2_ETMCCER),
            BYTES(ASYNC,
@@ -259,7 +261,7 @@ Test(coverage_etmv3, exception_bytes)
 
 /* protocol-notes 2.7, alternative encoding (ETMv3.4+, ETMIDR[20]): a last
  * byte 2-4 has 6 address bits and X in bit 6. */
-Test(coverage_etmv3, branch_alternative)
+Test(speccov_etmv3, branch_alternative)
 {
     EXPECT(etm(0, 4, true, 0),
            BYTES(ASYNC, 0x0D, 0x8D, 0x01, 0x8D, 0x80, 0x01, 0x8D, 0x80, 0x80, 0x01,
@@ -275,7 +277,7 @@ Test(coverage_etmv3, branch_alternative)
 
 /* IHI0014Q 7.10.5: header, [CC], context ID, info (LSiP 7, reason 6:5,
  * J 4, NS 3, AltISA 2, Hyp 1), address (T in bit 0), [LSiP address]. */
-Test(coverage_etmv3, isync_forms)
+Test(speccov_etmv3, isync_forms)
 {
     /* 4-byte context ID (ETMCR[15:14] = 11), TC2's virtualization. */
     EXPECT(etm(3u << 14, 5, false, 1u << 26),
@@ -318,7 +320,7 @@ Test(coverage_etmv3, isync_forms)
 
 /* protocol-notes 2.2/2.8: one-byte packets, VMID, context ID (size from
  * ETMCR[15:14]), timestamps (7 bits a byte; 48-bit when ETMCCER[29] = 0). */
-Test(coverage_etmv3, other_packets)
+Test(speccov_etmv3, other_packets)
 {
     EXPECT(etm(1u << 14 | 1u << 28 | 1u << 30, 5, false, 1u << 26 | 1u << 29),
            BYTES(ASYNC, 0x0C, 0x66, 0x76, 0x7E, 0x3C, 0x05, 0x6E, 0x12,
@@ -334,7 +336,7 @@ Test(coverage_etmv3, other_packets)
 
 /* protocol-notes 2.9 / IHI0014Q 7.4: data packets with value and address
  * trace on (ETMCR[3:2] = 11); SS = 00/01/10/11 -> 0/1/2/4 value bytes. */
-Test(coverage_etmv3, data_packets)
+Test(speccov_etmv3, data_packets)
 {
     EXPECT(etm(3u << 2, 5, false, 0),
            BYTES(ASYNC,
@@ -360,7 +362,7 @@ Test(coverage_etmv3, data_packets)
 
 /* protocol-notes 7.1: the TC2 ID 0x13 stream (PFT1.1, CA, 64-bit TS),
  * then its extra snippets. */
-Test(coverage_ptm, tc2_worked_example)
+Test(speccov_ptm, tc2_worked_example)
 {
     EXPECT(regs(TC2_PTMCR, TC2_PTMIDR, TC2_PTMCCER),
            BYTES(ASYNC, 0x08, 0x83, 0x8D, 0x01, 0xC0, 0x01,
@@ -389,7 +391,7 @@ Test(coverage_ptm, tc2_worked_example)
 
 /* protocol-notes 7.1, Snowball (PFT1.0, CA): WP update 72 79, then the
  * IRQ packet 8D 80 FE FF 4F | 1D (NS, number 14) | 3C (CC). */
-Test(coverage_ptm, snowball_irq)
+Test(speccov_ptm, snowball_irq)
 {
     EXPECT(regs(TC2_PTMCR, SNOWBALL_IDR, TC2_PTMCCER),
            BYTES(ASYNC, 0x72, 0x79, 0x8D, 0x80, 0xFE, 0xFF, 0x4F, 0x1D, 0x3C),
@@ -399,7 +401,7 @@ Test(coverage_ptm, snowball_irq)
 
 /* protocol-notes 3.5 (rstk, not CA): the atom count is below the leading
  * 1; 3.7: rstk's debug halt 81 80 80 80 48 02, and BD 85 80 80 0C. */
-Test(coverage_ptm, rstk_atoms_and_branches)
+Test(speccov_ptm, rstk_atoms_and_branches)
 {
     EXPECT(regs(RSTK_PTMCR, TC2_PTMIDR, TC2_PTMCCER),
            BYTES(ASYNC, 0x84, 0x8A, 0x98, 0xBC, 0xF0,
@@ -426,7 +428,7 @@ Test(coverage_ptm, rstk_atoms_and_branches)
  * AltISA 2, Hyp 1), [CC], context ID; observed infos 0x29 (trace enable,
  * NS) and 0x61 (debug exit).  3.8: WP update lengths and the AltISA byte
  * after a 5-byte address with bit 6 set.  3.9: the other packets. */
-Test(coverage_ptm, isync_wpupdate_others)
+Test(speccov_ptm, isync_wpupdate_others)
 {
     EXPECT(regs(1u << 14 | 1u << 28 | 1u << 30, TC2_PTMIDR, TC2_PTMCCER),
            BYTES(ASYNC,
@@ -475,13 +477,13 @@ typedef struct rs_ctx {
 static int rs_elem(void *ctx, const tb_element *el)
 {
     rs_ctx *c = ctx;
-    tb_coverage_id v[4];
-    int n = tb_coverage_classify_element(&c->cfg, c->pkt, el, v, 4);
+    tb_speccov_id v[4];
+    int n = tb_speccov_classify_element(&c->cfg, c->pkt, el, v, 4);
 
     cr_assert_geq(n, 0);
     c->elements++;
     for (int i = 0; i < n; i++) {
-        cr_assert_str_eq(tb_coverage_variant_name(v[i]), "ptm.rstack.hit");
+        cr_assert_str_eq(tb_speccov_variant_name(v[i]), "ptm.rstack.hit");
         c->hits++;
     }
     return 0;
@@ -519,7 +521,7 @@ static unsigned rs_hits(const uint8_t *trace, size_t len, unsigned *elements)
     return c.hits;
 }
 
-Test(coverage_ptm, return_stack_hit)
+Test(speccov_ptm, return_stack_hit)
 {
     /* I-sync at 0x8000 ARM (trace on), then 88: two atoms E E. */
     static const uint8_t hit[] = {ASYNC, 0x08, 0x00, 0x80, 0x00, 0x00, 0x21, 0x88};
@@ -538,15 +540,15 @@ Test(coverage_ptm, return_stack_hit)
 
 static unsigned frame_set(const uint8_t *f, unsigned *cur, char *out, size_t len)
 {
-    tb_coverage_id v[16];
+    tb_speccov_id v[16];
     char joined[512] = "";
-    int n = tb_coverage_classify_frame(f, cur, v, 16);
+    int n = tb_speccov_classify_frame(f, cur, v, 16);
 
     cr_assert_geq(n, 0);
     for (int i = 0; i < n; i++) {
         if (i)
             strcat(joined, " ");
-        strcat(joined, tb_coverage_variant_name(v[i]));
+        strcat(joined, tb_speccov_variant_name(v[i]));
     }
     sorted_set(joined, out, len);
     return (unsigned)n;
@@ -565,7 +567,7 @@ static void expect_frame(const uint8_t *f, unsigned *cur, const char *want)
  * 864) and its rules: an ID byte at 2k with aux bit k set leaves byte
  * 2k+1 to the old ID (a change at an odd byte); an ID at byte 14 applies
  * from the next frame. */
-Test(coverage_formatter, frames)
+Test(speccov_formatter, frames)
 {
     static const uint8_t f26560[16] = {0x27, 0x10, 0xCC, 0x01, 0xCE, 0x0E, 0x00, 0x00,
                                        0x00, 0x00, 0x00, 0x80, 0x08, 0x83, 0x8C, 0x80};
@@ -589,7 +591,7 @@ Test(coverage_formatter, frames)
 
 static int find(const char *name)
 {
-    int v = tb_coverage_variant_find(name);
+    int v = tb_speccov_variant_find(name);
 
     cr_assert_geq(v, 0, "%s unknown", name);
     return v;
@@ -597,21 +599,21 @@ static int find(const char *name)
 
 /* Whole buffers: sources from the deformatter's runs; FSYNC / HSYNC in
  * sync mode (protocol-notes 5.1). */
-Test(coverage_formatter, buffers)
+Test(speccov_formatter, buffers)
 {
     static const uint8_t mixed[16] = {0x21, 0xAA, 0x23, 0xBB, 0x02, 0x04, 0x06, 0x08,
                                       0x0A, 0x0C, 0x0E, 0x10, 0x12, 0x14, 0x25, 0x02};
     static const uint8_t one[16] = {0x27, 0x10, 0xCC, 0x01, 0xCE, 0x0E, 0x00, 0x00,
                                     0x00, 0x00, 0x00, 0x80, 0x08, 0x83, 0x8C, 0x80};
     uint8_t tpiu[4 + 4 + 2 + 12];
-    static uint64_t c[TB_COVERAGE_MAX];
+    static uint64_t c[TB_SPECCOV_MAX];
 
     memset(c, 0, sizeof c);
-    cr_assert_eq(tb_coverage_count_buffer(mixed, sizeof mixed, TB_FRAME_MEM_ALIGNED, c), 0);
+    cr_assert_eq(tb_speccov_count_buffer(mixed, sizeof mixed, TB_FRAME_MEM_ALIGNED, c), 0);
     cr_expect_eq(c[find("formatter.multi_source")], 1);
     cr_expect_eq(c[find("formatter.frame")], 1);
     memset(c, 0, sizeof c);
-    cr_assert_eq(tb_coverage_count_buffer(one, sizeof one, TB_FRAME_MEM_ALIGNED, c), 0);
+    cr_assert_eq(tb_speccov_count_buffer(one, sizeof one, TB_FRAME_MEM_ALIGNED, c), 0);
     cr_expect_eq(c[find("formatter.multi_source")], 0);
     /* FF FF FF 7F, four frame bytes, FF 7F, the other twelve. */
     memcpy(tpiu, (const uint8_t[]){0xFF, 0xFF, 0xFF, 0x7F}, 4);
@@ -619,7 +621,7 @@ Test(coverage_formatter, buffers)
     memcpy(tpiu + 8, (const uint8_t[]){0xFF, 0x7F}, 2);
     memcpy(tpiu + 10, one + 4, 12);
     memset(c, 0, sizeof c);
-    cr_assert_eq(tb_coverage_count_buffer(tpiu, sizeof tpiu,
+    cr_assert_eq(tb_speccov_count_buffer(tpiu, sizeof tpiu,
                                           TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC, c), 0);
     cr_expect_eq(c[find("formatter.fsync")], 1);
     cr_expect_eq(c[find("formatter.hsync")], 1);
@@ -679,9 +681,9 @@ static void v1_ex1_config(tb_etmv1_config *c)
     c->ctxid_bytes = 1;
 }
 
-Test(coverage_etmv1, example1_port)
+Test(speccov_etmv1, example1_port)
 {
-    static uint64_t c[TB_COVERAGE_MAX];
+    static uint64_t c[TB_SPECCOV_MAX];
     static const char *const zero[] = {
         "etmv1.pipestat.id", "etmv1.pipestat.in", "etmv1.pipestat.wt", "etmv1.pipestat.bd",
         "etmv1.pipestat.tr", "etmv1.pipestat.td", "etmv1.port4", "etmv1.port16",
@@ -693,7 +695,7 @@ Test(coverage_etmv1, example1_port)
     v1_ex1_config(&cf);
     n = etmv1_capture(&cf, v1_ex1, sizeof v1_ex1 / sizeof v1_ex1[0], cap, sizeof cap);
     memset(c, 0, sizeof c);
-    cr_assert_eq(tb_coverage_count_etmv1_capture(cap, n, c), 0);
+    cr_assert_eq(tb_speccov_count_etmv1_capture(cap, n, c), 0);
     cr_expect_eq(c[find("etmv1.pipestat.be")], 3);
     cr_expect_eq(c[find("etmv1.pipestat.ie")], 2);
     cr_expect_eq(c[find("etmv1.tracesync")], 3);
@@ -703,9 +705,9 @@ Test(coverage_etmv1, example1_port)
     for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++)
         cr_expect_eq(c[find(zero[i])], 0, "%s", zero[i]);
     /* A cut header is refused, a cut last sample ignored. */
-    cr_expect_eq(tb_coverage_count_etmv1_capture(cap, 10, c), TB_ERR_TRUNCATED);
+    cr_expect_eq(tb_speccov_count_etmv1_capture(cap, 10, c), TB_ERR_TRUNCATED);
     memset(c, 0, sizeof c);
-    cr_expect_eq(tb_coverage_count_etmv1_capture(cap, n - 2, c), 0);
+    cr_expect_eq(tb_speccov_count_etmv1_capture(cap, n - 2, c), 0);
     cr_expect_eq(c[find("etmv1.pipestat.ie")], 1);
 }
 
@@ -722,13 +724,13 @@ static __attribute__((noinline, no_sanitize("address"))) void paint_stack(void)
 }
 
 /* A capture whose header does not parse is refused before its
- * configuration is read (fuzz/regressions/etmv1/coverage-bad-header-
+ * configuration is read (fuzz/regressions/etmv1/speccov-bad-header-
  * uninit-config: the counter loaded the unset cycle_accurate bool, a
  * UBSan report in the ETMv1 harness).  Under -fsanitize=undefined the
  * painted stack makes the old read fail every time. */
-Test(coverage_etmv1, bad_header_refused_before_use)
+Test(speccov_etmv1, bad_header_refused_before_use)
 {
-    static uint64_t c[TB_COVERAGE_MAX];
+    static uint64_t c[TB_SPECCOV_MAX];
     tb_etmv1_config cf;
     uint8_t cap[TB_ETMV1_HDR_BYTES + 8];
     size_t n;
@@ -747,15 +749,15 @@ Test(coverage_etmv1, bad_header_refused_before_use)
         else
             memset(b, 0x71, TB_ETMV1_HDR_BYTES);
         paint_stack();
-        cr_expect_lt(tb_coverage_count_etmv1_capture(b, n, c), 0, "header %d", bad);
+        cr_expect_lt(tb_speccov_count_etmv1_capture(b, n, c), 0, "header %d", bad);
         paint_stack();
-        cr_expect_lt(tb_coverage_count_etmv2_capture(b, n, c), 0, "header %d", bad);
+        cr_expect_lt(tb_speccov_count_etmv2_capture(b, n, c), 0, "header %d", bad);
     }
-    for (size_t i = 0; i < TB_COVERAGE_MAX; i++)
+    for (size_t i = 0; i < TB_SPECCOV_MAX; i++)
         cr_expect_eq(c[i], 0, "variant %zu counted for a refused capture", i);
 }
 
-Test(coverage_etmv1, example1_packets)
+Test(speccov_etmv1, example1_packets)
 {
     tb_etmv1_config cf;
     uint8_t cap[128];
@@ -784,14 +786,14 @@ Test(coverage_etmv1, example1_packets)
  *  10 BE, 11 BE             a BE in an APO cycle: the first abandoned
  *  12 000, 13 000           the second BE's APO 0
  *  14 TD                    kept without CA: an idle TD (docs/etmv1.md 1) */
-Test(coverage_etmv1, statuses_and_apo)
+Test(speccov_etmv1, statuses_and_apo)
 {
     static const tb_etmv1_sample s[] = {
         {4, 1, 0}, {1, 0, 0}, {0, 0, 0}, {0, 0, 0}, {2, 0, 0}, {3, 0, 0},
         {6, 0, 0}, {4, 1, 0}, {6, 0, 0}, {0, 0, 0}, {4, 1, 0}, {4, 1, 0},
         {0, 0, 0}, {0, 0, 0}, {7, 0, 0},
     };
-    static uint64_t c[TB_COVERAGE_MAX];
+    static uint64_t c[TB_SPECCOV_MAX];
     tb_etmv1_config cf;
     uint8_t cap[128];
     size_t n;
@@ -800,7 +802,7 @@ Test(coverage_etmv1, statuses_and_apo)
     cf.port_width = 4;
     n = etmv1_capture(&cf, s, sizeof s / sizeof s[0], cap, sizeof cap);
     memset(c, 0, sizeof c);
-    cr_assert_eq(tb_coverage_count_etmv1_capture(cap, n, c), 0);
+    cr_assert_eq(tb_speccov_count_etmv1_capture(cap, n, c), 0);
     cr_expect_eq(c[find("etmv1.pipestat.be")], 4);
     cr_expect_eq(c[find("etmv1.pipestat.ie")], 2); /* 3 and the one TR 6 replaced */
     cr_expect_eq(c[find("etmv1.pipestat.in")], 1);
@@ -819,10 +821,10 @@ Test(coverage_etmv1, statuses_and_apo)
 }
 
 /* Cycle accurate: TD carries TraceEnable in TRACEPKT[0] (IHI0014Q 5.10). */
-Test(coverage_etmv1, ca_td)
+Test(speccov_etmv1, ca_td)
 {
     static const tb_etmv1_sample s[] = {{0, 0, 0}, {7, 0, 1}, {7, 0, 1}, {7, 0, 0}};
-    static uint64_t c[TB_COVERAGE_MAX];
+    static uint64_t c[TB_SPECCOV_MAX];
     tb_etmv1_config cf;
     uint8_t cap[64];
     size_t n;
@@ -832,7 +834,7 @@ Test(coverage_etmv1, ca_td)
     cf.port_width = 16;
     n = etmv1_capture(&cf, s, 4, cap, sizeof cap);
     memset(c, 0, sizeof c);
-    cr_assert_eq(tb_coverage_count_etmv1_capture(cap, n, c), 0);
+    cr_assert_eq(tb_speccov_count_etmv1_capture(cap, n, c), 0);
     cr_expect_eq(c[find("etmv1.pipestat.td")], 3);
     cr_expect_eq(c[find("etmv1.ca.td_enabled")], 2);
     cr_expect_eq(c[find("etmv1.ca.td_disabled")], 1);
@@ -844,14 +846,14 @@ Test(coverage_etmv1, ca_td)
  * an APO cycle or a TD with TraceEnable (docs/etmv1.md 3).  The parser's
  * ATOM packets carry no bytes (size 0); without CA there are no such
  * letters, and an E/N run alone counts nothing. */
-Test(coverage_etmv1, ca_wait_atoms)
+Test(speccov_etmv1, ca_wait_atoms)
 {
     static const char *const seqs[] = {"ETTE", "EWE", "EEN"};
     static const int want[2][3] = {{0, 0, 0}, {1, 1, 0}};
     tb_etmv1_config cf;
     tb_config cfg;
     tb_packet p;
-    tb_coverage_id v[8];
+    tb_speccov_id v[8];
 
     for (int ca = 0; ca < 2; ca++) {
         tb_etmv1_config_init(&cf);
@@ -865,10 +867,10 @@ Test(coverage_etmv1, ca_wait_atoms)
             p.protocol = TB_PROTO_ETMV1;
             p.seq_len = (uint8_t)strlen(seqs[k]);
             memcpy(p.seq, seqs[k], p.seq_len);
-            n = tb_coverage_classify_packet(&cfg, &p, v, 8);
+            n = tb_speccov_classify_packet(&cfg, &p, v, 8);
             cr_assert_geq(n, 0);
             for (int i = 0; i < n; i++)
-                hit += v[i] == (tb_coverage_id)find("etmv1.ca.wait");
+                hit += v[i] == (tb_speccov_id)find("etmv1.ca.wait");
             cr_expect_eq(hit, want[ca][k], "%s, ca %d: etmv1.ca.wait %d", seqs[k], ca, hit);
         }
     }
@@ -879,12 +881,12 @@ Test(coverage_etmv1, ca_wait_atoms)
  * 0x8000 is the data abort's; 0xFFFF0018 in five packets, reason 0, is
  * a high-vector IRQ; the same with reason 1 is a trace-on marker, not an
  * exception; 0x14 is not a vector; a Thumb target is not one. */
-Test(coverage_etmv1, exception_forms)
+Test(speccov_etmv1, exception_forms)
 {
     tb_etmv1_config cf;
     tb_config cfg;
     tb_packet p;
-    tb_coverage_id v[16];
+    tb_speccov_id v[16];
     char names[512], want[512];
 
     tb_etmv1_config_init(&cf);
@@ -901,12 +903,12 @@ Test(coverage_etmv1, exception_forms)
         p.addr = (ADDR);                                                          \
         p.isa = (ISA);                                                            \
         p.reason = (REASON);                                                      \
-        n_ = tb_coverage_classify_packet(&cfg, &p, v, 16);                        \
+        n_ = tb_speccov_classify_packet(&cfg, &p, v, 16);                        \
         cr_assert_geq(n_, 0);                                                     \
         names[0] = 0;                                                               \
         for (int i_ = 0; i_ < n_; i_++) {                                         \
             strcat(names, i_ ? " " : "");                                           \
-            strcat(names, tb_coverage_variant_name(v[i_]));                         \
+            strcat(names, tb_speccov_variant_name(v[i_]));                         \
         }                                                                         \
         sorted_set(names, names, sizeof names);                                         \
         sorted_set((W), want, sizeof want);                                       \
@@ -950,12 +952,12 @@ static tb_config etmv2_cfg(const tb_etmv2_config *c)
 /* An ETMv2 atom has no bytes (PIPESTAT gives it, as ETMv1's): in
  * cycle-accurate mode one with a W (a WT, TD or DW cycle, M6) is a wait.
  * Before the fix the classifier dropped it for its size 0. */
-Test(coverage_etmv2, ca_wait_atom_without_bytes)
+Test(speccov_etmv2, ca_wait_atom_without_bytes)
 {
     tb_etmv2_config c2;
     tb_config cfg;
     tb_packet p;
-    tb_coverage_id v[8];
+    tb_speccov_id v[8];
 
     memset(&p, 0, sizeof p);
     p.kind = TB_PKT_ATOM;
@@ -967,20 +969,20 @@ Test(coverage_etmv2, ca_wait_atom_without_bytes)
     tb_etmv2_config_init(&c2);
     c2.cycle_accurate = true;
     cfg = etmv2_cfg(&c2);
-    cr_assert_eq(tb_coverage_classify_packet(&cfg, &p, v, 8), 1);
+    cr_assert_eq(tb_speccov_classify_packet(&cfg, &p, v, 8), 1);
     cr_expect_eq(v[0], find("etmv2.ca.wait"));
     /* No W: no variant; without cycle accuracy: none either. */
     memcpy(p.seq, "EEE", 3);
-    cr_expect_eq(tb_coverage_classify_packet(&cfg, &p, v, 8), 0);
+    cr_expect_eq(tb_speccov_classify_packet(&cfg, &p, v, 8), 0);
     memcpy(p.seq, "EWE", 3);
     c2.cycle_accurate = false;
     cfg = etmv2_cfg(&c2);
-    cr_expect_eq(tb_coverage_classify_packet(&cfg, &p, v, 8), 0);
+    cr_expect_eq(tb_speccov_classify_packet(&cfg, &p, v, 8), 0);
 }
 
 /* ETMv2 data packets (6.4.1 Table 6.2; docs/etmv2.md 9), as the parser
  * gives them: normal data, Value Not Traced, the two load miss forms. */
-Test(coverage_etmv2, data_packets)
+Test(speccov_etmv2, data_packets)
 {
     static const struct { tb_pkt_kind kind; uint8_t hdr; const char *name; } k[] = {
         {TB_PKT_DATA, 0x2E, "etmv2.data.normal"},
@@ -991,7 +993,7 @@ Test(coverage_etmv2, data_packets)
     tb_etmv2_config c2;
     tb_config cfg;
     tb_packet p;
-    tb_coverage_id v[8];
+    tb_speccov_id v[8];
 
     tb_etmv2_config_init(&c2);
     c2.data_trace = 3;
@@ -1002,7 +1004,7 @@ Test(coverage_etmv2, data_packets)
         p.protocol = TB_PROTO_ETMV2;
         p.size = 1;
         p.bytes[0] = k[i].hdr;
-        cr_assert_eq(tb_coverage_classify_packet(&cfg, &p, v, 8), 1, "%s", k[i].name);
+        cr_assert_eq(tb_speccov_classify_packet(&cfg, &p, v, 8), 1, "%s", k[i].name);
         cr_expect_eq(v[0], find(k[i].name), "%s", k[i].name);
     }
 }
@@ -1022,7 +1024,7 @@ Test(coverage_etmv2, data_packets)
  *                         not an idle cycle
  * So: IE 2 (1, 2), DE DN IN WT DW 1 each, TR 2, TD 3 (0, 16, 17), each
  * phantom form 1, idle TD 1 (16), one split TFO with a TR inside, port4. */
-Test(coverage_etmv2, statuses)
+Test(speccov_etmv2, statuses)
 {
     static const tb_etmv2_sample s[] = {
         {7, 0, 1}, {6, 0, 0}, {0, 0, 1}, {1, 0, 0}, {2, 0, 0}, {3, 0, 0},
@@ -1036,7 +1038,7 @@ Test(coverage_etmv2, statuses)
         "etmv2.phantom.not_taken.de", "etmv2.phantom.not_taken.in",
         "etmv2.phantom.not_taken.dn", "etmv2.tfo.split4", "etmv2.tfo.split4.trigger",
         "etmv2.port4"};
-    static uint64_t c[TB_COVERAGE_MAX];
+    static uint64_t c[TB_SPECCOV_MAX];
     tb_etmv2_config cf;
     uint8_t cap[128];
     size_t n;
@@ -1045,7 +1047,7 @@ Test(coverage_etmv2, statuses)
     cf.port_width = 4;
     n = etmv2_capture(&cf, s, sizeof s / sizeof s[0], cap, sizeof cap);
     memset(c, 0, sizeof c);
-    cr_assert_eq(tb_coverage_count_etmv2_capture(cap, n, c), 0);
+    cr_assert_eq(tb_speccov_count_etmv2_capture(cap, n, c), 0);
     cr_expect_eq(c[find("etmv2.pipestat.ie")], 2);
     cr_expect_eq(c[find("etmv2.pipestat.tr")], 2);
     cr_expect_eq(c[find("etmv2.pipestat.td")], 3);
@@ -1059,25 +1061,25 @@ Test(coverage_etmv2, statuses)
 
     /* A cut header is refused; an ETMv1 capture, or TRACESYNC set (no
      * such pin in ETMv2, 4.3.1), is not an ETMv2 capture. */
-    cr_expect_eq(tb_coverage_count_etmv2_capture(cap, 10, c), TB_ERR_TRUNCATED);
+    cr_expect_eq(tb_speccov_count_etmv2_capture(cap, 10, c), TB_ERR_TRUNCATED);
     {
         tb_etmv1_config c1;
         static const tb_etmv2_sample sync[] = {{0, 1, 0}};
 
         tb_etmv1_config_init(&c1);
         tb_etmv1_capture_header(&c1, cap);
-        cr_expect_eq(tb_coverage_count_etmv2_capture(cap, TB_ETMV1_HDR_BYTES, c),
+        cr_expect_eq(tb_speccov_count_etmv2_capture(cap, TB_ETMV1_HDR_BYTES, c),
                      TB_ERR_FORMAT);
         n = etmv2_capture(&cf, sync, 1, cap, sizeof cap);
-        cr_expect_eq(tb_coverage_count_etmv2_capture(cap, n, c), TB_ERR_FORMAT);
+        cr_expect_eq(tb_speccov_count_etmv2_capture(cap, n, c), TB_ERR_FORMAT);
     }
 }
 
 /* Cycle accurate: every TD kept, TRACEPKT[0] = 0 (M6); 16-bit port. */
-Test(coverage_etmv2, ca_td)
+Test(speccov_etmv2, ca_td)
 {
     static const tb_etmv2_sample s[] = {{0, 0, 0}, {7, 0, 0}, {7, 0, 0}, {4, 0, 0x1234}};
-    static uint64_t c[TB_COVERAGE_MAX];
+    static uint64_t c[TB_SPECCOV_MAX];
     tb_etmv2_config cf;
     uint8_t cap[64];
     size_t n;
@@ -1087,7 +1089,7 @@ Test(coverage_etmv2, ca_td)
     cf.port_width = 16;
     n = etmv2_capture(&cf, s, 4, cap, sizeof cap);
     memset(c, 0, sizeof c);
-    cr_assert_eq(tb_coverage_count_etmv2_capture(cap, n, c), 0);
+    cr_assert_eq(tb_speccov_count_etmv2_capture(cap, n, c), 0);
     cr_expect_eq(c[find("etmv2.pipestat.td")], 2);
     cr_expect_eq(c[find("etmv2.ca.td")], 2);
     cr_expect_eq(c[find("etmv2.td.idle")], 0);
@@ -1115,7 +1117,7 @@ static const tb_etmv2_sample v2_ex[] = {
     {5, 0, 0x89}, {4, 0, 0x80}, {4, 0, 0x80}, {4, 0, 0x80}, {4, 0, 0x48},
 };
 
-Test(coverage_etmv2, packets)
+Test(speccov_etmv2, packets)
 {
     tb_etmv2_config cf;
     uint8_t cap[128];
@@ -1137,10 +1139,10 @@ Test(coverage_etmv2, packets)
         expect_stream(&cfg, cap, n, w, 6);
     }
     {
-        static uint64_t c[TB_COVERAGE_MAX];
+        static uint64_t c[TB_SPECCOV_MAX];
 
         memset(c, 0, sizeof c);
-        cr_assert_eq(tb_coverage_count_etmv2_capture(cap, n, c), 0);
+        cr_assert_eq(tb_speccov_count_etmv2_capture(cap, n, c), 0);
         cr_expect_eq(c[find("etmv2.pipestat.td")], 1); /* the TFO cycle */
         cr_expect_eq(c[find("etmv2.td.idle")], 0);
         cr_expect_eq(c[find("etmv2.pipestat.ie")], 4);
@@ -1155,11 +1157,11 @@ Test(coverage_etmv2, packets)
 /* IHI0014Q 6.1.7: a trigger with the FIFO empty shows WT as the status it
  * replaced; one showing TD is a TFO the trigger delayed (U19), so neither
  * is an idle TD cycle. */
-Test(coverage_etmv2, trigger_replaced_statuses)
+Test(speccov_etmv2, trigger_replaced_statuses)
 {
     static const tb_etmv2_sample s[] = {{TB_ETMV2_TR, 0, TB_ETMV2_WT},
                                         {TB_ETMV2_TR, 0, TB_ETMV2_TD}};
-    static uint64_t c[TB_COVERAGE_MAX];
+    static uint64_t c[TB_SPECCOV_MAX];
     tb_etmv2_config cf;
     uint8_t cap[64];
     size_t n;
@@ -1167,7 +1169,7 @@ Test(coverage_etmv2, trigger_replaced_statuses)
     tb_etmv2_config_init(&cf);
     n = etmv2_capture(&cf, s, 2, cap, sizeof cap);
     memset(c, 0, sizeof c);
-    cr_assert_eq(tb_coverage_count_etmv2_capture(cap, n, c), 0);
+    cr_assert_eq(tb_speccov_count_etmv2_capture(cap, n, c), 0);
     cr_expect_eq(c[find("etmv2.pipestat.tr")], 2);
     cr_expect_eq(c[find("etmv2.pipestat.wt")], 1);
     cr_expect_eq(c[find("etmv2.td.idle")], 0);
@@ -1178,7 +1180,7 @@ Test(coverage_etmv2, trigger_replaced_statuses)
  * 0x1000 (address bit 0 = 1, 6.5.4): 00 | 01 10 00 00, sent in five WT
  * cycles, then a TD and an IE.  Packets: the TFO, then one atom of six
  * W (the WT and TD cycles) and an E. */
-Test(coverage_etmv2, periodic_thumb_ca)
+Test(speccov_etmv2, periodic_thumb_ca)
 {
     static const tb_etmv2_sample s[] = {
         {7, 0, 0x01}, {4, 0, 0x00}, {4, 0, 0x01}, {4, 0, 0x10},
@@ -1201,12 +1203,12 @@ Test(coverage_etmv2, periodic_thumb_ca)
  * 5-byte Thumb address (byte 5 b0001xxxx), and DW exceptions: to a high
  * vector, and to a non-vector (no exception variant); a DE to a vector
  * is a branch, not an exception (docs/etmv2.md 4). */
-Test(coverage_etmv2, branch_forms)
+Test(speccov_etmv2, branch_forms)
 {
     tb_etmv2_config cf;
     tb_config cfg;
     tb_packet p;
-    tb_coverage_id v[16];
+    tb_speccov_id v[16];
     char names[512], want[512];
 
     tb_etmv2_config_init(&cf);
@@ -1223,12 +1225,12 @@ Test(coverage_etmv2, branch_forms)
         p.addr = (ADDR);                                                          \
         p.isa = (ISA);                                                            \
         p.phdr_format = (PS);                                                     \
-        n_ = tb_coverage_classify_packet(&cfg, &p, v, 16);                        \
+        n_ = tb_speccov_classify_packet(&cfg, &p, v, 16);                        \
         cr_assert_geq(n_, 0);                                                     \
         names[0] = 0;                                                             \
         for (int i_ = 0; i_ < n_; i_++) {                                         \
             strcat(names, i_ ? " " : "");                                         \
-            strcat(names, tb_coverage_variant_name(v[i_]));                       \
+            strcat(names, tb_speccov_variant_name(v[i_]));                       \
         }                                                                         \
         sorted_set(names, names, sizeof names);                                   \
         sorted_set((W), want, sizeof want);                                       \
@@ -1250,27 +1252,27 @@ Test(coverage_etmv2, branch_forms)
 
 /* ---- (b) the catalogue and the committed vectors ---- */
 
-static void load_catalogue(tb_coverage_catalogue *cat)
+static void load_catalogue(tb_speccov_catalogue *cat)
 {
     char path[1024], err[512] = "";
 
-    snprintf(path, sizeof path, "%s/vectors/coverage.tsv", TB_SOURCE_DIR);
-    cr_assert_eq(tb_coverage_catalogue_load(cat, path, err, sizeof err), 0, "%s", err);
+    snprintf(path, sizeof path, "%s/vectors/spec-coverage.tsv", TB_SOURCE_DIR);
+    cr_assert_eq(tb_speccov_catalogue_load(cat, path, err, sizeof err), 0, "%s", err);
 }
 
-Test(coverage_catalogue, loads_and_names_every_variant)
+Test(speccov_catalogue, loads_and_names_every_variant)
 {
-    tb_coverage_catalogue cat;
+    tb_speccov_catalogue cat;
 
     load_catalogue(&cat);
-    cr_expect_eq(cat.n, tb_coverage_variant_count());
+    cr_expect_eq(cat.n, tb_speccov_variant_count());
     for (size_t i = 0; i < cat.n; i++) {
-        cr_expect_str_eq(tb_coverage_variant_name(cat.rows[i].var), cat.rows[i].id);
-        cr_expect(tb_coverage_row_reachable(&cat.rows[i]) ||
+        cr_expect_str_eq(tb_speccov_variant_name(cat.rows[i].var), cat.rows[i].id);
+        cr_expect(tb_speccov_row_reachable(&cat.rows[i]) ||
                       !strncmp(cat.rows[i].status, "unreachable: ", 13),
                   "%s: %s", cat.rows[i].id, cat.rows[i].status);
     }
-    tb_coverage_catalogue_free(&cat);
+    tb_speccov_catalogue_free(&cat);
 }
 
 /* The committed catalogue with row `id`'s status replaced, loaded: the
@@ -1278,11 +1280,11 @@ Test(coverage_catalogue, loads_and_names_every_variant)
 static int load_with_status(const char *id, const char *status, char *err, size_t len)
 {
     char src[1024], dst[64], line[2048];
-    tb_coverage_catalogue cat;
+    tb_speccov_catalogue cat;
     FILE *in, *out;
     int rc;
 
-    snprintf(src, sizeof src, "%s/vectors/coverage.tsv", TB_SOURCE_DIR);
+    snprintf(src, sizeof src, "%s/vectors/spec-coverage.tsv", TB_SOURCE_DIR);
     snprintf(dst, sizeof dst, "/tmp/tb_cov_cat_%d.tsv", (int)getpid());
     cr_assert((in = fopen(src, "r")));
     cr_assert((out = fopen(dst, "w")));
@@ -1298,9 +1300,9 @@ static int load_with_status(const char *id, const char *status, char *err, size_
     fclose(in);
     cr_assert_eq(fclose(out), 0);
     err[0] = 0;
-    rc = tb_coverage_catalogue_load(&cat, dst, err, len);
+    rc = tb_speccov_catalogue_load(&cat, dst, err, len);
     if (rc == 0)
-        tb_coverage_catalogue_free(&cat);
+        tb_speccov_catalogue_free(&cat);
     remove(dst);
     return rc;
 }
@@ -1308,7 +1310,7 @@ static int load_with_status(const char *id, const char *status, char *err, size_
 /* Statuses: "reachable", or "unreachable: REASON" then "(issue N)",
  * "(issue N, in progress)" (another branch is adding it) or "(no issue
  * yet)"; anything else is refused with the rule in the message. */
-Test(coverage_catalogue, status_forms)
+Test(speccov_catalogue, status_forms)
 {
     char err[512];
 
@@ -1329,35 +1331,35 @@ Test(coverage_catalogue, status_forms)
                  TB_ERR_FORMAT);
 }
 
-Test(coverage_catalogue, markdown_has_a_row_per_variant)
+Test(speccov_catalogue, markdown_has_a_row_per_variant)
 {
-    static tb_coverage_tally t;
-    tb_coverage_catalogue cat;
+    static tb_speccov_tally t;
+    tb_speccov_catalogue cat;
     size_t lines = 0;
     char *md;
     int need;
 
     load_catalogue(&cat);
     memset(&t, 0, sizeof t);
-    need = tb_coverage_format_markdown(&cat, &t, NULL, 0);
+    need = tb_speccov_format_markdown(&cat, &t, NULL, 0);
     cr_assert_gt(need, 0);
     md = malloc((size_t)need + 1);
     cr_assert_not_null(md);
-    cr_assert_eq(tb_coverage_format_markdown(&cat, &t, md, (size_t)need + 1), need);
+    cr_assert_eq(tb_speccov_format_markdown(&cat, &t, md, (size_t)need + 1), need);
     cr_expect_eq(strlen(md), (size_t)need);
     for (const char *s = md; *s; s++)
         lines += *s == '\n';
     cr_expect_eq(lines, cat.n + 2, "header, separator, one row per variant");
     free(md);
-    tb_coverage_catalogue_free(&cat);
+    tb_speccov_catalogue_free(&cat);
 }
 
 /* Every variant the encoder can produce occurs in some committed vector
  * (the issue's CI rule).  Lists every one at zero. */
-Test(coverage_vectors, every_reachable_variant_occurs)
+Test(speccov_vectors, every_reachable_variant_occurs)
 {
-    static tb_coverage_tally t;
-    tb_coverage_catalogue cat;
+    static tb_speccov_tally t;
+    tb_speccov_catalogue cat;
     char dir[1024], err[600] = "", missing[8192] = "";
     unsigned zero = 0;
     int n;
@@ -1365,32 +1367,32 @@ Test(coverage_vectors, every_reachable_variant_occurs)
     load_catalogue(&cat);
     memset(&t, 0, sizeof t);
     snprintf(dir, sizeof dir, "%s/vectors/generated", TB_SOURCE_DIR);
-    n = tb_coverage_count_dir(dir, &t, err, sizeof err);
+    n = tb_speccov_count_dir(dir, &t, err, sizeof err);
     cr_assert_gt(n, 0, "no vectors under %s: %s", dir, err);
     cr_expect_eq(t.bad, 0, "bad or incomplete packets in the vectors");
     for (size_t i = 0; i < cat.n; i++) {
-        const tb_coverage_row *r = &cat.rows[i];
+        const tb_speccov_row *r = &cat.rows[i];
 
-        if (tb_coverage_row_reachable(r) && !t.count[r->var]) {
+        if (tb_speccov_row_reachable(r) && !t.count[r->var]) {
             zero++;
             strncat(missing, "\n  ", sizeof missing - strlen(missing) - 1);
             strncat(missing, r->id, sizeof missing - strlen(missing) - 1);
         }
     }
     cr_expect_eq(zero, 0, "%u reachable variant(s) occur in no vector:%s", zero, missing);
-    tb_coverage_catalogue_free(&cat);
+    tb_speccov_catalogue_free(&cat);
 }
 
 /* ETMv1 data packets are counted from the decoded transfers (the parser
  * cannot tell address bytes from value bytes without the opcode): a
  * transfer with both traced counts both rows, one with the value only
  * counts the value row, an error element counts none. */
-Test(coverage_etmv1, data_rows_from_transfers)
+Test(speccov_etmv1, data_rows_from_transfers)
 {
     tb_config cfg;
     tb_packet pkt;
     tb_element el;
-    tb_coverage_id v[4];
+    tb_speccov_id v[4];
     int n;
 
     memset(&pkt, 0, sizeof pkt);
@@ -1399,15 +1401,82 @@ Test(coverage_etmv1, data_rows_from_transfers)
     pkt.protocol = TB_PROTO_ETMV1;
     pkt.kind = TB_PKT_DATA;
     el.kind = TB_ELEM_DATA;
-    n = tb_coverage_classify_element(&cfg, &pkt, &el, v, 4);
+    n = tb_speccov_classify_element(&cfg, &pkt, &el, v, 4);
     cr_assert_eq(n, 2);
-    cr_assert_str_eq(tb_coverage_variant_name(v[0]), "etmv1.data.address");
-    cr_assert_str_eq(tb_coverage_variant_name(v[1]), "etmv1.data.value");
+    cr_assert_str_eq(tb_speccov_variant_name(v[0]), "etmv1.data.address");
+    cr_assert_str_eq(tb_speccov_variant_name(v[1]), "etmv1.data.value");
     el.data_flags = TB_DATA_NO_ADDR;
-    n = tb_coverage_classify_element(&cfg, &pkt, &el, v, 4);
+    n = tb_speccov_classify_element(&cfg, &pkt, &el, v, 4);
     cr_assert_eq(n, 1);
-    cr_assert_str_eq(tb_coverage_variant_name(v[0]), "etmv1.data.value");
+    cr_assert_str_eq(tb_speccov_variant_name(v[0]), "etmv1.data.value");
     el.data_flags = 0;
     el.err = TB_ERR_TRUNCATED;
-    cr_assert_eq(tb_coverage_classify_element(&cfg, &pkt, &el, v, 4), 0);
+    cr_assert_eq(tb_speccov_classify_element(&cfg, &pkt, &el, v, 4), 0);
+}
+
+/* ---- (c) the command line ---- */
+
+/* `vectors --spec-coverage` over the committed vectors exits 0, and its
+ * old name `--coverage` (kept as an alias) prints the same report.  Over
+ * one vector, variants the catalogue marks reachable occur nowhere: it
+ * exits 1 and names each (the CI rule of (b), from the command line). */
+Test(speccov_cli, flag_alias_and_gate)
+{
+    char list[1100], args[4096], dir[] = "/tmp/tb_speccov_cli_XXXXXX", link[128], vec[1100];
+    char *out, *out2, *err;
+    int rc;
+
+    snprintf(list, sizeof list, "'%s/vectors/vectors.ini'", TB_SOURCE_DIR);
+    snprintf(args, sizeof args, "vectors --spec-coverage --list %s", list);
+    rc = tb_test_run_cli(args, NULL, &out, NULL, &err);
+    cr_expect_eq(rc, 0, "%s: exit %d: %s", args, rc, err);
+    cr_expect(strstr(out, " reachable, 0 of them in no vector; "), "%s", out);
+    free(err);
+    snprintf(args, sizeof args, "vectors --coverage --list %s", list);
+    rc = tb_test_run_cli(args, NULL, &out2, NULL, &err);
+    cr_expect_eq(rc, 0, "%s: exit %d: %s", args, rc, err);
+    cr_expect_str_eq(out2, out, "--coverage (the alias) and --spec-coverage differ");
+    free(out2);
+    free(err);
+    free(out);
+
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(vec, sizeof vec, "%s/vectors/generated/arm_basic-ptm-raw", TB_SOURCE_DIR);
+    snprintf(link, sizeof link, "%s/arm_basic-ptm-raw", dir);
+    cr_assert_eq(symlink(vec, link), 0);
+    snprintf(args, sizeof args, "vectors --spec-coverage --list %s --out %s", list, dir);
+    rc = tb_test_run_cli(args, NULL, &out, NULL, &err);
+    remove(link);
+    rmdir(dir);
+    cr_expect_eq(rc, 1, "%s: exit %d: %s", args, rc, err);
+    cr_expect(strstr(out, " variants over 1 vectors "), "%s", out);
+    cr_expect(strstr(err, "spec coverage: reachable variant etmv3.async "), "%s", err);
+    free(out);
+    free(err);
+}
+
+/* ---- (d) outside the library ---- */
+
+/* The catalogue is tooling for the vectors (library tb_speccov), not
+ * part of libtracebench: the in-tree archive (the objects the installed
+ * archive and the shared library are made of) defines no tb_speccov_
+ * symbol.  Read with nm; a symbol every build has (tb_parser_new) shows
+ * the listing is real. */
+Test(speccov_layering, not_in_libtracebench)
+{
+    char cmd[1400], line[512];
+    unsigned defined = 0, parser_new = 0;
+    FILE *p;
+
+    snprintf(cmd, sizeof cmd, "nm -g --defined-only '%s/libtracebench.a' 2>/dev/null",
+             TB_BINARY_DIR);
+    p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    while (fgets(line, sizeof line, p)) {
+        defined += strstr(line, " tb_speccov_") != NULL;
+        parser_new += strstr(line, " tb_parser_new\n") != NULL;
+    }
+    pclose(p);
+    cr_assert_gt(parser_new, 0, "%s listed no tb_parser_new: no symbol listing", cmd);
+    cr_expect_eq(defined, 0, "libtracebench.a defines %u tb_speccov_ symbol(s)", defined);
 }

@@ -1,12 +1,14 @@
-/* tracebench vectors --coverage [--markdown] [--list FILE] [--out DIR]
+/* tracebench vectors --spec-coverage [--markdown] [--list FILE] [--out DIR]
+ * (--coverage: its old name, kept as an alias)
  *
  * Spec coverage of the conformance vectors: counts every catalogue
- * variant (vectors/coverage.tsv, next to the vector list) over each
+ * variant (vectors/spec-coverage.tsv, next to the vector list) over each
  * snapshot directory under --out (default: the list's directory
  * /generated), from the packets themselves, and prints the table
  * (--markdown: as Markdown, for the vectors README).  Exits 1 when a
  * variant the catalogue marks reachable occurs in no vector, naming each.
- * cmd_vectors.c hands its whole argument list over on --coverage.
+ * cmd_vectors.c hands its whole argument list over on --spec-coverage.
+ * Not code coverage (`tracebench coverage`, cmd_coverage.c).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,7 +16,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "tracebench/coverage.h"
+#include "speccov.h"
+
+#define WHO "tracebench vectors --spec-coverage"
 
 void tb_cli_vectors_dir(const char *list, char *base, size_t len)
 {
@@ -28,13 +32,13 @@ void tb_cli_vectors_dir(const char *list, char *base, size_t len)
         snprintf(base, len, ".");
 }
 
-int tb_cli_vectors_coverage(int argc, char **argv)
+int tb_cli_vectors_speccov(int argc, char **argv)
 {
     const char *list = "vectors/vectors.ini", *out = NULL;
     bool markdown = false;
     char base[1024], cat_path[1100], gen[1100], err[600] = "";
-    static tb_coverage_tally t;
-    tb_coverage_catalogue cat;
+    static tb_speccov_tally t;
+    tb_speccov_catalogue cat;
     unsigned reachable = 0, unreachable = 0, zero = 0;
     int n, status = 0;
 
@@ -45,8 +49,8 @@ int tb_cli_vectors_coverage(int argc, char **argv)
             out = argv[++i];
         else if (!strcmp(argv[i], "--markdown"))
             markdown = true;
-        else if (strcmp(argv[i], "--coverage")) {
-            fprintf(stderr, "tracebench vectors --coverage: %s '%s' (it takes --markdown, "
+        else if (strcmp(argv[i], "--spec-coverage") && strcmp(argv[i], "--coverage")) {
+            fprintf(stderr, WHO ": %s '%s' (it takes --markdown, "
                             "--list FILE, --out DIR)\n(tracebench vectors --help for usage)\n",
                     argv[i][0] == '-' ? "unknown option or one without its value" : "unknown argument",
                     argv[i]);
@@ -54,39 +58,39 @@ int tb_cli_vectors_coverage(int argc, char **argv)
         }
     }
     tb_cli_vectors_dir(list, base, sizeof base);
-    snprintf(cat_path, sizeof cat_path, "%s/coverage.tsv", base);
+    snprintf(cat_path, sizeof cat_path, "%s/spec-coverage.tsv", base);
     snprintf(gen, sizeof gen, "%s/generated", base);
     if (!out)
         out = gen;
-    if (tb_coverage_catalogue_load(&cat, cat_path, err, sizeof err) < 0) {
-        fprintf(stderr, "tracebench vectors --coverage: %s\n", err);
+    if (tb_speccov_catalogue_load(&cat, cat_path, err, sizeof err) < 0) {
+        fprintf(stderr, WHO ": %s\n", err);
         return TB_EXIT_ERROR;
     }
     memset(&t, 0, sizeof t);
-    n = tb_coverage_count_dir(out, &t, err, sizeof err);
+    n = tb_speccov_count_dir(out, &t, err, sizeof err);
     if (n < 0) {
-        fprintf(stderr, "tracebench vectors --coverage: %s\n", err);
-        tb_coverage_catalogue_free(&cat);
+        fprintf(stderr, WHO ": %s\n", err);
+        tb_speccov_catalogue_free(&cat);
         return TB_EXIT_ERROR;
     }
     if (markdown) {
-        int need = tb_coverage_format_markdown(&cat, &t, NULL, 0);
+        int need = tb_speccov_format_markdown(&cat, &t, NULL, 0);
         char *md = need >= 0 ? malloc((size_t)need + 1) : NULL;
 
         if (!md) {
-            fprintf(stderr, "tracebench vectors --coverage: out of memory\n");
-            tb_coverage_catalogue_free(&cat);
+            fprintf(stderr, WHO ": out of memory\n");
+            tb_speccov_catalogue_free(&cat);
             return TB_EXIT_ERROR;
         }
-        tb_coverage_format_markdown(&cat, &t, md, (size_t)need + 1);
+        tb_speccov_format_markdown(&cat, &t, md, (size_t)need + 1);
         fputs(md, stdout);
         free(md);
     } else {
         printf("%-32s %9s %7s  %s\n", "variant", "count", "vectors", "status");
     }
     for (size_t i = 0; i < cat.n; i++) {
-        const tb_coverage_row *r = &cat.rows[i];
-        bool reach = tb_coverage_row_reachable(r);
+        const tb_speccov_row *r = &cat.rows[i];
+        bool reach = tb_speccov_row_reachable(r);
 
         reachable += reach;
         unreachable += !reach;
@@ -100,17 +104,17 @@ int tb_cli_vectors_coverage(int argc, char **argv)
                "in no vector; %u unreachable\n",
                cat.n, n, (unsigned long long)t.packets, reachable, zero, unreachable);
     if (t.bad)
-        fprintf(stderr, "tracebench vectors --coverage: %llu bad or incomplete packets "
+        fprintf(stderr, WHO ": %llu bad or incomplete packets "
                         "in the vectors\n", (unsigned long long)t.bad);
     for (size_t i = 0; i < cat.n; i++) {
-        const tb_coverage_row *r = &cat.rows[i];
+        const tb_speccov_row *r = &cat.rows[i];
 
-        if (tb_coverage_row_reachable(r) && !t.count[r->var]) {
-            fprintf(stderr, "coverage: reachable variant %s (%s) occurs in no vector\n",
+        if (tb_speccov_row_reachable(r) && !t.count[r->var]) {
+            fprintf(stderr, "spec coverage: reachable variant %s (%s) occurs in no vector\n",
                     r->id, r->desc);
             status = TB_EXIT_DIFF;
         }
     }
-    tb_coverage_catalogue_free(&cat);
+    tb_speccov_catalogue_free(&cat);
     return status;
 }

@@ -1,6 +1,6 @@
 /*
- * Spec coverage (coverage.h): the variant classifier, the counts over a
- * directory of snapshots, and the catalogue (vectors/coverage.tsv).
+ * Spec coverage (speccov.h): the variant classifier, the counts over a
+ * directory of snapshots, and the catalogue (vectors/spec-coverage.tsv).
  *
  * Every variant is read from the packet as the parser gives it; where
  * tb_packet has no field for it (address and timestamp byte counts, the
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tracebench/coverage.h"
+#include "speccov.h"
 #include "tracebench/decoder.h"
 #include "tracebench/etm_port.h"
 #include "tracebench/etmv1.h"
@@ -26,7 +26,7 @@
 /* ------------------------------------------------------------------ */
 /* The variants.  Names are stable: the catalogue rows refer to them. */
 
-#define TB_COV_LIST(X)                                                    \
+#define TB_SPECCOV_LIST(X)                                                \
     X(E_ASYNC, "etmv3.async")                                             \
     X(E_PHDR_F1, "etmv3.phdr.fmt1")                                       \
     X(E_PHDR_F2, "etmv3.phdr.fmt2")                                       \
@@ -295,30 +295,30 @@
 
 enum {
 #define X(sym, name) V_##sym,
-    TB_COV_LIST(X)
+    TB_SPECCOV_LIST(X)
 #undef X
     V_COUNT
 };
 
 static const char *const names[V_COUNT] = {
 #define X(sym, name) name,
-    TB_COV_LIST(X)
+    TB_SPECCOV_LIST(X)
 #undef X
 };
 
-_Static_assert(V_COUNT <= TB_COVERAGE_MAX, "TB_COVERAGE_MAX too small");
+_Static_assert(V_COUNT <= TB_SPECCOV_MAX, "TB_SPECCOV_MAX too small");
 
-unsigned tb_coverage_variant_count(void)
+unsigned tb_speccov_variant_count(void)
 {
     return V_COUNT;
 }
 
-const char *tb_coverage_variant_name(tb_coverage_id v)
+const char *tb_speccov_variant_name(tb_speccov_id v)
 {
     return v < V_COUNT ? names[v] : NULL;
 }
 
-int tb_coverage_variant_find(const char *name)
+int tb_speccov_variant_find(const char *name)
 {
     if (!name)
         return TB_ERR_INVAL;
@@ -332,7 +332,7 @@ int tb_coverage_variant_find(const char *name)
 /* Classifier. */
 
 typedef struct outv {
-    tb_coverage_id *v;
+    tb_speccov_id *v;
     size_t n, max;
     bool full;
 } outv;
@@ -340,7 +340,7 @@ typedef struct outv {
 static void add(outv *o, unsigned v)
 {
     if (o->n < o->max)
-        o->v[o->n++] = (tb_coverage_id)v;
+        o->v[o->n++] = (tb_speccov_id)v;
     else
         o->full = true;
 }
@@ -723,7 +723,7 @@ static bool has_atom(const tb_packet *pkt, char c)
  * reason in [6:4] and J in bit 7 (v1.3); then the context ID bytes,
  * 5.6.3), and W/T atoms in cycle-accurate mode (5.10).  The PIPESTAT
  * codes, TRACESYNC and APO are on the port, not in packets:
- * tb_coverage_count_etmv1_capture() counts them. */
+ * tb_speccov_count_etmv1_capture() counts them. */
 static void etm1_packet(const tb_config *cfg, const tb_packet *pkt, outv *o)
 {
     static const unsigned reason[5] = {V_V1_R_NORMAL, V_V1_R_TRACE_ON, V_V1_R_OVERFLOW,
@@ -772,7 +772,7 @@ static void etm1_packet(const tb_config *cfg, const tb_packet *pkt, outv *o)
  * (phdr_format) DW makes it an exception (docs/etmv2.md 4), a context ID
  * packet (bC1101110, 6.4.1), and W atoms in cycle-accurate mode (M6).
  * The PIPESTAT codes, TFO cycles and port width are on the port:
- * tb_coverage_count_etmv2_capture() counts them.  The codes and layouts
+ * tb_speccov_count_etmv2_capture() counts them.  The codes and layouts
  * rest on the unverified table (docs/etmv2.md 6). */
 static void etm2_packet(const tb_config *cfg, const tb_packet *pkt, outv *o)
 {
@@ -837,8 +837,8 @@ static void etm2_packet(const tb_config *cfg, const tb_packet *pkt, outv *o)
     }
 }
 
-int tb_coverage_classify_packet(const tb_config *cfg, const tb_packet *pkt,
-                                tb_coverage_id *out, size_t max)
+int tb_speccov_classify_packet(const tb_config *cfg, const tb_packet *pkt,
+                                tb_speccov_id *out, size_t max)
 {
     outv o = {out, 0, max, false};
 
@@ -862,8 +862,8 @@ int tb_coverage_classify_packet(const tb_config *cfg, const tb_packet *pkt,
     return finish(&o);
 }
 
-int tb_coverage_classify_element(const tb_config *cfg, const tb_packet *pkt,
-                                 const tb_element *el, tb_coverage_id *out,
+int tb_speccov_classify_element(const tb_config *cfg, const tb_packet *pkt,
+                                 const tb_element *el, tb_speccov_id *out,
                                  size_t max)
 {
     outv o = {out, 0, max, false};
@@ -910,8 +910,8 @@ int tb_coverage_classify_element(const tb_config *cfg, const tb_packet *pkt,
     return finish(&o);
 }
 
-int tb_coverage_classify_frame(const uint8_t frame[TB_FRAME_SIZE],
-                               unsigned *cur_id, tb_coverage_id *out,
+int tb_speccov_classify_frame(const uint8_t frame[TB_FRAME_SIZE],
+                               unsigned *cur_id, tb_speccov_id *out,
                                size_t max)
 {
     outv o = {out, 0, max, false};
@@ -942,7 +942,7 @@ int tb_coverage_classify_frame(const uint8_t frame[TB_FRAME_SIZE],
 /* ------------------------------------------------------------------ */
 /* Counting. */
 
-static void count_ids(uint64_t *counts, const tb_coverage_id *v, int n)
+static void count_ids(uint64_t *counts, const tb_speccov_id *v, int n)
 {
     for (int i = 0; i < n; i++)
         counts[v[i]]++;
@@ -950,8 +950,8 @@ static void count_ids(uint64_t *counts, const tb_coverage_id *v, int n)
 
 static int frame_counts(const uint8_t *f, unsigned *cur_id, uint64_t *counts)
 {
-    tb_coverage_id v[16];
-    int n = tb_coverage_classify_frame(f, cur_id, v, 16);
+    tb_speccov_id v[16];
+    int n = tb_speccov_classify_frame(f, cur_id, v, 16);
 
     if (n < 0)
         return n;
@@ -973,7 +973,7 @@ static int note_source(void *ctx, uint8_t id, uint64_t index,
 
 static const uint8_t FSYNC[4] = {0xFF, 0xFF, 0xFF, 0x7F};
 
-int tb_coverage_count_buffer(const uint8_t *data, size_t len, unsigned flags,
+int tb_speccov_count_buffer(const uint8_t *data, size_t len, unsigned flags,
                              uint64_t *counts)
 {
     uint8_t frame[TB_FRAME_SIZE], seen[0x80] = {0};
@@ -1142,7 +1142,7 @@ static int etm1_step(port_walk *w, const tb_etmv1_sample *s)
     return 0;
 }
 
-int tb_coverage_count_etmv1_capture(const uint8_t *data, size_t len,
+int tb_speccov_count_etmv1_capture(const uint8_t *data, size_t len,
                                     uint64_t *counts)
 {
     static const unsigned width_v[3] = {V_V1_PORT4, V_V1_PORT8, V_V1_PORT16};
@@ -1200,7 +1200,7 @@ static int etm2_step(port_walk *w, const tb_etmv1_sample *s)
     return 0;
 }
 
-int tb_coverage_count_etmv2_capture(const uint8_t *data, size_t len,
+int tb_speccov_count_etmv2_capture(const uint8_t *data, size_t len,
                                     uint64_t *counts)
 {
     static const unsigned width_v[3] = {V_V2_PORT4, V_V2_PORT8, V_V2_PORT16};
@@ -1214,19 +1214,19 @@ typedef struct src_ctx {
     tb_decoder *dec;
     const tb_packet *pkt;   /* the packet being decoded */
     uint64_t *counts;
-    tb_coverage_tally *t;
+    tb_speccov_tally *t;
     int err;
 } src_ctx;
 
 static int on_element(void *ctx, const tb_element *el)
 {
     src_ctx *c = ctx;
-    tb_coverage_id v[4];
+    tb_speccov_id v[4];
     int n;
 
     if (!c->pkt)
         return 0;
-    n = tb_coverage_classify_element(c->cfg, c->pkt, el, v, 4);
+    n = tb_speccov_classify_element(c->cfg, c->pkt, el, v, 4);
     if (n < 0)
         return c->err = n, 1;
     count_ids(c->counts, v, n);
@@ -1236,13 +1236,13 @@ static int on_element(void *ctx, const tb_element *el)
 static int on_packet(void *ctx, const tb_packet *pkt)
 {
     src_ctx *c = ctx;
-    tb_coverage_id v[32];
+    tb_speccov_id v[32];
     int n;
 
     c->t->packets++;
     if (pkt->kind >= TB_PKT_RESERVED)
         c->t->bad++;
-    n = tb_coverage_classify_packet(c->cfg, pkt, v, 32);
+    n = tb_speccov_classify_packet(c->cfg, pkt, v, 32);
     if (n < 0)
         return c->err = n, 1;
     count_ids(c->counts, v, n);
@@ -1267,7 +1267,7 @@ static int on_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
 
 static int count_source(const tb_snapshot *s, const tb_snap_source *src,
                         const tb_config *cfg, uint64_t *counts,
-                        tb_coverage_tally *t, char *err, size_t errlen)
+                        tb_speccov_tally *t, char *err, size_t errlen)
 {
     src_ctx c = {.cfg = cfg, .counts = counts, .t = t};
     tb_memimage *mem = NULL;
@@ -1277,7 +1277,7 @@ static int count_source(const tb_snapshot *s, const tb_snap_source *src,
     if (!c.parser)
         return TB_ERR_NOMEM;
     /* A Cortex-M source's v7-M rows are counted from the decoded
-     * exceptions and returns (tb_coverage_classify_element). */
+     * exceptions and returns (tb_speccov_classify_element). */
     if ((cfg->protocol == TB_PROTO_PTM && cfg->return_stack) ||
         (cfg->protocol == TB_PROTO_ETMV1 && cfg->data_trace) ||
         (cfg->protocol == TB_PROTO_ETMV3 && cfg->v7m)) {
@@ -1323,8 +1323,8 @@ static int count_port_source(const tb_snapshot *s, const tb_snap_source *src, bo
             continue;
         rc = tb_snapshot_read_buffer(s, &s->buffers[k], &data, &len, err, errlen);
         if (rc >= 0)
-            rc = (v2 ? tb_coverage_count_etmv2_capture
-                     : tb_coverage_count_etmv1_capture)(data, len, counts);
+            rc = (v2 ? tb_speccov_count_etmv2_capture
+                     : tb_speccov_count_etmv1_capture)(data, len, counts);
         free(data);
         break;
     }
@@ -1333,10 +1333,10 @@ static int count_port_source(const tb_snapshot *s, const tb_snap_source *src, bo
     return rc < 0 ? rc : 0;
 }
 
-int tb_coverage_count_snapshot(const char *dir, tb_coverage_tally *t,
+int tb_speccov_count_snapshot(const char *dir, tb_speccov_tally *t,
                                char *err, size_t errlen)
 {
-    uint64_t counts[TB_COVERAGE_MAX] = {0};
+    uint64_t counts[TB_SPECCOV_MAX] = {0};
     tb_snapshot s;
     int rc;
 
@@ -1368,7 +1368,7 @@ int tb_coverage_count_snapshot(const char *dir, tb_coverage_tally *t,
             continue; /* raw source data, or an unknown format */
         rc = tb_snapshot_read_buffer(&s, &s.buffers[i], &data, &len, err, errlen);
         if (rc >= 0) {
-            rc = tb_coverage_count_buffer(data, len, flags, counts);
+            rc = tb_speccov_count_buffer(data, len, flags, counts);
             if (rc < 0 && err && errlen)
                 snprintf(err, errlen, "buffer %s: %s", s.buffers[i].name,
                          tb_err_str(rc));
@@ -1391,7 +1391,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int tb_coverage_count_dir(const char *root, tb_coverage_tally *t, char *err,
+int tb_speccov_count_dir(const char *root, tb_speccov_tally *t, char *err,
                           size_t errlen)
 {
     DIR *d;
@@ -1442,7 +1442,7 @@ int tb_coverage_count_dir(const char *root, tb_coverage_tally *t, char *err,
         char path[1024], e[512] = "";
 
         snprintf(path, sizeof path, "%s/%s", root, names_v[i]);
-        rc = tb_coverage_count_snapshot(path, t, e, sizeof e);
+        rc = tb_speccov_count_snapshot(path, t, e, sizeof e);
         if (rc < 0 && err && errlen)
             snprintf(err, errlen, "%s: %s", names_v[i], *e ? e : tb_err_str(rc));
     }
@@ -1499,7 +1499,7 @@ static bool copy_field(char *dst, size_t cap, const char *src)
     return true;
 }
 
-int tb_coverage_catalogue_load(tb_coverage_catalogue *c, const char *path,
+int tb_speccov_catalogue_load(tb_speccov_catalogue *c, const char *path,
                                char *err, size_t errlen)
 {
     static const char header[] = "id\tprotocol\tsection\tdescription\tstatus";
@@ -1523,7 +1523,7 @@ int tb_coverage_catalogue_load(tb_coverage_catalogue *c, const char *path,
         char *field[5], *s = buf, msg[160];
         size_t len = strlen(buf);
         unsigned nf = 0;
-        tb_coverage_row *r;
+        tb_speccov_row *r;
         int v;
 
         line++;
@@ -1557,7 +1557,7 @@ int tb_coverage_catalogue_load(tb_coverage_catalogue *c, const char *path,
             rc = cat_fail(err, errlen, path, line, "expected 5 tab-separated fields");
             break;
         }
-        v = tb_coverage_variant_find(field[0]);
+        v = tb_speccov_variant_find(field[0]);
         if (v < 0) {
             snprintf(msg, sizeof msg, "variant '%.48s' unknown to the classifier", field[0]);
             rc = cat_fail(err, errlen, path, line, msg);
@@ -1586,7 +1586,7 @@ int tb_coverage_catalogue_load(tb_coverage_catalogue *c, const char *path,
         }
         if (c->n == cap) {
             size_t nc = cap ? cap * 2 : 128;
-            tb_coverage_row *nr = realloc(c->rows, nc * sizeof *nr);
+            tb_speccov_row *nr = realloc(c->rows, nc * sizeof *nr);
 
             if (!nr) {
                 rc = TB_ERR_NOMEM;
@@ -1605,7 +1605,7 @@ int tb_coverage_catalogue_load(tb_coverage_catalogue *c, const char *path,
             rc = cat_fail(err, errlen, path, line, "empty or too long field");
             break;
         }
-        r->var = (tb_coverage_id)v;
+        r->var = (tb_speccov_id)v;
         have[v] = true;
         c->n++;
     }
@@ -1622,11 +1622,11 @@ int tb_coverage_catalogue_load(tb_coverage_catalogue *c, const char *path,
             rc = cat_fail(err, errlen, path, line, msg);
         }
     if (rc < 0)
-        tb_coverage_catalogue_free(c);
+        tb_speccov_catalogue_free(c);
     return rc;
 }
 
-void tb_coverage_catalogue_free(tb_coverage_catalogue *c)
+void tb_speccov_catalogue_free(tb_speccov_catalogue *c)
 {
     if (!c)
         return;
@@ -1635,7 +1635,7 @@ void tb_coverage_catalogue_free(tb_coverage_catalogue *c)
     c->n = 0;
 }
 
-bool tb_coverage_row_reachable(const tb_coverage_row *r)
+bool tb_speccov_row_reachable(const tb_speccov_row *r)
 {
     return r && !strcmp(r->status, "reachable");
 }
@@ -1668,8 +1668,8 @@ static void md_cell(mdout *m, const char *s)
         md_put(m, *s == '|' ? "\\|" : s, *s == '|' ? 2 : 1);
 }
 
-int tb_coverage_format_markdown(const tb_coverage_catalogue *c,
-                                const tb_coverage_tally *t, char *buf,
+int tb_speccov_format_markdown(const tb_speccov_catalogue *c,
+                                const tb_speccov_tally *t, char *buf,
                                 size_t len)
 {
     mdout m = {buf, len, 0};
@@ -1680,7 +1680,7 @@ int tb_coverage_format_markdown(const tb_coverage_catalogue *c,
     md_str(&m, "| variant | description | spec | count | vectors | status |\n"
                "|---|---|---|---:|---:|---|\n");
     for (size_t i = 0; i < c->n; i++) {
-        const tb_coverage_row *r = &c->rows[i];
+        const tb_speccov_row *r = &c->rows[i];
 
         md_str(&m, "| `");
         md_cell(&m, r->id);
@@ -1691,7 +1691,7 @@ int tb_coverage_format_markdown(const tb_coverage_catalogue *c,
         snprintf(num, sizeof num, " | %llu | %u | ",
                  (unsigned long long)t->count[r->var], (unsigned)t->vectors[r->var]);
         md_str(&m, num);
-        if (tb_coverage_row_reachable(r) && !t->count[r->var])
+        if (tb_speccov_row_reachable(r) && !t->count[r->var])
             md_str(&m, "**reachable, in no vector**");
         else
             md_cell(&m, r->status);
