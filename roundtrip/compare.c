@@ -108,14 +108,18 @@ static tq *at(tb_compare *c, size_t i)
     return &c->q[(c->head + i) & (c->cap - 1)];
 }
 
-static int push(tb_compare *c, const tq *t)
+/* The ring's next slot, zeroed and counted, or NULL without memory: the
+ * truth is built in place, one copy per record rather than three. */
+static tq *push_slot(tb_compare *c)
 {
+    tq *t;
+
     if (c->len == c->cap) {
         size_t nc = c->cap ? c->cap * 2 : 1024, i;
         tq *nq = malloc(nc * sizeof *nq);
 
         if (!nq)
-            return TB_ERR_NOMEM;
+            return NULL;
         for (i = 0; i < c->len; i++)
             nq[i] = *at(c, i);
         free(c->q);
@@ -123,10 +127,11 @@ static int push(tb_compare *c, const tq *t)
         c->cap = nc;
         c->head = 0;
     }
-    c->q[(c->head + c->len) & (c->cap - 1)] = *t;
+    t = &c->q[(c->head + c->len) & (c->cap - 1)];
+    memset(t, 0, sizeof *t);
     c->len++;
     c->pushed++;
-    return 0;
+    return t;
 }
 
 /* Ring position of an absolute record number, or NULL once consumed. */
@@ -265,86 +270,92 @@ void tb_compare_free(tb_compare *c)
 
 int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
 {
-    tq t;
+    tq *t;
     tq *prev;
-    int rc;
 
     if (!c || !r)
         return TB_ERR_INVAL;
     if (c->err)
         return c->err;
-    memset(&t, 0, sizeof t);
     if (r->kind == TB_REC_DATA) {
         /* Without data trace a run's data records are not compared.  A
          * data record changes no resume point: the encoder emits nothing
          * as it takes one (it goes with its pending instruction). */
         if (!c->dt)
             return 0;
-        t.kind = TB_REC_DATA;
-        t.seq = r->seq;
-        t.cycle = r->cycle;
-        t.addr = r->u.data.addr;
-        t.iaddr = r->u.data.insn_addr;
-        t.value = r->u.data.size >= 4 ? r->u.data.value
+        if (!(t = push_slot(c)))
+            return TB_ERR_NOMEM;
+        t->kind = TB_REC_DATA;
+        t->seq = r->seq;
+        t->cycle = r->cycle;
+        t->addr = r->u.data.addr;
+        t->iaddr = r->u.data.insn_addr;
+        t->value = r->u.data.size >= 4 ? r->u.data.value
                                       : r->u.data.value & ((1u << (8 * r->u.data.size)) - 1u);
-        t.size = r->u.data.size;
-        t.flags = r->u.data.flags;
+        t->size = r->u.data.size;
+        t->flags = r->u.data.flags;
         /* IHI0014Q 7.4.4: of a traced instruction, the transfers ViewData
          * selects, and after the first of them the others as Value not
          * traced; those before it give nothing. */
         if (!c->prev_traced) {
-            t.dexp = DX_NONE;
-        } else if (tb_encoder_in_dataview(&c->o, t.addr)) {
-            t.dexp = DX_REQ;
+            t->dexp = DX_NONE;
+        } else if (tb_encoder_in_dataview(&c->o, t->addr)) {
+            t->dexp = DX_REQ;
             c->insn_inview = true;
         } else {
-            t.dexp = c->insn_inview ? DX_VNT : DX_NONE;
+            t->dexp = c->insn_inview ? DX_VNT : DX_NONE;
         }
-        rc = push(c, &t);
-        return rc < 0 ? rc : 0;
+        return 0;
     }
-    t.kind = (uint8_t)r->kind;
-    t.seq = r->seq;
-    t.cycle = r->cycle;
+    /* Not queued: the instructions after it carry the state. */
+    if (r->kind == TB_REC_STATE) {
+        c->push_ns = r->u.state.ns;
+        return 0;
+    }
+    if (!(t = push_slot(c)))
+        return TB_ERR_NOMEM;
+    t->kind = (uint8_t)r->kind;
+    t->seq = r->seq;
+    t->cycle = r->cycle;
     c->have_prev_last = c->have_last;
     c->prev_last_insn = c->last_insn;
     switch (r->kind) {
     case TB_REC_INSN:
-        t.addr = r->u.insn.addr;
-        t.isa = r->u.insn.isa;
-        t.ns = c->push_ns;
-        t.size = r->u.insn.size;
-        t.wp = r->u.insn.wp_class;
-        t.flags = r->u.insn.flags;
-        t.untraced = !tb_encoder_in_filter(&c->o, t.addr);
-        c->prev_traced = !t.untraced;
+        t->addr = r->u.insn.addr;
+        t->isa = r->u.insn.isa;
+        t->ns = c->push_ns;
+        t->size = r->u.insn.size;
+        t->wp = r->u.insn.wp_class;
+        t->flags = r->u.insn.flags;
+        t->untraced = !tb_encoder_in_filter(&c->o, t->addr);
+        c->prev_traced = !t->untraced;
         c->insn_inview = false;
         c->st.truth_insns++;
-        c->last_insn = (size_t)c->pushed;
+        c->last_insn = (size_t)c->pushed - 1; /* this record's number */
         c->have_last = true;
         break;
     case TB_REC_EXC_RETURN:
         /* v7-M: the trace shows it (the exception return packet) when
          * its instruction was traced. */
-        t.exc_num = r->u.eret.num;
-        t.tailchain = r->u.eret.tailchain;
-        t.addr = r->u.eret.target;
-        t.required = c->prev_traced;
+        t->exc_num = r->u.eret.num;
+        t->tailchain = r->u.eret.tailchain;
+        t->addr = r->u.eret.target;
+        t->required = c->prev_traced;
         break;
     case TB_REC_EXCEPTION:
-        t.addr = r->u.exc.pref_return;
+        t->addr = r->u.exc.pref_return;
         /* v7-M: the architecture's number (the decoder maps the traced
          * value back, DDI0337G Table 14-8). */
-        t.exc_num = r->u.exc.kind == TB_EXC_V7M
+        t->exc_num = r->u.exc.kind == TB_EXC_V7M
                         ? r->u.exc.num
                         : (uint16_t)tb_exc_trace_number((tb_exc_kind)r->u.exc.kind);
-        t.tailchain = r->u.exc.tailchain;
+        t->tailchain = r->u.exc.tailchain;
         /* Traced when trace is on as it is taken, i.e. the instruction
          * before it was traced (encoder.c, process_exc). */
-        t.required = c->prev_traced;
+        t->required = c->prev_traced;
         /* The instruction it cancels did not execute (sim.h). */
         if (r->u.exc.cancelled && c->have_last &&
-            (prev = by_number(c, c->last_insn)) != NULL && prev->addr == t.addr &&
+            (prev = by_number(c, c->last_insn)) != NULL && prev->addr == t->addr &&
             !prev->cancelled) {
             size_t k;
 
@@ -358,18 +369,13 @@ int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
         }
         break;
     case TB_REC_CONTEXT:
-        t.ctx = r->u.ctx.context_id;
-        t.vmid = r->u.ctx.vmid;
+        t->ctx = r->u.ctx.context_id;
+        t->vmid = r->u.ctx.vmid;
         break;
-    case TB_REC_STATE:
-        /* Not queued: the instructions after it carry the state. */
-        c->push_ns = r->u.state.ns;
-        return 0;
     default:
         break;
     }
-    rc = push(c, &t);
-    return rc < 0 ? rc : 0;
+    return 0;
 }
 
 void tb_compare_mark_resume(tb_compare *c)
