@@ -628,7 +628,23 @@ static int etm_exception(tb_encoder *e, const tb_exec_record *r)
     tb_enc_exception_pkt(e, &k, r);
     k.exc_cancel = r->u.exc.cancelled;
     e->ns_traced = k.ns;
-    return tb_enc_emit(e, &k);
+    if ((rc = tb_enc_emit(e, &k)) < 0 || !k.exc_cancel || e->dropping)
+        return rc;
+    /* The Cancel went out: the decoder retracts the instruction whose
+     * atom the header before it carried (IHI0014Q 7.3.5), the one right
+     * before this exception (seq + 1 == r->seq).  An overflow from here
+     * on must not name it as the newest shown (tb_overflow_cb), as
+     * etmv2_encoder.c do_exc steps back; the one before it went out in
+     * the same or an earlier header (every instruction is traced while
+     * trace is on), or, when the cancelled one was the first after a
+     * resume, is older than the resume and names nothing cancelled. */
+    if (e->have_shown && e->shown_seq + 1 == r->seq) {
+        if (e->shown_seq == 0)
+            e->have_shown = false;
+        else
+            e->shown_seq--;
+    }
+    return 0;
 }
 
 /* Trace stops: held atoms go out, and outstanding loads complete at

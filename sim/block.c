@@ -251,6 +251,10 @@ static __attribute__((noinline)) void hook_code_blk_slow(tb_sim *s, uint32_t a)
     const tb_block *b = s->blk;
     unsigned k = s->pos;
 
+    if (s->action == ACT_DATA_FAULT || s->action == ACT_FETCH_FAULT) {
+        tb_sim_ran_past_fault(s, a);
+        return;
+    }
     if (s->action != ACT_NONE)
         return;
     if (!b) {

@@ -102,6 +102,9 @@ int tb_sim_handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
     uint8_t it_before;
     int rc;
 
+    if ((s->action == ACT_DATA_FAULT || s->action == ACT_FETCH_FAULT) &&
+        (rc = tb_sim_check_past_fault(s)) < 0)
+        return rc;
     if (s->m && (rc = tb_v7m_stop(s, uerr, res)) != V7M_NOT_MINE)
         return rc;
     switch (s->action) {

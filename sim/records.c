@@ -526,8 +526,11 @@ void tb_sim_hook_code(uc_engine *uc, uint64_t address, uint32_t size, void *user
     uint8_t isa;
 
     (void)uc;
-    if (s->action != ACT_NONE)
+    if (s->action != ACT_NONE) {
+        if (s->action == ACT_DATA_FAULT || s->action == ACT_FETCH_FAULT)
+            tb_sim_ran_past_fault(s, a);
         return;
+    }
     if (s->have_ref_next) {
         /* An exception return went into an IT block (tb_sim_hook_block_ref):
          * the block's first instructions, when they fail, are not

@@ -151,6 +151,9 @@ struct tb_sim {
     enum tb_action action;
     uint32_t act_addr;       /* instruction / fault address */
     uint32_t fault_data;     /* data abort address */
+    uint32_t fault_insn;     /* instruction running at the fault (0: none) */
+    uint32_t past_addr;      /* the first code hook after the fault ... */
+    unsigned past_n;         /* ... and how many fired (tb_sim_ran_past_fault) */
     uint8_t act_isa;
     uint64_t count;          /* insn records delivered */
     uint64_t cycles;
@@ -311,6 +314,8 @@ bool tb_sim_hook_mem_fault(uc_engine *uc, uc_mem_type type, uint64_t address,
                            int size, int64_t value, void *user);
 void tb_sim_hook_mem_data(uc_engine *uc, uc_mem_type type, uint64_t address, int size,
                           int64_t value, void *user);
+void tb_sim_ran_past_fault(tb_sim *s, uint32_t a);
+int tb_sim_check_past_fault(tb_sim *s);
 
 /* exceptions.c: one stop of the emulator (1 run over, 0 restart at
  * s->act_addr, negative error). */

@@ -304,6 +304,33 @@ Test(gen, programs_build_and_run_to_exit, .init = scratch_init, .fini = scratch_
     }
 }
 
+/* Issue 29, seed 1813 mixed (docs/gen.md): Unicorn 2.0.1 skips the
+ * unmapped stores of an aborting STMDBGE at 0x748 and runs the SUBS/BNE
+ * after it before it reports the fault; the simulator then took the
+ * abort and its handler returned to the SUBS, which ran a second time,
+ * so the loop counter stepped over 0 and the run went on to the budget.
+ * The simulator must refuse such a run, naming the cause, rather than
+ * deliver records of a state the program never had. */
+Test(gen, sim_refuses_a_run_past_a_data_abort, .init = scratch_init, .fini = scratch_fini,
+     .timeout = 300)
+{
+    const char *cc = arm_cc("gen.sim_refuses_a_run_past_a_data_abort");
+    tb_sim_result res;
+    const char *why;
+    int rc;
+
+    if (!cc)
+        return;
+    memset(&res, 0, sizeof res);
+    rc = build_and_run(1813, TB_GEN_MIXED, 0, cc, &res, &why);
+    cr_expect_lt(rc, 0, "seed 1813 mixed ran (stop %s at 0x%08x, %llu instructions): "
+                 "the emulator's run past the data abort at 0x748 went unnoticed",
+                 tb_sim_stop_name(res.stop), res.stop_addr, (unsigned long long)res.insns);
+    cr_expect(strstr(why, "ran past a data abort") != NULL, "reason: %s", why);
+    cr_expect(strstr(why, "0x0000074c") != NULL, "reason names 0x74c: %s", why);
+    cr_expect(strstr(why, "0x00000748") != NULL, "reason names the STM: %s", why);
+}
+
 /* The simulator's invariant: an IRQ, FIQ or SVC handler's exception
  * return to the preferred return address resumes in the instruction set
  * the interrupted code had (the SPSR.T the entry saved).  Issue 29, found
