@@ -35,7 +35,10 @@ list(FILTER TB_PUBLIC_HEADERS EXCLUDE REGEX "/(sim|roundtrip|gen|codecov|profile
 add_library(tracebench_shared SHARED ${TB_LIB_SOURCES})
 set_target_properties(tracebench_shared PROPERTIES
   OUTPUT_NAME tracebench EXPORT_NAME tracebench
-  VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
+  VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
+  # Export only what the installed headers declare (TB_API,
+  # include/tracebench/export.h); ctest `exports` holds it so.
+  C_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
 target_include_directories(tracebench_shared PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
   $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>

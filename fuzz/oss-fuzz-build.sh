@@ -63,7 +63,16 @@ cap_cflags=$(pkg-config --cflags capstone 2>/dev/null || true)
 cap_libs=$(pkg-config --static --libs capstone 2>/dev/null || echo -lcapstone)
 uc_cflags=$(pkg-config --cflags unicorn 2>/dev/null || true)
 uc_libs=$(pkg-config --static --libs unicorn 2>/dev/null || echo "-lunicorn -lpthread -lm")
-inc="-I$root/include -I$root/vectors/speccov -I$fz $cap_cflags"
+# tracebench/version.h as CMake generates it (cmake/version.h.in, the
+# project() version): common/version.c includes it.
+ver=$(sed -n 's/^project(tracebench VERSION \([0-9]*\.[0-9]*\.[0-9]*\).*/\1/p' "$root/CMakeLists.txt")
+[ -n "$ver" ] || { echo "oss-fuzz-build: no project version in CMakeLists.txt" >&2; exit 1; }
+mkdir -p "$work/include/tracebench"
+IFS=. read -r ver_major ver_minor ver_patch <<<"$ver"
+sed -e "s/@PROJECT_VERSION_MAJOR@/$ver_major/" -e "s/@PROJECT_VERSION_MINOR@/$ver_minor/" \
+    -e "s/@PROJECT_VERSION_PATCH@/$ver_patch/" -e "s/@PROJECT_VERSION@/$ver/" \
+    "$root/cmake/version.h.in" > "$work/include/tracebench/version.h"
+inc="-I$root/include -I$work/include -I$root/vectors/speccov -I$fz $cap_cflags"
 std="-std=c11 -D_POSIX_C_SOURCE=200809L"
 
 # The harness list and dictionaries: fuzz/run.sh's, so that nothing run.sh

@@ -44,6 +44,7 @@ pc=$(find "$prefix" -name tracebench.pc -path '*/pkgconfig/*' -print -quit)
 libdir=$(dirname "$(dirname "$pc")")
 for f in "$prefix/bin/tracebench" "$prefix/include/tracebench/decoder.h" \
          "$prefix/include/tracebench/types.h" "$prefix/include/tracebench/version.h" \
+         "$prefix/include/tracebench/export.h" \
          "$prefix/share/man/man1/tracebench.1" "$libdir/libtracebench.a" \
          "$libdir/libtracebench.so" "$libdir/cmake/tracebench/tracebenchConfig.cmake" \
          "$libdir/cmake/tracebench/tracebenchConfigVersion.cmake"; do
@@ -56,6 +57,11 @@ done
 # without the LTO plugin, sees the API.
 grep -q ' T tb_decode_snapshot_insns$' <<<"$(nm --defined-only "$libdir/libtracebench.a" 2>/dev/null)" ||
   fail "libtracebench.a: no native tb_decode_snapshot_insns (LTO bytecode only?)"
+# The installed shared library exports exactly what the installed headers
+# declare (ctest `exports` checks the build tree; this, what users get).
+ls "$prefix"/include/tracebench/*.h > "$tmp/headers.txt"
+sh scripts/check-exports.sh "$libdir/libtracebench.so" nm "${CC:-cc}" "$tmp/headers.txt" \
+  -I"$prefix/include" || fail "the installed libtracebench.so exports other than its headers declare"
 
 version=$(sed -n 's/^project(tracebench VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 [ -n "$version" ] || fail "no project version in CMakeLists.txt"

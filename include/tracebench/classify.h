@@ -53,14 +53,14 @@ typedef struct tb_classifier tb_classifier;
  * ThumbEE/Jazelle state, TB_ERR_INVAL for a NULL pointer or another
  * ISA.  An UNDEFINED word gives its size with out->undefined set (the
  * caller decides whether that is an error).  Stateless. */
-int tb_classify_insn(const uint8_t *bytes, size_t avail, uint32_t addr, tb_isa isa,
+TB_API int tb_classify_insn(const uint8_t *bytes, size_t avail, uint32_t addr, tb_isa isa,
                      tb_insn *out);
 
 /* The same behind a handle (it holds nothing; kept for callers that
  * have one).  tb_classifier_decode(NULL, ...) is TB_ERR_INVAL. */
-tb_classifier *tb_classifier_new(void);
-void tb_classifier_free(tb_classifier *c);
-int tb_classifier_decode(tb_classifier *c, const uint8_t *bytes, size_t avail,
+TB_API tb_classifier *tb_classifier_new(void);
+TB_API void tb_classifier_free(tb_classifier *c);
+TB_API int tb_classifier_decode(tb_classifier *c, const uint8_t *bytes, size_t avail,
                          uint32_t addr, tb_isa isa, tb_insn *out);
 
 /* Thumb instruction size from its first halfword: 4 when its top five
@@ -72,7 +72,7 @@ static inline unsigned tb_thumb_size(uint16_t hw1)
 }
 
 /* Does condition code cond (0..15) pass for NZCV flags in cpsr[31:28]? */
-bool tb_cond_passed(unsigned cond, uint32_t cpsr);
+TB_API bool tb_cond_passed(unsigned cond, uint32_t cpsr);
 
 #ifdef __cplusplus
 }

@@ -47,21 +47,21 @@ typedef struct tb_decoder tb_decoder;
 
 /* The image must stay alive and unchanged while the decoder exists.
  * NULL on a bad configuration or allocation failure. */
-tb_decoder *tb_decoder_new(const tb_config *cfg, const tb_memimage *mem);
-void tb_decoder_free(tb_decoder *d);
+TB_API tb_decoder *tb_decoder_new(const tb_config *cfg, const tb_memimage *mem);
+TB_API void tb_decoder_free(tb_decoder *d);
 /* One packet.  Returns the number of elements emitted or TB_ERR_*. */
-int tb_decoder_packet(tb_decoder *d, const tb_packet *pkt, tb_element_cb cb,
+TB_API int tb_decoder_packet(tb_decoder *d, const tb_packet *pkt, tb_element_cb cb,
                       void *ctx);
 /* End of trace: emits anything held back, then TB_ELEM_END. */
-int tb_decoder_finish(tb_decoder *d, tb_element_cb cb, void *ctx);
+TB_API int tb_decoder_finish(tb_decoder *d, tb_element_cb cb, void *ctx);
 /* Counts every packet the decoder is given into h (health.h), also on
  * the fused paths of tb_decoder_push(), which hand it the packets that
  * are not atoms, branches or I-syncs (A-syncs, unsynchronised bytes, bad
  * packets: what tells a lost decode).  NULL: none (the default).  h must
  * outlive its use; the elements are the caller's to count. */
-void tb_decoder_set_health(tb_decoder *d, tb_health *h);
+TB_API void tb_decoder_set_health(tb_decoder *d, tb_health *h);
 /* Forgets all decode state (not the cache), as after construction. */
-void tb_decoder_reset(tb_decoder *d);
+TB_API void tb_decoder_reset(tb_decoder *d);
 
 /* Parse and decode in one call: trace bytes -> elements through parser
  * p (same configuration as d).  Exactly the elements, in the same order,
@@ -70,13 +70,13 @@ void tb_decoder_reset(tb_decoder *d);
  * PTM atom packets reach the decompressor without a tb_packet each.  Returns the number of
  * elements emitted or TB_ERR_* (TB_ERR_INVAL when p and d are for
  * different protocols). */
-int tb_decoder_push(tb_decoder *d, tb_parser *p, const uint8_t *data,
+TB_API int tb_decoder_push(tb_decoder *d, tb_parser *p, const uint8_t *data,
                     size_t len, uint64_t index, tb_element_cb cb, void *ctx);
 /* tb_decoder_push() for a span (tb_deformatter_push_spans): byte i has
  * the stream index map gives it, as in tb_parser_push_span().  A span
  * joins the deformatter's short runs, so the parser and decompressor
  * are entered once per span, not once per run. */
-int tb_decoder_push_span(tb_decoder *d, tb_parser *p, const uint8_t *data,
+TB_API int tb_decoder_push_span(tb_decoder *d, tb_parser *p, const uint8_t *data,
                          size_t len, const tb_span_map *map, tb_element_cb cb,
                          void *ctx);
 /* Bytes of the stream were lost before stream index `index` (a corrupt
@@ -84,40 +84,40 @@ int tb_decoder_push_span(tb_decoder *d, tb_parser *p, const uint8_t *data,
  * waits for the next A-sync, and d reports NO_SYNC (bad-packet, err
  * TB_ERR_BAD_FRAME) and waits for the next I-sync, as after a bad
  * packet.  Returns the elements emitted or TB_ERR_*. */
-int tb_decoder_push_gap(tb_decoder *d, tb_parser *p, uint64_t index, tb_element_cb cb,
+TB_API int tb_decoder_push_gap(tb_decoder *d, tb_parser *p, uint64_t index, tb_element_cb cb,
                         void *ctx);
 /* End of stream for tb_decoder_push(): tb_parser_finish() into d, then
  * tb_decoder_finish().  Returns the elements emitted or TB_ERR_*. */
-int tb_decoder_push_finish(tb_decoder *d, tb_parser *p, tb_element_cb cb,
+TB_API int tb_decoder_push_finish(tb_decoder *d, tb_parser *p, tb_element_cb cb,
                            void *ctx);
 /* The instruction addresses of an INSN_RANGE element decoded by d, in
  * order, into out (max entries).  Returns the count written (el->count
  * when max allows) or TB_ERR_*. */
-int tb_decoder_range_addrs(tb_decoder *d, const tb_element *el, uint32_t *out,
+TB_API int tb_decoder_range_addrs(tb_decoder *d, const tb_element *el, uint32_t *out,
                            size_t max);
 
 /* Per-protocol decoders behind tb_decoder, same contracts. */
 typedef struct tb_etmv3_decoder tb_etmv3_decoder;
-tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
+TB_API tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
                                        const tb_memimage *mem);
-void tb_etmv3_decoder_free(tb_etmv3_decoder *d);
-int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
+TB_API void tb_etmv3_decoder_free(tb_etmv3_decoder *d);
+TB_API int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
                             tb_element_cb cb, void *ctx);
-int tb_etmv3_decoder_finish(tb_etmv3_decoder *d, tb_element_cb cb, void *ctx);
-void tb_etmv3_decoder_reset(tb_etmv3_decoder *d);
+TB_API int tb_etmv3_decoder_finish(tb_etmv3_decoder *d, tb_element_cb cb, void *ctx);
+TB_API void tb_etmv3_decoder_reset(tb_etmv3_decoder *d);
 
 typedef struct tb_ptm_decoder tb_ptm_decoder;
-tb_ptm_decoder *tb_ptm_decoder_new(const tb_config *cfg,
+TB_API tb_ptm_decoder *tb_ptm_decoder_new(const tb_config *cfg,
                                    const tb_memimage *mem);
-void tb_ptm_decoder_free(tb_ptm_decoder *d);
-int tb_ptm_decoder_packet(tb_ptm_decoder *d, const tb_packet *pkt,
+TB_API void tb_ptm_decoder_free(tb_ptm_decoder *d);
+TB_API int tb_ptm_decoder_packet(tb_ptm_decoder *d, const tb_packet *pkt,
                           tb_element_cb cb, void *ctx);
-int tb_ptm_decoder_finish(tb_ptm_decoder *d, tb_element_cb cb, void *ctx);
-void tb_ptm_decoder_reset(tb_ptm_decoder *d);
+TB_API int tb_ptm_decoder_finish(tb_ptm_decoder *d, tb_element_cb cb, void *ctx);
+TB_API void tb_ptm_decoder_reset(tb_ptm_decoder *d);
 
 /* Lists the instruction addresses of a range over an image (Thumb sizes
  * come from the code bytes).  Returns the count or TB_ERR_NOT_IN_IMAGE. */
-int tb_range_addrs(const tb_memimage *mem, const tb_element *el,
+TB_API int tb_range_addrs(const tb_memimage *mem, const tb_element *el,
                    uint32_t *out, size_t max);
 
 /* ---- whole-snapshot convenience (snapshot -> stream -> parser ->
@@ -128,7 +128,7 @@ int tb_range_addrs(const tb_memimage *mem, const tb_element *el,
  * CoreSight frames: the decode goes on past them with a NO_SYNC where
  * bytes were lost (tb_decoder_push_gap) to the end, and then returns
  * TB_ERR_BAD_FRAME with the first bad frame in err. */
-int tb_decode_snapshot(const char *dir, int id, tb_element_cb cb, void *ctx,
+TB_API int tb_decode_snapshot(const char *dir, int id, tb_element_cb cb, void *ctx,
                        char *err, size_t errlen);
 
 /* An element of tb_decode_snapshot_insns(), with what a user of the
@@ -150,16 +150,16 @@ typedef int (*tb_insn_element_cb)(void *ctx, const tb_insn_element *ie);
 /* tb_decode_snapshot(), with each instruction range's addresses: one
  * load of the snapshot, one pass.  Returns 0 or TB_ERR_* with a reason
  * in err (TB_ERR_NOT_IN_IMAGE: a Thumb range runs past the image). */
-int tb_decode_snapshot_insns(const char *dir, int id, tb_insn_element_cb cb,
+TB_API int tb_decode_snapshot_insns(const char *dir, int id, tb_insn_element_cb cb,
                              void *ctx, char *err, size_t errlen);
 
 /* ---- element printing (docs/formats.md) ---- */
-const char *tb_elem_kind_name(tb_elem_kind k);
-const char *tb_gap_reason_name(tb_gap_reason r);
+TB_API const char *tb_elem_kind_name(tb_elem_kind k);
+TB_API const char *tb_gap_reason_name(tb_gap_reason r);
 /* One readable line (no newline) into buf; returns the length needed. */
-int tb_elem_format(const tb_element *el, char *buf, size_t len);
+TB_API int tb_elem_format(const tb_element *el, char *buf, size_t len);
 /* One JSON object (no newline). */
-int tb_elem_format_json(const tb_element *el, char *buf, size_t len);
+TB_API int tb_elem_format_json(const tb_element *el, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

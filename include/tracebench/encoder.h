@@ -89,7 +89,7 @@ typedef struct tb_encoder_opts {
 /* Defaults: ETMv3.5 (ETMv3), PFT1.1 (PTM) or ETMv1.3 with an 8-bit port
  * (ETMv1; sync every 1024 cycles), trace ID 0x10, plain trace,
  * sync every 1024 bytes, no FIFO limit, no filter. */
-void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol);
+TB_API void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol);
 
 /* The traced core is a Cortex-M3 (core 3) or Cortex-M4 (4), or none of
  * them (0): its ETM-M3/M4 implements ETMv3.5 (v=4: the ETMv3.4 of earlier
@@ -98,7 +98,7 @@ void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol);
  * trace, context ID or VMID (tb_encoder_config_err names what is
  * refused; docs/cortex-m.md 2).  The caller sets it from the simulated
  * cpu (the scenario's, or --cpu).  TB_ERR_INVAL for another core. */
-int tb_encoder_opts_v7m(tb_encoder_opts *o, unsigned core);
+TB_API int tb_encoder_opts_v7m(tb_encoder_opts *o, unsigned core);
 
 /* Applies a comma-separated option list on top of *o:
  *   ca  ts  bb  rs  alt  vmid  ctxid=0|1|2|4  v=MINOR  id=ID  sync=BYTES
@@ -121,23 +121,23 @@ int tb_encoder_opts_v7m(tb_encoder_opts *o, unsigned core);
  * by tb_elf_resolve_ranges (sim.h), which has the ELF; tb_rt_case_options
  * (roundtrip.h) does the same for dataview= (dataview=buf: a data
  * object's extent).  Data trace: docs/etmv3-data-model.md. */
-int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
+TB_API int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
                           size_t errlen);
 
 /* The four registers (and decoded flags) the options stand for.
  * TB_ERR_CONFIG for inconsistent options (e.g. alt before ETMv3.4). */
-int tb_encoder_config(const tb_encoder_opts *o, tb_config *cfg);
+TB_API int tb_encoder_config(const tb_encoder_opts *o, tb_config *cfg);
 /* The same, and on TB_ERR_CONFIG a line in err naming the option and
  * why ("alt: the alternative branch encoding is an ETMv3.4+ feature, not
  * PTM ...", "fifo=32: the FIFO depth must be at least 48 bytes ..."). */
-int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
+TB_API int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
                           size_t errlen);
 
 /* True when the ViewInst ranges trace the instruction at addr. */
-bool tb_encoder_in_filter(const tb_encoder_opts *o, uint32_t addr);
+TB_API bool tb_encoder_in_filter(const tb_encoder_opts *o, uint32_t addr);
 /* True when the ViewData ranges (dataview=) select a transfer at the
  * data address addr (no range: every transfer). */
-bool tb_encoder_in_dataview(const tb_encoder_opts *o, uint32_t addr);
+TB_API bool tb_encoder_in_dataview(const tb_encoder_opts *o, uint32_t addr);
 
 /* Receives trace bytes in stream order; non-zero stops (TB_ERR_STOPPED,
  * or the sink's own negative code). */
@@ -158,12 +158,12 @@ typedef struct tb_encoder tb_encoder;
 
 /* NULL on a bad option set (check with tb_encoder_config first) or no
  * memory. */
-tb_encoder *tb_encoder_new(const tb_encoder_opts *o, tb_trace_sink sink,
+TB_API tb_encoder *tb_encoder_new(const tb_encoder_opts *o, tb_trace_sink sink,
                            void *ctx);
-void tb_encoder_free(tb_encoder *e);
+TB_API void tb_encoder_free(tb_encoder *e);
 
 /* Optional: every packet that reaches the sink, with its bytes. */
-void tb_encoder_set_packet_cb(tb_encoder *e, tb_packet_cb cb, void *ctx);
+TB_API void tb_encoder_set_packet_cb(tb_encoder *e, tb_packet_cb cb, void *ctx);
 
 /* Optional: told when a FIFO overflow starts losing trace.  shown_seq is
  * the truth seq of the newest instruction whose trace had gone out (its
@@ -173,19 +173,19 @@ void tb_encoder_set_packet_cb(tb_encoder *e, tb_packet_cb cb, void *ctx);
  * trace ports (ETMv1, ETMv2) count an instruction an exception cancelled
  * only until that exception's trace went out, which retracts it. */
 typedef void (*tb_overflow_cb)(void *ctx, bool have_shown, uint64_t shown_seq);
-void tb_encoder_set_overflow_cb(tb_encoder *e, tb_overflow_cb cb, void *ctx);
+TB_API void tb_encoder_set_overflow_cb(tb_encoder *e, tb_overflow_cb cb, void *ctx);
 
 /* Consumes one record.  Errors are sticky: once one is returned every
  * later call returns it. */
-int tb_encoder_push(tb_encoder *e, const tb_exec_record *r);
+TB_API int tb_encoder_push(tb_encoder *e, const tb_exec_record *r);
 /* tb_exec_cb adaptor for tb_sim_run (ctx = the encoder): non-zero when
  * tb_encoder_push failed; tb_encoder_error() tells why. */
-int tb_encoder_exec_cb(void *ctx, const tb_exec_record *r);
-int tb_encoder_error(const tb_encoder *e);
+TB_API int tb_encoder_exec_cb(void *ctx, const tb_exec_record *r);
+TB_API int tb_encoder_error(const tb_encoder *e);
 /* Ends the trace (as TB_REC_END does; calling it again is harmless). */
-int tb_encoder_finish(tb_encoder *e);
-const tb_encoder_stats *tb_encoder_get_stats(const tb_encoder *e);
-const tb_config *tb_encoder_get_config(const tb_encoder *e);
+TB_API int tb_encoder_finish(tb_encoder *e);
+TB_API const tb_encoder_stats *tb_encoder_get_stats(const tb_encoder *e);
+TB_API const tb_config *tb_encoder_get_config(const tb_encoder *e);
 
 /* The PT_LOAD segments of an ELF32 little-endian image as snapshot
  * regions: the file bytes and then up to 64 zero bytes of the segment's
@@ -193,14 +193,14 @@ const tb_config *tb_encoder_get_config(const tb_encoder *e);
  * so code that ends a segment needs them).  The bytes live in one
  * allocation returned in *storage (free() it).  Returns the count
  * (<= max) or TB_ERR_FORMAT / TB_ERR_NOMEM. */
-int tb_encoder_elf_regions(const uint8_t *elf, size_t len,
+TB_API int tb_encoder_elf_regions(const uint8_t *elf, size_t len,
                            tb_snap_region *out, size_t max, uint8_t **storage);
 
 /* Writes an OpenCSD snapshot of one source: device "ETM_0" (type from
  * the protocol), core "cpu_0" with the regions, the trace either raw
  * ("source_data") or CoreSight-formatted ("coresight").  0 or a negative
  * code with a reason in err. */
-int tb_encoder_write_snapshot(const char *dir, const tb_config *cfg,
+TB_API int tb_encoder_write_snapshot(const char *dir, const tb_config *cfg,
                               const tb_snap_region *regions, size_t n_regions,
                               const uint8_t *trace, size_t len, bool formatted,
                               char *err, size_t errlen);
@@ -212,7 +212,7 @@ typedef struct tb_encoder_membuf {
     uint8_t *buf;
     size_t len, cap;
 } tb_encoder_membuf;
-int tb_encoder_mem_sink(void *ctx, const uint8_t *data, size_t len);
+TB_API int tb_encoder_mem_sink(void *ctx, const uint8_t *data, size_t len);
 
 /* The same snapshot written as the trace is produced, so that memory
  * stays flat however long the run: open it before the run, give
@@ -225,18 +225,18 @@ int tb_encoder_mem_sink(void *ctx, const uint8_t *data, size_t len);
  * tb_encoder_write_snapshot's for the same trace. */
 typedef struct tb_encoder_snapshot tb_encoder_snapshot;
 /* NULL with a reason in err (the directory or the file cannot be made). */
-tb_encoder_snapshot *tb_encoder_snapshot_open(const char *dir, const tb_config *cfg,
+TB_API tb_encoder_snapshot *tb_encoder_snapshot_open(const char *dir, const tb_config *cfg,
                                               bool formatted, char *err, size_t errlen);
 /* A tb_trace_sink; errors (TB_ERR_IO) are sticky and close reports them. */
-int tb_encoder_snapshot_sink(void *ctx, const uint8_t *data, size_t len);
+TB_API int tb_encoder_snapshot_sink(void *ctx, const uint8_t *data, size_t len);
 /* Buffer bytes written so far (frames included). */
-uint64_t tb_encoder_snapshot_bytes(const tb_encoder_snapshot *s);
+TB_API uint64_t tb_encoder_snapshot_bytes(const tb_encoder_snapshot *s);
 /* Completes the snapshot and frees s (on error too: the partial buffer is
  * removed).  0 or a negative code with a reason in err. */
-int tb_encoder_snapshot_close(tb_encoder_snapshot *s, const tb_snap_region *regions,
+TB_API int tb_encoder_snapshot_close(tb_encoder_snapshot *s, const tb_snap_region *regions,
                               size_t n_regions, char *err, size_t errlen);
 /* Gives up: removes the partial buffer and frees s. */
-void tb_encoder_snapshot_abort(tb_encoder_snapshot *s);
+TB_API void tb_encoder_snapshot_abort(tb_encoder_snapshot *s);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tracebench/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -18,11 +20,11 @@ extern "C" {
 #define TB_ETM_PORT_HDR_BYTES 16
 enum { TB_ETM_PORT_V1 = 1, TB_ETM_PORT_V2 = 2 };
 
-void tb_etm_port_header_put(uint8_t proto, uint8_t minor, uint8_t width,
+TB_API void tb_etm_port_header_put(uint8_t proto, uint8_t minor, uint8_t width,
                             uint32_t etmcr, uint8_t out[16]);
 /* 0, or TB_ERR_FORMAT for a wrong magic or format version.  The fields
  * are returned unchecked (the protocol's own parser checks them). */
-int tb_etm_port_header_get(const uint8_t in[16], uint8_t *proto, uint8_t *minor,
+TB_API int tb_etm_port_header_get(const uint8_t in[16], uint8_t *proto, uint8_t *minor,
                            uint8_t *width, uint32_t *etmcr);
 
 /* Cuts a capture's bytes, arriving in chunks of any size, into its
@@ -46,7 +48,7 @@ enum { TB_ETM_PORT_NEED = 0, TB_ETM_PORT_HEADER = 1, TB_ETM_PORT_SAMPLE = 2 };
  * TB_ETM_PORT_HEADER when hdr is complete, TB_ETM_PORT_SAMPLE when part
  * holds a sample (at part_index), TB_ETM_PORT_NEED when the chunk is used
  * up. */
-int tb_etm_port_framer_next(tb_etm_port_framer *f, const uint8_t *data, size_t len,
+TB_API int tb_etm_port_framer_next(tb_etm_port_framer *f, const uint8_t *data, size_t len,
                             size_t *i);
 
 #ifdef __cplusplus

@@ -69,31 +69,31 @@ typedef struct tb_etmv1_config {
 } tb_etmv1_config;
 
 /* Defaults: ETMv1.3, 8-bit port, plain trace, no context ID, vectors 0. */
-void tb_etmv1_config_init(tb_etmv1_config *c);
+TB_API void tb_etmv1_config_init(tb_etmv1_config *c);
 /* TB_ERR_CONFIG for a width other than 4/8/16, a context ID size other
  * than 0/1/2/4 or context IDs before v1.2 (5.6.3). */
-int tb_etmv1_config_check(const tb_etmv1_config *c);
-uint32_t tb_etmv1_etmcr(const tb_etmv1_config *c);
+TB_API int tb_etmv1_config_check(const tb_etmv1_config *c);
+TB_API uint32_t tb_etmv1_etmcr(const tb_etmv1_config *c);
 /* Fills c from ETMCR (vector_base left 0); TB_ERR_CONFIG for a port
  * size ETMv1 does not have. */
-int tb_etmv1_config_from_etmcr(tb_etmv1_config *c, uint32_t etmcr,
+TB_API int tb_etmv1_config_from_etmcr(tb_etmv1_config *c, uint32_t etmcr,
                                uint8_t minor);
 
 /* The port configuration a tb_config of protocol TB_PROTO_ETMV1 gives
  * (tb_config_from_etmv1); TB_ERR_CONFIG for another protocol. */
-int tb_etmv1_config_from_tb(tb_etmv1_config *c, const tb_config *cfg);
+TB_API int tb_etmv1_config_from_tb(tb_etmv1_config *c, const tb_config *cfg);
 
 /* ---- capture file (docs/etmv1.md 2) ---- */
 #define TB_ETMV1_HDR_BYTES 16
 #define TB_ETMV1_SAMPLE_BYTES 4
 /* The header for c (ETMv1). */
-void tb_etmv1_capture_header(const tb_etmv1_config *c, uint8_t out[16]);
+TB_API void tb_etmv1_capture_header(const tb_etmv1_config *c, uint8_t out[16]);
 /* Reads a header: 0, TB_ERR_FORMAT (magic, version, protocol, width or
  * ETMCR inconsistent) or TB_ERR_CONFIG. */
-int tb_etmv1_capture_parse_header(const uint8_t in[16], tb_etmv1_config *c);
-void tb_etmv1_sample_pack(const tb_etmv1_sample *s, uint8_t out[4]);
+TB_API int tb_etmv1_capture_parse_header(const uint8_t in[16], tb_etmv1_config *c);
+TB_API void tb_etmv1_sample_pack(const tb_etmv1_sample *s, uint8_t out[4]);
 /* 0, or TB_ERR_FORMAT when reserved bits are set. */
-int tb_etmv1_sample_unpack(const uint8_t in[4], tb_etmv1_sample *s);
+TB_API int tb_etmv1_sample_unpack(const uint8_t in[4], tb_etmv1_sample *s);
 /* The stream index of sample k: its byte offset in the capture. */
 static inline uint64_t tb_etmv1_sample_index(uint64_t k)
 {
@@ -104,9 +104,9 @@ static inline uint64_t tb_etmv1_sample_index(uint64_t k)
  * (status, ETMCR, cycle count; big-endian) then 12 bytes per cycle
  * (pipestat, packet, flags).  A TR cycle becomes its replaced status
  * with flag bit 1. */
-void tb_etmv1_openocd_header(const tb_etmv1_config *c, uint32_t n_cycles,
+TB_API void tb_etmv1_openocd_header(const tb_etmv1_config *c, uint32_t n_cycles,
                              uint8_t out[12]);
-void tb_etmv1_openocd_sample(const tb_etmv1_sample *s, uint8_t out[12]);
+TB_API void tb_etmv1_openocd_sample(const tb_etmv1_sample *s, uint8_t out[12]);
 
 /* ---- branch address (IHI0014Q 5.5.4 [S]: 1-5 packets, bit 7 = another
  * follows, 7 bits each in packets 1-4, only the changed low bits; bit
@@ -117,16 +117,16 @@ void tb_etmv1_openocd_sample(const tb_etmv1_sample *s, uint8_t out[12]);
 
 /* The raw value sent for addr in state isa: ARM bits [1:0] = 0, Thumb
  * A[0] = 1. */
-uint32_t tb_etmv1_addr_raw(uint32_t addr, tb_isa isa);
+TB_API uint32_t tb_etmv1_addr_raw(uint32_t addr, tb_isa isa);
 /* Packets for raw against the last raw value output: the fewest that
  * cover every changed bit, 5 with `full` or a non-zero reason.  Returns
  * the count (1..5). */
-int tb_etmv1_addr_encode(uint32_t raw, uint32_t last, bool full,
+TB_API int tb_etmv1_addr_encode(uint32_t raw, uint32_t last, bool full,
                          uint8_t reason, uint8_t out[5]);
 /* Address packets complete in b[0..avail): n (1..5), or 0 for more. */
-unsigned tb_etmv1_addr_length(const uint8_t *b, size_t avail);
+TB_API unsigned tb_etmv1_addr_length(const uint8_t *b, size_t avail);
 /* Merges n packets into last: *raw, *reason (0 unless n = 5), *jbit. */
-void tb_etmv1_addr_decode(const uint8_t *b, unsigned n, uint32_t last,
+TB_API void tb_etmv1_addr_decode(const uint8_t *b, unsigned n, uint32_t last,
                           uint32_t *raw, uint8_t *reason, bool *jbit);
 
 /* ---- encoder ---- */
@@ -143,12 +143,12 @@ typedef struct tb_etmv1_encoder_opts {
 } tb_etmv1_encoder_opts;
 
 /* ETMv1.3, 8-bit port, sync every 1024 cycles, FIFO 4096 bytes. */
-void tb_etmv1_encoder_opts_init(tb_etmv1_encoder_opts *o);
+TB_API void tb_etmv1_encoder_opts_init(tb_etmv1_encoder_opts *o);
 /* From the generic options (tb_encoder_opts: port_width, vector_base,
  * keep_idle and the reused fields above). */
-void tb_etmv1_encoder_opts_from(tb_etmv1_encoder_opts *v, const tb_encoder_opts *o);
+TB_API void tb_etmv1_encoder_opts_from(tb_etmv1_encoder_opts *v, const tb_encoder_opts *o);
 /* The port configuration the options give; TB_ERR_CONFIG if invalid. */
-int tb_etmv1_encoder_config(const tb_etmv1_encoder_opts *o,
+TB_API int tb_etmv1_encoder_config(const tb_etmv1_encoder_opts *o,
                             tb_etmv1_config *c);
 
 /* Receives samples in cycle order; non-zero stops the encoder. */
@@ -157,25 +157,25 @@ typedef int (*tb_etmv1_sample_cb)(void *ctx, const tb_etmv1_sample *s,
 
 typedef struct tb_etmv1_encoder tb_etmv1_encoder;
 /* Samples out through cb.  NULL on bad options or no memory. */
-tb_etmv1_encoder *tb_etmv1_encoder_new(const tb_etmv1_encoder_opts *o,
+TB_API tb_etmv1_encoder *tb_etmv1_encoder_new(const tb_etmv1_encoder_opts *o,
                                        tb_etmv1_sample_cb cb, void *ctx);
 /* Capture bytes (header, then 4 bytes a sample) out through sink. */
-tb_etmv1_encoder *tb_etmv1_encoder_new_bytes(const tb_etmv1_encoder_opts *o,
+TB_API tb_etmv1_encoder *tb_etmv1_encoder_new_bytes(const tb_etmv1_encoder_opts *o,
                                              tb_trace_sink sink, void *ctx);
-void tb_etmv1_encoder_free(tb_etmv1_encoder *e);
+TB_API void tb_etmv1_encoder_free(tb_etmv1_encoder *e);
 /* Each address sequence (BRANCH packet: address, reason, context ID) as
  * it enters the FIFO; index = the sample index of its BE cycle. */
-void tb_etmv1_encoder_set_packet_cb(tb_etmv1_encoder *e, tb_packet_cb cb,
+TB_API void tb_etmv1_encoder_set_packet_cb(tb_etmv1_encoder *e, tb_packet_cb cb,
                                     void *ctx);
 /* As tb_encoder_set_overflow_cb (encoder.h). */
-void tb_etmv1_encoder_set_overflow_cb(tb_etmv1_encoder *e, tb_overflow_cb cb,
+TB_API void tb_etmv1_encoder_set_overflow_cb(tb_etmv1_encoder *e, tb_overflow_cb cb,
                                       void *ctx);
 /* One record; errors are sticky. */
-int tb_etmv1_encoder_push(tb_etmv1_encoder *e, const tb_exec_record *r);
+TB_API int tb_etmv1_encoder_push(tb_etmv1_encoder *e, const tb_exec_record *r);
 /* Ends the trace: drains the FIFO (again: harmless). */
-int tb_etmv1_encoder_finish(tb_etmv1_encoder *e);
-const tb_encoder_stats *tb_etmv1_encoder_get_stats(const tb_etmv1_encoder *e);
-uint64_t tb_etmv1_encoder_cycles(const tb_etmv1_encoder *e); /* samples out */
+TB_API int tb_etmv1_encoder_finish(tb_etmv1_encoder *e);
+TB_API const tb_encoder_stats *tb_etmv1_encoder_get_stats(const tb_etmv1_encoder *e);
+TB_API uint64_t tb_etmv1_encoder_cycles(const tb_etmv1_encoder *e); /* samples out */
 
 /* ---- parser: samples -> packets ----
  * Packets (protocol TB_PROTO_ETMV1), in instruction order:
@@ -198,23 +198,23 @@ uint64_t tb_etmv1_encoder_cycles(const tb_etmv1_encoder *e); /* samples out */
  * index is the stream index (byte offset in the capture) of the cycle. */
 typedef struct tb_etmv1_parser tb_etmv1_parser;
 /* cfg NULL: taken from the capture header (push only). */
-tb_etmv1_parser *tb_etmv1_parser_new(const tb_etmv1_config *cfg);
-void tb_etmv1_parser_free(tb_etmv1_parser *p);
+TB_API tb_etmv1_parser *tb_etmv1_parser_new(const tb_etmv1_config *cfg);
+TB_API void tb_etmv1_parser_free(tb_etmv1_parser *p);
 /* Capture bytes, any chunking; data[0] has stream index `index` (0 at
  * the header).  Returns packets emitted or TB_ERR_* (TB_ERR_FORMAT bad
  * header, TB_ERR_MISMATCH header differs from cfg). */
-int tb_etmv1_parser_push(tb_etmv1_parser *p, const uint8_t *data, size_t len,
+TB_API int tb_etmv1_parser_push(tb_etmv1_parser *p, const uint8_t *data, size_t len,
                          uint64_t index, tb_packet_cb cb, void *ctx);
 /* Samples; s[0] is sample number `first` (no header involved). */
-int tb_etmv1_parser_push_samples(tb_etmv1_parser *p, const tb_etmv1_sample *s,
+TB_API int tb_etmv1_parser_push_samples(tb_etmv1_parser *p, const tb_etmv1_sample *s,
                                  size_t n, uint64_t first, tb_packet_cb cb,
                                  void *ctx);
 /* End: held statuses, a branch whose address never came (INCOMPLETE),
  * a cut sample or header (INCOMPLETE, TB_ERR_TRUNCATED). */
-int tb_etmv1_parser_finish(tb_etmv1_parser *p, tb_packet_cb cb, void *ctx);
-void tb_etmv1_parser_reset(tb_etmv1_parser *p);
+TB_API int tb_etmv1_parser_finish(tb_etmv1_parser *p, tb_packet_cb cb, void *ctx);
+TB_API void tb_etmv1_parser_reset(tb_etmv1_parser *p);
 /* The configuration in use (after the header when cfg was NULL). */
-const tb_etmv1_config *tb_etmv1_parser_config(const tb_etmv1_parser *p);
+TB_API const tb_etmv1_config *tb_etmv1_parser_config(const tb_etmv1_parser *p);
 
 /* ---- decoder: packets + image -> elements (decoder.h conventions:
  * NO_SYNC INIT first; TRACE_ON at the first full address and at each
@@ -226,13 +226,13 @@ const tb_etmv1_config *tb_etmv1_parser_config(const tb_etmv1_parser *p);
  * range that ends with its instruction, later elements held until its
  * data has come, docs/etmv1.md 9). */
 typedef struct tb_etmv1_decoder tb_etmv1_decoder;
-tb_etmv1_decoder *tb_etmv1_decoder_new(const tb_etmv1_config *cfg,
+TB_API tb_etmv1_decoder *tb_etmv1_decoder_new(const tb_etmv1_config *cfg,
                                        const tb_memimage *mem);
-void tb_etmv1_decoder_free(tb_etmv1_decoder *d);
-int tb_etmv1_decoder_packet(tb_etmv1_decoder *d, const tb_packet *pkt,
+TB_API void tb_etmv1_decoder_free(tb_etmv1_decoder *d);
+TB_API int tb_etmv1_decoder_packet(tb_etmv1_decoder *d, const tb_packet *pkt,
                             tb_element_cb cb, void *ctx);
-int tb_etmv1_decoder_finish(tb_etmv1_decoder *d, tb_element_cb cb, void *ctx);
-void tb_etmv1_decoder_reset(tb_etmv1_decoder *d);
+TB_API int tb_etmv1_decoder_finish(tb_etmv1_decoder *d, tb_element_cb cb, void *ctx);
+TB_API void tb_etmv1_decoder_reset(tb_etmv1_decoder *d);
 
 /* ---- VCD view of a capture (docs/etmv1.md 8) ----
  * Capture bytes (header first, any chunking) -> VCD text through sink,
@@ -245,19 +245,19 @@ void tb_etmv1_decoder_reset(tb_etmv1_decoder *d);
  * not put back. */
 typedef struct tb_etmv1_vcd tb_etmv1_vcd;
 /* NULL without a sink or memory. */
-tb_etmv1_vcd *tb_etmv1_vcd_new(tb_trace_sink sink, void *ctx);
-void tb_etmv1_vcd_free(tb_etmv1_vcd *v);
+TB_API tb_etmv1_vcd *tb_etmv1_vcd_new(tb_trace_sink sink, void *ctx);
+TB_API void tb_etmv1_vcd_free(tb_etmv1_vcd *v);
 /* 0, or (sticky) TB_ERR_FORMAT (bad header, reserved sample bits),
  * TB_ERR_STOPPED (the sink returned non-zero), TB_ERR_STATE after finish. */
-int tb_etmv1_vcd_push(tb_etmv1_vcd *v, const uint8_t *data, size_t len);
+TB_API int tb_etmv1_vcd_push(tb_etmv1_vcd *v, const uint8_t *data, size_t len);
 /* Writes the last edge and flushes: TB_ERR_TRUNCATED for a cut header
  * or sample (nothing more is written then). */
-int tb_etmv1_vcd_finish(tb_etmv1_vcd *v);
+TB_API int tb_etmv1_vcd_finish(tb_etmv1_vcd *v);
 /* Samples (TRACECLK cycles) converted so far. */
-uint64_t tb_etmv1_vcd_samples(const tb_etmv1_vcd *v);
+TB_API uint64_t tb_etmv1_vcd_samples(const tb_etmv1_vcd *v);
 /* The capture file `capture` as the VCD file `vcd`, streamed: 0, or
  * TB_ERR_IO / TB_ERR_FORMAT / TB_ERR_TRUNCATED with a message in err. */
-int tb_etmv1_vcd_file(const char *capture, const char *vcd, char *err, size_t errlen);
+TB_API int tb_etmv1_vcd_file(const char *capture, const char *vcd, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

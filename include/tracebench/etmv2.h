@@ -126,19 +126,19 @@ typedef struct tb_etmv2_config {
     uint32_t vector_base; /* as tb_etmv1_config */
 } tb_etmv2_config;
 
-void tb_etmv2_config_init(tb_etmv2_config *c);
-int tb_etmv2_config_check(const tb_etmv2_config *c);
-uint32_t tb_etmv2_etmcr(const tb_etmv2_config *c);
-int tb_etmv2_config_from_etmcr(tb_etmv2_config *c, uint32_t etmcr, uint8_t minor);
+TB_API void tb_etmv2_config_init(tb_etmv2_config *c);
+TB_API int tb_etmv2_config_check(const tb_etmv2_config *c);
+TB_API uint32_t tb_etmv2_etmcr(const tb_etmv2_config *c);
+TB_API int tb_etmv2_config_from_etmcr(tb_etmv2_config *c, uint32_t etmcr, uint8_t minor);
 /* From a tb_config of protocol TB_PROTO_ETMV2. */
-int tb_etmv2_config_from_tb(tb_etmv2_config *c, const tb_config *cfg);
+TB_API int tb_etmv2_config_from_tb(tb_etmv2_config *c, const tb_config *cfg);
 
 /* Capture file: etm_port.h with protocol 2. */
-void tb_etmv2_capture_header(const tb_etmv2_config *c, uint8_t out[16]);
-int tb_etmv2_capture_parse_header(const uint8_t in[16], tb_etmv2_config *c);
+TB_API void tb_etmv2_capture_header(const tb_etmv2_config *c, uint8_t out[16]);
+TB_API int tb_etmv2_capture_parse_header(const uint8_t in[16], tb_etmv2_config *c);
 
 /* The largest TFO value the port can show (U4/U5). */
-unsigned tb_etmv2_tfo_max(unsigned port_width);
+TB_API unsigned tb_etmv2_tfo_max(unsigned port_width);
 
 /* ---- encoder ---- */
 typedef struct tb_etmv2_encoder_opts {
@@ -151,23 +151,23 @@ typedef struct tb_etmv2_encoder_opts {
     bool no_phantoms;        /* never fold branches */
 } tb_etmv2_encoder_opts;
 
-void tb_etmv2_encoder_opts_init(tb_etmv2_encoder_opts *o);
-void tb_etmv2_encoder_opts_from(tb_etmv2_encoder_opts *v, const tb_encoder_opts *o);
-int tb_etmv2_encoder_config(const tb_etmv2_encoder_opts *o, tb_etmv2_config *c);
+TB_API void tb_etmv2_encoder_opts_init(tb_etmv2_encoder_opts *o);
+TB_API void tb_etmv2_encoder_opts_from(tb_etmv2_encoder_opts *v, const tb_encoder_opts *o);
+TB_API int tb_etmv2_encoder_config(const tb_etmv2_encoder_opts *o, tb_etmv2_config *c);
 
 typedef struct tb_etmv2_encoder tb_etmv2_encoder;
-tb_etmv2_encoder *tb_etmv2_encoder_new(const tb_etmv2_encoder_opts *o,
+TB_API tb_etmv2_encoder *tb_etmv2_encoder_new(const tb_etmv2_encoder_opts *o,
                                        tb_etmv1_sample_cb cb, void *ctx);
-tb_etmv2_encoder *tb_etmv2_encoder_new_bytes(const tb_etmv2_encoder_opts *o,
+TB_API tb_etmv2_encoder *tb_etmv2_encoder_new_bytes(const tb_etmv2_encoder_opts *o,
                                              tb_trace_sink sink, void *ctx);
-void tb_etmv2_encoder_free(tb_etmv2_encoder *e);
-void tb_etmv2_encoder_set_packet_cb(tb_etmv2_encoder *e, tb_packet_cb cb, void *ctx);
-void tb_etmv2_encoder_set_overflow_cb(tb_etmv2_encoder *e, tb_overflow_cb cb,
+TB_API void tb_etmv2_encoder_free(tb_etmv2_encoder *e);
+TB_API void tb_etmv2_encoder_set_packet_cb(tb_etmv2_encoder *e, tb_packet_cb cb, void *ctx);
+TB_API void tb_etmv2_encoder_set_overflow_cb(tb_etmv2_encoder *e, tb_overflow_cb cb,
                                       void *ctx);
-int tb_etmv2_encoder_push(tb_etmv2_encoder *e, const tb_exec_record *r);
-int tb_etmv2_encoder_finish(tb_etmv2_encoder *e);
-const tb_encoder_stats *tb_etmv2_encoder_get_stats(const tb_etmv2_encoder *e);
-uint64_t tb_etmv2_encoder_cycles(const tb_etmv2_encoder *e);
+TB_API int tb_etmv2_encoder_push(tb_etmv2_encoder *e, const tb_exec_record *r);
+TB_API int tb_etmv2_encoder_finish(tb_etmv2_encoder *e);
+TB_API const tb_encoder_stats *tb_etmv2_encoder_get_stats(const tb_etmv2_encoder *e);
+TB_API uint64_t tb_etmv2_encoder_cycles(const tb_etmv2_encoder *e);
 
 /* ---- parser: samples -> packets, in instruction order ----
  *   ISYNC     a TFO: addr, isa, reason (RR), has_ctxid/context_id,
@@ -183,26 +183,26 @@ uint64_t tb_etmv2_encoder_cycles(const tb_etmv2_encoder *e);
  *             the parser waits for the next TFO.
  * Nothing comes out before the first TFO. */
 typedef struct tb_etmv2_parser tb_etmv2_parser;
-tb_etmv2_parser *tb_etmv2_parser_new(const tb_etmv2_config *cfg);
-void tb_etmv2_parser_free(tb_etmv2_parser *p);
-int tb_etmv2_parser_push(tb_etmv2_parser *p, const uint8_t *data, size_t len,
+TB_API tb_etmv2_parser *tb_etmv2_parser_new(const tb_etmv2_config *cfg);
+TB_API void tb_etmv2_parser_free(tb_etmv2_parser *p);
+TB_API int tb_etmv2_parser_push(tb_etmv2_parser *p, const uint8_t *data, size_t len,
                          uint64_t index, tb_packet_cb cb, void *ctx);
-int tb_etmv2_parser_push_samples(tb_etmv2_parser *p, const tb_etmv2_sample *s,
+TB_API int tb_etmv2_parser_push_samples(tb_etmv2_parser *p, const tb_etmv2_sample *s,
                                  size_t n, uint64_t first, tb_packet_cb cb,
                                  void *ctx);
-int tb_etmv2_parser_finish(tb_etmv2_parser *p, tb_packet_cb cb, void *ctx);
-void tb_etmv2_parser_reset(tb_etmv2_parser *p);
-const tb_etmv2_config *tb_etmv2_parser_config(const tb_etmv2_parser *p);
+TB_API int tb_etmv2_parser_finish(tb_etmv2_parser *p, tb_packet_cb cb, void *ctx);
+TB_API void tb_etmv2_parser_reset(tb_etmv2_parser *p);
+TB_API const tb_etmv2_config *tb_etmv2_parser_config(const tb_etmv2_parser *p);
 
 /* ---- decoder (decoder.h conventions, as ETMv1's) ---- */
 typedef struct tb_etmv2_decoder tb_etmv2_decoder;
-tb_etmv2_decoder *tb_etmv2_decoder_new(const tb_etmv2_config *cfg,
+TB_API tb_etmv2_decoder *tb_etmv2_decoder_new(const tb_etmv2_config *cfg,
                                        const tb_memimage *mem);
-void tb_etmv2_decoder_free(tb_etmv2_decoder *d);
-int tb_etmv2_decoder_packet(tb_etmv2_decoder *d, const tb_packet *pkt,
+TB_API void tb_etmv2_decoder_free(tb_etmv2_decoder *d);
+TB_API int tb_etmv2_decoder_packet(tb_etmv2_decoder *d, const tb_packet *pkt,
                             tb_element_cb cb, void *ctx);
-int tb_etmv2_decoder_finish(tb_etmv2_decoder *d, tb_element_cb cb, void *ctx);
-void tb_etmv2_decoder_reset(tb_etmv2_decoder *d);
+TB_API int tb_etmv2_decoder_finish(tb_etmv2_decoder *d, tb_element_cb cb, void *ctx);
+TB_API void tb_etmv2_decoder_reset(tb_etmv2_decoder *d);
 
 #ifdef __cplusplus
 }

@@ -39,14 +39,14 @@ typedef int (*tb_frame_data_cb)(void *ctx, uint8_t id, uint64_t index,
 
 typedef struct tb_deformatter tb_deformatter;
 
-tb_deformatter *tb_deformatter_new(unsigned flags);
-void tb_deformatter_free(tb_deformatter *d);
+TB_API tb_deformatter *tb_deformatter_new(unsigned flags);
+TB_API void tb_deformatter_free(tb_deformatter *d);
 /* Delivers only the runs of the n trace IDs in ids (n == 0: every valid
  * ID, the default).  The other sources are still followed through the
  * frames, so indices and errors do not change, but their bytes are
  * neither copied nor called back.  Kept across reset.  TB_ERR_INVAL for
  * an ID outside 0x01..0x6F. */
-int tb_deformatter_set_ids(tb_deformatter *d, const uint8_t *ids, size_t n);
+TB_API int tb_deformatter_set_ids(tb_deformatter *d, const uint8_t *ids, size_t n);
 /* Feeds len bytes whose first has buffer offset `offset`; chunks of any
  * size.  Returns 0 or TB_ERR_BAD_FRAME (a corrupt sync pattern or a
  * reserved ID; the deformatter then drops data until the next frame it
@@ -64,12 +64,12 @@ int tb_deformatter_set_ids(tb_deformatter *d, const uint8_t *ids, size_t n);
  * preceded by a run of length 0 at the same index (in span mode: a span
  * of length 0 whose map has one segment, end 0, at that index): its
  * bytes do not continue the previous ones. */
-int tb_deformatter_push(tb_deformatter *d, const uint8_t *data, size_t len,
+TB_API int tb_deformatter_push(tb_deformatter *d, const uint8_t *data, size_t len,
                         uint64_t offset, tb_frame_data_cb cb, void *ctx);
 /* End of buffer: TB_ERR_TRUNCATED if a partial frame is left,
  * TB_ERR_NO_SYNC if an FSYNC stream never showed an FSYNC.  Leaves the
  * deformatter reset for the next buffer. */
-int tb_deformatter_finish(tb_deformatter *d, tb_frame_data_cb cb, void *ctx);
+TB_API int tb_deformatter_finish(tb_deformatter *d, tb_frame_data_cb cb, void *ctx);
 /* Span mode: the same runs, but consecutive runs of one ID are joined
  * into a span of up to 4096 bytes, delivered with the stream index of
  * every byte (tb_span_map), so a parser is entered once per span instead
@@ -78,22 +78,22 @@ int tb_deformatter_finish(tb_deformatter *d, tb_frame_data_cb cb, void *ctx);
  * tb_deformatter_finish(); a stop loses the rest of the chunk. */
 typedef int (*tb_frame_span_cb)(void *ctx, uint8_t id, const uint8_t *data,
                                 size_t len, const tb_span_map *map);
-int tb_deformatter_push_spans(tb_deformatter *d, const uint8_t *data,
+TB_API int tb_deformatter_push_spans(tb_deformatter *d, const uint8_t *data,
                               size_t len, uint64_t offset, tb_frame_span_cb cb,
                               void *ctx);
-int tb_deformatter_finish_spans(tb_deformatter *d, tb_frame_span_cb cb,
+TB_API int tb_deformatter_finish_spans(tb_deformatter *d, tb_frame_span_cb cb,
                                 void *ctx);
-void tb_deformatter_reset(tb_deformatter *d);
+TB_API void tb_deformatter_reset(tb_deformatter *d);
 /* Frame errors seen so far (kept across finish, cleared by reset):
  * *count of them and the buffer offset of the last.  Returns 1 if there
  * were any, else 0. */
-int tb_deformatter_error_info(const tb_deformatter *d, uint64_t *count,
+TB_API int tb_deformatter_error_info(const tb_deformatter *d, uint64_t *count,
                               uint64_t *last_offset);
 /* The first frame error (kept and cleared as above): its buffer offset
  * and the reserved ID there (0x70-0x7F), or -1 for a broken sync pattern
  * (a bad FSYNC/HSYNC, or a frame of perf padding that is not four
  * FSYNCs).  Returns 1 if there was one, else 0. */
-int tb_deformatter_first_error(const tb_deformatter *d, uint64_t *offset, int *id);
+TB_API int tb_deformatter_first_error(const tb_deformatter *d, uint64_t *offset, int *id);
 
 /* Formatter: the inverse, for the encoder's multi-source buffers.
  * flags: TB_FRAME_MEM_ALIGNED (ETB style), or TPIU style with
@@ -101,19 +101,19 @@ int tb_deformatter_first_error(const tb_deformatter *d, uint64_t *offset, int *i
  * and/or TB_FRAME_HAS_HSYNC (tb_formatter_idle pads).  NULL for other
  * flags.  Only changes of source cost an ID byte. */
 typedef struct tb_formatter tb_formatter;
-tb_formatter *tb_formatter_new(unsigned flags);
-void tb_formatter_free(tb_formatter *f);
+TB_API tb_formatter *tb_formatter_new(unsigned flags);
+TB_API void tb_formatter_free(tb_formatter *f);
 /* Appends bytes of source `id` (0x01..0x6F).  Complete frames are
  * written through the sink as they fill. */
 typedef int (*tb_frame_sink)(void *ctx, const uint8_t *data, size_t len);
-int tb_formatter_put(tb_formatter *f, uint8_t id, const uint8_t *data,
+TB_API int tb_formatter_put(tb_formatter *f, uint8_t id, const uint8_t *data,
                      size_t len, tb_frame_sink sink, void *ctx);
 /* Pads the last frame with the null ID and writes it.  The sink's
  * negative return is passed on; a positive one gives TB_ERR_STOPPED. */
-int tb_formatter_flush(tb_formatter *f, tb_frame_sink sink, void *ctx);
+TB_API int tb_formatter_flush(tb_formatter *f, tb_frame_sink sink, void *ctx);
 /* TPIU idle: an HSYNC (FF 7F) after the last complete half-word of the
  * frame.  TB_ERR_STATE unless made with TB_FRAME_HAS_HSYNC. */
-int tb_formatter_idle(tb_formatter *f, tb_frame_sink sink, void *ctx);
+TB_API int tb_formatter_idle(tb_formatter *f, tb_frame_sink sink, void *ctx);
 
 #ifdef __cplusplus
 }

@@ -42,7 +42,7 @@ typedef enum tb_health_cause {
 } tb_health_cause;
 
 /* A short fixed name ("no-async", "bad-packets", ...). */
-const char *tb_health_cause_name(tb_health_cause c);
+TB_API const char *tb_health_cause_name(tb_health_cause c);
 
 /* The counts.  Zero it with tb_health_init(), then feed it. */
 typedef struct tb_health {
@@ -74,14 +74,14 @@ typedef struct tb_health {
     uint64_t last_bad_index;
 } tb_health;
 
-void tb_health_init(tb_health *h);
+TB_API void tb_health_init(tb_health *h);
 /* n more bytes of the source's trace. */
-void tb_health_bytes(tb_health *h, uint64_t n);
+TB_API void tb_health_bytes(tb_health *h, uint64_t n);
 /* A packet from the parser (tb_parser_push's callback, or the decoder's:
  * tb_decoder_set_health). */
-void tb_health_packet(tb_health *h, const tb_packet *pkt);
+TB_API void tb_health_packet(tb_health *h, const tb_packet *pkt);
 /* An element from the decoder. */
-void tb_health_element(tb_health *h, const tb_element *el);
+TB_API void tb_health_element(tb_health *h, const tb_element *el);
 
 /* The verdict.  port: an ETMv1/ETMv2 port capture, which has no A-sync
  * (its synchronisation is the decoder's TRACE_ON alone). */
@@ -96,7 +96,7 @@ typedef struct tb_health_diag {
     uint64_t count;            /* the cause's count (bad packets, ...) */
     uint64_t index;            /* the stream index where it first showed */
 } tb_health_diag;
-void tb_health_diagnose(const tb_health *h, bool port, tb_health_diag *d);
+TB_API void tb_health_diagnose(const tb_health *h, bool port, tb_health_diag *d);
 
 /* What a trace buffer's bytes look like: CoreSight formatter frames
  * (frame.h) or not.  A formatted buffer read as one source's
@@ -122,7 +122,7 @@ typedef struct tb_buffer_guess {
  * configuration to parse each ID's bytes with (its trace ID is not
  * used; NULL: the frames alone decide, which a repetitive raw trace can
  * pass).  Returns 0, or TB_ERR_INVAL / TB_ERR_NOMEM. */
-int tb_health_guess_buffer(const uint8_t *data, size_t len, const tb_config *cfg,
+TB_API int tb_health_guess_buffer(const uint8_t *data, size_t len, const tb_config *cfg,
                            tb_buffer_guess *g);
 
 #ifdef __cplusplus

@@ -24,51 +24,51 @@ typedef struct tb_parser tb_parser;
 
 /* Chooses ETMv3 or PTM from cfg->protocol.  NULL on bad config or
  * allocation failure. */
-tb_parser *tb_parser_new(const tb_config *cfg);
-void tb_parser_free(tb_parser *p);
+TB_API tb_parser *tb_parser_new(const tb_config *cfg);
+TB_API void tb_parser_free(tb_parser *p);
 
 /* Parses len bytes; data[0] has stream index `index` (an ETB file offset,
  * or OpenCSD's index when the bytes come from the deformatter).  Calls cb
  * for every packet completed.  Returns the number of packets emitted, or
  * a negative TB_ERR_* (TB_ERR_STOPPED if cb asked to stop). */
-int tb_parser_push(tb_parser *p, const uint8_t *data, size_t len,
+TB_API int tb_parser_push(tb_parser *p, const uint8_t *data, size_t len,
                    uint64_t index, tb_packet_cb cb, void *ctx);
 /* The same for a span (tb_deformatter_push_spans): byte i has the stream
  * index map gives it.  The packets equal those of pushing each segment
  * on its own with its index.  TB_ERR_INVAL when the map does not cover
  * exactly len bytes. */
-int tb_parser_push_span(tb_parser *p, const uint8_t *data, size_t len,
+TB_API int tb_parser_push_span(tb_parser *p, const uint8_t *data, size_t len,
                         const tb_span_map *map, tb_packet_cb cb, void *ctx);
 
 /* End of stream: reports a packet cut short as TB_PKT_INCOMPLETE and any
  * pending NOTSYNC bytes.  Returns packets emitted or TB_ERR_*. */
-int tb_parser_finish(tb_parser *p, tb_packet_cb cb, void *ctx);
+TB_API int tb_parser_finish(tb_parser *p, tb_packet_cb cb, void *ctx);
 
 /* Forgets all state, as after construction. */
-void tb_parser_reset(tb_parser *p);
+TB_API void tb_parser_reset(tb_parser *p);
 
 /* Per-protocol implementations behind tb_parser.  Same contracts as
  * above. */
 typedef struct tb_etmv3_parser tb_etmv3_parser;
-tb_etmv3_parser *tb_etmv3_parser_new(const tb_config *cfg);
-void tb_etmv3_parser_free(tb_etmv3_parser *p);
-int tb_etmv3_parser_push(tb_etmv3_parser *p, const uint8_t *data, size_t len,
+TB_API tb_etmv3_parser *tb_etmv3_parser_new(const tb_config *cfg);
+TB_API void tb_etmv3_parser_free(tb_etmv3_parser *p);
+TB_API int tb_etmv3_parser_push(tb_etmv3_parser *p, const uint8_t *data, size_t len,
                          uint64_t index, tb_packet_cb cb, void *ctx);
-int tb_etmv3_parser_push_span(tb_etmv3_parser *p, const uint8_t *data,
+TB_API int tb_etmv3_parser_push_span(tb_etmv3_parser *p, const uint8_t *data,
                               size_t len, const tb_span_map *map,
                               tb_packet_cb cb, void *ctx);
-int tb_etmv3_parser_finish(tb_etmv3_parser *p, tb_packet_cb cb, void *ctx);
-void tb_etmv3_parser_reset(tb_etmv3_parser *p);
+TB_API int tb_etmv3_parser_finish(tb_etmv3_parser *p, tb_packet_cb cb, void *ctx);
+TB_API void tb_etmv3_parser_reset(tb_etmv3_parser *p);
 
 typedef struct tb_ptm_parser tb_ptm_parser;
-tb_ptm_parser *tb_ptm_parser_new(const tb_config *cfg);
-void tb_ptm_parser_free(tb_ptm_parser *p);
-int tb_ptm_parser_push(tb_ptm_parser *p, const uint8_t *data, size_t len,
+TB_API tb_ptm_parser *tb_ptm_parser_new(const tb_config *cfg);
+TB_API void tb_ptm_parser_free(tb_ptm_parser *p);
+TB_API int tb_ptm_parser_push(tb_ptm_parser *p, const uint8_t *data, size_t len,
                        uint64_t index, tb_packet_cb cb, void *ctx);
-int tb_ptm_parser_push_span(tb_ptm_parser *p, const uint8_t *data, size_t len,
+TB_API int tb_ptm_parser_push_span(tb_ptm_parser *p, const uint8_t *data, size_t len,
                             const tb_span_map *map, tb_packet_cb cb, void *ctx);
-int tb_ptm_parser_finish(tb_ptm_parser *p, tb_packet_cb cb, void *ctx);
-void tb_ptm_parser_reset(tb_ptm_parser *p);
+TB_API int tb_ptm_parser_finish(tb_ptm_parser *p, tb_packet_cb cb, void *ctx);
+TB_API void tb_ptm_parser_reset(tb_ptm_parser *p);
 
 #ifdef __cplusplus
 }

@@ -22,10 +22,10 @@ typedef enum tb_addr_scheme {
 } tb_addr_scheme;
 
 /* Address bits below the packet's first (ARM 2, Thumb 1, Jazelle 0). */
-unsigned tb_addr_shift(tb_isa isa);
+TB_API unsigned tb_addr_shift(tb_isa isa);
 
 /* Low address bits replaced by a k-byte address (k = 1..5). */
-unsigned tb_addr_bits_for(tb_addr_scheme s, tb_isa isa, unsigned k);
+TB_API unsigned tb_addr_bits_for(tb_addr_scheme s, tb_isa isa, unsigned k);
 
 /* Encodes addr (state isa) against the last output address and ISA.
  * Uses the fewest bytes that make the decoder's merge give addr; an ISA
@@ -34,7 +34,7 @@ unsigned tb_addr_bits_for(tb_addr_scheme s, tb_isa isa, unsigned k);
  * branch header); with want_exc the X bit is set in the last byte, the
  * caller appends the exception bytes.  Writes 1..5 bytes to out and
  * returns the count. */
-int tb_addr_encode(tb_addr_scheme s, uint32_t addr, tb_isa isa,
+TB_API int tb_addr_encode(tb_addr_scheme s, uint32_t addr, tb_isa isa,
                    uint32_t last_addr, tb_isa last_isa, bool want_exc,
                    unsigned min_bytes, uint8_t out[5]);
 
@@ -43,25 +43,25 @@ int tb_addr_encode(tb_addr_scheme s, uint32_t addr, tb_isa isa,
  * ISA named by byte 5, else last_isa), *nbits (bits replaced) and
  * *exc_follows.  *isa_named tells whether byte 5 named the ISA.
  * Returns 0, or TB_ERR_BAD_PACKET if byte 5 names no ISA. */
-int tb_addr_decode(tb_addr_scheme s, const uint8_t *b, unsigned n,
+TB_API int tb_addr_decode(tb_addr_scheme s, const uint8_t *b, unsigned n,
                    uint32_t last_addr, tb_isa last_isa, uint32_t *addr,
                    tb_isa *isa, bool *isa_named, unsigned *nbits,
                    bool *exc_follows);
 
 /* How many address bytes follow from b[0..avail-1]: returns n (1..5) when
  * the address is complete, 0 when more bytes are needed. */
-unsigned tb_addr_length(tb_addr_scheme s, const uint8_t *b, size_t avail);
+TB_API unsigned tb_addr_length(tb_addr_scheme s, const uint8_t *b, size_t avail);
 
 /* Timestamps (IHI0014Q, IHI0035B timestamp packets): 7 bits a byte LSB first, C bit
  * 7; the last possible byte (7th of a 48-bit, 9th of a 64-bit value)
  * carries the rest at full width.  Encodes value against last (only the
  * changed low bits), `full` forces every byte.  Returns bytes (1..9). */
-int tb_ts_encode(uint64_t value, uint64_t last, bool ts64, bool full,
+TB_API int tb_ts_encode(uint64_t value, uint64_t last, bool ts64, bool full,
                  uint8_t out[9]);
 /* Bytes needed: returns n when complete, 0 when more are needed. */
-unsigned tb_ts_length(const uint8_t *b, size_t avail, bool ts64);
+TB_API unsigned tb_ts_length(const uint8_t *b, size_t avail, bool ts64);
 /* Merges n payload bytes into last; sets *value and *nbits. */
-void tb_ts_decode(const uint8_t *b, unsigned n, bool ts64, uint64_t last,
+TB_API void tb_ts_decode(const uint8_t *b, unsigned n, bool ts64, uint64_t last,
                   uint64_t *value, unsigned *nbits);
 
 #ifdef __cplusplus

@@ -14,17 +14,17 @@ extern "C" {
 /* One readable line (no newline): index, kind, raw bytes, decoded
  * fields.  Returns the length it needed (snprintf-style; the output is
  * cut to cap-1 characters and always terminated when cap > 0). */
-int tb_packet_format(const tb_packet *pkt, char *buf, size_t cap);
+TB_API int tb_packet_format(const tb_packet *pkt, char *buf, size_t cap);
 
 /* One JSON object (no newline) with every decoded field of the packet,
  * plus "id" when id >= 0.  Same return convention. */
-int tb_packet_format_json(const tb_packet *pkt, int id, char *buf, size_t cap);
+TB_API int tb_packet_format_json(const tb_packet *pkt, int id, char *buf, size_t cap);
 
 /* Atom string of a packet: the W/E/N sequence, e.g. "WEE". */
-const char *tb_packet_atoms(const tb_packet *pkt, char buf[24]);
+TB_API const char *tb_packet_atoms(const tb_packet *pkt, char buf[24]);
 
 /* Exception name for an A/R-profile trace exception number. */
-const char *tb_exc_number_name(unsigned num);
+TB_API const char *tb_exc_number_name(unsigned num);
 
 #ifdef __cplusplus
 }

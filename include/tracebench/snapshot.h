@@ -15,18 +15,18 @@ extern "C" {
 
 /* ---- memory image: non-overlapping regions of bytes ---- */
 typedef struct tb_memimage tb_memimage;
-tb_memimage *tb_memimage_new(void);
-void tb_memimage_free(tb_memimage *m);
+TB_API tb_memimage *tb_memimage_new(void);
+TB_API void tb_memimage_free(tb_memimage *m);
 /* Copies len bytes to be mapped at addr.  TB_ERR_INVAL on overlap. */
-int tb_memimage_add(tb_memimage *m, uint32_t addr, const uint8_t *data,
+TB_API int tb_memimage_add(tb_memimage *m, uint32_t addr, const uint8_t *data,
                     size_t len);
 /* Reads up to len bytes at addr; returns bytes available contiguously
  * (0 when addr is not mapped). */
-size_t tb_memimage_read(const tb_memimage *m, uint32_t addr, uint8_t *out,
+TB_API size_t tb_memimage_read(const tb_memimage *m, uint32_t addr, uint8_t *out,
                         size_t len);
 /* Pointer to the bytes at addr and how many follow contiguously
  * (*avail = 0 and NULL when unmapped): the decoder's fast path. */
-const uint8_t *tb_memimage_ptr(const tb_memimage *m, uint32_t addr,
+TB_API const uint8_t *tb_memimage_ptr(const tb_memimage *m, uint32_t addr,
                                size_t *avail);
 
 /* ---- snapshot ---- */
@@ -82,7 +82,7 @@ typedef struct tb_snapshot {
 
 /* Reads dir/snapshot.ini and everything it names.  On error returns a
  * negative code and writes a one-line reason into err (errlen bytes). */
-int tb_snapshot_load(tb_snapshot *s, const char *dir, char *err,
+TB_API int tb_snapshot_load(tb_snapshot *s, const char *dir, char *err,
                      size_t errlen);
 /* tb_snapshot_load with flags:
  * TB_SNAP_LOAD_DEFER_DUMPS: a dump whose address passes 32 bits (an
@@ -90,15 +90,15 @@ int tb_snapshot_load(tb_snapshot *s, const char *dir, char *err,
  *   refused (TB_ERR_UNSUPPORTED) only by tb_snapshot_source_memory() for
  *   a source of that core.  Tools that list packets need no memory. */
 #define TB_SNAP_LOAD_DEFER_DUMPS 1u
-int tb_snapshot_load_flags(tb_snapshot *s, const char *dir, unsigned flags,
+TB_API int tb_snapshot_load_flags(tb_snapshot *s, const char *dir, unsigned flags,
                            char *err, size_t errlen);
-void tb_snapshot_fini(tb_snapshot *s);
+TB_API void tb_snapshot_fini(tb_snapshot *s);
 
-const tb_snap_device *tb_snapshot_device(const tb_snapshot *s,
+TB_API const tb_snap_device *tb_snapshot_device(const tb_snapshot *s,
                                          const char *name);
 /* Register by name (case-insensitive); TB_ERR_NOT_FOUND if absent,
  * TB_ERR_FORMAT if its value does not fit 32 bits. */
-int tb_snap_device_reg(const tb_snap_device *d, const char *name,
+TB_API int tb_snap_device_reg(const tb_snap_device *d, const char *name,
                        uint32_t *value);
 /* The trace source's configuration from its four registers.  Errors
  * name the device file and the cause: TB_ERR_UNSUPPORTED for a type
@@ -106,25 +106,25 @@ int tb_snap_device_reg(const tb_snap_device *d, const char *name,
  * TB_ERR_CONFIG for a register missing, too wide, an ETMIDR that names
  * another protocol than the type, or an unusable trace ID;
  * TB_ERR_NOT_FOUND when the source has no device file. */
-int tb_snapshot_source_config(const tb_snapshot *s, const tb_snap_source *src,
+TB_API int tb_snapshot_source_config(const tb_snapshot *s, const tb_snap_source *src,
                               tb_config *cfg, char *err, size_t errlen);
 /* Loads the dumps of the source's core into a new image. */
-int tb_snapshot_source_memory(const tb_snapshot *s, const tb_snap_source *src,
+TB_API int tb_snapshot_source_memory(const tb_snapshot *s, const tb_snap_source *src,
                               tb_memimage **out, char *err, size_t errlen);
 /* Reads a whole file into one allocation (*data, *len; free() it). */
-int tb_snapshot_read_file(const char *path, uint8_t **data, size_t *len,
+TB_API int tb_snapshot_read_file(const char *path, uint8_t **data, size_t *len,
                           char *err, size_t errlen);
 /* Maps a whole file (a raw memory dump) at addr.  TB_ERR_INVAL when it
  * overlaps what m already maps; errors name the file in err. */
-int tb_memimage_add_file(tb_memimage *m, uint32_t addr, const char *path,
+TB_API int tb_memimage_add_file(tb_memimage *m, uint32_t addr, const char *path,
                          char *err, size_t errlen);
 /* Reads a buffer's files into one allocation (*data, *len). */
-int tb_snapshot_read_buffer(const tb_snapshot *s, const tb_snap_buffer *b,
+TB_API int tb_snapshot_read_buffer(const tb_snapshot *s, const tb_snap_buffer *b,
                             uint8_t **data, size_t *len, char *err,
                             size_t errlen);
 /* Deformatter flags for a buffer format; TB_ERR_FORMAT if unknown,
  * 1 for source_data (not formatted), 0 when formatted (flags set). */
-int tb_snap_buffer_frame_flags(const tb_snap_buffer *b, unsigned *flags);
+TB_API int tb_snap_buffer_frame_flags(const tb_snap_buffer *b, unsigned *flags);
 
 /* ---- snapshot writer (for the encoder's output) ---- */
 
@@ -150,7 +150,7 @@ typedef struct tb_snap_out_source {
  * with exactly one source).  Sources naming the same core share it (the
  * first one's regions are written).  Returns 0 or a negative code with a
  * one-line reason in err. */
-int tb_snapshot_write(const char *dir, const tb_snap_out_source *sources,
+TB_API int tb_snapshot_write(const char *dir, const tb_snap_out_source *sources,
                       size_t n_sources, const uint8_t *buffer, size_t len,
                       const char *format, char *err, size_t errlen);
 

@@ -43,13 +43,13 @@ typedef struct tb_stream_opts {
  * each refused source's reason; TB_STREAM_ONLY with several lists their
  * IDs (TB_ERR_INVAL); an unknown ID lists the IDs there are
  * (TB_ERR_NOT_FOUND). */
-int tb_stream_select(const tb_snapshot *s, int id, const tb_snap_source **out,
+TB_API int tb_stream_select(const tb_snapshot *s, int id, const tb_snap_source **out,
                      size_t max, char *err, size_t errlen);
 
 /* Finds a trace source by its trace ID (ETMTRACEIDR), or the only
  * decodable source when id < 0 (tb_stream_select).  NULL when none
  * matches, with the cause in err. */
-const tb_snap_source *tb_stream_find_source(const tb_snapshot *s, int id,
+TB_API const tb_snap_source *tb_stream_find_source(const tb_snapshot *s, int id,
                                             char *err, size_t errlen);
 
 /* Streams the source's bytes.  Returns 0, or a negative TB_ERR_* with a
@@ -59,7 +59,7 @@ const tb_snap_source *tb_stream_find_source(const tb_snapshot *s, int id,
  * holds until the next ID byte, so the next one re-establishes the
  * sources: frame.h), then TB_ERR_BAD_FRAME is returned with the first bad
  * frame's byte offset and cause in err. */
-int tb_stream_source(const tb_snapshot *s, const tb_snap_source *src,
+TB_API int tb_stream_source(const tb_snapshot *s, const tb_snap_source *src,
                      const tb_stream_opts *opts, tb_stream_cb cb, void *ctx,
                      char *err, size_t errlen);
 
@@ -69,7 +69,7 @@ int tb_stream_source(const tb_snapshot *s, const tb_snap_source *src,
  * tb_decoder_push_span().  TB_ERR_INVAL with opts->max_chunk set. */
 typedef int (*tb_stream_span_cb)(void *ctx, const uint8_t *data, size_t len,
                                  const tb_span_map *map);
-int tb_stream_source_spans(const tb_snapshot *s, const tb_snap_source *src,
+TB_API int tb_stream_source_spans(const tb_snapshot *s, const tb_snap_source *src,
                            const tb_stream_opts *opts, tb_stream_span_cb cb,
                            void *ctx, char *err, size_t errlen);
 
@@ -79,10 +79,10 @@ int tb_stream_source_spans(const tb_snapshot *s, const tb_snap_source *src,
  * "dstream_coresight" (frames with FSYNCs) or "source_data" (one
  * source's raw bytes; the ID is not looked at).  Same callbacks and
  * errors as tb_stream_source() / tb_stream_source_spans(). */
-int tb_stream_file(const char *path, const char *format, uint8_t trace_id,
+TB_API int tb_stream_file(const char *path, const char *format, uint8_t trace_id,
                    const tb_stream_opts *opts, tb_stream_cb cb, void *ctx,
                    char *err, size_t errlen);
-int tb_stream_file_spans(const char *path, const char *format, uint8_t trace_id,
+TB_API int tb_stream_file_spans(const char *path, const char *format, uint8_t trace_id,
                          const tb_stream_opts *opts, tb_stream_span_cb cb,
                          void *ctx, char *err, size_t errlen);
 

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tracebench/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -49,7 +51,7 @@ enum tb_error {
 #define TB_ERR_NO_MEMORY TB_ERR_NOT_IN_IMAGE
 
 /* A fixed string for each code; "unknown error" for anything else. */
-const char *tb_err_str(int err);
+TB_API const char *tb_err_str(int err);
 
 /* ------------------------------------------------------------------ */
 /* Instruction set state. */
@@ -62,7 +64,7 @@ typedef enum tb_isa {
     TB_ISA_UNKNOWN = 4,
 } tb_isa;
 
-const char *tb_isa_name(tb_isa isa);
+TB_API const char *tb_isa_name(tb_isa isa);
 
 /* ------------------------------------------------------------------ */
 /* Trace source configuration, derived from the registers a snapshot
@@ -78,7 +80,7 @@ typedef enum tb_protocol {
     TB_PROTO_ETMV2 = 4,  /* ETMv2.0 trace port (docs/etmv2.md) */
 } tb_protocol;
 
-const char *tb_protocol_name(tb_protocol p);
+TB_API const char *tb_protocol_name(tb_protocol p);
 
 typedef struct tb_config {
     tb_protocol protocol;
@@ -114,16 +116,16 @@ typedef struct tb_config {
 
 /* Decodes the four registers; TB_ERR_CONFIG if ETMIDR names neither
  * ETMv3 (major 2) nor PFT (major 3). */
-int tb_config_from_regs(tb_config *cfg, uint32_t etmcr, uint32_t etmidr,
+TB_API int tb_config_from_regs(tb_config *cfg, uint32_t etmcr, uint32_t etmidr,
                         uint32_t etmccer, uint32_t traceidr);
 /* ETMv1.minor from ETMCR ([6:4] port size 0/1/2 = 4/8/16 pins, [3:2]
  * data trace, [8] branch output, [12] cycle accurate, [15:14] context ID
  * size; docs/etmv1.md): TB_ERR_CONFIG for a minor above 3,
  * another port size, or a context ID before ETMv1.2 (IHI0014Q 5.6.3). */
-int tb_config_from_etmv1(tb_config *cfg, uint32_t etmcr, uint8_t minor,
+TB_API int tb_config_from_etmv1(tb_config *cfg, uint32_t etmcr, uint8_t minor,
                          uint32_t vector_base);
 /* ETMv2.minor (docs/etmv2.md): the same ETMCR fields; minor 0 only. */
-int tb_config_from_etmv2(tb_config *cfg, uint32_t etmcr, uint8_t minor,
+TB_API int tb_config_from_etmv2(tb_config *cfg, uint32_t etmcr, uint8_t minor,
                          uint32_t vector_base);
 /* A trace-port protocol (ETMv1, ETMv2): a capture of port samples, never
  * CoreSight-formatted (docs/etmv1.md 2). */
@@ -133,7 +135,7 @@ static inline bool tb_protocol_is_port(tb_protocol p)
 }
 /* The snapshot buffer format of a port capture ("etmv1_port",
  * "etmv2_port"), NULL for the other protocols. */
-const char *tb_port_format_name(tb_protocol p);
+TB_API const char *tb_port_format_name(tb_protocol p);
 
 /* ------------------------------------------------------------------ */
 /* Packets. */
@@ -166,7 +168,7 @@ typedef enum tb_pkt_kind {
     TB_PKT_KIND_COUNT
 } tb_pkt_kind;
 
-const char *tb_pkt_kind_name(tb_pkt_kind k);
+TB_API const char *tb_pkt_kind_name(tb_pkt_kind k);
 
 /* I-sync reasons (IHI0014Q 7.10.5; same codes in PFT). */
 enum tb_isync_reason {
@@ -287,7 +289,7 @@ typedef enum tb_wp_class {
     TB_WP_BARRIER,           /* DMB/DSB: waypoint only if ETMCCER[24] */
 } tb_wp_class;
 
-const char *tb_wp_class_name(tb_wp_class c);
+TB_API const char *tb_wp_class_name(tb_wp_class c);
 
 typedef enum tb_exc_kind {
     TB_EXC_NONE = 0,
@@ -306,10 +308,10 @@ typedef enum tb_exc_kind {
                               * in the record's u.exc.num */
 } tb_exc_kind;
 
-const char *tb_exc_kind_name(tb_exc_kind k);
+TB_API const char *tb_exc_kind_name(tb_exc_kind k);
 /* The A/R-profile trace exception number (the exception field of an
  * ETMv3 branch address packet, IHI0014Q 7.3.3). */
-int tb_exc_trace_number(tb_exc_kind k);
+TB_API int tb_exc_trace_number(tb_exc_kind k);
 
 /* ARMv7-M exceptions (docs/cortex-m.md).  Numbers are the
  * architecture's (IPSR): 1 Reset, 2 NMI, 3 HardFault, 4 MemManage, 5
@@ -317,13 +319,13 @@ int tb_exc_trace_number(tb_exc_kind k);
  * SysTick, 16 + n IRQn; 7-10 and 13 are reserved. */
 #define TB_V7M_MAX_EXC 512   /* IPSR is 9 bits: 16 + 496 interrupts */
 /* "NMI", "SysTick", "IRQ5", "reserved7"; NULL above 511. */
-const char *tb_v7m_exc_name(unsigned num, char *buf, size_t len);
+TB_API const char *tb_v7m_exc_name(unsigned num, char *buf, size_t len);
 /* The value an ETM-M3/M4 traces for exception num (DDI0337G Table 14-8:
  * a permutation below 24, the number itself from 24); negative when num
  * is 0 or above 511. */
-int tb_v7m_trace_number(unsigned num);
+TB_API int tb_v7m_trace_number(unsigned num);
 /* The inverse: the exception a traced value names (0 for 0: none). */
-int tb_v7m_from_trace(unsigned traced);
+TB_API int tb_v7m_from_trace(unsigned traced);
 
 typedef enum tb_rec_kind {
     TB_REC_INSN = 0,         /* an instruction reached execution */

@@ -19,8 +19,8 @@ extern "C" {
 
 typedef struct tb_writer tb_writer;
 
-tb_writer *tb_writer_new(const tb_config *cfg);
-void tb_writer_free(tb_writer *w);
+TB_API tb_writer *tb_writer_new(const tb_config *cfg);
+TB_API void tb_writer_free(tb_writer *w);
 
 /* Encodes one packet from its fields into out (cap bytes).  The fields
  * used per kind are those the parser fills: e.g. BRANCH takes addr, isa
@@ -28,27 +28,27 @@ void tb_writer_free(tb_writer *w);
  * names the format and must be able to carry seq; PTM: E/N atoms, one
  * with its cc in cycle-accurate mode).  Returns the byte count, or
  * TB_ERR_INVAL (fields the protocol cannot express), TB_ERR_NOSPACE. */
-int tb_writer_write(tb_writer *w, const tb_packet *pkt, uint8_t *out,
+TB_API int tb_writer_write(tb_writer *w, const tb_packet *pkt, uint8_t *out,
                     size_t cap);
 
 /* Forgets the compression state (next address and timestamp go out in
  * full). */
-void tb_writer_reset(tb_writer *w);
+TB_API void tb_writer_reset(tb_writer *w);
 
 /* Per-protocol implementations. */
 typedef struct tb_etmv3_writer tb_etmv3_writer;
-tb_etmv3_writer *tb_etmv3_writer_new(const tb_config *cfg);
-void tb_etmv3_writer_free(tb_etmv3_writer *w);
-int tb_etmv3_writer_write(tb_etmv3_writer *w, const tb_packet *pkt,
+TB_API tb_etmv3_writer *tb_etmv3_writer_new(const tb_config *cfg);
+TB_API void tb_etmv3_writer_free(tb_etmv3_writer *w);
+TB_API int tb_etmv3_writer_write(tb_etmv3_writer *w, const tb_packet *pkt,
                           uint8_t *out, size_t cap);
-void tb_etmv3_writer_reset(tb_etmv3_writer *w);
+TB_API void tb_etmv3_writer_reset(tb_etmv3_writer *w);
 
 typedef struct tb_ptm_writer tb_ptm_writer;
-tb_ptm_writer *tb_ptm_writer_new(const tb_config *cfg);
-void tb_ptm_writer_free(tb_ptm_writer *w);
-int tb_ptm_writer_write(tb_ptm_writer *w, const tb_packet *pkt,
+TB_API tb_ptm_writer *tb_ptm_writer_new(const tb_config *cfg);
+TB_API void tb_ptm_writer_free(tb_ptm_writer *w);
+TB_API int tb_ptm_writer_write(tb_ptm_writer *w, const tb_packet *pkt,
                         uint8_t *out, size_t cap);
-void tb_ptm_writer_reset(tb_ptm_writer *w);
+TB_API void tb_ptm_writer_reset(tb_ptm_writer *w);
 
 #ifdef __cplusplus
 }
