@@ -319,6 +319,21 @@ static void line_branches(const tb_elfinfo *E, const tb_codecov_insn *ins, size_
     }
 }
 
+/* Whether line L of `file` is one of function fn's (a line-table row of
+ * it starts inside fn) and is reported at all (seen, or the coverage is
+ * complete so unseen means not run). */
+static bool method_line(const tb_elfinfo *E, const line_ent *L, uint32_t file,
+                        const tb_elf_func *fn, bool complete)
+{
+    if (L->file != file || (!L->seen && !complete))
+        return false;
+    for (size_t r = 0; r < E->nlines; r++)
+        if (E->lines[r].file == file && E->lines[r].line == L->line &&
+            E->lines[r].lo >= fn->lo && E->lines[r].lo < fn->hi)
+            return true;
+    return false;
+}
+
 static void put_cob_line(FILE *f, const tb_elfinfo *E, const tb_codecov_insn *ins, size_t n,
                          const line_ent *le, const char *ind)
 {
@@ -421,14 +436,7 @@ static void put_cobertura(FILE *f, tb_elfinfo **elf, size_t nelf, const tb_codec
                     continue;
                 /* The method's lines: its rows' distinct lines. */
                 for (size_t i = 0; i < nls[e]; i++) {
-                    bool in_fn = false;
-
-                    if (L[i].file != file || (!L[i].seen && !complete))
-                        continue;
-                    for (size_t r = 0; r < E->nlines && !in_fn; r++)
-                        in_fn = E->lines[r].file == file && E->lines[r].line == L[i].line &&
-                                E->lines[r].lo >= fn->lo && E->lines[r].lo < fn->hi;
-                    if (in_fn) {
+                    if (method_line(E, &L[i], file, fn, complete)) {
                         mv++;
                         mc += L[i].seen;
                     }
@@ -437,17 +445,9 @@ static void put_cobertura(FILE *f, tb_elfinfo **elf, size_t nelf, const tb_codec
                 xml_str(f, fn->name);
                 fprintf(f, "\" signature=\"\" line-rate=\"%.4f\" branch-rate=\"1.0\" "
                            "complexity=\"0\">\n              <lines>\n", rate(mc, mv));
-                for (size_t i = 0; i < nls[e]; i++) {
-                    bool in_fn = false;
-
-                    if (L[i].file != file || (!L[i].seen && !complete))
-                        continue;
-                    for (size_t r = 0; r < E->nlines && !in_fn; r++)
-                        in_fn = E->lines[r].file == file && E->lines[r].line == L[i].line &&
-                                E->lines[r].lo >= fn->lo && E->lines[r].lo < fn->hi;
-                    if (in_fn)
+                for (size_t i = 0; i < nls[e]; i++)
+                    if (method_line(E, &L[i], file, fn, complete))
                         put_cob_line(f, E, ins, n, &L[i], "                ");
-                }
                 fprintf(f, "              </lines>\n            </method>\n");
             }
             fprintf(f, "          </methods>\n          <lines>\n");
