@@ -404,6 +404,9 @@ static void data_begin(tb_etmv1_decoder *d, uint64_t index, const tb_insn *in, b
          * and the image disagree, and its data cannot be measured. */
         tb_element el;
 
+        /* What the instruction's range (held in CA mode) holds goes
+         * out first: elements keep the order of their indices. */
+        settle(d);
         data_drop(d, false);
         el_init(&el, TB_ELEM_NO_SYNC, index);
         el.reason = TB_GAP_INCONSISTENT;
