@@ -797,6 +797,44 @@ typedef struct cmp {
     size_t i, j, na, nb;
 } cmp;
 
+/* Whether one of our A-sync or I-sync packets lies in (lo, hi]: two
+ * instructions of packets on either side of it cannot be the same
+ * execution, however alike their addresses (the pairing by address
+ * would otherwise let a decode that begins later, after a sync the
+ * other side needed, pair its first instructions with the other's
+ * later ones, and put the parting far from where it is: fuzz/findings
+ * ocsd_ptm 8ddf66fd, ocsd_etmv3 b5a01f47).  The packet list is in
+ * index order. */
+static bool sync_between(const cmp *c, uint64_t lo, uint64_t hi)
+{
+    size_t l = 0, h = c->pk->n;
+
+    while (l < h) { /* the first packet after lo */
+        size_t m = l + (h - l) / 2;
+
+        if (c->pk->v[m].index <= lo)
+            l = m + 1;
+        else
+            h = m;
+    }
+    for (; l < c->pk->n && c->pk->v[l].index <= hi; l++)
+        if (c->pk->v[l].kind == TB_PKT_ASYNC || c->pk->v[l].kind == TB_PKT_ISYNC)
+            return true;
+    return false;
+}
+
+/* ours a and OpenCSD's b are one instruction: same() from packets that
+ * no synchronisation separates. */
+static bool paired(const cmp *c, const insn *a, const insn *b)
+{
+    if (!same(a, b))
+        return false;
+    if (a->index == b->index)
+        return true;
+    return a->index < b->index ? !sync_between(c, a->index, b->index)
+                               : !sync_between(c, b->index, a->index);
+}
+
 /* The last of our packets at or before index whose kind is kind. */
 static const pkt_info *pkt_before(const cmp *c, uint64_t index, tb_pkt_kind kind)
 {
@@ -1563,7 +1601,7 @@ static bool compare(const char *name, const tb_config *cfg, const seq *a, const 
     }
 
     for (;;) {
-        while (c.i < c.na && c.j < c.nb && same(&a->v[c.i], &b->v[c.j])) {
+        while (c.i < c.na && c.j < c.nb && paired(&c, &a->v[c.i], &b->v[c.j])) {
             c.i++;
             c.j++;
         }
