@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tracebench/snapshot.h"
+
 const char *tb_test_reference_dir(const char *what)
 {
     static char path[1024];
@@ -166,4 +168,31 @@ void tb_test_err_lacks(const tb_cli_run *r, const char *text)
 void tb_test_out_has(const tb_cli_run *r, const char *text)
 {
     cr_expect(strstr(r->out, text), "stdout lacks \"%s\"", text);
+}
+
+void tb_test_le16(uint8_t *b, uint16_t v)
+{
+    b[0] = (uint8_t)v;
+    b[1] = (uint8_t)(v >> 8);
+}
+
+void tb_test_le32(uint8_t *b, uint32_t v)
+{
+    tb_test_le16(b, (uint16_t)v);
+    tb_test_le16(b + 2, (uint16_t)(v >> 16));
+}
+
+void tb_test_image_words(tb_memimage *m, uint32_t addr, const uint32_t *w, size_t n)
+{
+    uint8_t b[256];
+
+    cr_assert_leq(n, sizeof b / 4, "tb_test_image_words: %zu words", n);
+    for (size_t i = 0; i < n; i++)
+        tb_test_le32(b + 4 * i, w[i]);
+    cr_assert_eq(tb_memimage_add(m, addr, b, 4 * n), 0, "image words at 0x%08x", addr);
+}
+
+void tb_test_image_word(tb_memimage *m, uint32_t addr, uint32_t w)
+{
+    tb_test_image_words(m, addr, &w, 1);
 }

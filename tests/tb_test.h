@@ -51,6 +51,17 @@ void tb_test_err_has(const tb_cli_run *r, const char *text);
 void tb_test_err_lacks(const tb_cli_run *r, const char *text);
 void tb_test_out_has(const tb_cli_run *r, const char *text);
 
+/* Little-endian stores, as ARM code and trace words are laid out in
+ * memory images and captures. */
+void tb_test_le16(uint8_t *b, uint16_t v);
+void tb_test_le32(uint8_t *b, uint32_t v);
+
+/* Adds n little-endian words at addr to the image m (n <= 64); the test
+ * fails when the image refuses them. */
+typedef struct tb_memimage tb_memimage;
+void tb_test_image_words(tb_memimage *m, uint32_t addr, const uint32_t *w, size_t n);
+void tb_test_image_word(tb_memimage *m, uint32_t addr, uint32_t w);
+
 /* Deterministic PRNG for randomised tests (xorshift64*). */
 uint64_t tb_test_rand(uint64_t *state);
 

@@ -30,25 +30,11 @@ static int collect(void *ctx, const tb_element *el)
     return 0;
 }
 
-static void put32(uint8_t *b, uint32_t v)
-{
-    b[0] = (uint8_t)v;
-    b[1] = (uint8_t)(v >> 8);
-    b[2] = (uint8_t)(v >> 16);
-    b[3] = (uint8_t)(v >> 24);
-}
-
 /* ARM NOPs (0xE320F000) in code[from, to). */
 static void fill_nops(uint8_t *code, int from, int to)
 {
     for (int i = from; i < to; i += 4)
-        put32(code + i, 0xE320F000);
-}
-
-static void put16(uint8_t *b, uint16_t v)
-{
-    b[0] = (uint8_t)v;
-    b[1] = (uint8_t)(v >> 8);
+        tb_test_le32(code + i, 0xE320F000);
 }
 
 static tb_config config(tb_protocol p, bool rstack)
@@ -155,10 +141,10 @@ Test(decoder_ptm, a32_eret_is_a_waypoint)
     elems e = {0};
     const tb_element *r[4];
 
-    put32(code, 0xE320F000);      /* NOP */
-    put32(code + 4, 0xE160006E);  /* ERET */
-    put32(code + 8, 0xE320F000);  /* NOP */
-    put32(code + 12, 0xE12FFF1E); /* BX LR */
+    tb_test_le32(code, 0xE320F000);      /* NOP */
+    tb_test_le32(code + 4, 0xE160006E);  /* ERET */
+    tb_test_le32(code + 8, 0xE320F000);  /* NOP */
+    tb_test_le32(code + 12, 0xE12FFF1E); /* BX LR */
     cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
     d = tb_decoder_new(&c, m);
     cr_assert_not_null(d);
@@ -187,9 +173,9 @@ Test(decoder_etmv3, blx_isa_carries_across_pheaders)
     const tb_element *r[4];
 
     memset(code, 0, sizeof code);
-    put32(code, 0xFA000002); /* BLX 0x8010 */
+    tb_test_le32(code, 0xFA000002); /* BLX 0x8010 */
     for (int i = 0; i < 8; i++)
-        put16(code + 0x10 + 2 * i, 0x46C0); /* MOV r8, r8 */
+        tb_test_le16(code + 0x10 + 2 * i, 0x46C0); /* MOV r8, r8 */
     cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
     d = tb_decoder_new(&c, m);
     tb_packet p[] = {isync(0x8000, TB_ISA_ARM, 0), atoms("E"), atoms("EEE")};
@@ -213,11 +199,11 @@ Test(decoder_etmv3, n_atoms_and_cancel)
     elems e = {0};
     const tb_element *r[4], *x[2];
 
-    put32(code, 0xE3A00001);      /* MOV r0,#1 */
-    put32(code + 4, 0x13A00002);  /* MOVNE r0,#2 */
-    put32(code + 8, 0x0A000010);  /* BEQ far */
-    put32(code + 12, 0xE3A00003); /* MOV r0,#3 */
-    put32(code + 16, 0xE3A00004); /* MOV r0,#4 */
+    tb_test_le32(code, 0xE3A00001);      /* MOV r0,#1 */
+    tb_test_le32(code + 4, 0x13A00002);  /* MOVNE r0,#2 */
+    tb_test_le32(code + 8, 0x0A000010);  /* BEQ far */
+    tb_test_le32(code + 12, 0xE3A00003); /* MOV r0,#3 */
+    tb_test_le32(code + 16, 0xE3A00004); /* MOV r0,#4 */
     fill_nops(code, 20, 0x20);
     cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
     d = tb_decoder_new(&c, m);
@@ -248,13 +234,13 @@ Test(decoder_etmv3, thumb_cancel_restores_the_previous_instruction)
     const tb_element *r[4], *x[2];
 
     memset(code, 0, sizeof code);
-    put16(code, 0x2001);      /* 0x8000 MOVS r0,#1 */
-    put16(code + 2, 0xF04F);  /* 0x8002 MOV.W r0,#2 */
-    put16(code + 4, 0x0002);
-    put16(code + 6, 0xD004);  /* 0x8006 BEQ 0x8012 */
-    put16(code + 8, 0x2103);  /* 0x8008 MOVS r1,#3 */
+    tb_test_le16(code, 0x2001);      /* 0x8000 MOVS r0,#1 */
+    tb_test_le16(code + 2, 0xF04F);  /* 0x8002 MOV.W r0,#2 */
+    tb_test_le16(code + 4, 0x0002);
+    tb_test_le16(code + 6, 0xD004);  /* 0x8006 BEQ 0x8012 */
+    tb_test_le16(code + 8, 0x2103);  /* 0x8008 MOVS r1,#3 */
     for (int i = 10; i < 0x20; i += 2)
-        put16(code + i, 0xBF00); /* NOP */
+        tb_test_le16(code + i, 0xBF00); /* NOP */
     cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
 
     for (int k = 0; k < 2; k++) {
@@ -343,14 +329,14 @@ static void cancel_cc_run(const cancel_cc_case *k)
     tb_memimage *m = tb_memimage_new();
     tb_config c;
 
-    put16(thumb, 0x2000);     /* 0x8000 MOVS r0,#0 */
-    put16(thumb + 2, 0xE000); /* 0x8002 B 0x8006 */
-    put16(thumb + 4, 0xBF00); /* 0x8004 NOP */
-    put16(thumb + 6, 0xDE00); /* 0x8006 UDF #0 */
+    tb_test_le16(thumb, 0x2000);     /* 0x8000 MOVS r0,#0 */
+    tb_test_le16(thumb + 2, 0xE000); /* 0x8002 B 0x8006 */
+    tb_test_le16(thumb + 4, 0xBF00); /* 0x8004 NOP */
+    tb_test_le16(thumb + 6, 0xDE00); /* 0x8006 UDF #0 */
     for (int i = 8; i < 0x10; i += 2)
-        put16(thumb + i, 0xBF00);
+        tb_test_le16(thumb + i, 0xBF00);
     fill_nops(vec, 0, 0x10);
-    put32(vec + 4, 0xE3A00001); /* 0x4 MOV r0,#1 */
+    tb_test_le32(vec + 4, 0xE3A00001); /* 0x4 MOV r0,#1 */
     cr_assert_eq(tb_memimage_add(m, 0x8000, thumb, sizeof thumb), 0);
     cr_assert_eq(tb_memimage_add(m, 0x0, vec, sizeof vec), 0);
     /* ETMv3.5, ETMCR[12] cycle-accurate, original branch encoding. */
@@ -436,9 +422,9 @@ Test(decoder_ptm, return_stack)
     const tb_element *r[8];
 
     fill_nops(code, 0, 0x40);
-    put32(code + 4, 0xEB000006);  /* 0x8004 BL 0x8024 */
-    put32(code + 0x28, 0xE12FFF1E); /* 0x8028 BX LR */
-    put32(code + 0x10, 0xEAFFFFFA); /* 0x8010 B 0x8000 */
+    tb_test_le32(code + 4, 0xEB000006);  /* 0x8004 BL 0x8024 */
+    tb_test_le32(code + 0x28, 0xE12FFF1E); /* 0x8028 BX LR */
+    tb_test_le32(code + 0x10, 0xEAFFFFFA); /* 0x8010 B 0x8000 */
     cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
     d = tb_decoder_new(&c, m);
     tb_packet p[] = {isync(0x8000, TB_ISA_ARM, 0), atoms("EEE")};
@@ -523,10 +509,10 @@ Test(decoder_ptm, wp_update_naming_a_waypoint_leaves_it_to_the_next_atom)
     };
 
     fill_nops(code, 0, 0x40);
-    put32(code + 0x08, 0x1A000004); /* 0x8008 BNE 0x8020 */
-    put32(code + 0x14, 0xEAFFFFFE); /* 0x8014 B . (ends the N walk) */
-    put32(code + 0x28, 0xEAFFFFFE); /* 0x8028 B . (ends the E walk) */
-    put32(code + 0x38, 0xEAFFFFFE); /* 0x8038 B . (ends the branch's) */
+    tb_test_le32(code + 0x08, 0x1A000004); /* 0x8008 BNE 0x8020 */
+    tb_test_le32(code + 0x14, 0xEAFFFFFE); /* 0x8014 B . (ends the N walk) */
+    tb_test_le32(code + 0x28, 0xEAFFFFFE); /* 0x8028 B . (ends the E walk) */
+    tb_test_le32(code + 0x38, 0xEAFFFFFE); /* 0x8038 B . (ends the branch's) */
     cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const wp_on_wp_case *w = &cases[k];
@@ -617,7 +603,7 @@ Test(decoder_etmv3, lsip_emits_the_load_store)
     const tb_element *r[4];
 
     fill_nops(code, 0, 0x20);
-    put32(code + 8, 0xE5910000); /* 0x8008 LDR r0,[r1] */
+    tb_test_le32(code + 8, 0xE5910000); /* 0x8008 LDR r0,[r1] */
     cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
     d = tb_decoder_new(&c, m);
     tb_packet s = isync(0x8008, TB_ISA_ARM, TB_ISYNC_TRACE_ON);
@@ -650,9 +636,9 @@ static void loop_turns(bool ca)
     const tb_element *r[16];
 
     fill_nops(code, 0, 0x20);
-    put32(code, 0xE2500001);     /* SUBS r0,r0,#1 */
-    put32(code + 4, 0x03A01000); /* MOVEQ r1,#0 */
-    put32(code + 8, 0x1AFFFFFC); /* BNE 0x8000 */
+    tb_test_le32(code, 0xE2500001);     /* SUBS r0,r0,#1 */
+    tb_test_le32(code + 4, 0x03A01000); /* MOVEQ r1,#0 */
+    tb_test_le32(code + 8, 0x1AFFFFFC); /* BNE 0x8000 */
     cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
     c.cycle_accurate = ca;
     d = tb_decoder_new(&c, m);
@@ -706,9 +692,9 @@ Test(decoder_etmv3, isb_is_no_waypoint_wherever_a_range_ends)
     tb_packet p[1 + 33];
 
     fill_nops(code, 0, 4 * 512);
-    put32(code + 4 * 31, 0xF57FF06F);  /* ISB */
-    put32(code + 4 * 511, 0xF57FF06F); /* ISB */
-    put32(code + 4 * 512, 0xEAFFFDFE); /* B 0x8000 */
+    tb_test_le32(code + 4 * 31, 0xF57FF06F);  /* ISB */
+    tb_test_le32(code + 4 * 511, 0xF57FF06F); /* ISB */
+    tb_test_le32(code + 4 * 512, 0xEAFFFDFE); /* B 0x8000 */
     cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
     d = tb_decoder_new(&c, m);
     p[0] = isync(0x8000, TB_ISA_ARM, 0);

@@ -18,6 +18,7 @@
 
 #include "tracebench/decoder.h"
 #include "tracebench/parser.h"
+#include "tb_test.h"
 
 #define MAXEL 64
 
@@ -33,20 +34,6 @@ static int collect(void *ctx, const tb_element *el)
     cr_assert_lt(e->n, MAXEL);
     e->v[e->n++] = *el;
     return 0;
-}
-
-static void put32(uint8_t *b, uint32_t v)
-{
-    b[0] = (uint8_t)v;
-    b[1] = (uint8_t)(v >> 8);
-    b[2] = (uint8_t)(v >> 16);
-    b[3] = (uint8_t)(v >> 24);
-}
-
-static void put16(uint8_t *b, uint16_t v)
-{
-    b[0] = (uint8_t)v;
-    b[1] = (uint8_t)(v >> 8);
 }
 
 /* ARM code at 0x8000. */
@@ -82,13 +69,13 @@ static tb_memimage *image(void)
 
     cr_assert_not_null(m);
     for (size_t i = 0; i < sizeof arm / sizeof arm[0]; i++)
-        put32(a + 4 * i, arm[i]);
-    put16(t + 0, 0xB510);
-    put16(t + 2, 0xF8D1);
-    put16(t + 4, 0x0000);
-    put16(t + 6, 0x701A);
-    put16(t + 8, 0x5E88);
-    put16(t + 10, 0xBD10);
+        tb_test_le32(a + 4 * i, arm[i]);
+    tb_test_le16(t + 0, 0xB510);
+    tb_test_le16(t + 2, 0xF8D1);
+    tb_test_le16(t + 4, 0x0000);
+    tb_test_le16(t + 6, 0x701A);
+    tb_test_le16(t + 8, 0x5E88);
+    tb_test_le16(t + 10, 0xBD10);
     cr_assert_eq(tb_memimage_add(m, 0x8000, a, sizeof a), 0);
     cr_assert_eq(tb_memimage_add(m, 0x9000, t, sizeof t), 0);
     return m;
@@ -130,7 +117,7 @@ static elems decode(const tb_config *cfg, uint32_t addr, const uint8_t *b, size_
     k = sizeof async;
     s[k++] = 0x08;
     s[k++] = 0x00; /* info: periodic, no LSiP */
-    put32(s + k, addr);
+    tb_test_le32(s + k, addr);
     k += 4;
     cr_assert_leq(k + n, sizeof s);
     memcpy(s + k, b, n);

@@ -120,20 +120,6 @@ static void decode_packets(const tb_etmv1_config *c, const tb_memimage *m,
     tb_etmv1_decoder_free(d);
 }
 
-static void put32(tb_memimage *m, uint32_t addr, const uint32_t *w, size_t n)
-{
-    uint8_t b[256];
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        b[4 * i] = (uint8_t)w[i];
-        b[4 * i + 1] = (uint8_t)(w[i] >> 8);
-        b[4 * i + 2] = (uint8_t)(w[i] >> 16);
-        b[4 * i + 3] = (uint8_t)(w[i] >> 24);
-    }
-    cr_assert_eq(tb_memimage_add(m, addr, b, 4 * n), 0);
-}
-
 static void expect_samples(const sbuf *got, const tb_etmv1_sample *want, size_t n)
 {
     size_t i;
@@ -342,9 +328,9 @@ static void ex1_image(tb_memimage *m)
     static const uint32_t b[] = {0xE12FFF16};            /* BX r6 */
     static const uint32_t c[] = {0xE1A00000, 0xE1A00000}; /* MOV r0, r0 */
 
-    put32(m, 0x8000, a, 1);
-    put32(m, 0x9000, b, 1);
-    put32(m, 0x9100, c, 2);
+    tb_test_image_words(m, 0x8000, a, 1);
+    tb_test_image_words(m, 0x9000, b, 1);
+    tb_test_image_words(m, 0x9100, c, 2);
 }
 
 static void ex1_config(tb_etmv1_config *c)
@@ -449,8 +435,8 @@ Test(etmv1_examples, example3_trigger_in_apo_cycle_ca)
     static pbuf pk;
     static ebuf el;
 
-    put32(m, 0xA000, a, 1);
-    put32(m, 0xA124, b, 2);
+    tb_test_image_words(m, 0xA000, a, 1);
+    tb_test_image_words(m, 0xA124, b, 2);
     tb_etmv1_config_init(&c);
     c.cycle_accurate = true;
     parse_samples(&c, ex3, sizeof ex3 / sizeof ex3[0], &pk);
@@ -606,7 +592,7 @@ Test(etmv1_examples, trigger_cycle)
     rec_arm(&R, 0x8008);
     encode(&o, &R, &sb);
     expect_samples(&sb, want, sizeof want / sizeof want[0]);
-    put32(m, 0x8000, w, 3);
+    tb_test_image_words(m, 0x8000, w, 3);
     tb_etmv1_encoder_config(&o, &c);
     parse_samples(&c, sb.s, sb.n, &pk);
     decode_packets(&c, m, &pk, &el);
@@ -628,10 +614,10 @@ static tb_memimage *exc_image(void)
     tb_memimage *m = tb_memimage_new();
     static const uint32_t ldr[] = {0xE5941000}; /* 8004 LDR r1, [r4] */
 
-    put32(m, 0x8000, nops, 1);
-    put32(m, 0x8004, ldr, 1);
-    put32(m, 0x10, nops, 1);
-    put32(m, 0x18, nops, 2);
+    tb_test_image_words(m, 0x8000, nops, 1);
+    tb_test_image_words(m, 0x8004, ldr, 1);
+    tb_test_image_words(m, 0x10, nops, 1);
+    tb_test_image_words(m, 0x18, nops, 2);
     return m;
 }
 
@@ -952,9 +938,9 @@ static tb_memimage *prog_image(void)
 {
     tb_memimage *m = tb_memimage_new();
 
-    put32(m, 0x8000, prog_arm, 8);
+    tb_test_image_words(m, 0x8000, prog_arm, 8);
     cr_assert_eq(tb_memimage_add(m, 0x9000, prog_thumb, sizeof prog_thumb), 0);
-    put32(m, 0x18, prog_vec, 1);
+    tb_test_image_words(m, 0x18, prog_vec, 1);
     return m;
 }
 

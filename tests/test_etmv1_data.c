@@ -82,20 +82,6 @@ static void parse_decode(const tb_etmv1_config *c, const tb_memimage *m,
     tb_etmv1_decoder_free(d);
 }
 
-static void put32(tb_memimage *m, uint32_t addr, const uint32_t *w, size_t n)
-{
-    uint8_t b[256];
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        b[4 * i] = (uint8_t)w[i];
-        b[4 * i + 1] = (uint8_t)(w[i] >> 8);
-        b[4 * i + 2] = (uint8_t)(w[i] >> 16);
-        b[4 * i + 3] = (uint8_t)(w[i] >> 24);
-    }
-    cr_assert_eq(tb_memimage_add(m, addr, b, 4 * n), 0);
-}
-
 static void expect_samples(const tb_etmv1_sample *got, const tb_etmv1_sample *want, size_t n)
 {
     size_t i;
@@ -256,9 +242,9 @@ Test(etmv1_data, example1_value_only_decoder)
     static ebuf el;
     const tb_element *d[4];
 
-    put32(m, 0x8000, ex1_code, 4);
-    put32(m, 0x9000, ex1_bx6, 1);
-    put32(m, 0x9100, ex1_movs, 4);
+    tb_test_image_words(m, 0x8000, ex1_code, 4);
+    tb_test_image_words(m, 0x9000, ex1_bx6, 1);
+    tb_test_image_words(m, 0x9100, ex1_movs, 4);
     tb_etmv1_config_init(&c);
     c.data_trace = 1;
     parse_decode(&c, m, ex1, sizeof ex1 / sizeof ex1[0], &el);
@@ -339,7 +325,7 @@ Test(etmv1_data, example2_address_and_value_4bit)
     /* The cycle before the example is the last draining WT. */
     cr_assert_eq(sb.s[sb.n - n - 1].pipestat, TB_ETMV1_WT);
 
-    put32(m, 0x1000, ex2_code, sizeof ex2_code / 4);
+    tb_test_image_words(m, 0x1000, ex2_code, sizeof ex2_code / 4);
     tb_etmv1_config_init(&c);
     c.port_width = 4;
     c.data_trace = 3;
@@ -381,8 +367,8 @@ Test(etmv1_data, example3_bd_trigger_ca)
     const tb_element *d[4];
     size_t i, ev = 0, bd_range = 0;
 
-    put32(m, 0xA000, a, 2);
-    put32(m, 0xA124, b, 5);
+    tb_test_image_words(m, 0xA000, a, 2);
+    tb_test_image_words(m, 0xA124, b, 5);
     tb_etmv1_config_init(&c);
     c.cycle_accurate = true;
     c.data_trace = 3;
@@ -424,7 +410,7 @@ Test(etmv1_data, data_address_with_reason_is_an_error)
     static ebuf el;
     size_t i, bad = 0;
 
-    put32(m, 0xA000, a, 2);
+    tb_test_image_words(m, 0xA000, a, 2);
     tb_etmv1_config_init(&c);
     c.data_trace = 2;
     parse_decode(&c, m, s, sizeof s / sizeof s[0], &el);
@@ -454,7 +440,7 @@ Test(etmv1_data, truncated_and_inconsistent)
     static ebuf el;
     size_t i, n;
 
-    put32(m, 0xA000, a, 2);
+    tb_test_image_words(m, 0xA000, a, 2);
     tb_etmv1_config_init(&c);
     c.data_trace = 3;
     parse_decode(&c, m, cut, sizeof cut / sizeof cut[0], &el);

@@ -548,13 +548,6 @@ static int on_elem(void *ctx, const tb_element *el)
     return 0;
 }
 
-static void put32(tb_memimage *m, uint32_t addr, uint32_t w)
-{
-    uint8_t b[4] = {(uint8_t)w, (uint8_t)(w >> 8), (uint8_t)(w >> 16), (uint8_t)(w >> 24)};
-
-    cr_assert_eq(tb_memimage_add(m, addr, b, 4), 0);
-}
-
 /* 0x8000 MOV r0, r0; 0x8004 LDR r1, [r4]; MOV r0, r0 at the vectors
  * 0x10 (data abort), 0x18 (IRQ), 0x1C (FIQ), at 0x20 and at 0x8008. */
 static tb_memimage *ca_image(void)
@@ -562,13 +555,13 @@ static tb_memimage *ca_image(void)
     tb_memimage *m = tb_memimage_new();
 
     cr_assert_not_null(m);
-    put32(m, 0x8000, 0xE1A00000);
-    put32(m, 0x8004, 0xE5941000);
-    put32(m, 0x8008, 0xE1A00000);
-    put32(m, 0x10, 0xE1A00000);
-    put32(m, 0x18, 0xE1A00000);
-    put32(m, 0x1C, 0xE1A00000);
-    put32(m, 0x20, 0xE1A00000);
+    tb_test_image_word(m, 0x8000, 0xE1A00000);
+    tb_test_image_word(m, 0x8004, 0xE5941000);
+    tb_test_image_word(m, 0x8008, 0xE1A00000);
+    tb_test_image_word(m, 0x10, 0xE1A00000);
+    tb_test_image_word(m, 0x18, 0xE1A00000);
+    tb_test_image_word(m, 0x1C, 0xE1A00000);
+    tb_test_image_word(m, 0x20, 0xE1A00000);
     return m;
 }
 
