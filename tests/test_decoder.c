@@ -109,6 +109,41 @@ static void feed(tb_decoder *d, elems *e, const tb_packet *pkts, size_t n)
     cr_assert_geq(tb_decoder_finish(d, collect, e), 0);
 }
 
+/* The hand-built cases' fixture: an image (code at 0x8000; more with
+ * tb_memimage_add on .m), a configuration, and the elements of the
+ * last decode. */
+typedef struct dec_fx {
+    tb_memimage *m;
+    tb_config c;
+    elems e;
+} dec_fx;
+
+static void fx_init(dec_fx *f, tb_protocol proto, bool rstack, const uint8_t *code, size_t n)
+{
+    memset(f, 0, sizeof *f);
+    f->m = tb_memimage_new();
+    cr_assert_not_null(f->m);
+    f->c = config(proto, rstack);
+    if (code)
+        cr_assert_eq(tb_memimage_add(f->m, 0x8000, code, n), 0);
+}
+
+/* The packets (indices 0..n-1) through a new decoder of f->c into f->e. */
+static void fx_decode(dec_fx *f, const tb_packet *p, size_t n)
+{
+    tb_decoder *d = tb_decoder_new(&f->c, f->m);
+
+    cr_assert_not_null(d);
+    memset(&f->e, 0, sizeof f->e);
+    feed(d, &f->e, p, n);
+    tb_decoder_free(d);
+}
+
+static void fx_fini(dec_fx *f)
+{
+    tb_memimage_free(f->m);
+}
+
 /* Elements of one kind, in order. */
 static int only(const elems *e, tb_elem_kind k, const tb_element **out, int max)
 {
@@ -135,30 +170,24 @@ static void check_range(const tb_element *r, uint32_t start, uint32_t end, uint3
 Test(decoder_ptm, a32_eret_is_a_waypoint)
 {
     uint8_t code[16];
-    tb_memimage *m = tb_memimage_new();
-    tb_config c = config(TB_PROTO_PTM, false);
-    tb_decoder *d;
-    elems e = {0};
+    dec_fx f;
     const tb_element *r[4];
 
     tb_test_le32(code, 0xE320F000);      /* NOP */
     tb_test_le32(code + 4, 0xE160006E);  /* ERET */
     tb_test_le32(code + 8, 0xE320F000);  /* NOP */
     tb_test_le32(code + 12, 0xE12FFF1E); /* BX LR */
-    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
-    d = tb_decoder_new(&c, m);
-    cr_assert_not_null(d);
+    fx_init(&f, TB_PROTO_PTM, false, code, sizeof code);
     tb_packet p[] = {isync(0x8000, TB_ISA_ARM, TB_ISYNC_TRACE_ON), branch(0x8020, TB_ISA_ARM)};
-    feed(d, &e, p, 2);
-    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 4), 1);
+    fx_decode(&f, p, 2);
+    cr_assert_eq(only(&f.e, TB_ELEM_INSN_RANGE, r, 4), 1);
     check_range(r[0], 0x8000, 0x8008, 2, TB_ISA_ARM, 'E');
     cr_assert_eq(r[0]->last_wp, TB_WP_INDIRECT);
-    cr_assert_eq(e.v[0].kind, TB_ELEM_NO_SYNC);
-    cr_assert_eq(e.v[0].reason, TB_GAP_INIT);
-    cr_assert_eq(e.v[1].kind, TB_ELEM_TRACE_ON);
-    cr_assert_eq(e.v[e.n - 1].kind, TB_ELEM_END);
-    tb_decoder_free(d);
-    tb_memimage_free(m);
+    cr_assert_eq(f.e.v[0].kind, TB_ELEM_NO_SYNC);
+    cr_assert_eq(f.e.v[0].reason, TB_GAP_INIT);
+    cr_assert_eq(f.e.v[1].kind, TB_ELEM_TRACE_ON);
+    cr_assert_eq(f.e.v[f.e.n - 1].kind, TB_ELEM_END);
+    fx_fini(&f);
 }
 
 /* protocol-notes 4.5: the ISA after BLX(imm) holds into the next
@@ -166,26 +195,21 @@ Test(decoder_ptm, a32_eret_is_a_waypoint)
 Test(decoder_etmv3, blx_isa_carries_across_pheaders)
 {
     uint8_t code[0x20];
-    tb_memimage *m = tb_memimage_new();
-    tb_config c = config(TB_PROTO_ETMV3, false);
-    tb_decoder *d;
-    elems e = {0};
+    dec_fx f;
     const tb_element *r[4];
 
     memset(code, 0, sizeof code);
     tb_test_le32(code, 0xFA000002); /* BLX 0x8010 */
     for (int i = 0; i < 8; i++)
         tb_test_le16(code + 0x10 + 2 * i, 0x46C0); /* MOV r8, r8 */
-    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
-    d = tb_decoder_new(&c, m);
+    fx_init(&f, TB_PROTO_ETMV3, false, code, sizeof code);
     tb_packet p[] = {isync(0x8000, TB_ISA_ARM, 0), atoms("E"), atoms("EEE")};
-    feed(d, &e, p, 3);
-    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 4), 2);
+    fx_decode(&f, p, 3);
+    cr_assert_eq(only(&f.e, TB_ELEM_INSN_RANGE, r, 4), 2);
     check_range(r[0], 0x8000, 0x8004, 1, TB_ISA_ARM, 'E');
     cr_assert_eq(r[0]->last_wp, TB_WP_DIRECT_LINK);
     check_range(r[1], 0x8010, 0x8016, 3, TB_ISA_THUMB, 'E');
-    tb_decoder_free(d);
-    tb_memimage_free(m);
+    fx_fini(&f);
 }
 
 /* ETMv3: N atoms mark their instruction in atom_bits; a failed branch
@@ -193,10 +217,7 @@ Test(decoder_etmv3, blx_isa_carries_across_pheaders)
 Test(decoder_etmv3, n_atoms_and_cancel)
 {
     uint8_t code[0x20];
-    tb_memimage *m = tb_memimage_new();
-    tb_config c = config(TB_PROTO_ETMV3, false);
-    tb_decoder *d;
-    elems e = {0};
+    dec_fx f;
     const tb_element *r[4], *x[2];
 
     tb_test_le32(code, 0xE3A00001);      /* MOV r0,#1 */
@@ -205,22 +226,20 @@ Test(decoder_etmv3, n_atoms_and_cancel)
     tb_test_le32(code + 12, 0xE3A00003); /* MOV r0,#3 */
     tb_test_le32(code + 16, 0xE3A00004); /* MOV r0,#4 */
     fill_nops(code, 20, 0x20);
-    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
-    d = tb_decoder_new(&c, m);
+    fx_init(&f, TB_PROTO_ETMV3, false, code, sizeof code);
     /* E N N(beq) E E, then IRQ with cancel: 0x8010 did not complete. */
     tb_packet p[] = {isync(0x8000, TB_ISA_ARM, 0), atoms("ENNEE"),
                      exc_branch(0xFFFF0018, 14, true)};
-    feed(d, &e, p, 3);
-    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 4), 1);
+    fx_decode(&f, p, 3);
+    cr_assert_eq(only(&f.e, TB_ELEM_INSN_RANGE, r, 4), 1);
     check_range(r[0], 0x8000, 0x8010, 4, TB_ISA_ARM, 'E');
     cr_assert_eq(r[0]->atom_bits, 0x6u);
-    cr_assert_eq(only(&e, TB_ELEM_EXCEPTION, x, 2), 1);
+    cr_assert_eq(only(&f.e, TB_ELEM_EXCEPTION, x, 2), 1);
     cr_assert_eq(x[0]->exc_num, 14);
     cr_assert(x[0]->cancelled);
     cr_assert_eq(x[0]->pref_return, 0x8010);
     cr_assert_eq(x[0]->start, 0xFFFF0018);
-    tb_decoder_free(d);
-    tb_memimage_free(m);
+    fx_fini(&f);
 }
 
 /* Cancel in a Thumb range (IHI0014Q 6.7.1): the instruction before the
@@ -229,8 +248,7 @@ Test(decoder_etmv3, n_atoms_and_cancel)
 Test(decoder_etmv3, thumb_cancel_restores_the_previous_instruction)
 {
     uint8_t code[0x20];
-    tb_memimage *m = tb_memimage_new();
-    tb_config c = config(TB_PROTO_ETMV3, false);
+    dec_fx f;
     const tb_element *r[4], *x[2];
 
     memset(code, 0, sizeof code);
@@ -241,19 +259,17 @@ Test(decoder_etmv3, thumb_cancel_restores_the_previous_instruction)
     tb_test_le16(code + 8, 0x2103);  /* 0x8008 MOVS r1,#3 */
     for (int i = 10; i < 0x20; i += 2)
         tb_test_le16(code + i, 0xBF00); /* NOP */
-    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
+    fx_init(&f, TB_PROTO_ETMV3, false, code, sizeof code);
 
     for (int k = 0; k < 2; k++) {
-        tb_decoder *d = tb_decoder_new(&c, m);
-        elems e = {0};
         /* k = 0: E E N(beq) E, cancel retracts 0x8008;
          * k = 1: E E N(beq), cancel retracts the BEQ. */
         tb_packet p[] = {isync(0x8000, TB_ISA_THUMB, 0), atoms(k ? "EEN" : "EENE"),
                          exc_branch(0xFFFF0018, 14, true)};
 
-        feed(d, &e, p, 3);
-        cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 4), 1);
-        cr_assert_eq(only(&e, TB_ELEM_EXCEPTION, x, 2), 1);
+        fx_decode(&f, p, 3);
+        cr_assert_eq(only(&f.e, TB_ELEM_INSN_RANGE, r, 4), 1);
+        cr_assert_eq(only(&f.e, TB_ELEM_EXCEPTION, x, 2), 1);
         cr_assert(x[0]->cancelled);
         if (k == 0) {
             check_range(r[0], 0x8000, 0x8008, 3, TB_ISA_THUMB, 'N');
@@ -270,9 +286,8 @@ Test(decoder_etmv3, thumb_cancel_restores_the_previous_instruction)
             cr_assert_eq(r[0]->atom_bits, 0u);
             cr_assert_eq(x[0]->pref_return, 0x8006);
         }
-        tb_decoder_free(d);
     }
-    tb_memimage_free(m);
+    fx_fini(&f);
 }
 
 /* Cycle-accurate ETMv3 Cancel, decoded from hand-made bytes through
@@ -415,35 +430,27 @@ Test(decoder_etmv3, cancel_in_a_range_keeps_its_cycles_there)
 Test(decoder_ptm, return_stack)
 {
     uint8_t code[0x40];
-    tb_memimage *m = tb_memimage_new();
-    tb_config c = config(TB_PROTO_PTM, true);
-    tb_decoder *d;
-    elems e = {0};
+    dec_fx f;
     const tb_element *r[8];
 
     fill_nops(code, 0, 0x40);
     tb_test_le32(code + 4, 0xEB000006);  /* 0x8004 BL 0x8024 */
     tb_test_le32(code + 0x28, 0xE12FFF1E); /* 0x8028 BX LR */
     tb_test_le32(code + 0x10, 0xEAFFFFFA); /* 0x8010 B 0x8000 */
-    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
-    d = tb_decoder_new(&c, m);
+    fx_init(&f, TB_PROTO_PTM, true, code, sizeof code);
     tb_packet p[] = {isync(0x8000, TB_ISA_ARM, 0), atoms("EEE")};
-    feed(d, &e, p, 2);
-    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 8), 3);
+    fx_decode(&f, p, 2);
+    cr_assert_eq(only(&f.e, TB_ELEM_INSN_RANGE, r, 8), 3);
     check_range(r[0], 0x8000, 0x8008, 2, TB_ISA_ARM, 'E');
     check_range(r[1], 0x8024, 0x802C, 2, TB_ISA_ARM, 'E');
     check_range(r[2], 0x8008, 0x8014, 3, TB_ISA_ARM, 'E');
-    tb_decoder_free(d);
 
     /* Same trace, stack disabled: the E on BX LR leaves no address. */
-    c.return_stack = false;
-    memset(&e, 0, sizeof e);
-    d = tb_decoder_new(&c, m);
-    feed(d, &e, p, 2);
-    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 8), 2);
-    cr_assert_eq(only(&e, TB_ELEM_ADDR_UNKNOWN, r, 8), 1);
-    tb_decoder_free(d);
-    tb_memimage_free(m);
+    f.c.return_stack = false;
+    fx_decode(&f, p, 2);
+    cr_assert_eq(only(&f.e, TB_ELEM_INSN_RANGE, r, 8), 2);
+    cr_assert_eq(only(&f.e, TB_ELEM_ADDR_UNKNOWN, r, 8), 1);
+    fx_fini(&f);
 }
 
 /* IHI0035B 5.2.3: back-to-back exceptions; the WP update names the last
@@ -451,30 +458,25 @@ Test(decoder_ptm, return_stack)
 Test(decoder_ptm, wp_update_and_back_to_back_exceptions)
 {
     uint8_t code[0x20];
-    tb_memimage *m = tb_memimage_new();
-    tb_config c = config(TB_PROTO_PTM, false);
-    tb_decoder *d;
-    elems e = {0};
+    dec_fx f;
     const tb_element *r[4], *x[4];
 
     fill_nops(code, 0, 0x20);
-    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
-    d = tb_decoder_new(&c, m);
+    fx_init(&f, TB_PROTO_PTM, false, code, sizeof code);
     tb_packet wp = branch(0x8008, TB_ISA_ARM);
 
     wp.kind = TB_PKT_WP_UPDATE;
     tb_packet p[] = {isync(0x8000, TB_ISA_ARM, 0), wp, exc_branch(0xFFFF0018, 14, false),
                      exc_branch(0xFFFF001C, 15, false)};
-    feed(d, &e, p, 4);
-    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 4), 1);
+    fx_decode(&f, p, 4);
+    cr_assert_eq(only(&f.e, TB_ELEM_INSN_RANGE, r, 4), 1);
     check_range(r[0], 0x8000, 0x800C, 3, TB_ISA_ARM, 'E');
-    cr_assert_eq(only(&e, TB_ELEM_EXCEPTION, x, 4), 2);
+    cr_assert_eq(only(&f.e, TB_ELEM_EXCEPTION, x, 4), 2);
     cr_assert_eq(x[0]->exc_num, 14);
     cr_assert_eq(x[0]->pref_return, 0x800C);
     cr_assert_eq(x[1]->exc_num, 15);
     cr_assert_eq(x[1]->pref_return, 0xFFFF0018); /* nothing ran between */
-    tb_decoder_free(d);
-    tb_memimage_free(m);
+    fx_fini(&f);
 }
 
 /* IHI0035B B.3.2 analyze_waypoint_update: the walk outputs instructions
@@ -497,8 +499,7 @@ typedef struct wp_on_wp_case {
 Test(decoder_ptm, wp_update_naming_a_waypoint_leaves_it_to_the_next_atom)
 {
     uint8_t code[0x40];
-    tb_memimage *m = tb_memimage_new();
-    tb_config c = config(TB_PROTO_PTM, false);
+    dec_fx f;
     const wp_on_wp_case cases[] = {
         /* The branch packet's implied E is the BNE's: 0x8008 once. */
         {"branch packet", branch(0x8030, TB_ISA_ARM), 0x800C, 'E', 0x8030},
@@ -513,19 +514,17 @@ Test(decoder_ptm, wp_update_naming_a_waypoint_leaves_it_to_the_next_atom)
     tb_test_le32(code + 0x14, 0xEAFFFFFE); /* 0x8014 B . (ends the N walk) */
     tb_test_le32(code + 0x28, 0xEAFFFFFE); /* 0x8028 B . (ends the E walk) */
     tb_test_le32(code + 0x38, 0xEAFFFFFE); /* 0x8038 B . (ends the branch's) */
-    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
+    fx_init(&f, TB_PROTO_PTM, false, code, sizeof code);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const wp_on_wp_case *w = &cases[k];
-        tb_decoder *d = tb_decoder_new(&c, m);
-        elems e = {0};
         const tb_element *r[8];
         tb_packet wp = branch(0x8008, TB_ISA_ARM);
 
         wp.kind = TB_PKT_WP_UPDATE;
         tb_packet p[] = {isync(0x8000, TB_ISA_ARM, 0), wp, w->next, atoms("E")};
-        feed(d, &e, p, 4);
-        cr_assert_eq(only(&e, TB_ELEM_NO_SYNC, r, 8), 1, "%s: only the initial NO_SYNC", w->name);
-        cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 8), 3, "%s", w->name);
+        fx_decode(&f, p, 4);
+        cr_assert_eq(only(&f.e, TB_ELEM_NO_SYNC, r, 8), 1, "%s: only the initial NO_SYNC", w->name);
+        cr_assert_eq(only(&f.e, TB_ELEM_INSN_RANGE, r, 8), 3, "%s", w->name);
         /* The WP update: the two NOPs before the BNE, not the BNE. */
         check_range(r[0], 0x8000, 0x8008, 2, TB_ISA_ARM, 'E');
         cr_assert_eq(r[0]->index, 1);
@@ -535,9 +534,8 @@ Test(decoder_ptm, wp_update_naming_a_waypoint_leaves_it_to_the_next_atom)
         cr_assert_eq(r[1]->index, 2);
         /* The last E atom walks on from where that left the flow. */
         cr_assert_eq(r[2]->start, w->after, "%s: walk from %08x", w->name, r[2]->start);
-        tb_decoder_free(d);
     }
-    tb_memimage_free(m);
+    fx_fini(&f);
 }
 
 /* Errors are elements: code missing from the image, a bad packet, a
@@ -545,15 +543,11 @@ Test(decoder_ptm, wp_update_naming_a_waypoint_leaves_it_to_the_next_atom)
 Test(decoder_ptm, errors_are_elements)
 {
     uint8_t code[0x10];
-    tb_memimage *m = tb_memimage_new();
-    tb_config c = config(TB_PROTO_PTM, false);
-    tb_decoder *d;
-    elems e = {0};
+    dec_fx f;
     const tb_element *r[8];
 
     fill_nops(code, 0, 0x10); /* runs off the end: no waypoint */
-    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
-    d = tb_decoder_new(&c, m);
+    fx_init(&f, TB_PROTO_PTM, false, code, sizeof code);
     tb_packet bad;
 
     memset(&bad, 0, sizeof bad);
@@ -561,34 +555,30 @@ Test(decoder_ptm, errors_are_elements)
     bad.err = TB_ERR_BAD_PACKET;
     tb_packet p[] = {isync(0x8000, TB_ISA_ARM, 0), atoms("E"), atoms("N"), bad, atoms("E"),
                      isync(0x9000, TB_ISA_ARM, 0), atoms("E")};
-    feed(d, &e, p, 7);
+    fx_decode(&f, p, 7);
     /* The walk executes 0x8000-0x800C, then finds no code at 0x8010. */
-    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 8), 1);
+    cr_assert_eq(only(&f.e, TB_ELEM_INSN_RANGE, r, 8), 1);
     check_range(r[0], 0x8000, 0x8010, 4, TB_ISA_ARM, 'E');
-    cr_assert_eq(only(&e, TB_ELEM_ADDR_NACC, r, 8), 2);
+    cr_assert_eq(only(&f.e, TB_ELEM_ADDR_NACC, r, 8), 2);
     cr_assert_eq(r[0]->start, 0x8010);
     cr_assert_eq(r[0]->err, TB_ERR_NOT_IN_IMAGE);
     cr_assert_eq(r[1]->start, 0x9000);
-    cr_assert_eq(only(&e, TB_ELEM_ADDR_UNKNOWN, r, 8), 1); /* the N */
-    cr_assert_eq(only(&e, TB_ELEM_NO_SYNC, r, 8), 2);
+    cr_assert_eq(only(&f.e, TB_ELEM_ADDR_UNKNOWN, r, 8), 1); /* the N */
+    cr_assert_eq(only(&f.e, TB_ELEM_NO_SYNC, r, 8), 2);
     cr_assert_eq(r[1]->reason, TB_GAP_BAD_PACKET);
     /* The E after the bad packet is dropped until the I-sync, which
      * then reports trace on again. */
-    cr_assert_eq(only(&e, TB_ELEM_TRACE_ON, r, 8), 2);
-    tb_decoder_free(d);
+    cr_assert_eq(only(&f.e, TB_ELEM_TRACE_ON, r, 8), 2);
 
     /* A WP update behind the current address contradicts the image. */
-    memset(&e, 0, sizeof e);
-    d = tb_decoder_new(&c, m);
     tb_packet wp = branch(0x7000, TB_ISA_ARM);
 
     wp.kind = TB_PKT_WP_UPDATE;
     tb_packet q[] = {isync(0x8004, TB_ISA_ARM, 0), wp};
-    feed(d, &e, q, 2);
-    cr_assert_eq(only(&e, TB_ELEM_NO_SYNC, r, 8), 2);
+    fx_decode(&f, q, 2);
+    cr_assert_eq(only(&f.e, TB_ELEM_NO_SYNC, r, 8), 2);
     cr_assert_eq(r[1]->reason, TB_GAP_INCONSISTENT);
-    tb_decoder_free(d);
-    tb_memimage_free(m);
+    fx_fini(&f);
 }
 
 /* ETMv3 LSiP (IHI0014Q 7.10.5): the load/store at the 4-byte address
@@ -596,28 +586,23 @@ Test(decoder_ptm, errors_are_elements)
 Test(decoder_etmv3, lsip_emits_the_load_store)
 {
     uint8_t code[0x20];
-    tb_memimage *m = tb_memimage_new();
-    tb_config c = config(TB_PROTO_ETMV3, false);
-    tb_decoder *d;
-    elems e = {0};
+    dec_fx f;
     const tb_element *r[4];
 
     fill_nops(code, 0, 0x20);
     tb_test_le32(code + 8, 0xE5910000); /* 0x8008 LDR r0,[r1] */
-    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
-    d = tb_decoder_new(&c, m);
+    fx_init(&f, TB_PROTO_ETMV3, false, code, sizeof code);
     tb_packet s = isync(0x8008, TB_ISA_ARM, TB_ISYNC_TRACE_ON);
 
     s.lsip = true;
     s.lsip_addr = 0x8014;
     s.lsip_isa = TB_ISA_ARM;
     tb_packet p[] = {s, atoms("E")};
-    feed(d, &e, p, 2);
-    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 4), 2);
+    fx_decode(&f, p, 2);
+    cr_assert_eq(only(&f.e, TB_ELEM_INSN_RANGE, r, 4), 2);
     check_range(r[0], 0x8008, 0x800C, 1, TB_ISA_ARM, 'E');
     check_range(r[1], 0x8014, 0x8018, 1, TB_ISA_ARM, 'E');
-    tb_decoder_free(d);
-    tb_memimage_free(m);
+    fx_fini(&f);
 }
 
 /* A loop's turns (ETMv3): each taken BNE ends a range, and a turn with
@@ -629,19 +614,15 @@ Test(decoder_etmv3, lsip_emits_the_load_store)
 static void loop_turns(bool ca)
 {
     uint8_t code[0x20];
-    tb_memimage *m = tb_memimage_new();
-    tb_config c = config(TB_PROTO_ETMV3, false);
-    tb_decoder *d;
-    elems e = {0};
+    dec_fx f;
     const tb_element *r[16];
 
     fill_nops(code, 0, 0x20);
     tb_test_le32(code, 0xE2500001);     /* SUBS r0,r0,#1 */
     tb_test_le32(code + 4, 0x03A01000); /* MOVEQ r1,#0 */
     tb_test_le32(code + 8, 0x1AFFFFFC); /* BNE 0x8000 */
-    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
-    c.cycle_accurate = ca;
-    d = tb_decoder_new(&c, m);
+    fx_init(&f, TB_PROTO_ETMV3, false, code, sizeof code);
+    f.c.cycle_accurate = ca;
     /* Packet 1: three turns; 2: two, then one with other atoms (E E E,
      * as if MOVEQ passed and BNE was still taken); 3: two more turns,
      * the exit turn and two NOPs.  W atoms (cycle-accurate) differ per
@@ -653,8 +634,8 @@ static void loop_turns(bool ca)
     static const uint32_t turn_cc[] = {1, 1, 2, 1, 3, 1, 2, 2};
     static const uint64_t turn_pkt[] = {1, 1, 1, 2, 2, 2, 3, 3};
 
-    feed(d, &e, p, 4);
-    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 16), 9);
+    fx_decode(&f, p, 4);
+    cr_assert_eq(only(&f.e, TB_ELEM_INSN_RANGE, r, 16), 9);
     for (int i = 0; i < 8; i++) {
         check_range(r[i], 0x8000, 0x800C, 3, TB_ISA_ARM, 'E');
         cr_assert_eq(r[i]->atom_bits, i == 5 ? 0u : 2u, "turn %d", i);
@@ -669,8 +650,7 @@ static void loop_turns(bool ca)
     cr_assert_eq(r[8]->atom_bits, 4u);
     cr_assert_eq(r[8]->index, 3);
     cr_assert_eq(r[8]->cc, ca ? 2u : 0u, "cc %u", r[8]->cc);
-    tb_decoder_free(d);
-    tb_memimage_free(m);
+    fx_fini(&f);
 }
 
 Test(decoder_etmv3, loop_turns) { loop_turns(false); }
@@ -684,10 +664,7 @@ Test(decoder_etmv3, isb_is_no_waypoint_wherever_a_range_ends)
 {
     enum { NI = 513 };
     static uint8_t code[4 * NI];
-    tb_memimage *m = tb_memimage_new();
-    tb_config c = config(TB_PROTO_ETMV3, false);
-    tb_decoder *d;
-    elems e = {0};
+    dec_fx f;
     const tb_element *r[20];
     tb_packet p[1 + 33];
 
@@ -695,22 +672,20 @@ Test(decoder_etmv3, isb_is_no_waypoint_wherever_a_range_ends)
     tb_test_le32(code + 4 * 31, 0xF57FF06F);  /* ISB */
     tb_test_le32(code + 4 * 511, 0xF57FF06F); /* ISB */
     tb_test_le32(code + 4 * 512, 0xEAFFFDFE); /* B 0x8000 */
-    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
-    d = tb_decoder_new(&c, m);
+    fx_init(&f, TB_PROTO_ETMV3, false, code, sizeof code);
     p[0] = isync(0x8000, TB_ISA_ARM, 0);
     for (int i = 1; i <= 32; i++)
         p[i] = atoms("EEEEEEEEEEEEEEEE");
     p[33] = atoms("E");
-    feed(d, &e, p, 34);
-    cr_assert_eq(only(&e, TB_ELEM_INSN_RANGE, r, 20), 17);
+    fx_decode(&f, p, 34);
+    cr_assert_eq(only(&f.e, TB_ELEM_INSN_RANGE, r, 20), 17);
     for (int i = 0; i < 16; i++) {
         check_range(r[i], 0x8000 + 128 * i, 0x8080 + 128 * i, 32, TB_ISA_ARM, 'E');
         cr_assert_eq(r[i]->last_wp, TB_WP_NONE, "range %d: class %u", i, r[i]->last_wp);
     }
     check_range(r[16], 0x8800, 0x8804, 1, TB_ISA_ARM, 'E');
     cr_assert_eq(r[16]->last_wp, TB_WP_DIRECT);
-    tb_decoder_free(d);
-    tb_memimage_free(m);
+    fx_fini(&f);
 }
 
 /* ETMv3 exception bytes without an exception (number 0) still carry
@@ -720,15 +695,11 @@ Test(decoder_etmv3, isb_is_no_waypoint_wherever_a_range_ends)
 Test(decoder_etmv3, branch_exception_bytes_change_state)
 {
     uint8_t code[0x20];
-    tb_memimage *m = tb_memimage_new();
-    tb_config c = config(TB_PROTO_ETMV3, false);
-    tb_decoder *d;
-    elems e = {0};
+    dec_fx f;
     const tb_element *r[4];
 
     fill_nops(code, 0, 0x20);
-    cr_assert_eq(tb_memimage_add(m, 0x8000, code, sizeof code), 0);
-    d = tb_decoder_new(&c, m);
+    fx_init(&f, TB_PROTO_ETMV3, false, code, sizeof code);
     tb_packet hyp = exc_branch(0x8010, 0, false), ns = exc_branch(0x8018, 0, false);
 
     hyp.exc_bytes = 2;
@@ -737,17 +708,16 @@ Test(decoder_etmv3, branch_exception_bytes_change_state)
     ns.ns_valid = true;
     ns.ns = true;
     tb_packet p[] = {isync(0x8000, TB_ISA_ARM, TB_ISYNC_TRACE_ON), hyp, ns};
-    feed(d, &e, p, 3);
-    cr_assert_eq(only(&e, TB_ELEM_EXCEPTION, r, 4), 0);
-    cr_assert_eq(only(&e, TB_ELEM_CONTEXT, r, 4), 3);
+    fx_decode(&f, p, 3);
+    cr_assert_eq(only(&f.e, TB_ELEM_EXCEPTION, r, 4), 0);
+    cr_assert_eq(only(&f.e, TB_ELEM_CONTEXT, r, 4), 3);
     cr_assert_not(r[0]->hyp);
     cr_assert_not(r[0]->ns);
     cr_assert(r[1]->hyp);
     cr_assert_not(r[1]->ns);
     cr_assert(r[2]->hyp);
     cr_assert(r[2]->ns);
-    tb_decoder_free(d);
-    tb_memimage_free(m);
+    fx_fini(&f);
 }
 
 Test(decoder, bad_arguments)
