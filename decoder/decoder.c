@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "fused.h"
 #include "tracebench/classify.h"
 #include "tracebench/decoder.h"
@@ -13,45 +14,33 @@
 #include "tracebench/stream.h"
 
 struct tb_decoder {
-    tb_protocol protocol;
+    const tb_decoder_ops *ops;
+    void *be;           /* the protocol's decoder */
     const tb_memimage *mem;
-    union {
-        tb_etmv3_decoder *etmv3;
-        tb_ptm_decoder *ptm;
-        tb_etmv1_decoder *etmv1;
-        tb_etmv2_decoder *etmv2;
-    } u;
     tb_health *health;  /* tb_decoder_set_health: the packets go there too */
 };
 
+/* Every protocol's decoder (backend.h). */
+static const tb_decoder_ops *const decoders[] = {&tb_etmv3_decoder_ops, &tb_ptm_decoder_ops,
+                                                 &tb_etmv1_decoder_ops, &tb_etmv2_decoder_ops};
+
 tb_decoder *tb_decoder_new(const tb_config *cfg, const tb_memimage *mem)
 {
+    const tb_decoder_ops *ops = NULL;
     tb_decoder *d;
 
-    tb_etmv1_config v1;
-    tb_etmv2_config v2;
-
-    if (!cfg || !mem || (cfg->protocol != TB_PROTO_ETMV3 && cfg->protocol != TB_PROTO_PTM &&
-                         cfg->protocol != TB_PROTO_ETMV1 && cfg->protocol != TB_PROTO_ETMV2))
-        return NULL;
-    if (cfg->protocol == TB_PROTO_ETMV1 && tb_etmv1_config_from_tb(&v1, cfg) < 0)
-        return NULL;
-    if (cfg->protocol == TB_PROTO_ETMV2 && tb_etmv2_config_from_tb(&v2, cfg) < 0)
+    for (size_t i = 0; cfg && i < sizeof decoders / sizeof decoders[0]; i++)
+        if (decoders[i]->protocol == cfg->protocol)
+            ops = decoders[i];
+    if (!ops || !mem)
         return NULL;
     d = calloc(1, sizeof *d);
     if (!d)
         return NULL;
-    d->protocol = cfg->protocol;
+    d->ops = ops;
     d->mem = mem;
-    if (d->protocol == TB_PROTO_ETMV3)
-        d->u.etmv3 = tb_etmv3_decoder_new(cfg, mem);
-    else if (d->protocol == TB_PROTO_ETMV1)
-        d->u.etmv1 = tb_etmv1_decoder_new(&v1, mem);
-    else if (d->protocol == TB_PROTO_ETMV2)
-        d->u.etmv2 = tb_etmv2_decoder_new(&v2, mem);
-    else
-        d->u.ptm = tb_ptm_decoder_new(cfg, mem);
-    if (!d->u.etmv3 && !d->u.ptm) {
+    d->be = ops->make(cfg, mem);
+    if (!d->be) {
         free(d);
         return NULL;
     }
@@ -68,14 +57,7 @@ void tb_decoder_free(tb_decoder *d)
 {
     if (!d)
         return;
-    if (d->protocol == TB_PROTO_ETMV3)
-        tb_etmv3_decoder_free(d->u.etmv3);
-    else if (d->protocol == TB_PROTO_ETMV1)
-        tb_etmv1_decoder_free(d->u.etmv1);
-    else if (d->protocol == TB_PROTO_ETMV2)
-        tb_etmv2_decoder_free(d->u.etmv2);
-    else
-        tb_ptm_decoder_free(d->u.ptm);
+    d->ops->destroy(d->be);
     free(d);
 }
 
@@ -88,36 +70,14 @@ int tb_decoder_packet(tb_decoder *d, const tb_packet *pkt, tb_element_cb cb,
      * the packet counted (tb_health_element). */
     if (d->health)
         tb_health_packet(d->health, pkt);
-    if (d->protocol == TB_PROTO_ETMV3)
-        return tb_etmv3_decoder_packet(d->u.etmv3, pkt, cb, ctx);
-    if (d->protocol == TB_PROTO_ETMV1)
-        return tb_etmv1_decoder_packet(d->u.etmv1, pkt, cb, ctx);
-    if (d->protocol == TB_PROTO_ETMV2)
-        return tb_etmv2_decoder_packet(d->u.etmv2, pkt, cb, ctx);
-    return tb_ptm_decoder_packet(d->u.ptm, pkt, cb, ctx);
+    return d->ops->packet(d->be, pkt, cb, ctx);
 }
 
 int tb_decoder_finish(tb_decoder *d, tb_element_cb cb, void *ctx)
 {
     if (!d)
         return TB_ERR_INVAL;
-    if (d->protocol == TB_PROTO_ETMV3)
-        return tb_etmv3_decoder_finish(d->u.etmv3, cb, ctx);
-    if (d->protocol == TB_PROTO_ETMV1)
-        return tb_etmv1_decoder_finish(d->u.etmv1, cb, ctx);
-    if (d->protocol == TB_PROTO_ETMV2)
-        return tb_etmv2_decoder_finish(d->u.etmv2, cb, ctx);
-    return tb_ptm_decoder_finish(d->u.ptm, cb, ctx);
-}
-
-tb_etmv3_decoder *tb_decoder_etmv3(tb_decoder *d)
-{
-    return d && d->protocol == TB_PROTO_ETMV3 ? d->u.etmv3 : NULL;
-}
-
-tb_ptm_decoder *tb_decoder_ptm(tb_decoder *d)
-{
-    return d && d->protocol == TB_PROTO_PTM ? d->u.ptm : NULL;
+    return d->ops->finish(d->be, cb, ctx);
 }
 
 /* ---- fused parse + decode ---- */
@@ -147,27 +107,15 @@ static int push_fused(tb_decoder *d, tb_parser *p, const uint8_t *data,
                       size_t len, tb_span_cur *cur, tb_element_cb cb, void *ctx)
 {
     struct fused f = {d, cb, ctx, 0, 0};
-    tb_etmv3_parser *ep = tb_parser_etmv3(p);
-    int r;
+    int r = d->ops->push_fused(tb_parser_backend(p, d->ops->protocol), d->be, data, len, cur,
+                               fused_pkt, &f, cb, ctx, &f.nel);
 
-    if (ep) {
-        tb_etmv3_fused_sink sink = {d->u.etmv3, cb, ctx, 0};
-
-        r = tb_etmv3_parser_push_fused(ep, data, len, cur, fused_pkt, &f, &sink);
-        f.nel += sink.nel;
-    } else {
-        tb_ptm_fused_sink sink = {d->u.ptm, cb, ctx, 0};
-
-        r = tb_ptm_parser_push_fused(tb_parser_ptm(p), data, len, cur, fused_pkt, &f,
-                                     &sink);
-        f.nel += sink.nel;
-    }
     if (f.err)
         return f.err;
     return r < 0 ? r : f.nel;
 }
 
-/* ETMv1: no fused path, every packet through tb_decoder_packet (map
+/* No fused path (ETMv1, ETMv2): every packet through tb_decoder_packet (map
  * NULL: data[0] at index). */
 static int push_packets(tb_decoder *d, tb_parser *p, const uint8_t *data, size_t len,
                         uint64_t index, const tb_span_map *map, tb_element_cb cb,
@@ -182,13 +130,9 @@ static int push_packets(tb_decoder *d, tb_parser *p, const uint8_t *data, size_t
     return r < 0 ? r : f.nel;
 }
 
-static bool same_protocol(const tb_decoder *d, tb_parser *p)
+static bool same_protocol(const tb_decoder *d, const tb_parser *p)
 {
-    if (d->protocol == TB_PROTO_ETMV1 || tb_parser_etmv1(p))
-        return d->protocol == TB_PROTO_ETMV1 && tb_parser_etmv1(p);
-    if (d->protocol == TB_PROTO_ETMV2 || tb_parser_etmv2(p))
-        return d->protocol == TB_PROTO_ETMV2 && tb_parser_etmv2(p);
-    return (d->protocol == TB_PROTO_ETMV3) == (tb_parser_etmv3(p) != NULL);
+    return tb_parser_protocol(p) == d->ops->protocol;
 }
 
 int tb_decoder_push(tb_decoder *d, tb_parser *p, const uint8_t *data, size_t len,
@@ -198,7 +142,7 @@ int tb_decoder_push(tb_decoder *d, tb_parser *p, const uint8_t *data, size_t len
 
     if (!d || !p || (!data && len) || !same_protocol(d, p))
         return TB_ERR_INVAL;
-    if (d->protocol == TB_PROTO_ETMV1 || d->protocol == TB_PROTO_ETMV2)
+    if (!d->ops->push_fused)
         return push_packets(d, p, data, len, index, NULL, cb, ctx);
     tb_span_cur_flat(&cur, index);
     return push_fused(d, p, data, len, &cur, cb, ctx);
@@ -215,7 +159,7 @@ int tb_decoder_push_span(tb_decoder *d, tb_parser *p, const uint8_t *data,
         return TB_ERR_INVAL;
     if (!len)
         return 0;
-    if (d->protocol == TB_PROTO_ETMV1 || d->protocol == TB_PROTO_ETMV2)
+    if (!d->ops->push_fused)
         return push_packets(d, p, data, len, 0, map, cb, ctx);
     tb_span_cur_init(&cur, map);
     return push_fused(d, p, data, len, &cur, cb, ctx);
@@ -250,7 +194,7 @@ int tb_decoder_push_gap(tb_decoder *d, tb_parser *p, uint64_t index, tb_element_
     tb_parser_reset(p);
     memset(&pkt, 0, sizeof pkt);
     pkt.kind = TB_PKT_BAD_SEQUENCE;
-    pkt.protocol = d->protocol;
+    pkt.protocol = d->ops->protocol;
     pkt.index = index;
     pkt.err = TB_ERR_BAD_FRAME;
     return tb_decoder_packet(d, &pkt, cb, ctx);
@@ -258,16 +202,8 @@ int tb_decoder_push_gap(tb_decoder *d, tb_parser *p, uint64_t index, tb_element_
 
 void tb_decoder_reset(tb_decoder *d)
 {
-    if (!d)
-        return;
-    if (d->protocol == TB_PROTO_ETMV3)
-        tb_etmv3_decoder_reset(d->u.etmv3);
-    else if (d->protocol == TB_PROTO_ETMV1)
-        tb_etmv1_decoder_reset(d->u.etmv1);
-    else if (d->protocol == TB_PROTO_ETMV2)
-        tb_etmv2_decoder_reset(d->u.etmv2);
-    else
-        tb_ptm_decoder_reset(d->u.ptm);
+    if (d)
+        d->ops->reset(d->be);
 }
 
 int tb_range_addrs(const tb_memimage *mem, const tb_element *el,

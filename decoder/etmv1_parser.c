@@ -27,6 +27,7 @@
 #include "tracebench/etm_port.h"
 
 #include "tracebench/etmv1.h"
+#include "backend.h"
 
 #define QMAX 16384u /* held statuses and data units (ring size) */
 /* Held at most: ~ the FIFO's drain time in cycles; with data trace each
@@ -599,3 +600,35 @@ const tb_etmv1_config *tb_etmv1_parser_config(const tb_etmv1_parser *p)
 {
     return p && p->have_cfg ? &p->cfg : NULL;
 }
+
+/* ---- behind tb_parser (backend.h) ---- */
+
+static void *op_make(const tb_config *cfg)
+{
+    tb_etmv1_config c;
+
+    return tb_etmv1_config_from_tb(&c, cfg) < 0 ? NULL : tb_etmv1_parser_new(&c);
+}
+
+static void op_destroy(void *p) { tb_etmv1_parser_free(p); }
+static void op_reset(void *p) { tb_etmv1_parser_reset(p); }
+
+static int op_push(void *p, const uint8_t *data, size_t len, uint64_t index, tb_packet_cb cb,
+                   void *ctx)
+{
+    return tb_etmv1_parser_push(p, data, len, index, cb, ctx);
+}
+
+static int op_finish(void *p, tb_packet_cb cb, void *ctx)
+{
+    return tb_etmv1_parser_finish(p, cb, ctx);
+}
+
+const tb_parser_ops tb_etmv1_parser_ops = {
+    .protocol = TB_PROTO_ETMV1,
+    .make = op_make,
+    .destroy = op_destroy,
+    .push = op_push,
+    .finish = op_finish,
+    .reset = op_reset,
+};

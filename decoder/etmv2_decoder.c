@@ -31,6 +31,7 @@
 #include "tracebench/etmv2.h"
 #include "mem_op.h"
 #include "port_cc.h"
+#include "backend.h"
 
 /* DATA elements waiting behind a held range (CA): one instruction's. */
 #define DQMAX 32u
@@ -660,3 +661,35 @@ void tb_etmv2_decoder_free(tb_etmv2_decoder *d)
     tb_classifier_free(d->cls);
     free(d);
 }
+
+/* ---- behind tb_decoder (backend.h) ---- */
+
+static void *op_make(const tb_config *cfg, const tb_memimage *mem)
+{
+    tb_etmv2_config c;
+
+    return tb_etmv2_config_from_tb(&c, cfg) < 0 ? NULL : tb_etmv2_decoder_new(&c, mem);
+}
+
+static void op_destroy(void *d) { tb_etmv2_decoder_free(d); }
+static void op_reset(void *d) { tb_etmv2_decoder_reset(d); }
+
+static int op_packet(void *d, const tb_packet *pkt, tb_element_cb cb, void *ctx)
+{
+    return tb_etmv2_decoder_packet(d, pkt, cb, ctx);
+}
+
+static int op_finish(void *d, tb_element_cb cb, void *ctx)
+{
+    return tb_etmv2_decoder_finish(d, cb, ctx);
+}
+
+/* No fused path: every packet goes through op_packet. */
+const tb_decoder_ops tb_etmv2_decoder_ops = {
+    .protocol = TB_PROTO_ETMV2,
+    .make = op_make,
+    .destroy = op_destroy,
+    .packet = op_packet,
+    .finish = op_finish,
+    .reset = op_reset,
+};

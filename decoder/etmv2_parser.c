@@ -20,6 +20,7 @@
 #include "tracebench/etm_port.h"
 #include "tracebench/etmv2.h"
 #include "tracebench/pkt_codec.h"
+#include "backend.h"
 
 /* Held statuses: a 4096-byte FIFO drains in 8192 cycles on a 4-bit port. */
 #define QMAX 16384u
@@ -751,3 +752,35 @@ const tb_etmv2_config *tb_etmv2_parser_config(const tb_etmv2_parser *p)
 {
     return p && p->have_cfg ? &p->cfg : NULL;
 }
+
+/* ---- behind tb_parser (backend.h) ---- */
+
+static void *op_make(const tb_config *cfg)
+{
+    tb_etmv2_config c;
+
+    return tb_etmv2_config_from_tb(&c, cfg) < 0 ? NULL : tb_etmv2_parser_new(&c);
+}
+
+static void op_destroy(void *p) { tb_etmv2_parser_free(p); }
+static void op_reset(void *p) { tb_etmv2_parser_reset(p); }
+
+static int op_push(void *p, const uint8_t *data, size_t len, uint64_t index, tb_packet_cb cb,
+                   void *ctx)
+{
+    return tb_etmv2_parser_push(p, data, len, index, cb, ctx);
+}
+
+static int op_finish(void *p, tb_packet_cb cb, void *ctx)
+{
+    return tb_etmv2_parser_finish(p, cb, ctx);
+}
+
+const tb_parser_ops tb_etmv2_parser_ops = {
+    .protocol = TB_PROTO_ETMV2,
+    .make = op_make,
+    .destroy = op_destroy,
+    .push = op_push,
+    .finish = op_finish,
+    .reset = op_reset,
+};

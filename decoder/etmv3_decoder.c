@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "etmv3_internal.h"
+#include "backend.h"
 
 /* The walk leaves block b by its branch (taken) or past its end: the
  * next lookup follows that edge's link (tb_block_follow). */
@@ -696,3 +697,44 @@ int tb_etmv3_decoder_finish(tb_etmv3_decoder *d, tb_element_cb cb, void *ctx)
     etmv3_emit(d, &e, &el);
     return tb_emit_result(&e);
 }
+
+/* ---- behind tb_decoder (backend.h) ---- */
+
+static void *op_make(const tb_config *cfg, const tb_memimage *mem)
+{
+    return tb_etmv3_decoder_new(cfg, mem);
+}
+
+static void op_destroy(void *d) { tb_etmv3_decoder_free(d); }
+static void op_reset(void *d) { tb_etmv3_decoder_reset(d); }
+
+static int op_packet(void *d, const tb_packet *pkt, tb_element_cb cb, void *ctx)
+{
+    return tb_etmv3_decoder_packet(d, pkt, cb, ctx);
+}
+
+static int op_finish(void *d, tb_element_cb cb, void *ctx)
+{
+    return tb_etmv3_decoder_finish(d, cb, ctx);
+}
+
+static int op_push_fused(void *p, void *d, const uint8_t *data, size_t len, tb_span_cur *cur,
+                         tb_packet_cb pkt_cb, void *pctx, tb_element_cb cb, void *ctx,
+                         int *nel)
+{
+    tb_etmv3_fused_sink sink = {d, cb, ctx, 0};
+    int r = tb_etmv3_parser_push_fused(p, data, len, cur, pkt_cb, pctx, &sink);
+
+    *nel += sink.nel;
+    return r;
+}
+
+const tb_decoder_ops tb_etmv3_decoder_ops = {
+    .protocol = TB_PROTO_ETMV3,
+    .make = op_make,
+    .destroy = op_destroy,
+    .packet = op_packet,
+    .finish = op_finish,
+    .reset = op_reset,
+    .push_fused = op_push_fused,
+};

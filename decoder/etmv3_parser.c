@@ -13,6 +13,7 @@
 #include "fused.h"
 #include "tracebench/parser.h"
 #include "tracebench/pkt_codec.h"
+#include "backend.h"
 
 enum pstate {
     ST_HUNT = 0, /* looking for an A-sync */
@@ -1295,3 +1296,36 @@ int tb_etmv3_parser_finish(tb_etmv3_parser *p, tb_packet_cb cb, void *ctx)
         return r < 0 ? r : n;
     }
 }
+
+/* ---- behind tb_parser (backend.h) ---- */
+
+static void *op_make(const tb_config *cfg) { return tb_etmv3_parser_new(cfg); }
+static void op_destroy(void *p) { tb_etmv3_parser_free(p); }
+static void op_reset(void *p) { tb_etmv3_parser_reset(p); }
+
+static int op_push(void *p, const uint8_t *data, size_t len, uint64_t index, tb_packet_cb cb,
+                   void *ctx)
+{
+    return tb_etmv3_parser_push(p, data, len, index, cb, ctx);
+}
+
+static int op_push_span(void *p, const uint8_t *data, size_t len, const tb_span_map *map,
+                        tb_packet_cb cb, void *ctx)
+{
+    return tb_etmv3_parser_push_span(p, data, len, map, cb, ctx);
+}
+
+static int op_finish(void *p, tb_packet_cb cb, void *ctx)
+{
+    return tb_etmv3_parser_finish(p, cb, ctx);
+}
+
+const tb_parser_ops tb_etmv3_parser_ops = {
+    .protocol = TB_PROTO_ETMV3,
+    .make = op_make,
+    .destroy = op_destroy,
+    .push = op_push,
+    .push_span = op_push_span,
+    .finish = op_finish,
+    .reset = op_reset,
+};

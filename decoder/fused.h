@@ -168,16 +168,4 @@ int tb_ptm_parser_push_fused(tb_ptm_parser *p, const uint8_t *data,
                              size_t len, tb_span_cur *cur, tb_packet_cb cb,
                              void *ctx, tb_ptm_fused_sink *sink);
 
-/* The per-protocol objects behind the fronts. */
-tb_etmv3_parser *tb_parser_etmv3(tb_parser *p);
-tb_etmv3_decoder *tb_decoder_etmv3(tb_decoder *d);
-tb_ptm_parser *tb_parser_ptm(tb_parser *p);
-tb_ptm_decoder *tb_decoder_ptm(tb_decoder *d);
-/* ETMv1 and ETMv2 have no fused path (decoder.c takes the packet path):
- * their parsers behind a tb_parser (parser.c). */
-typedef struct tb_etmv1_parser tb_etmv1_parser;
-tb_etmv1_parser *tb_parser_etmv1(tb_parser *p);
-typedef struct tb_etmv2_parser tb_etmv2_parser;
-tb_etmv2_parser *tb_parser_etmv2(tb_parser *p);
-
 #endif

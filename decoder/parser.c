@@ -1,47 +1,36 @@
 /* tb_parser: one front for the per-protocol packet parsers. */
 #include <stdlib.h>
 
+#include "backend.h"
 #include "fused.h"
 #include "tracebench/etmv2.h"
 #include "tracebench/parser.h"
 
 struct tb_parser {
-    tb_protocol protocol;
-    union {
-        tb_etmv3_parser *etmv3;
-        tb_ptm_parser *ptm;
-        tb_etmv1_parser *etmv1;
-        tb_etmv2_parser *etmv2;
-    } u;
+    const tb_parser_ops *ops;
+    void *be; /* the protocol's parser */
 };
+
+/* Every protocol's parser (backend.h). */
+static const tb_parser_ops *const parsers[] = {&tb_etmv3_parser_ops, &tb_ptm_parser_ops,
+                                               &tb_etmv1_parser_ops, &tb_etmv2_parser_ops};
 
 tb_parser *tb_parser_new(const tb_config *cfg)
 {
+    const tb_parser_ops *ops = NULL;
     tb_parser *p;
 
-    tb_etmv1_config v1;
-    tb_etmv2_config v2;
-
-    if (!cfg || (cfg->protocol != TB_PROTO_ETMV3 && cfg->protocol != TB_PROTO_PTM &&
-                 cfg->protocol != TB_PROTO_ETMV1 && cfg->protocol != TB_PROTO_ETMV2))
-        return NULL;
-    if (cfg->protocol == TB_PROTO_ETMV1 && tb_etmv1_config_from_tb(&v1, cfg) < 0)
-        return NULL;
-    if (cfg->protocol == TB_PROTO_ETMV2 && tb_etmv2_config_from_tb(&v2, cfg) < 0)
+    for (size_t i = 0; cfg && i < sizeof parsers / sizeof parsers[0]; i++)
+        if (parsers[i]->protocol == cfg->protocol)
+            ops = parsers[i];
+    if (!ops)
         return NULL;
     p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
-    p->protocol = cfg->protocol;
-    if (p->protocol == TB_PROTO_ETMV3)
-        p->u.etmv3 = tb_etmv3_parser_new(cfg);
-    else if (p->protocol == TB_PROTO_ETMV1)
-        p->u.etmv1 = tb_etmv1_parser_new(&v1);
-    else if (p->protocol == TB_PROTO_ETMV2)
-        p->u.etmv2 = tb_etmv2_parser_new(&v2);
-    else
-        p->u.ptm = tb_ptm_parser_new(cfg);
-    if (!p->u.etmv3 && !p->u.ptm) {
+    p->ops = ops;
+    p->be = ops->make(cfg);
+    if (!p->be) {
         free(p);
         return NULL;
     }
@@ -52,14 +41,7 @@ void tb_parser_free(tb_parser *p)
 {
     if (!p)
         return;
-    if (p->protocol == TB_PROTO_ETMV3)
-        tb_etmv3_parser_free(p->u.etmv3);
-    else if (p->protocol == TB_PROTO_ETMV1)
-        tb_etmv1_parser_free(p->u.etmv1);
-    else if (p->protocol == TB_PROTO_ETMV2)
-        tb_etmv2_parser_free(p->u.etmv2);
-    else
-        tb_ptm_parser_free(p->u.ptm);
+    p->ops->destroy(p->be);
     free(p);
 }
 
@@ -68,13 +50,7 @@ int tb_parser_push(tb_parser *p, const uint8_t *data, size_t len,
 {
     if (!p || (!data && len))
         return TB_ERR_INVAL;
-    if (p->protocol == TB_PROTO_ETMV3)
-        return tb_etmv3_parser_push(p->u.etmv3, data, len, index, cb, ctx);
-    if (p->protocol == TB_PROTO_ETMV1)
-        return tb_etmv1_parser_push(p->u.etmv1, data, len, index, cb, ctx);
-    if (p->protocol == TB_PROTO_ETMV2)
-        return tb_etmv2_parser_push(p->u.etmv2, data, len, index, cb, ctx);
-    return tb_ptm_parser_push(p->u.ptm, data, len, index, cb, ctx);
+    return p->ops->push(p->be, data, len, index, cb, ctx);
 }
 
 /* An ETMv1/ETMv2 port capture comes from one unformatted buffer
@@ -104,56 +80,30 @@ int tb_parser_push_span(tb_parser *p, const uint8_t *data, size_t len,
 {
     if (!p)
         return TB_ERR_INVAL;
-    if (p->protocol == TB_PROTO_ETMV3)
-        return tb_etmv3_parser_push_span(p->u.etmv3, data, len, map, cb, ctx);
-    if (p->protocol == TB_PROTO_ETMV1 || p->protocol == TB_PROTO_ETMV2)
+    if (!p->ops->push_span)
         return port_span(p, data, len, map, cb, ctx);
-    return tb_ptm_parser_push_span(p->u.ptm, data, len, map, cb, ctx);
+    return p->ops->push_span(p->be, data, len, map, cb, ctx);
 }
 
 int tb_parser_finish(tb_parser *p, tb_packet_cb cb, void *ctx)
 {
     if (!p)
         return TB_ERR_INVAL;
-    if (p->protocol == TB_PROTO_ETMV3)
-        return tb_etmv3_parser_finish(p->u.etmv3, cb, ctx);
-    if (p->protocol == TB_PROTO_ETMV1)
-        return tb_etmv1_parser_finish(p->u.etmv1, cb, ctx);
-    if (p->protocol == TB_PROTO_ETMV2)
-        return tb_etmv2_parser_finish(p->u.etmv2, cb, ctx);
-    return tb_ptm_parser_finish(p->u.ptm, cb, ctx);
+    return p->ops->finish(p->be, cb, ctx);
 }
 
-tb_etmv3_parser *tb_parser_etmv3(tb_parser *p)
+tb_protocol tb_parser_protocol(const tb_parser *p)
 {
-    return p && p->protocol == TB_PROTO_ETMV3 ? p->u.etmv3 : NULL;
+    return p ? p->ops->protocol : TB_PROTO_NONE;
 }
 
-tb_etmv1_parser *tb_parser_etmv1(tb_parser *p)
+void *tb_parser_backend(tb_parser *p, tb_protocol protocol)
 {
-    return p && p->protocol == TB_PROTO_ETMV1 ? p->u.etmv1 : NULL;
-}
-
-tb_etmv2_parser *tb_parser_etmv2(tb_parser *p)
-{
-    return p && p->protocol == TB_PROTO_ETMV2 ? p->u.etmv2 : NULL;
-}
-
-tb_ptm_parser *tb_parser_ptm(tb_parser *p)
-{
-    return p && p->protocol == TB_PROTO_PTM ? p->u.ptm : NULL;
+    return p && p->ops->protocol == protocol ? p->be : NULL;
 }
 
 void tb_parser_reset(tb_parser *p)
 {
-    if (!p)
-        return;
-    if (p->protocol == TB_PROTO_ETMV3)
-        tb_etmv3_parser_reset(p->u.etmv3);
-    else if (p->protocol == TB_PROTO_ETMV1)
-        tb_etmv1_parser_reset(p->u.etmv1);
-    else if (p->protocol == TB_PROTO_ETMV2)
-        tb_etmv2_parser_reset(p->u.etmv2);
-    else
-        tb_ptm_parser_reset(p->u.ptm);
+    if (p)
+        p->ops->reset(p->be);
 }

@@ -18,6 +18,7 @@
 #include "block_cache.h"
 #include "dec_util.h"
 #include "fused.h"
+#include "backend.h"
 
 struct tb_ptm_decoder {
     tb_config cfg;
@@ -814,3 +815,44 @@ int tb_ptm_decoder_finish(tb_ptm_decoder *d, tb_element_cb cb, void *ctx)
     tb_emit_el(&e, &el);
     return tb_emit_result(&e);
 }
+
+/* ---- behind tb_decoder (backend.h) ---- */
+
+static void *op_make(const tb_config *cfg, const tb_memimage *mem)
+{
+    return tb_ptm_decoder_new(cfg, mem);
+}
+
+static void op_destroy(void *d) { tb_ptm_decoder_free(d); }
+static void op_reset(void *d) { tb_ptm_decoder_reset(d); }
+
+static int op_packet(void *d, const tb_packet *pkt, tb_element_cb cb, void *ctx)
+{
+    return tb_ptm_decoder_packet(d, pkt, cb, ctx);
+}
+
+static int op_finish(void *d, tb_element_cb cb, void *ctx)
+{
+    return tb_ptm_decoder_finish(d, cb, ctx);
+}
+
+static int op_push_fused(void *p, void *d, const uint8_t *data, size_t len, tb_span_cur *cur,
+                         tb_packet_cb pkt_cb, void *pctx, tb_element_cb cb, void *ctx,
+                         int *nel)
+{
+    tb_ptm_fused_sink sink = {d, cb, ctx, 0};
+    int r = tb_ptm_parser_push_fused(p, data, len, cur, pkt_cb, pctx, &sink);
+
+    *nel += sink.nel;
+    return r;
+}
+
+const tb_decoder_ops tb_ptm_decoder_ops = {
+    .protocol = TB_PROTO_PTM,
+    .make = op_make,
+    .destroy = op_destroy,
+    .packet = op_packet,
+    .finish = op_finish,
+    .reset = op_reset,
+    .push_fused = op_push_fused,
+};
