@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/ini.h"
 #include "cli.h"
 #include "speccov.h"
 #include "tracebench/decoder.h"
@@ -86,28 +87,6 @@ static bool strf(char *buf, size_t len, const char *fmt, ...)
     return n >= 0 && (size_t)n < len;
 }
 
-static char *trim(char *s)
-{
-    char *e;
-
-    while (*s == ' ' || *s == '\t')
-        s++;
-    e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
-        *--e = 0;
-    return s;
-}
-
-static int set_str(char *dst, size_t cap, const char *v, const char *path, int line)
-{
-    if (strlen(v) >= cap) {
-        fprintf(stderr, "tracebench vectors: %s:%d: value too long\n", path, line);
-        return -1;
-    }
-    strcpy(dst, v);
-    return 0;
-}
-
 /* The list's string keys and where each goes in a vec. */
 typedef struct vec_key {
     const char *key;
@@ -131,83 +110,85 @@ static const vec_key *find_key(const char *k)
     return NULL;
 }
 
-/* The vector list: INI, one section per vector (vectors/vectors.ini). */
+/* Where load_list's reader puts each line. */
+typedef struct list_ctx {
+    vec *v;
+    size_t n;
+} list_ctx;
+
+static int list_line(void *ctx, const char *section, const char *k, const char *val,
+                     unsigned line, char *err, size_t errlen)
+{
+    list_ctx *l = ctx;
+    vec *cur;
+    const vec_key *vk;
+
+    if (!k) { /* a section: a new vector */
+        if (l->n == VEC_MAX) {
+            snprintf(err, errlen, "line %u: more than %d vectors: raise VEC_MAX in "
+                     "cli/cmd_vectors.c (and MAX_VEC in tests/test_vectors.c)", line, VEC_MAX);
+            return TB_ERR_LIMIT;
+        }
+        if (strlen(section) >= sizeof l->v->name) {
+            snprintf(err, errlen, "line %u: vector name too long", line);
+            return TB_ERR_FORMAT;
+        }
+        for (size_t i = 0; i < l->n; i++)
+            if (!strcmp(l->v[i].name, section)) {
+                snprintf(err, errlen, "line %u: duplicate vector %s", line, section);
+                return TB_ERR_FORMAT;
+            }
+        cur = &l->v[l->n++];
+        memset(cur, 0, sizeof *cur);
+        strcpy(cur->name, section);
+        strcpy(cur->buffer, "coresight");
+        return 0;
+    }
+    cur = &l->v[l->n - 1];
+    vk = find_key(k);
+    if (vk) {
+        if (strlen(val) >= vk->size) {
+            snprintf(err, errlen, "line %u: value of %s too long (at most %zu characters)",
+                     line, k, vk->size - 1);
+            return TB_ERR_FORMAT;
+        }
+        strcpy((char *)cur + vk->off, val);
+    } else if (!strcmp(k, "max_insns") || !strcmp(k, "max_insns2")) {
+        char *end;
+        uint64_t *dst = k[9] ? &cur->max_insns2 : &cur->max_insns;
+
+        errno = 0;
+        *dst = strtoull(val, &end, 0);
+        if (errno || *end || !*val) {
+            snprintf(err, errlen, "line %u: bad value for %s: '%s'", line, k, val);
+            return TB_ERR_FORMAT;
+        }
+    } else {
+        snprintf(err, errlen, "line %u: unknown key '%s'", line, k);
+        return TB_ERR_FORMAT;
+    }
+    return 0;
+}
+
+/* The vector list: INI, one section per vector (vectors/vectors.ini);
+ * ';' and '#' start comments only at the start of a line (descriptions
+ * hold them). */
 static int load_list(const char *path, vec *v, size_t *n)
 {
-    FILE *f = fopen(path, "r");
-    char buf[1024];
-    int line = 0;
-    vec *cur = NULL;
+    list_ctx l = {v, 0};
+    char err[300];
 
     *n = 0;
-    if (!f) {
-        fprintf(stderr, "tracebench vectors: %s: %s\n", path, strerror(errno));
+    if (tb_ini_parse_flags(path, TB_INI_FULL_LINE_COMMENTS, list_line, &l, err,
+                           sizeof err) < 0) {
+        /* The reader's own messages name the file; the callback's the line. */
+        if (!strncmp(err, "line ", 5))
+            fprintf(stderr, "tracebench vectors: %s:%s\n", path, err + 5);
+        else
+            fprintf(stderr, "tracebench vectors: %s\n", err);
         return -1;
     }
-    while (fgets(buf, sizeof buf, f)) {
-        char *s = trim(buf), *eq, *k, *val;
-        const vec_key *vk;
-        int r = 0;
-
-        line++;
-        if (!*s || *s == ';' || *s == '#')
-            continue;
-        if (*s == '[') {
-            char *e = strchr(s, ']');
-
-            if (*n == VEC_MAX) {
-                fprintf(stderr, "tracebench vectors: %s:%d: more than %d vectors: raise "
-                        "VEC_MAX in cli/cmd_vectors.c (and MAX_VEC in tests/test_vectors.c)\n",
-                        path, line, VEC_MAX);
-                goto fail;
-            }
-            if (!e || e[1] || e == s + 1 || (size_t)(e - s - 1) >= sizeof v->name) {
-                fprintf(stderr, "tracebench vectors: %s:%d: bad section\n", path, line);
-                goto fail;
-            }
-            *e = 0;
-            cur = &v[(*n)++];
-            memset(cur, 0, sizeof *cur);
-            strcpy(cur->name, s + 1);
-            for (size_t i = 0; i + 1 < *n; i++)
-                if (!strcmp(v[i].name, cur->name)) {
-                    fprintf(stderr, "tracebench vectors: %s:%d: duplicate vector %s\n",
-                            path, line, cur->name);
-                    goto fail;
-                }
-            strcpy(cur->buffer, "coresight");
-            continue;
-        }
-        eq = strchr(s, '=');
-        if (!cur || !eq) {
-            fprintf(stderr, "tracebench vectors: %s:%d: expected [name] or key = value\n",
-                    path, line);
-            goto fail;
-        }
-        *eq = 0;
-        k = trim(s);
-        val = trim(eq + 1);
-        vk = find_key(k);
-        if (vk)
-            r = set_str((char *)cur + vk->off, vk->size, val, path, line);
-        else if (!strcmp(k, "max_insns") || !strcmp(k, "max_insns2")) {
-            char *end;
-            uint64_t *dst = k[9] ? &cur->max_insns2 : &cur->max_insns;
-
-            errno = 0;
-            *dst = strtoull(val, &end, 0);
-            if (errno || *end || !*val)
-                r = -1;
-        } else {
-            fprintf(stderr, "tracebench vectors: %s:%d: unknown key '%s'\n", path, line, k);
-            goto fail;
-        }
-        if (r < 0) {
-            fprintf(stderr, "tracebench vectors: %s:%d: bad value for %s\n", path, line, k);
-            goto fail;
-        }
-    }
-    fclose(f);
+    *n = l.n;
     for (size_t i = 0; i < *n; i++) {
         const vec *c = &v[i];
 
@@ -249,9 +230,6 @@ static int load_list(const char *path, vec *v, size_t *n)
         }
     }
     return 0;
-fail:
-    fclose(f);
-    return -1;
 }
 
 static int make_dirs(const char *path)

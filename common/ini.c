@@ -27,6 +27,12 @@ static char *trim(char *s)
 int tb_ini_parse(const char *path, tb_ini_cb cb, void *ctx, char *err,
                  size_t errlen)
 {
+    return tb_ini_parse_flags(path, 0, cb, ctx, err, errlen);
+}
+
+int tb_ini_parse_flags(const char *path, unsigned flags, tb_ini_cb cb, void *ctx,
+                       char *err, size_t errlen)
+{
     char line[TB_INI_MAX_LINE + 2];
     char section[TB_INI_MAX_LINE + 2] = "";
     unsigned lineno = 0;
@@ -76,8 +82,14 @@ int tb_ini_parse(const char *path, tb_ini_cb cb, void *ctx, char *err,
         if (lineno == 1 && (unsigned char)s[0] == 0xEF &&
             (unsigned char)s[1] == 0xBB && (unsigned char)s[2] == 0xBF)
             s += 3;
-        s[strcspn(s, ";#")] = '\0';
-        s = trim(s);
+        if (flags & TB_INI_FULL_LINE_COMMENTS) {
+            s = trim(s);
+            if (*s == ';' || *s == '#')
+                *s = '\0';
+        } else {
+            s[strcspn(s, ";#")] = '\0';
+            s = trim(s);
+        }
         if (*s == '\0')
             continue;
         if (*s == '[') {

@@ -1,6 +1,7 @@
 /*
- * Minimal INI reader for snapshot files (protocol-notes 5.2).  Private to
- * the library: snapshot.c is its only user.
+ * Minimal INI reader for snapshot files (protocol-notes 5.2) and the
+ * project's own lists (cli/cmd_vectors.c's vectors.ini).  Private: not in
+ * the installed headers.
  */
 #ifndef TB_COMMON_INI_H
 #define TB_COMMON_INI_H
@@ -21,5 +22,12 @@ typedef int (*tb_ini_cb)(void *ctx, const char *section, const char *key,
  * can see empty sections and section order. */
 int tb_ini_parse(const char *path, tb_ini_cb cb, void *ctx, char *err,
                  size_t errlen);
+
+/* tb_ini_parse with flags: TB_INI_FULL_LINE_COMMENTS: ';' and '#' start
+ * a comment only as a line's first non-blank character, so values may
+ * hold them (vectors.ini's descriptions do; a snapshot's never need to). */
+#define TB_INI_FULL_LINE_COMMENTS 1u
+int tb_ini_parse_flags(const char *path, unsigned flags, tb_ini_cb cb, void *ctx,
+                       char *err, size_t errlen);
 
 #endif
