@@ -18,7 +18,7 @@
  *
  * usage: bench_decode [REFDIR] [--seconds S] [--passes N] [--stages]
  *                     [--only NAME] [--no-opencsd] [--no-long] [--dec-only]
- *                     [--digest] [--setup]
+ *                     [--digest] [--setup] [--analysis]
  *   REFDIR defaults to $TB_REFERENCE_DIR or ../shared/reference.
  *   --passes N: exactly N passes per measurement (for callgrind).
  *   --stages: also time de-format only and de-format + parse.
