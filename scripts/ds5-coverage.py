@@ -40,8 +40,15 @@ Where the two legitimately differ, and how it is handled:
   - DS-5's "0x?" rows have no address (or no code) to count; ours emits
     ADDR_NACC / ADDR_UNKNOWN for the same atoms and counts nothing: both
     sides leave them out, each counting them as a gap.
-  - The number of gaps is not compared, only whether there are any: a
-    run of DS-5 "0x?" rows may be one NACC element or several in ours.
+  - The number of gaps is not compared, only whether there are any.
+    Ours counts each trace-on after the first sync, one for a trace that
+    starts mid-run (a periodic I-sync first), one more because the ELF's
+    entry point (the cores' R15, 0xC0008000) is not where the trace
+    starts, and each ADDR_NACC / ADDR_UNKNOWN element.  On 0x13 that is
+    136 + 1 + 1 + 16 + 23 = 177; DS-5 has the 136 "Tracing disabled", 16
+    "Cannot access target memory" rows (one to one with our NACC), and 28
+    "Unknown instruction address" rows in 8 runs, where ours has 23
+    ADDR_UNKNOWN elements: the two group unknown atoms differently.
   - Trace IDs: each DS-5 dump is one source; ours is run with --id.
   - DS-5's Branch column marks branches; PTM's waypoints also include
     ISB (and DMB/DSB when the source's ETMCCER[24] is set; TC2's 0x13
