@@ -43,6 +43,11 @@ struct tb_codecov {
     uint64_t gaps;
     uint32_t *addrs;   /* scratch for one range's addresses */
     size_t acap;
+    /* The slot last found for a range starting at these address bits:
+     * most ranges repeat (loops), and a direct index skips the hash.
+     * Always < bcap (the table never shrinks); the slot's key is
+     * compared in full, so a stale index only misses. */
+    uint32_t memo[256];
 };
 
 static inline uint64_t mix(uint64_t x)
@@ -53,13 +58,23 @@ static inline uint64_t mix(uint64_t x)
     return x;
 }
 
-static size_t block_hash(const block *k)
+/* A block key's hash from its fields as values: the element path builds
+ * no key struct on the stack, whose byte-wise stores read back as wider
+ * loads stalled store forwarding there (perf, bench_decode --analysis:
+ * the lookup cost more than the decode of its range). */
+static inline size_t key_hash(uint32_t start, uint32_t count, uint32_t atom_bits, uint8_t isa,
+                              uint8_t last_atom, uint8_t ptm_last_known)
 {
-    uint64_t h = ((uint64_t)k->start << 32) ^ ((uint64_t)k->count << 8) ^ k->isa ^
-                 ((uint64_t)k->atom_bits * 0x9e3779b97f4a7c15ull) ^
-                 ((uint64_t)k->last_atom << 16) ^ ((uint64_t)k->ptm_last_known << 24);
+    uint64_t h = ((uint64_t)start << 32) ^ ((uint64_t)count << 8) ^ isa ^
+                 ((uint64_t)atom_bits * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)last_atom << 16) ^
+                 ((uint64_t)ptm_last_known << 24);
 
     return (size_t)mix(h);
+}
+
+static size_t block_hash(const block *k)
+{
+    return key_hash(k->start, k->count, k->atom_bits, k->isa, k->last_atom, k->ptm_last_known);
 }
 
 tb_codecov *tb_codecov_new(void)
@@ -347,7 +362,8 @@ static bool opens_gap(tb_codecov *c, const tb_element *el)
 
 int tb_codecov_element(tb_codecov *c, const tb_element *el)
 {
-    block k;
+    uint32_t start, count, atom_bits = 0;
+    uint8_t isa, last_atom, ptm_last_known = 0;
     size_t j;
 
     if (!c || !el || !c->in_source)
@@ -362,36 +378,46 @@ int tb_codecov_element(tb_codecov *c, const tb_element *el)
     if (!c->shown && c->has_entry && el->start != c->entry)
         c->gaps++; /* the program ran before the trace began */
     c->shown = true;
-    memset(&k, 0, sizeof k);
-    k.start = el->start;
-    k.count = el->count;
-    k.isa = el->isa;
-    k.last_atom = (uint8_t)el->last_atom;
+    start = el->start;
+    count = el->count;
+    isa = el->isa;
+    last_atom = (uint8_t)el->last_atom;
     if (c->proto == TB_PROTO_PTM)
-        k.ptm_last_known = el->last_wp != TB_WP_NONE && el->last_wp != TB_WP_BARRIER;
+        ptm_last_known = el->last_wp != TB_WP_NONE && el->last_wp != TB_WP_BARRIER;
     else
-        k.atom_bits = el->atom_bits & (el->count >= 32 ? ~0u : ((1u << el->count) - 1));
+        atom_bits = el->atom_bits & (count >= 32 ? ~0u : ((1u << count) - 1));
+    {
+        uint32_t *m = &c->memo[(start >> 1) & 255];
+        block *b = &c->b[*m];
+
+        if (b->used && b->start == start && b->count == count && b->atom_bits == atom_bits &&
+            b->isa == isa && b->last_atom == last_atom && b->ptm_last_known == ptm_last_known) {
+            b->hits++;
+            return 0;
+        }
+    }
     if ((c->bn + 1) * 2 > c->bcap) {
         int r = block_grow(c);
 
         if (r < 0)
             return r;
     }
-    j = block_hash(&k) & (c->bcap - 1);
+    j = key_hash(start, count, atom_bits, isa, last_atom, ptm_last_known) & (c->bcap - 1);
     while (c->b[j].used) {
         block *b = &c->b[j];
 
-        if (b->start == k.start && b->count == k.count && b->atom_bits == k.atom_bits &&
-            b->isa == k.isa && b->last_atom == k.last_atom &&
-            b->ptm_last_known == k.ptm_last_known) {
+        if (b->start == start && b->count == count && b->atom_bits == atom_bits &&
+            b->isa == isa && b->last_atom == last_atom && b->ptm_last_known == ptm_last_known) {
             b->hits++;
+            c->memo[(start >> 1) & 255] = (uint32_t)j;
             return 0;
         }
         j = (j + 1) & (c->bcap - 1);
     }
-    k.used = 1;
-    k.hits = 1;
-    c->b[j] = k;
+    c->memo[(start >> 1) & 255] = (uint32_t)j;
+    c->b[j] = (block){.start = start, .count = count, .atom_bits = atom_bits, .isa = isa,
+                      .last_atom = last_atom, .used = 1, .ptm_last_known = ptm_last_known,
+                      .hits = 1};
     c->bn++;
     return 0;
 }

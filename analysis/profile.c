@@ -38,9 +38,19 @@ static inline uint64_t mix(uint64_t x)
     return x;
 }
 
+/* One mix of the key's two halves, the second spread by a multiply that
+ * runs beside the first half's shifts: the block lookup sits on the
+ * element path, where a chain of two mixes cost more than the decode of
+ * the range (perf, bench_decode --analysis). */
+static inline size_t hkey4(uint32_t a, uint32_t b, uint32_t c, uint32_t d)
+{
+    return (size_t)mix(((uint64_t)a << 32 | b) ^
+                       (((uint64_t)c << 32 | d) * 0x9e3779b97f4a7c15ull));
+}
+
 static inline size_t hkey(const uint32_t k[4])
 {
-    return (size_t)mix(((uint64_t)k[0] << 32 | k[1]) ^ mix((uint64_t)k[2] << 32 | k[3]));
+    return hkey4(k[0], k[1], k[2], k[3]);
 }
 
 static int ht_init(htab *t, size_t cap)
@@ -76,21 +86,27 @@ static int ht_grow(htab *t)
 /* The entry of key k, made (zeroed) when new; NULL when out of memory. */
 static hent *ht_get(htab *t, uint32_t a, uint32_t b, uint32_t c, uint32_t d, bool *made)
 {
-    uint32_t k[4] = {a, b, c, d};
     size_t j;
 
     if ((t->n + 1) * 2 > t->cap && ht_grow(t) < 0)
         return NULL;
-    j = hkey(k) & (t->cap - 1);
+    j = hkey4(a, b, c, d) & (t->cap - 1);
+    /* The key compared as values, not as an array on the stack read back
+     * by memcmp (a store-forwarding stall on the element path). */
     while (t->e[j].used) {
-        if (!memcmp(t->e[j].k, k, sizeof k)) {
+        const uint32_t *k = t->e[j].k;
+
+        if (k[0] == a && k[1] == b && k[2] == c && k[3] == d) {
             if (made)
                 *made = false;
             return &t->e[j];
         }
         j = (j + 1) & (t->cap - 1);
     }
-    memcpy(t->e[j].k, k, sizeof k);
+    t->e[j].k[0] = a;
+    t->e[j].k[1] = b;
+    t->e[j].k[2] = c;
+    t->e[j].k[3] = d;
     t->e[j].used = true;
     t->n++;
     if (made)
@@ -144,6 +160,11 @@ struct tb_profile {
     pending pend;
     uint32_t last_addr; /* the last instruction that ran */
     uint8_t bloom[256]; /* return addresses in stk, by hash: counts */
+    /* The blocks slot last found for a range starting at these address
+     * bits: loops repeat their ranges, and a direct index skips the
+     * hash.  Always < blocks.cap (it never shrinks); the slot's key is
+     * compared in full, so a stale index only misses. */
+    uint32_t bmemo[256];
     tb_profile_stats st;
     uint32_t *addrs;
     size_t acap;
@@ -532,12 +553,17 @@ int tb_profile_element(tb_profile *p, const tb_element *el)
             break;
         }
     }
-    if ((p->blocks.n + 1) * 2 > p->blocks.cap && p->blocks.cap * 2 > p->max_blocks &&
-        (r = unfold(p)) < 0)
-        return r;
-    b = ht_get(&p->blocks, p->cur_node, el->start, el->count, el->isa, NULL);
-    if (!b)
-        return TB_ERR_NOMEM;
+    b = &p->blocks.e[p->bmemo[(el->start >> 1) & 255]];
+    if (!(b->used && b->k[0] == p->cur_node && b->k[1] == el->start && b->k[2] == el->count &&
+          b->k[3] == el->isa)) {
+        if ((p->blocks.n + 1) * 2 > p->blocks.cap && p->blocks.cap * 2 > p->max_blocks &&
+            (r = unfold(p)) < 0)
+            return r;
+        b = ht_get(&p->blocks, p->cur_node, el->start, el->count, el->isa, NULL);
+        if (!b)
+            return TB_ERR_NOMEM;
+        p->bmemo[(el->start >> 1) & 255] = (uint32_t)(b - p->blocks.e);
+    }
     b->v[0]++;
     p->st.insns += el->count;
     if (el->has_cc) {

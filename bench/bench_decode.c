@@ -18,7 +18,7 @@
  *
  * usage: bench_decode [REFDIR] [--seconds S] [--passes N] [--stages]
  *                     [--only NAME] [--no-opencsd] [--no-long] [--dec-only]
- *                     [--digest] [--setup]
+ *                     [--digest] [--setup] [--analysis]
  *   REFDIR defaults to $TB_REFERENCE_DIR or ../shared/reference.
  *   --passes N: exactly N passes per measurement (for callgrind).
  *   --stages: also time de-format only and de-format + parse.
@@ -30,15 +30,26 @@
  *   --setup: fixed costs per snapshot (real traces): load, create, first
  *     (cold-cache) pass against a warm pass, both sides; "cold x" is
  *     OpenCSD's create + first pass over ours (issue 36: >= 5x).
+ *   --analysis: code coverage (tb_codecov) and profile (tb_profile) fed
+ *     from the decode, side by side with the plain decode in one run, as
+ *     a ratio of its speed (issue 34 item 4: >= 0.5 on the long traces).
+ *     The three sides take turns; each long-trace pass starts from a new
+ *     coverage or profile (a one-shot run: its tables grow from empty),
+ *     the real traces reuse theirs (warm, as the decoder is).  The
+ *     profile gets long_run.elf's functions (tb_elfinfo) as `tracebench
+ *     profile --memory` would; the real traces have no ELF.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "tracebench/codecov.h"
 #include "tracebench/decoder.h"
+#include "tracebench/elfinfo.h"
 #include "tracebench/frame.h"
 #include "tracebench/parser.h"
+#include "tracebench/profile.h"
 #include "tracebench/snapshot.h"
 #include "tracebench/stream.h"
 
@@ -96,6 +107,12 @@ typedef struct ours {
     size_t chunk;
     bool fused;          /* tb_decoder_push (else parser -> packets) */
     bool spans;          /* deformatter spans (else its runs) */
+    tb_element_cb cb;    /* the fused path's element callback (o_elem) */
+    /* --analysis: the coverage or profile the elements go into. */
+    tb_codecov *cc;
+    tb_profile *pf;
+    bool fresh;          /* a new one for every pass */
+    const tb_elfinfo *elf; /* the profile's functions, if any */
 } ours;
 
 static uint64_t fnv(uint64_t h, uint64_t v)
@@ -135,6 +152,26 @@ static int o_elem(void *ctx, const tb_element *el)
     return 0;
 }
 
+/* --analysis: what `tracebench coverage` and `profile` do per element
+ * (cli/analyze.c), the count aside. */
+static int o_elem_cov(void *ctx, const tb_element *el)
+{
+    ours *o = ctx;
+
+    if (el->kind == TB_ELEM_INSN_RANGE)
+        o->insns += el->count;
+    return tb_codecov_element(o->cc, el) < 0;
+}
+
+static int o_elem_prof(void *ctx, const tb_element *el)
+{
+    ours *o = ctx;
+
+    if (el->kind == TB_ELEM_INSN_RANGE)
+        o->insns += el->count;
+    return tb_profile_element(o->pf, el) < 0;
+}
+
 static int o_pkt(void *ctx, const tb_packet *pkt)
 {
     ours *o = ctx;
@@ -168,7 +205,7 @@ static int o_bytes(void *ctx, uint8_t id, uint64_t index, const uint8_t *data, s
 
         /* The library's fused parse + decode, unless this pass keeps or
          * counts packets. */
-        if (o->fused ? tb_decoder_push(o->d, o->p, data + k, n, index + k, o_elem, o) < 0
+        if (o->fused ? tb_decoder_push(o->d, o->p, data + k, n, index + k, o->cb, o) < 0
                      : tb_parser_push(o->p, data + k, n, index + k, o_pkt, o) < 0)
             return 1;
         k += n;
@@ -188,12 +225,14 @@ static int o_span(void *ctx, uint8_t id, const uint8_t *data, size_t len,
     if (o->stop_at == 2)
         return 0;
     if (o->fused)
-        return tb_decoder_push_span(o->d, o->p, data, len, map, o_elem, o) < 0;
+        return tb_decoder_push_span(o->d, o->p, data, len, map, o->cb, o) < 0;
     return tb_parser_push_span(o->p, data, len, map, o_pkt, o) < 0;
 }
 
 static int ours_pass(ours *o, const job *j)
 {
+    if (!o->cb)
+        o->cb = o_elem;
     tb_parser_reset(o->p);
     tb_decoder_reset(o->d);
     if (j->formatted && o->spans && !o->chunk) {
@@ -210,7 +249,7 @@ static int ours_pass(ours *o, const job *j)
         return -1;
     }
     if (o->fused) {
-        tb_decoder_push_finish(o->d, o->p, o_elem, o);
+        tb_decoder_push_finish(o->d, o->p, o->cb, o);
     } else {
         tb_parser_finish(o->p, o_pkt, o);
         tb_decoder_finish(o->d, o_elem, o);
@@ -527,6 +566,97 @@ static int theirs_pass_v(void *t, const job *j)
 }
 #endif
 
+/* ---- --analysis: coverage and profile against the plain decode ---- */
+
+static int cov_pass_v(void *obj, const job *j)
+{
+    ours *o = obj;
+    int r;
+
+    if (o->fresh || !o->cc) {
+        tb_codecov_free(o->cc);
+        if (!(o->cc = tb_codecov_new()))
+            return -1;
+    }
+    if (tb_codecov_begin(o->cc, j->cfg.protocol, j->mem) < 0)
+        return -1;
+    o->cb = o_elem_cov;
+    r = ours_pass(o, j);
+    o->cb = o_elem;
+    return tb_codecov_end(o->cc) < 0 ? -1 : r;
+}
+
+static int prof_pass_v(void *obj, const job *j)
+{
+    ours *o = obj;
+    int r;
+
+    if (o->fresh || !o->pf) {
+        tb_profile_free(o->pf);
+        if (!(o->pf = tb_profile_new()))
+            return -1;
+        for (size_t i = 0; o->elf && i < o->elf->nfuncs; i++)
+            if (o->elf->funcs[i].hi > o->elf->funcs[i].lo &&
+                tb_profile_add_func(o->pf, o->elf->funcs[i].lo, o->elf->funcs[i].hi) < 0)
+                return -1;
+    }
+    if (tb_profile_begin(o->pf, j->cfg.protocol, j->mem) < 0)
+        return -1;
+    o->cb = o_elem_prof;
+    r = ours_pass(o, j);
+    o->cb = o_elem;
+    return tb_profile_end(o->pf) < 0 ? -1 : r;
+}
+
+/* One trace's row: the plain decode, decode + coverage, decode +
+ * profile, in turns (the long traces: three rounds of one pass each).
+ * First one checked pass of each analysis from new: it must have seen
+ * every instruction the decode did.  Returns the smaller ratio, or -1. */
+static double analysis_row(ours *o, const job *j, const char *name, bool is_long,
+                           uint64_t insn_pass, double seconds, uint64_t passes)
+{
+    const unsigned rounds = passes ? 1 : is_long ? 3 : ROUNDS;
+    const uint64_t np = is_long ? 1 : passes;
+    double t_d = 1e30, t_c = 1e30, t_p = 1e30, t;
+    uint64_t n, sum = 0;
+    size_t ni;
+    const tb_codecov_insn *ci;
+
+    o->fresh = true;
+    o->insns = 0;
+    if (cov_pass_v(o, j) < 0 || prof_pass_v(o, j) < 0 || !(ci = tb_codecov_insns(o->cc, &ni))) {
+        printf("%-22s coverage or profile failed\n", name);
+        return -1;
+    }
+    for (size_t i = 0; i < ni; i++)
+        sum += ci[i].count;
+    if (o->insns != 2 * insn_pass || sum != insn_pass ||
+        tb_profile_get_stats(o->pf).insns != insn_pass) {
+        printf("%-22s the analyses saw %llu / %llu / %llu instructions, the decode %llu\n",
+               name, (unsigned long long)o->insns, (unsigned long long)sum,
+               (unsigned long long)tb_profile_get_stats(o->pf).insns,
+               (unsigned long long)insn_pass);
+        return -1;
+    }
+    o->fresh = is_long;
+    for (unsigned r = 0; r < rounds; r++) {
+        t = timed(ours_pass_v, o, j, seconds / rounds, np, &n);
+        t_d = t < t_d ? t : t_d;
+        t = timed(cov_pass_v, o, j, seconds / rounds, np, &n);
+        t_c = t < t_c ? t : t_c;
+        t = timed(prof_pass_v, o, j, seconds / rounds, np, &n);
+        t_p = t < t_p ? t : t_p;
+    }
+    printf("%-22s %10llu %10.1f | %10.1f %6.2f | %10.1f %6.2f\n", name,
+           (unsigned long long)insn_pass, (double)insn_pass / t_d / 1e6,
+           (double)insn_pass / t_c / 1e6, t_d / t_c, (double)insn_pass / t_p / 1e6, t_d / t_p);
+    tb_codecov_free(o->cc);
+    tb_profile_free(o->pf);
+    o->cc = NULL;
+    o->pf = NULL;
+    return t_d / t_c < t_d / t_p ? t_d / t_c : t_d / t_p;
+}
+
 /* Fixed costs of one snapshot, the best of `reps` runs each: snapshot
  * load (ini files, buffer, image), object creation (our classifier and
  * block cache; OpenCSD's tree, decoder and memory accessors), the first
@@ -632,6 +762,9 @@ int main(int argc, char **argv)
     double seconds = 1.0;
     uint64_t passes = 0;
     bool stages = false, no_ocsd = false, no_long = false, dec_only = false, digest = false;
+    bool analysis = false;
+    tb_elfinfo *long_elf = NULL;
+    double worst_long = 1e30;
     bool no_dec_only = false;
     bool setup = false;
     const char *only = NULL;
@@ -675,6 +808,8 @@ int main(int argc, char **argv)
             digest = true;
         else if (strcmp(argv[i], "--setup") == 0)
             setup = true;
+        else if (strcmp(argv[i], "--analysis") == 0)
+            analysis = true;
         else
             ref = argv[i];
     }
@@ -683,7 +818,17 @@ int main(int argc, char **argv)
 
     if (setup)
         return setup_costs(ref, only, no_ocsd);
-    if (!digest)
+    if (analysis) {
+        char err[512];
+
+        if (tb_elfinfo_load(TB_BINARY_DIR "/vectors/programs/long_run.elf", &long_elf, err,
+                            sizeof err) < 0)
+            fprintf(stderr, "note: the long traces' profile has no functions: %s\n", err);
+        printf("%-22s %10s %10s | %10s %6s | %10s %6s\n", "trace", "instr/pass",
+               "decode", "+coverage", "ratio", "+profile", "ratio");
+        printf("%-22s %10s %10s | %10s %6s | %10s %6s\n", "", "", "Mi/s", "Mi/s", "",
+               "Mi/s", "");
+    } else if (!digest)
         printf("%-22s %10s %10s %10s %10s | %12s %10s | %7s\n", "trace", "instr/pass",
                "ours Mi/s", "ours MB/s", "dec-only", "OpenCSD Mi/s", "MB/s", "ratio");
     for (size_t k = 0; k < sizeof srcs / sizeof srcs[0]; k++) {
@@ -761,6 +906,17 @@ int main(int argc, char **argv)
         o.keep = false;
         o.fused = true;
         insn_pass = o.insns;
+        if (analysis) {
+            double w;
+
+            o.elf = is_long ? long_elf : NULL;
+            w = analysis_row(&o, &j, srcs[k].name, is_long, insn_pass, seconds, passes);
+            if (w < 0)
+                return 1;
+            if (is_long && w < worst_long)
+                worst_long = w;
+            goto next;
+        }
         /* The decompressor alone, on the packets parsed once. */
         dec_rate = 0;
         if (!is_long && !no_dec_only) {
@@ -870,6 +1026,13 @@ int main(int argc, char **argv)
         tb_decoder_free(o.d);
         free(o.pk);
         free_job(&j);
+    }
+    if (analysis) {
+        tb_elfinfo_free(long_elf);
+        if (worst_long < 1e30)
+            printf("long traces: the slower analysis runs at %.2f of the decode's speed "
+                   "(goal >= 0.5: %s)\n", worst_long, worst_long >= 0.5 ? "met" : "not met");
+        return 0;
     }
     if (tot_d_t > 0)
         printf("decompressor alone (packets parsed once): %.1f Mi/s\n", tot_d_i / tot_d_t / 1e6);
