@@ -332,7 +332,8 @@ int tb_cli_decode(int argc, char **argv)
     if (sym_args.nelf) {
         tb_elfinfo *e[1];
 
-        sym_args.quiet = quiet;
+        /* Said even under --quiet (which is about the progress line):
+         * an ELF with no symbols or lines annotates nothing. */
         sym_args.elf_flag = "--symbols";
         r = tb_cli_analysis_elfs("decode", &sym_args, e, false);
         if (r)
