@@ -2,6 +2,8 @@
  *                      [--options LIST] [--buffer coresight|raw] [--max N|unlimited]
  *                      [--chunk N] [--out DIR [--vcd FILE]] [--truth FILE] [--quiet]
  *                      [--fault addr-bit:N:BIT|drop-atom:N]
+ *                      [--code-coverage FILE [--coverage-format F]]
+ *                      [--profile FILE [--profile-format F]]
  * tracebench roundtrip --suite [--programs DIR] [--vectors DIR] [--max N]
  *                      [--protocol P] [--only TEXT] [--reports N] [--quiet]
  *
@@ -9,7 +11,8 @@
  * or both; the verdict, or the comparator's report of the first
  * divergence.  --suite: the whole matrix (every program with a scenario x
  * protocol x option set x scenario variant) with a progress line and a
- * summary table.  Exit codes: RT_EXIT_* below (README.md, "Exit codes"). */
+ * summary table.  --code-coverage, --profile: the reports of `coverage`
+ * and `profile` (analyze.h) from the run's own decode.  Exit codes: RT_EXIT_* below (README.md, "Exit codes"). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -85,14 +88,14 @@ static int usage_to(FILE *f, int rc)
             "  --fault F        corrupt one packet: addr-bit:N:BIT or drop-atom:N\n"
             "  --strict         a run the budget cut short fails (exit 6), for CI\n"
             "  --code-coverage FILE  (needs --protocol) the code coverage of the round trip's\n"
-            "                   own decode (no second decode), PROGRAM's symbols and DWARF\n"
-            "                   lines: the file `tracebench coverage DIR --memory PROGRAM`\n"
-            "                   writes for the snapshot; --coverage-format lcov (default),\n"
-            "                   cobertura, json or text (coverage's --format)\n"
+            "                   own decode (no second decode) with PROGRAM's symbols and DWARF\n"
+            "                   lines: the file `tracebench coverage` writes for the run's\n"
+            "                   snapshot and PROGRAM; --coverage-format lcov (default),\n"
+            "                   cobertura, json or text (the formats of `coverage`)\n"
             "  --profile FILE   (needs --protocol) the profile of the same decode, as\n"
             "                   `tracebench profile` writes it; --profile-format callgrind\n"
-            "                   (default), folded or text (profile's --format).  Both are of\n"
-            "                   the decode the comparator checked: worth as much as its verdict\n"
+            "                   (default), folded or text.  Both are of the decode the\n"
+            "                   comparator checked: worth as much as its verdict\n"
             "  --quiet          no progress line (shown only on a terminal), no notes\n"
             "  --suite          the whole matrix: programs from --programs DIR (default\n"
             "                   build/vectors/programs), scenarios from --vectors DIR\n"
