@@ -759,6 +759,14 @@ Test(cli_analysis, bad_input, .timeout = 300)
         tb_test_err_has(&r, "cond_arm.elf: its code differs from the traced code at 0x");
         tb_test_err_has(&r, "not the program that ran");
         tb_test_run_done(&r);
+        /* an ELF loaded elsewhere (at 0x100000): none of the code is in it */
+        r = tb_test_run("decode %s --symbols %s/vectors/programs/cond_arm_hi.elf --quiet", dir,
+                        TB_BINARY_DIR);
+        cr_expect_eq(r.status, 0);
+        tb_test_err_has(&r, "cond_arm_hi.elf: ");
+        tb_test_err_has(&r, "of traced code lie outside its loadable segments (the first at "
+                            "0x00000020)");
+        tb_test_run_done(&r);
         /* the program itself: no warning */
         r = tb_test_run("decode %s --symbols %s --quiet", dir, elf);
         cr_expect_eq(r.status, 0);
