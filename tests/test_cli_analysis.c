@@ -27,9 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "tb_test.h"
+#include "tb_truth.h"
 
 /* The programs: a -g C program with an interrupt (examples/program),
  * ARM/Thumb interworking and Thumb IT blocks (vectors/programs), with
@@ -45,39 +45,10 @@ static const prog progs[] = {
     {"it_blocks", {"ptm", "etmv3 --options ca", NULL, NULL}},
 };
 
-static int sh(const char *cmd, char **out)
-{
-    char full[8192];
-    FILE *p;
-    size_t len = 0, cap = 4096;
-    int st;
-
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
-    p = popen(full, "r");
-    cr_assert(p);
-    *out = malloc(cap);
-    cr_assert(*out);
-    for (;;) {
-        size_t k = fread(*out + len, 1, cap - len - 1, p);
-
-        if (!k)
-            break;
-        len += k;
-        if (len + 1 == cap) {
-            cap *= 2;
-            *out = realloc(*out, cap);
-            cr_assert(*out);
-        }
-    }
-    (*out)[len] = '\0';
-    st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static void sh_ok(const char *cmd)
 {
     char *o;
-    int rc = sh(cmd, &o);
+    int rc = tb_test_sh(cmd, &o);
 
     cr_assert_eq(rc, 0, "%s: %s", cmd, o);
     free(o);
@@ -144,7 +115,7 @@ static int truth_rows(const char *dir, row *out)
     int n = 0;
 
     snprintf(cmd, sizeof cmd, "%s/tb_truthcov %s", TB_BINARY_DIR, dir);
-    cr_assert_eq(sh(cmd, &o), 0, "%s: %s", cmd, o);
+    cr_assert_eq(tb_test_sh(cmd, &o), 0, "%s: %s", cmd, o);
     for (char *l = strtok_r(o, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         row *r = &out[n];
 
@@ -204,127 +175,6 @@ static void expect_rows_equal(const char *what, const row *t, int nt, const row 
     }
 }
 
-#define MAXF 256
-
-typedef struct prof {
-    unsigned long long total;
-    struct { char name[128]; unsigned long long n; } f[MAXF];
-    int nf;
-    struct { char caller[128], callee[128]; unsigned long long calls, incl; } c[MAXF];
-    int nc;
-} prof;
-
-static void add_f(prof *p, const char *name, unsigned long long n)
-{
-    for (int i = 0; i < p->nf; i++)
-        if (!strcmp(p->f[i].name, name)) {
-            p->f[i].n += n;
-            return;
-        }
-    cr_assert_lt(p->nf, MAXF);
-    snprintf(p->f[p->nf].name, 128, "%s", name);
-    p->f[p->nf++].n = n;
-}
-
-static void add_c(prof *p, const char *a, const char *b, unsigned long long calls,
-                  unsigned long long incl)
-{
-    for (int i = 0; i < p->nc; i++)
-        if (!strcmp(p->c[i].caller, a) && !strcmp(p->c[i].callee, b)) {
-            p->c[i].calls += calls;
-            p->c[i].incl += incl;
-            return;
-        }
-    cr_assert_lt(p->nc, MAXF);
-    snprintf(p->c[p->nc].caller, 128, "%s", a);
-    snprintf(p->c[p->nc].callee, 128, "%s", b);
-    p->c[p->nc].calls = calls;
-    p->c[p->nc++].incl = incl;
-}
-
-static void truth_prof(const char *dir, const char *syms, prof *p)
-{
-    char cmd[4096], *o, *save = NULL;
-
-    memset(p, 0, sizeof *p);
-    snprintf(cmd, sizeof cmd, "%s/tb_truthprof %s %s", TB_BINARY_DIR, dir, syms);
-    cr_assert_eq(sh(cmd, &o), 0, "%s: %s", cmd, o);
-    for (char *l = strtok_r(o, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-        char a[128], b[128];
-        unsigned long long x, y;
-
-        if (sscanf(l, "total %llu", &x) == 1)
-            p->total = x;
-        else if (sscanf(l, "func %127s %llu", a, &x) == 2)
-            add_f(p, a, x);
-        else if (sscanf(l, "call %127s %127s %llu %llu", a, b, &x, &y) == 4)
-            add_c(p, a, b, x, y);
-        else
-            cr_assert_fail("%s: %s", cmd, l);
-    }
-    free(o);
-}
-
-/* A callgrind file by the format's rules (valgrind's docs/cl-format): a
- * cost line after calls= is the call's inclusive cost, any other one the
- * current fn's exclusive cost (its first event: instructions). */
-static void callgrind_prof(const char *path, prof *p)
-{
-    char *txt = tb_test_slurp(path, NULL), *save = NULL, fn[128] = "", cfn[128] = "";
-    unsigned long long calls = 0;
-    bool after_calls = false;
-
-    memset(p, 0, sizeof *p);
-    for (char *l = strtok_r(txt, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-        unsigned line;
-        unsigned long long cost;
-
-        if (sscanf(l, "summary: %llu", &cost) == 1)
-            p->total = cost;
-        else if (!strncmp(l, "fn=", 3))
-            snprintf(fn, sizeof fn, "%s", l + 3);
-        else if (!strncmp(l, "cfn=", 4))
-            snprintf(cfn, sizeof cfn, "%s", l + 4);
-        else if (sscanf(l, "calls=%llu", &calls) == 1)
-            after_calls = true;
-        else if (sscanf(l, "%u %llu", &line, &cost) == 2) {
-            if (after_calls)
-                add_c(p, fn, cfn, calls, cost);
-            else
-                add_f(p, fn, cost);
-            after_calls = false;
-        }
-    }
-    free(txt);
-}
-
-static void expect_prof_equal(const char *v, const prof *t, const prof *d)
-{
-    cr_expect_eq(d->total, t->total, "%s: total %llu, the truth %llu", v, d->total, t->total);
-    cr_expect_eq(d->nf, t->nf, "%s: %d functions, the truth %d", v, d->nf, t->nf);
-    for (int i = 0; i < t->nf; i++) {
-        int j;
-
-        for (j = 0; j < d->nf && strcmp(d->f[j].name, t->f[i].name); j++)
-            ;
-        cr_expect(j < d->nf && d->f[j].n == t->f[i].n, "%s: %s ran %llu, the truth %llu", v,
-                  t->f[i].name, j < d->nf ? d->f[j].n : 0, t->f[i].n);
-    }
-    cr_expect_eq(d->nc, t->nc, "%s: %d call edges, the truth %d", v, d->nc, t->nc);
-    for (int i = 0; i < t->nc; i++) {
-        int j;
-
-        for (j = 0; j < d->nc && (strcmp(d->c[j].caller, t->c[i].caller) ||
-                                  strcmp(d->c[j].callee, t->c[i].callee));
-             j++)
-            ;
-        cr_expect(j < d->nc && d->c[j].calls == t->c[i].calls && d->c[j].incl == t->c[i].incl,
-                  "%s: %s -> %s: %llu calls, %llu inclusive; the truth %llu, %llu", v,
-                  t->c[i].caller, t->c[i].callee, j < d->nc ? d->c[j].calls : 0,
-                  j < d->nc ? d->c[j].incl : 0, t->c[i].calls, t->c[i].incl);
-    }
-}
-
 /* Each program and protocol: two round trips (lcov + callgrind, then json
  * + folded; cobertura + text on the first program), each compared with
  * the snapshot's coverage and profile, then the json and callgrind files
@@ -335,7 +185,7 @@ Test(cli_analysis, roundtrip_reports_equal_snapshot_and_truth, .timeout = 600)
                                            {"cobertura", "text"}, {"text", "callgrind"}};
     char *tmp = make_tmp();
     static row t[MAX_ROWS], d[MAX_ROWS];
-    static prof tp, dp;
+    static tb_prof tp, dp;
     int checked = 0;
 
     for (size_t k = 0; k < sizeof progs / sizeof progs[0]; k++) {
@@ -390,10 +240,10 @@ Test(cli_analysis, roundtrip_reports_equal_snapshot_and_truth, .timeout = 600)
                 /* tb_truthprof reads PTM and ETMv3 vectors only */
                 if (!strcmp(pf, "callgrind") && strncmp(proto, "etmv1", 5) &&
                     strncmp(proto, "etmv2", 5)) {
-                    truth_prof(dir, syms, &tp);
-                    callgrind_prof(pro, &dp);
+                    cr_assert(tb_prof_truth(dir, syms, &tp), "%s: tb_truthprof refused it", what);
+                    tb_prof_callgrind(pro, &dp);
                     cr_expect_gt(tp.total, 0, "%s: the truth ran nothing", what);
-                    expect_prof_equal(what, &tp, &dp);
+                    tb_prof_expect_equal(what, &tp, &dp);
                     checked++;
                 }
             }
@@ -421,7 +271,7 @@ static void addr2line(const char *elf, const uint32_t *a, size_t n, binsym *out)
     snprintf(cmd, len, "arm-none-eabi-addr2line -f -e %s", elf);
     for (size_t i = 0; i < n; i++)
         snprintf(cmd + strlen(cmd), len - strlen(cmd), " 0x%x", a[i]);
-    cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+    cr_assert_eq(tb_test_sh(cmd, &o), 0, "%s", o);
     l = strtok_r(o, "\n", &save);
     for (size_t i = 0; i < n; i++) {
         char *fl, *colon, *disc;
@@ -516,7 +366,7 @@ Test(cli_analysis, decode_symbols_as_binutils_names_them, .timeout = 300)
         cr_assert_eq(r.status, 0);
         tb_test_run_done(&r);
         snprintf(cmd, sizeof cmd, "arm-none-eabi-readelf -sW %s", elf);
-        cr_assert_eq(sh(cmd, &syms), 0, "%s", syms);
+        cr_assert_eq(tb_test_sh(cmd, &syms), 0, "%s", syms);
 
         r = tb_test_run("decode %s --symbols %s --quiet", dir, elf);
         cr_assert_eq(r.status, 0);
