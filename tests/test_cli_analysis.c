@@ -201,7 +201,7 @@ Test(cli_analysis, roundtrip_reports_equal_snapshot_and_truth, .timeout = 600)
 
             for (size_t f = 0; f < npairs; f++) {
                 const char *cf = pairs[f][0], *pf = pairs[f][1];
-                char dir[1100], cov[1100], pro[1100], cov2[1100], pro2[1100], what[256];
+                char dir[1100], cov[1200], pro[1200], cov2[1200], pro2[1200], what[256];
                 tb_cli_run r;
 
                 snprintf(what, sizeof what, "%s %s %s/%s", progs[k].name ? progs[k].name : "irq",
