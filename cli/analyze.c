@@ -73,23 +73,26 @@ int tb_cli_analysis_parse(const char *cmd, int argc, char **argv, tb_cli_analysi
 int tb_cli_analysis_elfs(const char *cmd, const tb_cli_analysis_args *a, tb_elfinfo **elf,
                          bool need_dwarf)
 {
+    const char *flag = a->elf_flag ? a->elf_flag : "--memory";
+
     for (size_t e = 0; e < a->nelf; e++) {
         char err[512] = "";
         int r = tb_elfinfo_load(a->elf_path[e], &elf[e], err, sizeof err);
 
         if (r < 0) {
-            fprintf(stderr, "tracebench %s: --memory %s\n", cmd, err);
+            fprintf(stderr, "tracebench %s: %s %s\n", cmd, flag, err);
             while (e--)
                 tb_elfinfo_free(elf[e]);
             return TB_EXIT_ERROR;
         }
         if (!elf[e]->has_symtab && !a->quiet)
-            fprintf(stderr, "tracebench %s: note: --memory %s has no symbol table "
-                            "(stripped): no function names from it\n", cmd, a->elf_path[e]);
+            fprintf(stderr, "tracebench %s: note: %s %s has no symbol table "
+                            "(stripped): no function names from it\n", cmd, flag,
+                    a->elf_path[e]);
         if (!elf[e]->has_dwarf && (need_dwarf || !a->quiet))
-            fprintf(stderr, "tracebench %s: %s --memory %s has no DWARF line table: "
-                            "build it with -g for line coverage\n",
-                    cmd, need_dwarf ? "" : "note:", a->elf_path[e]);
+            fprintf(stderr, "tracebench %s: %s%s %s has no DWARF line table: "
+                            "build it with -g for source lines\n",
+                    cmd, need_dwarf ? "" : "note: ", flag, a->elf_path[e]);
         if (!elf[e]->has_dwarf && need_dwarf) {
             for (size_t k = 0; k <= e; k++)
                 tb_elfinfo_free(elf[k]);
@@ -337,4 +340,69 @@ void tb_cli_json_str(FILE *f, const char *s)
             fputc(*s, f);
     }
     fputc('"', f);
+}
+
+/* ---- symbols in the decode (decode --symbols) ---- */
+
+void tb_cli_sym_text(const tb_elfinfo *e, uint32_t addr, char *buf, size_t len)
+{
+    const tb_elf_func *fn = tb_elfinfo_func(e, addr);
+    const tb_elf_line *row = tb_elfinfo_line(e, addr);
+    int n;
+
+    if (fn)
+        n = snprintf(buf, len, "%s+0x%x", fn->name, (unsigned)(addr - fn->lo));
+    else
+        n = snprintf(buf, len, "?");
+    if (row && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " %s:%u", e->files[row->file], (unsigned)row->line);
+}
+
+void tb_cli_sym_json(FILE *f, const tb_elfinfo *e, const char *key, uint32_t addr)
+{
+    const tb_elf_func *fn = tb_elfinfo_func(e, addr);
+    const tb_elf_line *row = tb_elfinfo_line(e, addr);
+
+    if (fn) {
+        fprintf(f, ",\"%s_func\":", key);
+        tb_cli_json_str(f, fn->name);
+        fprintf(f, ",\"%s_offset\":%u", key, (unsigned)(addr - fn->lo));
+    }
+    if (row) {
+        fprintf(f, ",\"%s_file\":", key);
+        tb_cli_json_str(f, e->files[row->file]);
+        fprintf(f, ",\"%s_line\":%u", key, (unsigned)row->line);
+    }
+}
+
+int tb_cli_sym_check(tb_cli_sym_check_state *s, const tb_elfinfo *e, const tb_memimage *mem,
+                     const tb_element *el)
+{
+    uint32_t a = el->start;
+
+    /* The range's bytes, [start, end), in the image the decode read and
+     * in the ELF: a difference means the names are another program's. */
+    while (a < el->end) {
+        size_t am = 0, ae = 0, n;
+        const uint8_t *pm = tb_memimage_ptr(mem, a, &am);
+        const uint8_t *pe = tb_elfinfo_bytes(e, a, &ae);
+
+        if (!pm || !am)
+            return 0; /* the decoder says so itself */
+        if (!pe || !ae) {
+            if (!s->outside++)
+                s->first_outside = a;
+            return 0;
+        }
+        n = am < ae ? am : ae;
+        if (n > el->end - a)
+            n = el->end - a;
+        if (memcmp(pm, pe, n)) {
+            if (!s->differ++)
+                s->first_differ = a;
+            return 1;
+        }
+        a += (uint32_t)n;
+    }
+    return 0;
 }

@@ -11,8 +11,10 @@
 #include <stdio.h>
 
 #include "input.h"
+#include "tracebench/codecov.h"
 #include "tracebench/decoder.h"
 #include "tracebench/elfinfo.h"
+#include "tracebench/profile.h"
 
 #define TB_CLI_MAX_INPUTS 64
 
@@ -36,6 +38,9 @@ typedef struct tb_cli_analysis_args {
     size_t nelf;
     const char *format, *out_path;
     bool quiet;
+    /* How the notes name an ELF: "--memory" when NULL ("--symbols" in
+     * decode, "program" in roundtrip). */
+    const char *elf_flag;
 } tb_cli_analysis_args;
 
 int tb_cli_analysis_parse(const char *cmd, int argc, char **argv, tb_cli_analysis_args *a);
@@ -59,5 +64,41 @@ int tb_cli_analysis_check_code(const char *cmd, const tb_memimage *mem, tb_elfin
 FILE *tb_cli_analysis_open_out(const char *cmd, const char *path);
 int tb_cli_analysis_close_out(const char *cmd, FILE *f, const char *path);
 void tb_cli_json_str(FILE *f, const char *s);
+
+/* The reports behind `coverage` and `profile` (cmd_coverage.c,
+ * cmd_profile.c), also written from a round trip's own decode
+ * (cmd_roundtrip.c --code-coverage, --profile): one writer each, so
+ * that both give the same file for the same decode. */
+/* --format NAME's number, or -1. */
+int tb_cli_coverage_format(const char *name);
+int tb_cli_profile_format(const char *name);
+/* Whether the coverage format needs a DWARF line table (lcov, cobertura). */
+bool tb_cli_coverage_needs_dwarf(int format);
+/* Writes the report to path (NULL: stdout) with its notes on stderr
+ * unless quiet.  0 or an exit code after saying why. */
+int tb_cli_coverage_write(const char *cmd, const char *path, int format, tb_elfinfo **elf,
+                          size_t nelf, tb_codecov *cc, uint64_t nsources, bool quiet);
+int tb_cli_profile_write(const char *cmd, const char *path, int format, tb_elfinfo **elf,
+                         size_t nelf, tb_profile *p, uint64_t nsources, bool quiet);
+/* The ELFs' functions into p (before its first source).  0 or an exit
+ * code. */
+int tb_cli_profile_add_funcs(const char *cmd, tb_profile *p, tb_elfinfo **elf, size_t nelf);
+
+/* decode --symbols (cmd_decode.c): addr as "func+0xOFF file:LINE"
+ * ("?" for no function, no file:line when the line table has none), and
+ * as JSON members KEY_func, KEY_offset, KEY_file, KEY_line (each only
+ * when known), each after a comma. */
+void tb_cli_sym_text(const tb_elfinfo *e, uint32_t addr, char *buf, size_t len);
+void tb_cli_sym_json(FILE *f, const tb_elfinfo *e, const char *key, uint32_t addr);
+/* Whether the ELF holds the bytes of el (an INSN_RANGE) that the decode
+ * read from mem: counts ranges that differ (1 returned) and ranges whose
+ * code is not in the ELF's loadable segments, with the first address of
+ * each. */
+typedef struct tb_cli_sym_check_state {
+    uint64_t differ, outside;
+    uint32_t first_differ, first_outside;
+} tb_cli_sym_check_state;
+int tb_cli_sym_check(tb_cli_sym_check_state *s, const tb_elfinfo *e, const tb_memimage *mem,
+                     const tb_element *el);
 
 #endif

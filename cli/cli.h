@@ -155,6 +155,11 @@ void tb_cli_disasm_free(tb_cli_disasm *d);
 /* PTM ranges carry an atom on a waypoint only (default: false, every
  * instruction has one, as in ETMv3). */
 void tb_cli_disasm_set_ptm(tb_cli_disasm *d, bool ptm);
+/* decode --symbols: sym(ctx, addr, buf, len) writes what follows each
+ * instruction's line ("" for nothing). */
+void tb_cli_disasm_set_sym(tb_cli_disasm *d, void (*sym)(void *ctx, uint32_t addr, char *buf,
+                                                         size_t len),
+                           void *ctx);
 /* After an INSN_RANGE element's line: one line per instruction into f,
  * prefix (e.g. "0x10: " for --id all; NULL: none) then
  * "    0xADDR  BYTES  MNEMONIC OPERANDS", and "  ; N: condition failed,

@@ -564,16 +564,60 @@ static void put_text(FILE *f, tb_elfinfo **elf, size_t nelf, const tb_codecov_in
     }
 }
 
+static const char *const cov_formats[] = {"text", "json", "lcov", "cobertura", NULL};
+
+int tb_cli_coverage_format(const char *name)
+{
+    for (int k = 0; cov_formats[k]; k++)
+        if (!strcmp(cov_formats[k], name))
+            return k;
+    return -1;
+}
+
+bool tb_cli_coverage_needs_dwarf(int format)
+{
+    return format == FMT_LCOV || format == FMT_COBERTURA;
+}
+
+int tb_cli_coverage_write(const char *cmd, const char *path, int format, tb_elfinfo **elf,
+                          size_t nelf, tb_codecov *cc, uint64_t nsources, bool quiet)
+{
+    size_t n;
+    const tb_codecov_insn *ins = tb_codecov_insns(cc, &n);
+    uint64_t gaps = tb_codecov_gaps(cc), unknown_lines = 0;
+    FILE *f;
+
+    if (!ins) {
+        fprintf(stderr, "tracebench %s: out of memory\n", cmd);
+        return TB_EXIT_ERROR;
+    }
+    if (!(f = tb_cli_analysis_open_out(cmd, path)))
+        return TB_EXIT_ERROR;
+    if (format == FMT_LCOV)
+        put_lcov(f, elf, nelf, ins, n, gaps == 0, &unknown_lines);
+    else if (format == FMT_COBERTURA)
+        put_cobertura(f, elf, nelf, ins, n, gaps == 0, &unknown_lines);
+    else if (format == FMT_JSON)
+        put_json(f, elf, nelf, ins, n, nsources, gaps);
+    else
+        put_text(f, elf, nelf, ins, n, nsources, gaps);
+    if (gaps && !quiet)
+        fprintf(stderr, "tracebench %s: note: the trace has %llu gap%s (filter, "
+                        "overflow or lost trace): code not seen may have run there, so it "
+                        "is not reported as not executed%s\n",
+                cmd, (unsigned long long)gaps, gaps == 1 ? "" : "s",
+                tb_cli_coverage_needs_dwarf(format) ? " (those lines are left out)" : "");
+    return tb_cli_analysis_close_out(cmd, f, path);
+}
+
 int tb_cli_coverage(int argc, char **argv)
 {
-    static const char *const formats[] = {"text", "json", "lcov", "cobertura", NULL};
     tb_cli_analysis_args a;
     tb_elfinfo *elf[TB_CLI_MAX_MEMORY];
     int format = FMT_TEXT, status = TB_EXIT_OK;
     struct cov c = {0};
     tb_cli_analysis an = {.cmd = "coverage", .ctx = &c, .begin = cov_begin,
                           .element = cov_element, .end = cov_end, .after = cov_after};
-    FILE *f = stdout;
     uint64_t nsources = 0;
     size_t nelf;
 
@@ -584,22 +628,14 @@ int tb_cli_coverage(int argc, char **argv)
     status = tb_cli_analysis_parse("coverage", argc, argv, &a);
     if (status)
         return status;
-    if (a.format) {
-        int k;
-
-        for (k = 0; formats[k] && strcmp(formats[k], a.format); k++)
-            ;
-        if (!formats[k])
-            return tb_cli_usage_error("coverage", "--format %s: use text, json, lcov or "
-                                                  "cobertura", a.format);
-        format = k;
-    }
-    if ((format == FMT_LCOV || format == FMT_COBERTURA) && !a.nelf)
+    if (a.format && (format = tb_cli_coverage_format(a.format)) < 0)
+        return tb_cli_usage_error("coverage", "--format %s: use text, json, lcov or "
+                                              "cobertura", a.format);
+    if (tb_cli_coverage_needs_dwarf(format) && !a.nelf)
         return tb_cli_usage_error("coverage", "--format %s needs the program's ELF "
                                               "(--memory ELF) for its source lines",
-                                  formats[format]);
-    status = tb_cli_analysis_elfs("coverage", &a, elf, format == FMT_LCOV ||
-                                                           format == FMT_COBERTURA);
+                                  cov_formats[format]);
+    status = tb_cli_analysis_elfs("coverage", &a, elf, tb_cli_coverage_needs_dwarf(format));
     if (status)
         return status;
     nelf = a.nelf;
@@ -615,40 +651,10 @@ int tb_cli_coverage(int argc, char **argv)
     if (nelf)
         tb_codecov_set_entry(c.cc, elf[0]->entry);
     status = tb_cli_analysis_run(&an, argc, argv, &a, &nsources);
-    if (status == TB_EXIT_OK || status == TB_EXIT_LOST) {
-        size_t n;
-        const tb_codecov_insn *ins = tb_codecov_insns(c.cc, &n);
-        uint64_t gaps = tb_codecov_gaps(c.cc), unknown_lines = 0;
-
-        if (!ins) {
-            fprintf(stderr, "tracebench coverage: out of memory\n");
-            status = TB_EXIT_ERROR;
-            goto done;
-        }
-        if (!(f = tb_cli_analysis_open_out("coverage", a.out_path))) {
-            f = stdout;
-            status = TB_EXIT_ERROR;
-            goto done;
-        }
-        if (format == FMT_LCOV)
-            put_lcov(f, elf, nelf, ins, n, gaps == 0, &unknown_lines);
-        else if (format == FMT_COBERTURA)
-            put_cobertura(f, elf, nelf, ins, n, gaps == 0, &unknown_lines);
-        else if (format == FMT_JSON)
-            put_json(f, elf, nelf, ins, n, nsources, gaps);
-        else
-            put_text(f, elf, nelf, ins, n, nsources, gaps);
-        if (gaps && !a.quiet)
-            fprintf(stderr, "tracebench coverage: note: the trace has %llu gap%s (filter, "
-                            "overflow or lost trace): code not seen may have run there, so it "
-                            "is not reported as not executed%s\n",
-                    (unsigned long long)gaps, gaps == 1 ? "" : "s",
-                    format == FMT_LCOV || format == FMT_COBERTURA
-                        ? " (those lines are left out)" : "");
-        if (tb_cli_analysis_close_out("coverage", f, a.out_path))
-            status = TB_EXIT_ERROR;
-        f = stdout;
-    }
+    if (status == TB_EXIT_OK || status == TB_EXIT_LOST)
+        status = tb_cli_exit_worse(status, tb_cli_coverage_write("coverage", a.out_path, format,
+                                                                 elf, nelf, c.cc, nsources,
+                                                                 a.quiet));
 done:
     for (size_t e = 0; e < nelf; e++)
         tb_elfinfo_free(elf[e]);

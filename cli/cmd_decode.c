@@ -1,8 +1,12 @@
-/* tracebench decode DIR|FILE [--id ID|all] [--format text|json|addr]: a
+/* tracebench decode DIR|FILE [--id ID|all] [--format text|json|addr]
+ *                  [--symbols ELF]: a
  * snapshot's trace (or a raw trace buffer file's, with its configuration
  * and memory) decoded to instructions.  With --id all every ETMv3/PTM
  * source is decoded in turn and each line tagged with its trace ID: text
  * and addr lines start "0x10: ", JSON objects have "id":16 first.
+ * --symbols ELF: each range's first and last instruction as function+offset
+ * and file:line (the ELF's symbols and DWARF line table), also under
+ * --disasm per instruction; without it no symbol work is done at all.
  * Exit (cli.h): 0 decoded, 2 usage, 4 an error, 5 trace was lost to
  * corruption or never synchronised (a warning on stderr says why). */
 #include <errno.h>
@@ -10,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze.h"
 #include "cli.h"
 #include "input.h"
 #include "tracebench/decoder.h"
@@ -29,7 +34,35 @@ struct out {
     uint64_t insns;      /* decoded so far, for the progress line */
     tb_health health;    /* the source's: was trace lost, and why */
     uint64_t last_index; /* the stream index of the source's last byte */
+    /* --symbols ELF: NULL without it (no symbol work at all) */
+    tb_elfinfo *sym;
+    const char *sym_path;
+    const tb_memimage *mem;      /* the source's, for the byte check */
+    tb_cli_sym_check_state symck; /* the source's */
 };
+
+/* Text: "  ; main+0x10 main.c:12 .. main+0x2c main.c:15" after a range. */
+static void sym_range_text(const struct out *o, const tb_element *el, char *buf, size_t len)
+{
+    char a[320], b[320];
+
+    tb_cli_sym_text(o->sym, el->start, a, sizeof a);
+    if (el->count > 1) {
+        tb_cli_sym_text(o->sym, el->last_addr, b, sizeof b);
+        snprintf(buf, len, "  ; %s .. %s", a, b);
+    } else {
+        snprintf(buf, len, "  ; %s", a);
+    }
+}
+
+static void sym_insn(void *ctx, uint32_t addr, char *buf, size_t len)
+{
+    const struct out *o = ctx;
+    char a[320];
+
+    tb_cli_sym_text(o->sym, addr, a, sizeof a);
+    snprintf(buf, len, "  ; %s", a);
+}
 
 static int on_elem(void *ctx, const tb_element *in_el)
 {
@@ -49,6 +82,8 @@ static int on_elem(void *ctx, const tb_element *in_el)
     if (el->kind == TB_ELEM_INSN_RANGE)
         o->insns += el->count;
     tb_health_element(&o->health, el);
+    if (o->sym && el->kind == TB_ELEM_INSN_RANGE && el->count)
+        tb_cli_sym_check(&o->symck, o->sym, o->mem, el);
     if (o->format == FMT_TEXT) {
         char tag[8] = "";
         int n;
@@ -56,14 +91,34 @@ static int on_elem(void *ctx, const tb_element *in_el)
         tb_elem_format(el, line, sizeof line);
         if (o->tag)
             snprintf(tag, sizeof tag, "0x%02x: ", (unsigned)o->id);
-        fprintf(o->f, "%s%s\n", tag, line);
+        if (o->sym && el->kind == TB_ELEM_INSN_RANGE && el->count) {
+            char st[700];
+
+            sym_range_text(o, el, st, sizeof st);
+            fprintf(o->f, "%s%s%s\n", tag, line, st);
+        } else {
+            fprintf(o->f, "%s%s\n", tag, line);
+        }
         if (o->dis && (n = tb_cli_disasm_element(o->dis, el, tag, o->f)) < 0) {
             o->addr.err = n; /* reported with the source's name */
             return 1;
         }
     } else if (o->format == FMT_JSON) {
         tb_elem_format_json(el, line, sizeof line);
-        if (o->tag && line[0] == '{')
+        if (o->sym && el->kind == TB_ELEM_INSN_RANGE && el->count) {
+            size_t l = strlen(line);
+
+            /* The object's members, then the symbols' before its '}'. */
+            if (l && line[l - 1] == '}')
+                line[l - 1] = '\0';
+            if (o->tag && line[0] == '{')
+                fprintf(o->f, "{\"id\":%d,%s", o->id, line + 1);
+            else
+                fprintf(o->f, "%s", line);
+            tb_cli_sym_json(o->f, o->sym, "start", el->start);
+            tb_cli_sym_json(o->f, o->sym, "last", el->last_addr);
+            fprintf(o->f, "}\n");
+        } else if (o->tag && line[0] == '{')
             fprintf(o->f, "{\"id\":%d,%s\n", o->id, line + 1);
         else
             fprintf(o->f, "%s\n", line);
@@ -128,6 +183,8 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
     }
     tb_health_init(&o->health);
     o->last_index = 0;
+    o->mem = mem;
+    memset(&o->symck, 0, sizeof o->symck);
     o->id = s->cfg.trace_id;
     o->addr = (tb_cli_addr_out){.f = o->f, .mem = mem,
                                 .ptm = s->cfg.protocol == TB_PROTO_PTM,
@@ -143,6 +200,8 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
     if (o->disasm) {
         o->dis = tb_cli_disasm_new(mem);
         tb_cli_disasm_set_ptm(o->dis, s->cfg.protocol == TB_PROTO_PTM);
+        if (o->sym)
+            tb_cli_disasm_set_sym(o->dis, sym_insn, o);
     }
     if (!run.parser || !run.dec || (o->disasm && !o->dis)) {
         r = TB_ERR_NOMEM;
@@ -166,8 +225,24 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
     tb_decoder_free(run.dec);
     tb_parser_free(run.parser);
     tb_memimage_free(mem);
+    o->mem = NULL;
     if (o->write_errno)
         return TB_EXIT_ERROR;
+    /* An ELF that is not the program that ran names another program's
+     * functions and lines: said, with where (the decode itself stands). */
+    if (o->symck.differ)
+        fprintf(stderr, "tracebench decode: %s: warning: --symbols %s: its code differs from "
+                        "the traced code at 0x%08X (%llu range%s differ): it is not the "
+                        "program that ran, so the function names and lines shown are wrong; "
+                        "give that program's ELF\n",
+                s->name, o->sym_path, (unsigned)o->symck.first_differ,
+                (unsigned long long)o->symck.differ, o->symck.differ == 1 ? "" : "s");
+    if (o->symck.outside)
+        fprintf(stderr, "tracebench decode: %s: warning: --symbols %s: %llu range%s of traced "
+                        "code lie outside its loadable segments (the first at 0x%08X): no "
+                        "names or lines for them; is it the program that ran?\n",
+                s->name, o->sym_path, (unsigned long long)o->symck.outside,
+                o->symck.outside == 1 ? "" : "s", (unsigned)o->symck.first_outside);
     if (o->addr.err) {
         fprintf(stderr, "tracebench decode: %s: %s\n", s->name,
                 o->addr.err == TB_ERR_NOT_IN_IMAGE
@@ -207,6 +282,7 @@ int tb_cli_decode(int argc, char **argv)
     /* In the order of FMT_*. */
     static const char *const formats[] = {"text", "json", "addr", NULL};
     struct out o = {.f = stdout};
+    tb_cli_analysis_args sym_args = {0};
     bool quiet = false;
     int status = 0, i, r;
 
@@ -229,6 +305,15 @@ int tb_cli_decode(int argc, char **argv)
             quiet = true;
             continue;
         }
+        if (!strcmp(argv[i], "--symbols")) {
+            if (i + 1 >= argc)
+                return tb_cli_usage_error("decode", "--symbols needs a value: the program's "
+                                                    "ELF file");
+            if (sym_args.nelf)
+                return tb_cli_usage_error("decode", "one --symbols ELF only");
+            sym_args.elf_path[sym_args.nelf++] = argv[++i];
+            continue;
+        }
         r = tb_cli_input_arg(&in, argc, argv, &i);
         if (r == 2)
             return TB_EXIT_USAGE;
@@ -240,9 +325,26 @@ int tb_cli_decode(int argc, char **argv)
                         "(tracebench decode --help for usage)\n");
         return TB_EXIT_USAGE;
     }
+    if (sym_args.nelf && o.format == FMT_ADDR)
+        return tb_cli_usage_error("decode", "--symbols goes with --format text or json (the "
+                                            "addr format is for comparing with other "
+                                            "decoders' address lists)");
+    if (sym_args.nelf) {
+        tb_elfinfo *e[1];
+
+        /* Said even under --quiet (which is about the progress line):
+         * an ELF with no symbols or lines annotates nothing. */
+        sym_args.elf_flag = "--symbols";
+        r = tb_cli_analysis_elfs("decode", &sym_args, e, false);
+        if (r)
+            return r;
+        o.sym = e[0];
+        o.sym_path = sym_args.elf_path[0];
+    }
     r = tb_cli_input_open(&in);
     if (r) {
         tb_cli_input_close(&in);
+        tb_elfinfo_free(o.sym);
         return r;
     }
     tb_cli_progress_init(&o.pr, quiet);
@@ -252,6 +354,7 @@ int tb_cli_decode(int argc, char **argv)
     if (in.refused)
         status = tb_cli_exit_worse(status, TB_EXIT_ERROR);
     free(o.addr.addrs);
+    tb_elfinfo_free(o.sym);
     tb_cli_input_close(&in);
     if (tb_cli_output_end(stdout, "decode", o.write_errno))
         status = TB_EXIT_ERROR;

@@ -262,9 +262,65 @@ static void put_text(FILE *f, const struct prof *c, const tb_profile_insn *ins, 
     }
 }
 
+static const char *const prof_formats[] = {"text", "callgrind", "folded", NULL};
+
+int tb_cli_profile_format(const char *name)
+{
+    for (int k = 0; prof_formats[k]; k++)
+        if (!strcmp(prof_formats[k], name))
+            return k;
+    return -1;
+}
+
+int tb_cli_profile_add_funcs(const char *cmd, tb_profile *p, tb_elfinfo **elf, size_t nelf)
+{
+    for (size_t e = 0; e < nelf; e++)
+        for (size_t i = 0; i < elf[e]->nfuncs; i++)
+            if (elf[e]->funcs[i].hi > elf[e]->funcs[i].lo &&
+                tb_profile_add_func(p, elf[e]->funcs[i].lo, elf[e]->funcs[i].hi) < 0) {
+                fprintf(stderr, "tracebench %s: out of memory\n", cmd);
+                return TB_EXIT_ERROR;
+            }
+    return 0;
+}
+
+int tb_cli_profile_write(const char *cmd, const char *path, int format, tb_elfinfo **elf,
+                         size_t nelf, tb_profile *p, uint64_t nsources, bool quiet)
+{
+    struct prof c = {.p = p, .elf = elf, .nelf = nelf};
+    size_t n, nc;
+    const tb_profile_insn *ins = tb_profile_insns(p, &n);
+    const tb_profile_call *calls = tb_profile_calls(p, &nc);
+    tb_profile_stats st = tb_profile_get_stats(p);
+    FILE *f;
+
+    if (!ins || !calls) {
+        fprintf(stderr, "tracebench %s: out of memory\n", cmd);
+        return TB_EXIT_ERROR;
+    }
+    if (!(f = tb_cli_analysis_open_out(cmd, path)))
+        return TB_EXIT_ERROR;
+    if (format == FMT_CALLGRIND)
+        put_callgrind(f, &c, ins, n, calls, nc, st);
+    else if (format == FMT_FOLDED)
+        put_folded(f, &c, p);
+    else
+        put_text(f, &c, ins, n, calls, nc, st, nsources);
+    if (!quiet && st.gaps)
+        fprintf(stderr, "tracebench %s: note: the trace has %llu gap%s (filter, "
+                        "overflow or lost trace): the call stack was emptied at each, and "
+                        "what ran in it is not counted\n",
+                cmd, (unsigned long long)st.gaps, st.gaps == 1 ? "" : "s");
+    if (!quiet && st.deep_calls)
+        fprintf(stderr, "tracebench %s: note: %llu call%s past the stack's depth of "
+                        "%u frames: counted as calls, with no inclusive cost\n",
+                cmd, (unsigned long long)st.deep_calls, st.deep_calls == 1 ? "" : "s",
+                TB_PROFILE_MAX_DEPTH);
+    return tb_cli_analysis_close_out(cmd, f, path);
+}
+
 int tb_cli_profile(int argc, char **argv)
 {
-    static const char *const formats[] = {"text", "callgrind", "folded", NULL};
     tb_cli_analysis_args a;
     tb_elfinfo *elf[TB_CLI_MAX_MEMORY];
     int format = FMT_TEXT, status;
@@ -273,7 +329,6 @@ int tb_cli_profile(int argc, char **argv)
                           .element = prof_element, .end = prof_end, .after = prof_after};
     uint64_t nsources = 0;
     size_t nelf;
-    FILE *f;
 
     if (tb_cli_wants_help(argc, argv)) {
         usage(stdout);
@@ -282,16 +337,9 @@ int tb_cli_profile(int argc, char **argv)
     status = tb_cli_analysis_parse("profile", argc, argv, &a);
     if (status)
         return status;
-    if (a.format) {
-        int k;
-
-        for (k = 0; formats[k] && strcmp(formats[k], a.format); k++)
-            ;
-        if (!formats[k])
-            return tb_cli_usage_error("profile", "--format %s: use text, callgrind or folded",
-                                      a.format);
-        format = k;
-    }
+    if (a.format && (format = tb_cli_profile_format(a.format)) < 0)
+        return tb_cli_usage_error("profile", "--format %s: use text, callgrind or folded",
+                                  a.format);
     status = tb_cli_analysis_elfs("profile", &a, elf, false);
     if (status)
         return status;
@@ -305,49 +353,14 @@ int tb_cli_profile(int argc, char **argv)
         status = TB_EXIT_ERROR;
         goto done;
     }
-    for (size_t e = 0; e < nelf; e++)
-        for (size_t i = 0; i < elf[e]->nfuncs; i++)
-            if (elf[e]->funcs[i].hi > elf[e]->funcs[i].lo &&
-                tb_profile_add_func(c.p, elf[e]->funcs[i].lo, elf[e]->funcs[i].hi) < 0) {
-                fprintf(stderr, "tracebench profile: out of memory\n");
-                status = TB_EXIT_ERROR;
-                goto done;
-            }
+    status = tb_cli_profile_add_funcs("profile", c.p, elf, nelf);
+    if (status)
+        goto done;
     status = tb_cli_analysis_run(&an, argc, argv, &a, &nsources);
-    if (status == TB_EXIT_OK || status == TB_EXIT_LOST) {
-        size_t n, nc;
-        const tb_profile_insn *ins = tb_profile_insns(c.p, &n);
-        const tb_profile_call *calls = tb_profile_calls(c.p, &nc);
-        tb_profile_stats st = tb_profile_get_stats(c.p);
-
-        if (!ins || !calls) {
-            fprintf(stderr, "tracebench profile: out of memory\n");
-            status = TB_EXIT_ERROR;
-            goto done;
-        }
-        if (!(f = tb_cli_analysis_open_out("profile", a.out_path))) {
-            status = TB_EXIT_ERROR;
-            goto done;
-        }
-        if (format == FMT_CALLGRIND)
-            put_callgrind(f, &c, ins, n, calls, nc, st);
-        else if (format == FMT_FOLDED)
-            put_folded(f, &c, c.p);
-        else
-            put_text(f, &c, ins, n, calls, nc, st, nsources);
-        if (!a.quiet && st.gaps)
-            fprintf(stderr, "tracebench profile: note: the trace has %llu gap%s (filter, "
-                            "overflow or lost trace): the call stack was emptied at each, and "
-                            "what ran in it is not counted\n",
-                    (unsigned long long)st.gaps, st.gaps == 1 ? "" : "s");
-        if (!a.quiet && st.deep_calls)
-            fprintf(stderr, "tracebench profile: note: %llu call%s past the stack's depth of "
-                            "%u frames: counted as calls, with no inclusive cost\n",
-                    (unsigned long long)st.deep_calls, st.deep_calls == 1 ? "" : "s",
-                    TB_PROFILE_MAX_DEPTH);
-        if (tb_cli_analysis_close_out("profile", f, a.out_path))
-            status = TB_EXIT_ERROR;
-    }
+    if (status == TB_EXIT_OK || status == TB_EXIT_LOST)
+        status = tb_cli_exit_worse(status, tb_cli_profile_write("profile", a.out_path, format,
+                                                                elf, nelf, c.p, nsources,
+                                                                a.quiet));
 done:
     for (size_t e = 0; e < nelf; e++)
         tb_elfinfo_free(elf[e]);

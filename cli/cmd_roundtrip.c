@@ -2,6 +2,8 @@
  *                      [--options LIST] [--buffer coresight|raw] [--max N|unlimited]
  *                      [--chunk N] [--out DIR [--vcd FILE]] [--truth FILE] [--quiet]
  *                      [--fault addr-bit:N:BIT|drop-atom:N]
+ *                      [--code-coverage FILE [--coverage-format F]]
+ *                      [--profile FILE [--profile-format F]]
  * tracebench roundtrip --suite [--programs DIR] [--vectors DIR] [--max N]
  *                      [--protocol P] [--only TEXT] [--reports N] [--quiet]
  *
@@ -9,7 +11,8 @@
  * or both; the verdict, or the comparator's report of the first
  * divergence.  --suite: the whole matrix (every program with a scenario x
  * protocol x option set x scenario variant) with a progress line and a
- * summary table.  Exit codes: RT_EXIT_* below (README.md, "Exit codes"). */
+ * summary table.  --code-coverage, --profile: the reports of `coverage`
+ * and `profile` (analyze.h) from the run's own decode.  Exit codes: RT_EXIT_* below (README.md, "Exit codes"). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -44,6 +47,7 @@ enum {
 
 #include <sys/stat.h>
 
+#include "analyze.h"
 #include "tracebench/etmv1.h"
 #include "tracebench/gen.h"
 #include "tracebench/roundtrip.h"
@@ -58,7 +62,8 @@ static int usage_to(FILE *f, int rc)
             "usage: tracebench roundtrip PROGRAM [--scenario S.ini] [--protocol ptm|etmv3|etmv1|etmv2]\n"
             "           [--cpu C] [--options LIST] [--buffer coresight|raw] [--max N|unlimited]\n"
             "           [--chunk N] [--out DIR [--vcd FILE]] [--truth FILE] [--fault F] [--strict]\n"
-            "           [--quiet]\n"
+            "           [--code-coverage FILE [--coverage-format F]]\n"
+            "           [--profile FILE [--profile-format F]] [--quiet]\n"
             "       tracebench roundtrip --suite [--programs DIR] [--vectors DIR] [--max N]\n"
             "           [--protocol ptm|etmv3|etmv1|etmv2] [--only TEXT] [--reports N] [--strict]\n"
             "           [--quiet] [--seeds SPEC [--gen-only] [--gen-dir DIR] [--known FILE] [--cc PATH]]\n"
@@ -82,7 +87,16 @@ static int usage_to(FILE *f, int rc)
             "  --truth FILE     write the ground truth there\n"
             "  --fault F        corrupt one packet: addr-bit:N:BIT or drop-atom:N\n"
             "  --strict         a run the budget cut short fails (exit 6), for CI\n"
-            "  --quiet          no progress line (shown only on a terminal)\n"
+            "  --code-coverage FILE  (needs --protocol) the code coverage of the round trip's\n"
+            "                   own decode (no second decode) with PROGRAM's symbols and DWARF\n"
+            "                   lines: the file `tracebench coverage` writes for the run's\n"
+            "                   snapshot and PROGRAM; --coverage-format lcov (default),\n"
+            "                   cobertura, json or text (the formats of `coverage`)\n"
+            "  --profile FILE   (needs --protocol) the profile of the same decode, as\n"
+            "                   `tracebench profile` writes it; --profile-format callgrind\n"
+            "                   (default), folded or text.  Both are of the decode the\n"
+            "                   comparator checked: worth as much as its verdict\n"
+            "  --quiet          no progress line (shown only on a terminal), no notes\n"
             "  --suite          the whole matrix: programs from --programs DIR (default\n"
             "                   build/vectors/programs), scenarios from --vectors DIR\n"
             "                   (default vectors: programs/NAME.ini, scenarios/NAME.VARIANT.ini);\n"
@@ -282,10 +296,104 @@ static void stop_line(const tb_rt_result *res, FILE *f)
     }
 }
 
+/* --code-coverage, --profile: the accumulators the run's decode feeds
+ * (tb_rt_case.decode_*), with the program's ELF for symbols and lines. */
+typedef struct rt_analysis {
+    const char *cov_path, *prof_path;
+    int cov_format, prof_format;
+    tb_codecov *cc;
+    tb_profile *p;
+    tb_elfinfo *elf;
+} rt_analysis;
+
+static int an_begin(void *ctx, tb_protocol proto, const tb_memimage *mem)
+{
+    rt_analysis *a = ctx;
+    int r = a->cc ? tb_codecov_begin(a->cc, proto, mem) : 0;
+
+    return r < 0 ? r : a->p ? tb_profile_begin(a->p, proto, mem) : 0;
+}
+
+static int an_element(void *ctx, const tb_element *el)
+{
+    rt_analysis *a = ctx;
+    int r = a->cc ? tb_codecov_element(a->cc, el) : 0;
+
+    return r < 0 ? r : a->p ? tb_profile_element(a->p, el) : 0;
+}
+
+static int an_end(void *ctx)
+{
+    rt_analysis *a = ctx;
+    int r = a->cc ? tb_codecov_end(a->cc) : 0;
+
+    return r < 0 ? r : a->p ? tb_profile_end(a->p) : 0;
+}
+
+static void an_free(rt_analysis *a)
+{
+    tb_codecov_free(a->cc);
+    tb_profile_free(a->p);
+    tb_elfinfo_free(a->elf);
+    a->cc = NULL;
+    a->p = NULL;
+    a->elf = NULL;
+}
+
+/* The ELF and the accumulators (again for each run).  0 or an exit code
+ * after saying why. */
+static int an_setup(rt_analysis *a, const char *prog, bool quiet)
+{
+    tb_cli_analysis_args args = {.elf_path = {prog}, .nelf = 1, .quiet = quiet,
+                                 .elf_flag = "program"};
+    tb_elfinfo *elf[1];
+    int r;
+
+    an_free(a);
+    r = tb_cli_analysis_elfs("roundtrip", &args, elf,
+                             a->cov_path && tb_cli_coverage_needs_dwarf(a->cov_format));
+    if (r)
+        return r;
+    a->elf = elf[0];
+    if (a->cov_path) {
+        if (!(a->cc = tb_codecov_new()))
+            goto nomem;
+        tb_codecov_set_entry(a->cc, a->elf->entry);
+    }
+    if (a->prof_path) {
+        if (!(a->p = tb_profile_new()))
+            goto nomem;
+        r = tb_cli_profile_add_funcs("roundtrip", a->p, &a->elf, 1);
+        if (r) {
+            an_free(a);
+            return r;
+        }
+    }
+    return 0;
+nomem:
+    an_free(a);
+    fprintf(stderr, "tracebench roundtrip: out of memory\n");
+    return RT_EXIT_ERROR;
+}
+
+/* After a run that completed: the files.  0 or an exit code. */
+static int an_write(rt_analysis *a, bool quiet)
+{
+    int st = 0;
+
+    if (a->cc)
+        st = tb_cli_coverage_write("roundtrip", a->cov_path, a->cov_format, &a->elf, 1, a->cc,
+                                   1, quiet);
+    if (a->p)
+        st = worse(st, tb_cli_profile_write("roundtrip", a->prof_path, a->prof_format, &a->elf,
+                                            1, a->p, 1, quiet));
+    return st;
+}
+
 static int one(const char *prog, const char *scn, const char *proto, const char *opts,
                bool raw, bool has_max, uint64_t max, size_t chunk, const char *out,
                const char *vcd, const char *truth, bool quiet, const tb_rt_fault *fault,
-               bool strict, bool has_cpu, tb_sim_cpu cpu)
+               bool strict, bool has_cpu, tb_sim_cpu cpu, rt_analysis *an)
 {
     /* ETMv1/ETMv2 only when asked for by name (--protocol etmv1|etmv2). */
     static const tb_protocol both[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1,
@@ -327,6 +435,16 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
         c.fault = *fault;
         c.has_cpu = has_cpu;
         c.cpu = cpu;
+        if (an->cov_path || an->prof_path) {
+            int r = an_setup(an, prog, quiet);
+
+            if (r)
+                return r;
+            c.decode_begin = an_begin;
+            c.decode_element = an_element;
+            c.decode_end = an_end;
+            c.decode_ctx = an;
+        }
         if (opts && tb_rt_case_options(&c, opts, err, sizeof err) < 0) {
             /* `filter` reads the program: a missing one is an error, not usage. */
             bool unreadable = access(prog, R_OK) != 0;
@@ -365,6 +483,8 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
             status = worse(status, RT_EXIT_ERROR);
             continue;
         }
+        if (an->cov_path || an->prof_path)
+            status = worse(status, an_write(an, quiet));
         if (vcd) {
             /* The snapshot is complete: its capture, streamed into the VCD. */
             char cap[4096];
@@ -1201,7 +1321,9 @@ static bool takes_value(const char *a)
                                         "--out",      "--programs", "--vectors", "--only",
                                         "--max",      "--truth",    "--vcd",     "--chunk",
                                         "--reports",  "--fault",    "--seeds",   "--gen-dir",
-                                        "--known",    "--cc",       "--cpu"};
+                                        "--known",    "--cc",       "--cpu",
+                                        "--code-coverage", "--coverage-format", "--profile",
+                                        "--profile-format"};
 
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
         if (!strcmp(a, names[k]))
@@ -1236,6 +1358,8 @@ int tb_cli_roundtrip(int argc, char **argv)
     const char *seeds = NULL, *gen_dir = NULL, *known = NULL, *cc = getenv("TB_ARM_CC");
     bool gen_only = false;
     char why[160];
+    rt_analysis an = {.cov_format = -1, .prof_format = -1};
+    const char *cov_fmt = NULL, *prof_fmt = NULL;
 
     if (tb_cli_wants_help(argc, argv))
         return usage_to(stdout, 0);
@@ -1333,6 +1457,20 @@ int tb_cli_roundtrip(int argc, char **argv)
             if (tb_cli_cpu_parse("roundtrip", v, &cpu) < 0)
                 return TB_EXIT_USAGE;
             has_cpu = true;
+        } else if (!strcmp(a, "--code-coverage")) {
+            an.cov_path = v;
+        } else if (!strcmp(a, "--profile")) {
+            an.prof_path = v;
+        } else if (!strcmp(a, "--coverage-format")) {
+            if ((an.cov_format = tb_cli_coverage_format(v)) < 0)
+                return tb_cli_usage_error("roundtrip", "--coverage-format %s: use lcov, "
+                                          "cobertura, json or text", v);
+            cov_fmt = v;
+        } else if (!strcmp(a, "--profile-format")) {
+            if ((an.prof_format = tb_cli_profile_format(v)) < 0)
+                return tb_cli_usage_error("roundtrip", "--profile-format %s: use callgrind, "
+                                          "folded or text", v);
+            prof_fmt = v;
         }
     }
     if (do_suite) {
@@ -1341,11 +1479,14 @@ int tb_cli_roundtrip(int argc, char **argv)
                          NULL, 0, known};
         int rc;
 
-        if (prog || truth || vcd || out || fault.kind != TB_RT_FAULT_NONE || has_cpu)
+        if (prog || truth || vcd || out || fault.kind != TB_RT_FAULT_NONE || has_cpu ||
+            an.cov_path || an.prof_path)
             return tb_cli_usage_error("roundtrip", "--suite runs the vector programs: it "
                                       "takes no %s", prog ? "PROGRAM" : truth ? "--truth"
                                       : vcd ? "--vcd" : out ? "--out" : has_cpu ? "--cpu "
-                                      "(each scenario names its cpu)" : "--fault");
+                                      "(each scenario names its cpu)"
+                                      : an.cov_path ? "--code-coverage"
+                                      : an.prof_path ? "--profile" : "--fault");
         if (seeds && parse_seeds(seeds, &so.seeds, &so.nseeds) < 0)
             return tb_cli_usage_error("roundtrip", "--seeds %s: give N (seeds 1..N), A-B or "
                                       "a comma list of them, at most 10 million seeds", seeds);
@@ -1389,6 +1530,19 @@ int tb_cli_roundtrip(int argc, char **argv)
     if (out && !proto)
         return tb_cli_usage_error("roundtrip", "--out needs --protocol (one snapshot, of "
                                   "one protocol)");
+    if ((an.cov_path || an.prof_path) && !proto)
+        return tb_cli_usage_error("roundtrip", "%s needs --protocol (the report of one "
+                                  "decode, of one protocol)",
+                                  an.cov_path ? "--code-coverage" : "--profile");
+    if ((cov_fmt && !an.cov_path) || (prof_fmt && !an.prof_path))
+        return tb_cli_usage_error("roundtrip", "%s goes with %s FILE",
+                                  cov_fmt && !an.cov_path ? "--coverage-format"
+                                                          : "--profile-format",
+                                  cov_fmt && !an.cov_path ? "--code-coverage" : "--profile");
+    if (an.cov_format < 0)
+        an.cov_format = tb_cli_coverage_format("lcov");
+    if (an.prof_format < 0)
+        an.prof_format = tb_cli_profile_format("callgrind");
     if (vcd && (!proto || (strcmp(proto, "etmv1") && strcmp(proto, "etmv2")) || !out)) {
         fprintf(stderr, "tracebench roundtrip: --vcd: needs --protocol etmv1|etmv2 (a trace port "
                 "capture; %s has no port signals) and --out DIR\n", proto ? proto : "ptm/etmv3");
@@ -1407,8 +1561,13 @@ int tb_cli_roundtrip(int argc, char **argv)
         fprintf(stderr, "tracebench roundtrip: %s: cannot read: %s\n", prog, strerror(errno));
         return RT_EXIT_ERROR;
     }
-    return one(prog, scn, proto, opts, raw, has_max, max, chunk, out, vcd, truth, quiet, &fault,
-               strict, has_cpu, cpu);
+    {
+        int rc = one(prog, scn, proto, opts, raw, has_max, max, chunk, out, vcd, truth, quiet,
+                     &fault, strict, has_cpu, cpu, &an);
+
+        an_free(&an);
+        return rc;
+    }
 }
 
 #else

@@ -26,7 +26,20 @@ struct tb_cli_disasm {
     uint32_t *addrs; /* tb_range_addrs scratch */
     size_t cap;
     bool ptm;        /* PTM: E/N on waypoints only */
+    /* decode --symbols: text after each instruction's line */
+    void (*sym)(void *ctx, uint32_t addr, char *buf, size_t len);
+    void *sym_ctx;
 };
+
+void tb_cli_disasm_set_sym(tb_cli_disasm *d, void (*sym)(void *ctx, uint32_t addr, char *buf,
+                                                         size_t len),
+                           void *ctx)
+{
+    if (d) {
+        d->sym = sym;
+        d->sym_ctx = ctx;
+    }
+}
 
 void tb_cli_disasm_set_ptm(tb_cli_disasm *d, bool ptm)
 {
@@ -150,8 +163,12 @@ int tb_cli_disasm_element(tb_cli_disasm *d, const tb_element *el, const char *pr
     if (n < 0)
         return n;
     for (int i = 0; i < n; i++) {
+        char sym[400] = "";
+
         tb_cli_disasm_insn(d, d->addrs[i], (tb_isa)el->isa, line, sizeof line);
-        fprintf(f, "%s%s%s\n", prefix ? prefix : "", line,
+        if (d->sym)
+            d->sym(d->sym_ctx, d->addrs[i], sym, sizeof sym);
+        fprintf(f, "%s%s%s%s\n", prefix ? prefix : "", line, sym,
                 cond_failed(d, el, i, n) ? "  ; N: condition failed, not executed" : "");
     }
     return 0;

@@ -28,7 +28,8 @@ void tb_cli_input_usage(FILE *f, const char *cmd)
 {
     const bool decode = !strcmp(cmd, "decode"), stats = !strcmp(cmd, "stats");
     const bool memory = decode || stats;
-    const char *fmt = decode ? " [--format text|json|addr] [--disasm] [--quiet]"
+    const char *fmt = decode ? " [--format text|json|addr] [--disasm] [--symbols ELF]\n"
+                               "           [--quiet]"
                              : " [--format text|json]";
 
     fprintf(f,
@@ -52,6 +53,12 @@ void tb_cli_input_usage(FILE *f, const char *cmd)
                    "                   addr (one instruction a line, docs/vectors.md)\n"
                    "  --json           --format json\n"
                    "  --disasm         text: each range's instructions, disassembled\n"
+                   "  --symbols ELF    the program's ELF: each range's first and last\n"
+                   "                   instruction as function+offset (its symbols) and\n"
+                   "                   file:line (its DWARF line table, built with -g), in\n"
+                   "                   text and json; with --disasm each instruction's.  A\n"
+                   "                   warning names an ELF whose code differs from the traced\n"
+                   "                   code, or that has no symbols or no line table\n"
                    "  --quiet          no progress line (shown only on a terminal)\n");
     else
         fprintf(f, "  --format F       text (the default) or json (one object a line)\n"

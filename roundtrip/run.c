@@ -74,6 +74,8 @@ static int on_element(void *ctx, const tb_element *el)
     /* A mismatch is the comparator's verdict, not a pipeline error: the
      * rest of the run is still useful for the statistics. */
     tb_compare_element(r->cmp, el, r->addrs);
+    if (r->c->decode_element && (n = r->c->decode_element(r->c->decode_ctx, el)) < 0)
+        return set_err(r, n, "analysis");
     return 0;
 }
 
@@ -491,6 +493,10 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
         rc = fail(err, errlen, TB_ERR_NOMEM, "cannot set up the pipeline");
         goto out;
     }
+    if (c->decode_begin && (rc = c->decode_begin(c->decode_ctx, cfg.protocol, mem)) < 0) {
+        fail(err, errlen, rc, "analysis: %s", tb_err_str(rc));
+        goto out;
+    }
     tb_encoder_set_packet_cb(r.enc, on_enc_packet, &r);
     tb_encoder_set_overflow_cb(r.enc, on_overflow, &r);
 
@@ -545,6 +551,8 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
         set_err(&r, rc, "parser");
     if (!r.err && (rc = tb_decoder_finish(r.dec, on_element, &r)) < 0)
         set_err(&r, rc, "decoder");
+    if (!r.err && c->decode_end && (rc = c->decode_end(c->decode_ctx)) < 0)
+        set_err(&r, rc, "analysis");
     if (r.err) {
         rc = fail(err, errlen, r.err, "%s: %s", r.err_where, tb_err_str(r.err));
         goto out;

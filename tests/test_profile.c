@@ -23,10 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tb_test.h"
+#include "tb_truth.h"
 #include "tracebench/profile.h"
 #include "tracebench/snapshot.h"
 
@@ -254,138 +254,6 @@ Test(profile, bounded_block_table_same_counts)
 
 /* ---- (b) ---- */
 
-static int sh(const char *cmd, char **out)
-{
-    char full[8192];
-    FILE *p;
-    size_t len = 0, cap = 4096;
-    int st;
-
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
-    p = popen(full, "r");
-    cr_assert(p);
-    *out = malloc(cap);
-    cr_assert(*out);
-    for (;;) {
-        size_t k = fread(*out + len, 1, cap - len - 1, p);
-
-        if (!k)
-            break;
-        len += k;
-        if (len + 1 == cap) {
-            cap *= 2;
-            *out = realloc(*out, cap);
-            cr_assert(*out);
-        }
-    }
-    (*out)[len] = '\0';
-    st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-#define MAXF 256
-
-typedef struct prof {
-    unsigned long long total;
-    struct { char name[128]; unsigned long long n; } f[MAXF];
-    int nf;
-    struct { char caller[128], callee[128]; unsigned long long calls, incl; } c[MAXF];
-    int nc;
-} prof;
-
-static void add_f(prof *p, const char *name, unsigned long long n)
-{
-    for (int i = 0; i < p->nf; i++)
-        if (!strcmp(p->f[i].name, name)) {
-            p->f[i].n += n;
-            return;
-        }
-    cr_assert_lt(p->nf, MAXF);
-    snprintf(p->f[p->nf].name, 128, "%s", name);
-    p->f[p->nf++].n = n;
-}
-
-static void add_c(prof *p, const char *a, const char *b, unsigned long long calls,
-                  unsigned long long incl)
-{
-    for (int i = 0; i < p->nc; i++)
-        if (!strcmp(p->c[i].caller, a) && !strcmp(p->c[i].callee, b)) {
-            p->c[i].calls += calls;
-            p->c[i].incl += incl;
-            return;
-        }
-    cr_assert_lt(p->nc, MAXF);
-    snprintf(p->c[p->nc].caller, 128, "%s", a);
-    snprintf(p->c[p->nc].callee, 128, "%s", b);
-    p->c[p->nc].calls = calls;
-    p->c[p->nc++].incl = incl;
-}
-
-/* tb_truthprof's lines.  false when it refused the vector. */
-static bool truth_prof(const char *dir, const char *syms, prof *p)
-{
-    char cmd[4096], *o, *save = NULL;
-    int rc;
-
-    memset(p, 0, sizeof *p);
-    snprintf(cmd, sizeof cmd, "%s/tb_truthprof %s %s", TB_BINARY_DIR, dir, syms);
-    rc = sh(cmd, &o);
-    if (rc == 1 && strstr(o, "tb_truthprof: ")) {
-        free(o);
-        return false;
-    }
-    cr_assert_eq(rc, 0, "%s: %s", cmd, o);
-    for (char *l = strtok_r(o, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-        char a[128], b[128];
-        unsigned long long x, y;
-
-        if (sscanf(l, "total %llu", &x) == 1)
-            p->total = x;
-        else if (sscanf(l, "func %127s %llu", a, &x) == 2)
-            add_f(p, a, x);
-        else if (sscanf(l, "call %127s %127s %llu %llu", a, b, &x, &y) == 4)
-            add_c(p, a, b, x, y);
-        else
-            cr_assert_fail("%s: %s", cmd, l);
-    }
-    free(o);
-    return true;
-}
-
-/* Our callgrind file, read by the format's rules (valgrind's
- * docs/cl-format): a cost line after calls= is the call's inclusive
- * cost, any other one the current fn's exclusive cost. */
-static void callgrind_prof(const char *path, prof *p)
-{
-    char *txt = tb_test_slurp(path, NULL), *save = NULL, fn[128] = "", cfn[128] = "";
-    unsigned long long calls = 0;
-    bool after_calls = false;
-
-    memset(p, 0, sizeof *p);
-    cr_assert(txt, "%s", path);
-    for (char *l = strtok_r(txt, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-        unsigned line;
-        unsigned long long cost;
-
-        if (sscanf(l, "summary: %llu", &cost) == 1)
-            p->total = cost;
-        else if (!strncmp(l, "fn=", 3))
-            snprintf(fn, sizeof fn, "%s", l + 3);
-        else if (!strncmp(l, "cfn=", 4))
-            snprintf(cfn, sizeof cfn, "%s", l + 4);
-        else if (sscanf(l, "calls=%llu", &calls) == 1)
-            after_calls = true;
-        else if (sscanf(l, "%u %llu", &line, &cost) == 2) {
-            if (after_calls)
-                add_c(p, fn, cfn, calls, cost);
-            else
-                add_f(p, fn, cost);
-            after_calls = false;
-        }
-    }
-    free(txt);
-}
-
 static bool has_file(const char *dir, const char *name)
 {
     char p[1100];
@@ -409,33 +277,6 @@ static void program_elf(const char *dir, char *elf, size_t len)
     free(readme);
 }
 
-static void expect_equal(const char *v, const prof *t, const prof *d)
-{
-    cr_expect_eq(d->total, t->total, "%s: total %llu, the truth %llu", v, d->total, t->total);
-    cr_expect_eq(d->nf, t->nf, "%s: %d functions, the truth %d", v, d->nf, t->nf);
-    for (int i = 0; i < t->nf; i++) {
-        int j;
-
-        for (j = 0; j < d->nf && strcmp(d->f[j].name, t->f[i].name); j++)
-            ;
-        cr_expect(j < d->nf && d->f[j].n == t->f[i].n, "%s: %s ran %llu, the truth %llu", v,
-                  t->f[i].name, j < d->nf ? d->f[j].n : 0, t->f[i].n);
-    }
-    cr_expect_eq(d->nc, t->nc, "%s: %d call edges, the truth %d", v, d->nc, t->nc);
-    for (int i = 0; i < t->nc; i++) {
-        int j;
-
-        for (j = 0; j < d->nc && (strcmp(d->c[j].caller, t->c[i].caller) ||
-                                  strcmp(d->c[j].callee, t->c[i].callee));
-             j++)
-            ;
-        cr_expect(j < d->nc && d->c[j].calls == t->c[i].calls && d->c[j].incl == t->c[i].incl,
-                  "%s: %s -> %s: %llu calls, %llu inclusive; the truth %llu, %llu", v,
-                  t->c[i].caller, t->c[i].callee, j < d->nc ? d->c[j].calls : 0,
-                  j < d->nc ? d->c[j].incl : 0, t->c[i].calls, t->c[i].incl);
-    }
-}
-
 /* callgrind_annotate's PROGRAM TOTALS line. */
 static unsigned long long annotate_total(const char *path)
 {
@@ -444,7 +285,7 @@ static unsigned long long annotate_total(const char *path)
     int rc;
 
     snprintf(cmd, sizeof cmd, "callgrind_annotate %s", path);
-    rc = sh(cmd, &o);
+    rc = tb_test_sh(cmd, &o);
     cr_assert_eq(rc, 0, "%s: %s", cmd, o);
     s = strstr(o, "PROGRAM TOTALS");
     cr_assert(s, "%s: %s", cmd, o);
@@ -462,7 +303,7 @@ static unsigned long long annotate_total(const char *path)
 
 Test(profile, truth_equals_callgrind_on_vectors, .timeout = 900)
 {
-    static prof t, d;
+    static tb_prof t, d;
     char base[512], tmp[] = "/tmp/tb_profile_XXXXXX";
     struct dirent **names;
     int nn, per[2] = {0}, annotated = 0, nonsym = 0;
@@ -493,7 +334,7 @@ Test(profile, truth_equals_callgrind_on_vectors, .timeout = 900)
         snprintf(syms, sizeof syms, "%s/%s.syms", tmp, v);
         snprintf(cmd, sizeof cmd, "arm-none-eabi-readelf -sSW %s > %s", elf, syms);
         cr_assert_eq(system(cmd), 0, "%s", cmd);
-        if (!truth_prof(dir, syms, &t)) { /* gaps, several sources */
+        if (!tb_prof_truth(dir, syms, &t)) { /* gaps, several sources */
             free(names[k]);
             continue;
         }
@@ -504,8 +345,8 @@ Test(profile, truth_equals_callgrind_on_vectors, .timeout = 900)
         cr_assert(rc == 0, "%s: exit %d: %s", args, rc, e);
         free(o);
         free(e);
-        callgrind_prof(cg, &d);
-        expect_equal(v, &t, &d);
+        tb_prof_callgrind(cg, &d);
+        tb_prof_expect_equal(v, &t, &d);
         for (int i = 0; i < t.nf; i++)
             nonsym += !strncmp(t.f[i].name, "0x", 2);
         if (annotate && annotated < 12) {
@@ -529,7 +370,7 @@ Test(profile, truth_equals_callgrind_on_vectors, .timeout = 900)
         char cmd[256], *o;
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-        (void)!sh(cmd, &o);
+        (void)!tb_test_sh(cmd, &o);
         free(o);
     }
 }
@@ -542,13 +383,13 @@ Test(profile, example_program_equals_truth, .timeout = 300)
     static const char *const protos[] = {"ptm", "etmv3", "ptm --options ca",
                                          "etmv3 --options ca"};
     char tmp[] = "/tmp/tb_profile_XXXXXX", cmd[4096], *o, *e;
-    static prof t, d;
+    static tb_prof t, d;
 
     cr_assert(mkdtemp(tmp));
     snprintf(cmd, sizeof cmd, "sh %s/examples/program/build.sh %s/irq.elf && "
                               "arm-none-eabi-readelf -sSW %s/irq.elf > %s/syms",
              TB_SOURCE_DIR, tmp, tmp, tmp);
-    cr_assert_eq(sh(cmd, &o), 0, "%s: %s", cmd, o);
+    cr_assert_eq(tb_test_sh(cmd, &o), 0, "%s: %s", cmd, o);
     free(o);
     for (size_t i = 0; i < sizeof protos / sizeof protos[0]; i++) {
         char args[4096], dir[1100], cg[1100], syms[1100];
@@ -565,15 +406,15 @@ Test(profile, example_program_equals_truth, .timeout = 300)
         cr_assert_eq(rc, 0, "%s: %s", args, e);
         free(o);
         free(e);
-        cr_assert(truth_prof(dir, syms, &t), "%s: tb_truthprof refused it", dir);
+        cr_assert(tb_prof_truth(dir, syms, &t), "%s: tb_truthprof refused it", dir);
         snprintf(args, sizeof args, "profile %s --memory %s/irq.elf --format callgrind -o %s",
                  dir, tmp, cg);
         rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
         cr_assert_eq(rc, 0, "%s: %s", args, e);
         free(o);
         free(e);
-        callgrind_prof(cg, &d);
-        expect_equal(protos[i], &t, &d);
+        tb_prof_callgrind(cg, &d);
+        tb_prof_expect_equal(protos[i], &t, &d);
         for (int k = 0; k < t.nc; k++)
             has_exc |= !strcmp(t.c[k].callee, "0x00000018");
         cr_expect(has_exc, "%s: no interrupt in the truth's calls", protos[i]);
@@ -585,7 +426,7 @@ Test(profile, example_program_equals_truth, .timeout = 300)
         }
     }
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-    (void)!sh(cmd, &o);
+    (void)!tb_test_sh(cmd, &o);
     free(o);
 }
 
@@ -652,7 +493,7 @@ Test(profile, bad_elf, .timeout = 120)
     free(o);
     free(e);
     snprintf(cmd, sizeof cmd, "arm-none-eabi-strip -o %s/s.elf %s", tmp, elf);
-    cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+    cr_assert_eq(tb_test_sh(cmd, &o), 0, "%s", o);
     free(o);
     snprintf(args, sizeof args, "profile %s --memory %s/s.elf", dir, tmp);
     rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
@@ -670,6 +511,6 @@ Test(profile, bad_elf, .timeout = 120)
     free(o);
     free(e);
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-    (void)!sh(cmd, &o);
+    (void)!tb_test_sh(cmd, &o);
     free(o);
 }

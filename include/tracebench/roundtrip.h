@@ -190,6 +190,17 @@ typedef struct tb_rt_case {
      * sources by time in one formatted buffer (a two-source vector). */
     void (*on_trace)(void *ctx, uint64_t cycle, const uint8_t *data, size_t len);
     void *trace_ctx;
+    /* Optional: the decoded elements the comparator gets, for an
+     * analysis of the round trip's own decode (coverage, a profile)
+     * without a second decode: decode_begin once the decoder has its
+     * memory image (alive until decode_end), decode_element for each
+     * element in order, decode_end after the decoder's last.  A negative
+     * return ends the run with that error (tb_rt_run's err says
+     * "analysis").  NULL hooks cost nothing. */
+    int (*decode_begin)(void *ctx, tb_protocol protocol, const tb_memimage *mem);
+    int (*decode_element)(void *ctx, const tb_element *el);
+    int (*decode_end)(void *ctx);
+    void *decode_ctx;
 } tb_rt_case;
 
 /* What a run that completed shows.  A match is only worth something
