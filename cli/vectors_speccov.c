@@ -6,7 +6,8 @@
  * snapshot directory under --out (default: the list's directory
  * /generated), from the packets themselves, and prints the table
  * (--markdown: as Markdown, for the vectors README).  Exits 1 when a
- * variant the catalogue marks reachable occurs in no vector, naming each.
+ * variant the catalogue marks reachable occurs in no vector, or one it
+ * marks unreachable occurs in some, naming each.
  * cmd_vectors.c hands its whole argument list over on --spec-coverage.
  * Not code coverage (`tracebench coverage`, cmd_coverage.c).
  */
@@ -112,6 +113,14 @@ int tb_cli_vectors_speccov(int argc, char **argv)
         if (tb_speccov_row_reachable(r) && !t.count[r->var]) {
             fprintf(stderr, "spec coverage: reachable variant %s (%s) occurs in no vector\n",
                     r->id, r->desc);
+            status = TB_EXIT_DIFF;
+        }
+        /* The other way too: a row that says why no vector can reach it
+         * is stale once one does. */
+        if (!tb_speccov_row_reachable(r) && t.count[r->var]) {
+            fprintf(stderr, "spec coverage: variant %s is marked unreachable but occurs %llu "
+                            "times in %u vectors: mark it reachable in spec-coverage.tsv\n",
+                    r->id, (unsigned long long)t.count[r->var], (unsigned)t.vectors[r->var]);
             status = TB_EXIT_DIFF;
         }
     }
