@@ -120,8 +120,6 @@ int tb_sim_handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
         return 1;
     case ACT_IRQ:
     case ACT_FIQ:
-        if ((rc = tb_sim_check_interrupt_stop(s)) < 0)
-            return rc;
         /* Preferred return = the instruction that did not run; LR = +4 in
          * both states (B1.9.10, B1.9.11). */
         if ((rc = enter_exception(s, s->action == ACT_IRQ ? TB_EXC_IRQ : TB_EXC_FIQ,

@@ -121,30 +121,6 @@ int tb_sim_check_past_fault(tb_sim *s)
     return past_fail(s, pc);
 }
 
-/* After the emulator stopped for an IRQ or FIQ asked in the code hook of
- * the instruction at act_addr: the PC must still name it.  Seen on
- * Unicorn 2.0.1 (docs/gen.md, seed 1589 mixed): a stop asked in the hook
- * of an instruction right after a DMB (or of the DMB itself) does not stop
- * before it; the instruction (a SUBS of a loop counter there) and
- * sometimes the next one run, and would run again after the handler
- * returns to the preferred return, act_addr (IHI0406C B1.9.10,
- * B1.9.11).  As with
- * a data abort run past, that state cannot be undone: the run fails. */
-int tb_sim_check_interrupt_stop(tb_sim *s)
-{
-    uint32_t pc = 0;
-
-    if (uc_reg_read(s->uc, UC_ARM_REG_PC, &pc) != UC_ERR_OK)
-        return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot read the PC after an interrupt stop");
-    if ((pc & ~1u) == (s->act_addr & ~1u))
-        return 0;
-    return tb_sim_fail(s, TB_ERR_EMULATOR, "the emulator ran the instruction at 0x%08x (and "
-                       "went on to 0x%08x) after it was asked to stop before it to take %s "
-                       "there (Unicorn ran past an interrupt stop; the run's state is wrong "
-                       "from here, docs/gen.md)", s->act_addr & ~1u, pc & ~1u,
-                       s->action == ACT_FIQ ? "an FIQ" : "an IRQ");
-}
-
 /* Data records (tb_sim_set_data): Unicorn's UC_HOOK_MEM_WRITE (before the
  * store, with the value stored) and UC_HOOK_MEM_READ_AFTER (after the
  * load, with the value loaded) fire per transfer, inside the instruction

@@ -316,7 +316,6 @@ void tb_sim_hook_mem_data(uc_engine *uc, uc_mem_type type, uint64_t address, int
                           int64_t value, void *user);
 void tb_sim_ran_past_fault(tb_sim *s, uint32_t a);
 int tb_sim_check_past_fault(tb_sim *s);
-int tb_sim_check_interrupt_stop(tb_sim *s);
 
 /* exceptions.c: one stop of the emulator (1 run over, 0 restart at
  * s->act_addr, negative error). */

@@ -331,33 +331,6 @@ Test(gen, sim_refuses_a_run_past_a_data_abort, .init = scratch_init, .fini = scr
     cr_expect(strstr(why, "0x00000748") != NULL, "reason names the STM: %s", why);
 }
 
-/* Issue 29, seed 1589 mixed (docs/gen.md): an FIQ due at the SUBS at
- * 0xad4 that counts down an inner loop, right after a DMB.  The simulator
- * asks Unicorn 2.0.1 to stop in that instruction's code hook, but the
- * SUBS runs before the stop (the PC reads 0xad8); the FIQ's handler then
- * returned to 0xad4, the SUBS ran again, the counter stepped over 0 and
- * the run went on to the budget.  Not a faulting access, so the past-abort
- * check never saw it: the simulator must refuse the run at that FIQ. */
-Test(gen, sim_refuses_a_run_past_an_interrupt_stop, .init = scratch_init,
-     .fini = scratch_fini, .timeout = 300)
-{
-    const char *cc = arm_cc("gen.sim_refuses_a_run_past_an_interrupt_stop");
-    tb_sim_result res;
-    const char *why;
-    int rc;
-
-    if (!cc)
-        return;
-    memset(&res, 0, sizeof res);
-    rc = build_and_run(1589, TB_GEN_MIXED, 0, cc, &res, &why);
-    cr_expect_lt(rc, 0, "seed 1589 mixed ran (stop %s at 0x%08x, %llu instructions): "
-                 "the emulator's run past the FIQ stop at 0xad4 went unnoticed",
-                 tb_sim_stop_name(res.stop), res.stop_addr, (unsigned long long)res.insns);
-    cr_expect(strstr(why, "ran past an interrupt stop") != NULL, "reason: %s", why);
-    cr_expect(strstr(why, "0x00000ad4") != NULL, "reason names the SUBS: %s", why);
-    cr_expect(strstr(why, "an FIQ") != NULL, "reason names the FIQ: %s", why);
-}
-
 /* The simulator's invariant: an IRQ, FIQ or SVC handler's exception
  * return to the preferred return address resumes in the instruction set
  * the interrupted code had (the SPSR.T the entry saved).  Issue 29, found
