@@ -124,11 +124,12 @@ int tb_enc_emit(tb_encoder *e, tb_packet *p)
         e->shown_seq = e->pkt_seq;
         e->have_shown = true;
     }
-    if (e->sink) {
-        rc = e->sink(e->sink_ctx, buf, (size_t)n);
-        if (rc)
-            return e->err = rc < 0 ? rc : TB_ERR_STOPPED;
-    }
+    /* The callback before the sink: whatever the sink feeds (the round
+     * trip's decoder) must not act on a packet its watcher has not seen;
+     * the round trip marks the resume point of an overflow I-sync, whose
+     * context ID the decoder shows at once (IHI0014Q 7.10.5; PTM:
+     * IHI0035B 4.5, protocol-notes 3.4).  ETMv1 and ETMv2 call theirs
+     * before the port cycles too. */
     if (e->pcb) {
         p->index = e->st.bytes;
         p->size = (uint8_t)n;
@@ -136,6 +137,11 @@ int tb_enc_emit(tb_encoder *e, tb_packet *p)
         rc = e->pcb(e->pcb_ctx, p);
         if (rc)
             return e->err = TB_ERR_STOPPED;
+    }
+    if (e->sink) {
+        rc = e->sink(e->sink_ctx, buf, (size_t)n);
+        if (rc)
+            return e->err = rc < 0 ? rc : TB_ERR_STOPPED;
     }
     e->st.bytes += (uint64_t)n;
     e->st.packets++;

@@ -902,3 +902,91 @@ Test(encoder, ptm_trace_on_between_back_to_back)
     if (*oc)
         cr_assert_str_eq(oc, "Xf R1c ");
 }
+
+/* Issue 29, generated seed 155 (`ctxid=4,fifo=48:1/8`, PTM and ETMv3):
+ * the packet callback ran only after the packet's bytes had gone to the
+ * sink.  The round trip marks, from the callback, the instruction where an
+ * overflow I-sync resumes; its sink feeds the decoder at once, which shows
+ * the I-sync's CONTEXT (the context where trace resumes, IHI0035B 4.5,
+ * IHI0014Q 7.10.5) before the mark was made, so a context that changed
+ * inside the gap was checked against the one before it.  Whatever the
+ * sink feeds, a packet's callback comes first: when it runs, the sink has
+ * had exactly the bytes before the packet (p->index of them). */
+typedef struct {
+    uint64_t sunk;          /* bytes the sink has had */
+    unsigned pkts, late;    /* callbacks; those after their own bytes */
+    unsigned resumes;       /* overflow I-syncs seen */
+    uint32_t resume_ctx;
+} order_probe;
+
+static int order_sink(void *ctx, const uint8_t *data, size_t len)
+{
+    (void)data;
+    ((order_probe *)ctx)->sunk += len;
+    return 0;
+}
+
+static int order_pkt(void *ctx, const tb_packet *p)
+{
+    order_probe *o = ctx;
+
+    o->pkts++;
+    if (o->sunk != p->index)
+        o->late++;
+    if (p->kind == TB_PKT_ISYNC && p->reason == TB_ISYNC_OVERFLOW) {
+        o->resumes++;
+        o->resume_ctx = p->context_id;
+    }
+    return 0;
+}
+
+Test(encoder, packet_callback_runs_before_the_bytes_reach_the_sink)
+{
+    static const tb_protocol protos[] = {TB_PROTO_ETMV3, TB_PROTO_PTM};
+
+    for (size_t k = 0; k < 2; k++) {
+        tb_encoder_opts o;
+        order_probe pr = {0};
+        tb_exec_record r;
+        char err[128];
+        tb_encoder *e;
+
+        tb_encoder_opts_init(&o, protos[k]);
+        /* 48 bytes drained at one byte per 16 cycles: a run of far
+         * indirect branches (5-byte addresses) overflows it. */
+        cr_assert_eq(tb_encoder_opts_parse(&o, "ctxid=4,fifo=48:1/16", err, sizeof err), 0,
+                     "%s", err);
+        e = tb_encoder_new(&o, order_sink, &pr);
+        cr_assert(e);
+        tb_encoder_set_packet_cb(e, order_pkt, &pr);
+        cyc = 0;
+        memset(&r, 0, sizeof r);
+        r.kind = TB_REC_CONTEXT;
+        r.u.ctx.context_id = 0x11;
+        push(e, r);
+        for (uint32_t i = 0; i < 40; i++) {
+            uint32_t a = 0x10000000u + 0x01000000u * (i % 2) + 0x100u * i;
+            uint32_t t = 0x20000000u + 0x01000000u * (i % 2) + 0x100u * i;
+
+            push(e, insn(a, TB_ISA_ARM, 4, TB_WP_INDIRECT, 0, t, TB_ISA_ARM));
+            if (i == 20) {
+                r.cycle = cyc;
+                r.u.ctx.context_id = 0x55; /* changed inside the gap */
+                push(e, r);
+            }
+        }
+        /* Idle long enough for the FIFO to drain, then trace resumes. */
+        cyc += 48 * 16 * 2;
+        push(e, arm(0x3000, 0));
+        push(e, arm(0x3004, 0));
+        cr_assert_eq(tb_encoder_finish(e), 0);
+        cr_assert_gt(tb_encoder_get_stats(e)->overflows, 0, "%s: no overflow",
+                     tb_protocol_name(protos[k]));
+        cr_assert_gt(pr.resumes, 0, "%s: no overflow I-sync", tb_protocol_name(protos[k]));
+        cr_assert_eq(pr.resume_ctx, 0x55, "%s", tb_protocol_name(protos[k]));
+        cr_assert_gt(pr.pkts, 4);
+        cr_assert_eq(pr.late, 0, "%s: %u of %u packets reached the sink before their callback",
+                     tb_protocol_name(protos[k]), pr.late, pr.pkts);
+        tb_encoder_free(e);
+    }
+}

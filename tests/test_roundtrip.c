@@ -213,6 +213,42 @@ Test(roundtrip, chunking_does_not_matter)
     }
 }
 
+/* Issue 29, generated seed 155 (`ctxid=4,fifo=48:1/8`, PTM and ETMv3):
+ * ctx_switch writes CONTEXTIDR while a 48-byte FIFO drained at one byte
+ * per 16 cycles overflows, so the context changes inside the gap and the
+ * overflow I-sync carries the new one (IHI0014Q 7.10.5; IHI0035B 4.5,
+ * protocol-notes 3.4).  The encoder told the round trip where it resumed
+ * (tb_compare_mark_resume, from its packet callback) only after the
+ * I-sync's bytes had reached the decoder, which had already shown its
+ * CONTEXT: the comparator, knowing no resume point yet, checked it
+ * against the context before the gap.  Raw bytes reach the decoder packet
+ * by packet (it failed for both protocols); CoreSight frames only when a
+ * frame fills (PTM failed, ETMv3 by luck not). */
+Test(roundtrip, context_changed_inside_an_overflow_gap)
+{
+    static const tb_protocol protos[] = {TB_PROTO_PTM, TB_PROTO_ETMV3};
+
+    for (size_t k = 0; k < 2; k++)
+        for (int formatted = 0; formatted < 2; formatted++) {
+            tb_rt_case c;
+            tb_rt_result res;
+            char err[256];
+
+            program(&c, "ctx_switch", protos[k]);
+            cr_assert_eq(tb_rt_case_options(&c, "ctxid=4,fifo=48:1/16", err, sizeof err), 0,
+                         "%s", err);
+            c.formatted = formatted;
+            run(&c, &res);
+            cr_expect(res.match, "%s %s: %s", tb_protocol_name(protos[k]),
+                      formatted ? "coresight" : "raw", res.report);
+            /* The case is the one it claims: trace was lost and resumed,
+             * and the decode went on to the end after it. */
+            cr_expect_gt(res.resumes, 0, "%s: no overflow", tb_protocol_name(protos[k]));
+            cr_expect_gt(res.cmp.untraced, 0, "%s: nothing lost", tb_protocol_name(protos[k]));
+            cr_expect_gt(res.cmp.checked, 600, "%s", tb_protocol_name(protos[k]));
+        }
+}
+
 /* ViewInst over irq_fiq's nesting loop only (irq_nest_point up to
  * fiq_handler), under the storm scenario: the first IRQ (in main) is
  * taken with trace off and never shown; the next IRQ, of the same kind,
@@ -682,6 +718,66 @@ Test(compare, context_changed_inside_an_overflow_gap)
             }
             tb_compare_free(c);
         }
+    }
+}
+
+/* Issue 29, generated seeds 205, 349, 384 (PTM `ctxid=4,fifo=48:1/8`,
+ * `ctxid=4,vmid,fifo=64:1/4,ca,ts`): a context change a few instructions
+ * after the overflow I-sync's address, before its first waypoint.  PTM
+ * sends the change at once and those instructions only with that
+ * waypoint (protocol-notes 0.3), so a second CONTEXT follows the
+ * I-sync's before anything is shown; the comparator accepted only the
+ * resume point's context there.  ETMv3 gets no such look-ahead (the rule
+ * outside a gap is PTM's only too). */
+Test(compare, ptm_context_change_right_after_an_overflow_resume_point)
+{
+    static const tb_protocol protos[] = {TB_PROTO_PTM, TB_PROTO_ETMV3};
+
+    for (size_t k = 0; k < 2; k++) {
+        tb_encoder_opts o;
+        tb_compare *c;
+        tb_exec_record t[10];
+        tb_element ov = {.kind = TB_ELEM_TRACE_ON, .reason = TB_ISYNC_OVERFLOW};
+        tb_element cx = {.kind = TB_ELEM_CONTEXT, .context_id = 0x55};
+        char err[64];
+        int rc;
+
+        tb_encoder_opts_init(&o, protos[k]);
+        cr_assert_eq(tb_encoder_opts_parse(&o, "ctxid=4", err, sizeof err), 0, "%s", err);
+        c = tb_compare_new(&o, "hand-made");
+        t[0] = (tb_exec_record){.kind = TB_REC_CONTEXT, .u.ctx = {.context_id = 0x11}};
+        t[1] = insn(0, 0x1000, 0);
+        t[2] = insn(1, 0x1004, 0); /* lost in the gap */
+        t[3] = (tb_exec_record){.kind = TB_REC_CONTEXT, .seq = 2, .cycle = 3,
+                                .u.ctx = {.context_id = 0x55}};
+        t[4] = insn(2, 0x1008, 0); /* trace resumes here */
+        t[5] = insn(3, 0x100c, 0);
+        t[6] = (tb_exec_record){.kind = TB_REC_CONTEXT, .seq = 4, .cycle = 7,
+                                .u.ctx = {.context_id = 0x99}};
+        t[7] = insn(4, 0x1010, 0); /* the first waypoint after the resume point */
+        t[7].u.insn.wp_class = TB_WP_DIRECT;
+        t[8] = insn(5, 0x1014, 0);
+        t[9] = (tb_exec_record){.kind = TB_REC_END, .seq = 6};
+        for (unsigned i = 0; i < 10; i++) {
+            cr_assert_eq(tb_compare_truth(c, &t[i]), 0);
+            if (i == 5)
+                tb_compare_mark_resume(c); /* names 0x1008, one behind */
+        }
+        cr_assert_eq(feed_range(c, 0x1000, 1, 0), 0, "%s", tb_compare_report(c));
+        cr_assert_eq(tb_compare_element(c, &ov, NULL), 0);
+        cr_assert_eq(tb_compare_element(c, &cx, NULL), 0, "%s", tb_compare_report(c));
+        cx.context_id = 0x99;
+        rc = tb_compare_element(c, &cx, NULL);
+        if (protos[k] == TB_PROTO_ETMV3) {
+            cr_assert_eq(rc, TB_ERR_MISMATCH, "etmv3: the change ahead accepted");
+        } else {
+            cr_assert_eq(rc, 0, "%s", tb_compare_report(c));
+            cr_assert_eq(feed_range(c, 0x1008, 4, 0), 0, "%s", tb_compare_report(c));
+            cr_assert_eq(tb_compare_finish(c), 0, "%s", tb_compare_report(c));
+            cr_assert_eq(tb_compare_get_stats(c)->contexts, 2);
+            cr_assert_eq(tb_compare_get_stats(c)->untraced, 1, "0x1004 was lost");
+        }
+        tb_compare_free(c);
     }
 }
 

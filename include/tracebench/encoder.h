@@ -162,7 +162,9 @@ TB_API tb_encoder *tb_encoder_new(const tb_encoder_opts *o, tb_trace_sink sink,
                            void *ctx);
 TB_API void tb_encoder_free(tb_encoder *e);
 
-/* Optional: every packet that reaches the sink, with its bytes. */
+/* Optional: every packet that reaches the sink, with its bytes, called
+ * before those bytes go to the sink (p->index bytes have gone so far); a
+ * non-zero return stops the encoder before they do. */
 TB_API void tb_encoder_set_packet_cb(tb_encoder *e, tb_packet_cb cb, void *ctx);
 
 /* Optional: told when a FIFO overflow starts losing trace.  shown_seq is
