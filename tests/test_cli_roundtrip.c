@@ -266,10 +266,10 @@ Test(cli_roundtrip, suite_skips_secure_scenarios_for_port_protocols_only)
                   "--protocol etmv2 --only ' etmv2 ca,port=4' --max 50",
                   TB_BINARY_DIR, TB_SOURCE_DIR);
     cr_expect_eq(o.status, 0);
-    /* Every program and scenario variant but smc and secure_ns: 26
-     * programs (the six of issue 29 and thumb_vec among them) and two
-     * storm variants. */
-    has(&o, "all 28 cases match");
+    /* Every program and scenario variant but smc and secure_ns: 27
+     * programs (the six of issue 29, thumb_vec and faults_hi among them)
+     * and two storm variants. */
+    has(&o, "all 29 cases match");
     free(o.out);
 
     o = roundtrip("--suite --programs '%s/vectors/programs' --vectors '%s/vectors' "
