@@ -797,14 +797,18 @@ typedef struct cmp {
     size_t i, j, na, nb;
 } cmp;
 
-/* Whether one of our A-sync or I-sync packets lies in (lo, hi]: two
- * instructions of packets on either side of it cannot be the same
- * execution, however alike their addresses (the pairing by address
- * would otherwise let a decode that begins later, after a sync the
- * other side needed, pair its first instructions with the other's
- * later ones, and put the parting far from where it is: fuzz/findings
- * ocsd_ptm 8ddf66fd, ocsd_etmv3 b5a01f47).  The packet list is in
- * index order. */
+/* Whether one of our I-sync packets lies in (lo, hi]: two instructions
+ * of packets on either side of one cannot be the same execution,
+ * however alike their addresses (the pairing by address would otherwise
+ * let a decode that begins later, at an I-sync the other side did not
+ * need, pair its first instructions with the other's later ones, and
+ * put the parting far from where it is: regressions ocsd_ptm
+ * opencsd20-async-missed-ours-starts-first, ocsd_etmv3
+ * opencsd19-then-paired-across-isync).  Not an A-sync: it ends no
+ * range, and our range element carries the index of its first packet,
+ * OpenCSD's of its last, so a straight run through an A-sync is one
+ * execution with packets on both sides of it (regression ocsd_etmv3
+ * harness-range-across-async).  The packet list is in index order. */
 static bool sync_between(const cmp *c, uint64_t lo, uint64_t hi)
 {
     size_t l = 0, h = c->pk->n;
@@ -818,7 +822,7 @@ static bool sync_between(const cmp *c, uint64_t lo, uint64_t hi)
             h = m;
     }
     for (; l < c->pk->n && c->pk->v[l].index <= hi; l++)
-        if (c->pk->v[l].kind == TB_PKT_ASYNC || c->pk->v[l].kind == TB_PKT_ISYNC)
+        if (c->pk->v[l].kind == TB_PKT_ISYNC)
             return true;
     return false;
 }
