@@ -240,8 +240,8 @@ Test(pipeline, every_vector_every_chunking_both_paths)
             tb_pipeline *pl;
             tb_pipeline_opts o = {.size = sizeof o, .on_element = on_elem, .ctx = &snapd};
 
-            cr_assert_eq(tb_snapshot_source_config(&snap, src[k], &cfg, err, sizeof err), 0);
-            cr_assert_eq(tb_snapshot_source_memory(&snap, src[k], &mem, err, sizeof err), 0);
+            cr_assert_geq(tb_snapshot_source_config(&snap, src[k], &cfg, err, sizeof err), 0);
+            cr_assert_geq(tb_snapshot_source_memory(&snap, src[k], &mem, err, sizeof err), 0, "%s", err);
             cr_assert_eq(tb_stream_source(&snap, src[k], NULL, keep_bytes, &sb, err,
                                           sizeof err), 0, "%s: %s", dir, err);
             reference(&cfg, mem, &sb, &ref);
@@ -298,8 +298,9 @@ static void fixture_open(fixture *f, const char *name)
     cr_assert_eq(tb_snapshot_load(&f->snap, dir, err, sizeof err), 0, "%s: %s", dir, err);
     f->src = tb_stream_find_source(&f->snap, -1, err, sizeof err);
     cr_assert_not_null(f->src, "%s", err);
-    cr_assert_eq(tb_snapshot_source_config(&f->snap, f->src, &f->cfg, err, sizeof err), 0);
-    cr_assert_eq(tb_snapshot_source_memory(&f->snap, f->src, &f->mem, err, sizeof err), 0);
+    cr_assert_geq(tb_snapshot_source_config(&f->snap, f->src, &f->cfg, err, sizeof err), 0);
+    cr_assert_geq(tb_snapshot_source_memory(&f->snap, f->src, &f->mem, err, sizeof err), 0,
+                  "%s", err);
     cr_assert_eq(tb_stream_source(&f->snap, f->src, NULL, keep_bytes, &f->sb, err,
                                   sizeof err), 0);
 }
@@ -311,7 +312,8 @@ static void fixture_close(fixture *f)
     tb_snapshot_fini(&f->snap);
 }
 
-#define SMALL "arm_basic-etmv3-raw"
+/* A raw ETMv3 trace of 1949 bytes, an A-sync and I-sync every 64. */
+#define SMALL "m_rtos-etmv3-bb-sync64"
 
 Test(pipeline, refuses_bad_arguments)
 {
@@ -339,6 +341,8 @@ Test(pipeline, refuses_bad_arguments)
     cr_expect_eq(tb_pipeline_push(NULL, f.sb.v[0].data, 4, 0), TB_ERR_INVAL);
     cr_expect_eq(tb_pipeline_finish(NULL), TB_ERR_INVAL);
     cr_expect_eq(tb_pipeline_run_source(pl, NULL, f.src, NULL, 0), TB_ERR_INVAL);
+    cr_expect_eq(tb_pipeline_run_source(pl, &f.snap, f.src, NULL, 0), TB_ERR_INVAL,
+                 "no room for the reason");
     cr_expect_null(tb_pipeline_packet(NULL));
     cr_expect_eq(tb_pipeline_bytes(NULL), 0);
     tb_pipeline_free(pl);
@@ -431,8 +435,11 @@ Test(pipeline, health_counts)
         cr_expect_eq(h[tap].insns, d.insns);
         cr_expect_gt(h[tap].asyncs, 0, "the decoder's packets are counted");
     }
-    cr_expect_eq(h[0].packets, h[1].packets);
+    /* The fused path hands the decoder no atoms, branches or I-syncs
+     * (health.h): what tells a loss is counted on both. */
+    cr_expect_leq(h[0].packets, h[1].packets);
     cr_expect_eq(h[0].asyncs, h[1].asyncs);
+    cr_expect_eq(h[0].bad_packets, h[1].bad_packets);
     fixture_close(&f);
 }
 
@@ -470,6 +477,7 @@ Test(pipeline, gaps)
         cr_expect_eq(tb_pipeline_on_bytes(pl, f.sb.v[0].index, f.sb.v[0].data, half), 0);
         cr_expect_eq(tb_pipeline_on_span(pl, NULL, 0, &gap), 0);
         cr_expect_eq(nsync, gaps ? 1 : 0, "gaps %d: %d NO_SYNCs", gaps, nsync);
+        cr_expect_eq(tb_pipeline_bytes(pl), half);
         cr_expect_eq(tb_pipeline_on_bytes(pl, f.sb.v[0].index + half, f.sb.v[0].data + half,
                                           f.sb.v[0].len - half), 0);
         cr_expect_eq(tb_pipeline_finish_stream(pl, TB_ERR_BAD_FRAME), TB_ERR_BAD_FRAME);
@@ -496,6 +504,7 @@ Test(pipeline, parse_only_and_reset)
     tb_pipeline *pl;
     tb_pipeline_opts o = {.size = sizeof o, .ctx = &piped_n, .on_packet = count_pkt};
     digest a = {0}, b = {0};
+    char err[256] = "";
     tb_pipeline_opts eo = {.size = sizeof eo, .on_element = on_elem, .ctx = &a};
 
     fixture_open(&f, SMALL);
@@ -507,9 +516,9 @@ Test(pipeline, parse_only_and_reset)
     tb_parser_free(p);
     pl = tb_pipeline_new(&f.cfg, NULL, &o);
     cr_assert_not_null(pl);
-    cr_expect_eq(tb_pipeline_run_source(pl, &f.snap, f.src, NULL, 0), 0);
+    cr_expect_eq(tb_pipeline_run_source(pl, &f.snap, f.src, err, sizeof err), 0);
     cr_expect_eq(piped_n, direct);
-    cr_expect_gt(direct, 10);
+    cr_expect_gt(direct, 100);
     tb_pipeline_free(pl);
 
     /* Reset: a second pass over the same bytes, the same elements. */
@@ -520,11 +529,11 @@ Test(pipeline, parse_only_and_reset)
     tb_pipeline_reset(pl);
     cr_expect_eq(tb_pipeline_bytes(pl), 0);
     a = (digest){0};
-    cr_expect_eq(tb_pipeline_run_source(pl, &f.snap, f.src, NULL, 0), 0);
+    cr_expect_eq(tb_pipeline_run_source(pl, &f.snap, f.src, err, sizeof err), 0);
     tb_pipeline_free(pl);
     pl = tb_pipeline_new(&f.cfg, f.mem, &(tb_pipeline_opts){.size = sizeof eo,
                                                            .on_element = on_elem, .ctx = &b});
-    cr_expect_eq(tb_pipeline_run_source(pl, &f.snap, f.src, NULL, 0), 0);
+    cr_expect_eq(tb_pipeline_run_source(pl, &f.snap, f.src, err, sizeof err), 0);
     cr_expect(same(&a, &b), "after a reset: %llu elements, fresh: %llu",
               (unsigned long long)a.n, (unsigned long long)b.n);
     tb_pipeline_free(pl);

@@ -92,7 +92,8 @@ TB_API int tb_pipeline_on_span(void *pipeline, const uint8_t *data, size_t len,
 TB_API int tb_pipeline_finish_stream(tb_pipeline *p, int stream_rc);
 /* The whole of source src of snapshot s (tb_stream_source_spans, gaps
  * passed on with opts.gaps), then tb_pipeline_finish_stream.  0 or
- * TB_ERR_* with a one-line reason in err. */
+ * TB_ERR_* with a one-line reason in err (required, as for
+ * tb_stream_source: TB_ERR_INVAL without). */
 TB_API int tb_pipeline_run_source(tb_pipeline *p, const tb_snapshot *s,
                                   const tb_snap_source *src, char *err, size_t errlen);
 
