@@ -9,6 +9,7 @@
 #include "analyze.h"
 #include "cli.h"
 #include "tracebench/health.h"
+#include "tracebench/pipeline.h"
 
 /* The options with a value: the analysis commands' and the input's
  * (input.c). */
@@ -139,8 +140,7 @@ int tb_cli_analysis_check_code(const char *cmd, const tb_memimage *mem, tb_elfin
 
 struct run {
     const tb_cli_analysis *an;
-    tb_parser *parser;
-    tb_decoder *dec;
+    tb_pipeline *pl;
     tb_health health;
     int err;
 };
@@ -150,7 +150,6 @@ static int on_elem(void *ctx, const tb_element *el)
     struct run *r = ctx;
     int e;
 
-    tb_health_element(&r->health, el);
     e = r->an->element(r->an->ctx, el);
     if (e < 0) {
         if (!r->err)
@@ -158,17 +157,6 @@ static int on_elem(void *ctx, const tb_element *el)
         return 1;
     }
     return 0;
-}
-
-static int on_span(void *ctx, const uint8_t *data, size_t len, const tb_span_map *map)
-{
-    struct run *r = ctx;
-    int n = tb_decoder_push_span(r->dec, r->parser, data, len, map, on_elem, r);
-
-    if (n < 0 && !r->err)
-        r->err = n;
-    tb_health_bytes(&r->health, len);
-    return n < 0;
 }
 
 /* One input's sources.  An exit code. */
@@ -196,21 +184,21 @@ static int run_input(const tb_cli_analysis *an, tb_cli_input *in, uint64_t *nsou
         }
         tb_health_init(&run->health);
         r = an->begin(an->ctx, s->cfg.protocol, mem);
-        run->parser = tb_parser_new(&s->cfg);
-        run->dec = tb_decoder_new(&s->cfg, mem);
-        if (run->dec)
-            tb_decoder_set_health(run->dec, &run->health);
-        if (r >= 0 && (!run->parser || !run->dec)) {
+        /* No gaps: a corrupt frame is an error here (not decoded past). */
+        run->pl = tb_pipeline_new(&s->cfg, mem,
+                                  &(tb_pipeline_opts){.size = sizeof(tb_pipeline_opts),
+                                                      .on_element = on_elem, .ctx = run,
+                                                      .health = &run->health});
+        if (r >= 0 && !run->pl) {
             r = TB_ERR_NOMEM;
             snprintf(err, sizeof err, "%s: cannot create a decoder (out of memory)", s->name);
         } else if (r >= 0) {
-            r = tb_cli_input_stream_spans(in, k, on_span, run, err, sizeof err);
-            if (run->err)
-                r = run->err;
-            if (r >= 0)
-                r = tb_decoder_push_finish(run->dec, run->parser, on_elem, run);
+            r = tb_pipeline_finish_stream(run->pl, tb_cli_input_stream_spans(
+                                                       in, k, tb_pipeline_on_span, run->pl,
+                                                       err, sizeof err));
         }
-        if (run->err && r >= 0)
+        /* The analysis' own error, not the TB_ERR_STOPPED it caused. */
+        if (run->err)
             r = run->err;
         {
             int e = an->end(an->ctx);
@@ -218,8 +206,7 @@ static int run_input(const tb_cli_analysis *an, tb_cli_input *in, uint64_t *nsou
             if (r >= 0)
                 r = e;
         }
-        tb_decoder_free(run->dec);
-        tb_parser_free(run->parser);
+        tb_pipeline_free(run->pl);
         if (r < 0) {
             fprintf(stderr, "tracebench %s: %s: %s\n", an->cmd, s->name,
                     r == TB_ERR_NOT_IN_IMAGE

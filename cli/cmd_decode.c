@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "input.h"
 #include "tracebench/decoder.h"
+#include "tracebench/pipeline.h"
 
 enum { FMT_TEXT, FMT_JSON, FMT_ADDR };
 
@@ -81,7 +82,6 @@ static int on_elem(void *ctx, const tb_element *in_el)
     }
     if (el->kind == TB_ELEM_INSN_RANGE)
         o->insns += el->count;
-    tb_health_element(&o->health, el);
     if (o->sym && el->kind == TB_ELEM_INSN_RANGE && el->count)
         tb_cli_sym_check(&o->symck, o->sym, o->mem, el);
     if (o->format == FMT_TEXT) {
@@ -134,35 +134,18 @@ static void usage(FILE *f)
     tb_cli_input_usage(f, "decode");
 }
 
-struct run {
-    tb_parser *parser;
-    tb_decoder *dec;
-    struct out *o;
-    int err;
-    uint64_t bytes;      /* trace bytes pushed */
-};
-
-static int on_span(void *ctx, const uint8_t *data, size_t len, const tb_span_map *map)
+/* After each delivery: where the trace read ends (END's index), and the
+ * progress line on a terminal. */
+static void on_progress(void *ctx, uint64_t bytes, uint64_t last_index)
 {
-    struct run *r = ctx;
-    /* len 0: a corrupt frame may have cut the bytes (input.c). */
-    int n = len ? tb_decoder_push_span(r->dec, r->parser, data, len, map, on_elem, r->o)
-                : tb_decoder_push_gap(r->dec, r->parser, map->index[0], on_elem, r->o);
+    struct out *o = ctx;
     char prefix[32];
 
-    if (n < 0 && !r->err)
-        r->err = n;
-    r->bytes += len;
-    tb_health_bytes(&r->o->health, len);
-    /* The span's last segment's last byte (tb_span_map). */
-    if (len && map && map->n)
-        r->o->last_index = map->index[map->n - 1] + map->end[map->n - 1] -
-                           (map->n > 1 ? map->end[map->n - 2] : 0) - 1;
-    if (tb_cli_progress_due(&r->o->pr)) {
-        snprintf(prefix, sizeof prefix, "decode 0x%02x:", (unsigned)r->o->id);
-        tb_cli_progress_run(&r->o->pr, prefix, r->o->insns, 0, r->bytes);
+    o->last_index = last_index;
+    if (tb_cli_progress_due(&o->pr)) {
+        snprintf(prefix, sizeof prefix, "decode 0x%02x:", (unsigned)o->id);
+        tb_cli_progress_run(&o->pr, prefix, o->insns, 0, bytes);
     }
-    return n < 0;
 }
 
 /* Decodes source k into o.  TB_EXIT_OK, TB_EXIT_LOST after a warning
@@ -172,7 +155,7 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
 {
     const tb_cli_source *s = &in->srcs[k];
     tb_memimage *mem = NULL;
-    struct run run = {.o = o};
+    tb_pipeline *pl = NULL;
     char err[1024] = "";
     int r;
 
@@ -193,37 +176,30 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
     /* --id all: every line after its source's ID, as text and json */
     if (o->tag)
         snprintf(o->addr.tag, sizeof o->addr.tag, "0x%02x: ", (unsigned)o->id);
-    run.parser = tb_parser_new(&s->cfg);
-    run.dec = tb_decoder_new(&s->cfg, mem);
-    if (run.dec)
-        tb_decoder_set_health(run.dec, &o->health);
+    /* Gaps: decoded past corrupt frames to the end (NO_SYNC where bytes
+     * were lost), then the error in err is reported. */
+    pl = tb_pipeline_new(&s->cfg, mem,
+                         &(tb_pipeline_opts){.size = sizeof(tb_pipeline_opts),
+                                             .on_element = on_elem, .ctx = o,
+                                             .health = &o->health,
+                                             .on_progress = on_progress, .gaps = true});
     if (o->disasm) {
         o->dis = tb_cli_disasm_new(mem);
         tb_cli_disasm_set_ptm(o->dis, s->cfg.protocol == TB_PROTO_PTM);
         if (o->sym)
             tb_cli_disasm_set_sym(o->dis, sym_insn, o);
     }
-    if (!run.parser || !run.dec || (o->disasm && !o->dis)) {
+    if (!pl || (o->disasm && !o->dis)) {
         r = TB_ERR_NOMEM;
         snprintf(err, sizeof err, "%s: cannot create a decoder (out of memory)", s->name);
     } else {
-        r = tb_cli_input_stream_spans(in, k, on_span, &run, err, sizeof err);
-        if (run.err)
-            r = run.err;
-        /* Corrupt frames: decoded past them to the end (NO_SYNC where
-         * bytes were lost), then the error in err is reported. */
-        if (r >= 0 || r == TB_ERR_BAD_FRAME) {
-            int f = tb_decoder_push_finish(run.dec, run.parser, on_elem, o);
-
-            if (f < 0)
-                r = f;
-        }
+        r = tb_pipeline_finish_stream(
+            pl, tb_cli_input_stream_spans(in, k, tb_pipeline_on_span, pl, err, sizeof err));
     }
     tb_cli_progress_clear(&o->pr);
     tb_cli_disasm_free(o->dis);
     o->dis = NULL;
-    tb_decoder_free(run.dec);
-    tb_parser_free(run.parser);
+    tb_pipeline_free(pl);
     tb_memimage_free(mem);
     o->mem = NULL;
     if (o->write_errno)

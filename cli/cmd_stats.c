@@ -17,16 +17,13 @@
 #include "input.h"
 #include "tracebench/decoder.h"
 #include "tracebench/parser.h"
+#include "tracebench/pipeline.h"
 #include "tracebench/stream.h"
 
 #define N_GAP 8   /* tb_gap_reason values, with room for an unknown one */
 #define N_ISYNC 4 /* I-sync reasons */
 
 typedef struct stats {
-    tb_parser *parser;
-    tb_decoder *dec;
-    int err; /* a TB_ERR_* from the parser or decoder */
-
     uint64_t bytes;
     uint64_t packets, by_kind[TB_PKT_KIND_COUNT], bad_packets;
     uint64_t insns, ranges, exceptions, exc_returns;
@@ -50,7 +47,6 @@ static int on_elem(void *ctx, const tb_element *el)
 {
     stats *s = ctx;
 
-    tb_health_element(&s->health, el);
     if (el->has_cc)
         s->cycles += el->cc;
     if (el->err && el->kind != TB_ELEM_ADDR_NACC) /* NACC's err is its reason */
@@ -104,35 +100,17 @@ static int on_elem(void *ctx, const tb_element *el)
     return 0;
 }
 
+/* The pipeline's packet tap: each packet, before the decoder. */
 static int on_packet(void *ctx, const tb_packet *pkt)
 {
     stats *s = ctx;
-    int r;
 
     s->packets++;
     if ((unsigned)pkt->kind < TB_PKT_KIND_COUNT)
         s->by_kind[pkt->kind]++;
     if (pkt->kind >= TB_PKT_RESERVED)
         s->bad_packets++;
-    r = tb_decoder_packet(s->dec, pkt, on_elem, s);
-    if (r < 0) {
-        s->err = r;
-        return 1;
-    }
     return 0;
-}
-
-static int on_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
-{
-    stats *s = ctx;
-    int r;
-
-    s->bytes += len;
-    tb_health_bytes(&s->health, len);
-    r = tb_parser_push(s->parser, data, len, index, on_packet, s);
-    if (r < 0 && !s->err)
-        s->err = r;
-    return r < 0;
 }
 
 static uint64_t error_total(const stats *s)
@@ -280,6 +258,7 @@ static int source_stats(const tb_cli_input *in, size_t k, bool json)
     char err[512] = "";
     tb_memimage *mem = NULL;
     stats s = {0};
+    tb_pipeline *pl = NULL;
     int r;
 
     tb_health_init(&s.health);
@@ -288,23 +267,21 @@ static int source_stats(const tb_cli_input *in, size_t k, bool json)
         fprintf(stderr, "tracebench stats: %s: %s\n", src->name, err[0] ? err : tb_err_str(r));
         return TB_EXIT_ERROR;
     }
-    s.parser = tb_parser_new(cfg);
-    s.dec = tb_decoder_new(cfg, mem);
-    if (!s.parser || !s.dec) {
+    /* The packet path, the packets counted on the way; the decoder counts
+     * them into the health.  No gaps: a corrupt frame is an error here. */
+    pl = tb_pipeline_new(cfg, mem,
+                         &(tb_pipeline_opts){.size = sizeof(tb_pipeline_opts),
+                                             .on_element = on_elem, .ctx = &s,
+                                             .on_packet = on_packet, .health = &s.health});
+    if (!pl) {
         fprintf(stderr, "tracebench stats: %s: cannot create a parser and decoder\n",
                 src->name);
         r = TB_EXIT_ERROR;
         goto out;
     }
-    /* The decoder counts the packets it is given into the health. */
-    tb_decoder_set_health(s.dec, &s.health);
-    r = tb_cli_input_stream(in, k, on_bytes, &s, err, sizeof err);
-    if (r >= 0 && !s.err)
-        r = tb_parser_finish(s.parser, on_packet, &s);
-    if (r >= 0 && !s.err)
-        r = tb_decoder_finish(s.dec, on_elem, &s);
-    if (s.err)
-        r = s.err;
+    r = tb_pipeline_finish_stream(
+        pl, tb_cli_input_stream(in, k, tb_pipeline_on_bytes, pl, err, sizeof err));
+    s.bytes = tb_pipeline_bytes(pl);
     if (r < 0) {
         fprintf(stderr, "tracebench stats: %s: %s\n", src->name,
                 r != TB_ERR_STOPPED && err[0] ? err : tb_err_str(r));
@@ -317,8 +294,7 @@ static int source_stats(const tb_cli_input *in, size_t k, bool json)
         print_text(src->name, buffer, cfg, &s);
     r = tb_cli_health_report(in, k, &s.health);
 out:
-    tb_decoder_free(s.dec);
-    tb_parser_free(s.parser);
+    tb_pipeline_free(pl);
     tb_memimage_free(mem);
     return r;
 }

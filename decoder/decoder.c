@@ -11,6 +11,7 @@
 #include "tracebench/etmv2.h"
 #include "tracebench/health.h"
 #include "tracebench/parser.h"
+#include "tracebench/pipeline.h"
 #include "tracebench/stream.h"
 
 struct tb_decoder {
@@ -249,38 +250,6 @@ int tb_decoder_range_addrs(tb_decoder *d, const tb_element *el, uint32_t *out,
 
 /* ---- snapshot -> elements ---- */
 
-struct snap_run {
-    tb_parser *parser;
-    tb_decoder *dec;
-    tb_element_cb cb;
-    void *ctx;
-    int err;
-};
-
-static int on_packet(void *ctx, const tb_packet *pkt)
-{
-    struct snap_run *r = ctx;
-    int n = tb_decoder_packet(r->dec, pkt, r->cb, r->ctx);
-
-    if (n < 0) {
-        r->err = n;
-        return 1;
-    }
-    return 0;
-}
-
-static int on_span(void *ctx, const uint8_t *data, size_t len,
-                   const tb_span_map *map)
-{
-    struct snap_run *r = ctx;
-    int n = len ? tb_decoder_push_span(r->dec, r->parser, data, len, map, r->cb, r->ctx)
-                : tb_decoder_push_gap(r->dec, r->parser, map->index[0], r->cb, r->ctx);
-
-    if (n < 0 && !r->err)
-        r->err = n;
-    return n < 0;
-}
-
 /* tb_decode_snapshot_insns()'s element callback: the range's addresses
  * from the image loaded once, in a buffer that grows to the longest
  * range. */
@@ -335,11 +304,10 @@ static int decode_snapshot(const char *dir, int id, tb_element_cb cb, void *ctx,
     const tb_snap_source *src;
     tb_config cfg;
     tb_memimage *mem = NULL;
-    struct snap_run run = {0};
-    bool bad_frame;
+    tb_pipeline *pl = NULL;
     int r;
 
-    if (!dir)
+    if (!dir || (!cb && !ir))
         return TB_ERR_INVAL;
     if (err && errlen)
         err[0] = 0;
@@ -364,36 +332,20 @@ static int decode_snapshot(const char *dir, int id, tb_element_cb cb, void *ctx,
         cb = on_insn_elem;
         ctx = ir;
     }
-    run.parser = tb_parser_new(&cfg);
-    run.dec = tb_decoder_new(&cfg, mem);
-    run.cb = cb;
-    run.ctx = ctx;
-    if (!run.parser || !run.dec) {
+    /* Corrupt frames: decoded past them to the end (NO_SYNC where bytes
+     * were lost), then TB_ERR_BAD_FRAME. */
+    pl = tb_pipeline_new(&cfg, mem, &(tb_pipeline_opts){.size = sizeof(tb_pipeline_opts),
+                                                       .on_element = cb, .ctx = ctx,
+                                                       .gaps = true});
+    if (!pl) {
         r = TB_ERR_NOMEM;
         goto out;
     }
-    r = tb_stream_source_spans(&snap, src, &(tb_stream_opts){.gaps = true}, on_span, &run,
-                               err, errlen);
-    if (run.err)
-        r = run.err;
-    /* Corrupt frames: decoded past them to the end; the error after. */
-    bad_frame = r == TB_ERR_BAD_FRAME;
-    if (bad_frame)
-        r = 0;
-    if (r >= 0) {
-        r = tb_parser_finish(run.parser, on_packet, &run);
-        if (run.err)
-            r = run.err;
-    }
-    if (r >= 0)
-        r = tb_decoder_finish(run.dec, cb, ctx);
-    if (r >= 0)
-        r = bad_frame ? TB_ERR_BAD_FRAME : 0;
-    else if (err && errlen && !err[0])
+    r = tb_pipeline_run_source(pl, &snap, src, err, errlen);
+    if (r < 0 && r != TB_ERR_BAD_FRAME && err && errlen && !err[0])
         snprintf(err, errlen, "decode: %s", tb_err_str(r));
 out:
-    tb_decoder_free(run.dec);
-    tb_parser_free(run.parser);
+    tb_pipeline_free(pl);
     tb_memimage_free(mem);
     tb_snapshot_fini(&snap);
     return r;

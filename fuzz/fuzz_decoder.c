@@ -48,6 +48,7 @@
 #include "tracebench/decoder.h"
 #include "tracebench/health.h"
 #include "tracebench/parser.h"
+#include "tracebench/pipeline.h"
 
 #define MAX_RANGE (1u << 16)
 
@@ -383,6 +384,45 @@ static void check_health(const char *name, const tb_config *cfg, const tb_health
                   (unsigned long long)g.frame_errors, g.n_ids, g.n_clean);
 }
 
+/* The pipeline's packet tap: packets go on to the decoder. */
+static int pipe_tap(void *ctx, const tb_packet *p)
+{
+    (void)ctx;
+    (void)p;
+    return 0;
+}
+
+/* The decode pipeline (pipeline.h), fused and with a packet tap, cut in
+ * two: the reference's elements, with the counts its calls return. */
+static void decode_pipeline(const char *name, const tb_fuzz_objs *o, const tb_fuzz_vec *ref,
+                            const uint8_t *data, size_t len, size_t cut)
+{
+    char how[96];
+
+    for (int tap = 0; tap < 2; tap++) {
+        xstate x;
+        tb_pipeline *pl;
+        int a, b, c;
+
+        snprintf(how, sizeof how, "pipeline (%s) cut at %zu", tap ? "packet tap" : "fused", cut);
+        x = (xstate){.name = name, .cfg = &o->cfg, .ref = ref, .ref_index = true, .how = how};
+        pl = tb_pipeline_new(&o->cfg, tb_fuzz_image(),
+                             &(tb_pipeline_opts){.size = sizeof(tb_pipeline_opts),
+                                                 .on_element = dec_on_element, .ctx = &x,
+                                                 .on_packet = tap ? pipe_tap : NULL});
+        TB_FUZZ_CHECK(name, pl != NULL, "tb_pipeline_new failed");
+        a = tb_pipeline_push(pl, data, cut, 0);
+        b = tb_pipeline_push(pl, data + cut, len - cut, cut);
+        c = tb_pipeline_finish(pl);
+        TB_FUZZ_CHECK(name, a >= 0 && b >= 0 && c >= 1 && (size_t)(a + b + c) == x.elements,
+                      "%s: returned %d, %d, %d for %zu elements", how, a, b, c, x.elements);
+        TB_FUZZ_CHECK(name, tb_pipeline_bytes(pl) == len, "%s: %llu bytes of %zu", how,
+                      (unsigned long long)tb_pipeline_bytes(pl), len);
+        run_done(&x);
+        tb_pipeline_free(pl);
+    }
+}
+
 static int fuzz_decoder(const char *name, tb_protocol proto, const uint8_t *data, size_t len,
                         bool full)
 {
@@ -456,6 +496,8 @@ static int fuzz_decoder(const char *name, tb_protocol proto, const uint8_t *data
     x = (xstate){.name = name, .cfg = &o->cfg, .dec = o->decoder, .ref = &segs,
                  .ref_index = true, .how = "the same segments as spans"};
     decode_segments(&x, o->parser, data, len, true);
+
+    decode_pipeline(name, o, &ref, data, len, cut);
     return 0;
 }
 

@@ -20,6 +20,7 @@
 #include "tracebench/etmv1.h"
 #include "tracebench/etmv2.h"
 #include "tracebench/parser.h"
+#include "tracebench/pipeline.h"
 #include "tracebench/snapshot.h"
 #include "tracebench/stream.h"
 
@@ -1210,29 +1211,31 @@ int tb_speccov_count_etmv2_capture(const uint8_t *data, size_t len,
 
 typedef struct src_ctx {
     const tb_config *cfg;
-    tb_parser *parser;
-    tb_decoder *dec;
-    const tb_packet *pkt;   /* the packet being decoded */
+    tb_pipeline *pl;
     uint64_t *counts;
     tb_speccov_tally *t;
     int err;
 } src_ctx;
 
+/* Elements are counted with the packet whose decode gives them (none
+ * for those of the end of trace). */
 static int on_element(void *ctx, const tb_element *el)
 {
     src_ctx *c = ctx;
+    const tb_packet *pkt = tb_pipeline_packet(c->pl);
     tb_speccov_id v[4];
     int n;
 
-    if (!c->pkt)
+    if (!pkt)
         return 0;
-    n = tb_speccov_classify_element(c->cfg, c->pkt, el, v, 4);
+    n = tb_speccov_classify_element(c->cfg, pkt, el, v, 4);
     if (n < 0)
         return c->err = n, 1;
     count_ids(c->counts, v, n);
     return 0;
 }
 
+/* The pipeline's packet tap. */
 static int on_packet(void *ctx, const tb_packet *pkt)
 {
     src_ctx *c = ctx;
@@ -1246,23 +1249,7 @@ static int on_packet(void *ctx, const tb_packet *pkt)
     if (n < 0)
         return c->err = n, 1;
     count_ids(c->counts, v, n);
-    if (c->dec) {
-        c->pkt = pkt;
-        n = tb_decoder_packet(c->dec, pkt, on_element, c);
-        c->pkt = NULL;
-        if (n < 0 && !c->err)
-            c->err = n;
-        if (c->err)
-            return 1;
-    }
     return 0;
-}
-
-static int on_bytes(void *ctx, uint64_t index, const uint8_t *data, size_t len)
-{
-    src_ctx *c = ctx;
-
-    return tb_parser_push(c->parser, data, len, index, on_packet, c) < 0;
 }
 
 static int count_source(const tb_snapshot *s, const tb_snap_source *src,
@@ -1273,38 +1260,31 @@ static int count_source(const tb_snapshot *s, const tb_snap_source *src,
     tb_memimage *mem = NULL;
     int rc;
 
-    c.parser = tb_parser_new(cfg);
-    if (!c.parser)
-        return TB_ERR_NOMEM;
     /* A Cortex-M source's v7-M rows are counted from the decoded
-     * exceptions and returns (tb_speccov_classify_element). */
+     * exceptions and returns (tb_speccov_classify_element); the other
+     * sources are only parsed (no memory: a pipeline without decoder). */
     if ((cfg->protocol == TB_PROTO_PTM && cfg->return_stack) ||
         (cfg->protocol == TB_PROTO_ETMV1 && cfg->data_trace) ||
         (cfg->protocol == TB_PROTO_ETMV3 && cfg->v7m)) {
         rc = tb_snapshot_source_memory(s, src, &mem, err, errlen);
-        if (rc < 0) {
-            tb_parser_free(c.parser);
+        if (rc < 0)
             return rc;
-        }
-        c.dec = tb_decoder_new(cfg, mem);
-        if (!c.dec) {
-            tb_memimage_free(mem);
-            tb_parser_free(c.parser);
-            return TB_ERR_NOMEM;
-        }
     }
-    rc = tb_stream_source(s, src, NULL, on_bytes, &c, err, errlen);
-    if (rc >= 0)
-        rc = tb_parser_finish(c.parser, on_packet, &c);
-    if (rc >= 0 && c.dec)
-        rc = tb_decoder_finish(c.dec, on_element, &c);
+    c.pl = tb_pipeline_new(cfg, mem,
+                           &(tb_pipeline_opts){.size = sizeof(tb_pipeline_opts),
+                                               .on_element = on_element, .ctx = &c,
+                                               .on_packet = on_packet});
+    if (!c.pl) {
+        tb_memimage_free(mem);
+        return TB_ERR_NOMEM;
+    }
+    rc = tb_pipeline_run_source(c.pl, s, src, err, errlen);
     if (c.err)
         rc = c.err;
     if (rc < 0 && err && errlen && !*err)
         snprintf(err, errlen, "source %s: %s", src->name, tb_err_str(rc));
-    tb_decoder_free(c.dec);
+    tb_pipeline_free(c.pl);
     tb_memimage_free(mem);
-    tb_parser_free(c.parser);
     return rc < 0 ? rc : 0;
 }
 
