@@ -29,6 +29,7 @@ struct out {
     tb_cli_addr_out addr;
     int write_errno;
     bool disasm;         /* --disasm: instructions after each range */
+    bool cycles;         /* --cycles: ranges split where their counts end */
     tb_cli_disasm *dis;  /* for the source being decoded */
     tb_cli_progress pr;  /* on a terminal: trace read, instructions */
     uint64_t insns;      /* decoded so far, for the progress line */
@@ -197,6 +198,12 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
     run.dec = tb_decoder_new(&s->cfg, mem);
     if (run.dec)
         tb_decoder_set_health(run.dec, &o->health);
+    if (run.dec && o->cycles) {
+        (void)tb_decoder_set_cycle_ranges(run.dec, true);
+        if (!s->cfg.cycle_accurate)
+            fprintf(stderr, "tracebench decode: warning: %s is not cycle-accurate trace "
+                            "(ETMCR[12] clear): --cycles has no counts to give\n", s->name);
+    }
     if (o->disasm) {
         o->dis = tb_cli_disasm_new(mem);
         tb_cli_disasm_set_ptm(o->dis, s->cfg.protocol == TB_PROTO_PTM);
@@ -301,6 +308,10 @@ int tb_cli_decode(int argc, char **argv)
             o.disasm = true;
             continue;
         }
+        if (!strcmp(argv[i], "--cycles")) {
+            o.cycles = true;
+            continue;
+        }
         if (!strcmp(argv[i], "--quiet")) {
             quiet = true;
             continue;
@@ -325,6 +336,9 @@ int tb_cli_decode(int argc, char **argv)
                         "(tracebench decode --help for usage)\n");
         return TB_EXIT_USAGE;
     }
+    if (o.cycles && o.format == FMT_ADDR)
+        return tb_cli_usage_error("decode", "--cycles goes with --format text or json (the "
+                                            "addr format carries no cycle counts)");
     if (sym_args.nelf && o.format == FMT_ADDR)
         return tb_cli_usage_error("decode", "--symbols goes with --format text or json (the "
                                             "addr format is for comparing with other "

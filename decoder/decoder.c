@@ -53,6 +53,15 @@ void tb_decoder_set_health(tb_decoder *d, tb_health *h)
         d->health = h;
 }
 
+int tb_decoder_set_cycle_ranges(tb_decoder *d, bool on)
+{
+    if (!d)
+        return TB_ERR_INVAL;
+    if (d->ops->cycle_ranges)
+        d->ops->cycle_ranges(d->be, on);
+    return 0;
+}
+
 void tb_decoder_free(tb_decoder *d)
 {
     if (!d)
