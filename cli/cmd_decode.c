@@ -199,8 +199,11 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
     if (run.dec)
         tb_decoder_set_health(run.dec, &o->health);
     if (run.dec && o->cycles) {
-        (void)tb_decoder_set_cycle_ranges(run.dec, true);
-        if (!s->cfg.cycle_accurate)
+        if (tb_decoder_set_cycle_ranges(run.dec, true) == TB_ERR_UNSUPPORTED)
+            fprintf(stderr, "tracebench decode: warning: %s: --cycles is for ETMv3 and PTM; "
+                            "ETMv1/ETMv2 ranges keep the sum of their instructions' "
+                            "cycles\n", s->name);
+        else if (!s->cfg.cycle_accurate)
             fprintf(stderr, "tracebench decode: warning: %s is not cycle-accurate trace "
                             "(ETMCR[12] clear): --cycles has no counts to give\n", s->name);
     }

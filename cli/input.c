@@ -61,10 +61,11 @@ void tb_cli_input_usage(FILE *f, const char *cmd)
                    "                   code, or that has no symbols or no line table\n"
                    "  --cycles         cycle-accurate trace: each range ends where its cycle\n"
                    "                   count ends, so cc is one atom's, as OpenCSD gives it:\n"
-                   "                   ETMv3, ETMv1, ETMv2 one instruction a range (each has\n"
-                   "                   its own atom or status); PTM unchanged (a range is one\n"
-                   "                   atom, its waypoint's: no counts inside it).  Text and\n"
-                   "                   json; a warning for trace that is not cycle-accurate\n"
+                   "                   ETMv3 one instruction a range (each has its own atom);\n"
+                   "                   PTM unchanged (a range is one atom, its waypoint's: the\n"
+                   "                   trace counts nothing inside it); ETMv1/ETMv2 not yet (a\n"
+                   "                   warning).  Text and json; a warning for trace that is\n"
+                   "                   not cycle-accurate\n"
                    "  --quiet          no progress line (shown only on a terminal)\n");
     else
         fprintf(f, "  --format F       text (the default) or json (one object a line)\n"

@@ -59,6 +59,8 @@ int tb_decoder_set_cycle_ranges(tb_decoder *d, bool on)
         return TB_ERR_INVAL;
     if (d->ops->cycle_ranges)
         d->ops->cycle_ranges(d->be, on);
+    else if (!d->ops->cycles_per_range && on)
+        return TB_ERR_UNSUPPORTED;
     return 0;
 }
 

@@ -63,10 +63,6 @@ struct tb_etmv1_decoder {
     tb_etmv1_config cfg;
     const tb_memimage *mem;
     tb_classifier *cls;
-    /* The most instructions a range holds: 32, or 1 with
-     * tb_decoder_set_cycle_ranges() on cycle-accurate trace (each
-     * instruction's count runs from its own status). */
-    uint32_t rmax;
 
     bool started;
     bool pc_known;
@@ -388,7 +384,7 @@ static void add_insn(tb_etmv1_decoder *d, uint64_t index, const tb_insn *in, cha
     d->w_sure = true;
     d->w_apo = 0;
     d->w_past = false;
-    if (r->count >= d->rmax)
+    if (r->count == 32)
         close_range(d);
 }
 
@@ -823,7 +819,6 @@ tb_etmv1_decoder *tb_etmv1_decoder_new(const tb_etmv1_config *cfg,
         return NULL;
     }
     d->cfg = *cfg;
-    d->rmax = 32;
     d->mem = mem;
     if (cfg->data_trace && (!(d->dq = malloc(DQMAX * sizeof *d->dq)) ||
                             !(d->oq = malloc(OQMAX * sizeof *d->oq)))) {
@@ -854,13 +849,6 @@ static void *op_make(const tb_config *cfg, const tb_memimage *mem)
 }
 
 static void op_destroy(void *d) { tb_etmv1_decoder_free(d); }
-
-static void op_cycle_ranges(void *vd, bool on)
-{
-    tb_etmv1_decoder *d = vd;
-
-    d->rmax = on && d->cfg.cycle_accurate ? 1 : 32;
-}
 static void op_reset(void *d) { tb_etmv1_decoder_reset(d); }
 
 static int op_packet(void *d, const tb_packet *pkt, tb_element_cb cb, void *ctx)
@@ -881,5 +869,4 @@ const tb_decoder_ops tb_etmv1_decoder_ops = {
     .packet = op_packet,
     .finish = op_finish,
     .reset = op_reset,
-    .cycle_ranges = op_cycle_ranges,
 };

@@ -42,10 +42,6 @@ struct tb_etmv2_decoder {
     tb_etmv2_config cfg;
     const tb_memimage *mem;
     tb_classifier *cls;
-    /* The most instructions a range holds: 32, or 1 with
-     * tb_decoder_set_cycle_ranges() on cycle-accurate trace (each
-     * instruction's count runs from its own status). */
-    uint32_t rmax;
 
     bool started;
     bool pc_known;
@@ -230,7 +226,7 @@ static void add_insn(tb_etmv2_decoder *d, uint64_t index, const tb_insn *in, cha
 {
     tb_element *r = &d->rng;
 
-    if (d->rng_open && (r->isa != in->isa || r->end != in->addr || r->count >= d->rmax))
+    if (d->rng_open && (r->isa != in->isa || r->end != in->addr || r->count == 32))
         close_range(d);
     release_held(d);
     release_context(d); /* a new context: a new range */
@@ -653,7 +649,6 @@ tb_etmv2_decoder *tb_etmv2_decoder_new(const tb_etmv2_config *cfg,
         return NULL;
     }
     d->cfg = *cfg;
-    d->rmax = 32;
     d->mem = mem;
     tb_etmv2_decoder_reset(d);
     return d;
@@ -677,13 +672,6 @@ static void *op_make(const tb_config *cfg, const tb_memimage *mem)
 }
 
 static void op_destroy(void *d) { tb_etmv2_decoder_free(d); }
-
-static void op_cycle_ranges(void *vd, bool on)
-{
-    tb_etmv2_decoder *d = vd;
-
-    d->rmax = on && d->cfg.cycle_accurate ? 1 : 32;
-}
 static void op_reset(void *d) { tb_etmv2_decoder_reset(d); }
 
 static int op_packet(void *d, const tb_packet *pkt, tb_element_cb cb, void *ctx)
@@ -704,5 +692,4 @@ const tb_decoder_ops tb_etmv2_decoder_ops = {
     .packet = op_packet,
     .finish = op_finish,
     .reset = op_reset,
-    .cycle_ranges = op_cycle_ranges,
 };

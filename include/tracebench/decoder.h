@@ -61,17 +61,18 @@ TB_API int tb_decoder_finish(tb_decoder *d, tb_element_cb cb, void *ctx);
  * outlive its use; the elements are the caller's to count. */
 TB_API void tb_decoder_set_health(tb_decoder *d, tb_health *h);
 /* Cycle-accurate trace: with on, each instruction range ends where its
- * cycle count ends, so that cc is the count of the range's last atom
- * alone, as OpenCSD gives it.  ETMv3, ETMv1 and ETMv2 trace each
- * instruction by its own atom or pipeline status (IHI0014Q 7.3.1; docs/etmv1.md,
- * docs/etmv2.md), so
- * their ranges hold one instruction each; a PTM range already ends at
+ * cycle count ends, so that cc is the count of its last atom alone, as
+ * OpenCSD gives it.  ETMv3 traces each instruction by its own atom
+ * (IHI0014Q 7.3.1), so its ranges hold one instruction each, with the
+ * W atoms since the atom before (pending W-only P-headers included: the
+ * DS-5 convention, protocol-notes 6.3).  A PTM range already ends at
  * each atom (its waypoint, IHI0035B 4.4): the trace counts no cycles
- * inside it, and nothing changes.  Off (the default): ranges of up to
- * 32 instructions whose cc is the sum of theirs.  No effect on trace
- * that is not cycle-accurate.  Takes effect at the next range (call it
- * before the first packet); tb_decoder_reset() keeps it.  Returns 0 or
- * TB_ERR_INVAL. */
+ * inside it, and nothing changes.  ETMv1 and ETMv2: not supported (a
+ * return of TB_ERR_UNSUPPORTED; their ranges keep summed counts).  Off
+ * (the default): ranges of up to 32 instructions whose cc is the sum
+ * of theirs.  No effect on trace that is not cycle-accurate.  Takes
+ * effect at the next range (call it before the first packet);
+ * tb_decoder_reset() keeps it.  Returns 0 or TB_ERR_*. */
 TB_API int tb_decoder_set_cycle_ranges(tb_decoder *d, bool on);
 /* Forgets all decode state (not the cache), as after construction. */
 TB_API void tb_decoder_reset(tb_decoder *d);
