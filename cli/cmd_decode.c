@@ -30,6 +30,7 @@ struct out {
     tb_cli_addr_out addr;
     int write_errno;
     bool disasm;         /* --disasm: instructions after each range */
+    bool cycles;         /* --cycles: ranges split where their counts end */
     tb_cli_disasm *dis;  /* for the source being decoded */
     tb_cli_progress pr;  /* on a terminal: trace read, instructions */
     uint64_t insns;      /* decoded so far, for the progress line */
@@ -183,6 +184,15 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
                                              .on_element = on_elem, .ctx = o,
                                              .health = &o->health,
                                              .on_progress = on_progress, .gaps = true});
+    if (pl && o->cycles) {
+        if (tb_decoder_set_cycle_ranges(tb_pipeline_decoder(pl), true) == TB_ERR_UNSUPPORTED)
+            fprintf(stderr, "tracebench decode: warning: %s: --cycles is for ETMv3 and PTM; "
+                            "ETMv1/ETMv2 ranges keep the sum of their instructions' "
+                            "cycles\n", s->name);
+        else if (!s->cfg.cycle_accurate)
+            fprintf(stderr, "tracebench decode: warning: %s is not cycle-accurate trace "
+                            "(ETMCR[12] clear): --cycles has no counts to give\n", s->name);
+    }
     if (o->disasm) {
         o->dis = tb_cli_disasm_new(mem);
         tb_cli_disasm_set_ptm(o->dis, s->cfg.protocol == TB_PROTO_PTM);
@@ -277,6 +287,10 @@ int tb_cli_decode(int argc, char **argv)
             o.disasm = true;
             continue;
         }
+        if (!strcmp(argv[i], "--cycles")) {
+            o.cycles = true;
+            continue;
+        }
         if (!strcmp(argv[i], "--quiet")) {
             quiet = true;
             continue;
@@ -301,6 +315,9 @@ int tb_cli_decode(int argc, char **argv)
                         "(tracebench decode --help for usage)\n");
         return TB_EXIT_USAGE;
     }
+    if (o.cycles && o.format == FMT_ADDR)
+        return tb_cli_usage_error("decode", "--cycles goes with --format text or json (the "
+                                            "addr format carries no cycle counts)");
     if (sym_args.nelf && o.format == FMT_ADDR)
         return tb_cli_usage_error("decode", "--symbols goes with --format text or json (the "
                                             "addr format is for comparing with other "

@@ -29,7 +29,7 @@ void tb_cli_input_usage(FILE *f, const char *cmd)
     const bool decode = !strcmp(cmd, "decode"), stats = !strcmp(cmd, "stats");
     const bool memory = decode || stats;
     const char *fmt = decode ? " [--format text|json|addr] [--disasm] [--symbols ELF]\n"
-                               "           [--quiet]"
+                               "           [--cycles] [--quiet]"
                              : " [--format text|json]";
 
     fprintf(f,
@@ -59,6 +59,13 @@ void tb_cli_input_usage(FILE *f, const char *cmd)
                    "                   text and json; with --disasm each instruction's.  A\n"
                    "                   warning names an ELF whose code differs from the traced\n"
                    "                   code, or that has no symbols or no line table\n"
+                   "  --cycles         cycle-accurate trace: each range ends where its cycle\n"
+                   "                   count ends, so cc is one atom's, as OpenCSD gives it:\n"
+                   "                   ETMv3 one instruction a range (each has its own atom);\n"
+                   "                   PTM unchanged (a range is one atom, its waypoint's: the\n"
+                   "                   trace counts nothing inside it); ETMv1/ETMv2 not yet (a\n"
+                   "                   warning).  Text and json; a warning for trace that is\n"
+                   "                   not cycle-accurate\n"
                    "  --quiet          no progress line (shown only on a terminal)\n");
     else
         fprintf(f, "  --format F       text (the default) or json (one object a line)\n"

@@ -39,6 +39,12 @@ typedef struct tb_decoder_ops {
     int (*push_fused)(void *p, void *d, const uint8_t *data, size_t len, tb_span_cur *cur,
                       tb_packet_cb pkt_cb, void *pctx, tb_element_cb cb, void *ctx,
                       int *nel);
+    /* tb_decoder_set_cycle_ranges(): each range ends where its cycle
+     * count ends.  NULL: not supported (ETMv1, ETMv2), unless
+     * cycles_per_range says the ranges already do (PTM: one atom, one
+     * range). */
+    void (*cycle_ranges)(void *d, bool on);
+    bool cycles_per_range;
 } tb_decoder_ops;
 
 extern const tb_parser_ops tb_etmv3_parser_ops, tb_ptm_parser_ops, tb_etmv1_parser_ops,

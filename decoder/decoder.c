@@ -54,6 +54,17 @@ void tb_decoder_set_health(tb_decoder *d, tb_health *h)
         d->health = h;
 }
 
+int tb_decoder_set_cycle_ranges(tb_decoder *d, bool on)
+{
+    if (!d)
+        return TB_ERR_INVAL;
+    if (d->ops->cycle_ranges)
+        d->ops->cycle_ranges(d->be, on);
+    else if (!d->ops->cycles_per_range && on)
+        return TB_ERR_UNSUPPORTED;
+    return 0;
+}
+
 void tb_decoder_free(tb_decoder *d)
 {
     if (!d)

@@ -72,6 +72,7 @@ tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
         return NULL;
     d->cfg = *cfg;
     d->mem = mem;
+    d->rmax = 32;
     tb_elem_init(&d->rng, TB_ELEM_INSN_RANGE, 0);
     tb_elem_init(&d->ton, TB_ELEM_TRACE_ON, 0);
     for (unsigned h = 0; h < 256; h++) {
@@ -167,7 +168,7 @@ static void add_insn(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
 {
     tb_element *r = &d->rng;
 
-    if (!d->rng_open || r->end != addr || r->isa != d->isa || r->count == 32) {
+    if (!d->rng_open || r->end != addr || r->isa != d->isa || r->count >= d->rmax) {
         etmv3_flush_range(d, e);
         open_range(d, index, addr);
     }
@@ -706,6 +707,13 @@ static void *op_make(const tb_config *cfg, const tb_memimage *mem)
 }
 
 static void op_destroy(void *d) { tb_etmv3_decoder_free(d); }
+
+static void op_cycle_ranges(void *vd, bool on)
+{
+    tb_etmv3_decoder *d = vd;
+
+    d->rmax = on && d->cfg.cycle_accurate ? 1 : 32;
+}
 static void op_reset(void *d) { tb_etmv3_decoder_reset(d); }
 
 static int op_packet(void *d, const tb_packet *pkt, tb_element_cb cb, void *ctx)
@@ -737,4 +745,5 @@ const tb_decoder_ops tb_etmv3_decoder_ops = {
     .finish = op_finish,
     .reset = op_reset,
     .push_fused = op_push_fused,
+    .cycle_ranges = op_cycle_ranges,
 };

@@ -44,6 +44,11 @@ struct tb_etmv3_decoder {
     uint8_t vmid;
 
     uint32_t pending_cc;   /* W atoms since the last E/N atom */
+    /* The most instructions a range holds: 32, or 1 when each range is
+     * to end where its cycle count ends (tb_decoder_set_cycle_ranges on
+     * cycle-accurate trace: every instruction has its own atom and
+     * count, IHI0014Q 7.3.1). */
+    uint32_t rmax;
 
     /* The current block and the position of pc in it.  A pointer into
      * the block cache: only this decoder looks blocks up in its cache,

@@ -121,9 +121,11 @@ static inline uint32_t batch_rest(const atom_batch *ab)
  * step whatever its blocks (rng_loop): 3/4 of the long trace's ranges,
  * +25-38% there.  A memo of ranges by start address (any range seen
  * before, not only the last) took 72% of the long trace's ranges, yet
- * its lookups and records cost TC2, where few ranges repeat, 3-5%. */
+ * its lookups and records cost TC2, where few ranges repeat, 3-5%.
+ * rmax: d->rmax, a constant at the fused entry's calls, so that the
+ * default (32) costs nothing for the option (1). */
 static TB_ALWAYS_INLINE int run_atoms(tb_etmv3_decoder *d, tb_emit *e, tb_span_cur *cur,
-                     size_t pos, const atom_batch *ab)
+                     size_t pos, const atom_batch *ab, const uint32_t rmax)
 {
     const bool ca = d->cfg.cycle_accurate;
     const unsigned n = ab->n;
@@ -190,7 +192,7 @@ static TB_ALWAYS_INLINE int run_atoms(tb_etmv3_decoder *d, tb_emit *e, tb_span_c
         if (b->isa != TB_ISA_ARM && bidx + m > 64)
             goto slow; /* sizes beyond the block's mask */
         /* The range the next instruction joins (add_insn's rule). */
-        if (!open || rend != pc || r->isa != d->isa || rcount == 32) {
+        if (!open || rend != pc || r->isa != d->isa || rcount >= rmax) {
             etmv3_flush_range(d, e);
             /* open_range(), from the copies. */
             r->index = tb_span_at(cur, pos + ab->hoff[i]);
@@ -207,7 +209,7 @@ static TB_ALWAYS_INLINE int run_atoms(tb_etmv3_decoder *d, tb_emit *e, tb_span_c
                 stop = true;
             }
         }
-        room = 32 - rcount;
+        room = rmax - rcount;
         if (m > room)
             m = room;
         bits = (uint32_t)((ab->nmask >> i) & ((1ull << m) - 1));
@@ -301,7 +303,7 @@ void tb_etmv3_dec_do_pheader(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *p
     batch_init(&ab, d->pending_cc, true);
     batch_add(&ab, &a, 0);
     tb_span_cur_flat(&cur, pkt->index);
-    (void)run_atoms(d, e, &cur, 0, &ab);
+    (void)run_atoms(d, e, &cur, 0, &ab, d->rmax);
 }
 
 /* batch_add() for the valid P-headers at hdr[k..kend), the first
@@ -378,7 +380,8 @@ int tb_etmv3_decoder_phdrs(tb_etmv3_decoder *d, const uint8_t *hdr, size_t n,
                      : scan_headers(d, hdr, k, kend, k0, &ab, false);
         if (k == k0)
             break; /* cannot happen (a P-header, an empty batch): no loop */
-        stop = run_atoms(d, &e, cur, pos + k0, &ab);
+        stop = d->rmax == 32 ? run_atoms(d, &e, cur, pos + k0, &ab, 32)
+                             : run_atoms(d, &e, cur, pos + k0, &ab, 1);
         if (stop >= 0) {
             k = k0 + ab.hoff[stop] + 1u;
             break;

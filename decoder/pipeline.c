@@ -270,3 +270,8 @@ uint64_t tb_pipeline_bytes(const tb_pipeline *p)
 {
     return p ? p->bytes : 0;
 }
+
+tb_decoder *tb_pipeline_decoder(tb_pipeline *p)
+{
+    return p ? p->dec : NULL;
+}

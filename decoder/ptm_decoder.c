@@ -855,4 +855,6 @@ const tb_decoder_ops tb_ptm_decoder_ops = {
     .finish = op_finish,
     .reset = op_reset,
     .push_fused = op_push_fused,
+    /* A range ends at each atom's waypoint, with that atom's count. */
+    .cycles_per_range = true,
 };

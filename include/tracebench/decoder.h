@@ -60,6 +60,20 @@ TB_API int tb_decoder_finish(tb_decoder *d, tb_element_cb cb, void *ctx);
  * packets: what tells a lost decode).  NULL: none (the default).  h must
  * outlive its use; the elements are the caller's to count. */
 TB_API void tb_decoder_set_health(tb_decoder *d, tb_health *h);
+/* Cycle-accurate trace: with on, each instruction range ends where its
+ * cycle count ends, so that cc is the count of its last atom alone, as
+ * OpenCSD gives it.  ETMv3 traces each instruction by its own atom
+ * (IHI0014Q 7.3.1), so its ranges hold one instruction each, with the
+ * W atoms since the atom before (pending W-only P-headers included, as
+ * DS-5 counts them; OpenCSD gives those a CYCLE_COUNT of their own).  A
+ * PTM range already ends at each atom (its waypoint, IHI0035B 4.4): the
+ * trace counts no cycles inside it, and nothing changes.  ETMv1 and ETMv2: not supported (a
+ * return of TB_ERR_UNSUPPORTED; their ranges keep summed counts).  Off
+ * (the default): ranges of up to 32 instructions whose cc is the sum
+ * of theirs.  No effect on trace that is not cycle-accurate.  Takes
+ * effect at the next range (call it before the first packet);
+ * tb_decoder_reset() keeps it.  Returns 0 or TB_ERR_*. */
+TB_API int tb_decoder_set_cycle_ranges(tb_decoder *d, bool on);
 /* Forgets all decode state (not the cache), as after construction. */
 TB_API void tb_decoder_reset(tb_decoder *d);
 

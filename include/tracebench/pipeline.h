@@ -102,6 +102,9 @@ TB_API int tb_pipeline_run_source(tb_pipeline *p, const tb_snapshot *s,
 TB_API const tb_packet *tb_pipeline_packet(const tb_pipeline *p);
 /* Bytes given so far (0 after a reset). */
 TB_API uint64_t tb_pipeline_bytes(const tb_pipeline *p);
+/* The pipeline's decoder, for its settings (tb_decoder_set_cycle_ranges)
+ * before the first push; NULL when it only parses. */
+TB_API tb_decoder *tb_pipeline_decoder(tb_pipeline *p);
 
 #ifdef __cplusplus
 }
