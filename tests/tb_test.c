@@ -196,3 +196,32 @@ void tb_test_image_word(tb_memimage *m, uint32_t addr, uint32_t w)
 {
     tb_test_image_words(m, addr, &w, 1);
 }
+
+int tb_test_sh(const char *cmd, char **out)
+{
+    char full[8192];
+    FILE *p;
+    size_t len = 0, cap = 4096;
+    int st;
+
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    p = popen(full, "r");
+    cr_assert(p);
+    *out = malloc(cap);
+    cr_assert(*out);
+    for (;;) {
+        size_t k = fread(*out + len, 1, cap - len - 1, p);
+
+        if (!k)
+            break;
+        len += k;
+        if (len + 1 == cap) {
+            cap *= 2;
+            *out = realloc(*out, cap);
+            cr_assert(*out);
+        }
+    }
+    (*out)[len] = '\0';
+    st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}

@@ -62,6 +62,10 @@ typedef struct tb_memimage tb_memimage;
 void tb_test_image_words(tb_memimage *m, uint32_t addr, const uint32_t *w, size_t n);
 void tb_test_image_word(tb_memimage *m, uint32_t addr, uint32_t w);
 
+/* Runs a shell command, its stdout and stderr into *out (free()); its
+ * exit status, -1 when it did not exit. */
+int tb_test_sh(const char *cmd, char **out);
+
 /* Deterministic PRNG for randomised tests (xorshift64*). */
 uint64_t tb_test_rand(uint64_t *state);
 

@@ -6,9 +6,6 @@
 
 #include <stdbool.h>
 
-/* Runs cmd under sh with stderr joined to stdout, into *out (free()).
- * Its exit status, -1 when it did not exit. */
-int tb_test_sh(const char *cmd, char **out);
 
 #define TB_PROF_MAXF 256
 

@@ -497,37 +497,6 @@ Test(codecov, truth_equals_decode_on_vectors, .timeout = 600)
 
 /* ---- (d) ---- */
 
-/* Runs a shell command, its stdout and stderr into *out (free()).
- * Returns its exit status. */
-static int sh(const char *cmd, char **out)
-{
-    char full[4096];
-    FILE *p;
-    size_t len = 0, cap = 4096;
-    int st;
-
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
-    p = popen(full, "r");
-    cr_assert(p);
-    *out = malloc(cap);
-    cr_assert(*out);
-    for (;;) {
-        size_t n = fread(*out + len, 1, cap - len - 1, p);
-
-        if (!n)
-            break;
-        len += n;
-        if (len + 1 == cap) {
-            cap *= 2;
-            *out = realloc(*out, cap);
-            cr_assert(*out);
-        }
-    }
-    (*out)[len] = '\0';
-    st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -548,7 +517,7 @@ static int truth_lines(const char *dir, const char *elf)
     snprintf(cmd, len, "arm-none-eabi-addr2line -e %s", elf);
     for (int i = 0; i < nt; i++)
         snprintf(cmd + strlen(cmd), len - strlen(cmd), " 0x%x", t[i].addr);
-    cr_assert_eq(sh(cmd, &out), 0, "%s", out);
+    cr_assert_eq(tb_test_sh(cmd, &out), 0, "%s", out);
     for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         char *d = strstr(l, " (discriminator");
 
@@ -591,14 +560,14 @@ Test(codecov, lcov_genhtml_and_summary, .timeout = 300)
         /* genhtml: no warning, no error. */
         snprintf(cmd, sizeof cmd, "genhtml --branch-coverage -q -o %s/html%zu %s/%zu.info", tmp,
                  i, tmp, i);
-        rc = sh(cmd, &o);
+        rc = tb_test_sh(cmd, &o);
         cr_expect_eq(rc, 0, "%s: %s", cmd, o);
         cr_expect(!strcasestr(o, "warning") && !strcasestr(o, "error"), "%s: %s", cmd, o);
         free(o);
         /* lcov --summary: the lines hit are the truth's lines. */
         snprintf(cmd, sizeof cmd, "lcov --summary --rc lcov_branch_coverage=1 %s/%zu.info", tmp,
                  i);
-        rc = sh(cmd, &o);
+        rc = tb_test_sh(cmd, &o);
         cr_expect_eq(rc, 0, "%s: %s", cmd, o);
         s = strstr(o, "lines......:");
         cr_assert(s, "%s: %s", cmd, o);
@@ -614,7 +583,7 @@ Test(codecov, lcov_genhtml_and_summary, .timeout = 300)
         char cmd[256], *o;
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-        (void)!sh(cmd, &o);
+        (void)!tb_test_sh(cmd, &o);
         free(o);
     }
 }
@@ -662,7 +631,7 @@ Test(codecov, cobertura_valid_and_equal_to_truth, .timeout = 300)
          * --nonet: the DOCTYPE's URL is not fetched. */
         snprintf(cmd, sizeof cmd, "xmllint --nonet --noout --dtdvalid %s/tests/cobertura-04.dtd %s",
                  TB_SOURCE_DIR, xml_path);
-        rc = sh(cmd, &o);
+        rc = tb_test_sh(cmd, &o);
         cr_expect_eq(rc, 0, "%s: %s", cmd, o);
         cr_expect(!strstr(o, "validity error") && !strstr(o, "parser error"), "%s: %s", cmd, o);
         free(o);
@@ -693,7 +662,7 @@ Test(codecov, cobertura_valid_and_equal_to_truth, .timeout = 300)
         char cmd[256], *o;
 
         snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-        (void)!sh(cmd, &o);
+        (void)!tb_test_sh(cmd, &o);
         free(o);
     }
 }
@@ -720,7 +689,7 @@ Test(codecov, bad_elf, .timeout = 120)
 
     snprintf(cmd, sizeof cmd, "arm-none-eabi-strip -o %s/s.elf %s && arm-none-eabi-strip "
                               "--strip-debug -o %s/d.elf %s", tmp, elf, tmp, elf);
-    cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+    cr_assert_eq(tb_test_sh(cmd, &o), 0, "%s", o);
     free(o);
     snprintf(args, sizeof args, "coverage %s --memory %s/s.elf", dir, tmp);
     rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
@@ -736,7 +705,7 @@ Test(codecov, bad_elf, .timeout = 120)
     free(o);
     free(e);
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-    (void)!sh(cmd, &o);
+    (void)!tb_test_sh(cmd, &o);
     free(o);
 }
 
