@@ -264,6 +264,34 @@ static uint16_t async_zeros(const ours_ctx *o, const tb_packet *p)
     return 0;
 }
 
+/* docs/opencsd-bugs.md 11: where OpenCSD ends an ETMv3 LSiP I-sync.
+ * Once it has the bytes it expects without the LSiP address it ends the
+ * packet at the first byte with bit 7 clear: the address's fourth byte
+ * when bit 31 is clear, else the first such byte after the address,
+ * however far (it knows no exception byte there, so the 6-byte form's
+ * last byte is left to be read as a packet of its own).  True when that
+ * is not where our parser ended it (IHI0014Q 7.10.5: the LSiP address in
+ * branch address form, 7.3.5, exception bytes included). */
+static bool lsip_cut_by_ocsd(const tb_config *cfg, const tb_packet *p)
+{
+    unsigned at = 1, k;
+
+    if (p->kind != TB_PKT_ISYNC || !p->lsip || p->size > TB_PKT_MAX_BYTES)
+        return false;
+    if (p->bytes[0] == 0x70)
+        while (at < p->size && at < 6 && (p->bytes[at++] & 0x80))
+            ;
+    at += cfg->ctxid_bytes + 1; /* the info byte */
+    if (at + 4 > p->size)
+        return true;
+    if (!(p->bytes[at + 3] & 0x80))
+        return at + 4 != p->size;
+    for (k = at + 4; k < p->size; k++)
+        if (!(p->bytes[k] & 0x80))
+            return k + 1 != p->size;
+    return true; /* OpenCSD reads on past our end */
+}
+
 static int ours_on_packet(void *ctx, const tb_packet *p)
 {
     ours_ctx *o = ctx;
@@ -294,9 +322,7 @@ static int ours_on_packet(void *ctx, const tb_packet *p)
         o->pk->v[o->pk->n++] = (pkt_info){p->index, p->addr, (uint8_t)p->kind,
                                           (uint8_t)p->isa, p->has_exc, p->exc_cancel,
                                           p->altisa,
-                                          p->kind == TB_PKT_ISYNC && p->lsip &&
-                                              (!(p->addr & 0x80000000u) ||
-                                               (p->bytes[p->size - 1] & 0x80)),
+                                          lsip_cut_by_ocsd(o->cfg, p),
                                           p->kind == TB_PKT_BRANCH && p->legacy_exc,
                                           p->kind == TB_PKT_ISYNC ||
                                               (p->kind == TB_PKT_BRANCH && p->addr_bits >= 32),
@@ -1223,8 +1249,11 @@ static bool misparsed(cmp *c, bool (*shape)(const pkt_info *p, const theirs_pkt 
  * (the LSiP address then read as packets of their own: a branch, or a
  * P-header of no atoms first), and, when the LSiP address's fifth byte
  * has bit 7 set, only at some later byte (swallowing the packets
- * between, any number).  Signature (misparsed): such an I-sync of ours,
- * and OpenCSD's I-sync there of another length. */
+ * between, any number); an exception byte after the LSiP address (the
+ * 6-byte form, or bit 6 of a shorter one's last byte in the alternative
+ * encoding) is left out, and read as a packet of its own.  Signature
+ * (misparsed): such an I-sync of ours (lsip_cut_by_ocsd), and OpenCSD's
+ * I-sync there of another length. */
 static bool lsip_shape(const pkt_info *p, const theirs_pkt *t)
 {
     return p->kind == TB_PKT_ISYNC && p->lsip_cut &&

@@ -1,6 +1,6 @@
 /*
  * The OpenCSD 1.3.3 faults the differential fuzz harnesses found
- * (fuzz/fuzz_diff_ocsd.c; docs/opencsd-bugs.md 12-20), each on a minimal
+ * (fuzz/fuzz_diff_ocsd.c; docs/opencsd-bugs.md 12-21, and the forms of 1 and 11 it met), each on a minimal
  * hand-built snapshot: trc_pkt_lister -decode runs live on it and must
  * show the fault, and our decoder must give what the trace and the
  * image say (known by construction, written out here).  If a newer
@@ -158,6 +158,23 @@ static const bug_case cases[] = {
      {"0x80000000 A32 E", "0x00008000 A32 E"},
      {"RANGE 0x8000 0x8004 A32 E"},
      "1e0090e8" NOP, 0x80000000u},
+    /* 11, third form (found by the differential fuzz harness): the LSiP
+     * address of the 6-byte form, five address bytes then an exception
+     * byte that signals the security state (IHI0014Q 7.10.5; byte 5 bit
+     * 6 says one follows, 7.3.5): OpenCSD ends the I-sync at byte 5, the
+     * first with bit 7 clear, and reads the exception byte 0x01 as a
+     * one-byte branch address, so it goes on at 0x8000, not 0x8004.  The
+     * control has no exception byte (byte 5 bit 6 clear). */
+    {"11_lsip_exception_byte_read_as_branch", 0, 0x4100F240, 0, NOP NOP "feffffea",
+     "000000000080 08a000000080 8380818048 01 84",
+     {"0x80000000 A32 E", "0x00008004 A32 E"},
+     {"RANGE 0x80000000 0x80000004 A32 E"},
+     "1e0090e8" NOP, 0x80000000u},
+    {"11_control_lsip_no_exception_byte", 0, 0x4100F240, 0, NOP NOP "feffffea",
+     "000000000080 08a000000080 8380818008 84",
+     {"0x80000000 A32 E", "0x00008004 A32 E"},
+     {"RANGE 0x8004 0x8008 A32 E"},
+     "1e0090e8" NOP, 0x80000000u},
 };
 
 static size_t unhex(const char *s, uint8_t *out, size_t max)
@@ -304,3 +321,5 @@ CASE(14, control_21_zeros)
 CASE(15, blx_isa_lost_after_lsip_isync)
 CASE(16, control_lsip_one_header)
 CASE(17, lsip_instruction_not_reported)
+CASE(18, lsip_exception_byte_read_as_branch)
+CASE(19, control_lsip_no_exception_byte)
