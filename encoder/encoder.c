@@ -203,7 +203,7 @@ static int emit_ts(tb_encoder *e)
     tb_packet p;
 
     tb_enc_pkt(e, &p, TB_PKT_TIMESTAMP);
-    p.ts = e->now;
+    p.ts = tb_encoder_timestamp(&e->o, e->now);
     if (e->cfg.cycle_accurate && e->cfg.protocol == TB_PROTO_PTM) {
         p.has_cc = true; /* PTM timestamps carry a CC (protocol-notes 3.9) */
         p.cc = tb_enc_take_cc(e, e->now);

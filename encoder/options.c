@@ -26,6 +26,16 @@ void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol)
     o->sync_period = 1024; /* the period TC2 shows (protocol-notes 1.5) */
     o->fifo_bytes = 1;
     o->fifo_cycles = 1;
+    o->ts_rate = 1;
+}
+
+uint64_t tb_encoder_timestamp(const tb_encoder_opts *o, uint64_t cycle)
+{
+    const bool ts48 = o->protocol == TB_PROTO_PTM ? o->arch_minor == 0 : o->ts48;
+    const uint64_t rate = o->ts_rate ? o->ts_rate : 1; /* a zeroed struct: the cycles */
+    const uint64_t t = o->ts_start + rate * cycle; /* modulo 2^64 */
+
+    return ts48 ? t & ((UINT64_C(1) << 48) - 1) : t;
 }
 
 static int fail(char *err, size_t errlen, const char *what, const char *tok)
@@ -110,6 +120,8 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
             o->dual_issue = true;
         } else if (!strcmp(tok, "pcfirst") && !val) {
             o->pc_first = true;
+        } else if (!strcmp(tok, "ts48") && !val) {
+            o->ts48 = true;
         } else if (!val) {
             return fail(err, errlen, "unknown option", tok);
         } else if (!strcmp(tok, "ctxid")) {
@@ -136,6 +148,16 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
             if (!parse_u64(val, &v) || v > 0xFFFFFFFFu)
                 return fail(err, errlen, "bad sync period", val);
             o->sync_period = (uint32_t)v;
+        } else if (!strcmp(tok, "tsstart")) {
+            if (!parse_u64(val, &v))
+                return fail(err, errlen, "tsstart=N: the timestamp counter at cycle 0, "
+                            "0 to 2^64-1", val);
+            o->ts_start = v;
+        } else if (!strcmp(tok, "tsrate")) {
+            if (!parse_u64(val, &v) || v < 1 || v > 0xFFFFFFFFu)
+                return fail(err, errlen, "tsrate=N: timestamp ticks per cycle, 1 to "
+                            "2^32-1", val);
+            o->ts_rate = (uint32_t)v;
         } else if (!strcmp(tok, "tsper")) {
             if (!parse_u64(val, &v) || v > 0xFFFFFFFFu)
                 return fail(err, errlen, "bad timestamp period", val);
@@ -252,6 +274,12 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
     /* Cortex-M: what its ETM has (etmv3_v7m.c), before anything else. */
     if (o->v7m && (rc = tb_enc_v7m_config_err(o, err, errlen)) < 0)
         return rc;
+    if (!o->timestamps && (o->ts_start || o->ts_rate > 1 || o->ts48))
+        return cfg_fail(err, errlen, "%s: the timestamp counter needs timestamps (add ts)",
+                        o->ts48 ? "ts48" : o->ts_start ? "tsstart" : "tsrate");
+    if (o->ts48 && o->protocol != TB_PROTO_ETMV3)
+        return cfg_fail(err, errlen, "ts48: 48-bit timestamps are an ETMv3 choice "
+                        "(ETMCCER[29]); PTM's are 48-bit in PFT1.0 (v=0)");
     /* The dual-issue rule is checked with the trace models that show
      * same-cycle retirement: ETMv3's format 4 and PTM's per-atom counts. */
     if ((o->protocol == TB_PROTO_ETMV1 || o->protocol == TB_PROTO_ETMV2) && o->dual_issue)
@@ -370,7 +398,7 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
     /* ETMCCER: timestamps (22), return stack (23, PTM), virtualization
      * (26, for VMID), binary and 64-bit timestamps (28, 29) (1.3). */
     etmccer = (1u << 22) | (ptm ? 1u << 23 : 0) | (o->vmid ? 1u << 26 : 0) |
-              (1u << 28) | (1u << 29);
+              (1u << 28) | (o->ts48 ? 0 : 1u << 29);
     if ((rc = tb_config_from_regs(cfg, etmcr, etmidr, etmccer, o->trace_id)) < 0)
         return rc;
     cfg->v7m = o->v7m;

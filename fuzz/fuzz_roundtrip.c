@@ -576,6 +576,16 @@ int tb_fuzz_roundtrip(const uint8_t *data, size_t len)
     o.ts_period = (b1 >> 2) & 1 ? 50 : 0;
     formatted = (b1 >> 3) & 1;
     o.dual_issue = (b1 >> 4) & 1; /* same-cycle pairs (sim/dual.c) */
+    if (o.timestamps && ((b1 >> 5) & 1)) {
+        /* A timestamp counter with its high bits set (issue 35): 4- to
+         * 8-byte timestamps, and with ETMv3 ts48 or PFT1.0 a 48-bit one
+         * that wraps. */
+        o.ts48 = o.protocol == TB_PROTO_ETMV3 && ((b2 >> 7) & 1);
+        o.ts_start = o.ts48 || (o.protocol == TB_PROTO_PTM && o.arch_minor == 0)
+                         ? 0xFFFFF0000000ull - ((uint64_t)b2 << 20)
+                         : 0x1FFFFFF0000000ull ^ ((uint64_t)b2 << 40);
+        o.ts_rate = 1u << ((b1 >> 6) * 10);
+    }
     if (tb_encoder_config(&o, &cfg) < 0)
         return TB_FUZZ_SKIP;
 

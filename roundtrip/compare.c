@@ -942,24 +942,41 @@ static int on_context(tb_compare *c, const tb_element *el)
     return 0;
 }
 
-/* A timestamp is the cycle stamp of the record the encoder was handling:
- * the last one matched, or one still waiting; never earlier than the
- * previous timestamp. */
+/* The timestamp counter's value at a truth cycle stamp: the options'
+ * start and rate (tsstart=, tsrate=), cut to 48 bits where timestamps
+ * are (ETMv3 ts48, PFT1.0), written here apart from the encoder's
+ * tb_encoder_timestamp so that a fault there shows. */
+static uint64_t ts_at(const tb_compare *c, uint64_t cycle)
+{
+    uint64_t t = c->o.ts_start + cycle * (c->o.ts_rate ? c->o.ts_rate : 1u);
+
+    if (c->ptm ? c->o.arch_minor == 0 : c->o.ts48)
+        t &= 0xFFFFFFFFFFFFull;
+    return t;
+}
+
+/* A timestamp is the counter's value at the cycle stamp of the record
+ * the encoder was handling: the last one matched, or one still waiting;
+ * never earlier than the previous timestamp, unless a 48-bit counter
+ * wrapped (then the previous one is more than 2^47 ahead). */
 static int on_timestamp(tb_compare *c, const tb_element *el)
 {
     size_t i;
-    bool seen = (c->have_matched && c->last_matched.cycle == el->ts) ||
-                (c->have_dropped && c->dropped_cycle == el->ts);
+    bool seen = (c->have_matched && ts_at(c, c->last_matched.cycle) == el->ts) ||
+                (c->have_dropped && ts_at(c, c->dropped_cycle) == el->ts);
 
-    if (c->have_ts && el->ts < c->last_ts)
+    if (c->have_ts && el->ts < c->last_ts && c->last_ts - el->ts < (UINT64_C(1) << 47))
         return fail(c, el, "timestamp %llu goes back from %llu", (unsigned long long)el->ts,
                     (unsigned long long)c->last_ts);
     for (i = 0; i < c->len && !seen; i++)
-        seen = at(c, i)->cycle == el->ts;
+        seen = ts_at(c, at(c, i)->cycle) == el->ts;
     if (!seen)
-        return fail(c, el, "timestamp %llu is no cycle stamp of the truth around here "
-                    "(last matched instruction at cycle %llu)", (unsigned long long)el->ts,
-                    (unsigned long long)(c->have_matched ? c->last_matched.cycle : 0));
+        return fail(c, el, "timestamp %llu is not the counter at any cycle stamp of the "
+                    "truth around here (last matched instruction at cycle %llu, counter "
+                    "%llu)", (unsigned long long)el->ts,
+                    (unsigned long long)(c->have_matched ? c->last_matched.cycle : 0),
+                    (unsigned long long)(c->have_matched ? ts_at(c, c->last_matched.cycle)
+                                                         : 0));
     c->last_ts = el->ts;
     c->have_ts = true;
     c->st.timestamps++;

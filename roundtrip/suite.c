@@ -34,6 +34,11 @@ static const char *const etmv3_sets[] = {
      * (ETMIDR[16]): the second transfer carries its address (7.4.4). */
     "data=both,pcfirst", "data=value,pcfirst,ca", "data=addr,pcfirst,filter",
     "data=both,pcfirst,ooo=2,fifo=64:1/4,ca",
+    /* A timestamp counter running since long before trace started
+     * (issue 35): 4- to 8-byte timestamps, and 48-bit ones that wrap. */
+    "ts,tsper=40,tsrate=0x100000,tsstart=0x1FFFFFF0000000",
+    "ca,ts,tsper=40,tsrate=0xFFFFFFFF,fifo=64:1/4",
+    "ts,ts48,tsper=40,tsrate=0x100000,tsstart=0xFFFFF0000000",
 };
 
 static const char *const ptm_sets[] = {
@@ -41,6 +46,11 @@ static const char *const ptm_sets[] = {
     "v=0", "v=0,ts", "rs,bb", "sync=64,rs", "sync=64,ca", "ts,tsper=40",
     "filter", "filter,rs", "fifo=48:1/64", "fifo=64:1/8,ca,ts,rs", "trigger=100",
     "ca,dual,rs", /* the dual-issue cycle rule: per-atom counts (sim/dual.c) */
+    /* A timestamp counter running since long before trace started
+     * (issue 35): 4- to 8-byte timestamps; PFT1.0's 48-bit ones wrap. */
+    "ts,tsper=40,tsrate=0x100000,tsstart=0x1FFFFFF0000000",
+    "ca,ts,tsper=40,tsrate=0xFFFFFFFF,fifo=64:1/8",
+    "v=0,ts,tsper=40,tsrate=0x100000,tsstart=0xFFFFF0000000",
 };
 
 /* ETMv1 (docs/etmv1.md): each port width, branch output, context IDs,
@@ -107,6 +117,7 @@ static const char *const etmv2_sets[] = {
 static const char *const v7m_sets[] = {
     "", "ts", "bb", "ts,tsper=40", "filter", "filter,ts", "fifo=48:1/8", "fifo=64:1/4,ts",
     "sync=64", "sync=64,bb", "v=4", "ignore=3", "trigger=100", "bb,ts,tsper=7",
+    "ts,tsper=40,tsrate=0x100000,tsstart=0x1FFFFFF0000000",
 };
 
 const char *const *tb_rt_option_sets_v7m(size_t *n)

@@ -586,6 +586,92 @@ Test(encoder, options_and_errors)
     cr_assert_null(tb_encoder_new(&o, NULL, NULL));
 }
 
+/* The timestamp counter (issue 35): tsstart= is its value at cycle 0,
+ * tsrate= its ticks per cycle; 48-bit timestamps (ETMv3 ts48, ETMCCER[29]
+ * clear; PFT1.0) wrap at 2^48.  The first record is cycle 1 (insn()), so
+ * the timestamp after the first I-sync is start + rate, worked out by
+ * hand below. */
+Test(encoder, timestamp_counter_start_rate_and_width)
+{
+    static const struct {
+        tb_protocol proto;
+        const char *opts;
+        bool ts64;
+        uint64_t first; /* start + rate, by hand */
+    } rows[] = {
+        {TB_PROTO_ETMV3, "ts", true, 1},
+        {TB_PROTO_ETMV3, "ts,tsstart=0x1FFFFFF0000000,tsrate=0x100000", true,
+         0x1FFFFFF0100000ull},
+        {TB_PROTO_ETMV3, "ts,tsstart=0xFFFFFFF00000,tsrate=0x100000", true,
+         0x1000000000000ull},
+        {TB_PROTO_ETMV3, "ts,ts48,tsstart=0xFFFFFFF00000,tsrate=0x100000", false, 0},
+        {TB_PROTO_PTM, "ts,tsstart=0xFFFFFFFFFFFFFFFF,tsrate=2", true, 1},
+        {TB_PROTO_PTM, "v=0,ts,tsstart=0xFFFFFFF00000,tsrate=0x100000", false, 0},
+        {TB_PROTO_PTM, "v=0,ts,tsstart=0xFFFFFFFFFFFFFFFF", false, 0},
+    };
+
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        pkts k;
+        tb_config cfg;
+        tb_encoder_opts o;
+        char err[128];
+        tb_encoder *e = mk(rows[i].proto, rows[i].opts, &k);
+        unsigned n_ts = 0;
+
+        tb_encoder_opts_init(&o, rows[i].proto);
+        cr_assert_eq(tb_encoder_opts_parse(&o, rows[i].opts, err, sizeof err), 0);
+        cr_assert_eq(tb_encoder_config(&o, &cfg), 0, "%s", rows[i].opts);
+        cr_assert_eq(cfg.ts64, rows[i].ts64, "%s: ts64", rows[i].opts);
+        push(e, arm(0x8000, 0));
+        push(e, arm(0x8004, 0));
+        cr_assert_eq(tb_encoder_finish(e), 0);
+        for (unsigned j = 0; j < k.n; j++) {
+            if (k.p[j].kind != TB_PKT_TIMESTAMP)
+                continue;
+            if (n_ts++ == 0)
+                cr_assert_eq(k.p[j].ts, rows[i].first, "%s: first timestamp 0x%llx, want "
+                             "0x%llx", rows[i].opts, (unsigned long long)k.p[j].ts,
+                             (unsigned long long)rows[i].first);
+        }
+        cr_assert_gt(n_ts, 0, "%s: no timestamp", rows[i].opts);
+        tb_encoder_free(e);
+    }
+}
+
+Test(encoder, timestamp_counter_errors)
+{
+    static const struct {
+        tb_protocol proto;
+        const char *opts;
+        int parse_rc, config_rc;
+    } rows[] = {
+        {TB_PROTO_ETMV3, "tsstart=5", 0, TB_ERR_CONFIG},     /* no ts */
+        {TB_PROTO_ETMV3, "tsrate=2", 0, TB_ERR_CONFIG},
+        {TB_PROTO_ETMV3, "ts48", 0, TB_ERR_CONFIG},
+        {TB_PROTO_PTM, "ts,ts48", 0, TB_ERR_CONFIG},         /* PTM: v=0 */
+        {TB_PROTO_ETMV3, "ts,tsrate=0", TB_ERR_INVAL, 0},
+        {TB_PROTO_ETMV3, "ts,tsrate=0x100000000", TB_ERR_INVAL, 0},
+        {TB_PROTO_ETMV3, "ts,tsstart=-1", TB_ERR_INVAL, 0},
+        {TB_PROTO_ETMV3, "ts,ts48=1", TB_ERR_INVAL, 0},
+    };
+
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        tb_encoder_opts o;
+        tb_config cfg;
+        char err[160] = "";
+
+        tb_encoder_opts_init(&o, rows[i].proto);
+        cr_assert_eq(tb_encoder_opts_parse(&o, rows[i].opts, err, sizeof err), rows[i].parse_rc,
+                     "%s", rows[i].opts);
+        if (rows[i].parse_rc)
+            continue;
+        cr_assert_eq(tb_encoder_config_err(&o, &cfg, err, sizeof err), rows[i].config_rc,
+                     "%s", rows[i].opts);
+        cr_assert(strstr(err, rows[i].proto == TB_PROTO_PTM ? "v=0" : "ts"), "%s: %s",
+                  rows[i].opts, err);
+    }
+}
+
 /* ---- trigger, and exceptions while trace is off ---- */
 
 /* Sets the instruction count a record carries (trigger=SEQ uses it). */

@@ -84,7 +84,21 @@ typedef struct tb_encoder_opts {
                                * ETMv3; tb_sim_set_pcfirst gives the
                                * simulator's records that order; the
                                * caller applies it) */
+    /* The timestamp counter (ETMv3, PTM): the system's, which the trace
+     * unit samples (IHI0014Q 7.7, IHI0035B 4.5).  A timestamp names the
+     * cycle c of the record being traced as ts_start + ts_rate * c,
+     * modulo 2^48 where timestamps are 48-bit; the counter has been
+     * running since before the trace started, so its high bits are set
+     * (tsstart=N, tsrate=N; defaults 0 and 1: the cycle count). */
+    uint64_t ts_start;
+    uint32_t ts_rate;
+    bool ts48;                /* ts48: ETMv3 48-bit timestamps (ETMCCER[29]
+                               * clear); PTM's are 48-bit in PFT1.0 (v=0) */
 } tb_encoder_opts;
+
+/* The timestamp a trace unit configured by *o gives cycle `cycle` (see
+ * ts_start). */
+TB_API uint64_t tb_encoder_timestamp(const tb_encoder_opts *o, uint64_t cycle);
 
 /* Defaults: ETMv3.5 (ETMv3), PFT1.1 (PTM) or ETMv1.3 with an 8-bit port
  * (ETMv1; sync every 1024 cycles), trace ID 0x10, plain trace,
@@ -115,6 +129,9 @@ TB_API int tb_encoder_opts_v7m(tb_encoder_opts *o, unsigned core);
  *                                  rule; ETMv3 and PTM; with ca, ETMv3.3+)
  *   pcfirst                        (ETMv3: ETMIDR[16], the core transfers
  *                                  the PC first in an LDM that loads it)
+ *   tsstart=N  tsrate=N  ts48      (with ts: the timestamp counter's value
+ *                                  at cycle 0 and its ticks per cycle;
+ *                                  ts48: ETMv3 48-bit timestamps)
  * TB_ERR_INVAL with a reason in err for anything else, an empty item
  * ("ca,,ts", "ca,") among them; "" is no item.  Ranges naming
  * symbols (include=fib, include=main-fib) are turned into numbers first
