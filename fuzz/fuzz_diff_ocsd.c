@@ -1514,16 +1514,19 @@ static known_fault faults[] = {
 };
 #define N_FAULTS (sizeof faults / sizeof faults[0])
 
-/* docs/opencsd-bugs.md 14 met inside a misread of 11 or 19: OpenCSD's
+/* docs/opencsd-bugs.md 14 met inside a misread of 11, 13 or 19: OpenCSD's
  * packet processor, out of step with ours after one of those faults
  * (misparsed()'s shapes), takes a byte inside one of our packets for a
  * P-header without atoms (0x80) and sends its stale range.  Signature:
  * the empty range's index falls strictly inside a packet of ours, and
  * the last packet of ours before it that OpenCSD read as another length
- * (an LSiP I-sync of fault 11, a branch of fault 19) left the two streams
- * out of step up to past that index.  (Found by the ocsd_etmv3 smoke run
- * of branch h15-fuzz: a fault-19 branch swallowed our I-sync's header
- * byte, and OpenCSD read the I-sync's 0x80 as a P-header.) */
+ * (an LSiP I-sync of fault 11, a timestamp of fault 13, a branch of
+ * fault 19) left the two streams out of step up to past that index.
+ * (Found by the ocsd_etmv3 smoke run of branch h15-fuzz: a fault-19
+ * branch swallowed our I-sync's header byte, and OpenCSD read the
+ * I-sync's 0x80 as a P-header; then by a campaign at 25e88c2: a 64-bit
+ * fault-13 timestamp swallowed the next one's header, and OpenCSD read
+ * its payload byte 0x80 as a P-header.) */
 static bool empty_range_misread(const cmp *c, uint64_t at)
 {
     bool inside = false;
@@ -1543,7 +1546,7 @@ static bool empty_range_misread(const cmp *c, uint64_t at)
         if (p->index >= at)
             continue;
         t = theirs_pkt_at(p->index);
-        if (!t || !(byte5_shape(p, t) || lsip_shape(p, t)) ||
+        if (!t || !(byte5_shape(p, t) || lsip_shape(p, t) || ts_shape(p, t)) ||
             theirs_pkt_end(t) == p->index + p->size)
             continue;
         end = theirs_pkt_end(t) > p->index + p->size ? theirs_pkt_end(t) : p->index + p->size;

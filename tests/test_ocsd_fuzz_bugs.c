@@ -175,6 +175,13 @@ static const bug_case cases[] = {
      {"0x80000000 A32 E", "0x00008004 A32 E"},
      {"RANGE 0x8004 0x8008 A32 E"},
      "1e0090e8" NOP, 0x80000000u},
+    /* 13, 64-bit (ETMCCER[29]): the ninth payload byte is the last one,
+     * full width; with its bit 7 set OpenCSD reads on through the
+     * P-header to the trigger. */
+    {"13_timestamp64_read_past_its_end", 0x10000000, 0x410CF250, 0x20000000,
+     NOP NOP NOP NOP "feffffea", HEAD3 " 428182838485868788 89 88 0c 84",
+     {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E"},
+     {"RANGE 0x8000 0x8004 A32 E"}, NULL, 0},
 };
 
 static size_t unhex(const char *s, uint8_t *out, size_t max)
@@ -323,3 +330,4 @@ CASE(16, control_lsip_one_header)
 CASE(17, lsip_instruction_not_reported)
 CASE(18, lsip_exception_byte_read_as_branch)
 CASE(19, control_lsip_no_exception_byte)
+CASE(20, timestamp64_read_past_its_end)
