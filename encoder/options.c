@@ -328,12 +328,13 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
         return cfg_fail(err, errlen, "vmid: VMID tracing needs ETMv3.5, not ETMv3.%u", v);
     if (ptm && o->vmid && v < 1)
         return cfg_fail(err, errlen, "vmid: VMID tracing needs PFT1.1, not PFT1.0 (v=0)");
-    /* Ignore packets and standalone cycle count packets: modelled for
-     * ETMv3 only (issue 22); a cycle count packet needs cycle-accurate
-     * mode (IHI0014Q 7.3.4, protocol-notes 2.2, 2.6). */
-    if (ptm && (o->ignore_every || o->cc_pkt))
-        return cfg_fail(err, errlen, "%s: modelled for ETMv3 only",
-                        o->ignore_every ? "ignore" : "ccpkt");
+    /* Standalone cycle count packets: ETMv3 only (PTM has none); they
+     * need cycle-accurate mode (IHI0014Q 7.3.4, protocol-notes 2.2, 2.6).
+     * Ignore packets: ETMv3 (IHI0014Q 7.11.2) and PTM (IHI0035B 4.5
+     * Table 4.1, 0x66), both from the encoder's one period. */
+    if (ptm && o->cc_pkt)
+        return cfg_fail(err, errlen, "ccpkt: the cycle count packet is ETMv3's; PTM has "
+                        "none");
     /* Two atoms in one cycle with a packet between them need P-header
      * format 4, ETMv3.3+ (protocol-notes 2.1, 2.5; etmv3-data.md 10). */
     if (!ptm && o->dual_issue && o->cycle_accurate && v < 3)

@@ -173,9 +173,14 @@ Test(encoder_variants, ignore_and_ccpkt_are_checked)
     cr_assert_eq(tb_encoder_opts_parse(&o, "ccpkt", err, sizeof err), 0);
     cr_assert_eq(tb_encoder_config_err(&o, &cfg, err, sizeof err), TB_ERR_CONFIG);
     cr_assert(strstr(err, "ca"), "%s", err);
+    /* PTM has Ignore packets (IHI0035B 4.5 Table 4.1) but no cycle count
+     * packet. */
     tb_encoder_opts_init(&o, TB_PROTO_PTM);
     cr_assert_eq(tb_encoder_opts_parse(&o, "ignore=3", err, sizeof err), 0);
+    cr_assert_eq(tb_encoder_config_err(&o, &cfg, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(tb_encoder_opts_parse(&o, "ca,ccpkt", err, sizeof err), 0);
     cr_assert_eq(tb_encoder_config_err(&o, &cfg, err, sizeof err), TB_ERR_CONFIG);
+    cr_assert(strstr(err, "PTM"), "%s", err);
 }
 
 /* ca,ccpkt: A (cycle 1), an IRQ (cycle 4), B at the vector (cycle 5).

@@ -122,9 +122,9 @@ TB_API int tb_encoder_opts_v7m(tb_encoder_opts *o, unsigned core);
  *                                  (ETMv3 data trace; dataview= may be
  *                                  given up to 8 times, like include=)
  *   port=4|8|16  vectors=ADDR  idle (ETMv1; for ETMv1 sync= is cycles)
- *   ignore=N  ccpkt                (ETMv3: Ignore packets, cycle count
- *                                  packets after periodic I-syncs; ccpkt
- *                                  needs ca)
+ *   ignore=N  ccpkt                (Ignore packets, ETMv3 and PTM; ETMv3
+ *                                  cycle count packets after periodic
+ *                                  I-syncs, ccpkt needs ca)
  *   dual                           (the simulator's dual-issue cycle
  *                                  rule; ETMv3 and PTM; with ca, ETMv3.3+)
  *   pcfirst                        (ETMv3: ETMIDR[16], the core transfers
