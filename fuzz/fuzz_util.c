@@ -40,7 +40,9 @@ size_t tb_fuzz_split(const uint8_t *data, size_t len)
 /*
  * Configuration bytes:
  *   b0[2:0] minor version (ETMv3: 0..5 mod 6; PTM: bit 0), b0[3] ETMIDR[20],
- *       b0[4] ETMIDR[16] (ETMv3: an LDM loads the PC first)
+ *       b0[4] ETMIDR[16] (ETMv3: an LDM loads the PC first), b0[5] (ETMv3)
+ *       the traced core is a Cortex-M3, or with b0[6] an M4: exception
+ *       numbers are v7-M's (DDI0337G Table 14-8, docs/cortex-m.md)
  *   b1: [0] CA, [2:1] CtxtID size, [4:3] data trace, [5] branch broadcast,
  *       [6] data only, [7] timestamps            (ETMCR, protocol-notes 1.1)
  *   b2: [0] VMID, [1] 64-bit TS, [2] binary TS, [3] virtualisation,
@@ -76,6 +78,8 @@ void tb_fuzz_config(tb_protocol proto, const uint8_t b[TB_FUZZ_CFG_BYTES],
     if (tb_config_from_regs(cfg, etmcr, etmidr, etmccer, b[3]) < 0)
         tb_fuzz_fail("config", "tb_config_from_regs refused ETMIDR 0x%08x",
                      (unsigned)etmidr);
+    if (proto == TB_PROTO_ETMV3 && ((b[0] >> 5) & 1))
+        cfg->v7m = (uint8_t)(3 + ((b[0] >> 6) & 1));
 }
 
 void tb_fuzz_config_bytes(tb_protocol proto, unsigned minor, bool alt_branch,
