@@ -66,6 +66,9 @@ struct tb_compare {
     bool overflow_gap;       /* ... and it was an overflow */
     bool resume_open;        /* ... whose resume point nothing has shown yet */
     bool gap_ctx_shown;      /* ... and the restart's own context matched */
+    bool have_dec_ctx;       /* a CONTEXT element has been checked: */
+    uint32_t dec_ctx;        /* the context the decoder shows now */
+    uint8_t dec_vmid;
     uint32_t ctx;            /* truth context at the front */
     uint8_t vmid;
     bool push_ns;            /* truth security state at the newest record */
@@ -854,6 +857,26 @@ static bool ctx_ok(const tb_compare *c, const tb_element *el, uint32_t ctx, uint
            (!c->o.vmid || el->vmid == vmid);
 }
 
+/* The decoder shows a CONTEXT element only where the context changes:
+ * after an overflow whose I-sync carries the context it already had, the
+ * I-sync shows none. */
+static bool dec_ctx_is(const tb_compare *c, uint32_t ctx, uint8_t vmid)
+{
+    uint32_t m = ctx_mask(c);
+
+    return c->have_dec_ctx && (!c->o.ctxid_bytes || (c->dec_ctx & m) == (ctx & m)) &&
+           (!c->o.vmid || c->dec_vmid == vmid);
+}
+
+static void context_shown(tb_compare *c, const tb_element *el)
+{
+    c->dec_ns = el->ns;
+    c->st.contexts++;
+    c->have_dec_ctx = true;
+    c->dec_ctx = el->context_id;
+    c->dec_vmid = el->vmid;
+}
+
 static int on_context(tb_compare *c, const tb_element *el)
 {
     uint32_t ctx;
@@ -881,9 +904,12 @@ static int on_context(tb_compare *c, const tb_element *el)
             /* PTM: a change after the resume point goes out at once, the
              * instructions before it with the next waypoint (protocol-notes
              * 0.3), so the I-sync's CONTEXT (that one must match) may be
-             * followed by a change still ahead of anything shown (seeds
-             * 205, 349, 384). */
-            for (j = i; !ok && c->ptm && c->gap_ctx_shown && j < c->len; j++) {
+             * followed by a change still ahead of anything shown (seed
+             * 349); and when the I-sync's context is the one the decoder
+             * already showed, it gives no CONTEXT, and the first one after
+             * the gap is such a change (seeds 205, 384). */
+            for (j = i; !ok && c->ptm && (c->gap_ctx_shown || dec_ctx_is(c, ctx, vmid)) &&
+                        j < c->len; j++) {
                 const tq *u = at(c, j);
 
                 if (u->kind == TB_REC_CONTEXT)
@@ -897,8 +923,7 @@ static int on_context(tb_compare *c, const tb_element *el)
                             "truth's where trace resumed (0x%08x %s) is 0x%08x VMID %u",
                             el->context_id, el->vmid, t->addr, tb_isa_name((tb_isa)t->isa),
                             ctx, vmid);
-            c->dec_ns = el->ns;
-            c->st.contexts++;
+            context_shown(c, el);
             c->gap_ctx_shown = true;
             return 0;
         }
@@ -937,8 +962,7 @@ static int on_context(tb_compare *c, const tb_element *el)
         return fail(c, el, "decoded context ID 0x%08x VMID %u, the truth's is 0x%08x VMID %u",
                     el->context_id, el->vmid, ctx, vmid);
     /* The security state is checked at each instruction after it. */
-    c->dec_ns = el->ns;
-    c->st.contexts++;
+    context_shown(c, el);
     return 0;
 }
 
