@@ -186,8 +186,8 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
                                              .on_progress = on_progress, .gaps = true});
     if (pl && o->cycles) {
         if (tb_decoder_set_cycle_ranges(tb_pipeline_decoder(pl), true) == TB_ERR_UNSUPPORTED)
-            fprintf(stderr, "tracebench decode: warning: %s: --cycles is for ETMv3 and PTM; "
-                            "ETMv1/ETMv2 ranges keep the sum of their instructions' "
+            fprintf(stderr, "tracebench decode: warning: %s: --cycles is not supported for "
+                            "its protocol; its ranges keep the sum of their instructions' "
                             "cycles\n", s->name);
         else if (!s->cfg.cycle_accurate)
             fprintf(stderr, "tracebench decode: warning: %s is not cycle-accurate trace "

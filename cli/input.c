@@ -63,9 +63,10 @@ void tb_cli_input_usage(FILE *f, const char *cmd)
                    "                   count ends, so cc is one atom's, as OpenCSD gives it:\n"
                    "                   ETMv3 one instruction a range (each has its own atom);\n"
                    "                   PTM unchanged (a range is one atom, its waypoint's: the\n"
-                   "                   trace counts nothing inside it); ETMv1/ETMv2 not yet (a\n"
-                   "                   warning).  Text and json; a warning for trace that is\n"
-                   "                   not cycle-accurate\n"
+                   "                   trace counts nothing inside it); ETMv1/ETMv2 one\n"
+                   "                   instruction a range, its status and the waits after it.\n"
+                   "                   Text and json; a warning for trace that is not\n"
+                   "                   cycle-accurate\n"
                    "  --quiet          no progress line (shown only on a terminal)\n");
     else
         fprintf(f, "  --format F       text (the default) or json (one object a line)\n"
