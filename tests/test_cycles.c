@@ -786,3 +786,78 @@ Test(cycles, port_split_vectors, .timeout = 300)
     cr_assert_geq(nvec, 9);
     cr_assert_gt(s.split_ranges, s.ranges);
 }
+
+/* Round trips (tracebench roundtrip --out --truth): programs and CA
+ * option sets of both protocols, ports of 4, 8 and 16 bits, data trace,
+ * the filter, overflows (a small FIFO), context IDs, branch output. */
+static const struct {
+    const char *program, *protocol, *options;
+} port_rt[] = {
+    {"exc_mix", "etmv1", "ca,port=4"},
+    {"exc_mix", "etmv2", "ca,port=8"},
+    {"faults", "etmv2", "ca,port=16"},
+    {"data_ops", "etmv1", "ca,data=both,fifo=16,port=4"},
+    {"data_ops", "etmv2", "ca,data=both,port=4"},
+    {"data_loop", "etmv1", "ca,data=both,fifo=14,port=8"},
+    {"recursion", "etmv2", "ca,filter"},
+    {"thumb_vec", "etmv1", "ca,port=8"},
+    {"thumb_vec", "etmv2", "ca"},
+    {"cancel_single", "etmv2", "ca"},
+    {"switch_table", "etmv1", "ca,bb"},
+    {"funcptr", "etmv2", "ca,port=4"},
+    {"ctx_switch", "etmv1", "ca,ctxid=4"},
+    {"udf_land", "etmv2", "ca,data=both"},
+};
+
+Test(cycles, port_truth_roundtrips, .timeout = 300)
+{
+    char tmp[] = "/tmp/tb_cycles_XXXXXX";
+    pcheck pc = {0};
+    split s = {0};
+
+    cr_assert(mkdtemp(tmp));
+    for (size_t i = 0; i < sizeof port_rt / sizeof port_rt[0]; i++) {
+        char dir[600], truth[700], what[128], cmd[800];
+        tb_cli_run r, r1, r2;
+        pcheck one = {0};
+
+        snprintf(what, sizeof what, "%s %s %s", port_rt[i].program, port_rt[i].protocol,
+                 port_rt[i].options);
+        snprintf(dir, sizeof dir, "%s/%zu", tmp, i);
+        snprintf(truth, sizeof truth, "%s/truth.txt", tmp);
+        r = tb_test_run("roundtrip '%s/vectors/programs/%s.elf' --scenario "
+                        "'%s/vectors/programs/%s.ini' --protocol %s --options %s --max 20000 "
+                        "--out '%s' --truth '%s' --quiet",
+                        TB_BINARY_DIR, port_rt[i].program, TB_SOURCE_DIR,
+                        port_rt[i].program, port_rt[i].protocol, port_rt[i].options, dir,
+                        truth);
+        cr_assert_eq(r.status, 0, "%s: round trip: %s", what, r.out);
+        tb_test_run_done(&r);
+        r1 = tb_test_run("decode '%s' --quiet", dir);
+        r2 = tb_test_run("decode '%s' --cycles --quiet", dir);
+        cr_assert(r1.status == 0 && r2.status == 0, "%s: decode failed", what);
+        port_against_truth(what, r2.out, truth, &one);
+        port_split(what, r1.out, r2.out, &s);
+        fprintf(stderr, "cycles: %s: %zu ranges, %zu counts, %zu pairs, %zu open, %zu "
+                        "unaligned\n", what, one.ranges, one.counts, one.pairs, one.open,
+                one.unaligned);
+        pc.ranges += one.ranges;
+        pc.counts += one.counts;
+        pc.pairs += one.pairs;
+        pc.open += one.open;
+        pc.unaligned += one.unaligned;
+        tb_test_run_done(&r1);
+        tb_test_run_done(&r2);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, truth);
+        cr_assert_eq(system(cmd), 0);
+    }
+    rmdir(tmp);
+    fprintf(stderr, "cycles: ETMv1/ETMv2, %zu round trips, %zu ranges: %zu counts and %zu "
+                    "exception pairs equal to the truth's (%zu open, %zu out of the truth's "
+                    "order); %zu default ranges split, %llu cycles in both, %zu open ones "
+                    "keep %llu\n",
+            sizeof port_rt / sizeof port_rt[0], pc.ranges, pc.counts, pc.pairs, pc.open,
+            pc.unaligned, s.ranges, (unsigned long long)s.cycles, s.open_kept,
+            (unsigned long long)s.extra);
+    cr_assert_geq(pc.counts, 40000);
+}
