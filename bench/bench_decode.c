@@ -37,7 +37,10 @@
  *     coverage or profile (a one-shot run: its tables grow from empty),
  *     the real traces reuse theirs (warm, as the decoder is).  The
  *     profile gets long_run.elf's functions (tb_elfinfo) as `tracebench
- *     profile --memory` would; the real traces have no ELF.
+ *     profile --memory` would; the real traces have no ELF.  The
+ *     profile's decoder gives each instruction its own range on
+ *     cycle-accurate traces (tb_decoder_set_cycle_ranges), as `tracebench
+ *     profile` does.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -602,9 +605,14 @@ static int prof_pass_v(void *obj, const job *j)
     }
     if (tb_profile_begin(o->pf, j->cfg.protocol, j->mem) < 0)
         return -1;
+    /* As `tracebench profile` decodes (cli/analyze.c): each instruction
+     * its own cycles where the trace counts them. */
+    if (j->cfg.cycle_accurate && tb_decoder_set_cycle_ranges(o->d, true) < 0)
+        return -1;
     o->cb = o_elem_prof;
     r = ours_pass(o, j);
     o->cb = o_elem;
+    (void)tb_decoder_set_cycle_ranges(o->d, false);
     return tb_profile_end(o->pf) < 0 ? -1 : r;
 }
 

@@ -193,6 +193,12 @@ static int run_input(const tb_cli_analysis *an, tb_cli_input *in, uint64_t *nsou
             r = TB_ERR_NOMEM;
             snprintf(err, sizeof err, "%s: cannot create a decoder (out of memory)", s->name);
         } else if (r >= 0) {
+            /* Only where the trace counts cycles: the default's ranges
+             * of up to 32 instructions are cheaper to accumulate.  A
+             * protocol without it keeps them (its cycles lumped on each
+             * range's last instruction, as profile.h says). */
+            if (an->cycle_ranges && s->cfg.cycle_accurate)
+                (void)tb_decoder_set_cycle_ranges(tb_pipeline_decoder(run->pl), true);
             r = tb_pipeline_finish_stream(run->pl, tb_cli_input_stream_spans(
                                                        in, k, tb_pipeline_on_span, run->pl,
                                                        err, sizeof err));

@@ -27,7 +27,9 @@ static void usage(FILE *f)
             "Where the traced instructions went, merged over the traces given:\n"
             "instructions (and cycles, where the trace is cycle-accurate) per function,\n"
             "per source line, per call edge (branch with link and exceptions, returns\n"
-            "matched by return address) and per call stack.\n"
+            "matched by return address) and per call stack.  Cycles are each\n"
+            "instruction's own (the decode of --cycles: ETMv3, ETMv1, ETMv2); PTM counts\n"
+            "them per waypoint, so a range's go to its last instruction.\n"
             "  DIR|FILE         snapshot directories or raw trace files (as decode reads)\n"
             "  --memory ELF     the program's ELF: its symbols name the functions, its\n"
             "                   DWARF line table (built with -g) gives the lines; without\n"
@@ -326,7 +328,8 @@ int tb_cli_profile(int argc, char **argv)
     int format = FMT_TEXT, status;
     struct prof c = {0};
     tb_cli_analysis an = {.cmd = "profile", .ctx = &c, .begin = prof_begin,
-                          .element = prof_element, .end = prof_end, .after = prof_after};
+                          .element = prof_element, .end = prof_end, .after = prof_after,
+                          .cycle_ranges = true};
     uint64_t nsources = 0;
     size_t nelf;
 
