@@ -518,8 +518,8 @@ Test(profile, bad_elf, .timeout = 120)
 /* ---- (d) cycles per instruction ----
  *
  * On every cycle-accurate ETMv3, ETMv1 and ETMv2 vector of one source
- * without gaps, the callgrind output's exclusive cycles per source line
- * equal the truth's: each instruction's cycles from the emulator's
+ * without gaps, `profile --cycles`'s callgrind exclusive cycles per
+ * source line equal the truth's: each instruction's cycles from the emulator's
  * stamps (ETMv3 counts backward, the cycles since the instruction
  * before, protocol-notes 6.3; ETMv1/ETMv2 forward, from its status to
  * the next, docs/etmv1.md 5: the stamp of its record minus that of the
@@ -563,7 +563,7 @@ Test(profile, cycles_per_line_equal_truth, .timeout = 300)
     char base[512], tmp[] = "/tmp/tb_profile_XXXXXX";
     struct dirent **names;
     int nn, nvec = 0;
-    size_t lines_eq = 0, lines_unsure = 0, lines_runs = 0;
+    size_t lines_eq = 0, lines_unsure = 0, lines_runs = 0, lumped_differ = 0;
     static lcyc l[LMAX];
 
     cr_assert(mkdtemp(tmp));
@@ -691,49 +691,61 @@ Test(profile, cycles_per_line_equal_truth, .timeout = 300)
             }
         }
         free(o);
-        /* The profile's exclusive cost lines. */
-        snprintf(p, sizeof p, "%s/cg", tmp);
-        snprintf(cmd, sizeof cmd, "profile %s --memory %s --format callgrind -o %s --quiet", dir,
-                 elf, p);
-        rc = tb_test_run_cli(cmd, NULL, &o, NULL, &e);
-        cr_assert_eq(rc, 0, "%s: %s", cmd, e);
-        free(o);
-        free(e);
-        txt = tb_test_slurp(p, NULL);
-        cr_assert(strstr(txt, "events: Instructions Cycles\n"), "%s: no cycles", v);
-        for (char *ln = strtok_r(txt, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
-            unsigned line;
-            unsigned long long a, b;
+        /* The profile's exclusive cost lines: with --cycles, and
+         * without (a control: cycles per range differ). */
+        for (int pass = 0; pass < 2; pass++) {
+            for (size_t i = 0; i < nl; i++)
+                l[i].p_insns = l[i].p_cycles = 0;
+            fl[0] = '\0';
+            after_calls = false;
+            /* The profile's exclusive cost lines. */
+            snprintf(p, sizeof p, "%s/cg", tmp);
+            snprintf(cmd, sizeof cmd, "profile %s --memory %s --format callgrind -o %s %s --quiet",
+                     dir, elf, p, pass ? "" : "--cycles");
+            rc = tb_test_run_cli(cmd, NULL, &o, NULL, &e);
+            cr_assert_eq(rc, 0, "%s: %s", cmd, e);
+            free(o);
+            free(e);
+            txt = tb_test_slurp(p, NULL);
+            cr_assert(strstr(txt, "events: Instructions Cycles\n"), "%s: no cycles", v);
+            for (char *ln = strtok_r(txt, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
+                unsigned line;
+                unsigned long long a, b;
 
-            if (!strncmp(ln, "fl=", 3)) {
-                snprintf(fl, sizeof fl, "%s", ln + 3);
-            } else if (!strncmp(ln, "calls=", 6)) {
-                after_calls = true;
-            } else if (sscanf(ln, "%u %llu %llu", &line, &a, &b) == 3) {
-                char key[400];
+                if (!strncmp(ln, "fl=", 3)) {
+                    snprintf(fl, sizeof fl, "%s", ln + 3);
+                } else if (!strncmp(ln, "calls=", 6)) {
+                    after_calls = true;
+                } else if (sscanf(ln, "%u %llu %llu", &line, &a, &b) == 3) {
+                    char key[400];
 
-                if (!after_calls && strcmp(fl, "???")) {
-                    lcyc *x;
+                    if (!after_calls && strcmp(fl, "???")) {
+                        lcyc *x;
 
-                    snprintf(key, sizeof key, "%s:%u", fl, line);
-                    x = lc_get(l, &nl, LMAX, key);
-                    x->p_insns += a;
-                    x->p_cycles += b;
+                        snprintf(key, sizeof key, "%s:%u", fl, line);
+                        x = lc_get(l, &nl, LMAX, key);
+                        x->p_insns += a;
+                        x->p_cycles += b;
+                    }
+                    after_calls = false;
                 }
-                after_calls = false;
             }
-        }
-        free(txt);
-        for (size_t i = 0; i < nl; i++) {
-            if (l[i].unsure || l[i].p_insns != l[i].insns) {
-                lines_unsure++;
-                continue;
+            free(txt);
+            for (size_t i = 0; i < nl; i++) {
+                if (l[i].unsure || l[i].p_insns != l[i].insns) {
+                    lines_unsure += !pass;
+                    continue;
+                }
+                if (pass) { /* each range's cycles on its last instruction */
+                    lumped_differ += l[i].p_cycles != l[i].cycles;
+                    continue;
+                }
+                cr_expect_eq(l[i].p_cycles, l[i].cycles,
+                             "%s: %s ran %llu times: %llu cycles, the truth's %llu", v, l[i].key,
+                             l[i].insns, l[i].p_cycles, l[i].cycles);
+                lines_eq++;
+                lines_runs += l[i].insns;
             }
-            cr_expect_eq(l[i].p_cycles, l[i].cycles,
-                         "%s: %s ran %llu times: %llu cycles, the truth's %llu", v, l[i].key,
-                         l[i].insns, l[i].p_cycles, l[i].cycles);
-            lines_eq++;
-            lines_runs += l[i].insns;
         }
         free(t);
         nvec++;
@@ -741,9 +753,12 @@ Test(profile, cycles_per_line_equal_truth, .timeout = 300)
     }
     free(names);
     fprintf(stderr, "profile: %d CA ETMv3/ETMv1/ETMv2 vectors: %zu lines (%zu runs) with the "
-                    "truth's cycles, %zu lines with a run the trace does not count exactly\n",
-            nvec, lines_eq, lines_runs, lines_unsure);
+                    "truth's cycles with --cycles (%zu of them differ without), %zu lines with "
+                    "a run the trace does not count exactly\n",
+            nvec, lines_eq, lines_runs, lumped_differ, lines_unsure);
     cr_expect_geq(nvec, 10);
+    cr_expect_gt(lumped_differ, lines_eq / 2, "the control: per-range cycles differ on only "
+                 "%zu lines", lumped_differ);
     cr_expect_geq(lines_eq, 300);
     {
         char cmd[256], *o;
