@@ -363,6 +363,8 @@ static void add_insn(tb_etmv1_decoder *d, uint64_t index, const tb_insn *in, cha
 {
     tb_element *r = &d->rng;
 
+    /* A full range closes when the next instruction comes, not after
+     * its last: the waits after that one's status stay its own. */
     if (d->rng_open && (r->isa != in->isa || r->end != in->addr || r->count >= d->rmax))
         close_range(d);
     release_held(d);

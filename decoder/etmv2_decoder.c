@@ -230,6 +230,8 @@ static void add_insn(tb_etmv2_decoder *d, uint64_t index, const tb_insn *in, cha
 {
     tb_element *r = &d->rng;
 
+    /* A full range closes when the next instruction comes, not after
+     * its last: the waits after that one's status stay its own and an E bit can still retract it (6.7.1). */
     if (d->rng_open && (r->isa != in->isa || r->end != in->addr || r->count >= d->rmax))
         close_range(d);
     release_held(d);
