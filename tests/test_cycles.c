@@ -817,7 +817,7 @@ Test(cycles, port_truth_roundtrips, .timeout = 300)
 
     cr_assert(mkdtemp(tmp));
     for (size_t i = 0; i < sizeof port_rt / sizeof port_rt[0]; i++) {
-        char dir[600], truth[700], what[128], cmd[800];
+        char dir[600], truth[700], what[128], cmd[1400];
         tb_cli_run r, r1, r2;
         pcheck one = {0};
 
