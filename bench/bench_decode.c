@@ -18,7 +18,7 @@
  *
  * usage: bench_decode [REFDIR] [--seconds S] [--passes N] [--stages]
  *                     [--only NAME] [--no-opencsd] [--no-long] [--dec-only]
- *                     [--digest] [--setup] [--analysis]
+ *                     [--digest] [--setup] [--analysis [--profile-cycles]]
  *   REFDIR defaults to $TB_REFERENCE_DIR or ../shared/reference.
  *   --passes N: exactly N passes per measurement (for callgrind).
  *   --stages: also time de-format only and de-format + parse.
@@ -37,7 +37,10 @@
  *     coverage or profile (a one-shot run: its tables grow from empty),
  *     the real traces reuse theirs (warm, as the decoder is).  The
  *     profile gets long_run.elf's functions (tb_elfinfo) as `tracebench
- *     profile --memory` would; the real traces have no ELF.
+ *     profile --memory` would; the real traces have no ELF.  With
+ *     --profile-cycles the profile's decoder gives each instruction its
+ *     own range on cycle-accurate traces (tb_decoder_set_cycle_ranges),
+ *     as `tracebench profile --cycles` does.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +116,7 @@ typedef struct ours {
     tb_profile *pf;
     bool fresh;          /* a new one for every pass */
     const tb_elfinfo *elf; /* the profile's functions, if any */
+    bool prof_cycles;    /* --profile-cycles */
 } ours;
 
 static uint64_t fnv(uint64_t h, uint64_t v)
@@ -602,9 +606,15 @@ static int prof_pass_v(void *obj, const job *j)
     }
     if (tb_profile_begin(o->pf, j->cfg.protocol, j->mem) < 0)
         return -1;
+    /* --profile-cycles: as `tracebench profile --cycles` decodes
+     * (cli/analyze.c), each instruction its own cycles where the trace
+     * counts them. */
+    if (o->prof_cycles && j->cfg.cycle_accurate && tb_decoder_set_cycle_ranges(o->d, true) < 0)
+        return -1;
     o->cb = o_elem_prof;
     r = ours_pass(o, j);
     o->cb = o_elem;
+    (void)tb_decoder_set_cycle_ranges(o->d, false);
     return tb_profile_end(o->pf) < 0 ? -1 : r;
 }
 
@@ -762,7 +772,7 @@ int main(int argc, char **argv)
     double seconds = 1.0;
     uint64_t passes = 0;
     bool stages = false, no_ocsd = false, no_long = false, dec_only = false, digest = false;
-    bool analysis = false;
+    bool analysis = false, prof_cycles = false;
     tb_elfinfo *long_elf = NULL;
     double worst_long = 1e30;
     bool no_dec_only = false;
@@ -810,6 +820,8 @@ int main(int argc, char **argv)
             setup = true;
         else if (strcmp(argv[i], "--analysis") == 0)
             analysis = true;
+        else if (strcmp(argv[i], "--profile-cycles") == 0)
+            prof_cycles = true;
         else
             ref = argv[i];
     }
@@ -844,6 +856,7 @@ int main(int argc, char **argv)
 
         if (only && !strstr(srcs[k].name, only))
             continue;
+        o.prof_cycles = prof_cycles;
         if (is_long) {
 #ifdef TB_HAVE_SIM
             if (no_long)

@@ -48,6 +48,10 @@ int tb_cli_analysis_parse(const char *cmd, int argc, char **argv, tb_cli_analysi
             a->quiet = true;
             continue;
         }
+        if (!strcmp(s, "--cycles") && !strcmp(cmd, "profile")) {
+            a->cycles = true;
+            continue;
+        }
         if (!strcmp(s, "--formatted"))
             continue;
         if (!takes_value(s))
@@ -193,6 +197,13 @@ static int run_input(const tb_cli_analysis *an, tb_cli_input *in, uint64_t *nsou
             r = TB_ERR_NOMEM;
             snprintf(err, sizeof err, "%s: cannot create a decoder (out of memory)", s->name);
         } else if (r >= 0) {
+            /* Only where the trace counts cycles, and asked for: a
+             * range a instruction costs the profile 1/4 to 1/2 of its
+             * speed (bench_decode --analysis --profile-cycles).  A
+             * protocol without it keeps its ranges (cycles on each
+             * range's last instruction, as profile.h says). */
+            if (an->cycle_ranges && s->cfg.cycle_accurate)
+                (void)tb_decoder_set_cycle_ranges(tb_pipeline_decoder(run->pl), true);
             r = tb_pipeline_finish_stream(run->pl, tb_cli_input_stream_spans(
                                                        in, k, tb_pipeline_on_span, run->pl,
                                                        err, sizeof err));
@@ -250,7 +261,7 @@ int tb_cli_analysis_run(const tb_cli_analysis *an, int argc, char **argv,
         for (int i = 1; i < argc && r != 2; i++) {
             const char *s = argv[i];
 
-            if (s[0] != '-' || !strcmp(s, "--quiet"))
+            if (s[0] != '-' || !strcmp(s, "--quiet") || (a->cycles && !strcmp(s, "--cycles")))
                 continue;
             if (dir && !strcmp(s, "--memory") && i + 1 < argc && strchr(argv[i + 1], ':')) {
                 tb_cli_usage_error(an->cmd, "--memory %s: a memory dump is for a raw trace "

@@ -26,6 +26,10 @@ typedef struct tb_cli_analysis {
     int (*end)(void *ctx);
     /* After end, with the source's memory: an exit code (the ELF check). */
     int (*after)(void *ctx, const tb_memimage *mem);
+    /* Cycle-accurate sources: the decoder's ranges end where their
+     * cycle counts end (tb_decoder_set_cycle_ranges), so that each
+     * instruction's cycles are its own (profile --cycles). */
+    bool cycle_ranges;
 } tb_cli_analysis;
 
 /* The command line's paths, formats and ELFs (first pass): own options
@@ -38,6 +42,7 @@ typedef struct tb_cli_analysis_args {
     size_t nelf;
     const char *format, *out_path;
     bool quiet;
+    bool cycles;        /* --cycles (profile) */
     /* How the notes name an ELF: "--memory" when NULL ("--symbols" in
      * decode, "program" in roundtrip). */
     const char *elf_flag;

@@ -1,18 +1,20 @@
 /* tracebench decode DIR|FILE [--id ID|all] [--format text|json|addr]
- *                  [--symbols ELF]: a
+ *                  [--symbols [ELF]]: a
  * snapshot's trace (or a raw trace buffer file's, with its configuration
  * and memory) decoded to instructions.  With --id all every ETMv3/PTM
  * source is decoded in turn and each line tagged with its trace ID: text
  * and addr lines start "0x10: ", JSON objects have "id":16 first.
  * --symbols ELF: each range's first and last instruction as function+offset
  * and file:line (the ELF's symbols and DWARF line table), also under
- * --disasm per instruction; without it no symbol work is done at all.
+ * --disasm per instruction (without ELF: the --memory ELF); without it no
+ * symbol work is done at all.
  * Exit (cli.h): 0 decoded, 2 usage, 4 an error, 5 trace was lost to
  * corruption or never synchronised (a warning on stderr says why). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analyze.h"
 #include "cli.h"
@@ -186,8 +188,8 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
                                              .on_progress = on_progress, .gaps = true});
     if (pl && o->cycles) {
         if (tb_decoder_set_cycle_ranges(tb_pipeline_decoder(pl), true) == TB_ERR_UNSUPPORTED)
-            fprintf(stderr, "tracebench decode: warning: %s: --cycles is for ETMv3 and PTM; "
-                            "ETMv1/ETMv2 ranges keep the sum of their instructions' "
+            fprintf(stderr, "tracebench decode: warning: %s: --cycles is not supported for "
+                            "its protocol; its ranges keep the sum of their instructions' "
                             "cycles\n", s->name);
         else if (!s->cfg.cycle_accurate)
             fprintf(stderr, "tracebench decode: warning: %s is not cycle-accurate trace "
@@ -262,6 +264,13 @@ static int decode_source(const tb_cli_input *in, size_t k, struct out *o)
     return r;
 }
 
+static bool is_dir(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int tb_cli_decode(int argc, char **argv)
 {
     static tb_cli_input in;
@@ -269,7 +278,7 @@ int tb_cli_decode(int argc, char **argv)
     static const char *const formats[] = {"text", "json", "addr", NULL};
     struct out o = {.f = stdout};
     tb_cli_analysis_args sym_args = {0};
-    bool quiet = false;
+    bool quiet = false, sym_bare = false;
     int status = 0, i, r;
 
     tb_cli_input_init(&in, "decode", true, TB_STREAM_ONLY);
@@ -296,12 +305,15 @@ int tb_cli_decode(int argc, char **argv)
             continue;
         }
         if (!strcmp(argv[i], "--symbols")) {
-            if (i + 1 >= argc)
-                return tb_cli_usage_error("decode", "--symbols needs a value: the program's "
-                                                    "ELF file");
-            if (sym_args.nelf)
+            if (sym_args.nelf || sym_bare)
                 return tb_cli_usage_error("decode", "one --symbols ELF only");
-            sym_args.elf_path[sym_args.nelf++] = argv[++i];
+            /* Its value is optional (issue 34 item 3): the next word,
+             * unless that is an option or a snapshot directory (the
+             * input). */
+            if (i + 1 < argc && argv[i + 1][0] != '-' && !is_dir(argv[i + 1]))
+                sym_args.elf_path[sym_args.nelf++] = argv[++i];
+            else
+                sym_bare = true;
             continue;
         }
         r = tb_cli_input_arg(&in, argc, argv, &i);
@@ -318,6 +330,16 @@ int tb_cli_decode(int argc, char **argv)
     if (o.cycles && o.format == FMT_ADDR)
         return tb_cli_usage_error("decode", "--cycles goes with --format text or json (the "
                                             "addr format carries no cycle counts)");
+    if (sym_bare) {
+        /* --symbols without ELF: the program's ELF given with --memory. */
+        const char *elf = tb_cli_input_memory_elf(&in);
+
+        if (!elf)
+            return tb_cli_usage_error("decode", "--symbols needs a value: the program's ELF "
+                                                "file (without one it takes the ELF given "
+                                                "with --memory, and none was)");
+        sym_args.elf_path[sym_args.nelf++] = elf;
+    }
     if (sym_args.nelf && o.format == FMT_ADDR)
         return tb_cli_usage_error("decode", "--symbols goes with --format text or json (the "
                                             "addr format is for comparing with other "

@@ -21,7 +21,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: tracebench profile DIR|FILE ... [--memory ELF ...] [--id ID|all]\n"
-            "              [--format callgrind|folded|text] [-o FILE] [--quiet]\n"
+            "              [--format callgrind|folded|text] [-o FILE] [--cycles] [--quiet]\n"
             "              [raw FILE options, as in tracebench decode --help]\n"
             "\n"
             "Where the traced instructions went, merged over the traces given:\n"
@@ -40,6 +40,12 @@ static void usage(FILE *f)
             "                   exclusive costs per line, calls= with inclusive costs) or\n"
             "                   folded (\"main;f;g N\" per stack, for flamegraph.pl)\n"
             "  -o FILE          write there instead of standard output\n"
+            "  --cycles         cycle-accurate trace: each instruction's own cycles, from\n"
+            "                   the decode that decode --cycles gives (ETMv3, ETMv1,\n"
+            "                   ETMv2), so per-line and per-function cycles are exact;\n"
+            "                   slower (one range an instruction).  Without it, and for\n"
+            "                   PTM (which counts cycles per waypoint), a range's cycles\n"
+            "                   go to its last instruction\n"
             "  --quiet          no note on what could not be known\n"
             "\n"
             "Returns are matched to a shadow stack of at most 1024 frames; a call made\n"
@@ -337,6 +343,7 @@ int tb_cli_profile(int argc, char **argv)
     status = tb_cli_analysis_parse("profile", argc, argv, &a);
     if (status)
         return status;
+    an.cycle_ranges = a.cycles;
     if (a.format && (format = tb_cli_profile_format(a.format)) < 0)
         return tb_cli_usage_error("profile", "--format %s: use text, callgrind or folded",
                                   a.format);

@@ -28,7 +28,7 @@ void tb_cli_input_usage(FILE *f, const char *cmd)
 {
     const bool decode = !strcmp(cmd, "decode"), stats = !strcmp(cmd, "stats");
     const bool memory = decode || stats;
-    const char *fmt = decode ? " [--format text|json|addr] [--disasm] [--symbols ELF]\n"
+    const char *fmt = decode ? " [--format text|json|addr] [--disasm] [--symbols [ELF]]\n"
                                "           [--cycles] [--quiet]"
                              : " [--format text|json]";
 
@@ -53,19 +53,22 @@ void tb_cli_input_usage(FILE *f, const char *cmd)
                    "                   addr (one instruction a line, docs/vectors.md)\n"
                    "  --json           --format json\n"
                    "  --disasm         text: each range's instructions, disassembled\n"
-                   "  --symbols ELF    the program's ELF: each range's first and last\n"
+                   "  --symbols [ELF]  the program's ELF: each range's first and last\n"
                    "                   instruction as function+offset (its symbols) and\n"
                    "                   file:line (its DWARF line table, built with -g), in\n"
                    "                   text and json; with --disasm each instruction's.  A\n"
                    "                   warning names an ELF whose code differs from the traced\n"
-                   "                   code, or that has no symbols or no line table\n"
+                   "                   code, or that has no symbols or no line table.  Without\n"
+                   "                   ELF (--symbols last, or before another option): the ELF\n"
+                   "                   given with --memory\n"
                    "  --cycles         cycle-accurate trace: each range ends where its cycle\n"
                    "                   count ends, so cc is one atom's, as OpenCSD gives it:\n"
                    "                   ETMv3 one instruction a range (each has its own atom);\n"
                    "                   PTM unchanged (a range is one atom, its waypoint's: the\n"
-                   "                   trace counts nothing inside it); ETMv1/ETMv2 not yet (a\n"
-                   "                   warning).  Text and json; a warning for trace that is\n"
-                   "                   not cycle-accurate\n"
+                   "                   trace counts nothing inside it); ETMv1/ETMv2 one\n"
+                   "                   instruction a range, its status and the waits after it.\n"
+                   "                   Text and json; a warning for trace that is not\n"
+                   "                   cycle-accurate\n"
                    "  --quiet          no progress line (shown only on a terminal)\n");
     else
         fprintf(f, "  --format F       text (the default) or json (one object a line)\n"
@@ -181,6 +184,18 @@ static int split_memory(const char *spec, uint32_t *addr, const char **file)
         return -1;
     *file = colon + 1;
     return 1;
+}
+
+const char *tb_cli_input_memory_elf(const tb_cli_input *in)
+{
+    for (size_t i = 0; i < in->n_memory; i++) {
+        uint32_t addr;
+        const char *file;
+
+        if (split_memory(in->memory[i], &addr, &file) == 0)
+            return file;
+    }
+    return NULL;
 }
 
 int tb_cli_input_arg(tb_cli_input *in, int argc, char **argv, int *i)

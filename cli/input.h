@@ -53,6 +53,9 @@ void tb_cli_input_init(tb_cli_input *in, const char *cmd, bool need_memory,
  * --memory) or the input path: consumes it and its value and returns 1;
  * 0 when it is none of them; 2 after printing a usage error. */
 int tb_cli_input_arg(tb_cli_input *in, int argc, char **argv, int *i);
+/* The first --memory that names an ELF (not ADDR:FILE), or NULL: what a
+ * bare `decode --symbols` reads. */
+const char *tb_cli_input_memory_elf(const tb_cli_input *in);
 /* Opens the input and chooses its sources.  0, or 1 (an error) or 2 (a
  * usage error) after printing why.  Notes on sources passed over go to
  * stderr. */

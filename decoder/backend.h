@@ -40,7 +40,7 @@ typedef struct tb_decoder_ops {
                       tb_packet_cb pkt_cb, void *pctx, tb_element_cb cb, void *ctx,
                       int *nel);
     /* tb_decoder_set_cycle_ranges(): each range ends where its cycle
-     * count ends.  NULL: not supported (ETMv1, ETMv2), unless
+     * count ends.  NULL: not supported, unless
      * cycles_per_range says the ranges already do (PTM: one atom, one
      * range). */
     void (*cycle_ranges)(void *d, bool on);

@@ -71,6 +71,10 @@ struct tb_etmv1_decoder {
 
     tb_element rng;      /* open range */
     bool rng_open;
+    /* The most instructions a range holds: 32, or 1 with cycle ranges
+     * (tb_decoder_set_cycle_ranges on cycle-accurate trace: each
+     * instruction's count runs from its status to the next, 5.10). */
+    uint32_t rmax;
     tb_element held;     /* closed range or exception still counting cycles (CA) */
     bool have_held;
     unsigned w_target;
@@ -359,7 +363,9 @@ static void add_insn(tb_etmv1_decoder *d, uint64_t index, const tb_insn *in, cha
 {
     tb_element *r = &d->rng;
 
-    if (d->rng_open && (r->isa != in->isa || r->end != in->addr))
+    /* A full range closes when the next instruction comes, not after
+     * its last: the waits after that one's status stay its own. */
+    if (d->rng_open && (r->isa != in->isa || r->end != in->addr || r->count >= d->rmax))
         close_range(d);
     release_held(d);
     if (!d->rng_open) {
@@ -820,6 +826,7 @@ tb_etmv1_decoder *tb_etmv1_decoder_new(const tb_etmv1_config *cfg,
     }
     d->cfg = *cfg;
     d->mem = mem;
+    d->rmax = 32;
     if (cfg->data_trace && (!(d->dq = malloc(DQMAX * sizeof *d->dq)) ||
                             !(d->oq = malloc(OQMAX * sizeof *d->oq)))) {
         tb_etmv1_decoder_free(d);
@@ -851,6 +858,13 @@ static void *op_make(const tb_config *cfg, const tb_memimage *mem)
 static void op_destroy(void *d) { tb_etmv1_decoder_free(d); }
 static void op_reset(void *d) { tb_etmv1_decoder_reset(d); }
 
+static void op_cycle_ranges(void *vd, bool on)
+{
+    tb_etmv1_decoder *d = vd;
+
+    d->rmax = on && d->cfg.cycle_accurate ? 1 : 32;
+}
+
 static int op_packet(void *d, const tb_packet *pkt, tb_element_cb cb, void *ctx)
 {
     return tb_etmv1_decoder_packet(d, pkt, cb, ctx);
@@ -869,4 +883,5 @@ const tb_decoder_ops tb_etmv1_decoder_ops = {
     .packet = op_packet,
     .finish = op_finish,
     .reset = op_reset,
+    .cycle_ranges = op_cycle_ranges,
 };

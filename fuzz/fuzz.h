@@ -179,6 +179,16 @@ void tb_fuzz_ocsd_config(tb_protocol proto, const uint8_t b[TB_FUZZ_CFG_BYTES],
 /* Deterministic split point in [0, len] from the input's bytes. */
 size_t tb_fuzz_split(const uint8_t *data, size_t len);
 
+/* tb_decoder_set_cycle_ranges on a trace-port (ETMv1/ETMv2) decode of
+ * stream under cfg, through tb_parser + tb_decoder_push (fuzz_util.c):
+ * the same elements as without it but the ranges, which hold the same
+ * instructions (tb_decoder_range_addrs), one a range in CA mode; each
+ * default range's counts sum to its count, and where it has none only
+ * its last instruction lacks one (docs/etmv1.md 5).  Fails the harness
+ * otherwise. */
+void tb_fuzz_cycle_split(const char *harness, const tb_config *cfg, const uint8_t *stream,
+                         size_t len);
+
 /* 64-bit FNV-1a, chained. */
 uint64_t tb_fuzz_hash(uint64_t h, const void *data, size_t len);
 #define TB_FUZZ_HASH_INIT 0xcbf29ce484222325ull

@@ -42,7 +42,8 @@
  *    tb_etmv1_decoder_reset);
  *  - the generic path (tb_config_from_etmv1, tb_parser + tb_decoder_push
  *    cut in two) gives those elements too, and tb_decoder_range_addrs
- *    lists each range's instructions consistently;
+ *    lists each range's instructions consistently; with cycle ranges
+ *    (tb_fuzz_cycle_split) the same decode split, counts summed;
  *  - spec coverage (speccov.h): each packet classifies into known
  *    etmv1.* variants; the capture's port count returns 0 or a known
  *    error, one width, and no more statuses than samples nor APOs than
@@ -790,6 +791,9 @@ static int fuzz_etmv1(const uint8_t *data, size_t len, bool full)
                           "tb_decoder_push gives %zu elements, the ETMv1 decoder %zu "
                           "(or different fields)", g.elements, d0.elements);
         }
+        /* Cycle ranges (decode --cycles): the same decode, split. */
+        if (full)
+            tb_fuzz_cycle_split(E1_NAME, &gcfg, stream, slen);
     }
     free(stream);
     return 0;

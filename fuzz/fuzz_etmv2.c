@@ -37,7 +37,8 @@
  *    DATA elements only with data trace, their size 1, 2 or 4, NO_VALUE
  *    exactly without value trace (or a VNT), NO_ADDR always without
  *    address trace; the generic path (tb_config_from_etmv2, tb_parser +
- *    tb_decoder_push cut in two) gives the same elements.
+ *    tb_decoder_push cut in two) gives the same elements; with cycle
+ *    ranges (tb_fuzz_cycle_split) the same decode split, counts summed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -459,6 +460,8 @@ static int fuzz_etmv2(const uint8_t *data, size_t len, bool full)
                       "the generic path gave other elements");
         tb_parser_free(p);
         tb_decoder_free(gd);
+        /* Cycle ranges (decode --cycles): the same decode, split. */
+        tb_fuzz_cycle_split(E2_NAME, &g, cap, clen);
     }
     free(cap);
     return 0;

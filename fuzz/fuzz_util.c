@@ -840,3 +840,118 @@ void tb_fuzz_vec_push(tb_fuzz_vec *r, const void *item)
     memcpy((uint8_t *)r->v + r->n * r->size, item, r->size);
     r->n++;
 }
+
+/* ---- tb_fuzz_cycle_split ---- */
+
+/* One decode's elements, as tb_fuzz_cycle_split compares them. */
+typedef struct cs_run {
+    tb_decoder *d;
+    bool split;              /* the decode with cycle ranges */
+    bool ca;
+    const char *h;
+    uint64_t other;          /* hash of the elements but ranges, in order */
+    uint64_t insns;          /* hash of the instructions' addresses */
+    uint64_t ninsns;
+    /* the default run's ranges: count, has_cc, cc */
+    uint32_t *rc;
+    size_t nr, cap;
+    /* the split run: where it is in them */
+    size_t ri;
+    uint32_t done, sum;
+    bool none;               /* a range of this one had no count */
+} cs_run;
+
+#define CS_HF(f) r->other = tb_fuzz_hash(r->other, &el->f, sizeof el->f)
+
+TB_FUZZ_NOCOV static int cs_elem(void *ctx, const tb_element *el)
+{
+    cs_run *r = ctx;
+    uint32_t a[64];
+    int n;
+
+    if (el->kind != TB_ELEM_INSN_RANGE) {
+        CS_HF(kind); CS_HF(index); CS_HF(reason); CS_HF(start); CS_HF(exc_num);
+        CS_HF(pref_return); CS_HF(cancelled); CS_HF(has_cc); CS_HF(cc); CS_HF(context_id);
+        CS_HF(err); CS_HF(data_addr); CS_HF(data_value); CS_HF(data_flags);
+        return 0;
+    }
+    n = tb_decoder_range_addrs(r->d, el, a, 64);
+    TB_FUZZ_CHECK(r->h, n == (int)el->count, "range of %u lists %d", el->count, n);
+    r->insns = tb_fuzz_hash(r->insns, a, (size_t)n * sizeof a[0]);
+    r->ninsns += (uint64_t)n;
+    if (!r->split) {
+        if (r->nr + 3 > r->cap) {
+            r->cap = r->cap ? 2 * r->cap : 256;
+            r->rc = realloc(r->rc, r->cap * sizeof *r->rc);
+            TB_FUZZ_CHECK(r->h, r->rc, "out of memory");
+        }
+        r->rc[r->nr++] = el->count;
+        r->rc[r->nr++] = el->has_cc;
+        r->rc[r->nr++] = el->cc;
+        return 0;
+    }
+    TB_FUZZ_CHECK(r->h, !r->ca || el->count == 1, "cycle ranges: a range of %u", el->count);
+    /* Walk the default's ranges (ri: its triple): this range's
+     * instructions are the next ones of it. */
+    TB_FUZZ_CHECK(r->h, r->ri < r->nr, "cycle ranges: more ranges than the default's");
+    TB_FUZZ_CHECK(r->h, !r->none, "cycle ranges: a count missing before the last");
+    r->done += el->count;
+    if (el->has_cc)
+        r->sum += el->cc;
+    else
+        r->none = true;
+    TB_FUZZ_CHECK(r->h, r->done <= r->rc[r->ri], "cycle ranges: a range across the default's");
+    if (r->done == r->rc[r->ri]) {
+        if (r->rc[r->ri + 1])
+            TB_FUZZ_CHECK(r->h, !r->none && r->sum == r->rc[r->ri + 2],
+                          "cycle ranges: counts sum to %u (none %d), the default's %u", r->sum,
+                          r->none, r->rc[r->ri + 2]);
+        else
+            TB_FUZZ_CHECK(r->h, !r->ca || r->none,
+                          "cycle ranges: the default's range has no count, all of its do");
+        r->ri += 3;
+        r->done = r->sum = 0;
+        r->none = false;
+    }
+    return 0;
+}
+
+#undef CS_HF
+
+static void cs_decode(const tb_config *cfg, const uint8_t *stream, size_t len, cs_run *r)
+{
+    tb_parser *p = tb_parser_new(cfg);
+    int rc;
+
+    r->d = tb_decoder_new(cfg, tb_fuzz_image());
+    TB_FUZZ_CHECK(r->h, p && r->d, "tb_parser_new/tb_decoder_new");
+    r->other = r->insns = TB_FUZZ_HASH_INIT;
+    rc = tb_decoder_set_cycle_ranges(r->d, r->split);
+    TB_FUZZ_CHECK(r->h, rc == 0, "tb_decoder_set_cycle_ranges: %d", rc);
+    rc = tb_decoder_push(r->d, p, stream, len, 0, cs_elem, r);
+    if (rc >= 0)
+        rc = tb_decoder_push_finish(r->d, p, cs_elem, r);
+    TB_FUZZ_CHECK(r->h, rc >= 0, "decode: %d", rc);
+    tb_parser_free(p);
+    tb_decoder_free(r->d);
+    r->d = NULL;
+}
+
+void tb_fuzz_cycle_split(const char *harness, const tb_config *cfg, const uint8_t *stream,
+                         size_t len)
+{
+    cs_run a = {.h = harness, .ca = cfg->cycle_accurate};
+    cs_run b = {.h = harness, .ca = cfg->cycle_accurate, .split = true};
+
+    cs_decode(cfg, stream, len, &a);
+    b.rc = a.rc;
+    b.nr = a.nr;
+    cs_decode(cfg, stream, len, &b);
+    TB_FUZZ_CHECK(harness, a.other == b.other, "cycle ranges changed an element not a range");
+    TB_FUZZ_CHECK(harness, a.insns == b.insns && a.ninsns == b.ninsns,
+                  "cycle ranges: %llu instructions, the default %llu (or others)",
+                  (unsigned long long)b.ninsns, (unsigned long long)a.ninsns);
+    TB_FUZZ_CHECK(harness, b.ri == a.nr && b.done == 0,
+                  "cycle ranges: %zu of the default's %zu ranges covered", b.ri / 3, a.nr / 3);
+    free(a.rc);
+}

@@ -586,6 +586,38 @@ Test(cli_analysis, bad_input, .timeout = 300)
         cr_expect_eq(r.status, 4);
         tb_test_err_has(&r, "not a 32-bit ELF file");
         tb_test_run_done(&r);
+        /* --symbols without ELF (issue 34 item 3): a raw trace file's
+         * --memory ELF, the same output as --symbols ELF; none: said */
+        {
+            char raw[1200];
+            tb_cli_run ex;
+
+            snprintf(raw, sizeof raw, "%s/raw", tmp);
+            r = tb_test_run("roundtrip %s --scenario %s --protocol etmv3 --buffer raw --out %s "
+                            "--quiet", elf, ini, raw);
+            cr_assert_eq(r.status, 0);
+            tb_test_run_done(&r);
+            ex = tb_test_run("decode %s/trace_buffer.bin --protocol etmv3 --memory %s "
+                             "--symbols %s --quiet", raw, elf, elf);
+            cr_assert_eq(ex.status, 0, "%s", ex.err);
+            cr_expect(strstr(ex.out, "  ; main+0x"), "no symbols: %s", ex.out);
+            r = tb_test_run("decode %s/trace_buffer.bin --protocol etmv3 --memory %s "
+                            "--symbols --quiet", raw, elf);
+            cr_expect_eq(r.status, 0);
+            cr_expect_str_eq(r.out, ex.out, "bare --symbols: not the --memory ELF's names");
+            tb_test_run_done(&r);
+            r = tb_test_run("decode %s/trace_buffer.bin --symbols --protocol etmv3 --memory %s "
+                            "--quiet", raw, elf);
+            cr_expect_eq(r.status, 0);
+            cr_expect_str_eq(r.out, ex.out, "bare --symbols before an option");
+            tb_test_run_done(&r);
+            tb_test_run_done(&ex);
+            r = tb_test_run("decode %s/trace_buffer.bin --protocol etmv3 --memory "
+                            "0:%s/mem_0_0.bin --symbols", raw, raw);
+            cr_expect_eq(r.status, 2);
+            tb_test_err_has(&r, "it takes the ELF given with --memory, and none was");
+            tb_test_run_done(&r);
+        }
         /* stripped, no DWARF: said even under --quiet */
         r = tb_test_run("decode %s --symbols %s/s.elf --quiet", dir, tmp);
         cr_expect_eq(r.status, 0);

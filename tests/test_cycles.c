@@ -26,8 +26,10 @@
  *     ETMv3 ranges hold one instruction each, PTM's output is the
  *     default's byte for byte.
  * (d) The command line: --cycles with --format addr is a usage error,
- *     on trace that is not cycle-accurate a warning, on ETMv1/ETMv2
- *     (not supported) a warning and the default decode.
+ *     on trace that is not cycle-accurate a warning.
+ * (e) ETMv1 and ETMv2 (below): every CA vector and round trips of
+ *     several programs and option sets, each instruction's count
+ *     against the truth's stamps; the default decode's ranges split.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -464,8 +466,398 @@ Test(cycles, command_line)
     r = tb_test_run("decode '%s/cond_arm-etmv3' --quiet", VDIR);
     tb_test_err_lacks(&r, "cycle-accurate");
     tb_test_run_done(&r);
-    r = tb_test_run("decode '%s/cond_arm-etmv2-ca' --cycles --quiet", VDIR);
+    r = tb_test_run("decode '%s/arm_basic-etmv2-port4' --cycles --quiet", VDIR);
     cr_expect_eq(r.status, 0);
-    tb_test_err_has(&r, "--cycles is for ETMv3 and PTM");
+    tb_test_err_has(&r, "is not cycle-accurate trace");
     tb_test_run_done(&r);
+}
+
+/* ---- ETMv1 and ETMv2 (trace ports) ----
+ *
+ * An element's count runs forward from its status to the next status
+ * (docs/etmv1.md 5, docs/etmv2.md 5), and the port keeps the core's time
+ * (docs/etmv1.md 4: a record's status first, its waits after): so with
+ * --cycles, where an instruction's range or an exception follows the
+ * truth record before it with nothing between, its count is the truth's
+ * stamp of its own record minus that of the record before.  Two cases
+ * split differently: a cancelled instruction reports nothing (ETMv1) or
+ * is retracted (ETMv2's E bit) and its cycles go to the element before it
+ * or to its exception; there the element before and the exception are
+ * checked together, their sum against the stamps around both. */
+
+/* A truth record that the decode shows: an instruction or an exception. */
+typedef struct trec {
+    char kind;          /* 'I' or 'X' */
+    bool cancelled;     /* 'I': an exception cancelled it */
+    uint32_t addr;
+    uint64_t cycle;
+} trec;
+
+static size_t read_truth_port(const char *path, trec **out)
+{
+    char line[512];
+    size_t n = 0, cap = 0;
+    trec *t = NULL;
+    FILE *f = fopen(path, "r");
+
+    cr_assert(f, "cannot read %s", path);
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long seq, cyc;
+        unsigned addr = 0;
+        char kind;
+
+        if (sscanf(line, "%llu %llu %c", &seq, &cyc, &kind) != 3 ||
+            (kind != 'I' && kind != 'X'))
+            continue;
+        if (kind == 'I')
+            cr_assert_eq(sscanf(line, "%*u %*u I %x", &addr), 1, "%s", line);
+        if (kind == 'X' && strstr(line, " cancelled")) {
+            cr_assert(n && t[n - 1].kind == 'I', "%s: cancelled, no instruction: %s", path,
+                      line);
+            t[n - 1].cancelled = true;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 4096;
+            t = realloc(t, cap * sizeof *t);
+            cr_assert(t);
+        }
+        t[n++] = (trec){kind, false, addr, cyc};
+    }
+    fclose(f);
+    *out = t;
+    return n;
+}
+
+/* What the port check of one decode counted. */
+typedef struct pcheck {
+    size_t ranges, counts, pairs, open, unaligned;
+} pcheck;
+
+/* The decode (--cycles, text) `out` of a run whose truth is `truth`:
+ * every range one instruction, and the counts as above. */
+static void port_against_truth(const char *what, const char *out, const char *truth,
+                               pcheck *pc)
+{
+    trec *t;
+    size_t nt = read_truth_port(truth, &t), tj = 0;
+    bool chain = false;      /* the element before matched t[tj - 1] */
+    long prev_cc = -1;       /* its count */
+    size_t prev_j = 0;
+
+    for (const char *p = out; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        char line[1024];
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        bool range, exc;
+        unsigned start = 0, count = 0;
+        const char *c;
+        long cc;
+        size_t j;
+
+        if (len >= sizeof line)
+            len = sizeof line - 1;
+        memcpy(line, p, len);
+        line[len] = '\0';
+        p = nl ? nl + 1 : NULL;
+        range = strstr(line, " INSN_RANGE ") != NULL;
+        exc = strstr(line, " EXCEPTION ") != NULL;
+        if (!range && !exc) {
+            /* Trace lost, filtered or not at a known address: the next
+             * count starts from a status the truth does not place. */
+            if (strstr(line, " TRACE_ON ") || strstr(line, " NO_SYNC ") ||
+                strstr(line, " ADDR_NACC "))
+                chain = false;
+            continue;
+        }
+        c = strstr(line, " cc=");
+        cc = c ? strtol(c + 4, NULL, 10) : -1;
+        if (range) {
+            cr_assert_eq(sscanf(strstr(line, " INSN_RANGE "),
+                                " INSN_RANGE start=0x%x end=0x%*x count=%u", &start, &count),
+                         2, "%s: %s", what, line);
+            cr_assert_eq(count, 1, "%s: a range of %u instructions with --cycles: %s", what,
+                         count, line);
+            pc->ranges++;
+        }
+        /* Its record: the next one the decode shows (cancelled
+         * instructions are not in ranges), else (an exception the
+         * decode reads where the truth has none, a gap) the next with
+         * its address, out of the chain. */
+        j = tj;
+        while (j < nt && t[j].kind == 'I' && t[j].cancelled)
+            j++;
+        if (!(j < nt && (range ? t[j].kind == 'I' && t[j].addr == start : t[j].kind == 'X'))) {
+            chain = false;
+            pc->unaligned++;
+            if (exc)
+                continue; /* the range after it finds its place */
+            for (j = tj; j < nt && !(t[j].kind == 'I' && !t[j].cancelled &&
+                                     t[j].addr == start);
+                 j++)
+                ;
+            cr_assert_lt(j, nt, "%s: range at 0x%x: not in the truth after record %zu", what,
+                         start, tj);
+        }
+        if (cc < 0) {
+            pc->open++;
+        } else if (chain && j == tj && j > 0 && !(j + 1 < nt && t[j + 1].cancelled)) {
+            cr_assert_eq((uint64_t)cc, t[j].cycle - t[j - 1].cycle,
+                         "%s: %s: cc=%ld, the truth's %llu - %llu", what, line, cc,
+                         (unsigned long long)t[j].cycle,
+                         (unsigned long long)t[j - 1].cycle);
+            pc->counts++;
+        } else if (chain && exc && j > tj && prev_cc >= 0 && prev_j > 0) {
+            /* An exception after a cancelled instruction: it and the
+             * element before share the span from the latter's status. */
+            cr_assert_eq((uint64_t)(prev_cc + cc), t[j].cycle - t[prev_j - 1].cycle,
+                         "%s: %s: cc=%ld + %ld before it, the truth's %llu - %llu", what, line,
+                         cc, prev_cc, (unsigned long long)t[j].cycle,
+                         (unsigned long long)t[prev_j - 1].cycle);
+            pc->pairs++;
+        }
+        chain = true;
+        prev_cc = cc;
+        prev_j = j;
+        tj = j + 1;
+    }
+    free(t);
+}
+
+static bool port_protocol(const char *p)
+{
+    return !strcmp(p, "etmv1") || !strcmp(p, "etmv2");
+}
+
+Test(cycles, port_truth_vectors, .timeout = 300)
+{
+    static vec v[MAX_VEC];
+    size_t n, nvec = 0;
+    pcheck pc = {0};
+
+    n = load_vectors(v);
+    for (size_t i = 0; i < n; i++) {
+        char dir[512], truth[600];
+        tb_cli_run r;
+
+        if (!v[i].ca || !port_protocol(v[i].protocol))
+            continue;
+        snprintf(dir, sizeof dir, "%s/%s", VDIR, v[i].name);
+        snprintf(truth, sizeof truth, "%s/truth.txt", dir);
+        r = tb_test_run("decode '%s' --cycles --quiet", dir);
+        cr_assert_eq(r.status, 0, "%s: %s", v[i].name, r.err);
+        {
+            pcheck one = {0};
+
+            port_against_truth(v[i].name, r.out, truth, &one);
+            fprintf(stderr, "cycles: %s: %zu ranges, %zu counts, %zu pairs, %zu open, %zu "
+                            "unaligned\n", v[i].name, one.ranges, one.counts, one.pairs,
+                    one.open, one.unaligned);
+            pc.ranges += one.ranges;
+            pc.counts += one.counts;
+            pc.pairs += one.pairs;
+            pc.open += one.open;
+            pc.unaligned += one.unaligned;
+        }
+        tb_test_run_done(&r);
+        nvec++;
+    }
+    fprintf(stderr, "cycles: ETMv1/ETMv2, %zu CA vectors, %zu ranges: %zu counts and %zu "
+                    "exception pairs equal to the truth's (%zu open, %zu out of the "
+                    "truth's order)\n",
+            nvec, pc.ranges, pc.counts, pc.pairs, pc.open, pc.unaligned);
+    cr_assert_geq(nvec, 9, "only %zu cycle-accurate ETMv1/ETMv2 vectors", nvec);
+    cr_assert_geq(pc.counts, 4000);
+}
+
+/* One line of a text decode at *p (moved on); false at the end. */
+static bool next_line(const char **p, char *line, size_t size)
+{
+    const char *nl;
+    size_t len;
+
+    if (!*p || !**p)
+        return false;
+    nl = strchr(*p, '\n');
+    len = nl ? (size_t)(nl - *p) : strlen(*p);
+    if (len >= size)
+        len = size - 1;
+    memcpy(line, *p, len);
+    line[len] = '\0';
+    *p = nl ? nl + 1 : NULL;
+    return true;
+}
+
+/* What the split changed, summed over decodes. */
+typedef struct split {
+    size_t ranges, split_ranges, open_kept;
+    uint64_t cycles, split_cycles, extra;
+} split;
+
+/* The default decode `a` and the --cycles decode `b` of one source: the
+ * same elements but the ranges; each default range's instructions in
+ * ranges of one, whose counts sum to its count.  Where the default
+ * range has none (open: nothing closes its last instruction's count,
+ * docs/etmv1.md 5), the last has none and the others keep theirs: their
+ * next statuses are in the trace (added up in extra). */
+static void port_split(const char *what, const char *a, const char *b, split *s)
+{
+    char la[1024], lb[1024];
+
+    while (next_line(&a, la, sizeof la)) {
+        unsigned start, end, count, bs, be, bc;
+        const char *c = strstr(la, " cc=");
+        uint64_t sum = 0;
+        bool all = true;
+
+        if (!strstr(la, " INSN_RANGE ")) {
+            cr_assert(next_line(&b, lb, sizeof lb), "%s: --cycles ends before: %s", what, la);
+            cr_assert_str_eq(lb, la, "%s: --cycles gives another element", what);
+            continue;
+        }
+        cr_assert_eq(sscanf(strstr(la, " INSN_RANGE "),
+                            " INSN_RANGE start=0x%x end=0x%x count=%u", &start, &end, &count),
+                     3, "%s: %s", what, la);
+        s->ranges++;
+        for (unsigned k = 0; k < count; k++) {
+            const char *cb;
+
+            cr_assert(next_line(&b, lb, sizeof lb) && strstr(lb, " INSN_RANGE "),
+                      "%s: instruction %u of %s: no range with --cycles", what, k, la);
+            cr_assert_eq(sscanf(strstr(lb, " INSN_RANGE "),
+                                " INSN_RANGE start=0x%x end=0x%x count=%u", &bs, &be, &bc),
+                         3, "%s: %s", what, lb);
+            cr_assert(bs == start && bc == 1 && (k + 1 < count || be == end),
+                      "%s: instruction %u of %s: %s", what, k, la, lb);
+            start = be;
+            s->split_ranges++;
+            cb = strstr(lb, " cc=");
+            if (cb) {
+                sum += strtoull(cb + 4, NULL, 10);
+            } else {
+                cr_assert(!c && k + 1 == count,
+                          "%s: instruction %u of %s has no count: %s", what, k, la, lb);
+                all = false;
+            }
+        }
+        if (c) {
+            cr_assert(all, "%s: %s", what, la);
+            cr_assert_eq(sum, strtoull(c + 4, NULL, 10),
+                         "%s: %s: its instructions' counts sum to %llu", what, la,
+                         (unsigned long long)sum);
+            s->cycles += sum;
+        } else if (strstr(la, " cc=") == NULL && count > 1) {
+            s->open_kept++;
+            s->extra += sum;
+        }
+        s->split_cycles += sum;
+    }
+    cr_assert(!next_line(&b, lb, sizeof lb), "%s: --cycles gives more: %s", what, lb);
+}
+
+Test(cycles, port_split_vectors, .timeout = 300)
+{
+    static vec v[MAX_VEC];
+    size_t n, nvec = 0;
+    split s = {0};
+
+    n = load_vectors(v);
+    for (size_t i = 0; i < n; i++) {
+        char dir[512];
+        tb_cli_run r1, r2;
+
+        if (!v[i].ca || !port_protocol(v[i].protocol))
+            continue;
+        snprintf(dir, sizeof dir, "%s/%s", VDIR, v[i].name);
+        r1 = tb_test_run("decode '%s' --quiet", dir);
+        r2 = tb_test_run("decode '%s' --cycles --quiet", dir);
+        cr_assert(r1.status == 0 && r2.status == 0, "%s: exit %d, with --cycles %d",
+                  v[i].name, r1.status, r2.status);
+        tb_test_err_lacks(&r2, "warning");
+        port_split(v[i].name, r1.out, r2.out, &s);
+        tb_test_run_done(&r1);
+        tb_test_run_done(&r2);
+        nvec++;
+    }
+    fprintf(stderr, "cycles: ETMv1/ETMv2, %zu CA vectors: %zu ranges split into %zu, %llu "
+                    "cycles in both; %zu open ranges keep %llu cycles of their other "
+                    "instructions with --cycles\n",
+            nvec, s.ranges, s.split_ranges, (unsigned long long)s.cycles, s.open_kept,
+            (unsigned long long)s.extra);
+    cr_assert_geq(nvec, 9);
+    cr_assert_gt(s.split_ranges, s.ranges);
+}
+
+/* Round trips (tracebench roundtrip --out --truth): programs and CA
+ * option sets of both protocols, ports of 4, 8 and 16 bits, data trace,
+ * the filter, overflows (a small FIFO), context IDs, branch output. */
+static const struct {
+    const char *program, *protocol, *options;
+} port_rt[] = {
+    {"exc_mix", "etmv1", "ca,port=4"},
+    {"exc_mix", "etmv2", "ca,port=8"},
+    {"faults", "etmv2", "ca,port=16"},
+    {"data_ops", "etmv1", "ca,data=both,fifo=16,port=4"},
+    {"data_ops", "etmv2", "ca,data=both,port=4"},
+    {"data_loop", "etmv1", "ca,data=both,fifo=14,port=8"},
+    {"recursion", "etmv2", "ca,filter"},
+    {"thumb_vec", "etmv1", "ca,port=8"},
+    {"thumb_vec", "etmv2", "ca"},
+    {"cancel_single", "etmv2", "ca"},
+    {"switch_table", "etmv1", "ca,bb"},
+    {"funcptr", "etmv2", "ca,port=4"},
+    {"ctx_switch", "etmv1", "ca,ctxid=4"},
+    {"udf_land", "etmv2", "ca,data=both"},
+};
+
+Test(cycles, port_truth_roundtrips, .timeout = 300)
+{
+    char tmp[] = "/tmp/tb_cycles_XXXXXX";
+    pcheck pc = {0};
+    split s = {0};
+
+    cr_assert(mkdtemp(tmp));
+    for (size_t i = 0; i < sizeof port_rt / sizeof port_rt[0]; i++) {
+        char dir[600], truth[700], what[128], cmd[1400];
+        tb_cli_run r, r1, r2;
+        pcheck one = {0};
+
+        snprintf(what, sizeof what, "%s %s %s", port_rt[i].program, port_rt[i].protocol,
+                 port_rt[i].options);
+        snprintf(dir, sizeof dir, "%s/%zu", tmp, i);
+        snprintf(truth, sizeof truth, "%s/truth.txt", tmp);
+        r = tb_test_run("roundtrip '%s/vectors/programs/%s.elf' --scenario "
+                        "'%s/vectors/programs/%s.ini' --protocol %s --options %s --max 20000 "
+                        "--out '%s' --truth '%s' --quiet",
+                        TB_BINARY_DIR, port_rt[i].program, TB_SOURCE_DIR,
+                        port_rt[i].program, port_rt[i].protocol, port_rt[i].options, dir,
+                        truth);
+        cr_assert_eq(r.status, 0, "%s: round trip: %s", what, r.out);
+        tb_test_run_done(&r);
+        r1 = tb_test_run("decode '%s' --quiet", dir);
+        r2 = tb_test_run("decode '%s' --cycles --quiet", dir);
+        cr_assert(r1.status == 0 && r2.status == 0, "%s: decode failed", what);
+        port_against_truth(what, r2.out, truth, &one);
+        port_split(what, r1.out, r2.out, &s);
+        fprintf(stderr, "cycles: %s: %zu ranges, %zu counts, %zu pairs, %zu open, %zu "
+                        "unaligned\n", what, one.ranges, one.counts, one.pairs, one.open,
+                one.unaligned);
+        pc.ranges += one.ranges;
+        pc.counts += one.counts;
+        pc.pairs += one.pairs;
+        pc.open += one.open;
+        pc.unaligned += one.unaligned;
+        tb_test_run_done(&r1);
+        tb_test_run_done(&r2);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, truth);
+        cr_assert_eq(system(cmd), 0);
+    }
+    rmdir(tmp);
+    fprintf(stderr, "cycles: ETMv1/ETMv2, %zu round trips, %zu ranges: %zu counts and %zu "
+                    "exception pairs equal to the truth's (%zu open, %zu out of the truth's "
+                    "order); %zu default ranges split, %llu cycles in both, %zu open ones "
+                    "keep %llu\n",
+            sizeof port_rt / sizeof port_rt[0], pc.ranges, pc.counts, pc.pairs, pc.open,
+            pc.unaligned, s.ranges, (unsigned long long)s.cycles, s.open_kept,
+            (unsigned long long)s.extra);
+    cr_assert_geq(pc.counts, 40000);
 }

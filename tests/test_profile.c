@@ -514,3 +514,257 @@ Test(profile, bad_elf, .timeout = 120)
     (void)!tb_test_sh(cmd, &o);
     free(o);
 }
+
+/* ---- (d) cycles per instruction ----
+ *
+ * On every cycle-accurate ETMv3, ETMv1 and ETMv2 vector of one source
+ * without gaps, `profile --cycles`'s callgrind exclusive cycles per
+ * source line equal the truth's: each instruction's cycles from the emulator's
+ * stamps (ETMv3 counts backward, the cycles since the instruction
+ * before, protocol-notes 6.3; ETMv1/ETMv2 forward, from its status to
+ * the next, docs/etmv1.md 5: the stamp of its record minus that of the
+ * record before, an exception's included), each address's line from
+ * arm-none-eabi-addr2line.  A line is compared where every run of its
+ * instructions has a count the trace gives exactly (not the first, not
+ * the last one's open count, not beside an instruction an exception
+ * cancelled) and the profile ran it as often as the truth did (it did
+ * not where an ETMv1 return to a vector reads as an exception,
+ * docs/etmv1.md 4). */
+
+typedef struct lcyc {
+    char key[300];          /* file:line */
+    unsigned long long insns, cycles;
+    bool unsure;            /* some run of it has no exact count */
+    unsigned long long p_insns, p_cycles; /* the profile's */
+} lcyc;
+
+typedef struct tr {
+    char kind;              /* 'I' or 'X' */
+    bool cancelled;
+    uint32_t addr;
+    unsigned long long cycle;
+} tr;
+
+static lcyc *lc_get(lcyc *l, size_t *n, size_t cap, const char *key)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp(l[i].key, key))
+            return &l[i];
+    cr_assert_lt(*n, cap);
+    memset(&l[*n], 0, sizeof l[*n]);
+    snprintf(l[*n].key, sizeof l[*n].key, "%s", key);
+    return &l[(*n)++];
+}
+
+#define LMAX 4096
+
+Test(profile, cycles_per_line_equal_truth, .timeout = 300)
+{
+    char base[512], tmp[] = "/tmp/tb_profile_XXXXXX";
+    struct dirent **names;
+    int nn, nvec = 0;
+    size_t lines_eq = 0, lines_unsure = 0, lines_runs = 0, lumped_differ = 0;
+    static lcyc l[LMAX];
+
+    cr_assert(mkdtemp(tmp));
+    snprintf(base, sizeof base, "%s/vectors/generated", TB_SOURCE_DIR);
+    nn = scandir(base, &names, NULL, alphasort);
+    cr_assert_gt(nn, 0);
+    for (int k = 0; k < nn; k++) {
+        const char *v = names[k]->d_name;
+        char dir[1024], elf[1024], p[1200], cmd[4096], *txt, *save = NULL, *o, *e;
+        bool etmv3 = strstr(v, "-etmv3") != NULL;
+        bool port = strstr(v, "-etmv1") || strstr(v, "-etmv2");
+        tr *t = NULL;
+        size_t nt = 0, cap = 0, nl = 0;
+        char fl[300] = "";
+        bool after_calls = false;
+        unsigned first = 0;
+        size_t t0 = 0, tlast = 0;
+        FILE *f;
+        int rc;
+
+        snprintf(dir, sizeof dir, "%s/%s", base, v);
+        if (v[0] == '.' || (!etmv3 && !port) || !has_file(dir, "truth.txt") ||
+            !has_file(dir, "decode.addr")) {
+            free(names[k]);
+            continue;
+        }
+        snprintf(p, sizeof p, "%s/README.md", dir);
+        txt = tb_test_slurp(p, NULL);
+        {
+            char *opt = strstr(txt, "| options | `");
+            bool ca = false;
+
+            cr_assert(opt, "%s: no options row", p);
+            for (char *s = opt + 13; *s && *s != '`'; s++)
+                if (!strncmp(s, "ca", 2) && (s[-1] == '`' || s[-1] == ',') &&
+                    (s[2] == ',' || s[2] == '`'))
+                    ca = true;
+            free(txt);
+            snprintf(p, sizeof p, "%s/decode.addr", dir);
+            txt = tb_test_slurp(p, NULL);
+            if (!ca || strstr(txt, "# gap")) {
+                free(txt);
+                free(names[k]);
+                continue;
+            }
+            /* Where trace starts (an LSiP I-sync may start it late):
+             * decode.addr, the truth's traced instructions
+             * (vectors/expect.c). */
+            cr_assert_eq(sscanf(txt, "0x%x", &first), 1, "%s: %s", p, txt);
+            free(txt);
+        }
+        /* The truth's records. */
+        snprintf(p, sizeof p, "%s/truth.txt", dir);
+        f = fopen(p, "r");
+        cr_assert(f);
+        while (fgets(cmd, sizeof cmd, f)) {
+            unsigned long long seq, cyc;
+            unsigned addr = 0;
+            char kind;
+
+            if (sscanf(cmd, "%llu %llu %c", &seq, &cyc, &kind) != 3 || kind == 'D')
+                continue;
+            if (kind == 'I')
+                cr_assert_eq(sscanf(cmd, "%*u %*u I %x", &addr), 1);
+            if (kind == 'X' && strstr(cmd, " cancelled"))
+                t[nt - 1].cancelled = true;
+            if (nt == cap) {
+                cap = cap ? 2 * cap : 4096;
+                t = realloc(t, cap * sizeof *t);
+                cr_assert(t);
+            }
+            /* other records (context changes): a count does not run
+             * across them exactly, they stand as unknown ones */
+            t[nt++] = (tr){kind == 'I' || kind == 'X' ? kind : '?', false, addr, cyc};
+        }
+        fclose(f);
+        while (t0 < nt && !(t[t0].kind == 'I' && t[t0].addr == first))
+            t0++;
+        cr_assert_lt(t0, nt, "%s: trace starts at 0x%x, not in the truth", v, first);
+        for (size_t i = t0; i < nt; i++)
+            if (t[i].kind == 'I' && !t[i].cancelled)
+                tlast = i;
+        /* Each address's line (one addr2line run). */
+        program_elf(dir, elf, sizeof elf);
+        snprintf(p, sizeof p, "%s/addrs", tmp);
+        f = fopen(p, "w");
+        cr_assert(f);
+        for (size_t i = t0; i < nt; i++)
+            if (t[i].kind == 'I')
+                fprintf(f, "0x%x\n", (unsigned)t[i].addr);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "arm-none-eabi-addr2line -e %s < %s/addrs", elf, tmp);
+        cr_assert_eq(tb_test_sh(cmd, &o), 0, "%s: %s", cmd, o);
+        {
+            char *s2 = NULL, *ln = strtok_r(o, "\n", &s2);
+
+            for (size_t i = t0; i < nt; i++) {
+                lcyc *x;
+                bool sure;
+                unsigned long long c = 0;
+
+                if (t[i].kind != 'I')
+                    continue;
+                cr_assert(ln, "%s: addr2line gave fewer lines", v);
+                if (t[i].cancelled || strstr(ln, "??")) {
+                    ln = strtok_r(NULL, "\n", &s2);
+                    continue; /* did not run; or no line: fl=??? */
+                }
+                x = lc_get(l, &nl, LMAX, ln);
+                ln = strtok_r(NULL, "\n", &s2);
+                x->insns++;
+                /* The first traced one's count starts where trace
+                 * does; ETMv1/ETMv2's last one's may stay open. */
+                if (etmv3) {
+                    sure = i > t0 && t[i - 1].kind == 'I' && !t[i - 1].cancelled;
+                } else {
+                    sure = i > t0 && i < tlast && t[i - 1].kind != '?' &&
+                           !(t[i - 1].kind == 'I' && t[i - 1].cancelled) &&
+                           !(t[i + 1].kind == 'I' && t[i + 1].cancelled);
+                }
+                if (sure)
+                    c = t[i].cycle - t[i - 1].cycle;
+                x->cycles += c;
+                x->unsure |= !sure;
+            }
+        }
+        free(o);
+        /* The profile's exclusive cost lines: with --cycles, and
+         * without (a control: cycles per range differ). */
+        for (int pass = 0; pass < 2; pass++) {
+            for (size_t i = 0; i < nl; i++)
+                l[i].p_insns = l[i].p_cycles = 0;
+            fl[0] = '\0';
+            after_calls = false;
+            /* The profile's exclusive cost lines. */
+            snprintf(p, sizeof p, "%s/cg", tmp);
+            snprintf(cmd, sizeof cmd, "profile %s --memory %s --format callgrind -o %s %s --quiet",
+                     dir, elf, p, pass ? "" : "--cycles");
+            rc = tb_test_run_cli(cmd, NULL, &o, NULL, &e);
+            cr_assert_eq(rc, 0, "%s: %s", cmd, e);
+            free(o);
+            free(e);
+            txt = tb_test_slurp(p, NULL);
+            cr_assert(strstr(txt, "events: Instructions Cycles\n"), "%s: no cycles", v);
+            for (char *ln = strtok_r(txt, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
+                unsigned line;
+                unsigned long long a, b;
+
+                if (!strncmp(ln, "fl=", 3)) {
+                    snprintf(fl, sizeof fl, "%s", ln + 3);
+                } else if (!strncmp(ln, "calls=", 6)) {
+                    after_calls = true;
+                } else if (sscanf(ln, "%u %llu %llu", &line, &a, &b) == 3) {
+                    char key[400];
+
+                    if (!after_calls && strcmp(fl, "???")) {
+                        lcyc *x;
+
+                        snprintf(key, sizeof key, "%s:%u", fl, line);
+                        x = lc_get(l, &nl, LMAX, key);
+                        x->p_insns += a;
+                        x->p_cycles += b;
+                    }
+                    after_calls = false;
+                }
+            }
+            free(txt);
+            for (size_t i = 0; i < nl; i++) {
+                if (l[i].unsure || l[i].p_insns != l[i].insns) {
+                    lines_unsure += !pass;
+                    continue;
+                }
+                if (pass) { /* each range's cycles on its last instruction */
+                    lumped_differ += l[i].p_cycles != l[i].cycles;
+                    continue;
+                }
+                cr_expect_eq(l[i].p_cycles, l[i].cycles,
+                             "%s: %s ran %llu times: %llu cycles, the truth's %llu", v, l[i].key,
+                             l[i].insns, l[i].p_cycles, l[i].cycles);
+                lines_eq++;
+                lines_runs += l[i].insns;
+            }
+        }
+        free(t);
+        nvec++;
+        free(names[k]);
+    }
+    free(names);
+    fprintf(stderr, "profile: %d CA ETMv3/ETMv1/ETMv2 vectors: %zu lines (%zu runs) with the "
+                    "truth's cycles with --cycles (%zu of them differ without), %zu lines with "
+                    "a run the trace does not count exactly\n",
+            nvec, lines_eq, lines_runs, lumped_differ, lines_unsure);
+    cr_expect_geq(nvec, 10);
+    cr_expect_gt(lumped_differ, lines_eq / 2, "the control: per-range cycles differ on only "
+                 "%zu lines", lumped_differ);
+    cr_expect_geq(lines_eq, 300);
+    {
+        char cmd[256], *o;
+
+        snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+        (void)!tb_test_sh(cmd, &o);
+        free(o);
+    }
+}

@@ -67,8 +67,12 @@ TB_API void tb_decoder_set_health(tb_decoder *d, tb_health *h);
  * W atoms since the atom before (pending W-only P-headers included, as
  * DS-5 counts them; OpenCSD gives those a CYCLE_COUNT of their own).  A
  * PTM range already ends at each atom (its waypoint, IHI0035B 4.4): the
- * trace counts no cycles inside it, and nothing changes.  ETMv1 and ETMv2: not supported (a
- * return of TB_ERR_UNSUPPORTED; their ranges keep summed counts).  Off
+ * trace counts no cycles inside it, and nothing changes.  ETMv1 and
+ * ETMv2 count forward from each status to the next (IHI0014Q 5.10,
+ * 6.1.6): one instruction a range, its status cycle and the waits after
+ * it; an open count (before a trace-on or overflow marker, or the end)
+ * is left out as in the default, its last instruction's only.  A
+ * protocol without it returns TB_ERR_UNSUPPORTED.  Off
  * (the default): ranges of up to 32 instructions whose cc is the sum
  * of theirs.  No effect on trace that is not cycle-accurate.  Takes
  * effect at the next range (call it before the first packet);

@@ -38,12 +38,13 @@
  * never by the trace's length.
  *
  * Cycles: where the decoder's ranges carry cycle counts (cycle-accurate
- * ETMv3 and PTM: tb_element.has_cc), a range's cycles belong to its last
- * instruction, whose atom carried them; per-instruction cycles inside a
- * range are not in the default decode's elements (a decoder with
- * tb_decoder_set_cycle_ranges gives ETMv3's one instruction a range;
- * PTM's trace counts none inside a range).  tb_profile_stats.has_cycles
- * says whether any range had them.
+ * trace: tb_element.has_cc), a range's cycles belong to its last
+ * instruction.  For each instruction's own, decode with
+ * tb_decoder_set_cycle_ranges (ETMv3, ETMv1, ETMv2: one instruction a
+ * range; `tracebench profile` does); PTM's trace counts none inside a
+ * range.  An EXCEPTION's own count (ETMv1/ETMv2: its entry) is not
+ * charged.  tb_profile_stats.has_cycles says whether any range had
+ * them.
  */
 #ifndef TRACEBENCH_PROFILE_H
 #define TRACEBENCH_PROFILE_H
