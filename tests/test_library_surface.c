@@ -114,7 +114,7 @@ Test(library_surface, error_strings_name_no_flags)
         const char *opts;
     } bad[] = {
         {TB_PROTO_ETMV3, "rs"},           {TB_PROTO_PTM, "alt"},
-        {TB_PROTO_PTM, "ignore=4"},       {TB_PROTO_PTM, "data=both"},
+        {TB_PROTO_PTM, "ts48,ts"},        {TB_PROTO_PTM, "data=both"},
         {TB_PROTO_PTM, "ccpkt,ca"},       {TB_PROTO_ETMV1, "dual"},
         {TB_PROTO_PTM, "pcfirst"},        {TB_PROTO_ETMV3, "v=3,ts"},
     };
