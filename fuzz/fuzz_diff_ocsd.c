@@ -821,6 +821,7 @@ typedef struct cmp {
     const seq *a, *b;
     const pkt_list *pk;
     size_t i, j, na, nb;
+    uint64_t realigned_q;  /* misparsed(): the resync point realigned at */
 } cmp;
 
 /* Whether one of our I-sync packets lies in (lo, hi]: two instructions
@@ -1235,8 +1236,31 @@ static bool misparsed(cmp *c, bool (*shape)(const pkt_info *p, const theirs_pkt 
             continue;
         end = theirs_pkt_end(t) > p->index + p->size ? theirs_pkt_end(t) : p->index + p->size;
         q = aligned_addr_after(c, end);
-        if (q < at)
-            return false; /* in step again before the difference */
+        if (q < at) {
+            /* In step again at q, before the difference: a difference
+             * of its own, unless the pairing by address went across q,
+             * one side's instructions from inside the misread paired
+             * with the other's after q (a loop at one address: found by
+             * a campaign at cd50b69, regressions/ocsd_etmv3/
+             * opencsd19-paired-across-the-misread).  Then the two sides
+             * took different counts since q: compare again from q (the
+             * pairing from there is in lockstep). */
+            size_t i2 = 0, j2 = 0;
+
+            while (i2 < c->na && c->a->v[i2].index <= q)
+                i2++;
+            while (j2 < c->nb && c->b->v[j2].index <= q)
+                j2++;
+            /* Only ever forward (each point once, in order): the
+             * comparison ends. */
+            if ((c->realigned_q != UINT64_MAX && q <= c->realigned_q) || i2 > c->i ||
+                j2 > c->j || c->i - i2 == c->j - j2)
+                return false;
+            c->realigned_q = q;
+            c->i = i2;
+            c->j = j2;
+            return true;
+        }
         skip_to(c, q);
         return true;
     }
@@ -1572,7 +1596,8 @@ static bool compare(const char *name, const tb_config *cfg, const seq *a, const 
                     const pkt_list *pk, const tb_ocsd_run *runs, size_t n_runs)
 {
     const bool cut_a = a->err || a->full, cut_b = b->err || b->full;
-    cmp c = {cfg, a, b, pk, 0, 0, a->err ? a->err_at : a->n, b->err ? b->err_at : b->n};
+    cmp c = {cfg, a, b, pk, 0, 0, a->err ? a->err_at : a->n, b->err ? b->err_at : b->n,
+             UINT64_MAX};
     uint64_t scope;
     size_t k;
 
@@ -1650,11 +1675,14 @@ static bool compare(const char *name, const tb_config *cfg, const seq *a, const 
          * regression inputs must then fail: test_fuzz_ocsd). */
         for (k = getenv("TB_FUZZ_OCSD_NO_SIGNATURES") ? N_FAULTS : 0; k < N_FAULTS; k++) {
             const size_t i = c.i, j = c.j, na = c.na, nb = c.nb;
+            const uint64_t rq = c.realigned_q;
 
             /* A signature must move the comparison on, or it does not
-             * explain this difference. */
+             * explain this difference; or realign it at a resync point
+             * (misparsed(), once a point: no loop). */
             if (faults[k].match && faults[k].match(&c) &&
-                (c.i > i || c.j > j || (c.i == c.na && c.j == c.nb))) {
+                (c.i > i || c.j > j || (c.i == c.na && c.j == c.nb) ||
+                 c.realigned_q != rq)) {
                 faults[k].hits++;
                 break;
             }
@@ -1662,6 +1690,7 @@ static bool compare(const char *name, const tb_config *cfg, const seq *a, const 
             c.j = j;
             c.na = na;
             c.nb = nb;
+            c.realigned_q = rq;
         }
         if (k == N_FAULTS)
             break;
