@@ -1037,6 +1037,42 @@ static const pkt_info *pkt_at(const cmp *c, uint64_t index)
     return lo < c->pk->n && c->pk->v[lo].index == index ? &c->pk->v[lo] : NULL;
 }
 
+/* docs/opencsd-bugs.md 14, sent late: the stale range of an empty
+ * P-header of ours comes out at a later packet (an I-sync that ends the
+ * trace: fuzz/regressions/ocsd_etmv3/opencsd14-stale-range-at-next-packet).
+ * Signature: OpenCSD's instructions of one packet P, each the address and
+ * ISA of one it sent before our last empty P-header e before P, with no
+ * instruction of ours from e up to P; all of them skipped. */
+static bool fault_empty_pheader_late(cmp *c)
+{
+    const uint64_t at = c->b->v[c->j].index;
+    const pkt_info *e = NULL;
+    size_t k, j;
+
+    if (c->cfg->protocol != TB_PROTO_ETMV3)
+        return false;
+    for (k = c->pk->n; k-- > 0 && !e;)
+        if (c->pk->v[k].index < at && c->pk->v[k].kind == TB_PKT_ATOM &&
+            c->pk->v[k].atoms == 0)
+            e = &c->pk->v[k];
+    if (!e || (c->i < c->na && c->a->v[c->i].index <= at))
+        return false;
+    for (k = 0; k < c->na; k++)
+        if (c->a->v[k].index >= e->index && c->a->v[k].index <= at)
+            return false;
+    for (j = c->j; j < c->nb && c->b->v[j].index == at; j++) {
+        bool seen = false;
+
+        for (k = 0; k < c->j && !seen; k++)
+            seen = c->b->v[k].index < e->index && c->b->v[k].addr == c->b->v[j].addr &&
+                   c->b->v[k].isa == c->b->v[j].isa;
+        if (!seen)
+            return false;
+    }
+    c->j = j;
+    return true;
+}
+
 /* docs/opencsd-bugs.md 14: an ETMv3 P-header with no E or N atom (0x80,
  * or a cycle-accurate one of W atoms only) makes OpenCSD send a range it
  * never filled in: an older range's addresses again.  Signature: its
@@ -1049,11 +1085,12 @@ static bool fault_empty_pheader(cmp *c)
     if (c->j >= c->nb)
         return false;
     p = pkt_at(c, c->b->v[c->j].index);
-    if (!p || p->kind != TB_PKT_ATOM || p->atoms != 0)
-        return false;
-    while (c->j < c->nb && c->b->v[c->j].index == p->index)
-        c->j++;
-    return true;
+    if (p && p->kind == TB_PKT_ATOM && p->atoms == 0) {
+        while (c->j < c->nb && c->b->v[c->j].index == p->index)
+            c->j++;
+        return true;
+    }
+    return fault_empty_pheader_late(c);
 }
 
 /* The instruction at addr in isa, by our classifier; false when the
