@@ -429,6 +429,7 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
         c.default_budget = TB_CLI_DEFAULT_BUDGET;
         c.formatted = !raw && !tb_protocol_is_port(p); /* a port capture: never */
         c.chunk = chunk;
+        c.threads = 2; /* the decode side on the other core (roundtrip.h) */
         c.out_dir = out;
         c.no_truth = true; /* the truth only when asked: --truth FILE */
         c.truth_file = truth;
@@ -921,6 +922,7 @@ static int suite_vectors(const suite_opts *so, suite_state *st, tb_cli_progress 
                      * paths and odd pieces run across the matrix. */
                     c.formatted = (s + v) % 2 == 0 && !tb_protocol_is_port(suite_protos[k]);
                     c.chunk = (s % 3 == 1) ? 7 : 0;
+                    c.threads = 2;
                     memset(&res, 0, sizeof res);
                     rc = tb_rt_case_options(&c, sets[k][s], err, sizeof err);
                     if (rc >= 0)
@@ -1090,6 +1092,7 @@ static int suite_gen(const suite_opts *so, suite_state *st, tb_cli_progress *pr)
             c.scenario = ini;
             c.formatted = seed % 2 == 0 && !tb_protocol_is_port(p);
             c.chunk = seed % 3 == 1 ? 7 : 0;
+            c.threads = 2;
             memset(&res, 0, sizeof res);
             if (rc < 0) {
                 snprintf(rerr, sizeof rerr, "seed %llu: %s", (unsigned long long)seed, err);
