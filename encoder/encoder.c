@@ -298,7 +298,8 @@ static int process_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
         e->on = false;
         e->next_reason = TB_ISYNC_OVERFLOW;
     }
-    if (!tb_encoder_in_filter(&e->o, r->u.insn.addr)) {
+    /* No range: everything is in (tb_encoder_in_filter), without the call. */
+    if (e->o.n_ranges && !tb_encoder_in_filter(&e->o, r->u.insn.addr)) {
         if (e->on) {
             rc = e->ops->trace_off(e);
             e->on = false;

@@ -328,7 +328,7 @@ int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
         t->size = r->u.insn.size;
         t->wp = r->u.insn.wp_class;
         t->flags = r->u.insn.flags;
-        t->untraced = !tb_encoder_in_filter(&c->o, t->addr);
+        t->untraced = c->o.n_ranges && !tb_encoder_in_filter(&c->o, t->addr);
         c->prev_traced = !t->untraced;
         c->insn_inview = false;
         c->st.truth_insns++;
