@@ -208,7 +208,7 @@ static int frame_sink(void *ctx, const uint8_t *data, size_t len)
 
 /* ---- encoder side ---- */
 
-static rt_msg *pipe_msg(rt *r, int tag);
+static inline rt_msg *pipe_msg(rt *r, int tag);
 static int pipe_bytes(rt *r, const uint8_t *data, size_t len);
 
 /* The encoder's bytes, on the decode side. */
@@ -320,7 +320,7 @@ static void rt_back_truth(rt *r, const tb_exec_record *rec)
 
 /* Hands the chunk being filled to the decode side and waits for the next
  * one to be free.  Simulator's side only. */
-static void pipe_publish(rt_pipe *p)
+static __attribute__((noinline)) void pipe_publish(rt_pipe *p)
 {
     pthread_mutex_lock(&p->mu);
     p->w++;
@@ -330,13 +330,15 @@ static void pipe_publish(rt_pipe *p)
     pthread_mutex_unlock(&p->mu);
 }
 
-static rt_msg *pipe_msg(rt *r, int tag)
+/* The next message slot: a store and a count on the way of every record,
+ * the hand-over once a chunk. */
+static inline rt_msg *pipe_msg(rt *r, int tag)
 {
     rt_pipe *p = r->pipe;
     rt_chunk *ch = &p->ch[p->w % RT_CHUNKS];
     rt_msg *m;
 
-    if (ch->n == RT_CHUNK) {
+    if (__builtin_expect(ch->n == RT_CHUNK, 0)) {
         pipe_publish(p);
         ch = &p->ch[p->w % RT_CHUNKS];
     }
