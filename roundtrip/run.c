@@ -42,11 +42,14 @@ typedef struct rt_msg {
     } u;
 } rt_msg;
 
-/* A chunk's messages and the bytes of its M_BYTES.  1024 messages of 64
- * bytes: a hand-over per thousand records keeps the locking out of the
- * profile, and four chunks (256 KiB) bound the memory. */
-#define RT_CHUNK 1024
-#define RT_CHUNKS 4
+/* A chunk's messages and the bytes of its M_BYTES: 2048 messages of 64
+ * bytes, eight chunks (1 MiB) bound the memory.  A side that has to wait
+ * sleeps until half the ring (RT_WAKE chunks) is there for it, so that
+ * the two threads wake each other a few hundred times a million records,
+ * not at every chunk. */
+#define RT_CHUNK 2048
+#define RT_CHUNKS 8
+#define RT_WAKE 4
 
 typedef struct rt_chunk {
     rt_msg m[RT_CHUNK];
@@ -57,12 +60,14 @@ typedef struct rt_chunk {
 
 /* Chunks go round in order: the simulator's side fills chunk w % RT_CHUNKS
  * while w - r < RT_CHUNKS, the decode side empties chunk r % RT_CHUNKS
- * while r < w (both counts under mu). */
+ * while r < w (both counts under mu); a side that waits is woken only
+ * once RT_WAKE chunks are there for it (or the run is done). */
 typedef struct rt_pipe {
     rt_chunk ch[RT_CHUNKS];
     pthread_mutex_t mu;
     pthread_cond_t cv_full, cv_free;
     uint64_t w, r;
+    bool w_waits, r_waits;   /* a side sleeps on its condition */
     bool done;               /* no more chunks will come */
     atomic_bool stop;        /* the decode side failed: stop the simulator */
 } rt_pipe;
@@ -324,9 +329,14 @@ static __attribute__((noinline)) void pipe_publish(rt_pipe *p)
 {
     pthread_mutex_lock(&p->mu);
     p->w++;
-    pthread_cond_signal(&p->cv_full);
-    while (p->w - p->r >= RT_CHUNKS)
-        pthread_cond_wait(&p->cv_free, &p->mu);
+    if (p->r_waits && p->w - p->r >= RT_WAKE)
+        pthread_cond_signal(&p->cv_full);
+    if (p->w - p->r >= RT_CHUNKS) {
+        p->w_waits = true;
+        while (p->w - p->r > RT_CHUNKS - RT_WAKE)
+            pthread_cond_wait(&p->cv_free, &p->mu);
+        p->w_waits = false;
+    }
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -418,8 +428,12 @@ static void *decode_side(void *arg)
         rt_chunk *ch;
 
         pthread_mutex_lock(&p->mu);
-        while (p->r == p->w && !p->done)
-            pthread_cond_wait(&p->cv_full, &p->mu);
+        if (p->r == p->w && !p->done) {
+            p->r_waits = true;
+            while (p->w - p->r < RT_WAKE && !p->done)
+                pthread_cond_wait(&p->cv_full, &p->mu);
+            p->r_waits = false;
+        }
         if (p->r == p->w) {
             pthread_mutex_unlock(&p->mu);
             break;
@@ -434,7 +448,8 @@ static void *decode_side(void *arg)
         ch->nbytes = 0;
         pthread_mutex_lock(&p->mu);
         p->r++;
-        pthread_cond_signal(&p->cv_free);
+        if (p->w_waits && p->w - p->r <= RT_CHUNKS - RT_WAKE)
+            pthread_cond_signal(&p->cv_free);
         pthread_mutex_unlock(&p->mu);
     }
     return NULL;
