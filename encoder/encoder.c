@@ -280,7 +280,9 @@ static int enc_isync(tb_encoder *e, uint8_t reason, uint32_t addr, tb_isa isa,
 /* ------------------------------------------------------------------ */
 /* The record loop. */
 
-static int process_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
+static __attribute__((noinline)) int process_insn_full(tb_encoder *e,
+                                                       const tb_exec_record *r,
+                                                       bool cancelled)
 {
     int rc = 0;
     tb_isa isa = (tb_isa)r->u.insn.isa;
@@ -298,7 +300,8 @@ static int process_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
         e->on = false;
         e->next_reason = TB_ISYNC_OVERFLOW;
     }
-    if (!tb_encoder_in_filter(&e->o, r->u.insn.addr)) {
+    /* No range: everything is in (tb_encoder_in_filter), without the call. */
+    if (e->o.n_ranges && !tb_encoder_in_filter(&e->o, r->u.insn.addr)) {
         if (e->on) {
             rc = e->ops->trace_off(e);
             e->on = false;
@@ -358,6 +361,25 @@ static int process_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
         rc = emit_ts(e);
     }
 done:
+    e->prev_cycle = r->cycle;
+    return rc < 0 ? rc : 0;
+}
+
+/* Nearly every instruction: trace on, nothing to drain, no I-sync,
+ * trigger or timestamp due, no filter to ask.  The same steps as
+ * process_insn_full takes in that state, without its tests, and apart
+ * from it so that this way stays short. */
+static inline int process_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
+{
+    int rc;
+
+    if (!(e->plain_cfg && e->on && !e->dropping && !e->sync_due && !cancelled &&
+          e->ns == e->ns_traced))
+        return process_insn_full(e, r, cancelled);
+    e->st.insns++;
+    e->now = r->cycle;
+    e->st.traced++;
+    rc = e->ops->insn(e, r, false);
     e->prev_cycle = r->cycle;
     return rc < 0 ? rc : 0;
 }
@@ -614,6 +636,7 @@ tb_encoder *tb_encoder_new(const tb_encoder_opts *o, tb_trace_sink sink,
         return NULL;
     }
     e->ops = e->cfg.protocol == TB_PROTO_PTM ? &tb_enc_ptm_ops : &tb_enc_etmv3_ops;
+    e->plain_cfg = !e->o.n_ranges && !e->o.trigger_at && !(e->cfg.timestamps && e->o.ts_period);
     e->sink = sink;
     e->sink_ctx = ctx;
     e->next_reason = TB_ISYNC_TRACE_ON;

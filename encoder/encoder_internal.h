@@ -118,6 +118,8 @@ struct tb_encoder {
     uint8_t flow_isa;    /* ISA execution goes on in: the last insn's
                           * next ISA, or the last exception's vector ISA */
     bool dropping;       /* FIFO overflowed, waiting for it to drain */
+    bool plain_cfg;      /* no filter ranges, trigger or timestamp period:
+                          * process_insn's short way may be taken */
     uint8_t fifo_with;   /* bytes the next packet needs room for besides
                           * its own: a packet that must follow it with
                           * nothing between (ETMv3 Store failed, 7.4.7) */

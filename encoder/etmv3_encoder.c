@@ -83,42 +83,44 @@ static uint32_t ceil8(uint32_t x)
 }
 
 /* Non-cycle-accurate: cost[i] = fewest headers for atoms i..n-1; format 1
- * takes E^k (k <= 15) and an optional N, format 2 any two atoms. */
+ * takes E^k (k <= 15) and an optional N, format 2 any two atoms.
+ *
+ * cost never rises with i: drop the first atom of the first header of a
+ * cover of i.. and what is left still covers i+1.. (E^k N -> E^(k-1) N, a
+ * lone N goes, format 2 leaves one atom, itself a format 1).  So of the
+ * format 1 headers at i, whose ends are every j in i+1..i+m (m: the E's
+ * at i, at most 15, and the N after them), the longest costs least, and
+ * wins the ties as the full search over k did (ties prefer format 1, then
+ * the longer); format 2 (end i+2) beats it only when m is 1 and
+ * cost[i+2] < cost[i+1].  Linear in n rather than 16n: the same headers
+ * as the search it replaces, which is what the bits per instruction and
+ * the committed vectors check. */
 static int flush_plain(tb_encoder *e)
 {
     enc_etm *s = &e->p.etm;
     unsigned n = s->n, i;
-    int cost[ENC_ETM_QMAX + 1];
-    uint8_t take[ENC_ETM_QMAX + 1], fmt[ENC_ETM_QMAX + 1];
+    int cost[ENC_ETM_QMAX + 2];
+    uint8_t take[ENC_ETM_QMAX + 1], fmt[ENC_ETM_QMAX + 1], run[ENC_ETM_QMAX + 1];
     int rc;
 
     cost[n] = 0;
+    run[n] = 0;
     for (i = n; i-- > 0;) {
-        unsigned k = 0;
+        unsigned m;
 
-        cost[i] = INF;
-        /* format 2 */
-        if (i + 1 < n && 1 + cost[i + 2] < cost[i]) {
+        run[i] = s->q[i].atom == 'E' ? (uint8_t)(run[i + 1] + 1) : 0;
+        m = run[i] < 15 ? run[i] : 15;
+        if (i + m < n && s->q[i + m].atom == 'N')
+            m++;
+        if (!m)
+            m = 1; /* no atom but E and N comes here: never stall */
+        cost[i] = 1 + cost[i + m];
+        take[i] = (uint8_t)m;
+        fmt[i] = 1;
+        if (m == 1 && i + 1 < n && cost[i + 2] < cost[i + 1]) {
             cost[i] = 1 + cost[i + 2];
             take[i] = 2;
             fmt[i] = 2;
-        }
-        /* format 1: E^k then N?; ties prefer format 1 */
-        for (;;) {
-            if (k >= 1 && 1 + cost[i + k] <= cost[i]) {
-                cost[i] = 1 + cost[i + k];
-                take[i] = (uint8_t)k;
-                fmt[i] = 1;
-            }
-            if (i + k < n && s->q[i + k].atom == 'N' &&
-                1 + cost[i + k + 1] <= cost[i]) {
-                cost[i] = 1 + cost[i + k + 1];
-                take[i] = (uint8_t)(k + 1);
-                fmt[i] = 1;
-            }
-            if (k == 15 || i + k >= n || s->q[i + k].atom != 'E')
-                break;
-            k++;
         }
     }
     for (i = 0; i < n;) {

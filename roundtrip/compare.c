@@ -331,7 +331,7 @@ int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
         t->size = r->u.insn.size;
         t->wp = r->u.insn.wp_class;
         t->flags = r->u.insn.flags;
-        t->untraced = !tb_encoder_in_filter(&c->o, t->addr);
+        t->untraced = c->o.n_ranges && !tb_encoder_in_filter(&c->o, t->addr);
         c->prev_traced = !t->untraced;
         c->insn_inview = false;
         c->st.truth_insns++;
@@ -666,6 +666,58 @@ static int check_cycles(tb_compare *c, const tb_element *el, uint64_t ref_cycle,
     return 0;
 }
 
+/* The decoded atom of instruction i of a range, as compare_insn reads it:
+ * ETMv3 one per instruction, PTM only the waypoint's at the end. */
+static char range_atom(const tb_compare *c, const tb_element *el, uint32_t i)
+{
+    if (!c->ptm)
+        return (el->atom_bits >> i) & 1 ? 'N' : 'E';
+    if (i + 1 == el->count && el->last_wp != TB_WP_NONE && el->last_wp != TB_WP_BARRIER)
+        return el->last_atom;
+    return '?';
+}
+
+/* The common case of a range in bulk: the leading instructions that are,
+ * one after the other, the front truth records and pass every check of
+ * compare_insn (a traced instruction not cancelled, same address, ISA,
+ * condition result, security state), with no overflow gap to skip.  It
+ * leaves the comparator as compare_insn would have, one instruction at a
+ * time: the history keeps the last HIST of each side (the report shows no
+ * more).  Returns how many it matched; compare_insn takes the rest, so
+ * any disagreement is found and worded there, exactly as before. */
+static uint32_t match_run(tb_compare *c, const tb_element *el, const uint32_t *addrs)
+{
+    const size_t mask = c->cap - 1;
+    uint32_t n = el->count, i, k;
+
+    if (c->overflow_gap || !c->len)
+        return 0;
+    if (n > c->len)
+        n = (uint32_t)c->len;
+    for (i = 0; i < n; i++) {
+        const tq *t = &c->q[(c->head + i) & mask];
+        char atom;
+
+        if (t->kind != TB_REC_INSN || t->cancelled || t->untraced || t->addr != addrs[i] ||
+            t->isa != el->isa || t->ns != c->dec_ns)
+            break;
+        atom = range_atom(c, el, i);
+        if (atom != '?' && (atom == 'N') != ((t->flags & TB_INSN_COND_FAILED) != 0))
+            break;
+    }
+    if (!i)
+        return 0;
+    for (k = i > HIST ? i - HIST : 0; k < i; k++) {
+        note_decoded(c, addrs[k], el->isa, range_atom(c, el, k), el->index);
+        note_matched(c, &c->q[(c->head + k) & mask]);
+    }
+    c->head = (c->head + i) & mask;
+    c->len -= i;
+    c->gap_open = false;
+    c->st.checked += i;
+    return i;
+}
+
 static int on_range(tb_compare *c, const tb_element *el, const uint32_t *addrs)
 {
     uint64_t ref;
@@ -674,7 +726,7 @@ static int on_range(tb_compare *c, const tb_element *el, const uint32_t *addrs)
 
     if (!addrs && el->count)
         return TB_ERR_INVAL;
-    for (i = 0; i < el->count; i++)
+    for (i = match_run(c, el, addrs); i < el->count; i++)
         if ((rc = compare_insn(c, el, addrs[i], i, i + 1 == el->count)) < 0)
             return rc;
     if (el->has_cc)

@@ -7,8 +7,17 @@
  *
  * Each record goes to the comparator before the encoder, so whatever the
  * decoder makes of it finds its truth waiting (roundtrip.h).
+ *
+ * With tb_rt_case.threads = 2 the line is cut after the encoder: the
+ * caller's thread runs the simulator and the encoder and writes, in the
+ * order they happen, the records, the trace bytes and the encoder's
+ * events into a ring of RT_CHUNKS chunks; a second thread replays them
+ * into the same code as one thread calls directly (rt_back_*), so the
+ * decode side sees exactly the sequence it would have seen.
  */
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +26,51 @@
 #include "tracebench/parser.h"
 #include "tracebench/roundtrip.h"
 #include "tracebench/snapshot.h"
+
+/* What crosses from the simulator's thread to the decode side's, in the
+ * order it happened there. */
+enum { M_REC, M_BYTES, M_RESUME, M_LOST, M_PROGRESS, M_ERR };
+
+typedef struct rt_msg {
+    int tag;
+    union {
+        tb_exec_record rec;                             /* M_REC */
+        struct { uint32_t off, len; uint64_t cycle; } bytes; /* M_BYTES */
+        struct { uint64_t seq; bool have; } ev;         /* M_RESUME, M_LOST */
+        tb_rt_progress prog;                            /* M_PROGRESS */
+        struct { int rc; const char *where; } err;      /* M_ERR */
+    } u;
+} rt_msg;
+
+/* A chunk's messages and the bytes of its M_BYTES: 2048 messages of 64
+ * bytes, eight chunks (1 MiB) bound the memory.  A side that has to wait
+ * sleeps until half the ring (RT_WAKE chunks) is there for it, so that
+ * the two threads wake each other a few hundred times a million records,
+ * not at every chunk. */
+#define RT_CHUNK 2048
+#define RT_CHUNKS 8
+#define RT_WAKE 4
+
+typedef struct rt_chunk {
+    rt_msg m[RT_CHUNK];
+    size_t n;
+    uint8_t *bytes;
+    size_t nbytes, cap;
+} rt_chunk;
+
+/* Chunks go round in order: the simulator's side fills chunk w % RT_CHUNKS
+ * while w - r < RT_CHUNKS, the decode side empties chunk r % RT_CHUNKS
+ * while r < w (both counts under mu); a side that waits is woken only
+ * once RT_WAKE chunks are there for it (or the run is done). */
+typedef struct rt_pipe {
+    rt_chunk ch[RT_CHUNKS];
+    pthread_mutex_t mu;
+    pthread_cond_t cv_full, cv_free;
+    uint64_t w, r;
+    bool w_waits, r_waits;   /* a side sleeps on its condition */
+    bool done;               /* no more chunks will come */
+    atomic_bool stop;        /* the decode side failed: stop the simulator */
+} rt_pipe;
 
 typedef struct rt {
     const tb_rt_case *c;
@@ -40,6 +94,7 @@ typedef struct rt {
     tb_encoder_snapshot *snap; /* out_dir: the snapshot, streamed */
     uint64_t cycle;          /* of the record being pushed (on_trace) */
     tb_rt_progress prog;     /* on_progress */
+    rt_pipe *pipe;           /* non-NULL while the second thread runs */
 } rt;
 
 static int set_err(rt *r, int rc, const char *where)
@@ -158,18 +213,37 @@ static int frame_sink(void *ctx, const uint8_t *data, size_t len)
 
 /* ---- encoder side ---- */
 
-static int trace_sink(void *ctx, const uint8_t *data, size_t len)
+static inline rt_msg *pipe_msg(rt *r, int tag);
+static int pipe_bytes(rt *r, const uint8_t *data, size_t len);
+
+/* The encoder's bytes, on the decode side. */
+static int rt_back_bytes(rt *r, uint64_t cycle, const uint8_t *data, size_t len)
 {
-    rt *r = ctx;
     int rc;
 
     if (r->c->on_trace)
-        r->c->on_trace(r->c->trace_ctx, r->cycle, data, len);
+        r->c->on_trace(r->c->trace_ctx, cycle, data, len);
     if (r->snap && (rc = tb_encoder_snapshot_sink(r->snap, data, len)) < 0)
         return set_err(r, rc, "snapshot trace_buffer.bin");
     rc = r->fmt ? tb_formatter_put(r->fmt, r->trace_id, data, len, frame_sink, r)
                 : feed(r, data, len);
     return rc < 0 ? set_err(r, rc, r->fmt ? "formatter" : "decode") : 0;
+}
+
+static int trace_sink(void *ctx, const uint8_t *data, size_t len)
+{
+    rt *r = ctx;
+
+    if (r->pipe)
+        return pipe_bytes(r, data, len);
+    return rt_back_bytes(r, r->cycle, data, len);
+}
+
+static void rt_back_resume(rt *r, uint64_t seq)
+{
+    tb_compare_mark_resume(r->cmp);
+    if (r->c->on_resume)
+        r->c->on_resume(r->c->resume_ctx, seq);
 }
 
 static int on_enc_packet(void *ctx, const tb_packet *p)
@@ -180,38 +254,281 @@ static int on_enc_packet(void *ctx, const tb_packet *p)
     if ((p->kind == TB_PKT_ISYNC && p->reason == TB_ISYNC_OVERFLOW) ||
         (p->kind == TB_PKT_BRANCH && p->protocol == TB_PROTO_ETMV1 &&
          p->reason == TB_ISYNC_OVERFLOW)) {
-        tb_compare_mark_resume(r->cmp);
         r->resumes++;
-        if (r->c->on_resume)
-            r->c->on_resume(r->c->resume_ctx, r->resume_seq);
+        if (r->pipe) {
+            rt_msg *m = pipe_msg(r, M_RESUME);
+
+            m->u.ev.seq = r->resume_seq;
+        } else {
+            rt_back_resume(r, r->resume_seq);
+        }
     }
     return 0;
 }
 
 /* The FIFO overflowed: the comparator learns what the trace still shows
  * (a Cancel lost with it retracts nothing), then the case's own hook. */
-static void on_overflow(void *ctx, bool have_shown, uint64_t shown_seq)
+static void rt_back_lost(rt *r, bool have_shown, uint64_t shown_seq)
 {
-    rt *r = ctx;
-
     tb_compare_mark_lost(r->cmp, have_shown, shown_seq);
     if (r->c->on_overflow)
         r->c->on_overflow(r->c->overflow_ctx, have_shown, shown_seq);
 }
 
+static void on_overflow(void *ctx, bool have_shown, uint64_t shown_seq)
+{
+    rt *r = ctx;
+
+    if (r->pipe) {
+        rt_msg *m = pipe_msg(r, M_LOST);
+
+        m->u.ev.have = have_shown;
+        m->u.ev.seq = shown_seq;
+    } else {
+        rt_back_lost(r, have_shown, shown_seq);
+    }
+}
+
+/* A record's truth, on the decode side: the truth file (formatted here,
+ * off the simulator's thread when there are two), the comparator.
+ * Nonzero: the run stops. */
+static int rt_back_truth_file(rt *r, const tb_exec_record *rec)
+{
+    char line[256];
+
+    if (tb_truth_format_text(rec, line, sizeof line) < 0 ||
+        fprintf(r->truth, "%s\n", line) < 0) {
+        set_err(r, TB_ERR_IO, "truth.txt");
+        return 1;
+    }
+    return 0;
+}
+
+static int rt_back_compare(rt *r, const tb_exec_record *rec)
+{
+    int rc;
+
+    if ((rc = tb_compare_truth(r->cmp, rec)) < 0 && rc != TB_ERR_MISMATCH) {
+        set_err(r, rc, "comparator");
+        return 1;
+    }
+    return 0;
+}
+
+static void rt_back_truth(rt *r, const tb_exec_record *rec)
+{
+    if (!(r->truth && rt_back_truth_file(r, rec)))
+        rt_back_compare(r, rec);
+}
+
+/* ---- the second thread ---- */
+
+/* Hands the chunk being filled to the decode side and waits for the next
+ * one to be free.  Simulator's side only. */
+static __attribute__((noinline)) void pipe_publish(rt_pipe *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->w++;
+    if (p->r_waits && p->w - p->r >= RT_WAKE)
+        pthread_cond_signal(&p->cv_full);
+    if (p->w - p->r >= RT_CHUNKS) {
+        p->w_waits = true;
+        while (p->w - p->r > RT_CHUNKS - RT_WAKE)
+            pthread_cond_wait(&p->cv_free, &p->mu);
+        p->w_waits = false;
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* The next message slot: a store and a count on the way of every record,
+ * the hand-over once a chunk. */
+static inline rt_msg *pipe_msg(rt *r, int tag)
+{
+    rt_pipe *p = r->pipe;
+    rt_chunk *ch = &p->ch[p->w % RT_CHUNKS];
+    rt_msg *m;
+
+    if (__builtin_expect(ch->n == RT_CHUNK, 0)) {
+        pipe_publish(p);
+        ch = &p->ch[p->w % RT_CHUNKS];
+    }
+    m = &ch->m[ch->n++];
+    m->tag = tag;
+    return m;
+}
+
+static int pipe_bytes(rt *r, const uint8_t *data, size_t len)
+{
+    rt_pipe *p = r->pipe;
+    rt_chunk *ch = &p->ch[p->w % RT_CHUNKS];
+    rt_msg *m;
+
+    if (len > UINT32_MAX)
+        return TB_ERR_LIMIT;
+    if (ch->nbytes + len > ch->cap || ch->n == RT_CHUNK) {
+        if (ch->n) {
+            pipe_publish(p);
+            ch = &p->ch[p->w % RT_CHUNKS];
+        }
+        if (len > ch->cap) {
+            /* One write larger than a chunk's bytes: that chunk grows to
+             * it (the encoder writes a FIFO's worth at most). */
+            uint8_t *b = realloc(ch->bytes, len);
+
+            if (!b)
+                return TB_ERR_NOMEM;
+            ch->bytes = b;
+            ch->cap = len;
+        }
+    }
+    memcpy(ch->bytes + ch->nbytes, data, len);
+    m = &ch->m[ch->n++];
+    m->tag = M_BYTES;
+    m->u.bytes.off = (uint32_t)ch->nbytes;
+    m->u.bytes.len = (uint32_t)len;
+    m->u.bytes.cycle = r->cycle;
+    ch->nbytes += len;
+    return 0;
+}
+
+static void rt_back_msg(rt *r, const rt_chunk *ch, const rt_msg *m)
+{
+    switch (m->tag) {
+    case M_REC:
+        rt_back_truth(r, &m->u.rec);
+        break;
+    case M_BYTES:
+        rt_back_bytes(r, m->u.bytes.cycle, ch->bytes + m->u.bytes.off, m->u.bytes.len);
+        break;
+    case M_RESUME:
+        rt_back_resume(r, m->u.ev.seq);
+        break;
+    case M_LOST:
+        rt_back_lost(r, m->u.ev.have, m->u.ev.seq);
+        break;
+    case M_PROGRESS:
+        r->c->on_progress(r->c->progress_ctx, &m->u.prog);
+        break;
+    case M_ERR:
+        set_err(r, m->u.err.rc, m->u.err.where);
+        break;
+    }
+}
+
+/* The decode side: replays each chunk in order.  After the first error
+ * (its own, or one the simulator's side sent) it only empties the chunks,
+ * as one thread would have stopped there; the simulator's side sees stop
+ * at its next record. */
+static void *decode_side(void *arg)
+{
+    rt *r = arg;
+    rt_pipe *p = r->pipe;
+
+    for (;;) {
+        rt_chunk *ch;
+
+        pthread_mutex_lock(&p->mu);
+        if (p->r == p->w && !p->done) {
+            p->r_waits = true;
+            while (p->w - p->r < RT_WAKE && !p->done)
+                pthread_cond_wait(&p->cv_full, &p->mu);
+            p->r_waits = false;
+        }
+        if (p->r == p->w) {
+            pthread_mutex_unlock(&p->mu);
+            break;
+        }
+        pthread_mutex_unlock(&p->mu);
+        ch = &p->ch[p->r % RT_CHUNKS];
+        for (size_t i = 0; i < ch->n && !r->err; i++)
+            rt_back_msg(r, ch, &ch->m[i]);
+        if (r->err)
+            atomic_store_explicit(&p->stop, true, memory_order_relaxed);
+        ch->n = 0;
+        ch->nbytes = 0;
+        pthread_mutex_lock(&p->mu);
+        p->r++;
+        if (p->w_waits && p->w - p->r <= RT_CHUNKS - RT_WAKE)
+            pthread_cond_signal(&p->cv_free);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return NULL;
+}
+
+static void pipe_free(rt_pipe *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < RT_CHUNKS; i++)
+        free(p->ch[i].bytes);
+    pthread_cond_destroy(&p->cv_full);
+    pthread_cond_destroy(&p->cv_free);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+/* Starts the decode side on its own thread; 0, or negative when it could
+ * not (the run then goes on one thread, with the same result). */
+static int pipe_start(rt *r, pthread_t *th)
+{
+    rt_pipe *p = calloc(1, sizeof *p);
+    int i;
+
+    if (!p)
+        return TB_ERR_NOMEM;
+    for (i = 0; i < RT_CHUNKS; i++) {
+        p->ch[i].cap = 16384;
+        if (!(p->ch[i].bytes = malloc(p->ch[i].cap))) {
+            pipe_free(p);
+            return TB_ERR_NOMEM;
+        }
+    }
+    atomic_init(&p->stop, false);
+    if (pthread_mutex_init(&p->mu, NULL)) {
+        for (i = 0; i < RT_CHUNKS; i++)
+            free(p->ch[i].bytes);
+        free(p);
+        return TB_ERR_NOMEM;
+    }
+    pthread_cond_init(&p->cv_full, NULL);
+    pthread_cond_init(&p->cv_free, NULL);
+    r->pipe = p;
+    if (pthread_create(th, NULL, decode_side, r)) {
+        r->pipe = NULL;
+        pipe_free(p);
+        return TB_ERR_NOMEM;
+    }
+    return 0;
+}
+
+/* The last chunk goes, then the decode side ends and the caller's thread
+ * has everything to itself again. */
+static void pipe_finish(rt *r, pthread_t th)
+{
+    rt_pipe *p = r->pipe;
+
+    pthread_mutex_lock(&p->mu);
+    if (p->ch[p->w % RT_CHUNKS].n)
+        p->w++;
+    p->done = true;
+    pthread_cond_signal(&p->cv_full);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(th, NULL);
+    r->pipe = NULL;
+    pipe_free(p);
+}
+
+/* ---- the simulator's records ---- */
+
 static int on_record(void *ctx, const tb_exec_record *rec)
 {
     rt *r = ctx;
-    int rc;
 
-    if (r->truth) {
-        char line[256];
-
-        if (tb_truth_format_text(rec, line, sizeof line) < 0 ||
-            fprintf(r->truth, "%s\n", line) < 0) {
-            set_err(r, TB_ERR_IO, "truth.txt");
+    if (r->pipe) {
+        if (atomic_load_explicit(&r->pipe->stop, memory_order_relaxed))
             return 1;
-        }
+    } else if (r->truth && rt_back_truth_file(r, rec)) {
+        return 1;
     }
     r->prog.records++;
     if (rec->kind == TB_REC_INSN)
@@ -222,23 +539,34 @@ static int on_record(void *ctx, const tb_exec_record *rec)
      * often (the library never prints). */
     if (r->c->on_progress && (r->prog.records & 0xFFFF) == 0) {
         r->prog.trace_bytes = tb_encoder_get_stats(r->enc)->bytes;
-        r->c->on_progress(r->c->progress_ctx, &r->prog);
+        if (r->pipe)
+            pipe_msg(r, M_PROGRESS)->u.prog = r->prog;
+        else
+            r->c->on_progress(r->c->progress_ctx, &r->prog);
     }
-    if ((rc = tb_compare_truth(r->cmp, rec)) < 0 && rc != TB_ERR_MISMATCH) {
-        set_err(r, rc, "comparator");
+    if (r->pipe)
+        pipe_msg(r, M_REC)->u.rec = *rec;
+    else if (rt_back_compare(r, rec))
         return 1;
-    }
     /* The encoder runs one record behind: an I-sync it emits now names
      * the instruction before this record (tb_compare_mark_resume). */
     r->resume_seq = r->last_insn_seq;
     r->cycle = rec->cycle;
     if (tb_encoder_push(r->enc, rec) < 0) {
-        set_err(r, tb_encoder_error(r->enc), "encoder");
+        if (r->pipe) {
+            rt_msg *m = pipe_msg(r, M_ERR);
+
+            m->u.err.rc = tb_encoder_error(r->enc);
+            m->u.err.where = "encoder";
+        } else {
+            set_err(r, tb_encoder_error(r->enc), "encoder");
+        }
         return 1;
     }
     if (rec->kind == TB_REC_INSN)
         r->last_insn_seq = rec->seq;
-    return r->err != 0;
+    /* Two threads: the decode side's errors come back as stop. */
+    return !r->pipe && r->err != 0;
 }
 
 /* ---- the case ---- */
@@ -406,6 +734,8 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
     tb_memimage *mem = NULL;
     tb_sim *sim = NULL;
     char label[256], msg[256];
+    pthread_t th;
+    bool threaded;
     int nr, rc;
 
     if (!c || !res || !c->program)
@@ -536,12 +866,30 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
         fail(err, errlen, rc, "%s: %s", c->program, tb_sim_errmsg(sim));
         goto out;
     }
+    /* Two threads when asked for and one can be started (else one: the
+     * same run). */
+    threaded = c->threads >= 2 && pipe_start(&r, &th) == 0;
     rc = tb_sim_run(sim, on_record, &r, &res->sim);
+    if (threaded) {
+        /* The encoder's last bytes still go through the queue; an error
+         * of the decode side before them wins (set_err keeps the first). */
+        if (rc >= 0 && !atomic_load_explicit(&r.pipe->stop, memory_order_relaxed)) {
+            int frc = tb_encoder_finish(r.enc);
+
+            if (frc < 0) {
+                rt_msg *m = pipe_msg(&r, M_ERR);
+
+                m->u.err.rc = tb_encoder_error(r.enc) ? tb_encoder_error(r.enc) : frc;
+                m->u.err.where = "encoder";
+            }
+        }
+        pipe_finish(&r, th);
+    }
     if (rc < 0 && !r.err) {
         fail(err, errlen, rc, "%s: %s", c->program, tb_sim_errmsg(sim));
         goto out;
     }
-    if (!r.err && (rc = tb_encoder_finish(r.enc)) < 0)
+    if (!threaded && !r.err && (rc = tb_encoder_finish(r.enc)) < 0)
         set_err(&r, tb_encoder_error(r.enc) ? tb_encoder_error(r.enc) : rc, "encoder");
     if (!r.err && r.fmt && (rc = tb_formatter_flush(r.fmt, frame_sink, &r)) < 0)
         set_err(&r, rc, "formatter");

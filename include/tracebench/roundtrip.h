@@ -201,6 +201,16 @@ typedef struct tb_rt_case {
     int (*decode_element)(void *ctx, const tb_element *el);
     int (*decode_end)(void *ctx);
     void *decode_ctx;
+    /* 2: the run on two threads, the simulator and the encoder on the
+     * caller's, everything after the encoder (formatter, decode side,
+     * comparator, truth file, snapshot and every hook above) on a second,
+     * in the same order through a bounded queue (memory stays flat).
+     * Verdict, report, statistics and outputs are the same as with one;
+     * the hooks are all called on the second thread.  A run that ends in
+     * an error reports the same error, but the simulator may have run a
+     * little past the point where one thread would have stopped it.
+     * 0 or 1 (tb_rt_case_init): one thread, none created. */
+    unsigned threads;
 } tb_rt_case;
 
 /* What a run that completed shows.  A match is only worth something
