@@ -429,7 +429,10 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
         c.default_budget = TB_CLI_DEFAULT_BUDGET;
         c.formatted = !raw && !tb_protocol_is_port(p); /* a port capture: never */
         c.chunk = chunk;
-        c.threads = 2; /* the decode side on the other core (roundtrip.h) */
+        /* One thread: on the idle 2-core machine the second one
+         * (tb_rt_case.threads = 2) gave the same wall time for PTM and 8%
+         * less for ETMv3 at 45-80% more CPU (bench_roundtrip, bench/README.md). */
+        c.threads = 1;
         c.out_dir = out;
         c.no_truth = true; /* the truth only when asked: --truth FILE */
         c.truth_file = truth;
