@@ -1232,6 +1232,15 @@ static uint64_t aligned_addr_after(const cmp *c, uint64_t index)
     return UINT64_MAX;
 }
 
+/* The first of s's instructions from `from` (below n) made by a packet
+ * after index q; n when there is none. */
+static size_t first_after(const seq *s, size_t from, size_t n, uint64_t q)
+{
+    while (from < n && s->v[from].index <= q)
+        from++;
+    return from;
+}
+
 /* Skips both sides' instructions of packets up to index q; with q
  * UINT64_MAX nothing further is compared. */
 static void skip_to(cmp *c, uint64_t q)
@@ -1241,10 +1250,8 @@ static void skip_to(cmp *c, uint64_t q)
         c->nb = c->j;
         return;
     }
-    while (c->i < c->na && c->a->v[c->i].index <= q)
-        c->i++;
-    while (c->j < c->nb && c->b->v[c->j].index <= q)
-        c->j++;
+    c->i = first_after(c->a, c->i, c->na, q);
+    c->j = first_after(c->b, c->j, c->nb, q);
 }
 
 /* A fault of OpenCSD's ETMv3 packet processor: one of our packets
@@ -1282,12 +1289,9 @@ static bool misparsed(cmp *c, bool (*shape)(const pkt_info *p, const theirs_pkt 
              * opencsd19-paired-across-the-misread).  Then the two sides
              * took different counts since q: compare again from q (the
              * pairing from there is in lockstep). */
-            size_t i2 = 0, j2 = 0;
+            const size_t i2 = first_after(c->a, 0, c->na, q);
+            const size_t j2 = first_after(c->b, 0, c->nb, q);
 
-            while (i2 < c->na && c->a->v[i2].index <= q)
-                i2++;
-            while (j2 < c->nb && c->b->v[j2].index <= q)
-                j2++;
             /* Only ever forward (each point once, in order): the
              * comparison ends. */
             if ((c->realigned_q != UINT64_MAX && q <= c->realigned_q) || i2 > c->i ||
