@@ -901,12 +901,20 @@ static int on_exc_return(tb_compare *c, const tb_element *el)
                                                : "other");
 }
 
-static bool ctx_ok(const tb_compare *c, const tb_element *el, uint32_t ctx, uint8_t vmid)
+/* Two contexts are the same as far as the trace tells them apart: the
+ * context ID bytes traced (ctxid=), the VMID if traced. */
+static bool ctx_eq(const tb_compare *c, uint32_t ctx_a, uint8_t vmid_a, uint32_t ctx_b,
+                   uint8_t vmid_b)
 {
     uint32_t m = ctx_mask(c);
 
-    return (!c->o.ctxid_bytes || (el->context_id & m) == (ctx & m)) &&
-           (!c->o.vmid || el->vmid == vmid);
+    return (!c->o.ctxid_bytes || (ctx_a & m) == (ctx_b & m)) &&
+           (!c->o.vmid || vmid_a == vmid_b);
+}
+
+static bool ctx_ok(const tb_compare *c, const tb_element *el, uint32_t ctx, uint8_t vmid)
+{
+    return ctx_eq(c, el->context_id, el->vmid, ctx, vmid);
 }
 
 /* The decoder shows a CONTEXT element only where the context changes:
@@ -914,10 +922,7 @@ static bool ctx_ok(const tb_compare *c, const tb_element *el, uint32_t ctx, uint
  * I-sync shows none. */
 static bool dec_ctx_is(const tb_compare *c, uint32_t ctx, uint8_t vmid)
 {
-    uint32_t m = ctx_mask(c);
-
-    return c->have_dec_ctx && (!c->o.ctxid_bytes || (c->dec_ctx & m) == (ctx & m)) &&
-           (!c->o.vmid || c->dec_vmid == vmid);
+    return c->have_dec_ctx && ctx_eq(c, c->dec_ctx, c->dec_vmid, ctx, vmid);
 }
 
 static void context_shown(tb_compare *c, const tb_element *el)
