@@ -565,6 +565,9 @@ static struct {
                          decoders start (WAIT_ASYNC, WAIT_ISYNC), or
                          UINT64_MAX */
     uint64_t bad_at;  /* its first malformed packet, or UINT64_MAX */
+    bool in_eot;      /* the end of trace is being signalled */
+    uint64_t eot_isync; /* fault 22: an I-sync its end of trace cut short,
+                           or UINT64_MAX */
 } g_tp;
 
 /* docs/opencsd-bugs.md 18: OpenCSD 1.3.3's ETMv3 decoder does not clear
@@ -594,6 +597,10 @@ static void theirs_scan_add(uint64_t index, uint8_t kind, bool cancel)
     /* A malformed packet, or lost alignment after an A-sync. */
     if ((kind == TK_BAD || (kind == TK_NOTSYNC && g_tp.async)) && g_tp.bad_at == UINT64_MAX)
         g_tp.bad_at = index;
+    /* Only a packet still unfinished reaches the sink from the end of
+     * trace (EtmV3PktProcImpl::onEOT sends it as it stands). */
+    if (g_tp.in_eot && kind == TK_ISYNC)
+        g_tp.eot_isync = index;
     g_tp.v[g_tp.n++] = (theirs_pkt){index, kind, cancel};
 }
 
@@ -657,6 +664,8 @@ static void theirs_scan(const tb_config *cfg, const uint8_t *data, size_t len, b
     g_tp.async = false;
     g_tp.sync_at = UINT64_MAX;
     g_tp.bad_at = UINT64_MAX;
+    g_tp.in_eot = false;
+    g_tp.eot_isync = UINT64_MAX;
     tree = make_tree(cfg, formatted, &quiet, OCSD_CREATE_FLG_PACKET_PROC, &csid);
     if (ocsd_dt_attach_packet_callback(tree, csid, OCSD_C_API_CB_PKT_SINK,
                                        cfg->protocol == TB_PROTO_ETMV3 ? (void *)theirs_scan_etmv3
@@ -673,7 +682,9 @@ static void theirs_scan(const tb_config *cfg, const uint8_t *data, size_t len, b
             break;
         done += used;
     }
+    g_tp.in_eot = true;
     ocsd_dt_process_data(tree, OCSD_OP_EOT, 0, 0, NULL, NULL);
+    g_tp.in_eot = false;
     ocsd_destroy_dcd_tree(tree);
 }
 
@@ -1542,6 +1553,24 @@ static bool open_wp_update_on_waypoint(cmp *c)
     return true;
 }
 
+/* docs/opencsd-bugs.md 22: at the end of the trace OpenCSD's ETMv3
+ * packet processor sends an unfinished packet as if it were whole, none
+ * of its fields read; for an I-sync, the decoder's processISync takes an
+ * output element and, with no context update and a periodic reason,
+ * fills in nothing, so the element last held in that slot of its ring
+ * (often an instruction range) is sent again.  Signature: the point of
+ * parting is at or past such an I-sync (theirs_scan: an I-sync reaching
+ * the sink from the end of trace); the trace ends there, so nothing more
+ * is compared. */
+static bool fault_isync_cut_by_eot(cmp *c)
+{
+    if (c->cfg->protocol != TB_PROTO_ETMV3 || g_tp.eot_isync == UINT64_MAX ||
+        part_index(c) < g_tp.eot_isync)
+        return false;
+    skip_to(c, UINT64_MAX);
+    return true;
+}
+
 typedef struct known_fault {
     const char *name;
     bool (*match)(cmp *c);
@@ -1568,6 +1597,8 @@ static known_fault faults[] = {
     {"opencsd-bugs 20: PTM A-sync after 16k..16k+4 zeros missed", fault_async_missed, 0},
     {"opencsd-bugs 21: ETMv3 LSiP I-sync's load/store instruction not reported",
      fault_lsip_insn_missing, 0},
+    {"opencsd-bugs 22: ETMv3 I-sync cut short by the end of trace sends a stale element",
+     fault_isync_cut_by_eot, 0},
     /* Not met in the comparison: OpenCSD is given the trace only up to
      * it (cancel_cut), counted in tb_ocsd_diff. */
     {"opencsd-bugs 18: ETMv3 second Cancel in a row cancels again (would crash)", NULL, 0},
