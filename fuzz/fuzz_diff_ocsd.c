@@ -102,8 +102,7 @@ typedef struct pkt_info {
     bool has_exc, cancel, altisa;
     bool lsip_cut;    /* ETMv3 LSiP I-sync OpenCSD cuts elsewhere (fault 11) */
     bool legacy_exc;  /* ETMv3 branch, deprecated byte-5 exception form */
-    bool full;        /* sets the whole address and the ISA: an I-sync, or
-                         a branch with all 32 address bits */
+    bool full;        /* sets the whole address and the ISA (full_state) */
     uint16_t zeros;   /* ASYNC: the zeros before its 0x80, padding too */
     uint16_t exc_num;
     uint8_t atoms;    /* ATOM: E and N atoms */
@@ -292,6 +291,22 @@ static bool lsip_cut_by_ocsd(const tb_config *cfg, const tb_packet *p)
     return true; /* OpenCSD reads on past our end */
 }
 
+/* A packet after which both decoders know the whole state again, for
+ * the resync after a misread (aligned_addr_after): an I-sync, or a branch
+ * with all 32 address bits, but a Thumb one only with exception bytes:
+ * AltISA (Thumb or ThumbEE) is set only by an I-sync or an exception
+ * byte (IHI0014Q 7.3.5, 7.10.5), so a plain Thumb branch keeps whatever
+ * OpenCSD's misread left (found by a campaign at 73481d3: after a
+ * fault-19 misread that swallowed an I-sync, OpenCSD's listing names the
+ * next full Thumb branch ThumbEE and decodes its atoms as ARM;
+ * regressions/ocsd_etmv3/opencsd19-altisa-left-by-the-misread). */
+static bool full_state(const tb_packet *p)
+{
+    return p->kind == TB_PKT_ISYNC ||
+           (p->kind == TB_PKT_BRANCH && p->addr_bits >= 32 &&
+            (p->isa != TB_ISA_THUMB || p->has_exc));
+}
+
 static int ours_on_packet(void *ctx, const tb_packet *p)
 {
     ours_ctx *o = ctx;
@@ -324,8 +339,7 @@ static int ours_on_packet(void *ctx, const tb_packet *p)
                                           p->altisa,
                                           lsip_cut_by_ocsd(o->cfg, p),
                                           p->kind == TB_PKT_BRANCH && p->legacy_exc,
-                                          p->kind == TB_PKT_ISYNC ||
-                                              (p->kind == TB_PKT_BRANCH && p->addr_bits >= 32),
+                                          full_state(p),
                                           async_zeros(o, p), p->exc_num, p->atom_count,
                                           p->size, p->size ? p->bytes[p->size - 1] : 0,
                                           (uint8_t)(p->kind == TB_PKT_ISYNC && p->lsip ? p->lsip_isa
