@@ -1,4 +1,4 @@
-/* tracebench gen --seed N [--isa arm|thumb|mixed] [--size S] [--cc PATH] [--no-build] -o DIR
+/* tracebench gen --seed N [--isa arm|thumb|mixed|m] [--size S] [--cc PATH] [--no-build] -o DIR
  *
  * Writes a generated program (gen/, docs/gen.md) into DIR: gen.S, gen.ld,
  * gen.ini, and builds DIR/gen.elf with arm-none-eabi-gcc.  Prints the
@@ -21,7 +21,7 @@
 static int usage_to(FILE *f, int rc)
 {
     fprintf(f,
-            "usage: tracebench gen --seed N [--isa arm|thumb|mixed] [--size S] [--cc PATH]\n"
+            "usage: tracebench gen --seed N [--isa arm|thumb|mixed|m] [--size S] [--cc PATH]\n"
             "           [--no-build] -o DIR\n"
             "\n"
             "  Writes a random, valid, terminating ARM/Thumb program for seed N into DIR:\n"
@@ -32,7 +32,9 @@ static int usage_to(FILE *f, int rc)
             "\n"
             "  --seed N         the seed (required)\n"
             "  --isa I          every function ARM, every one Thumb, or mixed (default: the\n"
-            "                   seed picks, as the round-trip suite's generated programs do)\n"
+            "                   seed picks, as the round-trip suite's generated programs do);\n"
+            "                   m: a Cortex-M3/M4 program (ARMv7-M, Thumb; its scenario says\n"
+            "                   the cpu; traced by ETMv3 alone)\n"
             "  --size S         the number of functions, 1..%u (default %u)\n"
             "  --cc PATH        the compiler (default %s; env TB_ARM_CC)\n"
             "  --no-build       write the three files only\n"
@@ -92,7 +94,7 @@ int tb_cli_gen(int argc, char **argv)
             has_seed = true;
         } else if (!strcmp(a, "--isa")) {
             if ((o.isa = tb_gen_isa_parse(v)) < 0)
-                return tb_cli_usage_error("gen", "--isa %s: use arm, thumb or mixed", v);
+                return tb_cli_usage_error("gen", "--isa %s: use arm, thumb or mixed (or m: a Cortex-M program)", v);
         } else if (!strcmp(a, "--size")) {
             if (!parse_u64(v, &x) || x < 1 || x > TB_GEN_SIZE_MAX)
                 return tb_cli_usage_error("gen", "--size %s: give 1..%u functions", v,

@@ -103,10 +103,11 @@ static int usage_to(FILE *f, int rc)
             "                   --only TEXT: the cases whose name holds TEXT; --reports N:\n"
             "                   divergence reports printed in full (default 3)\n"
             "  --seeds SPEC     (--suite) also generated programs (tracebench gen; docs/gen.md),\n"
-            "                   SPEC = N (seeds 1..N), A-B or a comma list; each seed runs under\n"
-            "                   every protocol with one option set of its matrix (every set drawn\n"
-            "                   by 2n-1 consecutive seeds); a failure prints the commands that\n"
-            "                   reproduce it\n"
+            "                   SPEC = N (seeds 1..N), A-B or a comma list; each seed's program\n"
+            "                   runs under every protocol with one option set of its matrix\n"
+            "                   (every set drawn by 2n-1 consecutive seeds), and its Cortex-M\n"
+            "                   program (gen's isa m) under ETMv3 with one v7-M set; a failure\n"
+            "                   prints the commands that reproduce it\n"
             "  --gen-only       (--seeds) no vector programs\n"
             "  --gen-dir DIR    (--seeds) keep the programs there (default: a temporary\n"
             "                   directory, removed)\n"
@@ -706,8 +707,8 @@ typedef struct suite_opts {
 /* The suite's running totals and its list of failed cases. */
 typedef struct suite_state {
     row rows[5][64];          /* suite_protos: the fifth is v7-M */
-    row gen[4];
-    unsigned drawn[4][64];    /* generated cases per option set */
+    row gen[5];               /* suite_protos; the fifth: the seeds' Cortex-M programs */
+    unsigned drawn[5][64];    /* generated cases per option set */
     unsigned reports, errors, mismatches, cut, unexpected, known_failed, filtered;
     char **failed;            /* "TAG  id", maybe with a reproduce line */
     size_t nfailed;
@@ -831,8 +832,8 @@ static void add_row(row *t, const row *r)
 }
 
 /* The fifth: ETMv3 on a Cortex-M (its ETM-M3/M4), with its own option
- * sets and the Cortex-M scenarios alone (skip_case); generated programs
- * are A-profile and use the first four. */
+ * sets and the Cortex-M scenarios alone (skip_case); a seed's A-profile
+ * program uses the first four, its Cortex-M program (--isa m) the fifth. */
 static const tb_protocol suite_protos[] = {TB_PROTO_PTM, TB_PROTO_ETMV3, TB_PROTO_ETMV1,
                                            TB_PROTO_ETMV2, TB_PROTO_ETMV3};
 enum { SUITE_NPROTO = sizeof suite_protos / sizeof suite_protos[0], SUITE_V7M = 4 };
@@ -949,11 +950,14 @@ static int suite_vectors(const suite_opts *so, suite_state *st, tb_cli_progress 
     return RT_EXIT_MATCH;
 }
 
-/* The kept-seed row for a generated case, or NULL. */
-static const tb_rt_seed_row *known_row(const suite_opts *so, uint64_t seed, tb_protocol p)
+/* The kept-seed row for a generated case, or NULL (m: the seed's
+ * Cortex-M program, whose rows say isa m). */
+static const tb_rt_seed_row *known_row(const suite_opts *so, uint64_t seed, tb_protocol p,
+                                       bool m)
 {
     for (size_t i = 0; i < so->nknown; i++)
-        if (so->known[i].known && so->known[i].seed == seed && so->known[i].protocol == p)
+        if (so->known[i].known && so->known[i].seed == seed && so->known[i].protocol == p &&
+            (so->known[i].isa == TB_GEN_M) == m)
             return &so->known[i];
     return NULL;
 }
@@ -971,9 +975,11 @@ static void rm_gen(const char *dir)
     rmdir(dir);
 }
 
-/* Generated programs: per seed one program (its ISA picked by the seed,
- * the default size), run under each protocol with the option set
- * tb_rt_gen_set draws; a failure prints the commands that reproduce it. */
+/* Generated programs: per seed two programs, its A-profile one (its ISA
+ * picked by the seed, the default size) run under each protocol, and its
+ * Cortex-M one (--isa m) under ETMv3, each with the option set
+ * tb_rt_gen_set (tb_rt_gen_set_v7m) draws; a failure prints the commands
+ * that reproduce it. */
 static int suite_gen(const suite_opts *so, suite_state *st, tb_cli_progress *pr)
 {
     char tmp[1024], root[1024];
@@ -1007,7 +1013,8 @@ static int suite_gen(const suite_opts *so, suite_state *st, tb_cli_progress *pr)
             in_run = so->seeds[j] == kr->seed;
         if (!in_run || !kr->known)
             continue;
-        if (kr->isa != (int)tb_gen_seed_isa(kr->seed) || kr->size != TB_GEN_SIZE_DEFAULT) {
+        if ((kr->isa != (int)tb_gen_seed_isa(kr->seed) && kr->isa != TB_GEN_M) ||
+            kr->size != TB_GEN_SIZE_DEFAULT) {
             char why[512];
 
             snprintf(why, sizeof why, "%s line %u: seed %llu runs in the suite as --isa %s "
@@ -1019,28 +1026,29 @@ static int suite_gen(const suite_opts *so, suite_state *st, tb_cli_progress *pr)
             st->unexpected++;
         }
     }
-    for (size_t si = 0; si < so->nseeds; si++) {
-        uint64_t seed = so->seeds[si];
-        tb_gen_opts go = {seed, -1, 0};
+    for (size_t si = 0; si < so->nseeds * 2; si++) {
+        uint64_t seed = so->seeds[si / 2];
+        const bool m = si % 2 == 1; /* the seed's Cortex-M program */
+        tb_gen_opts go = {seed, m ? TB_GEN_M : -1, 0};
         tb_gen_program gp;
         char dir[1200], elf[1300], ini[1300], err[2048], how[1024];
         const char *isa;
         int brc;
 
-        snprintf(dir, sizeof dir, "%s/seed-%llu", root, (unsigned long long)seed);
+        snprintf(dir, sizeof dir, "%s/seed-%llu%s", root, (unsigned long long)seed, m ? "-m" : "");
         if ((brc = tb_gen_make(&go, &gp, err, sizeof err)) >= 0) {
             brc = tb_gen_write(&gp, dir, err, sizeof err);
             if (brc >= 0)
                 brc = tb_gen_build(dir, so->cc, err, sizeof err);
         }
-        isa = tb_gen_isa_name(tb_gen_seed_isa(seed));
+        isa = tb_gen_isa_name(m ? TB_GEN_M : tb_gen_seed_isa(seed));
         snprintf(elf, sizeof elf, "%s/%s", dir, TB_GEN_ELF);
         snprintf(ini, sizeof ini, "%s/%s", dir, TB_GEN_SCENARIO);
-        for (size_t k = 0; k < 4; k++) {
+        for (size_t k = m ? SUITE_V7M : 0; k < (m ? SUITE_NPROTO : SUITE_V7M); k++) {
             tb_protocol p = suite_protos[k];
-            size_t nsets, s = tb_rt_gen_set(p, seed);
-            const char *set = tb_rt_option_sets(p, &nsets)[s];
-            const tb_rt_seed_row *kr = known_row(so, seed, p);
+            size_t nsets, s = m ? tb_rt_gen_set_v7m(seed) : tb_rt_gen_set(p, seed);
+            const char *set = suite_sets(k, &nsets)[s];
+            const tb_rt_seed_row *kr = known_row(so, seed, p, m);
             tb_rt_case c;
             tb_rt_result res;
             char id[256], prefix[300], rerr[2600];
@@ -1085,9 +1093,9 @@ static int suite_gen(const suite_opts *so, suite_state *st, tb_cli_progress *pr)
                      TB_GEN_SIZE_DEFAULT,
                      gp.source ? (unsigned long long)tb_gen_hash(gp.source) : 0ull,
                      tb_protocol_name(p), *set ? set : "plain");
-            snprintf(prefix, sizeof prefix, "[seed %zu/%zu] %s:", si + 1, so->nseeds, id);
+            snprintf(prefix, sizeof prefix, "[seed %zu/%zu] %s:", si / 2 + 1, so->nseeds, id);
             if (tb_cli_progress_due(pr))
-                tb_cli_progress_text(pr, "[seed %zu/%zu] %s", si + 1, so->nseeds, id);
+                tb_cli_progress_text(pr, "[seed %zu/%zu] %s", si / 2 + 1, so->nseeds, id);
             tb_cli_progress_restart(pr);
             tb_rt_case_init(&c, p);
             c.on_progress = on_progress;
@@ -1177,17 +1185,18 @@ static int suite(const suite_opts *so)
     if (so->nseeds) {
         printf("%-6s generated programs (docs/gen.md): %zu seeds, one option set each per "
                "protocol\n", "", so->nseeds);
-        for (size_t k = 0; k < 4; k++) {
+        for (size_t k = 0; k < SUITE_NPROTO; k++) {
             size_t nsets, drawn = 0;
             char name[64];
 
             if (!st->gen[k].cases)
                 continue;
-            tb_rt_option_sets(suite_protos[k], &nsets);
+            suite_sets(k, &nsets);
             for (size_t s = 0; s < nsets && s < 64; s++)
                 drawn += st->drawn[k][s] != 0;
             snprintf(name, sizeof name, "gen, %zu/%zu sets", drawn, nsets);
-            print_row(tb_protocol_name(suite_protos[k]), name, &st->gen[k]);
+            print_row(k == SUITE_V7M ? "v7-M" : tb_protocol_name(suite_protos[k]), name,
+                      &st->gen[k]);
             add_row(&tot, &st->gen[k]);
         }
     }
@@ -1202,9 +1211,9 @@ static int suite(const suite_opts *so)
                (unsigned long long)so->max,
                so->strict ? "; --strict: that is a failure (exit 6)" : "");
     if (so->nseeds)
-        for (size_t k = 0; k < 4; k++) {
+        for (size_t k = 0; k < SUITE_NPROTO; k++) {
             size_t nsets, miss = 0;
-            const char *const *sets = tb_rt_option_sets(suite_protos[k], &nsets);
+            const char *const *sets = suite_sets(k, &nsets);
 
             if (!st->gen[k].cases)
                 continue;
@@ -1212,7 +1221,8 @@ static int suite(const suite_opts *so)
                 miss += !st->drawn[k][s];
             if (miss) {
                 printf("%s: %zu of %zu option sets drawn by no seed here (any %zu consecutive "
-                       "seeds draw them all)", tb_protocol_name(suite_protos[k]), miss, nsets,
+                       "seeds draw them all)",
+                       k == SUITE_V7M ? "v7-M" : tb_protocol_name(suite_protos[k]), miss, nsets,
                        2 * nsets - 1);
                 for (size_t s = 0; s < nsets && s < 64 && miss <= 8; s++)
                     if (!st->drawn[k][s])

@@ -116,6 +116,8 @@ typedef struct gen {
     uint32_t abort_base, pabt_base;
     int hisa;            /* the handlers' ISA (THUMB: SCTLR.TE) */
     bool svc_in_it;      /* this program may put SVCs inside IT blocks */
+    bool m;              /* TB_GEN_M: a Cortex-M program (ARMv7-M) */
+    unsigned mcpu;       /* M: 3 or 4 */
     tb_gen_stats st;
     uint64_t since_pool; /* instructions since the last literal pool */
 } gen;
@@ -328,14 +330,21 @@ static void alu_op(em *e, const char *c, bool keep12)
             ins(e, "%s%s %s, %s", ck[rn(g, 4)], c, n, m);
         break;
     }
-    case 15:
-        switch (rn(g, 4)) {
+    case 15: {
+        unsigned q = rn(g, 4);
+
+        /* QADD/QSUB are the DSP extension's (ARMv7E-M): not on a
+         * Cortex-M3 (ARMv7-M ARM A7.7.94). */
+        if (g->m && g->mcpu == 3 && q < 2)
+            q = 2;
+        switch (q) {
         case 0: ins(e, "qadd%s %s, %s, %s", c, d, m, n); break;
         case 1: ins(e, "qsub%s %s, %s, %s", c, d, m, n); break;
         case 2: ins(e, "ssat%s %s, #%u, %s", c, d, 1 + rn(g, 32), m); break;
         default: ins(e, "usat%s %s, #%u, %s", c, d, rn(g, 32), m); break;
         }
         break;
+    }
     case 16: /* ARM only: register-shifted register, RSC */
         if (pct(g, 70)) {
             static const char *const sk[] = {"lsl", "lsr", "asr", "ror"};
@@ -523,7 +532,11 @@ static uint64_t exclusive(em *e)
 
     set_r7(e);
     g->st.exclusives++;
-    switch (rn(g, 4)) {
+    unsigned k = rn(g, 4);
+
+    if (g->m && k == 3) /* ARMv7-M has no LDREXD/STREXD (ARMv7-M ARM A5.3.8) */
+        k = 0;
+    switch (k) {
     case 0:
         ins(e, "ldrex r0, [r7]");
         ins(e, "add r0, r0, #%u", rn(g, 256));
@@ -646,8 +659,38 @@ static uint64_t pabt(em *e)
     return 9;
 }
 
+/* M: the program pends an exception itself (ARMv7-M ARM B3.2.4 ICSR
+ * PENDSVSET; B3.4, the NVIC's ISPR and STIR), taken at once when its
+ * priority allows: PendSV, or one of the NVIC lines 0..7 the start-up
+ * enabled. */
+static uint64_t swpend(em *e)
+{
+    gen *g = e->g;
+    unsigned line = rn(g, 8);
+
+    g->st.sw_pends++;
+    switch (rn(g, 3)) {
+    case 0:
+        ins(e, "ldr r0, =0xE000ED04");
+        ins(e, "mov r1, #0x10000000");
+        break;
+    case 1:
+        ins(e, "ldr r0, =0xE000E200");
+        ins(e, "mov r1, #%u", 1u << line);
+        break;
+    default:
+        ins(e, "ldr r0, =0xE000EF00");
+        ins(e, "mov r1, #%u", line);
+        break;
+    }
+    ins(e, "str r1, [r0]");
+    return 3;
+}
+
 static uint64_t ctxid(em *e)
 {
+    if (e->g->m)
+        return swpend(e);
     e->g->st.ctxid_writes++;
     ins(e, "movw r0, #0x%x", rn(e->g, 65536));
     if (pct(e->g, 50))
@@ -1136,7 +1179,9 @@ static uint64_t item(em *e)
         case I_SWITCH: a = !e->shrt && e->nest < 3 && e->budget >= 30; break;
         case I_CALL: case I_REC: a = !e->safe && !e->shrt && e->fi >= 0; break;
         case I_SVC: case I_UDF: case I_DABT: case I_PABT: case I_CTXID:
-            a = !e->safe;
+            /* M: no prefetch aborts (a fetch from unmapped memory is not
+             * modelled, docs/cortex-m.md 1.4); I_CTXID pends an exception. */
+            a = !e->safe && !(k == I_PABT && g->m);
             break;
         case I_CRET: a = e->saved && !e->shrt && e->fi != 0; break; /* main runs whole */
         default: break;
@@ -1470,6 +1515,135 @@ static void handlers(gen *g, sb *o)
 #undef HEAD
 }
 
+/* M handlers (ARMv7-M ARM B1.5.6-B1.5.8): the core stacks r0-r3, r12,
+ * lr, pc and xPSR and puts EXC_RETURN in lr; a handler saves what else it
+ * uses and returns by writing EXC_RETURN to the PC. */
+static void m_head(sb *o, const char *name)
+{
+    sb_add(o, "\t.balign 4\n\t.thumb\n\t.global %s\n\t.type %s, %%function\n\t.thumb_func\n%s:\n",
+           name, name, name);
+}
+
+static void handlers_m(gen *g, sb *o)
+{
+    em e = {g, o, THUMB, -1, 0, 0, true, false, NULL, 0, 0};
+    static const char *const bodies[] = {"SVC_Handler", "PendSV_Handler", "SysTick_Handler",
+                                         "NMI_Handler", "IRQ_Handler"};
+
+    /* UsageFault, BusFault and HardFault (a fault escalated while its
+     * handler is disabled): resume after the faulting instruction, whose
+     * address is the stacked return address (B1.5.6: synchronous faults
+     * return to the faulting instruction), the frame on the stack
+     * EXC_RETURN bit 2 names; a halfword from 0b11101 up starts a 32-bit
+     * instruction (A5.1).  CFSR and HFSR are write-one-to-clear. */
+    m_head(o, "Fault_Handler");
+    ins(&e, "tst lr, #4");
+    ins(&e, "ite eq");
+    ins(&e, "mrseq r0, msp");
+    ins(&e, "mrsne r0, psp");
+    ins(&e, "ldr r1, [r0, #24]");
+    ins(&e, "ldrh r2, [r1]");
+    ins(&e, "lsrs r2, r2, #11");
+    ins(&e, "cmp r2, #0x1d");
+    ins(&e, "ite hs");
+    ins(&e, "addhs r1, r1, #4");
+    ins(&e, "addlo r1, r1, #2");
+    ins(&e, "str r1, [r0, #24]");
+    ins(&e, "ldr r0, =0xE000ED28");
+    ins(&e, "ldr r1, [r0]");
+    ins(&e, "str r1, [r0]");
+    ins(&e, "ldr r1, [r0, #4]");
+    ins(&e, "str r1, [r0, #4]");
+    ins(&e, "ldr r0, =exc_count");
+    ins(&e, "ldr r1, [r0]");
+    ins(&e, "adds r1, r1, #1");
+    ins(&e, "str r1, [r0]");
+    ins(&e, "bx lr");
+
+    for (unsigned i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+        m_head(o, bodies[i]);
+        ins(&e, "push {r4-r8, lr}");
+        handler_body(g, o);
+        if (pct(g, 50)) {
+            ins(&e, "pop {r4-r8, pc}");
+        } else {
+            ins(&e, "pop {r4-r8, lr}");
+            ins(&e, "bx lr");
+        }
+    }
+
+    m_head(o, "_unexpected");
+    sb_add(o, "\tb .\n"); /* never taken: a run stuck here ends at its budget */
+    sb_add(o, "\t.ltorg\n");
+}
+
+/* M start-up: the v7-M vector table at 0 (VTOR resets to 0, B3.2.5;
+ * word 0 the initial MSP, then the handlers, B1.5.3), the NVIC lines
+ * 0..7 and the system handlers' priorities, the fault handlers enabled
+ * or left to escalate, Thread mode on MSP or PSP, then main. */
+static void startup_m(gen *g, sb *o)
+{
+    static const char *const vec[] = {
+        "_reset", "NMI_Handler", "Fault_Handler", "_unexpected", "Fault_Handler",
+        "Fault_Handler", NULL, NULL, NULL, NULL, "SVC_Handler", "_unexpected", NULL,
+        "PendSV_Handler", "SysTick_Handler"};
+    em e = {g, o, THUMB, -1, 0, 0, true, false, NULL, 0, 0};
+
+    sb_add(o, "\t.section .vectors, \"a\", %%progbits\n\t.global _vectors\n_vectors:\n");
+    sb_add(o, "\t.word _msp_top\n");
+    for (unsigned i = 0; i < sizeof vec / sizeof vec[0]; i++)
+        sb_add(o, "\t.word %s\n", vec[i] ? vec[i] : "0");
+    for (unsigned i = 0; i < 8; i++)
+        sb_add(o, "\t.word IRQ_Handler\n");
+    sb_add(o, "\n");
+
+    m_head(o, "_reset");
+    /* Priorities: NVIC_IPR of lines 0..7, then SHPR2 (SVCall) and SHPR3
+     * (PendSV, SysTick), in steps of 0x20 (a Cortex-M3/M4 keeps at least
+     * the top 3 bits). */
+    for (unsigned i = 0; i < 8; i += 4) {
+        uint32_t v = 0;
+
+        for (unsigned b = 0; b < 4; b++)
+            v |= (0x20u * rn(g, 8)) << (8 * b);
+        ins(&e, "ldr r0, =0x%08x", 0xE000E400u + i);
+        ins(&e, "ldr r1, =0x%08x", v);
+        ins(&e, "str r1, [r0]");
+    }
+    ins(&e, "ldr r0, =0xE000ED1C");
+    ins(&e, "ldr r1, =0x%08x", (0x20u * rn(g, 8)) << 24);
+    ins(&e, "str r1, [r0]");
+    ins(&e, "ldr r1, =0x%08x", ((0x20u * rn(g, 8)) << 24) | ((0x20u * rn(g, 8)) << 16));
+    ins(&e, "str r1, [r0, #4]");
+    ins(&e, "ldr r0, =0xE000E100");
+    ins(&e, "mov r1, #0xff");
+    ins(&e, "str r1, [r0]");
+    if (pct(g, 60)) { /* SHCSR: UsageFault and BusFault handlers enabled */
+        ins(&e, "ldr r0, =0xE000ED24");
+        ins(&e, "ldr r1, [r0]");
+        ins(&e, "orr r1, r1, #0x60000");
+        ins(&e, "str r1, [r0]");
+    }
+    if (pct(g, 50)) { /* Thread mode on the process stack (CONTROL.SPSEL) */
+        ins(&e, "ldr r0, =_psp_top");
+        ins(&e, "msr psp, r0");
+        ins(&e, "movs r0, #2");
+        ins(&e, "msr control, r0");
+        ins(&e, "isb");
+    }
+    for (unsigned r = 0; r < 13; r++) {
+        uint32_t v = (uint32_t)rnd(g);
+
+        if (r == 6 || r == 7)
+            continue;
+        ins(&e, "movw r%u, #0x%x", r, v & 0xFFFFu);
+        ins(&e, "movt r%u, #0x%x", r, v >> 16);
+    }
+    ins(&e, "bl main");
+    sb_add(o, "\t.global _exit\n\t.type _exit, %%function\n\t.thumb_func\n_exit:\n\tb _exit\n"
+              "\t.ltorg\n\n");
+}
+
 static void startup(gen *g, sb *o)
 {
     static const char *const vec[8] = {"_reset", "undef_handler", "svc_handler", "pabt_handler",
@@ -1536,6 +1710,13 @@ static void data(gen *g, sb *o)
     sb_add(o, "\n\t.data\n\t.balign 8\n\t.global gdata\ngdata:\n");
     for (unsigned i = 0; i < GDATA_SIZE / 4; i++)
         sb_add(o, "%s0x%08x%s", i % 8 ? ", " : "\t.word ", (unsigned)rnd(g), i % 8 == 7 ? "\n" : "");
+    if (g->m) {
+        sb_add(o, "\n\t.bss\n\t.balign 8\n\t.global exc_count\n"
+                  "exc_count:\t.space 4\n\t.balign 8\n"
+                  "\t.space 0x2000\n_psp_top:\n"
+                  "\t.space 0x2000\n_msp_top:\n");
+        return;
+    }
     sb_add(o, "\n\t.bss\n\t.balign 8\n\t.global exc_count, pabt_resume\n"
               "exc_count:\t.space 4\npabt_resume:\t.space 4\n"
               "\t.balign 8\n"
@@ -1559,6 +1740,41 @@ static void ldscript(gen *g, sb *o)
             sb_add(o, "    %s %s0x%08x%s : { *(%s) }\n", SEC[s], s == 1 ? "MAX(ALIGN(0x1000), " : "",
                    g->far[s], s == 1 ? ")" : "", SEC[s]);
     sb_add(o, "    /DISCARD/ : { *(.ARM.exidx*) *(.ARM.extab*) *(.comment) }\n}\n");
+}
+
+/* M: the outside world's exceptions: NVIC lines 0..7 with a priority
+ * (the program set its own; the scenario's is the reset value it
+ * overwrites), an NMI, SysTick as a boot loader left it running. */
+static void scenario_m(gen *g, sb *o, const tb_gen_opts *opt)
+{
+    uint64_t est = g->st.est_insns, span = est / 2 + 50;
+    unsigned nirq = rn(g, 4);
+
+    sb_add(o, "; tracebench gen --seed %llu --isa m --size %u (generated)\n[sim]\n",
+           (unsigned long long)opt->seed, g->n);
+    sb_add(o, "cpu = cortex-m%u\nseed = %u\n", g->mcpu, 1 + rn(g, 1000000));
+    sb_add(o, "max_insns = %llu\n", (unsigned long long)(4 * est + 200000));
+    sb_add(o, "undef = allow\ndata_abort = allow\n");
+    for (unsigned i = 0; i < nirq; i++) {
+        g->st.irqs++;
+        sb_add(o, "[irq]\nline = %u\npriority = 0x%02x\n", rn(g, 8), 0x20u * rn(g, 8));
+        if (i == 2 && g->n > 1) {
+            sb_add(o, "at_addr = %s\nhit = %u\n", g->fns[1 + rn(g, g->n - 1)].name,
+                   1 + rn(g, 2));
+            continue;
+        }
+        sb_add(o, "at_insn = %llu\n", (unsigned long long)(20 + rnd(g) % span));
+        if (pct(g, 40))
+            sb_add(o, "every = %u\ncount = %u\n", 100 + rn(g, 3000), 2 + rn(g, 5));
+    }
+    if (pct(g, 30)) {
+        g->st.fiqs++;
+        sb_add(o, "[nmi]\nat_insn = %llu\n", (unsigned long long)(20 + rnd(g) % span));
+    }
+    if (pct(g, 40)) {
+        g->st.systick = true;
+        sb_add(o, "[systick]\nevery = %u\n", 150 + rn(g, 3000));
+    }
 }
 
 static void scenario(gen *g, sb *o, const tb_gen_opts *opt, const char *isa)
@@ -1612,7 +1828,10 @@ tb_gen_isa tb_gen_seed_isa(uint64_t seed)
 
 const char *tb_gen_isa_name(tb_gen_isa isa)
 {
-    return isa == TB_GEN_ARM ? "arm" : isa == TB_GEN_THUMB ? "thumb" : "mixed";
+    return isa == TB_GEN_ARM     ? "arm"
+           : isa == TB_GEN_THUMB ? "thumb"
+           : isa == TB_GEN_M     ? "m"
+                                 : "mixed";
 }
 
 int tb_gen_isa_parse(const char *s)
@@ -1625,6 +1844,8 @@ int tb_gen_isa_parse(const char *s)
         return TB_GEN_THUMB;
     if (!strcmp(s, "mixed"))
         return TB_GEN_MIXED;
+    if (!strcmp(s, "m"))
+        return TB_GEN_M;
     return -1;
 }
 
@@ -1666,9 +1887,9 @@ int tb_gen_make(const tb_gen_opts *o, tb_gen_program *p, char *err, size_t errle
             snprintf(err, errlen, "size %u is too large (1..%u functions)", size, TB_GEN_SIZE_MAX);
         return TB_ERR_INVAL;
     }
-    if (o->isa < -1 || o->isa > TB_GEN_MIXED) {
+    if (o->isa < -1 || o->isa > TB_GEN_M) {
         if (err)
-            snprintf(err, errlen, "isa %d is none of arm, thumb, mixed", o->isa);
+            snprintf(err, errlen, "isa %d is none of arm, thumb, mixed, m", o->isa);
         return TB_ERR_INVAL;
     }
     memset(&g, 0, sizeof g);
@@ -1687,11 +1908,26 @@ int tb_gen_make(const tb_gen_opts *o, tb_gen_program *p, char *err, size_t errle
     g.hisa = g.isa != TB_GEN_ARM && pct(&g, 40) ? THUMB : ARM;
     g.svc_in_it = g.isa != TB_GEN_ARM && pct(&g, 10);
     g.st.thumb_handlers = g.hisa == THUMB;
+    if (g.isa == TB_GEN_M) {
+        /* Every draw above stays (the A-profile programs of a seed do not
+         * change); M overrides what its memory map and exception model
+         * need (ARMv7-M ARM B3.1: code may run from the Code, SRAM and
+         * external RAM regions, 0x60000000-0x9FFFFFFF; the Device regions
+         * above are execute-never). */
+        g.m = true;
+        g.mcpu = pct(&g, 50) ? 4 : 3;
+        g.far[4] = 0x60000000u + 0x100000u * rn(&g, 0x100);
+        g.abort_base = 0x70000000u + 0x1000u * rn(&g, 0x10000);
+        g.hisa = THUMB;
+        g.svc_in_it = false;
+        g.st.thumb_handlers = false;
+        g.st.m_cpu = g.mcpu;
+    }
 
     for (unsigned i = 0; i < size; i++) {
         fn *f = &g.fns[i];
 
-        f->isa = g.isa == TB_GEN_ARM ? ARM : g.isa == TB_GEN_THUMB ? THUMB : (int)rn(&g, 2);
+        f->isa = g.isa == TB_GEN_ARM ? ARM : g.isa == TB_GEN_MIXED ? (int)rn(&g, 2) : THUMB;
         f->sec = i == 0 || pct(&g, 70) ? 0 : 1 + (int)rn(&g, 4);
         f->kind = i > 0 && pct(&g, 15) ? K_REC : K_NORMAL;
         snprintf(f->name, sizeof f->name, i == 0 ? "main" : f->kind == K_REC ? "rec%u" : "f%u", i);
@@ -1704,7 +1940,7 @@ int tb_gen_make(const tb_gen_opts *o, tb_gen_program *p, char *err, size_t errle
     for (unsigned i = 0; i < g.nleaf; i++) {
         fn *f = &g.leafs[i];
 
-        f->isa = g.isa == TB_GEN_ARM ? ARM : g.isa == TB_GEN_THUMB ? THUMB : (int)rn(&g, 2);
+        f->isa = g.isa == TB_GEN_ARM ? ARM : g.isa == TB_GEN_MIXED ? (int)rn(&g, 2) : THUMB;
         f->kind = K_LEAF;
         snprintf(f->name, sizeof f->name, "leaf%u", i);
         gen_leaf(&g, f);
@@ -1725,9 +1961,18 @@ int tb_gen_make(const tb_gen_opts *o, tb_gen_program *p, char *err, size_t errle
                  "\t.syntax unified\n\n",
            (unsigned long long)o->seed, tb_gen_isa_name(g.isa), size,
            (unsigned long long)g.st.est_insns);
-    startup(&g, &src);
-    sb_add(&src, "\t.text\n");
-    handlers(&g, &src);
+    if (g.m) {
+        /* The directive outranks the build's -mcpu: the ELF says ARMv7-M
+         * (or v7E-M), which the simulator checks against the cpu. */
+        sb_add(&src, "\t.cpu cortex-m%u\n\t.thumb\n\n", g.mcpu);
+        startup_m(&g, &src);
+        sb_add(&src, "\t.text\n");
+        handlers_m(&g, &src);
+    } else {
+        startup(&g, &src);
+        sb_add(&src, "\t.text\n");
+        handlers(&g, &src);
+    }
     sb_add(&src, "\n");
     for (unsigned i = 0; i < g.nleaf; i++)
         sb_cat(&secs[0], &g.leafs[i].text);
@@ -1738,7 +1983,10 @@ int tb_gen_make(const tb_gen_opts *o, tb_gen_program *p, char *err, size_t errle
     sb_cat(&src, &body);
     data(&g, &src);
     ldscript(&g, &ld);
-    scenario(&g, &scn, o, tb_gen_isa_name(g.isa));
+    if (g.m)
+        scenario_m(&g, &scn, o);
+    else
+        scenario(&g, &scn, o, tb_gen_isa_name(g.isa));
 
     if (src.oom || ld.oom || scn.oom || !src.p || !ld.p || !scn.p) {
         rc = TB_ERR_NOMEM;

@@ -84,7 +84,7 @@ int tb_rt_seed_table_parse(const char *text, tb_rt_seed_row **rows, size_t *n, c
         }
         if ((r.isa = tb_gen_isa_parse(tok[1])) < 0) {
             free(v);
-            return fail(err, errlen, line, "isa is none of arm, thumb, mixed:", tok[1]);
+            return fail(err, errlen, line, "isa is none of arm, thumb, mixed, m:", tok[1]);
         }
         if (!u64(tok[2], 10, &x) || x < 1 || x > TB_GEN_SIZE_MAX) {
             free(v);

@@ -161,16 +161,15 @@ static uint64_t splitmix(uint64_t z)
     return z ^ (z >> 31);
 }
 
-size_t tb_rt_gen_set(tb_protocol protocol, uint64_t seed)
+static size_t gen_draw(size_t n, uint64_t salt, uint64_t seed)
 {
-    size_t n, perm[256];
+    size_t perm[256];
     uint64_t block, r;
 
-    tb_rt_option_sets(protocol, &n);
     if (n > 256)
         n = 256;
     block = seed / n;
-    r = splitmix(block * 4 + (uint64_t)protocol + 0x5851F42D4C957F2Dull);
+    r = splitmix(block * 4 + salt + 0x5851F42D4C957F2Dull);
     for (size_t i = 0; i < n; i++)
         perm[i] = i;
     for (size_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
@@ -183,4 +182,22 @@ size_t tb_rt_gen_set(tb_protocol protocol, uint64_t seed)
         perm[j] = t;
     }
     return perm[seed % n];
+}
+
+size_t tb_rt_gen_set(tb_protocol protocol, uint64_t seed)
+{
+    size_t n;
+
+    tb_rt_option_sets(protocol, &n);
+    return gen_draw(n, (uint64_t)protocol, seed);
+}
+
+/* A seed's Cortex-M program (tb_gen --isa m): its own draw over the
+ * v7-M sets (a salt no protocol number has). */
+size_t tb_rt_gen_set_v7m(uint64_t seed)
+{
+    size_t n;
+
+    tb_rt_option_sets_v7m(&n);
+    return gen_draw(n, 0x76374D, seed);
 }

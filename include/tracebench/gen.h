@@ -1,6 +1,7 @@
 /*
  * Random program generator (gen/): for a seed, a valid, terminating
- * ARMv7-A program as GNU assembler source (its own vector table, start-up
+ * ARMv7-A (or, with TB_GEN_M, ARMv7-M) program as GNU assembler source
+ * (its own vector table, start-up
  * and handlers), its linker script and its scenario (vectors/programs/
  * README.md), built into an ELF with arm-none-eabi-gcc.  The round-trip
  * matrix runs such programs beside the hand-written vector programs, so
@@ -48,6 +49,10 @@ typedef enum tb_gen_isa {
     TB_GEN_ARM = 0,     /* every generated function ARM */
     TB_GEN_THUMB = 1,   /* every generated function Thumb */
     TB_GEN_MIXED = 2,   /* each function either: interworking calls */
+    TB_GEN_M = 3,       /* a Cortex-M3/M4 program (ARMv7-M): Thumb only, the
+                         * v7-M vector table and exception model (faults,
+                         * SVC, PendSV, SysTick, NVIC lines, NMI); never
+                         * picked by tb_gen_seed_isa */
 } tb_gen_isa;
 
 #define TB_GEN_SIZE_DEFAULT 10u  /* functions */
@@ -66,10 +71,14 @@ typedef struct tb_gen_stats {
     unsigned calls, indirect_calls, interworking_calls, veneer_calls, returns_indirect;
     unsigned loads, stores, multiples, exclusives;
     unsigned svc, svc_in_it, undef, data_aborts, prefetch_aborts, ctxid_writes;
-    unsigned irqs, fiqs;            /* scenario interrupt sources */
+    unsigned irqs, fiqs;            /* scenario interrupt sources (M: NVIC lines, NMIs) */
     bool thumb_handlers;            /* SCTLR.TE: exceptions enter in Thumb */
     uint64_t est_insns;             /* upper bound of the dynamic instruction count
                                      * without interrupts */
+    unsigned sw_pends;              /* M: exceptions pended by the program (PendSV,
+                                     * NVIC_ISPR, STIR) */
+    unsigned m_cpu;                 /* M: 3 (Cortex-M3) or 4 (Cortex-M4); else 0 */
+    bool systick;                   /* M: the scenario's SysTick runs */
 } tb_gen_stats;
 
 typedef struct tb_gen_program {
@@ -83,7 +92,7 @@ typedef struct tb_gen_program {
 
 /* The ISA a seed picks when none is given (the round-trip suite's). */
 tb_gen_isa tb_gen_seed_isa(uint64_t seed);
-/* "arm", "thumb", "mixed"; parse: -1 for anything else. */
+/* "arm", "thumb", "mixed", "m"; parse: -1 for anything else. */
 const char *tb_gen_isa_name(tb_gen_isa isa);
 int tb_gen_isa_parse(const char *s);
 

@@ -290,6 +290,9 @@ const char *const *tb_rt_option_sets_v7m(size_t *n);
  * program `seed` runs with under `protocol` in the suite: every set once
  * in each block of n consecutive seeds from a multiple of n (suite.c). */
 size_t tb_rt_gen_set(tb_protocol protocol, uint64_t seed);
+/* The same for the seed's Cortex-M program (--isa m), an index into
+ * tb_rt_option_sets_v7m. */
+size_t tb_rt_gen_set_v7m(uint64_t seed);
 
 /* ---- kept seeds (roundtrip/gen_seeds.c, roundtrip/gen_seeds.tsv) ---- */
 
