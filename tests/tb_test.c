@@ -1,6 +1,7 @@
 #include "tb_test.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,4 +225,47 @@ int tb_test_sh(const char *cmd, char **out)
     (*out)[len] = '\0';
     st = pclose(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t tb_test_list_vectors(char ***names)
+{
+    char dir[1024], path[1400];
+    DIR *dp;
+    struct dirent *de;
+    char **v = NULL;
+    size_t n = 0;
+    struct stat st;
+
+    snprintf(dir, sizeof dir, "%s/vectors/generated", TB_SOURCE_DIR);
+    dp = opendir(dir);
+    cr_assert_not_null(dp, "%s", dir);
+    while ((de = readdir(dp))) {
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s/snapshot.ini", dir, de->d_name);
+        if (stat(path, &st) != 0)
+            continue;
+        v = realloc(v, (n + 1) * sizeof *v);
+        cr_assert_not_null(v);
+        v[n] = strdup(de->d_name);
+        cr_assert_not_null(v[n]);
+        n++;
+    }
+    closedir(dp);
+    if (n)
+        qsort(v, n, sizeof *v, cmp_name);
+    *names = v;
+    return n;
+}
+
+void tb_test_free_names(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
 }

@@ -79,4 +79,10 @@ void tb_test_junk(uint8_t *buf, size_t n);
  * A-sync right after. */
 void tb_test_expect_junk(const tb_packet *v, size_t n, uint64_t base, size_t junk);
 
+/* The committed vectors (vectors/generated/NAME holding a snapshot.ini),
+ * their names sorted, into *names (free with tb_test_free_names); their
+ * count.  The test fails when the folder cannot be read. */
+size_t tb_test_list_vectors(char ***names);
+void tb_test_free_names(char **names, size_t n);
+
 #endif

@@ -479,42 +479,6 @@ static void both_paths(const source *s, totals *t)
     t->sources++;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Names of the committed vectors (directories with a snapshot.ini),
- * sorted. */
-static size_t list_vectors(char ***out)
-{
-    char dir[1024], path[1400];
-    DIR *dp;
-    struct dirent *de;
-    char **v = NULL;
-    size_t n = 0;
-    struct stat st;
-
-    snprintf(dir, sizeof dir, "%s/vectors/generated", TB_SOURCE_DIR);
-    dp = opendir(dir);
-    cr_assert_not_null(dp, "%s", dir);
-    while ((de = readdir(dp))) {
-        if (de->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof path, "%s/%s/snapshot.ini", dir, de->d_name);
-        if (stat(path, &st) != 0)
-            continue;
-        v = realloc(v, (n + 1) * sizeof *v);
-        cr_assert_not_null(v);
-        v[n] = strdup(de->d_name);
-        cr_assert_not_null(v[n]);
-        n++;
-    }
-    closedir(dp);
-    qsort(v, n, sizeof *v, cmp_str);
-    *out = v;
-    return n;
-}
 
 /* The trace IDs to decode in a vector: -1 (its only source) for a
  * single-source vector, else each source's ID (a two-source vector). */
@@ -540,17 +504,11 @@ static size_t vector_ids(const char *dir, int *ids, size_t max)
     return n;
 }
 
-static void free_names(char **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-}
 
 Test(decoder_fused, every_vector_every_chunking)
 {
     char **names, dir[1400];
-    size_t n = list_vectors(&names), etm = 0, ptm = 0;
+    size_t n = tb_test_list_vectors(&names), etm = 0, ptm = 0;
     totals t = {0};
 
     for (size_t i = 0; i < n; i++) {
@@ -582,7 +540,7 @@ Test(decoder_fused, every_vector_every_chunking)
     cr_assert_geq(t.sources, 59u);
     cr_assert_geq(t.elements, 13774u);
     cr_assert_geq(t.insns, 60960u);
-    free_names(names, n);
+    tb_test_free_names(names, n);
 }
 
 /* A real capture's source: exact element and instruction totals (the
@@ -1322,7 +1280,7 @@ static void spans_vs_segments(const source *s, const spanset *ss, const char *cu
 Test(decoder_fused, spans_every_vector)
 {
     char **names, dir[1400];
-    size_t n = list_vectors(&names);
+    size_t n = tb_test_list_vectors(&names);
     span_totals t = {0};
 
     for (size_t i = 0; i < n; i++) {
@@ -1353,7 +1311,7 @@ Test(decoder_fused, spans_every_vector)
     cr_assert_geq(t.sources, 59u);
     /* Every packet and element of both cuts (test 1's totals, twice). */
     cr_assert_geq(t.elements, 2 * 13774u);
-    free_names(names, n);
+    tb_test_free_names(names, n);
 }
 
 /* Real sources: (1) the deformatter's spans (tb_deformatter_push_spans,

@@ -175,40 +175,6 @@ static void piped(const tb_config *cfg, const tb_memimage *mem, const source_byt
 
 /* ---- the committed vectors ---- */
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static size_t list_vectors(char ***out)
-{
-    char dir[1024], path[1400];
-    DIR *dp;
-    struct dirent *de;
-    char **v = NULL;
-    size_t n = 0;
-    struct stat st;
-
-    snprintf(dir, sizeof dir, "%s/vectors/generated", TB_SOURCE_DIR);
-    dp = opendir(dir);
-    cr_assert_not_null(dp, "%s", dir);
-    while ((de = readdir(dp))) {
-        if (de->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof path, "%s/%s/snapshot.ini", dir, de->d_name);
-        if (stat(path, &st) != 0)
-            continue;
-        v = realloc(v, (n + 1) * sizeof *v);
-        cr_assert_not_null(v);
-        v[n] = strdup(de->d_name);
-        cr_assert_not_null(v[n]);
-        n++;
-    }
-    closedir(dp);
-    qsort(v, n, sizeof *v, cmp_str);
-    *out = v;
-    return n;
-}
 
 static bool same(const digest *a, const digest *b)
 {
@@ -219,7 +185,7 @@ Test(pipeline, every_vector_every_chunking_both_paths)
 {
     static const size_t chunks[] = {0, 1, 3, 64};
     char **names, dir[1400], err[512];
-    size_t n = list_vectors(&names), sources = 0;
+    size_t n = tb_test_list_vectors(&names), sources = 0;
     uint64_t insns = 0;
 
     cr_assert_gt(n, 100, "the committed vectors are missing");
@@ -271,9 +237,8 @@ Test(pipeline, every_vector_every_chunking_both_paths)
             tb_memimage_free(mem);
         }
         tb_snapshot_fini(&snap);
-        free(names[i]);
     }
-    free(names);
+    tb_test_free_names(names, n);
     cr_log_info("pipeline: %zu sources, %llu instructions, 4 chunkings x 2 paths", sources,
                 (unsigned long long)insns);
     cr_expect_gt(insns, 100000);
