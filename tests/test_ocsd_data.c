@@ -61,14 +61,6 @@ static bool lister_or_skip(void)
     return false;
 }
 
-static tb_config data_cfg(uint32_t etmcr)
-{
-    tb_config cfg;
-
-    cr_assert_eq(tb_config_from_regs(&cfg, etmcr, ETMIDR_V34, 0, 0x10), 0);
-    return cfg;
-}
-
 /* The stream: head then the case's bytes. */
 static size_t stream(const uint8_t *b, size_t n, uint8_t *out, size_t max)
 {
@@ -136,15 +128,6 @@ static void ocsd_list_stream(const tb_config *cfg, const uint8_t *s, size_t len,
     cr_assert_eq(system(cmd), 0);
 }
 
-static void ocsd_list(uint32_t etmcr, const uint8_t *b, size_t n, listing *out)
-{
-    uint8_t s[128];
-    tb_config cfg = data_cfg(etmcr);
-    size_t len = stream(b, n, s, sizeof s);
-
-    ocsd_list_stream(&cfg, s, len, out);
-}
-
 static void expect_lines(const listing *l, const char *const *want, size_t n,
                          const char *section)
 {
@@ -184,15 +167,6 @@ static void our_list_stream(const tb_config *cfg, const uint8_t *s, size_t len,
     cr_assert_geq(tb_parser_push(p, s, len, 0, collect, out), 0);
     cr_assert_geq(tb_parser_finish(p, collect, out), 0);
     tb_parser_free(p);
-}
-
-static void our_list(uint32_t etmcr, const uint8_t *b, size_t n, pkts *out)
-{
-    uint8_t s[128];
-    tb_config cfg = data_cfg(etmcr);
-    size_t len = stream(b, n, s, sizeof s);
-
-    our_list_stream(&cfg, s, len, out);
 }
 
 static void expect_pkt(const pkts *o, size_t i, tb_pkt_kind kind, uint64_t idx,
@@ -309,6 +283,66 @@ static void c_api_missing(void)
 }
 #endif
 
+/* ---- a case: the bytes, OpenCSD's listing, our packets ---- */
+
+/* One packet of ours: kind, stream index, size. */
+typedef struct want_pkt {
+    tb_pkt_kind kind;
+    uint64_t index;
+    unsigned size;
+} want_pkt;
+
+/* A case: the source's registers (ETMv3.4 with etmcr, or regs), its
+ * bytes (after the head unless whole), OpenCSD's listing (the section of
+ * docs/opencsd-bugs.md it shows) and our packets: the first n_ours, at
+ * positions from `first` on, and their count (-1: not checked). */
+typedef struct lcase {
+    const char *section;
+    uint32_t etmcr, etmidr;     /* etmidr 0: ETMv3.4 */
+    bool whole;                 /* bytes are the whole stream (no head) */
+    const uint8_t *bytes;
+    size_t n;
+    const char *want[6];
+    int n_ours;
+    size_t first;
+    want_pkt ours[8];
+} lcase;
+
+#define BYTES(...) (const uint8_t[]){__VA_ARGS__}, sizeof((const uint8_t[]){__VA_ARGS__})
+
+/* Runs a case: OpenCSD's listing must be `want` line for line, ours the
+ * packets given; false (a loud SKIPPED) without trc_pkt_lister.  Our
+ * packets in *o for the case's own field checks. */
+static bool run_case(const lcase *c, pkts *o)
+{
+    uint8_t s[128];
+    tb_config cfg;
+    listing l;
+    size_t len, nw = 0;
+
+    if (!lister_or_skip())
+        return false;
+    cr_assert_eq(tb_config_from_regs(&cfg, c->etmcr, c->etmidr ? c->etmidr : ETMIDR_V34, 0,
+                                     0x10), 0);
+    if (c->whole) {
+        cr_assert_leq(c->n, sizeof s);
+        memcpy(s, c->bytes, c->n);
+        len = c->n;
+    } else {
+        len = stream(c->bytes, c->n, s, sizeof s);
+    }
+    ocsd_list_stream(&cfg, s, len, &l);
+    while (nw < 6 && c->want[nw])
+        nw++;
+    expect_lines(&l, c->want, nw, c->section);
+    our_list_stream(&cfg, s, len, o);
+    if (c->n_ours >= 0)
+        cr_assert_eq(o->n, (size_t)c->n_ours, "ours: %zu packets, want %d", o->n, c->n_ours);
+    for (size_t i = 0; i < 8 && c->ours[i].size; i++)
+        expect_pkt(o, c->first + i, c->ours[i].kind, c->ours[i].index, c->ours[i].size);
+    return true;
+}
+
 /* ------------------------------------------------------------------ */
 /* 3. Value not traced: OpenCSD takes the address flag from bit 5.     */
 
@@ -318,54 +352,40 @@ static void c_api_missing(void)
  * packets. */
 Test(ocsd_data, vnt_address_flag_read_from_bit5, .timeout = 60)
 {
-    static const uint8_t b[] = {0x84, 0x6A, 0x88, 0x0C, 0x84};
-    static const char *const want[] = {
-        "12 P_HDR : Atom P-header.; E",
-        "13 VAL_NOT_TRACED : Data trace value not traced.; Addr=0x????????0 (-1:0)",
-        "16 P_HDR : Atom P-header.; E",
-    };
-    listing l;
     pkts o;
 
-    if (!lister_or_skip())
+    if (!run_case(&(lcase){"3", ETMCR_DATA, 0, false, BYTES(0x84, 0x6A, 0x88, 0x0C, 0x84),
+                           {"12 P_HDR : Atom P-header.; E",
+                            "13 VAL_NOT_TRACED : Data trace value not traced.; "
+                            "Addr=0x????????0 (-1:0)",
+                            "16 P_HDR : Atom P-header.; E"},
+                           5, 1,
+                           {{TB_PKT_VALUE_NOT_TRACED, 13, 1}, {TB_PKT_ATOM, 14, 1},
+                            {TB_PKT_TRIGGER, 15, 1}, {TB_PKT_ATOM, 16, 1}}},
+                  &o))
         return;
-    ocsd_list(ETMCR_DATA, b, sizeof b, &l);
-    expect_lines(&l, want, 3, "3");
-    our_list(ETMCR_DATA, b, sizeof b, &o);
-    cr_assert_eq(o.n, 5);
-    expect_pkt(&o, 1, TB_PKT_VALUE_NOT_TRACED, 13, 1);
     cr_assert_not(o.v[1].has_data_addr);
-    expect_pkt(&o, 2, TB_PKT_ATOM, 14, 1);
-    expect_pkt(&o, 3, TB_PKT_TRIGGER, 15, 1);
-    expect_pkt(&o, 4, TB_PKT_ATOM, 16, 1);
 }
 
 /* Control: 7A (A set) with one address byte: OpenCSD and ours agree on
  * every packet boundary. */
 Test(ocsd_data, vnt_control_with_address, .timeout = 60)
 {
-    static const uint8_t b[] = {0x84, 0x7A, 0x14, 0x88, 0x0C, 0x84};
-    static const char *const want[] = {
-        "12 P_HDR : Atom P-header.; E",
-        "13 VAL_NOT_TRACED : Data trace value not traced.; Addr=0x????????0 (-1:0)",
-        "15 P_HDR : Atom P-header.; EE",
-        "16 TRIGGER : Trace Trigger Event.",
-        "17 P_HDR : Atom P-header.; E",
-    };
-    listing l;
     pkts o;
 
-    if (!lister_or_skip())
+    if (!run_case(&(lcase){"3", ETMCR_DATA, 0, false, BYTES(0x84, 0x7A, 0x14, 0x88, 0x0C, 0x84),
+                           {"12 P_HDR : Atom P-header.; E",
+                            "13 VAL_NOT_TRACED : Data trace value not traced.; "
+                            "Addr=0x????????0 (-1:0)",
+                            "15 P_HDR : Atom P-header.; EE", "16 TRIGGER : Trace Trigger Event.",
+                            "17 P_HDR : Atom P-header.; E"},
+                           5, 1,
+                           {{TB_PKT_VALUE_NOT_TRACED, 13, 2}, {TB_PKT_ATOM, 15, 1},
+                            {TB_PKT_TRIGGER, 16, 1}}},
+                  &o))
         return;
-    ocsd_list(ETMCR_DATA, b, sizeof b, &l);
-    expect_lines(&l, want, 5, "3");
-    our_list(ETMCR_DATA, b, sizeof b, &o);
-    cr_assert_eq(o.n, 5);
-    expect_pkt(&o, 1, TB_PKT_VALUE_NOT_TRACED, 13, 2);
     cr_assert(o.v[1].has_data_addr);
     cr_assert_eq(o.v[1].data_addr, 0x14);
-    expect_pkt(&o, 2, TB_PKT_ATOM, 15, 1);
-    expect_pkt(&o, 3, TB_PKT_TRIGGER, 16, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -377,33 +397,28 @@ Test(ocsd_data, vnt_control_with_address, .timeout = 60)
  * address byte on: 0x34567820.  The address it extracted (7 bits) lands
  * in the packet's instruction-address field; the data-address field it
  * prints was never written ("Addr=0x????????0 (-1:0)"). */
+static const uint8_t addr2[] = {0x84, 0x2E, 0x94, 0x20, 0x78, 0x56, 0x34, 0x12, 0x84};
+
 Test(ocsd_data, data_address_first_byte_only, .timeout = 60)
 {
-    static const uint8_t b[] = {0x84, 0x2E, 0x94, 0x20, 0x78, 0x56, 0x34, 0x12, 0x84};
-    static const char *const want[] = {
-        "12 P_HDR : Atom P-header.; E",
-        "13 NORM_DATA : Data trace packet.; Addr=0x????????0 (-1:0); Val=0x34567820",
-        "20 P_HDR : Atom P-header.; E",
-    };
-    listing l;
     pkts o;
 
-    if (!lister_or_skip())
+    if (!run_case(&(lcase){"4", ETMCR_DATA, 0, false, addr2, sizeof addr2,
+                           {"12 P_HDR : Atom P-header.; E",
+                            "13 NORM_DATA : Data trace packet.; Addr=0x????????0 (-1:0); "
+                            "Val=0x34567820",
+                            "20 P_HDR : Atom P-header.; E"},
+                           3, 1, {{TB_PKT_DATA, 13, 7}, {TB_PKT_ATOM, 20, 1}}},
+                  &o))
         return;
-    ocsd_list(ETMCR_DATA, b, sizeof b, &l);
-    expect_lines(&l, want, 3, "4");
-    our_list(ETMCR_DATA, b, sizeof b, &o);
-    cr_assert_eq(o.n, 3);
-    expect_pkt(&o, 1, TB_PKT_DATA, 13, 7);
     cr_assert_eq(o.v[1].data_addr, 0x1014);
     cr_assert_eq(o.v[1].data_addr_bits, 14);
     cr_assert_eq(o.v[1].data_value, 0x12345678);
-    expect_pkt(&o, 2, TB_PKT_ATOM, 20, 1);
 #ifdef HAVE_OCSD_C_API
     {
         raw_list r;
 
-        if (!ocsd_raw(ETMCR_DATA, b, sizeof b, &r))
+        if (!ocsd_raw(ETMCR_DATA, addr2, sizeof addr2, &r))
             return;
         cr_assert_eq(r.n, 3);
         cr_assert_eq(r.v[1].index, 13);
@@ -425,21 +440,16 @@ Test(ocsd_data, data_address_first_byte_only, .timeout = 60)
 /* Control: a one-byte address, where OpenCSD's value is right. */
 Test(ocsd_data, data_address_control_one_byte, .timeout = 60)
 {
-    static const uint8_t b[] = {0x84, 0x26, 0x10, 0xAB, 0x84};
-    static const char *const want[] = {
-        "12 P_HDR : Atom P-header.; E",
-        "13 NORM_DATA : Data trace packet.; Addr=0x????????0 (-1:0); Val=0xab",
-        "16 P_HDR : Atom P-header.; E",
-    };
-    listing l;
     pkts o;
 
-    if (!lister_or_skip())
+    if (!run_case(&(lcase){"4", ETMCR_DATA, 0, false, BYTES(0x84, 0x26, 0x10, 0xAB, 0x84),
+                           {"12 P_HDR : Atom P-header.; E",
+                            "13 NORM_DATA : Data trace packet.; Addr=0x????????0 (-1:0); "
+                            "Val=0xab",
+                            "16 P_HDR : Atom P-header.; E"},
+                           -1, 1, {{TB_PKT_DATA, 13, 3}}},
+                  &o))
         return;
-    ocsd_list(ETMCR_DATA, b, sizeof b, &l);
-    expect_lines(&l, want, 3, "4");
-    our_list(ETMCR_DATA, b, sizeof b, &o);
-    expect_pkt(&o, 1, TB_PKT_DATA, 13, 3);
     cr_assert_eq(o.v[1].data_addr, 0x10);
     cr_assert_eq(o.v[1].data_value, 0xAB);
 }
@@ -453,23 +463,20 @@ Test(ocsd_data, data_address_control_one_byte, .timeout = 60)
  * byte (section 4), and would mask the flag away if it did: update_be
  * and be stay 0; its value is the second address byte, 0xAC.  The
  * lister prints no BE field at all. */
+static const uint8_t addr5_be[] = {0x84, 0x26, 0xF8, 0xAC, 0xD1, 0x91, 0x51, 0xAB, 0x84};
+
 Test(ocsd_data, data_be_flag_always_zero, .timeout = 60)
 {
-    static const uint8_t b[] = {0x84, 0x26, 0xF8, 0xAC, 0xD1, 0x91, 0x51, 0xAB, 0x84};
-    static const char *const want[] = {
-        "12 P_HDR : Atom P-header.; E",
-        "13 NORM_DATA : Data trace packet.; Addr=0x????????0 (-1:0); Val=0xac",
-        "20 P_HDR : Atom P-header.; E",
-    };
-    listing l;
     pkts o;
 
-    if (!lister_or_skip())
+    if (!run_case(&(lcase){"5", ETMCR_DATA, 0, false, addr5_be, sizeof addr5_be,
+                           {"12 P_HDR : Atom P-header.; E",
+                            "13 NORM_DATA : Data trace packet.; Addr=0x????????0 (-1:0); "
+                            "Val=0xac",
+                            "20 P_HDR : Atom P-header.; E"},
+                           -1, 1, {{TB_PKT_DATA, 13, 7}}},
+                  &o))
         return;
-    ocsd_list(ETMCR_DATA, b, sizeof b, &l);
-    expect_lines(&l, want, 3, "5");
-    our_list(ETMCR_DATA, b, sizeof b, &o);
-    expect_pkt(&o, 1, TB_PKT_DATA, 13, 7);
     cr_assert_eq(o.v[1].data_addr, 0x12345678);
     cr_assert_eq(o.v[1].data_addr_bits, 32);
     cr_assert(o.v[1].data_be);
@@ -478,7 +485,7 @@ Test(ocsd_data, data_be_flag_always_zero, .timeout = 60)
     {
         raw_list r;
 
-        if (!ocsd_raw(ETMCR_DATA, b, sizeof b, &r))
+        if (!ocsd_raw(ETMCR_DATA, addr5_be, sizeof addr5_be, &r))
             return;
         cr_assert_eq(r.n, 3);
         cr_assert_eq(r.v[1].pkt.type, ETM3_PKT_NORM_DATA);
@@ -502,32 +509,21 @@ Test(ocsd_data, data_be_flag_always_zero, .timeout = 60)
  * comes out alone at the end of the trace. */
 Test(ocsd_data, data_address_no_value_swallows_trace, .timeout = 60)
 {
-    static const uint8_t b[] = {0x84, 0x22, 0x10, 0x84, 0x88, 0x0C, 0x8C,
-                                0x00, 0x00, 0x00, 0x00, 0x00, 0x80,
-                                0x08, 0x00, 0x00, 0x80, 0x00, 0x00, 0x84};
-    static const char *const want[] = {
-        "12 P_HDR : Atom P-header.; E",
-        "13 NORM_DATA : Data trace packet.",
-    };
-    listing l;
     pkts o;
 
-    if (!lister_or_skip())
+    if (!run_case(&(lcase){"6", ETMCR_DATA, 0, false,
+                           BYTES(0x84, 0x22, 0x10, 0x84, 0x88, 0x0C, 0x8C, 0x00, 0x00, 0x00,
+                                 0x00, 0x00, 0x80, 0x08, 0x00, 0x00, 0x80, 0x00, 0x00, 0x84),
+                           {"12 P_HDR : Atom P-header.; E", "13 NORM_DATA : Data trace packet."},
+                           9, 1,
+                           {{TB_PKT_DATA, 13, 2}, {TB_PKT_ATOM, 15, 1}, {TB_PKT_ATOM, 16, 1},
+                            {TB_PKT_TRIGGER, 17, 1}, {TB_PKT_ATOM, 18, 1},
+                            {TB_PKT_ASYNC, 19, 6}, {TB_PKT_ISYNC, 25, 6},
+                            {TB_PKT_ATOM, 31, 1}}},
+                  &o))
         return;
-    ocsd_list(ETMCR_DATA, b, sizeof b, &l);
-    expect_lines(&l, want, 2, "6");
-    our_list(ETMCR_DATA, b, sizeof b, &o);
-    cr_assert_eq(o.n, 9);
-    expect_pkt(&o, 1, TB_PKT_DATA, 13, 2);
     cr_assert_eq(o.v[1].data_addr, 0x10);
     cr_assert_eq(o.v[1].data_size, 0);
-    expect_pkt(&o, 2, TB_PKT_ATOM, 15, 1);
-    expect_pkt(&o, 3, TB_PKT_ATOM, 16, 1);
-    expect_pkt(&o, 4, TB_PKT_TRIGGER, 17, 1);
-    expect_pkt(&o, 5, TB_PKT_ATOM, 18, 1);
-    expect_pkt(&o, 6, TB_PKT_ASYNC, 19, 6);
-    expect_pkt(&o, 7, TB_PKT_ISYNC, 25, 6);
-    expect_pkt(&o, 8, TB_PKT_ATOM, 31, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -540,27 +536,19 @@ Test(ocsd_data, data_address_no_value_swallows_trace, .timeout = 60)
  * (test_etmv3_packets data_value_bytes_only_with_value_trace). */
 Test(ocsd_data, address_only_trace_reads_value_bytes, .timeout = 60)
 {
-    static const uint8_t b[] = {0x84, 0x26, 0x10, 0x84, 0x88, 0x0C};
-    static const char *const want[] = {
-        "12 P_HDR : Atom P-header.; E",
-        "13 NORM_DATA : Data trace packet.; Addr=0x????????0 (-1:0); Val=0x84",
-        "16 P_HDR : Atom P-header.; EE",
-        "17 TRIGGER : Trace Trigger Event.",
-    };
-    listing l;
     pkts o;
 
-    if (!lister_or_skip())
+    if (!run_case(&(lcase){"7", 0x08, 0, false, BYTES(0x84, 0x26, 0x10, 0x84, 0x88, 0x0C),
+                           {"12 P_HDR : Atom P-header.; E",
+                            "13 NORM_DATA : Data trace packet.; Addr=0x????????0 (-1:0); "
+                            "Val=0x84",
+                            "16 P_HDR : Atom P-header.; EE", "17 TRIGGER : Trace Trigger Event."},
+                           5, 1,
+                           {{TB_PKT_DATA, 13, 2}, {TB_PKT_ATOM, 15, 1}, {TB_PKT_ATOM, 16, 1},
+                            {TB_PKT_TRIGGER, 17, 1}}},
+                  &o))
         return;
-    ocsd_list(0x08, b, sizeof b, &l);
-    expect_lines(&l, want, 4, "7");
-    our_list(0x08, b, sizeof b, &o);
-    cr_assert_eq(o.n, 5);
-    expect_pkt(&o, 1, TB_PKT_DATA, 13, 2);
     cr_assert_eq(o.v[1].data_size, 0);
-    expect_pkt(&o, 2, TB_PKT_ATOM, 15, 1);
-    expect_pkt(&o, 3, TB_PKT_ATOM, 16, 1);
-    expect_pkt(&o, 4, TB_PKT_TRIGGER, 17, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -571,61 +559,34 @@ Test(ocsd_data, address_only_trace_reads_value_bytes, .timeout = 60)
  * ostream, which writes the byte itself: ETMv3 "VMID=0xA", PTM (padded
  * to width 2 with '0') "VMID=0x0A".  Ours: VMID 0x41.  The packet
  * boundaries are right; only the printed value is wrong (a VMID of 0
- * prints a NUL byte). */
+ * prints a NUL byte).  ETMv3.5 (VMID trace is new in 3.5) and PFT 1.1,
+ * ETMCR[30] VMID trace on. */
 Test(ocsd_data, vmid_printed_as_character_etmv3, .timeout = 60)
 {
-    static const uint8_t b[] = {0x3C, 0x41, 0x84};
-    static const char *const want[] = {
-        "12 VMID : VMID change.; VMID=0xA",
-        "14 P_HDR : Atom P-header.; E",
-    };
-    uint8_t s[64];
-    tb_config cfg;
-    listing l;
     pkts o;
-    size_t len;
 
-    if (!lister_or_skip())
+    if (!run_case(&(lcase){"9", 0x40000000u, 0x410CF250u, false, BYTES(0x3C, 0x41, 0x84),
+                           {"12 VMID : VMID change.; VMID=0xA", "14 P_HDR : Atom P-header.; E"},
+                           2, 0, {{TB_PKT_VMID, 12, 2}, {TB_PKT_ATOM, 14, 1}}},
+                  &o))
         return;
-    /* ETMv3.5 (VMID trace is new in 3.5), ETMCR[30] VMID trace on. */
-    cr_assert_eq(tb_config_from_regs(&cfg, 0x40000000u, 0x410CF250u, 0, 0x10), 0);
-    len = stream(b, sizeof b, s, sizeof s);
-    ocsd_list_stream(&cfg, s, len, &l);
-    expect_lines(&l, want, 2, "9");
-    our_list_stream(&cfg, s, len, &o);
-    cr_assert_eq(o.n, 2);
-    expect_pkt(&o, 0, TB_PKT_VMID, 12, 2);
     cr_assert_eq(o.v[0].vmid, 0x41);
-    expect_pkt(&o, 1, TB_PKT_ATOM, 14, 1);
 }
 
 Test(ocsd_data, vmid_printed_as_character_ptm, .timeout = 60)
 {
-    static const uint8_t s[] = {
-        0x00, 0x00, 0x00, 0x00, 0x00, 0x80, /* A-sync */
-        0x08, 0x00, 0x80, 0x00, 0x00, 0x21, /* I-sync 0x8000 ARM, trace on */
-        0x3C, 0x41,                         /* VMID 0x41 */
-        0x84,                               /* atom E */
-    };
-    static const char *const want[] = {
-        "12 VMID : VM ID packet; VMID=0x0A; ",
-        "14 ATOM : Atom packet; E; ",
-    };
-    tb_config cfg;
-    listing l;
     pkts o;
 
-    if (!lister_or_skip())
+    if (!run_case(&(lcase){"9", 0x40000000u, 0x410CF310u, true,
+                           BYTES(0x00, 0x00, 0x00, 0x00, 0x00, 0x80, /* A-sync */
+                                 0x08, 0x00, 0x80, 0x00, 0x00, 0x21, /* I-sync 0x8000 ARM */
+                                 0x3C, 0x41,                         /* VMID 0x41 */
+                                 0x84),                              /* atom E */
+                           {"12 VMID : VM ID packet; VMID=0x0A; ", "14 ATOM : Atom packet; E; "},
+                           2, 0, {{TB_PKT_VMID, 12, 2}, {TB_PKT_ATOM, 14, 1}}},
+                  &o))
         return;
-    /* PFT 1.1, ETMCR[30] VMID trace on. */
-    cr_assert_eq(tb_config_from_regs(&cfg, 0x40000000u, 0x410CF310u, 0, 0x10), 0);
-    ocsd_list_stream(&cfg, s, sizeof s, &l);
-    expect_lines(&l, want, 2, "9");
-    our_list_stream(&cfg, s, sizeof s, &o);
-    cr_assert_eq(o.n, 2);
-    expect_pkt(&o, 0, TB_PKT_VMID, 12, 2);
     cr_assert_eq(o.v[0].vmid, 0x41);
-    expect_pkt(&o, 1, TB_PKT_ATOM, 14, 1);
 }
 
 /* Section 11: an LSiP I-sync (IHI0014Q 7.10.5: info bit 7, the LSiP
@@ -640,38 +601,27 @@ Test(ocsd_data, vmid_printed_as_character_ptm, .timeout = 60)
  * its decoder reads an LSiP I-sync, etmv3-data.md 11.3). */
 Test(ocsd_data, lsip_address_listed_as_branch, .timeout = 60)
 {
-    static const uint8_t b[] = {0x08, 0xA0, 0x00, 0x80, 0x00, 0x00, 0x03, 0x84};
-    static const uint8_t high[] = {0x08, 0xA0, 0x00, 0x80, 0x00, 0x80, 0x03, 0x84};
-    static const char *const want_high[] = {
-        "12 I_SYNC : Instruction Packet synchronisation.; (Trace Enable); "
-        "Addr=0x80008004; S;  ISA=ARM(32); ",
-        "19 P_HDR : Atom P-header.; E",
-    };
-    static const char *const want[] = {
-        "12 [error] I_SYNC : Instruction Packet synchronisation.; (Trace Enable); "
-        "Addr=0x00008000; S;  ISA=ARM(32); ",
-        "18 BRANCH_ADDRESS : Branch address.; Addr=0x00008004 ~[0x4]; ",
-        "19 P_HDR : Atom P-header.; E",
-    };
-    listing l;
     pkts o;
 
-    if (!lister_or_skip())
+    if (!run_case(&(lcase){"11", ETMCR_DATA, 0, false,
+                           BYTES(0x08, 0xA0, 0x00, 0x80, 0x00, 0x00, 0x03, 0x84),
+                           {"12 [error] I_SYNC : Instruction Packet synchronisation.; (Trace "
+                            "Enable); Addr=0x00008000; S;  ISA=ARM(32); ",
+                            "18 BRANCH_ADDRESS : Branch address.; Addr=0x00008004 ~[0x4]; ",
+                            "19 P_HDR : Atom P-header.; E"},
+                           2, 0, {{TB_PKT_ISYNC, 12, 7}, {TB_PKT_ATOM, 19, 1}}},
+                  &o))
         return;
-    ocsd_list(ETMCR_DATA, b, sizeof b, &l);
-    expect_lines(&l, want, 3, "11");
-    our_list(ETMCR_DATA, b, sizeof b, &o);
-    cr_assert_eq(o.n, 2);
-    expect_pkt(&o, 0, TB_PKT_ISYNC, 12, 7);
     cr_assert(o.v[0].lsip);
     cr_assert_eq(o.v[0].addr, 0x8000);
     cr_assert_eq(o.v[0].lsip_addr, 0x8004);
-    expect_pkt(&o, 1, TB_PKT_ATOM, 19, 1);
 
-    ocsd_list(ETMCR_DATA, high, sizeof high, &l);
-    expect_lines(&l, want_high, 2, "11 (control)");
-    our_list(ETMCR_DATA, high, sizeof high, &o);
-    cr_assert_eq(o.n, 2);
-    expect_pkt(&o, 0, TB_PKT_ISYNC, 12, 7);
+    run_case(&(lcase){"11 (control)", ETMCR_DATA, 0, false,
+                      BYTES(0x08, 0xA0, 0x00, 0x80, 0x00, 0x80, 0x03, 0x84),
+                      {"12 I_SYNC : Instruction Packet synchronisation.; (Trace Enable); "
+                       "Addr=0x80008004; S;  ISA=ARM(32); ",
+                       "19 P_HDR : Atom P-header.; E"},
+                      2, 0, {{TB_PKT_ISYNC, 12, 7}}},
+             &o);
     cr_assert_eq(o.v[0].lsip_addr, 0x80008004);
 }
