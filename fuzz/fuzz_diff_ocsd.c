@@ -293,18 +293,19 @@ static bool lsip_cut_by_ocsd(const tb_config *cfg, const tb_packet *p)
 
 /* A packet after which both decoders know the whole state again, for
  * the resync after a misread (aligned_addr_after): an I-sync, or a branch
- * with all 32 address bits, but a Thumb one only with exception bytes:
- * AltISA (Thumb or ThumbEE) is set only by an I-sync or an exception
- * byte (IHI0014Q 7.3.5, 7.10.5), so a plain Thumb branch keeps whatever
- * OpenCSD's misread left (found by a campaign at 73481d3: after a
- * fault-19 misread that swallowed an I-sync, OpenCSD's listing names the
- * next full Thumb branch ThumbEE and decodes its atoms as ARM;
- * regressions/ocsd_etmv3/opencsd19-altisa-left-by-the-misread). */
+ * with all 32 address bits and exception bytes.  AltISA (Thumb or
+ * ThumbEE) is set only by an I-sync or an exception byte (IHI0014Q
+ * 7.3.5, 7.10.5), so after a plain branch, ARM or Thumb, OpenCSD keeps
+ * whatever its misread left, and shows it at its next Thumb branch
+ * (found by campaigns at 73481d3 and b71a737: after a fault-19 misread
+ * that swallowed an I-sync, OpenCSD's listing names the next full Thumb
+ * branch ThumbEE, even past a full ARM branch and an A-sync, and decodes
+ * its atoms as ARM or not at all; regressions/ocsd_etmv3/
+ * opencsd19-altisa-left-by-the-misread and -past-an-arm-branch). */
 static bool full_state(const tb_packet *p)
 {
     return p->kind == TB_PKT_ISYNC ||
-           (p->kind == TB_PKT_BRANCH && p->addr_bits >= 32 &&
-            (p->isa != TB_ISA_THUMB || p->has_exc));
+           (p->kind == TB_PKT_BRANCH && p->addr_bits >= 32 && p->has_exc);
 }
 
 static int ours_on_packet(void *ctx, const tb_packet *p)
