@@ -291,21 +291,12 @@ static bool lsip_cut_by_ocsd(const tb_config *cfg, const tb_packet *p)
     return true; /* OpenCSD reads on past our end */
 }
 
-/* A packet after which both decoders know the whole state again, for
- * the resync after a misread (aligned_addr_after): an I-sync, or a branch
- * with all 32 address bits and exception bytes.  AltISA (Thumb or
- * ThumbEE) is set only by an I-sync or an exception byte (IHI0014Q
- * 7.3.5, 7.10.5), so after a plain branch, ARM or Thumb, OpenCSD keeps
- * whatever its misread left, and shows it at its next Thumb branch
- * (found by campaigns at 73481d3 and b71a737: after a fault-19 misread
- * that swallowed an I-sync, OpenCSD's listing names the next full Thumb
- * branch ThumbEE, even past a full ARM branch and an A-sync, and decodes
- * its atoms as ARM or not at all; regressions/ocsd_etmv3/
- * opencsd19-altisa-left-by-the-misread and -past-an-arm-branch). */
+/* A packet that sets the whole address and the ISA, for the resync after
+ * a misread (aligned_addr_after, which also needs OpenCSD's AltISA clear
+ * there): an I-sync, or a branch with all 32 address bits. */
 static bool full_state(const tb_packet *p)
 {
-    return p->kind == TB_PKT_ISYNC ||
-           (p->kind == TB_PKT_BRANCH && p->addr_bits >= 32 && p->has_exc);
+    return p->kind == TB_PKT_ISYNC || (p->kind == TB_PKT_BRANCH && p->addr_bits >= 32);
 }
 
 static int ours_on_packet(void *ctx, const tb_packet *p)
@@ -568,6 +559,7 @@ typedef struct theirs_pkt {
     uint64_t index;
     uint8_t kind;     /* TK_* */
     bool cancel;      /* ETMv3: a branch packet with Cancel (isExcepCancel) */
+    bool altisa;      /* ETMv3: its AltISA state after the packet (fault 23) */
 } theirs_pkt;
 
 static struct {
@@ -599,7 +591,7 @@ static struct {
  * would not show where it is.  Any other packet between the two commits
  * the held elements (TrcPktDecodeEtmV3::decodePacket: commitAllPendElem)
  * and so clears the count. */
-static void theirs_scan_add(uint64_t index, uint8_t kind, bool cancel)
+static void theirs_scan_add(uint64_t index, uint8_t kind, bool cancel, bool altisa)
 {
     if (g_tp.n == TB_OCSD_MAX_BYTES)
         return;
@@ -616,7 +608,7 @@ static void theirs_scan_add(uint64_t index, uint8_t kind, bool cancel)
      * trace (EtmV3PktProcImpl::onEOT sends it as it stands). */
     if (g_tp.in_eot && kind == TK_ISYNC)
         g_tp.eot_isync = index;
-    g_tp.v[g_tp.n++] = (theirs_pkt){index, kind, cancel};
+    g_tp.v[g_tp.n++] = (theirs_pkt){index, kind, cancel, altisa};
 }
 
 static ocsd_datapath_resp_t theirs_scan_etmv3(const void *ctx, const ocsd_datapath_op_t op,
@@ -640,7 +632,8 @@ static ocsd_datapath_resp_t theirs_scan_etmv3(const void *ctx, const ocsd_datapa
     default: break;
     }
     theirs_scan_add(index, kind,
-                    kind == TK_BRANCH && p->exception.bits.present && p->exception.bits.cancel);
+                    kind == TK_BRANCH && p->exception.bits.present && p->exception.bits.cancel,
+                    p->context.curr_alt_isa);
     return OCSD_RESP_CONT;
 }
 
@@ -662,7 +655,7 @@ static ocsd_datapath_resp_t theirs_scan_ptm(const void *ctx, const ocsd_datapath
     case PTM_PKT_BAD_SEQUENCE: case PTM_PKT_RESERVED: kind = TK_BAD; break;
     default: break;
     }
-    theirs_scan_add(index, kind, false);
+    theirs_scan_add(index, kind, false, false);
     return OCSD_RESP_CONT;
 }
 
@@ -1256,7 +1249,14 @@ static uint64_t aligned_addr_after(const cmp *c, uint64_t index)
             (isync_only(c) && p->kind != TB_PKT_ISYNC))
             continue;
         t = theirs_pkt_at(p->index);
-        if (t && (t->kind == TK_BRANCH || t->kind == TK_ISYNC))
+        /* OpenCSD's AltISA, set by an exception byte its misread read,
+         * outlives every I-sync (docs/opencsd-bugs.md 23) and makes its
+         * next Thumb branch ThumbEE: not in step while it is set (found
+         * by campaigns at 73481d3 and b71a737; regressions/ocsd_etmv3/
+         * opencsd19-altisa-left-by-the-misread and -past-an-arm-branch,
+         * opencsd23-altisa-outlives-the-isync).  Ours stops the
+         * comparison where its own AltISA is set. */
+        if (t && (t->kind == TK_BRANCH || t->kind == TK_ISYNC) && !t->altisa)
             return p->index;
     }
     return UINT64_MAX;

@@ -1,6 +1,6 @@
 /*
  * The OpenCSD 1.3.3 faults the differential fuzz harnesses found
- * (fuzz/fuzz_diff_ocsd.c; docs/opencsd-bugs.md 12-21, and the forms of 1 and 11 it met), each on a minimal
+ * (fuzz/fuzz_diff_ocsd.c; docs/opencsd-bugs.md 12-23, and the forms of 1 and 11 it met), each on a minimal
  * hand-built snapshot: trc_pkt_lister -decode runs live on it and must
  * show the fault, and our decoder must give what the trace and the
  * image say (known by construction, written out here).  If a newer
@@ -195,6 +195,22 @@ static const bug_case cases[] = {
      HEAD3 " 84 84 84 84 84 84 84 84 84 84" " 080128800000",
      {"0x00008000 A32 E", "0x00008004 A32 E", "0x00008008 A32 E", "0x0000800C A32 E", "0x00008010 A32 E", "0x00008014 A32 E", "0x00008018 A32 E", "0x0000801C A32 E", "0x00008020 A32 E", "0x00008024 A32 E"},
      {"RANGE 0x8000 0x8004 A32 E", "RANGE 0x8004 0x8008 A32 E", "RANGE 0x8008 0x800c A32 E", "RANGE 0x800c 0x8010 A32 E", "RANGE 0x8010 0x8014 A32 E", "RANGE 0x8014 0x8018 A32 E", "RANGE 0x8018 0x801c A32 E", "RANGE 0x801c 0x8020 A32 E", "RANGE 0x8020 0x8024 A32 E", "RANGE 0x8024 0x8028 A32 E"}, NULL, 0},
+    /* 23: an exception byte sets AltISA (bit 6, IHI0014Q 7.3.5: here on
+     * a branch to 0x8060, byte 5 0x50 announcing it, exception byte 0x40);
+     * the periodic I-sync after it, Thumb at 0x8040, has AltISA clear
+     * (info 0x00), so the full Thumb branch to 0x8080 after it is Thumb.
+     * OpenCSD's I-sync never clears the AltISA its branches go by: it
+     * takes 0x8080 for ThumbEE and sends an empty range.  The control's
+     * exception byte (0x00) leaves AltISA clear. */
+    {"23_altisa_outlives_the_isync", 0, 0x4100F240, 0, NOP NOP NOP NOP NOP NOP NOP NOP NOP NOP NOP NOP NOP NOP NOP NOP "00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf",
+     HEAD3 " 84 e1808280 5040 080041800000 84 8181828010 84",
+     {"0x00008000 A32 E", "0x00008040 T32 E", "0x00008080 T32 E"},
+     {"RANGE 0x8000 0x8004 A32 E", "RANGE 0x8040 0x8042 T32 E", "RANGE 0x0 0x0 A32 N"}, NULL, 0},
+    {"23_control_altisa_clear", 0, 0x4100F240, 0, NOP NOP NOP NOP NOP NOP NOP NOP NOP NOP NOP NOP NOP NOP NOP NOP "00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf00bf",
+     HEAD3 " 84 e1808280 5000 080041800000 84 8181828010 84",
+     {"0x00008000 A32 E", "0x00008040 T32 E", "0x00008080 T32 E"},
+     {"RANGE 0x8000 0x8004 A32 E", "RANGE 0x8040 0x8042 T32 E", "RANGE 0x8080 0x8082 T32 E"},
+     NULL, 0},
 };
 
 static size_t unhex(const char *s, uint8_t *out, size_t max)
@@ -346,3 +362,5 @@ CASE(19, control_lsip_no_exception_byte)
 CASE(20, timestamp64_read_past_its_end)
 CASE(21, isync_cut_by_eot_sends_stale_range)
 CASE(22, control_whole_isync_at_eot)
+CASE(23, altisa_outlives_the_isync)
+CASE(24, control_altisa_clear)
