@@ -571,6 +571,43 @@ void tb_sim_hook_code(uc_engine *uc, uint64_t address, uint32_t size, void *user
     }
 }
 
+/* The reference path's part of tb_sim_tb_new: a block not seen before
+ * (ref_seen), its ISA from the CPSR (current in a block hook) and whether
+ * it ends inside an IT block, walked from the ITSTATE tracked here, or
+ * the CPSR's after an exception return. */
+static void ref_block_new(tb_sim *s, uint32_t a, uint32_t size)
+{
+    uint64_t key = ((uint64_t)size << 32 | a) + 1;
+    uint64_t *slot = &s->ref_seen[((a >> 1) ^ (a >> 11) ^ size) &
+                                  (sizeof s->ref_seen / sizeof s->ref_seen[0] - 1)];
+    uint32_t cpsr = sim_read_cpsr(s), off = 0;
+    uint8_t isa = (cpsr & CPSR_T) ? TB_ISA_THUMB : TB_ISA_ARM, it, last = 0;
+
+    if (*slot == key)
+        return;
+    *slot = key;
+    it = s->have_ret_it ? s->ret_it : s->itstate;
+    if (isa == TB_ISA_THUMB && !(it & 0xF))
+        it = (uint8_t)(((cpsr >> 25) & 3u) | ((cpsr >> 8) & 0xFCu));
+    while (isa == TB_ISA_THUMB && off < size) {
+        const tb_centry *e = tb_sim_lookup(s, a + off, isa);
+
+        if (!e || !e->size) {
+            last = 1; /* cannot tell: assume the worst */
+            break;
+        }
+        last = it & 0xF;
+        tb_sim_base_flags(e, isa, &it);
+        off += e->size;
+    }
+    if (tb_sim_tb_new(s, a, size, isa, last != 0)) {
+        /* The restart's ISA; the pending instruction, finished at the
+         * restart's first code hook, sets it again. */
+        s->isa = isa;
+        s->isa_known = true;
+    }
+}
+
 /* The reference path's block hook, for one case only: an exception
  * return ends its block, and the CPSR's IT bits it restored (an SVC
  * inside an IT block) can be read only here, before the next block
@@ -582,7 +619,6 @@ void tb_sim_hook_block_ref(uc_engine *uc, uint64_t address, uint32_t size, void 
     tb_sim *s = user;
 
     (void)uc;
-    (void)size;
     if (s->action == ACT_NONE && s->have_pend && (s->pend.ce.info & CE_EXC_RET)) {
         if (tb_sim_finish_insn(s, (uint32_t)address, 0) < 0) {
             sim_stop(s, ACT_ERROR);
@@ -591,4 +627,6 @@ void tb_sim_hook_block_ref(uc_engine *uc, uint64_t address, uint32_t size, void 
         s->ref_next = (uint32_t)address;
         s->have_ref_next = true;
     }
+    if (s->action == ACT_NONE)
+        ref_block_new(s, (uint32_t)address, size);
 }
