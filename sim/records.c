@@ -575,17 +575,24 @@ void tb_sim_hook_code(uc_engine *uc, uint64_t address, uint32_t size, void *user
  * (ref_seen), its ISA from the CPSR (current in a block hook) and whether
  * it ends inside an IT block, walked from the ITSTATE tracked here, or
  * the CPSR's after an exception return. */
+static inline uint64_t ref_key(uint32_t a, uint32_t size)
+{
+    return ((uint64_t)size << 32 | a) + 1;
+}
+
+static inline uint64_t *ref_slot(tb_sim *s, uint32_t a, uint32_t size)
+{
+    return &s->ref_seen[((a >> 1) ^ (a >> 11) ^ size) &
+                        (sizeof s->ref_seen / sizeof s->ref_seen[0] - 1)];
+}
+
 static void ref_block_new(tb_sim *s, uint32_t a, uint32_t size)
 {
-    uint64_t key = ((uint64_t)size << 32 | a) + 1;
-    uint64_t *slot = &s->ref_seen[((a >> 1) ^ (a >> 11) ^ size) &
-                                  (sizeof s->ref_seen / sizeof s->ref_seen[0] - 1)];
-    uint32_t cpsr = sim_read_cpsr(s), off = 0;
-    uint8_t isa = (cpsr & CPSR_T) ? TB_ISA_THUMB : TB_ISA_ARM, it, last = 0;
+    uint32_t cpsr, off = 0;
+    uint8_t isa, it, last = 0;
 
-    if (*slot == key)
-        return;
-    *slot = key;
+    cpsr = sim_read_cpsr(s);
+    isa = (cpsr & CPSR_T) ? TB_ISA_THUMB : TB_ISA_ARM;
     it = s->have_ret_it ? s->ret_it : s->itstate;
     if (isa == TB_ISA_THUMB && !(it & 0xF))
         it = (uint8_t)(((cpsr >> 25) & 3u) | ((cpsr >> 8) & 0xFCu));
@@ -608,12 +615,13 @@ static void ref_block_new(tb_sim *s, uint32_t a, uint32_t size)
     }
 }
 
-/* The reference path's block hook, for one case only: an exception
- * return ends its block, and the CPSR's IT bits it restored (an SVC
- * inside an IT block) can be read only here, before the next block
- * starts: a block inside an IT block clears them in the emulator's state
- * as it starts (probed), so its first code hook reads 0.  The block path
- * completes every instruction in its block hook anyway. */
+/* The reference path's block hook, for two cases: an exception return
+ * ends its block, and the CPSR's IT bits it restored (an SVC inside an
+ * IT block) can be read only here, before the next block starts: a block
+ * inside an IT block clears them in the emulator's state as it starts
+ * (probed), so its first code hook reads 0.  The block path completes
+ * every instruction in its block hook anyway.  And a block not seen
+ * before may need translating again (ref_block_new). */
 void tb_sim_hook_block_ref(uc_engine *uc, uint64_t address, uint32_t size, void *user)
 {
     tb_sim *s = user;
@@ -627,6 +635,12 @@ void tb_sim_hook_block_ref(uc_engine *uc, uint64_t address, uint32_t size, void 
         s->ref_next = (uint32_t)address;
         s->have_ref_next = true;
     }
-    if (s->action == ACT_NONE)
-        ref_block_new(s, (uint32_t)address, size);
+    if (s->action == ACT_NONE) {
+        uint64_t *slot = ref_slot(s, (uint32_t)address, size);
+
+        if (*slot != ref_key((uint32_t)address, size)) {
+            *slot = ref_key((uint32_t)address, size);
+            ref_block_new(s, (uint32_t)address, size);
+        }
+    }
 }
