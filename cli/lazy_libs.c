@@ -140,11 +140,14 @@ uc_err uc_ctl(uc_engine *e, uc_control_type control, ...)
 {
     va_list ap;
     int model;
+    /* UC_CTL_READ_WRITE shifts an int 3 by 30: built unsigned here. */
+    const uc_control_type request_cache =
+        (uc_control_type)((uint32_t)UC_CTL_TB_REQUEST_CACHE | (2u << 26) |
+                          ((uint32_t)UC_CTL_IO_READ_WRITE << 30));
 
     if (!uc_loaded())
         return UC_ERR_HANDLE;
-    if (control == UC_CTL_WRITE(UC_CTL_TB_REMOVE_CACHE, 2) ||
-        control == UC_CTL_READ_WRITE(UC_CTL_TB_REQUEST_CACHE, 2)) {
+    if (control == UC_CTL_WRITE(UC_CTL_TB_REMOVE_CACHE, 2) || control == request_cache) {
         /* sim/hooks.c tb_sim_retranslate: an address (uint64_t) and an
          * end address (uint64_t) or a uc_tb pointer. */
         uint64_t addr;

@@ -188,6 +188,12 @@ bool tb_sim_tb_new(tb_sim *s, uint32_t a, uint32_t size, uint8_t isa, bool ends_
  * instruction outside an IT block (a B . on a scratch page mapped for the
  * moment, in Thumb state with ITSTATE 0), then drops the block at act_addr
  * so that the restart translates it again, with its exit checks. */
+/* uc_ctl_request_cache's control word, built unsigned: the header's
+ * UC_CTL_READ_WRITE shifts an int 3 by 30 (undefined behaviour). */
+#define CTL_REQUEST_CACHE                                                     \
+    ((uc_control_type)((uint32_t)UC_CTL_TB_REQUEST_CACHE | (2u << 26) |      \
+                       ((uint32_t)UC_CTL_IO_READ_WRITE << 30)))
+
 int tb_sim_retranslate(tb_sim *s)
 {
     static const uint8_t b_self[2] = {0xFE, 0xE7}; /* T1 B . */
@@ -211,7 +217,7 @@ int tb_sim_retranslate(tb_sim *s)
         if ((e = uc_mem_write(s->uc, p, b_self, sizeof b_self)) == UC_ERR_OK &&
             (e = uc_reg_write(s->uc, UC_ARM_REG_CPSR, &t)) == UC_ERR_OK &&
             (e = uc_ctl_remove_cache(s->uc, (uint64_t)p, (uint64_t)p + 2)) == UC_ERR_OK)
-            e = uc_ctl_request_cache(s->uc, (uint64_t)p, NULL);
+            e = uc_ctl(s->uc, CTL_REQUEST_CACHE, (uint64_t)p, (uc_tb *)NULL);
         if (uc_reg_write(s->uc, UC_ARM_REG_CPSR, &cpsr) != UC_ERR_OK && e == UC_ERR_OK)
             e = UC_ERR_EXCEPTION;
     }
