@@ -16,7 +16,8 @@
  *
  * The variadic uc_hook_add and uc_ctl are forwarded for the cases
  * tracebench uses: hooks without variable arguments (not UC_HOOK_INSN or
- * UC_HOOK_TCG_OPCODE) and the CPU model (uc_ctl_set_cpu_model); others
+ * UC_HOOK_TCG_OPCODE), the CPU model (uc_ctl_set_cpu_model) and the
+ * translation cache (uc_ctl_remove_cache, uc_ctl_request_cache); others
  * return UC_ERR_ARG rather than pass arguments whose types are unknown
  * here.  Not for the library: only the command line's link uses it.
  */
@@ -139,9 +140,28 @@ uc_err uc_ctl(uc_engine *e, uc_control_type control, ...)
 {
     va_list ap;
     int model;
+    /* UC_CTL_READ_WRITE shifts an int 3 by 30: built unsigned here. */
+    const uc_control_type request_cache =
+        (uc_control_type)((uint32_t)UC_CTL_TB_REQUEST_CACHE | (2u << 26) |
+                          ((uint32_t)UC_CTL_IO_READ_WRITE << 30));
 
     if (!uc_loaded())
         return UC_ERR_HANDLE;
+    if (control == UC_CTL_WRITE(UC_CTL_TB_REMOVE_CACHE, 2) || control == request_cache) {
+        /* sim/hooks.c tb_sim_retranslate: an address (uint64_t) and an
+         * end address (uint64_t) or a uc_tb pointer. */
+        uint64_t addr;
+        uc_err r;
+
+        va_start(ap, control);
+        addr = va_arg(ap, uint64_t);
+        if (control == UC_CTL_WRITE(UC_CTL_TB_REMOVE_CACHE, 2))
+            r = uc.ctl(e, control, addr, va_arg(ap, uint64_t));
+        else
+            r = uc.ctl(e, control, addr, va_arg(ap, uc_tb *));
+        va_end(ap);
+        return r;
+    }
     if (control != UC_CTL_WRITE(UC_CTL_CPU_MODEL, 1))
         return UC_ERR_ARG;
     va_start(ap, control);

@@ -32,7 +32,8 @@ void tb_sim_blk_free_all(tb_sim *s)
 /* The decoded block at a (Unicorn's size, ISA and ITSTATE at entry).
  * Instructions come from the per-address cache, so self-modifying code
  * is as stale here as in the reference path (sim.h). */
-static tb_block *blk_get(tb_sim *s, uint32_t a, uint32_t size, uint8_t isa, uint8_t it)
+static tb_block *blk_get(tb_sim *s, uint32_t a, uint32_t size, uint8_t isa, uint8_t it,
+                         bool *fresh)
 {
     size_t h = ((a >> 1) ^ (a >> (TB_BLK_CACHE_BITS + 1)) ^ isa) &
                ((1u << TB_BLK_CACHE_BITS) - 1);
@@ -42,6 +43,7 @@ static tb_block *blk_get(tb_sim *s, uint32_t a, uint32_t size, uint8_t isa, uint
 
     if (b && b->addr == a && b->size == size && b->isa == isa && b->it_start == it)
         return b;
+    *fresh = true;
     while (off < size) {
         tb_binsn *d = &s->tmp[n];
         const tb_centry *e;
@@ -190,6 +192,7 @@ void tb_sim_hook_block(uc_engine *uc, uint64_t address, uint32_t size, void *use
     tb_sim *s = user;
     uint32_t a = (uint32_t)address;
     tb_block *b;
+    bool fresh = false;
 
     (void)uc;
     if (s->action != ACT_NONE)
@@ -202,10 +205,14 @@ void tb_sim_hook_block(uc_engine *uc, uint64_t address, uint32_t size, void *use
         s->isa = (sim_read_cpsr(s) & CPSR_T) ? TB_ISA_THUMB : TB_ISA_ARM;
         s->isa_known = true;
     }
-    if (!(b = blk_get(s, a, size, s->isa, s->itstate))) {
+    if (!(b = blk_get(s, a, size, s->isa, s->itstate, &fresh))) {
         sim_stop(s, ACT_ERROR);
         return;
     }
+    /* A block Unicorn has likely just translated: it may need its exit
+     * checks (tb_sim_tb_new); the stop leaves nothing of it begun. */
+    if (fresh && tb_sim_tb_new(s, a, size, b->isa, (b->ins[b->n - 1].it_before & 0xF) != 0))
+        return;
     s->blk = b;
     s->pos = s->done = 0;
     blk_set_limit(s);

@@ -120,6 +120,8 @@ int tb_sim_handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
         return 1;
     case ACT_IRQ:
     case ACT_FIQ:
+        if ((rc = tb_sim_check_interrupt_stop(s)) < 0)
+            return rc;
         /* Preferred return = the instruction that did not run; LR = +4 in
          * both states (B1.9.10, B1.9.11). */
         if ((rc = enter_exception(s, s->action == ACT_IRQ ? TB_EXC_IRQ : TB_EXC_FIQ,
@@ -228,6 +230,9 @@ int tb_sim_handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
                 return rc;
         }
         return 0;
+    case ACT_RETRANSLATE:
+        /* Stopped before the block's first instruction: nothing ran. */
+        return tb_sim_retranslate(s) < 0 ? s->err : 0;
     case ACT_NONE:
     case ACT_EXC_RETURN:
     case ACT_BKPT:

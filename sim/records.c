@@ -571,18 +571,62 @@ void tb_sim_hook_code(uc_engine *uc, uint64_t address, uint32_t size, void *user
     }
 }
 
-/* The reference path's block hook, for one case only: an exception
- * return ends its block, and the CPSR's IT bits it restored (an SVC
- * inside an IT block) can be read only here, before the next block
- * starts: a block inside an IT block clears them in the emulator's state
- * as it starts (probed), so its first code hook reads 0.  The block path
- * completes every instruction in its block hook anyway. */
+/* The reference path's part of tb_sim_tb_new: a block not seen before
+ * (ref_seen), its ISA from the CPSR (current in a block hook) and whether
+ * it ends inside an IT block, walked from the ITSTATE tracked here, or
+ * the CPSR's after an exception return. */
+static inline uint64_t ref_key(uint32_t a, uint32_t size)
+{
+    return ((uint64_t)size << 32 | a) + 1;
+}
+
+static inline uint64_t *ref_slot(tb_sim *s, uint32_t a, uint32_t size)
+{
+    return &s->ref_seen[((a >> 1) ^ (a >> 11) ^ size) &
+                        (sizeof s->ref_seen / sizeof s->ref_seen[0] - 1)];
+}
+
+static void ref_block_new(tb_sim *s, uint32_t a, uint32_t size)
+{
+    uint32_t cpsr, off = 0;
+    uint8_t isa, it, last = 0;
+
+    cpsr = sim_read_cpsr(s);
+    isa = (cpsr & CPSR_T) ? TB_ISA_THUMB : TB_ISA_ARM;
+    it = s->have_ret_it ? s->ret_it : s->itstate;
+    if (isa == TB_ISA_THUMB && !(it & 0xF))
+        it = (uint8_t)(((cpsr >> 25) & 3u) | ((cpsr >> 8) & 0xFCu));
+    while (isa == TB_ISA_THUMB && off < size) {
+        const tb_centry *e = tb_sim_lookup(s, a + off, isa);
+
+        if (!e || !e->size) {
+            last = 1; /* cannot tell: assume the worst */
+            break;
+        }
+        last = it & 0xF;
+        tb_sim_base_flags(e, isa, &it);
+        off += e->size;
+    }
+    if (tb_sim_tb_new(s, a, size, isa, last != 0)) {
+        /* The restart's ISA; the pending instruction, finished at the
+         * restart's first code hook, sets it again. */
+        s->isa = isa;
+        s->isa_known = true;
+    }
+}
+
+/* The reference path's block hook, for two cases: an exception return
+ * ends its block, and the CPSR's IT bits it restored (an SVC inside an
+ * IT block) can be read only here, before the next block starts: a block
+ * inside an IT block clears them in the emulator's state as it starts
+ * (probed), so its first code hook reads 0.  The block path completes
+ * every instruction in its block hook anyway.  And a block not seen
+ * before may need translating again (ref_block_new). */
 void tb_sim_hook_block_ref(uc_engine *uc, uint64_t address, uint32_t size, void *user)
 {
     tb_sim *s = user;
 
     (void)uc;
-    (void)size;
     if (s->action == ACT_NONE && s->have_pend && (s->pend.ce.info & CE_EXC_RET)) {
         if (tb_sim_finish_insn(s, (uint32_t)address, 0) < 0) {
             sim_stop(s, ACT_ERROR);
@@ -590,5 +634,13 @@ void tb_sim_hook_block_ref(uc_engine *uc, uint64_t address, uint32_t size, void 
         }
         s->ref_next = (uint32_t)address;
         s->have_ref_next = true;
+    }
+    if (s->action == ACT_NONE) {
+        uint64_t *slot = ref_slot(s, (uint32_t)address, size);
+
+        if (*slot != ref_key((uint32_t)address, size)) {
+            *slot = ref_key((uint32_t)address, size);
+            ref_block_new(s, (uint32_t)address, size);
+        }
     }
 }

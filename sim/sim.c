@@ -13,7 +13,10 @@
  * is known.
  *
  * Unicorn 2.0.1 facts this relies on (probed): a code hook fires before
- * its instruction and uc_emu_stop there stops before it executes; the hook
+ * its instruction and uc_emu_stop there stops before it executes (in an
+ * ARM block only once it is translated with its exit checks, which
+ * tb_sim_tb_new sees to; not inside an IT block, where no interrupt is
+ * taken); the hook
  * fires for condition-failed ARM instructions but not for condition-failed
  * instructions inside an IT block, and the CPSR IT bits read in a hook are
  * stale, so IT state is tracked here (IHI0406C A2.5.2 ITSTATE), except

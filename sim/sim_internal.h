@@ -105,6 +105,8 @@ enum tb_action {
     ACT_ERROR,
     ACT_EXC_RETURN,          /* v7-M: EXC_RETURN loaded into the PC (v7m.c) */
     ACT_BKPT,                /* v7-M: BKPT (v7m.c refuses it) */
+    ACT_RETRANSLATE,         /* before an ARM block Unicorn translated
+                              * without exit checks (tb_sim_tb_new) */
 };
 
 /* The instruction whose record waits for its next address. */
@@ -154,6 +156,12 @@ struct tb_sim {
     uint32_t fault_insn;     /* instruction running at the fault (0: none) */
     uint32_t past_addr;      /* the first code hook after the fault ... */
     unsigned past_n;         /* ... and how many fired (tb_sim_ran_past_fault) */
+    bool uc_noexit;          /* Unicorn's no_exit_request may be stuck on
+                              * (tb_sim_tb_new) */
+    uint32_t retr_size;      /* ACT_RETRANSLATE: the block's byte size */
+    uint64_t retranslated;   /* blocks translated again (tb_sim_retranslate) */
+    uint64_t ref_seen[1u << 10]; /* reference path: blocks seen, (size << 32
+                              * | address) + 1, direct-mapped */
     uint8_t act_isa;
     uint64_t count;          /* insn records delivered */
     uint64_t cycles;
@@ -316,6 +324,9 @@ void tb_sim_hook_mem_data(uc_engine *uc, uc_mem_type type, uint64_t address, int
                           int64_t value, void *user);
 void tb_sim_ran_past_fault(tb_sim *s, uint32_t a);
 int tb_sim_check_past_fault(tb_sim *s);
+int tb_sim_check_interrupt_stop(tb_sim *s);
+bool tb_sim_tb_new(tb_sim *s, uint32_t a, uint32_t size, uint8_t isa, bool ends_in_it);
+int tb_sim_retranslate(tb_sim *s);
 
 /* exceptions.c: one stop of the emulator (1 run over, 0 restart at
  * s->act_addr, negative error). */

@@ -1286,3 +1286,189 @@ Test(sim, rewind_forgets_the_code_it_ran)
     cr_assert_eq(tb_sim_run(s, NULL, NULL, NULL), TB_ERR_STATE);
     tb_sim_free(s);
 }
+
+/* ------------------------------------------------------------------ */
+/* Unicorn 2.0.1's no_exit_request (sim/hooks.c tb_sim_tb_new; docs/gen.md,
+ * seeds 142, 1813, 2761 and 1589 mixed): its Thumb translator leaves the
+ * flag set after a block whose last instruction is in an IT block, and ARM
+ * blocks translated then had no exit check, so a store to unmapped memory
+ * or a stop asked in a code hook took effect only at the end of the block.
+ * The program: Thumb code whose IT block ends with BXEQ to ARM code with
+ * side effects after its first instruction (a register, a store to RAM,
+ * another register); handlers count their entries and return (data abort:
+ * to the instruction after the aborting one, LR - 4, B1.9.8; IRQ: to the
+ * interrupted one, LR - 4, B1.9.10).  Hand-assembled (arm-none-eabi-as
+ * -march=armv7-a), one word or halfword a row. */
+struct pa_word {
+    uint32_t addr, enc;
+    uint8_t size;
+};
+
+static const struct pa_word pa_image[] = {
+    {0x000, 0xea00003e, 4}, /* b reset */
+    {0x004, 0xeafffffe, 4}, /* b . */
+    {0x008, 0xeafffffe, 4}, /* b . */
+    {0x00c, 0xeafffffe, 4}, /* b . */
+    {0x010, 0xea00000a, 4}, /* b dabt */
+    {0x014, 0xeafffffe, 4}, /* b . */
+    {0x018, 0xea000010, 4}, /* b irq */
+    {0x01c, 0xeafffffe, 4}, /* b . */
+    {0x040, 0xe2877001, 4}, /* dabt: add r7, r7, #1 */
+    {0x044, 0xe25ef004, 4}, /*       subs pc, lr, #4 */
+    {0x060, 0xe2888001, 4}, /* irq:  add r8, r8, #1 */
+    {0x064, 0xe25ef004, 4}, /*       subs pc, lr, #4 */
+    {0x100, 0xe3a04000, 4}, /* reset: mov r4, #0 */
+    {0x104, 0xe3a06000, 4}, /* mov r6, #0 */
+    {0x108, 0xe3a07000, 4}, /* mov r7, #0 */
+    {0x10c, 0xe3a08000, 4}, /* mov r8, #0 */
+    {0x110, 0xe3a03102, 4}, /* mov r3, #0x80000000 (not mapped) */
+    {0x114, 0xe3a05b02, 4}, /* mov r5, #0x800 */
+    {0x118, 0xf1080080, 4}, /* cpsie i */
+    {0x11c, 0xe59f1004, 4}, /* ldr r1, [pc, #4] (0x128) */
+    {0x120, 0xe59f2004, 4}, /* ldr r2, [pc, #4] (0x12c) */
+    {0x124, 0xe12fff11, 4}, /* bx r1 */
+    {0x128, 0x00000201, 4}, /* tcode + 1 (pa_run may change it) */
+    {0x12c, 0x00000300, 4}, /* acode (pa_run may change it) */
+    {0x200, 0x2000, 2},     /* tcode: movs r0, #0 */
+    {0x202, 0x2800, 2},     /* cmp r0, #0 */
+    {0x204, 0xbf08, 2},     /* it eq */
+    {0x206, 0x4710, 2},     /* bxeq r2: the block ends in the IT block */
+    {0x208, 0xe7fe, 2},     /* b . */
+    {0x220, 0x2000, 2},     /* tcode2: movs r0, #0 */
+    {0x222, 0x2800, 2},     /* cmp r0, #0 */
+    {0x224, 0xbf04, 2},     /* itt eq */
+    {0x226, 0x601a, 2},     /* streq r2, [r3] (aborts) */
+    {0x228, 0x3401, 2},     /* addeq r4, #1 */
+    {0x22a, 0xe7fe, 2},     /* b . */
+    {0x300, 0xe5832000, 4}, /* acode: str r2, [r3] (aborts) */
+    {0x304, 0xe2844001, 4}, /* add r4, r4, #1 */
+    {0x308, 0xe5854000, 4}, /* str r4, [r5] */
+    {0x30c, 0xe2866001, 4}, /* add r6, r6, #1 */
+    {0x310, 0xeafffffe, 4}, /* b . (exit) */
+    {0x340, 0xe1a00000, 4}, /* acode2: nop */
+    {0x344, 0xe2844001, 4}, /* add r4, r4, #1 (the IRQ is due here) */
+    {0x348, 0xe5854000, 4}, /* str r4, [r5] */
+    {0x34c, 0xe2866001, 4}, /* add r6, r6, #1 */
+    {0x350, 0xeafffffe, 4}, /* b . (exit) */
+};
+
+/* Runs the image from reset with BX to thumb (0x201 or 0x221), which goes
+ * on to arm, on either path. */
+static void pa_run(run_t *x, uint32_t thumb, uint32_t arm, const char *scn, bool reference)
+{
+    uint8_t img[0x400];
+    tb_scenario sc;
+    char err[256];
+
+    memset(img, 0, sizeof img);
+    for (size_t i = 0; i < sizeof pa_image / sizeof pa_image[0]; i++) {
+        uint32_t v = pa_image[i].enc;
+
+        if (pa_image[i].addr == 0x128)
+            v = thumb;
+        else if (pa_image[i].addr == 0x12c)
+            v = arm;
+        for (unsigned b = 0; b < pa_image[i].size; b++)
+            img[pa_image[i].addr + b] = (uint8_t)(v >> (8 * b));
+    }
+    memset(x, 0, sizeof *x);
+    tb_scenario_init(&sc);
+    cr_assert_eq(tb_scenario_parse(&sc, scn, strlen(scn), err, sizeof err), 0, "%s", err);
+    x->sim = tb_sim_new(TB_SIM_CPU_A15);
+    cr_assert_not_null(x->sim);
+    cr_assert_eq(tb_sim_load_raw(x->sim, img, sizeof img, 0), 0);
+    cr_assert_eq(tb_sim_set_entry(x->sim, 0x100, TB_ISA_ARM), 0);
+    cr_assert_eq(tb_sim_set_scenario(x->sim, &sc), 0, "%s", tb_sim_errmsg(x->sim));
+    cr_assert_eq(tb_sim_set_reference(x->sim, reference), 0);
+    x->rc = tb_sim_run(x->sim, collect, x, &x->res);
+}
+
+/* How many records of the instruction at addr, and that none comes
+ * before record index from. */
+static unsigned pa_count_after(run_t *x, uint32_t addr, size_t from)
+{
+    unsigned n = 0;
+
+    for (size_t i = 0; i < x->n; i++)
+        if (x->rec[i].kind == TB_REC_INSN && x->rec[i].u.insn.addr == addr) {
+            cr_expect_geq(i, from, "0x%08x ran at record %zu, before record %zu", addr, i,
+                          from);
+            n++;
+        }
+    return n;
+}
+
+Test(sim, store_abort_after_an_it_block_stops_at_the_store)
+{
+    for (int ref = 0; ref < 2; ref++) {
+        run_t x;
+        size_t at;
+        const tb_exec_record *e;
+
+        pa_run(&x, 0x201, 0x300, "[sim]\nexit = 0x310\ndata_abort = allow\n", ref);
+        cr_assert_eq(x.rc, 0, "%s path: %s", ref ? "reference" : "block",
+                     tb_sim_errmsg(x.sim));
+        cr_assert_eq(x.res.stop, TB_SIM_STOP_EXIT);
+        check_flow(&x);
+        e = nth_exc(&x, 0, &at);
+        cr_assert_eq(e->u.exc.kind, TB_EXC_DATA_ABORT);
+        cr_assert_eq(e->u.exc.pref_return, 0x300);
+        cr_assert(e->u.exc.cancelled);
+        /* Each instruction after the store ran once, after the handler. */
+        cr_expect_eq(pa_count_after(&x, 0x304, at), 1, "%s path", ref ? "reference" : "block");
+        cr_expect_eq(pa_count_after(&x, 0x308, at), 1);
+        cr_expect_eq(pa_count_after(&x, 0x30c, at), 1);
+        cr_expect_eq(reg(&x, 7), 1, "aborts taken");
+        cr_expect_eq(reg(&x, 4), 1, "r4: the ADD after the store ran %u times", reg(&x, 4));
+        cr_expect_eq(reg(&x, 6), 1);
+        cr_expect_eq(mem32(&x, 0x800), 1);
+        run_free(&x);
+    }
+}
+
+Test(sim, irq_after_an_it_block_stops_before_its_instruction)
+{
+    for (int ref = 0; ref < 2; ref++) {
+        run_t x;
+        size_t at;
+        const tb_exec_record *e;
+
+        pa_run(&x, 0x201, 0x340, "[sim]\nexit = 0x350\n[irq]\nat_addr = 0x344\n", ref);
+        cr_assert_eq(x.rc, 0, "%s path: %s", ref ? "reference" : "block",
+                     tb_sim_errmsg(x.sim));
+        cr_assert_eq(x.res.stop, TB_SIM_STOP_EXIT);
+        check_flow(&x);
+        e = nth_exc(&x, 0, &at);
+        cr_assert_eq(e->u.exc.kind, TB_EXC_IRQ);
+        cr_assert_eq(e->u.exc.pref_return, 0x344);
+        cr_expect_eq(pa_count_after(&x, 0x344, at), 1, "%s path", ref ? "reference" : "block");
+        cr_expect_eq(pa_count_after(&x, 0x348, at), 1);
+        cr_expect_eq(pa_count_after(&x, 0x34c, at), 1);
+        cr_expect_eq(reg(&x, 8), 1, "IRQs taken");
+        cr_expect_eq(reg(&x, 4), 1, "r4: the ADD the IRQ is due at ran %u times", reg(&x, 4));
+        cr_expect_eq(reg(&x, 6), 1);
+        cr_expect_eq(mem32(&x, 0x800), 1);
+        run_free(&x);
+    }
+}
+
+/* The guard (tb_sim_check_past_fault) where Unicorn still runs past a
+ * store by design: inside an IT block, which it runs as one instruction
+ * (no exit check after its members), so the ADDEQ after an aborting
+ * STREQ runs.  The run must fail, naming both, not go on. */
+Test(sim, store_abort_inside_an_it_block_is_refused)
+{
+    for (int ref = 0; ref < 2; ref++) {
+        run_t x;
+        const char *why;
+
+        pa_run(&x, 0x221, 0x300, "[sim]\nexit = 0x22a\ndata_abort = allow\n", ref);
+        why = tb_sim_errmsg(x.sim);
+        cr_expect_eq(x.rc, TB_ERR_EMULATOR, "%s path: rc %d, r4 %u: %s",
+                     ref ? "reference" : "block", x.rc, reg(&x, 4), why);
+        cr_expect(strstr(why, "ran past a data abort"), "%s", why);
+        cr_expect(strstr(why, "instruction at 0x00000228"), "%s", why);
+        cr_expect(strstr(why, "instruction at 0x00000226"), "%s", why);
+        run_free(&x);
+    }
+}
