@@ -1477,20 +1477,28 @@ found:
 
 /* Not a fault: the architecture leaves it open (docs/opencsd-bugs.md,
  * "Where the two may rightly differ").  Sequential execution past
- * 0xFFFFFFFF: we wrap to 0, OpenCSD stops.  Signature: the last
- * instruction both agree on ends at 2^32 and one side goes on at 0;
- * nothing further is compared. */
+ * 0xFFFFFFFF: we wrap to 0, OpenCSD stops.  Signature: an instruction we
+ * agreed on that ends at 2^32, the last one or any before it that one
+ * of ours followed at 0 (the pairing by address may have matched our
+ * instructions after the wrap with OpenCSD's at the same addresses much
+ * later: found by a campaign at 7cd542a, regressions/ocsd_etmv3/
+ * open-wrap-then-paired-later); nothing further is compared. */
 static bool open_wrap(cmp *c)
 {
-    const insn *last = c->i > 0 && c->i <= c->na ? &c->a->v[c->i - 1] : NULL;
     tb_insn in;
 
-    if (!last || !classify_at(last->addr, last->isa, &in) ||
-        (uint64_t)last->addr + in.size != 0x100000000ull)
-        return false;
-    c->na = c->i;
-    c->nb = c->j;
-    return true;
+    for (size_t k = c->i <= c->na ? c->i : c->na; k-- > 0;) {
+        const insn *w = &c->a->v[k];
+
+        if (!classify_at(w->addr, w->isa, &in) || (uint64_t)w->addr + in.size != 0x100000000ull)
+            continue;
+        if (k + 1 != c->i && c->a->v[k + 1].addr != 0)
+            continue;
+        c->na = c->i;
+        c->nb = c->j;
+        return true;
+    }
+    return false;
 }
 
 /* docs/opencsd-bugs.md 20: IHI0035B 4.5.1: an A-sync is five or more
