@@ -1,6 +1,8 @@
 /*
  * ETMv1 trace logic model (IHI0014Q chapter 5): exec records -> one
  * port sample per TRACECLK cycle.  Model choices are in docs/etmv1.md 4.
+ * The port core (samples, FIFO, port cycle, record loop) is
+ * port_model.c; here are ETMv1's statuses and packets (port_ops).
  *
  * Time: record r occupies max(its cycle stamp span, the cycles its
  * status needs) port cycles: its status first, then waits (a BE/BD

@@ -3,7 +3,7 @@
  * sample per TRACECLK cycle.  Model choices: docs/etmv2.md 4; every
  * unverified value comes from tracebench/etmv2.h (U1..U18).
  *
- * As the ETMv1 model (etmv1_encoder.c): record r occupies max(its cycle
+ * On the port core shared with ETMv1 (port_model.c): record r occupies max(its cycle
  * stamp span, what its statuses need) port cycles, its status first, then
  * waits; the FIFO takes a cycle's packets in that cycle and sends from it
  * in the same cycle, a nibble, byte or two bytes a cycle (6.3 [S]: as
