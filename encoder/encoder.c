@@ -470,10 +470,8 @@ int tb_encoder_finish(tb_encoder *e)
 
     if (!e)
         return TB_ERR_INVAL;
-    if (e->v1)
-        return tb_enc_etmv1_finish(e);
-    if (e->v2)
-        return tb_enc_etmv2_finish(e);
+    if (e->port)
+        return tb_enc_port_finish(e);
     if (e->err)
         return e->err;
     if (e->finished)
@@ -495,10 +493,8 @@ int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
 
     if (!e || !r)
         return TB_ERR_INVAL;
-    if (e->v1)
-        return tb_enc_etmv1_push(e, r);
-    if (e->v2)
-        return tb_enc_etmv2_push(e, r);
+    if (e->port)
+        return tb_enc_port_push(e, r);
     if (e->err)
         return e->err;
     if (e->finished)
@@ -594,7 +590,7 @@ int tb_encoder_error(const tb_encoder *e)
 
 const tb_encoder_stats *tb_encoder_get_stats(const tb_encoder *e)
 {
-    return e ? (e->v1 ? tb_enc_etmv1_stats(e) : e->v2 ? tb_enc_etmv2_stats(e) : &e->st) : NULL;
+    return e ? (e->port ? tb_enc_port_stats(e) : &e->st) : NULL;
 }
 
 const tb_config *tb_encoder_get_config(const tb_encoder *e)
@@ -613,19 +609,10 @@ tb_encoder *tb_encoder_new(const tb_encoder_opts *o, tb_trace_sink sink,
     if (!e)
         return NULL;
     e->o = *o;
-    if (o->protocol == TB_PROTO_ETMV1) {
+    if (o->protocol == TB_PROTO_ETMV1 || o->protocol == TB_PROTO_ETMV2) {
         e->sink = sink;
         e->sink_ctx = ctx;
-        if (tb_encoder_config(o, &e->cfg) < 0 || tb_enc_etmv1_new(e) < 0) {
-            free(e);
-            return NULL;
-        }
-        return e;
-    }
-    if (o->protocol == TB_PROTO_ETMV2) {
-        e->sink = sink;
-        e->sink_ctx = ctx;
-        if (tb_encoder_config(o, &e->cfg) < 0 || tb_enc_etmv2_new(e) < 0) {
+        if (tb_encoder_config(o, &e->cfg) < 0 || tb_enc_port_new(e) < 0) {
             free(e);
             return NULL;
         }
@@ -649,10 +636,8 @@ void tb_encoder_set_packet_cb(tb_encoder *e, tb_packet_cb cb, void *ctx)
     if (e) {
         e->pcb = cb;
         e->pcb_ctx = ctx;
-        if (e->v1)
-            tb_enc_etmv1_set_cbs(e);
-        if (e->v2)
-            tb_enc_etmv2_set_cbs(e);
+        if (e->port)
+            tb_enc_port_set_cbs(e);
     }
 }
 
@@ -661,10 +646,8 @@ void tb_encoder_set_overflow_cb(tb_encoder *e, tb_overflow_cb cb, void *ctx)
     if (e) {
         e->ocb = cb;
         e->ocb_ctx = ctx;
-        if (e->v1)
-            tb_enc_etmv1_set_cbs(e);
-        if (e->v2)
-            tb_enc_etmv2_set_cbs(e);
+        if (e->port)
+            tb_enc_port_set_cbs(e);
     }
 }
 
@@ -672,8 +655,7 @@ void tb_encoder_free(tb_encoder *e)
 {
     if (!e)
         return;
-    tb_enc_etmv1_free(e);
-    tb_enc_etmv2_free(e);
+    tb_enc_port_free(e);
     tb_writer_free(e->w);
     free(e);
 }

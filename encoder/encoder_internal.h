@@ -100,10 +100,9 @@ struct tb_encoder {
     int err;
     bool finished;
     tb_encoder_stats st;
-    /* ETMv1 (etmv1_adapter.c): the port model does everything; the rest
-     * of this struct is unused. */
-    struct tb_etmv1_encoder *v1;
-    struct tb_etmv2_encoder *v2; /* ETMv2 (etmv2_adapter.c): the same */
+    /* ETMv1, ETMv2 (port_adapter.c): the port model does everything;
+     * the rest of this struct is unused. */
+    struct port_model *port;
 
     uint64_t now;        /* cycle stamp of the record being handled */
     uint64_t prev_cycle; /* cycle stamp of the record before it */
@@ -160,26 +159,16 @@ struct tb_encoder {
     struct enc_xfer xfer[ENC_MAX_XFER]; /* last: kept off the hot fields */
 };
 
-/* ETMv1 (etmv1_adapter.c): tb_encoder_config_err and tb_encoder_new
- * for protocol TB_PROTO_ETMV1. */
-int tb_enc_etmv1_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
-                            size_t errlen);
-int tb_enc_etmv1_new(tb_encoder *e);
-int tb_enc_etmv1_push(tb_encoder *e, const tb_exec_record *r);
-int tb_enc_etmv1_finish(tb_encoder *e);
-const tb_encoder_stats *tb_enc_etmv1_stats(const tb_encoder *e);
-void tb_enc_etmv1_set_cbs(tb_encoder *e); /* pcb, ocb to the port model */
-void tb_enc_etmv1_free(tb_encoder *e);
-
-/* ETMv2 (etmv2_adapter.c): the same for TB_PROTO_ETMV2. */
-int tb_enc_etmv2_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
-                            size_t errlen);
-int tb_enc_etmv2_new(tb_encoder *e);
-int tb_enc_etmv2_push(tb_encoder *e, const tb_exec_record *r);
-int tb_enc_etmv2_finish(tb_encoder *e);
-const tb_encoder_stats *tb_enc_etmv2_stats(const tb_encoder *e);
-void tb_enc_etmv2_set_cbs(tb_encoder *e);
-void tb_enc_etmv2_free(tb_encoder *e);
+/* ETMv1 and ETMv2 (port_adapter.c): tb_encoder_config_err and
+ * tb_encoder_new for protocols TB_PROTO_ETMV1 and TB_PROTO_ETMV2. */
+int tb_enc_port_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
+                           size_t errlen);
+int tb_enc_port_new(tb_encoder *e);
+int tb_enc_port_push(tb_encoder *e, const tb_exec_record *r);
+int tb_enc_port_finish(tb_encoder *e);
+const tb_encoder_stats *tb_enc_port_stats(const tb_encoder *e);
+void tb_enc_port_set_cbs(tb_encoder *e); /* pcb, ocb to the port model */
+void tb_enc_port_free(tb_encoder *e);
 
 /* ETMv3 on a Cortex-M3/M4 (etmv3_v7m.c; tb_encoder_opts.v7m). */
 int tb_enc_v7m_config_err(const tb_encoder_opts *o, char *err, size_t errlen);

@@ -290,10 +290,8 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
     if (o->pc_first && o->protocol != TB_PROTO_ETMV3)
         return cfg_fail(err, errlen, "pcfirst: ETMIDR[16] (an LDM transfers the PC first) "
                         "is modelled for ETMv3 only");
-    if (o->protocol == TB_PROTO_ETMV1)
-        return tb_enc_etmv1_config_err(o, cfg, err, errlen);
-    if (o->protocol == TB_PROTO_ETMV2)
-        return tb_enc_etmv2_config_err(o, cfg, err, errlen);
+    if (o->protocol == TB_PROTO_ETMV1 || o->protocol == TB_PROTO_ETMV2)
+        return tb_enc_port_config_err(o, cfg, err, errlen);
     ptm = o->protocol == TB_PROTO_PTM;
     v = o->arch_minor;
     if (!ptm && o->protocol != TB_PROTO_ETMV3)
