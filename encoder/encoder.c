@@ -307,6 +307,10 @@ static __attribute__((noinline)) int process_insn_full(tb_encoder *e,
             e->on = false;
             if (e->next_reason != TB_ISYNC_OVERFLOW)
                 e->next_reason = TB_ISYNC_TRACE_ON;
+        } else if (e->next_reason == TB_ISYNC_DEBUG_EXIT) {
+            /* b11 only when the first instruction after the exit is
+             * traced (IHI0014Q 7.10.5 Table 7.21): this one is not. */
+            e->next_reason = TB_ISYNC_TRACE_ON;
         }
         goto done;
     }
@@ -417,6 +421,23 @@ static int process_exc(tb_encoder *e, const tb_exec_record *r)
     if (rc >= 0 && e->on && !e->dropping)
         rc = e->ops->exception(e, r);
     e->prev_cycle = r->cycle;
+    if (r->u.exc.kind == TB_EXC_DEBUG_HALT) {
+        /* Entry to Debug state: traced as an exception (number 1, to
+         * address 0: the Cortex-A15 PTM reference trace, shared
+         * trace_cov_a15), then no trace while the core is halted; the
+         * restart is an I-sync with reason b11 "exit from debug state"
+         * at the instruction it restarts at (IHI0014Q 7.10.5 Table 7.21,
+         * IHI0035B 4.5 I-sync; the reference trace has it: 08 .. 61).
+         * b10 is not used after a debug exit (Table 7.21), but a FIFO
+         * still dropping keeps its overflow restart (the model does not
+         * drain it while halted, docs/debug-halt.md).  The restart is
+         * where the core was, in the state it was: the flow's ISA stays. */
+        if (e->on && !e->dropping && rc >= 0)
+            e->on = false;
+        if (!e->dropping && e->next_reason != TB_ISYNC_OVERFLOW)
+            e->next_reason = TB_ISYNC_DEBUG_EXIT;
+        return rc;
+    }
     e->flow_isa = r->u.exc.isa;
     e->have_flow_isa = true;
     return rc;
@@ -493,6 +514,10 @@ int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
 
     if (!e || !r)
         return TB_ERR_INVAL;
+    /* The trace ports' exit from debug state (ETMv1 reason b011, the
+     * ETMv2 TFO reason) is not modelled: refused, not traced wrong. */
+    if (e->port && r->kind == TB_REC_EXCEPTION && r->u.exc.kind == TB_EXC_DEBUG_HALT)
+        return TB_ERR_UNSUPPORTED;
     if (e->port)
         return tb_enc_port_push(e, r);
     if (e->err)

@@ -304,6 +304,7 @@ typedef struct tinsn {
     uint32_t addr;
     uint8_t size, isa, wp;
     bool failed, cancelled, ns;
+    bool debug_resume;       /* the first instruction after a debug halt */
 } tinsn;
 
 typedef struct rt {
@@ -316,6 +317,7 @@ typedef struct rt {
     int enc_err;
     bool ns;                 /* truth security state (TB_REC_STATE) */
     unsigned states;         /* state records */
+    bool halted;             /* a debug halt since the last instruction */
 } rt;
 
 static int rt_sink(void *ctx, const uint8_t *d, size_t len)
@@ -339,10 +341,13 @@ static int rt_rec(void *ctx, const tb_exec_record *rec)
         r->v[r->n++] = (tinsn){rec->u.insn.addr, rec->u.insn.size, rec->u.insn.isa,
                                rec->u.insn.wp_class,
                                (rec->u.insn.flags & TB_INSN_COND_FAILED) != 0, false,
-                               r->ns};
+                               r->ns, r->halted};
+        r->halted = false;
     } else if (rec->kind == TB_REC_STATE) {
         r->ns = rec->u.state.ns;
         r->states++;
+    } else if (rec->kind == TB_REC_EXCEPTION && rec->u.exc.kind == TB_EXC_DEBUG_HALT) {
+        r->halted = true;
     } else if (rec->kind == TB_REC_EXCEPTION && rec->u.exc.cancelled && r->n &&
                r->v[r->n - 1].addr == rec->u.exc.pref_return) {
         r->v[r->n - 1].cancelled = true;
@@ -362,13 +367,17 @@ typedef struct cmp {
     size_t p;                /* next truth instruction */
     unsigned ranges;
     bool ns;                 /* decoded security state */
+    bool debug_exit;         /* an exit from debug state decoded, not yet met */
     uint32_t addrs[1024];
 } cmp;
 
 static void skip_cancelled(cmp *c)
 {
-    while (c->p < c->r->n && c->r->v[c->p].cancelled)
+    while (c->p < c->r->n && c->r->v[c->p].cancelled) {
+        if (c->r->v[c->p].debug_resume)
+            c->debug_exit = false; /* the exit was for it */
         c->p++;
+    }
 }
 
 static int cmp_el(void *ctx, const tb_element *el)
@@ -386,6 +395,8 @@ static int cmp_el(void *ctx, const tb_element *el)
                   (unsigned long long)el->index);
     if (el->kind == TB_ELEM_CONTEXT)
         c->ns = el->ns;
+    if (el->kind == TB_ELEM_TRACE_ON && el->reason == TB_ISYNC_DEBUG_EXIT)
+        c->debug_exit = true;
     if (el->kind != TB_ELEM_INSN_RANGE)
         return 0;
     c->ranges++;
@@ -402,6 +413,15 @@ static int cmp_el(void *ctx, const tb_element *el)
                       "instruction #%zu: decoded 0x%08x %s, simulated 0x%08x %s",
                       c->p, c->addrs[i], tb_isa_name((tb_isa)el->isa), t->addr,
                       tb_isa_name((tb_isa)t->isa));
+        /* Debug halts: the exit shown right before each restart (no
+         * filter or overflow here to excuse it), nowhere else. */
+        TB_FUZZ_CHECK(H, t->debug_resume == c->debug_exit,
+                      "instruction #%zu at 0x%08x: %s", c->p, t->addr,
+                      t->debug_resume ? "the restart after a debug halt, with no exit "
+                                        "from debug state decoded"
+                                      : "an exit from debug state decoded before it, "
+                                        "but no debug halt");
+        c->debug_exit = false;
         TB_FUZZ_CHECK(H, t->ns == c->ns, "instruction #%zu at 0x%08x: decoded %s, "
                       "simulated %s", c->p, t->addr, c->ns ? "Non-secure" : "Secure",
                       t->ns ? "Non-secure" : "Secure");
@@ -605,6 +625,17 @@ int tb_fuzz_roundtrip(const uint8_t *data, size_t len)
         sc.events[sc.n_events].at_insn = 3 + rd_byte(&r);
         sc.events[sc.n_events].every = rd_byte(&r) & 1 ? 7 + rd_byte(&r) % 40 : 0;
         sc.events[sc.n_events].count = 1 + rd_byte(&r) % 4;
+        sc.n_events++;
+    }
+    if (b2 & 4) {
+        /* Debug halts (issue 35, docs/debug-halt.md): from bits already
+         * read, so the inputs' other bytes mean what they meant. */
+        sc.events[sc.n_events].kind = TB_EXC_DEBUG_HALT;
+        sc.events[sc.n_events].has_insn = true;
+        sc.events[sc.n_events].at_insn = 2 + (b2 >> 3) % 16;
+        sc.events[sc.n_events].every = b2 & 8 ? 5 + b2 % 23 : 0;
+        sc.events[sc.n_events].count = 1 + (b2 >> 6);
+        sc.events[sc.n_events].halt_cycles = 1 + b1 % 200;
         sc.n_events++;
     }
 

@@ -34,6 +34,8 @@ typedef struct tq {
                            * exception return of a traced instruction */
     bool tailchain;       /* v7-M exception: entered by tail-chaining */
     bool resume;          /* the encoder's overflow I-sync resumed here */
+    bool debug_resume;    /* insn: the first after a debug halt, traced: the
+                           * decode shows an exit from debug state before it */
 } tq;
 
 /* What the decode shows of a truth data transfer (roundtrip.h). */
@@ -83,6 +85,9 @@ struct tb_compare {
     uint64_t dropped_cycle;  /* the last record consumed unshown */
     bool have_dropped;
     bool lost_tail;          /* overflowed, never resumed */
+    bool debug_pending;      /* truth: a debug halt since the last insn */
+    bool dec_debug_exit;     /* decode: an exit from debug state (I-sync
+                              * reason b11) not yet matched to its restart */
 
     tq th[HIST];             /* last matched truth instructions */
     unsigned th_n;
@@ -332,6 +337,11 @@ int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
         t->wp = r->u.insn.wp_class;
         t->flags = r->u.insn.flags;
         t->untraced = c->o.n_ranges && !tb_encoder_in_filter(&c->o, t->addr);
+        /* The restart after a debug halt: traced, it is announced by an
+         * I-sync with reason b11 (IHI0014Q 7.10.5 Table 7.21: only when
+         * the first instruction after the exit is traced). */
+        t->debug_resume = c->debug_pending && !t->untraced;
+        c->debug_pending = false;
         c->prev_traced = !t->untraced;
         c->insn_inview = false;
         c->st.truth_insns++;
@@ -357,6 +367,13 @@ int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
         /* Traced when trace is on as it is taken, i.e. the instruction
          * before it was traced (encoder.c, process_exc). */
         t->required = c->prev_traced;
+        /* Taken at the restart from a debug halt, before any instruction
+         * ran: trace is off there (encoder.c, process_exc), as with an
+         * exception taken outside the filter. */
+        if (c->debug_pending)
+            t->required = false;
+        if (r->u.exc.kind == TB_EXC_DEBUG_HALT)
+            c->debug_pending = true;
         /* The instruction it cancels did not execute (sim.h). */
         if (r->u.exc.cancelled && c->have_last &&
             (prev = by_number(c, c->last_insn)) != NULL && prev->addr == t->addr &&
@@ -482,6 +499,10 @@ static void drop(tb_compare *c)
     } else if (t->kind == TB_REC_DATA && !t->cancelled) {
         c->st.data_untraced++;
     }
+    /* A restart an exception cancelled (a data abort at once): the exit
+     * the decode showed was for it. */
+    if (t->kind == TB_REC_INSN && t->debug_resume)
+        c->dec_debug_exit = false;
     /* A timestamp may still name it: the encoder stamps the record it is
      * handling, a cancelled instruction at trace-on too. */
     c->dropped_cycle = t->cycle;
@@ -616,6 +637,18 @@ static int compare_insn(tb_compare *c, const tb_element *el, uint32_t addr, unsi
         return fail(c, el, "decoded 0x%08x %s where the truth runs 0x%08x outside the filter, "
                     "with no gap element before it", addr, tb_isa_name((tb_isa)el->isa),
                     t->addr);
+    /* Debug halts: the exit from debug state is shown right before the
+     * restart, and nowhere else; an overflow restart there says
+     * overflow instead (encoder.c, process_exc). */
+    if (t->debug_resume && !t->resume && !c->dec_debug_exit)
+        return fail(c, el, "truth #%llu 0x%08x %s is where the core restarted after a debug "
+                    "halt, but the decode showed no exit from debug state before it",
+                    (unsigned long long)t->seq, t->addr, tb_isa_name((tb_isa)t->isa));
+    if (c->dec_debug_exit && !t->debug_resume)
+        return fail(c, el, "decoded an exit from debug state before 0x%08x %s, where the "
+                    "truth (#%llu) restarts after no debug halt", addr,
+                    tb_isa_name((tb_isa)el->isa), (unsigned long long)t->seq);
+    c->dec_debug_exit = false;
     if (t->addr != addr || t->isa != el->isa)
         return fail(c, el, "decoded 0x%08x %s, truth #%llu is 0x%08x %s", addr,
                     tb_isa_name((tb_isa)el->isa), (unsigned long long)t->seq, t->addr,
@@ -690,7 +723,7 @@ static uint32_t match_run(tb_compare *c, const tb_element *el, const uint32_t *a
     const size_t mask = c->cap - 1;
     uint32_t n = el->count, i, k;
 
-    if (c->overflow_gap || !c->len)
+    if (c->overflow_gap || !c->len || c->dec_debug_exit)
         return 0;
     if (n > c->len)
         n = (uint32_t)c->len;
@@ -699,7 +732,7 @@ static uint32_t match_run(tb_compare *c, const tb_element *el, const uint32_t *a
         char atom;
 
         if (t->kind != TB_REC_INSN || t->cancelled || t->untraced || t->addr != addrs[i] ||
-            t->isa != el->isa || t->ns != c->dec_ns)
+            t->isa != el->isa || t->ns != c->dec_ns || t->debug_resume)
             break;
         atom = range_atom(c, el, i);
         if (atom != '?' && (atom == 'N') != ((t->flags & TB_INSN_COND_FAILED) != 0))
@@ -1252,9 +1285,12 @@ int tb_compare_element(tb_compare *c, const tb_element *el, const uint32_t *addr
         }
         if ((el->kind == TB_ELEM_NO_SYNC && el->reason == TB_GAP_OVERFLOW) ||
             (el->kind == TB_ELEM_TRACE_ON && el->reason == TB_ISYNC_OVERFLOW))
-            c->overflow_gap = true, c->gap_ctx_shown = false;
+            c->overflow_gap = true, c->gap_ctx_shown = false,
+            c->dec_debug_exit = false; /* a restart from debug state lost with it */
         if (el->kind == TB_ELEM_TRACE_ON && el->has_cc)
             c->cc_sum += el->cc;
+        if (el->kind == TB_ELEM_TRACE_ON && el->reason == TB_ISYNC_DEBUG_EXIT)
+            c->dec_debug_exit = true;
         /* Cycle totals restart at every gap: what the gap held is lost,
          * placeholders' values too. */
         c->cc_started = false;

@@ -427,7 +427,7 @@ void tb_sim_update_next_check(tb_sim *s)
     for (unsigned i = 0; i < s->sc.n_events; i++)
         if (!s->ev[i].done && s->sc.events[i].has_insn && s->ev[i].next_insn < n)
             n = s->ev[i].next_insn;
-    if (s->pending_irq)
+    if (s->pending_irq || s->debug_due)
         n = 0;
     if (s->m)
         n = tb_v7m_next_check(s, n);
@@ -439,10 +439,16 @@ void tb_sim_raise_event(tb_sim *s, unsigned i)
     const tb_scn_event *e = &s->sc.events[i];
     struct tb_ev_state *st = &s->ev[i];
 
-    if (s->m)
+    if (e->kind == TB_EXC_DEBUG_HALT) {
+        /* Taken before the next instruction, whatever CPSR.I/F say
+         * (tb_sim_slow_path); from WFI too, which a halt wakes. */
+        s->debug_due = true;
+        s->debug_cycles = e->halt_cycles;
+    } else if (s->m) {
         tb_v7m_raise(s, e);
-    else
+    } else {
         s->pending_irq |= e->kind == TB_EXC_FIQ ? 2u : 1u;
+    }
     st->raised++;
     if (e->count && st->raised >= e->count) {
         st->done = true;
@@ -451,6 +457,37 @@ void tb_sim_raise_event(tb_sim *s, unsigned i)
     } else if (e->has_insn) {
         st->done = true;
     }
+}
+
+/* A [debug] halt before the instruction at a (sim.h, tb_scn_event): the
+ * core enters Debug state with that instruction next, stays halted
+ * debug_cycles cycles and restarts there, its registers and memory as
+ * they were (a debugger's halt and restart, IHI0406C C5.1 and C5.3: on
+ * exit the core runs from the address DLR holds, here the one it
+ * halted at).  Only the record and the clock change: no Unicorn state is
+ * touched, so the run goes on as it would have.  It is not counted as an
+ * exception taken (the budget's second bound is for exception loops). */
+static int debug_halt(tb_sim *s, uint32_t a, uint8_t isa)
+{
+    tb_exec_record r;
+
+    (void)isa;
+    s->debug_due = false;
+    s->cycles += s->debug_cycles;
+    s->dual_first = false; /* no pair across the halt (dual.c) */
+    memset(&r, 0, sizeof r);
+    r.kind = TB_REC_EXCEPTION;
+    r.seq = s->count;
+    r.cycle = s->cycles;
+    r.u.exc.kind = TB_EXC_DEBUG_HALT;
+    /* No vector: the PTM of a Cortex-A15 traces the entry as an
+     * exception to address 0 in ARM state (shared reference
+     * trace_cov_a15: 81 80 80 80 48 02, "Debug Halt [01]"). */
+    r.u.exc.isa = TB_ISA_ARM;
+    r.u.exc.pref_return = a;
+    r.u.exc.vector = 0;
+    r.u.exc.cpsr = sim_read_cpsr(s);
+    return sim_deliver(s, &r);
 }
 
 /* Slow path before the instruction at a runs.  Returns 1 when the run
@@ -480,6 +517,10 @@ int tb_sim_slow_path(tb_sim *s, uint32_t a, const tb_centry *e, uint8_t isa)
                    !st->has_addr) {
             tb_sim_raise_event(s, i);
         }
+    }
+    if (s->debug_due && debug_halt(s, a, isa) < 0) {
+        sim_stop(s, ACT_ERROR);
+        return 1;
     }
     /* v7-M: its priority rules (v7m.c). */
     if (s->m) {

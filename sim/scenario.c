@@ -188,6 +188,12 @@ static int event_key(tb_scn_event *ev, const char *k, const char *v,
     } else if (!strcmp(k, "count")) {
         if (!parse_u32(v, &ev->count))
             return perr(err, errlen, ln, "bad count '%s'", v);
+    } else if (!strcmp(k, "cycles") && ev->kind == TB_EXC_DEBUG_HALT) {
+        /* How long the core stays halted: the restart's cycle stamp, and
+         * so its cycle count and timestamp, moves on by this much. */
+        if (!parse_u32(v, &ev->halt_cycles) || ev->halt_cycles == 0 ||
+            ev->halt_cycles > 1000000)
+            return perr(err, errlen, ln, "bad cycles '%s' (1..1000000 cycles halted)", v);
     } else if (!strcmp(k, "line") && ev->kind == TB_EXC_IRQ) {
         uint32_t n;
 
@@ -198,7 +204,8 @@ static int event_key(tb_scn_event *ev, const char *k, const char *v,
             return perr(err, errlen, ln, "bad line '%s' (0..239: exception 16 + line)", v);
         ev->line = (uint16_t)n;
         ev->has_line = true;
-    } else if (!strcmp(k, "priority") && ev->kind != TB_EXC_FIQ) {
+    } else if (!strcmp(k, "priority") && ev->kind != TB_EXC_FIQ &&
+               ev->kind != TB_EXC_DEBUG_HALT) {
         uint32_t n;
 
         if (ev->kind == TB_EXC_V7M)
@@ -273,16 +280,21 @@ int tb_scenario_parse(tb_scenario *sc, const char *text, size_t len,
             p = trim(p + 1);
             if (!strcmp(p, "sim")) {
                 sec = SEC_SIM;
-            } else if (!strcmp(p, "irq") || !strcmp(p, "fiq") || !strcmp(p, "nmi")) {
+            } else if (!strcmp(p, "irq") || !strcmp(p, "fiq") || !strcmp(p, "nmi") ||
+                       !strcmp(p, "debug")) {
                 if (ev && !ev->has_insn && !ev->at_addr[0])
                     return perr(err, errlen, ln, "previous event has no at_insn/at_addr");
                 if (sc->n_events >= TB_SCN_MAX_EVENTS)
                     return perr(err, errlen, ln, "too many events");
                 ev = &sc->events[sc->n_events++];
                 memset(ev, 0, sizeof *ev);
-                ev->kind = p[0] == 'i' ? TB_EXC_IRQ : p[0] == 'f' ? TB_EXC_FIQ : TB_EXC_V7M;
+                ev->kind = p[0] == 'i'   ? TB_EXC_IRQ
+                           : p[0] == 'f' ? TB_EXC_FIQ
+                           : p[0] == 'd' ? TB_EXC_DEBUG_HALT
+                                         : TB_EXC_V7M;
                 ev->count = 1;
                 ev->hit = 1;
+                ev->halt_cycles = 100;
                 sec = SEC_EVENT;
             } else if (!strcmp(p, "systick")) {
                 if (ev && !ev->has_insn && !ev->at_addr[0])
@@ -290,7 +302,7 @@ int tb_scenario_parse(tb_scenario *sc, const char *text, size_t len,
                 ev = NULL;
                 sec = SEC_SYSTICK;
             } else {
-                return perr(err, errlen, ln, "unknown section [%s] (sim, irq, fiq, nmi, systick)", p);
+                return perr(err, errlen, ln, "unknown section [%s] (sim, irq, fiq, nmi, debug, systick)", p);
             }
             continue;
         }

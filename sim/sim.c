@@ -255,8 +255,13 @@ int tb_sim_set_scenario(tb_sim *s, const tb_scenario *sc)
     for (unsigned i = 0; i < sc->n_events; i++) {
         const tb_scn_event *e = &sc->events[i];
 
-        if (e->kind != TB_EXC_IRQ && e->kind != TB_EXC_FIQ && e->kind != TB_EXC_V7M)
+        if (e->kind != TB_EXC_IRQ && e->kind != TB_EXC_FIQ && e->kind != TB_EXC_V7M &&
+            e->kind != TB_EXC_DEBUG_HALT)
             return TB_ERR_INVAL;
+        if (s->m && e->kind == TB_EXC_DEBUG_HALT)
+            return tb_sim_fail(s, TB_ERR_CONFIG, "scenario: [debug] is for the A/R profile "
+                               "(v7-M halting debug is not modelled); the running cpu is %s",
+                               tb_sim_cpu_name(s->cpu));
         if (!s->m && (e->kind == TB_EXC_V7M || e->has_line || e->has_priority))
             return tb_sim_fail(s, TB_ERR_CONFIG, "scenario: %s needs cpu = cortex-m3 or "
                                "cortex-m4 (the running cpu is %s)",

@@ -168,6 +168,8 @@ struct tb_sim {
     uint64_t exceptions;
     uint64_t next_check;     /* count at which the slow path must run */
     uint32_t pending_irq;    /* bit0 IRQ, bit1 FIQ asserted */
+    bool debug_due;          /* a [debug] halt before the next instruction */
+    uint32_t debug_cycles;   /* ... and how long it lasts */
     uint64_t rng;
     uint32_t ctxid;
     bool ns;                 /* security state now (scenario secure) */

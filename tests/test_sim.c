@@ -1472,3 +1472,101 @@ Test(sim, store_abort_inside_an_it_block_is_refused)
         run_free(&x);
     }
 }
+
+/* [debug] halts (docs/debug-halt.md): a debug-halt exception record
+ * before the instruction (pref_return = that instruction, vector 0, ARM),
+ * the clock moved on `cycles`, and otherwise the same run, record for
+ * record, as without the halts; the block path and the reference path
+ * agree.  Expected values come from the run without halts, not from the
+ * halt code. */
+Test(sim, debug_halt_records)
+{
+    static const char *const extra =
+        "[debug]\nat_insn = 30\ncycles = 500\n"
+        "[debug]\nat_addr = x_thumb\nhit = 2\n"
+        "[debug]\nat_insn = 200\nevery = 61\ncount = 3\ncycles = 3\n";
+    const char *elf = TB_BINARY_DIR "/vectors/programs/exc_mix.elf";
+    const char *ini = TB_SOURCE_DIR "/vectors/programs/exc_mix.ini";
+    run_t base, blk, ref;
+    size_t i = 0, j = 0, halts = 0;
+    uint64_t shift = 0;
+
+    run_prog(&base, elf, ini, NULL);
+    run_prog_ex(&blk, elf, ini, extra, true, false);
+    run_prog_ex(&ref, elf, ini, extra, true, true);
+    cr_assert_eq(base.rc, 0, "%s", tb_sim_errmsg(base.sim));
+    cr_assert_eq(blk.rc, 0, "%s", tb_sim_errmsg(blk.sim));
+    cr_assert_eq(ref.rc, 0, "%s", tb_sim_errmsg(ref.sim));
+    cr_assert_eq(blk.n, ref.n);
+    for (size_t k = 0; k < blk.n; k++)
+        cr_assert(!memcmp(&blk.rec[k], &ref.rec[k], sizeof blk.rec[k]), "record %zu", k);
+    cr_assert_eq(blk.res.insns, base.res.insns);
+    cr_assert_eq(blk.res.exceptions, base.res.exceptions, "a halt is no exception taken");
+    for (; i < blk.n; i++) {
+        const tb_exec_record *r = &blk.rec[i];
+
+        if (r->kind == TB_REC_DATA)
+            continue;
+        if (r->kind == TB_REC_EXCEPTION && r->u.exc.kind == TB_EXC_DEBUG_HALT) {
+            const tb_exec_record *n = &blk.rec[i + 1];
+            uint64_t before = 0;
+
+            /* The next record is the instruction it halted before. */
+            cr_assert_eq(n->kind, TB_REC_INSN, "halt %zu", halts);
+            cr_assert_eq(r->u.exc.pref_return, n->u.insn.addr);
+            cr_assert_eq(r->u.exc.vector, 0u);
+            cr_assert_eq(r->u.exc.isa, TB_ISA_ARM);
+            cr_assert(!r->u.exc.cancelled);
+            for (size_t k = i; k-- > 0;)
+                if (blk.rec[k].kind == TB_REC_INSN || blk.rec[k].kind == TB_REC_EXCEPTION) {
+                    before = blk.rec[k].cycle;
+                    break;
+                }
+            shift += r->cycle - before;
+            halts++;
+            continue;
+        }
+        while (j < base.n && base.rec[j].kind == TB_REC_DATA)
+            j++;
+        cr_assert_lt(j, base.n);
+        cr_assert_eq(r->kind, base.rec[j].kind, "record %zu", i);
+        cr_assert_eq(r->seq, base.rec[j].seq, "record %zu", i);
+        if (r->kind == TB_REC_INSN)
+            cr_assert_eq(r->u.insn.addr, base.rec[j].u.insn.addr, "record %zu", i);
+        cr_assert_eq(r->cycle, base.rec[j].cycle + shift, "record %zu", i);
+        j++;
+    }
+    /* at_insn 30, the second arrival at x_thumb, three periodic ones. */
+    cr_assert_eq(halts, 5);
+    cr_assert_eq(shift, 500u + 100u + 3u * 3u);
+    run_free(&base);
+    run_free(&blk);
+    run_free(&ref);
+}
+
+/* [debug] keys: cycles only there, at least 1; a halt needs a point. */
+static int parse_scn(tb_scenario *sc, const char *text, char *err, size_t errlen)
+{
+    tb_scenario_init(sc);
+    return tb_scenario_parse(sc, text, strlen(text), err, errlen);
+}
+
+Test(sim, debug_halt_keys)
+{
+    tb_scenario sc;
+    char err[256];
+
+    cr_assert_eq(parse_scn(&sc, "[debug]\nat_insn = 5\ncycles = 7\n", err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(sc.events[0].kind, TB_EXC_DEBUG_HALT);
+    cr_assert_eq(sc.events[0].halt_cycles, 7u);
+    cr_assert_eq(parse_scn(&sc, "[debug]\nat_insn = 5\n", err, sizeof err), 0, "%s", err);
+    cr_assert_eq(sc.events[0].halt_cycles, 100u, "the default");
+    cr_assert_eq(parse_scn(&sc, "[debug]\nat_insn = 5\ncycles = 0\n", err, sizeof err),
+                 TB_ERR_FORMAT);
+    cr_assert(strstr(err, "cycles"), "%s", err);
+    cr_assert_eq(parse_scn(&sc, "[irq]\nat_insn = 5\ncycles = 7\n", err, sizeof err),
+                 TB_ERR_FORMAT);
+    cr_assert_eq(parse_scn(&sc, "[debug]\ncycles = 7\n", err, sizeof err), TB_ERR_FORMAT,
+                 "a halt needs at_insn or at_addr");
+}

@@ -857,8 +857,14 @@ static void on_line(ocsd_run *o, const char *line, const char *name)
     } else if (!strncmp(g, "TRACE_ON(", 9)) {
         o->after_eret = false;
         el.kind = TB_ELEM_TRACE_ON;
-        el.reason = strstr(g, "overflow") ? TB_ISYNC_OVERFLOW : TB_ISYNC_TRACE_ON;
-        lst_gap(o, strstr(g, "overflow") ? "overflow" : "trace-on");
+        /* OpenCSD's reasons: [begin or filter], [overflow], [debug
+         * restart] (I-sync reason b11, docs/debug-halt.md). */
+        el.reason = strstr(g, "overflow")        ? TB_ISYNC_OVERFLOW
+                    : strstr(g, "debug restart") ? TB_ISYNC_DEBUG_EXIT
+                                                 : TB_ISYNC_TRACE_ON;
+        lst_gap(o, el.reason == TB_ISYNC_OVERFLOW      ? "overflow"
+                   : el.reason == TB_ISYNC_DEBUG_EXIT ? "debug-exit"
+                                                      : "trace-on");
         take_cc(&el, g);
         feed(o, &el, NULL);
     } else if (!strncmp(g, "NO_SYNC(", 8)) {

@@ -89,6 +89,8 @@ typedef struct ctx {
     bool shown;      /* an instruction was written */
     bool gap;        /* an instruction since then was not traced */
     bool gap_lost;   /* ... and one was lost to an overflow */
+    bool debug;      /* a debug halt since the last instruction, and none
+                      * untraced since: its exit shows (docs/debug-halt.md) */
 } ctx;
 
 static int die(const char *fmt, ...)
@@ -300,15 +302,25 @@ static void v7m_name(unsigned n, char *buf, size_t len)
         snprintf(buf, len, "IRQ%u", n - 16);
 }
 
+/* The gap line before the next line shown, if trace was off, lost or
+ * halted since the last: an overflow names it whatever else happened,
+ * then a debug halt's exit (the I-sync reason b11), then trace-on. */
+static void gap_line(ctx *c)
+{
+    if ((c->gap || c->debug) && c->shown)
+        fprintf(c->out, "# gap %s\n", c->gap_lost ? "overflow"
+                                      : c->debug  ? "debug-exit"
+                                                  : "trace-on");
+    c->gap = c->gap_lost = c->debug = false;
+    c->shown = true;
+}
+
 /* A v7-M exception or return line, when the trace shows it. */
 static void show_line(ctx *c, bool traced, const char *text)
 {
     if (!traced)
         return;
-    if (c->gap && c->shown)
-        fprintf(c->out, "# gap %s\n", c->gap_lost ? "overflow" : "trace-on");
-    c->gap = c->gap_lost = false;
-    c->shown = true;
+    gap_line(c);
     fprintf(c->out, "%s\n", text);
 }
 
@@ -317,17 +329,17 @@ static void show(ctx *c, const insn *in, bool cancelled)
     bool traced = in_filter(c, in->addr) && !lost(c, in->seq);
 
     if (!traced) {
-        /* Trace was off or lost here, ran or not: the decoder sees a gap. */
+        /* Trace was off or lost here, ran or not: the decoder sees a gap.
+         * An exit from debug state shows only when the first instruction
+         * after it is traced (IHI0014Q 7.10.5 Table 7.21). */
         c->gap = true;
         c->gap_lost |= lost(c, in->seq);
+        c->debug = false;
         return;
     }
     if (cancelled || in->as_exc)
         return;
-    if (c->gap && c->shown)
-        fprintf(c->out, "# gap %s\n", c->gap_lost ? "overflow" : "trace-on");
-    c->gap = c->gap_lost = false;
-    c->shown = true;
+    gap_line(c);
     fprintf(c->out, "0x%08X %s %c\n", in->addr, in->isa,
             c->ptm && !in->waypoint ? 'E' : in->atom);
 }
@@ -383,6 +395,10 @@ static int run(const char *dir, int id, ctx *c)
                 show(c, &held, strstr(line, " cancelled") && held.addr == ret && !lost(c, seq));
                 have = false;
             }
+            /* A debug halt: the core restarts at ret; trace says so with
+             * an exit from debug state there (docs/debug-halt.md). */
+            if (!strcmp(f1, "debug-halt"))
+                c->debug = true;
             if (c->v7m) {
                 /* v7-M: ... xpsr=V exc=N [tail-chain] [cancelled] */
                 const char *x = strstr(line, " exc=");

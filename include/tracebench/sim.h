@@ -93,12 +93,22 @@ const char *tb_sim_stop_text(tb_sim_stop s);
 /* An interrupt the scenario raises.  It is asserted when at_insn
  * instructions have executed, or on the hit-th arrival at at_addr, then
  * stays pending until CPSR.I/F lets it in (never inside an IT block).
+ * [debug] (A/R profile): a halt into Debug state at the same points,
+ * at once (also inside an IT block): the core stops before the
+ * instruction there for halt_cycles cycles, runs nothing, and resumes at
+ * that instruction with nothing changed, as a debugger's halt and
+ * restart do.  The record: an exception record of kind
+ * TB_EXC_DEBUG_HALT (vector 0, ARM; pref_return = the instruction that
+ * runs next; cycle = the cycle of the restart), which the encoders trace
+ * as the entry (the exception packet, number 1) and an I-sync with
+ * reason "exit from debug state" at the restart (docs/debug-halt.md).
+ * Not counted as an exception taken.
  * Cortex-M: [irq] pends external interrupt `line` (exception 16 + line)
  * in the NVIC, [nmi] the NMI; taken when the v7-M priority rules let it
  * in (never inside an IT block either). */
 typedef struct tb_scn_event {
     tb_exc_kind kind;            /* TB_EXC_IRQ or TB_EXC_FIQ; TB_EXC_V7M for
-                                  * [nmi] */
+                                  * [nmi]; TB_EXC_DEBUG_HALT for [debug] */
     bool has_line;               /* line = N was given (Cortex-M) */
     uint16_t line;               /* IRQ line: exception 16 + line */
     bool has_priority;           /* priority = P was given (Cortex-M) */
@@ -110,6 +120,8 @@ typedef struct tb_scn_event {
     uint32_t count;              /* times to raise (0 = unlimited) */
     char at_addr[TB_SCN_EXPR];   /* symbol or number; "" = none */
     uint32_t hit;                /* arrival number at at_addr (>= 1) */
+    uint32_t halt_cycles;        /* [debug]: cycles spent halted (cycles =
+                                  * N, default 100) */
 } tb_scn_event;
 
 /* The budget bounds a run twice over with the same N: it stops before
