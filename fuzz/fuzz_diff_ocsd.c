@@ -949,6 +949,17 @@ static bool fault_arm_isync_bit1(cmp *c)
     const insn *o = c->i < c->na ? &c->a->v[c->i] : NULL;
     const pkt_info *is;
 
+    /* OpenCSD's walk from the halfword address may find no memory there
+     * (at 0xfffffffe, say: a NACC, no instruction at all): then ours is
+     * the ARM instruction the I-sync names and OpenCSD has none from its
+     * packet (found by a campaign at 8aa0211, regressions/ocsd_etmv3/
+     * opencsd12-arm-isync-bit1-nacc). */
+    if (o && o->isa == TB_ISA_ARM && !(o->addr & 3) && (!t || t->index > o->index) &&
+        (is = pkt_before(c, o->index, TB_PKT_ISYNC)) && is->isa == TB_ISA_ARM &&
+        (is->addr & 3) == 2 && (is->addr & ~3u) == o->addr) {
+        resync_after(c, o->index);
+        return true;
+    }
     if (!t || t->isa != TB_ISA_ARM || (t->addr & 3) != 2)
         return false;
     is = pkt_before(c, t->index, TB_PKT_ISYNC);
