@@ -500,15 +500,15 @@ static void fini(tb_port_dec *c)
 
 /* Without data trace nothing waits: elements go straight out. */
 static const tb_port_dec_ops plain_ops = {
-    .protocol = TB_PROTO_ETMV1, .step = step, .packet = packet, .end = end,
+    .protocol = TB_PROTO_ETMV1, .end = end,
     .reset = reset, .t_wait = true,
 };
 static const tb_port_dec_ops data_ops = {
-    .protocol = TB_PROTO_ETMV1, .emit = emit, .held_out = held_out, .step = step,
-    .packet = packet, .bad = bad, .end = end, .reset = reset, .init = init,
+    .protocol = TB_PROTO_ETMV1, .emit = emit, .held_out = held_out,
+    .bad = bad, .end = end, .reset = reset, .init = init,
     .fini = fini, .t_wait = true,
 };
 
 /* tb_etmv1_decoder_new/_free/_reset/_packet/_finish and
  * tb_etmv1_decoder_ops (no fused path): the core's (port_internal.h). */
-TB_PORT_DECODER_API(etmv1, ETMV1, cfg->data_trace ? &data_ops : &plain_ops);
+TB_PORT_DECODER_API(etmv1, ETMV1, cfg->data_trace ? &data_ops : &plain_ops, step, packet);

@@ -369,10 +369,10 @@ static int sample(tb_port_parser *c, const tb_etmv1_sample *s, uint64_t index)
         if ((rc = units_out(p)) < 0)
             return rc;
     }
-    return tb_port_drain(&p->port);
+    return tb_port_drain(&p->port, own);
 }
 
 /* The hook table, tb_etmv1_parser_new/_free/_reset/_config/_push/
  * _push_samples/_finish and tb_etmv1_parser_ops: the shell's
  * (port_internal.h). */
-TB_PORT_PARSER_API(etmv1, ETMV1, sample, own, forget, qlimit, NULL);
+TB_PORT_PARSER_API(etmv1, ETMV1, sample, forget, qlimit, NULL);

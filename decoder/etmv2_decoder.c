@@ -304,10 +304,10 @@ static void reset(tb_port_dec *c)
 }
 
 static const tb_port_dec_ops ops = {
-    .protocol = TB_PROTO_ETMV2, .held_out = held_out, .lost = lost, .step = step,
-    .packet = packet, .end = end, .reset = reset, .retract = true,
+    .protocol = TB_PROTO_ETMV2, .held_out = held_out, .lost = lost,
+    .end = end, .reset = reset, .retract = true,
 };
 
 /* tb_etmv2_decoder_new/_free/_reset/_packet/_finish and
  * tb_etmv2_decoder_ops (no fused path): the core's (port_internal.h). */
-TB_PORT_DECODER_API(etmv2, ETMV2, &ops);
+TB_PORT_DECODER_API(etmv2, ETMV2, &ops, step, packet);

@@ -435,7 +435,7 @@ static int tfo_cycle(tb_etmv2_parser *p, uint16_t pkt, uint64_t index)
         g->start = p->bytes + (pkt >> 1); /* U5 */
         g->have_start = true;
     }
-    return tb_port_drain(&p->port);
+    return tb_port_drain(&p->port, own);
 }
 
 /* One sample (the shell's sample hook). */
@@ -486,7 +486,7 @@ static int sample(tb_port_parser *c, const tb_etmv1_sample *s, uint64_t index)
             return tfo_cycle(p, pkt, index);
         if (ca && p->synced && (rc = enqueue(p, Q_W, index, 0)) < 0)
             return rc;
-        return tb_port_drain(&p->port);
+        return tb_port_drain(&p->port, own);
     }
     if (!p->synced)
         return 0;
@@ -528,7 +528,7 @@ static int sample(tb_port_parser *c, const tb_etmv1_sample *s, uint64_t index)
     }
     if (data && (rc = read_pkt(p, pkt, index)) < 0)
         return rc;
-    return tb_port_drain(&p->port);
+    return tb_port_drain(&p->port, own);
 }
 
 /* Addresses are compressed against an ARM one until the first TFO. */
@@ -540,4 +540,4 @@ static void reset(tb_port_parser *c)
 /* The hook table, tb_etmv2_parser_new/_free/_reset/_config/_push/
  * _push_samples/_finish and tb_etmv2_parser_ops: the shell's
  * (port_internal.h). */
-TB_PORT_PARSER_API(etmv2, ETMV2, sample, own, forget, NULL, reset);
+TB_PORT_PARSER_API(etmv2, ETMV2, sample, forget, NULL, reset);

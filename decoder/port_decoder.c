@@ -14,23 +14,6 @@
 #include "port_cc.h"
 #include "port_internal.h"
 
-void tb_port_dec_deliver(tb_port_dec *c, const tb_element *el)
-{
-    if (c->stop)
-        return;
-    c->emitted++;
-    if (c->cb && c->cb(c->ctx, el))
-        c->stop = true;
-}
-
-void tb_port_dec_emit(tb_port_dec *c, const tb_element *el)
-{
-    if (c->ops->emit)
-        c->ops->emit(c, el);
-    else
-        tb_port_dec_deliver(c, el);
-}
-
 void tb_port_dec_emit_gap(tb_port_dec *c, uint64_t index, tb_gap_reason why, int err)
 {
     tb_element el;
@@ -39,53 +22,6 @@ void tb_port_dec_emit_gap(tb_port_dec *c, uint64_t index, tb_gap_reason why, int
     el.reason = (uint8_t)why;
     el.err = err;
     tb_port_dec_emit(c, &el);
-}
-
-void tb_port_dec_release_held(tb_port_dec *c)
-{
-    tb_element el;
-
-    if (!c->have_held)
-        return;
-    tb_port_dec_emit(c, &c->held);
-    c->have_held = false;
-    if (c->ops->held_out) /* what waited behind it: its data */
-        c->ops->held_out(c);
-    for (; c->trig_held; c->trig_held--) {
-        tb_elem_init(&el, TB_ELEM_EVENT, c->trig_index);
-        tb_port_dec_emit(c, &el);
-    }
-    if (c->w_target == TB_PORT_W_HELD)
-        c->w_target = TB_PORT_W_NONE;
-}
-
-void tb_port_dec_close_range(tb_port_dec *c)
-{
-    c->undo_ok = false;
-    if (!c->rng_open)
-        return;
-    c->rng_open = false;
-    if (c->cycle_accurate) { /* later W cycles are its last insn's */
-        tb_port_dec_release_held(c);
-        c->held = c->rng;
-        c->have_held = true;
-        if (c->w_target == TB_PORT_W_RNG)
-            c->w_target = TB_PORT_W_HELD;
-    } else {
-        tb_port_dec_emit(c, &c->rng);
-    }
-}
-
-/* A deferred CONTEXT goes out once the range holding its status's
- * instruction has (tb_port_dec_context). */
-void tb_port_dec_release_context(tb_port_dec *c)
-{
-    if (!c->ctx_pending)
-        return;
-    tb_port_dec_close_range(c);
-    tb_port_dec_release_held(c);
-    c->ctx_pending = false;
-    tb_port_dec_emit(c, &c->ctx_el);
 }
 
 /* Everything before a new status or event goes out. */
@@ -133,103 +69,6 @@ void tb_port_dec_lose(tb_port_dec *c, uint64_t index, tb_gap_reason why, int err
     c->pc_known = false;
     if (c->ops->lost)
         c->ops->lost(c);
-}
-
-/* Classifies the instruction at the PC; false (after an element) when
- * the image lacks it. */
-bool tb_port_dec_insn_at(tb_port_dec *c, uint64_t index, tb_insn *in)
-{
-    size_t avail = 0;
-    const uint8_t *b = tb_memimage_ptr(c->mem, c->pc, &avail);
-
-    if (!b || tb_classifier_decode(c->cls, b, avail, c->pc, c->isa, in) < 0) {
-        tb_element el;
-
-        tb_port_dec_settle(c);
-        tb_elem_init(&el, TB_ELEM_ADDR_NACC, index);
-        el.reason = TB_GAP_NO_MEMORY;
-        el.start = c->pc;
-        el.isa = (uint8_t)c->isa;
-        tb_port_dec_emit(c, &el);
-        c->pc_known = false;
-        return false;
-    }
-    return true;
-}
-
-void tb_port_dec_add_insn(tb_port_dec *c, uint64_t index, const tb_insn *in, char atom)
-{
-    tb_element *r = &c->rng;
-
-    /* A full range closes when the next instruction comes, not after
-     * its last: the waits after that one's status stay its own (and,
-     * retract, an E bit can still take it back, 6.7.1). */
-    if (c->rng_open && (r->isa != in->isa || r->end != in->addr || r->count >= c->rmax))
-        tb_port_dec_close_range(c);
-    tb_port_dec_release_held(c);
-    tb_port_dec_release_context(c); /* a new context: a new range */
-    if (c->ops->retract) {
-        c->undo = *r;
-        c->undo_ok = true;
-        if (!c->rng_open)
-            c->undo.count = 0;
-    }
-    if (!c->rng_open) {
-        tb_elem_init(r, TB_ELEM_INSN_RANGE, index);
-        r->start = in->addr;
-        r->isa = in->isa;
-        r->has_cc = c->cycle_accurate;
-        r->context_id = c->ctxid;
-        c->rng_open = true;
-    }
-    if (atom == 'N')
-        r->atom_bits |= 1u << r->count;
-    r->count++;
-    r->end = in->addr + in->size;
-    r->last_addr = in->addr;
-    r->last_size = in->size;
-    r->last_wp = in->wp_class;
-    r->last_atom = atom;
-    if (c->cycle_accurate)
-        r->cc++;
-    c->w_target = TB_PORT_W_RNG;
-    c->w_sure = true;
-    c->w_apo = 0;
-    c->w_past = false;
-    if (!c->ops->retract && r->count == 32)
-        tb_port_dec_close_range(c);
-}
-
-/* One status at the PC: the instruction there (in) joins the range; an
- * executed direct branch goes to its target (its address is in the
- * code, 5.1) and closes it.  What an executed indirect branch does is
- * the protocol's (TB_PORT_INDIRECT: the PC is not moved). */
-int tb_port_dec_walk(tb_port_dec *c, uint64_t index, char atom, tb_insn *in)
-{
-    bool direct, indirect;
-
-    if (!tb_port_dec_insn_at(c, index, in))
-        return TB_PORT_NO_INSN;
-    tb_port_dec_add_insn(c, index, in, atom);
-    direct = in->wp_class == TB_WP_DIRECT || in->wp_class == TB_WP_DIRECT_LINK;
-    indirect = in->wp_class == TB_WP_INDIRECT || in->wp_class == TB_WP_INDIRECT_LINK;
-    if (atom == 'E' && direct && in->has_target) {
-        c->pc = in->target;
-        c->isa = (tb_isa)in->target_isa;
-        tb_port_dec_close_range(c);
-        return TB_PORT_DIRECT;
-    }
-    if (atom == 'E' && indirect)
-        return TB_PORT_INDIRECT;
-    c->pc += in->size;
-    return TB_PORT_SEQ;
-}
-
-void tb_port_dec_goto(tb_port_dec *c, uint32_t addr, tb_isa isa)
-{
-    c->pc = addr;
-    c->isa = isa;
-    c->pc_known = true;
 }
 
 /* The vector a branch target is (0x00..0x1C but 0x14, at the configured
@@ -319,35 +158,8 @@ void tb_port_dec_context(tb_port_dec *c, const tb_packet *pkt, bool defer)
         tb_port_dec_release_context(c);
 }
 
-/* An ATOM run: statuses walk; in CA mode the other counted cycles (W, and
- * ETMv1's T) go to the open range or the held element.  A 'T' is sure
- * to be the last status's (5.10); one of the APO cycles a BE still has
- * (w_apo, 5.6.1) is no cycle past it. */
-static void atoms(tb_port_dec *c, const tb_packet *pkt)
-{
-    unsigned i;
-
-    for (i = 0; i < pkt->seq_len && !c->stop; i++) {
-        char a = pkt->seq[i];
-
-        if (a != 'W' && (a != 'T' || !c->ops->t_wait)) {
-            c->ops->step(c, pkt->index, a);
-        } else if (c->cycle_accurate) {
-            c->w_sure = a == 'T';
-            if (a == 'T' && c->w_apo)
-                c->w_apo--;
-            else
-                c->w_past = true;
-            if (c->w_target == TB_PORT_W_RNG)
-                c->rng.cc++;
-            else if (c->w_target == TB_PORT_W_HELD)
-                c->held.cc++;
-        }
-    }
-}
-
 /* A trigger: after the held element, whose cycles are still counting. */
-static void trigger(tb_port_dec *c, const tb_packet *pkt)
+void tb_port_dec_trigger(tb_port_dec *c, const tb_packet *pkt)
 {
     tb_element el;
 
@@ -369,40 +181,40 @@ static void enter(tb_port_dec *c, tb_element_cb cb, void *ctx)
     c->emitted = 0;
 }
 
-int tb_port_dec_op_packet(void *d, const tb_packet *pkt, tb_element_cb cb, void *ctx)
+/* A packet's call: the callback; before the first, a NO_SYNC (the
+ * trace's start). */
+void tb_port_dec_enter(tb_port_dec *c, tb_element_cb cb, void *ctx, const tb_packet *pkt)
 {
-    tb_port_dec *c = d;
-
-    if (!c || !pkt)
-        return TB_ERR_INVAL;
     enter(c, cb, ctx);
     if (!c->started) {
         tb_port_dec_emit_gap(c, pkt->index, TB_GAP_INIT, 0);
         c->started = true;
     }
-    switch (pkt->kind) {
-    case TB_PKT_ATOM:
-        atoms(c, pkt);
-        break;
-    case TB_PKT_TRIGGER:
-        trigger(c, pkt);
-        break;
-    case TB_PKT_RESERVED:
-    case TB_PKT_BAD_SEQUENCE:
-    case TB_PKT_BAD_TRACEMODE:
-    case TB_PKT_INCOMPLETE:
-        if (c->ops->bad)
-            c->ops->bad(c);
-        tb_port_dec_lose(c, pkt->index, TB_GAP_BAD_PACKET,
-                         pkt->kind == TB_PKT_INCOMPLETE ? TB_ERR_TRUNCATED
-                         : pkt->err                     ? pkt->err
-                                                        : TB_ERR_BAD_PACKET);
-        break;
-    default:
-        c->ops->packet(c, pkt);
-        break;
-    }
-    return c->stop ? TB_ERR_STOPPED : c->emitted;
+}
+
+/* A bad packet: the protocol's, then trace is lost. */
+void tb_port_dec_bad(tb_port_dec *c, const tb_packet *pkt)
+{
+    if (c->ops->bad)
+        c->ops->bad(c);
+    tb_port_dec_lose(c, pkt->index, TB_GAP_BAD_PACKET,
+                     pkt->kind == TB_PKT_INCOMPLETE ? TB_ERR_TRUNCATED
+                     : pkt->err                     ? pkt->err
+                                                    : TB_ERR_BAD_PACKET);
+}
+
+/* The instruction at the PC is not in the image. */
+void tb_port_dec_no_insn(tb_port_dec *c, uint64_t index)
+{
+    tb_element el;
+
+    tb_port_dec_settle(c);
+    tb_elem_init(&el, TB_ELEM_ADDR_NACC, index);
+    el.reason = TB_GAP_NO_MEMORY;
+    el.start = c->pc;
+    el.isa = (uint8_t)c->isa;
+    tb_port_dec_emit(c, &el);
+    c->pc_known = false;
 }
 
 int tb_port_dec_op_finish(void *d, tb_element_cb cb, void *ctx)

@@ -12,49 +12,6 @@
 
 #include "port_internal.h"
 
-int tb_port_out(tb_port_parser *c, const tb_packet *pkt)
-{
-    if (c->stop)
-        return TB_ERR_STOPPED;
-    c->emitted++;
-    if (c->cb && c->cb(c->ctx, pkt)) {
-        c->stop = true;
-        return TB_ERR_STOPPED;
-    }
-    return 0;
-}
-
-void tb_port_pkt_init(const tb_port_parser *c, tb_packet *k, tb_pkt_kind kind, uint64_t index)
-{
-    memset(k, 0, sizeof *k);
-    k->kind = kind;
-    k->protocol = c->ops->protocol;
-    k->index = index;
-}
-
-int tb_port_flush_atom(tb_port_parser *c)
-{
-    int rc;
-
-    if (!c->atom.seq_len)
-        return 0;
-    rc = tb_port_out(c, &c->atom);
-    tb_port_pkt_init(c, &c->atom, TB_PKT_ATOM, 0);
-    return rc;
-}
-
-int tb_port_add_atom(tb_port_parser *c, char a, uint64_t index)
-{
-    if (!c->atom.seq_len)
-        tb_port_pkt_init(c, &c->atom, TB_PKT_ATOM, index);
-    c->atom.seq[c->atom.seq_len++] = a;
-    if (a == 'W' || a == 'T')
-        c->atom.w_count++;
-    else
-        c->atom.atom_count++;
-    return c->atom.seq_len == sizeof c->atom.seq ? tb_port_flush_atom(c) : 0;
-}
-
 int tb_port_emit_simple(tb_port_parser *c, tb_pkt_kind kind, uint64_t index, int err)
 {
     tb_packet k;
@@ -78,43 +35,6 @@ int tb_port_fail(tb_port_parser *c, tb_pkt_kind kind, uint64_t index, int err)
     return rc;
 }
 
-int tb_port_enqueue(tb_port_parser *c, uint8_t kind, uint64_t index, uint32_t ref)
-{
-    tb_port_qent *e;
-
-    if (c->qn == c->qlimit) /* what it waits for never comes */
-        return tb_port_fail(c, TB_PKT_BAD_SEQUENCE, c->q[c->qh].index, TB_ERR_LIMIT);
-    e = &c->q[(c->qh + c->qn++) % TB_PORT_QMAX];
-    e->kind = kind;
-    e->index = index;
-    e->ref = ref;
-    e->nb = 0;
-    return 0;
-}
-
-int tb_port_drain(tb_port_parser *c)
-{
-    static const char atom[4] = {'E', 'N', 'W', 'T'}; /* TB_PORT_Q_E.. */
-    int rc;
-
-    while (c->qn) {
-        const tb_port_qent *e = &c->q[c->qh];
-
-        if (e->kind >= TB_PORT_Q_OWN) {
-            if ((rc = c->ops->own(c, e)) <= 0)
-                return rc;
-        } else if (e->kind == TB_PORT_Q_TRIG) {
-            if ((rc = tb_port_emit_simple(c, TB_PKT_TRIGGER, e->index, 0)) < 0)
-                return rc;
-        } else if ((rc = tb_port_add_atom(c, atom[e->kind], e->index)) < 0) {
-            return rc;
-        }
-        c->qh = (c->qh + 1) % TB_PORT_QMAX;
-        c->qn--;
-    }
-    return 0;
-}
-
 static void set_qlimit(tb_port_parser *c)
 {
     c->qlimit = c->ops->qlimit ? c->ops->qlimit(&c->cfg) : TB_PORT_QMAX;
@@ -136,7 +56,7 @@ static void enter(tb_port_parser *c, tb_packet_cb cb, void *ctx)
 
 /* A complete capture header: its configuration, unless it contradicts
  * the one given (a sticky error either way). */
-static int header(tb_port_parser *c)
+int tb_port_parser_header(tb_port_parser *c)
 {
     tb_port_cfg n = c->cfg;
     int rc;
@@ -152,53 +72,13 @@ static int header(tb_port_parser *c)
     return 0;
 }
 
-int tb_port_parser_push_samples(void *p, const tb_etmv1_sample *s, size_t n, uint64_t first,
-                                tb_packet_cb cb, void *ctx)
+/* push(): the callback, unless a format error stays. */
+int tb_port_parser_enter(tb_port_parser *c, tb_packet_cb cb, void *ctx)
 {
-    tb_port_parser *c = p;
-    size_t i;
-    int rc;
-
-    if (!c || (n && !s))
-        return TB_ERR_INVAL;
-    if (!c->have_cfg)
-        return TB_ERR_CONFIG;
-    enter(c, cb, ctx);
-    for (i = 0; i < n; i++)
-        if ((rc = c->ops->sample(c, &s[i], tb_etmv1_sample_index(first + i))) < 0)
-            return rc;
-    return c->emitted;
-}
-
-int tb_port_parser_op_push(void *p, const uint8_t *data, size_t len, uint64_t index,
-                           tb_packet_cb cb, void *ctx)
-{
-    tb_port_parser *c = p;
-    size_t i = 0;
-    int rc, k;
-
-    if (!c || (len && !data))
-        return TB_ERR_INVAL;
     if (c->err)
         return c->err;
     enter(c, cb, ctx);
-    c->in.pos = index;
-    while ((k = tb_etm_port_framer_next(&c->in, data, len, &i)) != TB_ETM_PORT_NEED) {
-        tb_etmv1_sample s;
-
-        if (k == TB_ETM_PORT_HEADER) {
-            if ((rc = header(c)) < 0)
-                return rc;
-            continue;
-        }
-        if (tb_etmv1_sample_unpack(c->in.part, &s) < 0)
-            rc = tb_port_fail(c, TB_PKT_RESERVED, c->in.part_index, TB_ERR_FORMAT);
-        else
-            rc = c->ops->sample(c, &s, c->in.part_index);
-        if (rc < 0)
-            return rc;
-    }
-    return c->emitted;
+    return 0;
 }
 
 int tb_port_parser_op_finish(void *p, tb_packet_cb cb, void *ctx)
