@@ -2,7 +2,9 @@
  * The trace-port decoders' core (port_internal.h): ranges, held
  * elements and their cycles, the walk, trace-on, context, exceptions,
  * triggers, losses and the life cycle, once for ETMv1 (IHI0014Q chapter
- * 5; docs/etmv1.md 5) and ETMv2 (chapter 6; docs/etmv2.md 5).
+ * 5; docs/etmv1.md 5) and ETMv2 (chapter 6; docs/etmv2.md 5).  The hot
+ * path (the ATOM run, the walk, ranges) is inline in port_internal.h;
+ * the rest is here.
  *
  * Cycle-accurate (port_cc.h): an element's count runs from its status
  * to the next, so a closed range or an exception is held while the wait

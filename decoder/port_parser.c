@@ -5,7 +5,9 @@
  * its header and its samples (the framer, common/etm_port.c); the
  * configuration the header gives, checked against one given; the ATOM
  * run being filled; the output and the stop; the end, reset and life
- * cycle.  What a sample means is the protocol's sample hook.
+ * cycle.  What a sample means is the protocol's sample hook.  The hot
+ * loops (push, the ring's drain) are inline in port_internal.h; the rest
+ * is here.
  */
 #include <stdlib.h>
 #include <string.h>
