@@ -24,27 +24,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracebench/etm_port.h"
-
 #include "tracebench/etmv1.h"
-#include "backend.h"
+#include "port_internal.h"
 
-#define QMAX 16384u /* held statuses and data units (ring size) */
-/* Held at most: ~ the FIFO's drain time in cycles; with data trace each
- * cycle may add its data units too. */
-#define QLIMIT(p) ((p)->cfg.data_trace ? QMAX : 8192u)
 #define PMAX 64u   /* branches waiting for their address */
 #define RMAX 32u   /* address reads kept for them */
 
-enum { Q_E, Q_N, Q_W, Q_T, Q_TRIG, Q_BR, Q_ID, Q_UNITS };
-
-typedef struct qent {
-    uint8_t kind;
-    uint8_t nb, b[2];       /* Q_UNITS: the cycle's data units */
-    uint32_t br;            /* Q_BR: branch serial; Q_UNITS: TRACESYNC
-                             * events up to this cycle */
-    uint64_t index;
-} qent;
+/* Held entries of ETMv1's own (the shell's ring, port_internal.h): a
+ * BE/BD (ref: its branch serial), an ID (its DATA marker after its 'E')
+ * and a cycle's data units (nb, b; ref: the TRACESYNC events up to it). */
+enum { Q_E = TB_PORT_Q_E, Q_N = TB_PORT_Q_N, Q_W = TB_PORT_Q_W, Q_T = TB_PORT_Q_T,
+       Q_TRIG = TB_PORT_Q_TRIG, Q_BR = TB_PORT_Q_OWN, Q_ID, Q_UNITS };
 
 typedef struct pbr {
     uint32_t serial;
@@ -63,17 +53,9 @@ typedef struct aread {
 } aread;
 
 struct tb_etmv1_parser {
-    tb_etmv1_config cfg;
-    bool have_cfg;          /* given, or read from the header */
-    bool cfg_given;
-    int err;                /* sticky format error */
+    tb_port_parser port;    /* first: the shell (port_internal.h) */
 
-    /* byte input */
-    tb_etm_port_framer in;
-
-    /* held statuses (ring) */
-    qent q[QMAX];
-    unsigned qh, qn;
+    /* branches waiting for their address */
     pbr pb[PMAX];
     unsigned ph, pn;
     uint32_t serial;
@@ -87,91 +69,20 @@ struct tb_etmv1_parser {
     bool addr_known;
 
     /* Data trace: the data units of the cycle being read. */
-    qent units;
-
-    tb_packet atom;         /* ATOM being filled */
-
-    /* output */
-    tb_packet_cb cb;
-    void *ctx;
-    int emitted;
-    bool stop;
+    tb_port_qent units;
 };
-
-static int out(tb_etmv1_parser *p, const tb_packet *pkt)
-{
-    if (p->stop)
-        return TB_ERR_STOPPED;
-    p->emitted++;
-    if (p->cb && p->cb(p->ctx, pkt)) {
-        p->stop = true;
-        return TB_ERR_STOPPED;
-    }
-    return 0;
-}
-
-static void pkt_init(tb_packet *k, tb_pkt_kind kind, uint64_t index)
-{
-    memset(k, 0, sizeof *k);
-    k->kind = kind;
-    k->protocol = TB_PROTO_ETMV1;
-    k->index = index;
-}
-
-static int flush_atom(tb_etmv1_parser *p)
-{
-    int rc;
-
-    if (!p->atom.seq_len)
-        return 0;
-    rc = out(p, &p->atom);
-    pkt_init(&p->atom, TB_PKT_ATOM, 0);
-    return rc;
-}
-
-static int add_atom(tb_etmv1_parser *p, char a, uint64_t index)
-{
-    if (!p->atom.seq_len) {
-        pkt_init(&p->atom, TB_PKT_ATOM, index);
-    }
-    p->atom.seq[p->atom.seq_len++] = a;
-    if (a == 'W' || a == 'T')
-        p->atom.w_count++;
-    else
-        p->atom.atom_count++;
-    return p->atom.seq_len == sizeof p->atom.seq ? flush_atom(p) : 0;
-}
-
-static int emit_simple(tb_etmv1_parser *p, tb_pkt_kind kind, uint64_t index, int err)
-{
-    tb_packet k;
-    int rc;
-
-    if ((rc = flush_atom(p)) < 0)
-        return rc;
-    pkt_init(&k, kind, index);
-    k.err = err;
-    return out(p, &k);
-}
 
 /* Drops everything held (after an error): the branch addresses are no
  * longer known. */
-static void forget(tb_etmv1_parser *p)
+static void forget(tb_port_parser *c)
 {
-    p->qh = p->qn = 0;
+    tb_etmv1_parser *p = (tb_etmv1_parser *)c;
+
     p->ph = p->pn = 0;
     p->reading = false;
     p->have_low = false;
     p->addr_known = false;
     p->units.nb = 0;
-}
-
-static int fail(tb_etmv1_parser *p, tb_pkt_kind kind, uint64_t index, int err)
-{
-    int rc = emit_simple(p, kind, index, err);
-
-    forget(p);
-    return rc;
 }
 
 static pbr *branch_of(tb_etmv1_parser *p, uint32_t serial)
@@ -189,22 +100,22 @@ static pbr *branch_of(tb_etmv1_parser *p, uint32_t serial)
 
 /* A DATA packet: the marker of an ID (phdr_format ID, no bytes) or a
  * cycle's data units (phdr_format 0, bytes[0..size)). */
-static int emit_data(tb_etmv1_parser *p, const qent *e)
+static int emit_data(tb_etmv1_parser *p, const tb_port_qent *e)
 {
     tb_packet k;
     int rc;
 
-    if ((rc = flush_atom(p)) < 0)
+    if ((rc = tb_port_flush_atom(&p->port)) < 0)
         return rc;
-    pkt_init(&k, TB_PKT_DATA, e->index);
+    tb_port_pkt_init(&p->port, &k, TB_PKT_DATA, e->index);
     if (e->kind == Q_ID) {
         k.phdr_format = TB_ETMV1_ID;
     } else {
         k.size = e->nb;
         memcpy(k.bytes, e->b, e->nb);
-        k.sync_ev = e->br;
+        k.sync_ev = e->ref;
     }
-    return out(p, &k);
+    return tb_port_out(&p->port, &k);
 }
 
 static int emit_branch(tb_etmv1_parser *p, const pbr *b, const aread *r)
@@ -216,12 +127,12 @@ static int emit_branch(tb_etmv1_parser *p, const pbr *b, const aread *r)
     unsigned na = tb_etmv1_addr_length(r->b, r->n), i;
     int rc;
 
-    if ((rc = flush_atom(p)) < 0)
+    if ((rc = tb_port_flush_atom(&p->port)) < 0)
         return rc;
     tb_etmv1_addr_decode(r->b, na, p->last_raw, &raw, &reason, &j);
     if (reason > TB_ETMV1_R_PERIODIC) /* reserved (U12) */
-        return fail(p, TB_PKT_BAD_SEQUENCE, b->index, TB_ERR_BAD_PACKET);
-    pkt_init(&k, TB_PKT_BRANCH, b->index);
+        return tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, b->index, TB_ERR_BAD_PACKET);
+    tb_port_pkt_init(&p->port, &k, TB_PKT_BRANCH, b->index);
     k.size = r->n;
     memcpy(k.bytes, r->b, r->n);
     p->last_raw = raw;
@@ -239,78 +150,63 @@ static int emit_branch(tb_etmv1_parser *p, const pbr *b, const aread *r)
         for (i = na; i < r->n; i++)
             k.context_id |= (uint32_t)r->b[i] << (8 * (i - na)); /* U7 */
     }
-    return out(p, &k);
+    return tb_port_out(&p->port, &k);
 }
 
-/* Resolves branches whose address has come, then emits the held
- * statuses up to the first unresolved branch. */
-static int drain(tb_etmv1_parser *p)
+/* The oldest held entry of ETMv1's own (the shell's own hook): a branch
+ * once its address has come (it waits until then), or an ID's or data
+ * units' DATA packet. */
+static int own(tb_port_parser *c, const tb_port_qent *e)
 {
+    tb_etmv1_parser *p = (tb_etmv1_parser *)c;
     int rc;
 
-    while (p->qn) {
-        qent *e = &p->q[p->qh];
+    if (e->kind == Q_BR) {
+        pbr *b = branch_of(p, e->ref);
+        aread *r;
 
-        if (e->kind == Q_BR) {
-            pbr *b = branch_of(p, e->br);
-            aread *r;
+        if (b && !b->abandoned) {
+            uint64_t ev;
 
-            if (b && !b->abandoned) {
-                uint64_t ev;
-
-                if (b->apo_seen < 2)
-                    return 0;
-                if (b->apo == 15) /* "too large" (5.6.1) */
-                    return fail(p, TB_PKT_BAD_SEQUENCE, b->index, TB_ERR_BAD_PACKET);
-                ev = b->sync_base + b->apo;
-                if (ev >= p->n_sync)
-                    return 0;
-                r = &p->rd[ev % RMAX];
-                if (r->ev != ev || r->bad)
-                    return fail(p, TB_PKT_BAD_SEQUENCE, b->index, TB_ERR_BAD_PACKET);
-                if (!r->done)
-                    return 0;
-                if ((rc = emit_branch(p, b, r)) < 0)
-                    return rc;
-                if (!p->qn) /* emit_branch failed and forgot */
-                    return 0;
-            }
-            /* b is the oldest pending branch */
-            if (p->pn) {
-                p->ph = (p->ph + 1) % PMAX;
-                p->pn--;
-            }
-        } else if (e->kind == Q_TRIG) {
-            if ((rc = emit_simple(p, TB_PKT_TRIGGER, e->index, 0)) < 0)
+            if (b->apo_seen < 2)
+                return 0;
+            if (b->apo == 15) /* "too large" (5.6.1) */
+                return tb_port_fail(c, TB_PKT_BAD_SEQUENCE, b->index, TB_ERR_BAD_PACKET);
+            ev = b->sync_base + b->apo;
+            if (ev >= p->n_sync)
+                return 0;
+            r = &p->rd[ev % RMAX];
+            if (r->ev != ev || r->bad)
+                return tb_port_fail(c, TB_PKT_BAD_SEQUENCE, b->index, TB_ERR_BAD_PACKET);
+            if (!r->done)
+                return 0;
+            if ((rc = emit_branch(p, b, r)) < 0)
                 return rc;
-        } else if (e->kind == Q_ID) { /* 'E', then its marker */
-            if ((rc = add_atom(p, 'E', e->index)) < 0 || (rc = emit_data(p, e)) < 0)
-                return rc;
-        } else if (e->kind == Q_UNITS) {
-            if ((rc = emit_data(p, e)) < 0)
-                return rc;
-        } else if ((rc = add_atom(p, e->kind == Q_E ? 'E' : e->kind == Q_N ? 'N'
-                                     : e->kind == Q_W ? 'W' : 'T', e->index)) < 0) {
-            return rc;
+            if (!c->qn) /* emit_branch failed and forgot */
+                return 0;
         }
-        p->qh = (p->qh + 1) % QMAX;
-        p->qn--;
+        /* b is the oldest pending branch */
+        if (p->pn) {
+            p->ph = (p->ph + 1) % PMAX;
+            p->pn--;
+        }
+        return 1;
     }
-    return 0;
+    if (e->kind == Q_ID && (rc = tb_port_add_atom(c, 'E', e->index)) < 0) /* 'E', then its marker */
+        return rc;
+    return (rc = emit_data(p, e)) < 0 ? rc : 1;
 }
 
-static int enqueue(tb_etmv1_parser *p, uint8_t kind, uint64_t index, uint32_t br)
+static int enqueue(tb_etmv1_parser *p, uint8_t kind, uint64_t index, uint32_t ref)
 {
-    qent *e;
+    return tb_port_enqueue(&p->port, kind, index, ref);
+}
 
-    if (p->qn == QLIMIT(p)) /* an address that never comes */
-        return fail(p, TB_PKT_BAD_SEQUENCE, p->q[p->qh].index, TB_ERR_LIMIT);
-    e = &p->q[(p->qh + p->qn++) % QMAX];
-    e->kind = kind;
-    e->index = index;
-    e->br = br;
-    e->nb = 0;
-    return 0;
+/* Held at most: ~ the FIFO's drain time in cycles; with data trace each
+ * cycle may add its data units too (the shell's qlimit hook). */
+static unsigned qlimit(const tb_port_cfg *cfg)
+{
+    return cfg->etmv1.data_trace ? TB_PORT_QMAX : 8192u;
 }
 
 /* Queues the cycle's data units with the TRACESYNC events so far: the
@@ -320,11 +216,11 @@ static int units_out(tb_etmv1_parser *p)
 {
     if (p->units.nb) {
         int rc = enqueue(p, Q_UNITS, p->units.index, (uint32_t)p->n_sync);
-        qent *e;
+        tb_port_qent *e;
 
         if (rc < 0)
             return rc;
-        e = &p->q[(p->qh + p->qn - 1) % QMAX];
+        e = &p->port.q[(p->port.qh + p->port.qn - 1) % TB_PORT_QMAX];
         e->nb = p->units.nb;
         memcpy(e->b, p->units.b, 2);
     }
@@ -349,7 +245,7 @@ static void feed_byte(tb_etmv1_parser *p, uint8_t byte)
         if (na == 5)
             tb_etmv1_addr_decode(r->b, 5, 0, NULL, &reason, NULL);
         /* 5.6.3: the CID follows a 5-packet address with reason != 0. */
-        r->need = (uint8_t)(na + (na == 5 && reason ? p->cfg.ctxid_bytes : 0));
+        r->need = (uint8_t)(na + (na == 5 && reason ? p->port.cfg.etmv1.ctxid_bytes : 0));
     }
     if (r->need && r->n >= r->need) {
         r->done = true;
@@ -357,27 +253,29 @@ static void feed_byte(tb_etmv1_parser *p, uint8_t byte)
     }
 }
 
-static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
+/* One sample (the shell's sample hook). */
+static int sample(tb_port_parser *c, const tb_etmv1_sample *s, uint64_t index)
 {
+    tb_etmv1_parser *p = (tb_etmv1_parser *)c;
     uint8_t ps = s->pipestat;
     uint16_t pkt = s->tracepkt;
-    bool data, ca = p->cfg.cycle_accurate;
+    bool data, ca = p->port.cfg.etmv1.cycle_accurate;
     pbr *apo_br = NULL;
     int rc;
 
-    if (p->stop)
+    if (p->port.stop)
         return TB_ERR_STOPPED;
-    if (ps > 7 || (p->cfg.port_width < 16 && (pkt >> p->cfg.port_width)))
-        return fail(p, TB_PKT_RESERVED, index, TB_ERR_BAD_PACKET);
+    if (ps > 7 || (p->port.cfg.etmv1.port_width < 16 && (pkt >> p->port.cfg.etmv1.port_width)))
+        return tb_port_fail(&p->port, TB_PKT_RESERVED, index, TB_ERR_BAD_PACKET);
     if (s->tracesync && (ps == TB_ETMV1_TR || ps == TB_ETMV1_TD))
-        return fail(p, TB_PKT_BAD_SEQUENCE, index, TB_ERR_BAD_PACKET);
+        return tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, index, TB_ERR_BAD_PACKET);
     data = ps != TB_ETMV1_TR && ps != TB_ETMV1_TD;
     if (ps == TB_ETMV1_TR) { /* 5.4: the real status is on TRACEPKT[2:0] */
         if ((rc = enqueue(p, Q_TRIG, index, 0)) < 0)
             return rc;
         ps = pkt & 7;
         if (ps == TB_ETMV1_TR)
-            return fail(p, TB_PKT_RESERVED, index, TB_ERR_BAD_PACKET);
+            return tb_port_fail(&p->port, TB_PKT_RESERVED, index, TB_ERR_BAD_PACKET);
     }
     if (p->pn) {
         pbr *b = &p->pb[(p->ph + p->pn - 1) % PMAX];
@@ -386,7 +284,7 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
             apo_br = b;
     }
     if (apo_br && ps == TB_ETMV1_TD)
-        return fail(p, TB_PKT_BAD_SEQUENCE, index, TB_ERR_BAD_PACKET);
+        return tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, index, TB_ERR_BAD_PACKET);
     if (apo_br && !(ps & 4)) { /* 5.6.1: APO[1:0], then APO[3:2] */
         apo_br->apo |= (uint8_t)((ps & 3) << (2 * apo_br->apo_seen));
         apo_br->apo_seen++;
@@ -402,7 +300,7 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
             rc = enqueue(p, Q_E, index, 0);
             break;
         case TB_ETMV1_ID:
-            rc = enqueue(p, p->cfg.data_trace ? Q_ID : Q_E, index, 0);
+            rc = enqueue(p, p->port.cfg.etmv1.data_trace ? Q_ID : Q_E, index, 0);
             break;
         case TB_ETMV1_IN:
             rc = enqueue(p, Q_N, index, 0);
@@ -417,7 +315,7 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
             pbr *b;
 
             if (p->pn == PMAX)
-                return fail(p, TB_PKT_BAD_SEQUENCE, index, TB_ERR_LIMIT);
+                return tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, index, TB_ERR_LIMIT);
             b = &p->pb[(p->ph + p->pn++) % PMAX];
             memset(b, 0, sizeof *b);
             b->serial = ++p->serial;
@@ -432,8 +330,8 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
             return rc;
     }
     if (data) {
-        unsigned w = p->cfg.port_width;
-        bool dt = p->cfg.data_trace != 0;
+        unsigned w = p->port.cfg.etmv1.port_width;
+        bool dt = p->port.cfg.etmv1.data_trace != 0;
 
         if (s->tracesync) {
             aread *r;
@@ -471,164 +369,10 @@ static int sample(tb_etmv1_parser *p, const tb_etmv1_sample *s, uint64_t index)
         if ((rc = units_out(p)) < 0)
             return rc;
     }
-    return drain(p);
+    return tb_port_drain(&p->port, own);
 }
 
-int tb_etmv1_parser_push_samples(tb_etmv1_parser *p, const tb_etmv1_sample *s,
-                                 size_t n, uint64_t first, tb_packet_cb cb,
-                                 void *ctx)
-{
-    size_t i;
-    int rc;
-
-    if (!p || (n && !s))
-        return TB_ERR_INVAL;
-    if (!p->have_cfg)
-        return TB_ERR_CONFIG;
-    p->cb = cb;
-    p->ctx = ctx;
-    p->emitted = 0;
-    for (i = 0; i < n; i++)
-        if ((rc = sample(p, &s[i], tb_etmv1_sample_index(first + i))) < 0)
-            return rc;
-    return p->emitted;
-}
-
-int tb_etmv1_parser_push(tb_etmv1_parser *p, const uint8_t *data, size_t len,
-                         uint64_t index, tb_packet_cb cb, void *ctx)
-{
-    size_t i = 0;
-    int rc, k;
-
-    if (!p || (len && !data))
-        return TB_ERR_INVAL;
-    if (p->err)
-        return p->err;
-    p->cb = cb;
-    p->ctx = ctx;
-    p->emitted = 0;
-    p->in.pos = index;
-    while ((k = tb_etm_port_framer_next(&p->in, data, len, &i)) != TB_ETM_PORT_NEED) {
-        tb_etmv1_sample s;
-
-        if (k == TB_ETM_PORT_HEADER) {
-            tb_etmv1_config c = p->cfg;
-
-            if ((rc = tb_etmv1_capture_parse_header(p->in.hdr, &c)) < 0)
-                return p->err = rc;
-            if (p->cfg_given &&
-                (c.port_width != p->cfg.port_width || c.minor != p->cfg.minor ||
-                 c.cycle_accurate != p->cfg.cycle_accurate ||
-                 c.ctxid_bytes != p->cfg.ctxid_bytes ||
-                 c.data_trace != p->cfg.data_trace))
-                return p->err = TB_ERR_MISMATCH;
-            p->cfg = c;
-            p->have_cfg = true;
-            continue;
-        }
-        if (tb_etmv1_sample_unpack(p->in.part, &s) < 0)
-            rc = fail(p, TB_PKT_RESERVED, p->in.part_index, TB_ERR_FORMAT);
-        else
-            rc = sample(p, &s, p->in.part_index);
-        if (rc < 0)
-            return rc;
-    }
-    return p->emitted;
-}
-
-int tb_etmv1_parser_finish(tb_etmv1_parser *p, tb_packet_cb cb, void *ctx)
-{
-    int rc = 0;
-
-    if (!p)
-        return TB_ERR_INVAL;
-    p->cb = cb;
-    p->ctx = ctx;
-    p->emitted = 0;
-    if (p->in.hdr_n && !p->in.hdr_done) {
-        rc = emit_simple(p, TB_PKT_INCOMPLETE, 0, TB_ERR_TRUNCATED);
-    } else {
-        if (p->qn) /* the first branch whose address never came */
-            rc = fail(p, TB_PKT_INCOMPLETE, p->q[p->qh].index, TB_ERR_TRUNCATED);
-        if (rc >= 0 && p->in.part_n)
-            rc = emit_simple(p, TB_PKT_INCOMPLETE, p->in.part_index, TB_ERR_TRUNCATED);
-        if (rc >= 0)
-            rc = flush_atom(p);
-    }
-    p->in.part_n = 0;
-    return rc < 0 ? rc : p->emitted;
-}
-
-void tb_etmv1_parser_reset(tb_etmv1_parser *p)
-{
-    tb_etmv1_config c;
-    bool given;
-
-    if (!p)
-        return;
-    c = p->cfg;
-    given = p->cfg_given;
-    memset(p, 0, sizeof *p);
-    p->cfg = c;
-    p->cfg_given = given;
-    p->have_cfg = given;
-}
-
-tb_etmv1_parser *tb_etmv1_parser_new(const tb_etmv1_config *cfg)
-{
-    tb_etmv1_parser *p;
-
-    if (cfg && tb_etmv1_config_check(cfg) < 0)
-        return NULL;
-    if (!(p = calloc(1, sizeof *p)))
-        return NULL;
-    if (cfg) {
-        p->cfg = *cfg;
-        p->cfg_given = p->have_cfg = true;
-    } else {
-        tb_etmv1_config_init(&p->cfg);
-    }
-    return p;
-}
-
-void tb_etmv1_parser_free(tb_etmv1_parser *p)
-{
-    free(p);
-}
-
-const tb_etmv1_config *tb_etmv1_parser_config(const tb_etmv1_parser *p)
-{
-    return p && p->have_cfg ? &p->cfg : NULL;
-}
-
-/* ---- behind tb_parser (backend.h) ---- */
-
-static void *op_make(const tb_config *cfg)
-{
-    tb_etmv1_config c;
-
-    return tb_etmv1_config_from_tb(&c, cfg) < 0 ? NULL : tb_etmv1_parser_new(&c);
-}
-
-static void op_destroy(void *p) { tb_etmv1_parser_free(p); }
-static void op_reset(void *p) { tb_etmv1_parser_reset(p); }
-
-static int op_push(void *p, const uint8_t *data, size_t len, uint64_t index, tb_packet_cb cb,
-                   void *ctx)
-{
-    return tb_etmv1_parser_push(p, data, len, index, cb, ctx);
-}
-
-static int op_finish(void *p, tb_packet_cb cb, void *ctx)
-{
-    return tb_etmv1_parser_finish(p, cb, ctx);
-}
-
-const tb_parser_ops tb_etmv1_parser_ops = {
-    .protocol = TB_PROTO_ETMV1,
-    .make = op_make,
-    .destroy = op_destroy,
-    .push = op_push,
-    .finish = op_finish,
-    .reset = op_reset,
-};
+/* The hook table, tb_etmv1_parser_new/_free/_reset/_config/_push/
+ * _push_samples/_finish and tb_etmv1_parser_ops: the shell's
+ * (port_internal.h). */
+TB_PORT_PARSER_API(etmv1, ETMV1, sample, forget, qlimit, NULL);

@@ -17,13 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracebench/etm_port.h"
 #include "tracebench/etmv2.h"
 #include "tracebench/pkt_codec.h"
-#include "backend.h"
+#include "port_internal.h"
 
-/* Held statuses: a 4096-byte FIFO drains in 8192 cycles on a 4-bit port. */
-#define QMAX 16384u
 /* Groups not yet emitted: each holds at least one byte still in the FIFO
  * (complete ones go out at once, in order), so the encoder's 4096-byte
  * FIFO and a TFO packet fit. */
@@ -33,13 +30,10 @@
  * branch address. */
 #define GBYTES 104u
 
-enum { Q_E, Q_N, Q_W, Q_TRIG, Q_GRP };
-
-typedef struct qent {
-    uint8_t kind;
-    uint64_t index;
-    uint32_t grp;            /* Q_GRP: group serial */
-} qent;
+/* Held entries (the shell's ring, port_internal.h); ETMv2's own: a D
+ * status's or TFO's packet group (ref: its serial). */
+enum { Q_E = TB_PORT_Q_E, Q_N = TB_PORT_Q_N, Q_W = TB_PORT_Q_W, Q_TRIG = TB_PORT_Q_TRIG,
+       Q_GRP = TB_PORT_Q_OWN };
 
 typedef struct grp {
     uint32_t serial;
@@ -55,15 +49,9 @@ typedef struct grp {
 } grp;
 
 struct tb_etmv2_parser {
-    tb_etmv2_config cfg;
-    bool have_cfg, cfg_given;
-    int err;
-
-    tb_etm_port_framer in;
+    tb_port_parser port;     /* first: the shell (port_internal.h) */
 
     bool synced;
-    qent q[QMAX];
-    unsigned qh, qn;
     grp g[GMAX];
     unsigned gh, gn;         /* groups held (oldest gh) */
     unsigned rd;             /* groups completely read, counted from gh */
@@ -77,80 +65,18 @@ struct tb_etmv2_parser {
     uint32_t last_addr;
     tb_isa last_isa;
     uint32_t data_addr;      /* last data address (6.4.2: compressed against it) */
-
-    tb_packet atom;
-    tb_packet_cb cb;
-    void *ctx;
-    int emitted;
-    bool stop;
 };
 
-static int out(tb_etmv2_parser *p, const tb_packet *pkt)
+/* After an error (the shell's forget hook): nothing held is trusted;
+ * wait for the next TFO. */
+static void forget(tb_port_parser *c)
 {
-    if (p->stop)
-        return TB_ERR_STOPPED;
-    p->emitted++;
-    if (p->cb && p->cb(p->ctx, pkt)) {
-        p->stop = true;
-        return TB_ERR_STOPPED;
-    }
-    return 0;
-}
+    tb_etmv2_parser *p = (tb_etmv2_parser *)c;
 
-static void pkt_init(tb_packet *k, tb_pkt_kind kind, uint64_t index)
-{
-    memset(k, 0, sizeof *k);
-    k->kind = kind;
-    k->protocol = TB_PROTO_ETMV2;
-    k->index = index;
-}
-
-static int flush_atom(tb_etmv2_parser *p)
-{
-    int rc;
-
-    if (!p->atom.seq_len)
-        return 0;
-    rc = out(p, &p->atom);
-    pkt_init(&p->atom, TB_PKT_ATOM, 0);
-    return rc;
-}
-
-static int add_atom(tb_etmv2_parser *p, char a, uint64_t index)
-{
-    if (!p->atom.seq_len)
-        pkt_init(&p->atom, TB_PKT_ATOM, index);
-    p->atom.seq[p->atom.seq_len++] = a;
-    if (a == 'W')
-        p->atom.w_count++;
-    else
-        p->atom.atom_count++;
-    return p->atom.seq_len == sizeof p->atom.seq ? flush_atom(p) : 0;
-}
-
-static int emit_simple(tb_etmv2_parser *p, tb_pkt_kind kind, uint64_t index, int err)
-{
-    tb_packet k;
-    int rc;
-
-    if ((rc = flush_atom(p)) < 0)
-        return rc;
-    pkt_init(&k, kind, index);
-    k.err = err;
-    return out(p, &k);
-}
-
-/* After an error: nothing held is trusted; wait for the next TFO. */
-static int fail(tb_etmv2_parser *p, tb_pkt_kind kind, uint64_t index, int err)
-{
-    int rc = emit_simple(p, kind, index, err);
-
-    p->qh = p->qn = 0;
     p->gh = p->gn = p->rd = 0;
     p->synced = false;
     p->have_low = false;
     p->hi_wait = false;
-    return rc;
 }
 
 static grp *grp_of(tb_etmv2_parser *p, uint32_t serial)
@@ -166,10 +92,10 @@ static grp *grp_of(tb_etmv2_parser *p, uint32_t serial)
 static int emit_tfo(tb_etmv2_parser *p, const grp *g)
 {
     tb_packet k;
-    unsigned c = p->cfg.ctxid_bytes, i;
+    unsigned c = p->port.cfg.etmv2.ctxid_bytes, i;
     uint32_t a = 0;
 
-    pkt_init(&k, TB_PKT_ISYNC, g->index);
+    tb_port_pkt_init(&p->port, &k, TB_PKT_ISYNC, g->index);
     k.size = g->n;
     memcpy(k.bytes, g->b, g->n);
     for (i = 0; i < 4; i++)
@@ -184,7 +110,7 @@ static int emit_tfo(tb_etmv2_parser *p, const grp *g)
     k.addr_known = true;
     p->last_addr = k.addr;
     p->last_isa = k.isa;
-    return out(p, &k);
+    return tb_port_out(&p->port, &k);
 }
 
 /* A packet in a D group (6.4.1 Table 6.2): its kind from the header
@@ -199,7 +125,7 @@ static int pkt_length(const tb_etmv2_parser *p, const uint8_t *b, unsigned n,
 {
     static const unsigned ss[4] = {0, 1, 2, 4}; /* U8 */
     uint8_t h = b[0];
-    bool dv = (p->cfg.data_trace & 1) != 0, da = (p->cfg.data_trace & 2) != 0;
+    bool dv = (p->port.cfg.etmv2.data_trace & 1) != 0, da = (p->port.cfg.etmv2.data_trace & 2) != 0;
     bool has_addr = false;
     unsigned need = 1, i, vb = 0;
 
@@ -209,9 +135,9 @@ static int pkt_length(const tb_etmv2_parser *p, const uint8_t *b, unsigned n,
     }
     if ((h & 0x7F) == 0x6E) { /* context ID bC1101110 */
         *kind = TB_PKT_CONTEXT_ID;
-        if (!p->cfg.ctxid_bytes)
+        if (!p->port.cfg.etmv2.ctxid_bytes)
             return TB_ERR_UNSUPPORTED;
-        need = 1u + p->cfg.ctxid_bytes;
+        need = 1u + p->port.cfg.etmv2.ctxid_bytes;
         return n >= need ? (int)need : 0;
     }
     if ((h & 0x53) == 0x02) { /* normal data bC0A0SS10 */
@@ -230,7 +156,7 @@ static int pkt_length(const tb_etmv2_parser *p, const uint8_t *b, unsigned n,
         *kind = TB_PKT_RESERVED;
         return TB_ERR_BAD_PACKET;
     }
-    if (!p->cfg.data_trace)
+    if (!p->port.cfg.etmv2.data_trace)
         return TB_ERR_UNSUPPORTED; /* a data packet without data trace */
     if (!dv && vb) /* U8: no value bytes without value trace */
         return TB_ERR_BAD_PACKET;
@@ -258,7 +184,7 @@ static int emit_data(tb_etmv2_parser *p, const grp *g, const uint8_t *b, unsigne
     uint8_t h = b[0];
     unsigned pos = 1, i;
 
-    pkt_init(&k, kind, g->index);
+    tb_port_pkt_init(&p->port, &k, kind, g->index);
     k.size = (uint8_t)(len < TB_PKT_MAX_BYTES ? len : TB_PKT_MAX_BYTES);
     memcpy(k.bytes, b, k.size);
     if (kind == TB_PKT_OOO_DATA)
@@ -266,7 +192,7 @@ static int emit_data(tb_etmv2_parser *p, const grp *g, const uint8_t *b, unsigne
     else if (kind == TB_PKT_OOO_PLACEHOLDER)
         k.data_tag = (h >> 2) & 3; /* TT (U9) */
     if ((kind == TB_PKT_DATA || kind == TB_PKT_OOO_PLACEHOLDER) && (h & 0x20) &&
-        (p->cfg.data_trace & 2)) {
+        (p->port.cfg.etmv2.data_trace & 2)) {
         uint32_t v = 0, mask;
         unsigned n = 0, bits;
 
@@ -283,13 +209,13 @@ static int emit_data(tb_etmv2_parser *p, const grp *g, const uint8_t *b, unsigne
         k.data_addr_bits = (uint8_t)bits;
         pos += n;
     }
-    if ((kind == TB_PKT_DATA || kind == TB_PKT_OOO_DATA) && (p->cfg.data_trace & 1)) {
+    if ((kind == TB_PKT_DATA || kind == TB_PKT_OOO_DATA) && (p->port.cfg.etmv2.data_trace & 1)) {
         k.data_size = (uint8_t)ss[(h >> 2) & 3];
         for (i = 0; i < k.data_size; i++) /* LSB first (U8) */
             k.data_value |= (uint32_t)b[pos + i] << (8 * i);
     }
     k.phdr_format = g->ps;
-    return out(p, &k);
+    return tb_port_out(&p->port, &k);
 }
 
 static int emit_branch(tb_etmv2_parser *p, const grp *g, const uint8_t *b, unsigned n)
@@ -302,11 +228,11 @@ static int emit_branch(tb_etmv2_parser *p, const grp *g, const uint8_t *b, unsig
 
     /* 6.7.1 Table 6.9: byte 5 is ARM 0E001xxx or Thumb 0001xxxx. */
     if (n == 5 && (b[4] & 0xB8) != 0x08 && (b[4] & 0xF0) != 0x10)
-        return fail(p, TB_PKT_RESERVED, g->index, TB_ERR_BAD_PACKET);
+        return tb_port_fail(&p->port, TB_PKT_RESERVED, g->index, TB_ERR_BAD_PACKET);
     if (tb_addr_decode(TB_ADDR_ORIGINAL, b, n, p->last_addr, p->last_isa, &a, &isa,
                        &named, &bits, &x) < 0)
-        return fail(p, TB_PKT_RESERVED, g->index, TB_ERR_BAD_PACKET);
-    pkt_init(&k, TB_PKT_BRANCH, g->index);
+        return tb_port_fail(&p->port, TB_PKT_RESERVED, g->index, TB_ERR_BAD_PACKET);
+    tb_port_pkt_init(&p->port, &k, TB_PKT_BRANCH, g->index);
     k.size = (uint8_t)n;
     memcpy(k.bytes, b, n);
     k.addr = a;
@@ -318,7 +244,7 @@ static int emit_branch(tb_etmv2_parser *p, const grp *g, const uint8_t *b, unsig
     k.phdr_format = g->ps;
     p->last_addr = a;
     p->last_isa = isa;
-    return out(p, &k);
+    return tb_port_out(&p->port, &k);
 }
 
 /* A complete group: its packets in FIFO order (feed() checked them). */
@@ -327,7 +253,7 @@ static int emit_group(tb_etmv2_parser *p, const grp *g)
     unsigned at = 0;
     int rc;
 
-    if ((rc = flush_atom(p)) < 0)
+    if ((rc = tb_port_flush_atom(&p->port)) < 0)
         return rc;
     if (g->tfo)
         return emit_tfo(p, g);
@@ -336,20 +262,20 @@ static int emit_group(tb_etmv2_parser *p, const grp *g)
         int len = pkt_length(p, g->b + at, g->n - at, &kind);
 
         if (len <= 0) /* feed() saw it complete */
-            return fail(p, TB_PKT_BAD_SEQUENCE, g->index, TB_ERR_BAD_PACKET);
+            return tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, g->index, TB_ERR_BAD_PACKET);
         if (kind == TB_PKT_BRANCH) {
             rc = emit_branch(p, g, g->b + at, (unsigned)len);
         } else if (kind == TB_PKT_CONTEXT_ID) {
             tb_packet k;
             int i;
 
-            pkt_init(&k, TB_PKT_CONTEXT_ID, g->index);
+            tb_port_pkt_init(&p->port, &k, TB_PKT_CONTEXT_ID, g->index);
             k.size = (uint8_t)len;
             memcpy(k.bytes, g->b + at, (size_t)len);
             k.has_ctxid = true;
             for (i = 1; i < len; i++)
                 k.context_id |= (uint32_t)g->b[at + i] << (8 * (i - 1)); /* U7 */
-            rc = out(p, &k);
+            rc = tb_port_out(&p->port, &k);
         } else {
             rc = emit_data(p, g, g->b + at, (unsigned)len, kind);
         }
@@ -360,50 +286,29 @@ static int emit_group(tb_etmv2_parser *p, const grp *g)
     return 0;
 }
 
-/* Emits the held statuses up to the first group not yet read. */
-static int drain(tb_etmv2_parser *p)
+/* The oldest held group (the shell's own hook): its packets once it has
+ * been read (it waits until then). */
+static int own(tb_port_parser *c, const tb_port_qent *e)
 {
+    tb_etmv2_parser *p = (tb_etmv2_parser *)c;
+    grp *g = grp_of(p, e->ref);
     int rc;
 
-    while (p->qn) {
-        qent *e = &p->q[p->qh];
-
-        if (e->kind == Q_GRP) {
-            grp *g = grp_of(p, e->grp);
-
-            if (!g || !g->done)
-                return 0;
-            if ((rc = emit_group(p, g)) < 0)
-                return rc;
-            if (!p->qn) /* failed and forgot */
-                return 0;
-            p->gh = (p->gh + 1) % GMAX;
-            p->gn--;
-            p->rd--;
-        } else if (e->kind == Q_TRIG) {
-            if ((rc = emit_simple(p, TB_PKT_TRIGGER, e->index, 0)) < 0)
-                return rc;
-        } else if ((rc = add_atom(p, e->kind == Q_E ? 'E' : e->kind == Q_N ? 'N' : 'W',
-                                  e->index)) < 0) {
-            return rc;
-        }
-        p->qh = (p->qh + 1) % QMAX;
-        p->qn--;
-    }
-    return 0;
+    if (!g || !g->done)
+        return 0;
+    if ((rc = emit_group(p, g)) < 0)
+        return rc;
+    if (!c->qn) /* failed and forgot */
+        return 0;
+    p->gh = (p->gh + 1) % GMAX;
+    p->gn--;
+    p->rd--;
+    return 1;
 }
 
-static int enqueue(tb_etmv2_parser *p, uint8_t kind, uint64_t index, uint32_t g)
+static int enqueue(tb_etmv2_parser *p, uint8_t kind, uint64_t index, uint32_t ref)
 {
-    qent *e;
-
-    if (p->qn == QMAX) /* packets that never come */
-        return fail(p, TB_PKT_BAD_SEQUENCE, p->q[p->qh].index, TB_ERR_LIMIT);
-    e = &p->q[(p->qh + p->qn++) % QMAX];
-    e->kind = kind;
-    e->index = index;
-    e->grp = g;
-    return 0;
+    return tb_port_enqueue(&p->port, kind, index, ref);
 }
 
 static grp *new_group(tb_etmv2_parser *p, uint64_t index, uint8_t ps, bool tfo)
@@ -431,25 +336,25 @@ static int feed(tb_etmv2_parser *p, uint8_t byte, uint64_t index)
     g = &p->g[(p->gh + p->rd) % GMAX];
     if (g->tfo && g->n == 0) { /* where its header must come (U6) */
         if (!g->have_start)
-            return fail(p, TB_PKT_BAD_SEQUENCE, index, TB_ERR_BAD_PACKET);
+            return tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, index, TB_ERR_BAD_PACKET);
         if (p->bytes < g->start) {
             if (!g->cold) /* bytes the groups before it did not take */
-                return fail(p, TB_PKT_BAD_SEQUENCE, g->index, TB_ERR_BAD_PACKET);
+                return tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, g->index, TB_ERR_BAD_PACKET);
             p->bytes++;
             return 0; /* 6.5.1: data placed before we were in sync */
         }
         if (p->bytes > g->start)
-            return fail(p, TB_PKT_BAD_SEQUENCE, g->index, TB_ERR_BAD_PACKET);
+            return tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, g->index, TB_ERR_BAD_PACKET);
     }
     p->bytes++;
     g->b[g->n++] = byte;
     if (g->tfo) {
         if (g->n == 1 && (byte & TB_ETMV2_TFO_HDR_MASK) != TB_ETMV2_TFO_HDR_NORMAL)
             /* U2/U3: the LSM-in-progress form and the rest are not read. */
-            return fail(p, TB_PKT_RESERVED, g->index,
+            return tb_port_fail(&p->port, TB_PKT_RESERVED, g->index,
                         (byte & TB_ETMV2_TFO_HDR_MASK) == TB_ETMV2_TFO_HDR_LSM
                             ? TB_ERR_UNSUPPORTED : TB_ERR_BAD_PACKET);
-        if (g->n == 5 + p->cfg.ctxid_bytes) {
+        if (g->n == 5 + p->port.cfg.etmv2.ctxid_bytes) {
             g->done = true;
             p->rd++;
             p->synced = true;
@@ -463,7 +368,7 @@ static int feed(tb_etmv2_parser *p, uint8_t byte, uint64_t index)
         int len = pkt_length(p, g->b + g->pkt_at, (unsigned)(g->n - g->pkt_at), &kind);
 
         if (len < 0)
-            return fail(p, len == TB_ERR_UNSUPPORTED ? TB_PKT_BAD_TRACEMODE : TB_PKT_RESERVED,
+            return tb_port_fail(&p->port, len == TB_ERR_UNSUPPORTED ? TB_PKT_BAD_TRACEMODE : TB_PKT_RESERVED,
                         g->index, TB_ERR_BAD_PACKET);
         if (len > 0) {
             if (kind != TB_PKT_BRANCH && (g->b[g->pkt_at] & 0x80)) {
@@ -475,13 +380,13 @@ static int feed(tb_etmv2_parser *p, uint8_t byte, uint64_t index)
         }
     }
     if (!g->done && g->n == GBYTES)
-        return fail(p, TB_PKT_BAD_SEQUENCE, g->index, TB_ERR_BAD_PACKET);
+        return tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, g->index, TB_ERR_BAD_PACKET);
     return 0;
 }
 
 static int read_pkt(tb_etmv2_parser *p, uint16_t pkt, uint64_t index)
 {
-    unsigned w = p->cfg.port_width;
+    unsigned w = p->port.cfg.etmv2.port_width;
     int rc;
 
     if (p->rd == p->gn) {
@@ -512,43 +417,45 @@ static int tfo_cycle(tb_etmv2_parser *p, uint16_t pkt, uint64_t index)
     int rc;
 
     if (!p->synced) { /* cold start (fact sheet 11): from here on */
-        p->qh = p->qn = 0;
+        p->port.qh = p->port.qn = 0;
         p->gh = p->gn = p->rd = 0;
         p->bytes = 0;
     }
     p->have_low = false; /* U6: a TFO is on a byte boundary */
     if (!(g = new_group(p, index, TB_ETMV2_TD, true)))
-        return fail(p, TB_PKT_BAD_SEQUENCE, index, TB_ERR_LIMIT);
+        return tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, index, TB_ERR_LIMIT);
     g->cold = !p->synced;
     if ((rc = enqueue(p, Q_GRP, index, g->serial)) < 0)
         return rc;
     p->synced = true; /* the statuses from here on are read */
-    if (p->cfg.port_width == 4) {
+    if (p->port.cfg.etmv2.port_width == 4) {
         p->tfo_lo = (uint8_t)((pkt >> 1) & 7); /* U4 */
         p->hi_wait = true;
     } else {
         g->start = p->bytes + (pkt >> 1); /* U5 */
         g->have_start = true;
     }
-    return drain(p);
+    return tb_port_drain(&p->port, own);
 }
 
-static int sample(tb_etmv2_parser *p, const tb_etmv1_sample *s, uint64_t index)
+/* One sample (the shell's sample hook). */
+static int sample(tb_port_parser *c, const tb_etmv1_sample *s, uint64_t index)
 {
+    tb_etmv2_parser *p = (tb_etmv2_parser *)c;
     uint8_t ps = s->pipestat, st;
     uint16_t pkt = s->tracepkt;
-    bool data = true, tfo_ok = true, ca = p->cfg.cycle_accurate;
-    unsigned w = p->cfg.port_width;
+    bool data = true, tfo_ok = true, ca = p->port.cfg.etmv2.cycle_accurate;
+    unsigned w = p->port.cfg.etmv2.port_width;
     int rc;
 
-    if (p->stop)
+    if (p->port.stop)
         return TB_ERR_STOPPED;
     if (ps > 15 || s->tracesync || (w < 16 && (pkt >> w)))
-        return fail(p, TB_PKT_RESERVED, index, TB_ERR_BAD_PACKET);
+        return tb_port_fail(&p->port, TB_PKT_RESERVED, index, TB_ERR_BAD_PACKET);
     if (ps == TB_ETMV2_TR) { /* 6.1.7: no FIFO data; the status on [3:0] */
         ps = pkt & 15;
         if (ps == TB_ETMV2_TR)
-            return fail(p, TB_PKT_RESERVED, index, TB_ERR_BAD_PACKET);
+            return tb_port_fail(&p->port, TB_PKT_RESERVED, index, TB_ERR_BAD_PACKET);
         if (ps == TB_ETMV2_TD) {
             /* 6.1.7: TD here is a TFO the trigger delayed (an idle cycle
              * shows WT); where its value then goes is on no page read
@@ -556,9 +463,9 @@ static int sample(tb_etmv2_parser *p, const tb_etmv1_sample *s, uint64_t index)
              * placed: out of sync until the next TFO. */
             if (!p->synced)
                 return 0;
-            if ((rc = fail(p, TB_PKT_RESERVED, index, TB_ERR_UNSUPPORTED)) < 0)
+            if ((rc = tb_port_fail(&p->port, TB_PKT_RESERVED, index, TB_ERR_UNSUPPORTED)) < 0)
                 return rc;
-            return emit_simple(p, TB_PKT_TRIGGER, index, 0);
+            return tb_port_emit_simple(&p->port, TB_PKT_TRIGGER, index, 0);
         }
         if (p->synced && (rc = enqueue(p, Q_TRIG, index, 0)) < 0)
             return rc;
@@ -569,7 +476,7 @@ static int sample(tb_etmv2_parser *p, const tb_etmv1_sample *s, uint64_t index)
         /* U4: the TFO's second half, value[5:3] on TRACEPKT[3:1]. */
         p->hi_wait = false;
         if (ps == TB_ETMV2_TD || !(pkt & 1) || !g || !g->tfo)
-            return fail(p, TB_PKT_BAD_SEQUENCE, index, TB_ERR_BAD_PACKET);
+            return tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, index, TB_ERR_BAD_PACKET);
         g->start = p->bytes + (p->tfo_lo | ((pkt >> 1) & 7u) << 3);
         g->have_start = true;
         data = false;
@@ -579,7 +486,7 @@ static int sample(tb_etmv2_parser *p, const tb_etmv1_sample *s, uint64_t index)
             return tfo_cycle(p, pkt, index);
         if (ca && p->synced && (rc = enqueue(p, Q_W, index, 0)) < 0)
             return rc;
-        return drain(p);
+        return tb_port_drain(&p->port, own);
     }
     if (!p->synced)
         return 0;
@@ -601,7 +508,7 @@ static int sample(tb_etmv2_parser *p, const tb_etmv1_sample *s, uint64_t index)
     default: /* WT, DW */
         /* 6.1.6: a WT means the FIFO holds data (else it is TD) */
         if (st == TB_ETMV2_WT && data && p->rd == p->gn)
-            return fail(p, TB_PKT_BAD_SEQUENCE, index, TB_ERR_BAD_PACKET);
+            return tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, index, TB_ERR_BAD_PACKET);
         /* A DW's 'W' follows its packets: an exception's DW cycle is
          * then its own (docs/etmv2.md 5). */
         rc = ca && st == TB_ETMV2_WT ? enqueue(p, Q_W, index, 0) : 0;
@@ -613,7 +520,7 @@ static int sample(tb_etmv2_parser *p, const tb_etmv1_sample *s, uint64_t index)
         grp *g = new_group(p, index, ps, false);
 
         if (!g)
-            return fail(p, TB_PKT_BAD_SEQUENCE, index, TB_ERR_LIMIT);
+            return tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, index, TB_ERR_LIMIT);
         if ((rc = enqueue(p, Q_GRP, index, g->serial)) < 0)
             return rc;
         if (ca && st == TB_ETMV2_DW && (rc = enqueue(p, Q_W, index, 0)) < 0)
@@ -621,166 +528,16 @@ static int sample(tb_etmv2_parser *p, const tb_etmv1_sample *s, uint64_t index)
     }
     if (data && (rc = read_pkt(p, pkt, index)) < 0)
         return rc;
-    return drain(p);
+    return tb_port_drain(&p->port, own);
 }
 
-int tb_etmv2_parser_push_samples(tb_etmv2_parser *p, const tb_etmv2_sample *s,
-                                 size_t n, uint64_t first, tb_packet_cb cb,
-                                 void *ctx)
+/* Addresses are compressed against an ARM one until the first TFO. */
+static void reset(tb_port_parser *c)
 {
-    size_t i;
-    int rc;
-
-    if (!p || (n && !s))
-        return TB_ERR_INVAL;
-    if (!p->have_cfg)
-        return TB_ERR_CONFIG;
-    p->cb = cb;
-    p->ctx = ctx;
-    p->emitted = 0;
-    for (i = 0; i < n; i++)
-        if ((rc = sample(p, &s[i], tb_etmv1_sample_index(first + i))) < 0)
-            return rc;
-    return p->emitted;
+    ((tb_etmv2_parser *)c)->last_isa = TB_ISA_ARM;
 }
 
-int tb_etmv2_parser_push(tb_etmv2_parser *p, const uint8_t *data, size_t len,
-                         uint64_t index, tb_packet_cb cb, void *ctx)
-{
-    size_t i = 0;
-    int rc, k;
-
-    if (!p || (len && !data))
-        return TB_ERR_INVAL;
-    if (p->err)
-        return p->err;
-    p->cb = cb;
-    p->ctx = ctx;
-    p->emitted = 0;
-    p->in.pos = index;
-    while ((k = tb_etm_port_framer_next(&p->in, data, len, &i)) != TB_ETM_PORT_NEED) {
-        tb_etmv1_sample s;
-
-        if (k == TB_ETM_PORT_HEADER) {
-            tb_etmv2_config c = p->cfg;
-
-            if ((rc = tb_etmv2_capture_parse_header(p->in.hdr, &c)) < 0)
-                return p->err = rc;
-            if (p->cfg_given &&
-                (c.port_width != p->cfg.port_width || c.minor != p->cfg.minor ||
-                 c.cycle_accurate != p->cfg.cycle_accurate ||
-                 c.ctxid_bytes != p->cfg.ctxid_bytes ||
-                 c.data_trace != p->cfg.data_trace))
-                return p->err = TB_ERR_MISMATCH;
-            p->cfg = c;
-            p->have_cfg = true;
-            continue;
-        }
-        if (tb_etmv1_sample_unpack(p->in.part, &s) < 0)
-            rc = fail(p, TB_PKT_RESERVED, p->in.part_index, TB_ERR_FORMAT);
-        else
-            rc = sample(p, &s, p->in.part_index);
-        if (rc < 0)
-            return rc;
-    }
-    return p->emitted;
-}
-
-int tb_etmv2_parser_finish(tb_etmv2_parser *p, tb_packet_cb cb, void *ctx)
-{
-    int rc = 0;
-
-    if (!p)
-        return TB_ERR_INVAL;
-    p->cb = cb;
-    p->ctx = ctx;
-    p->emitted = 0;
-    if (p->in.hdr_n && !p->in.hdr_done) {
-        rc = emit_simple(p, TB_PKT_INCOMPLETE, 0, TB_ERR_TRUNCATED);
-    } else {
-        if (p->qn) /* the first status whose packets never came */
-            rc = fail(p, TB_PKT_INCOMPLETE, p->q[p->qh].index, TB_ERR_TRUNCATED);
-        if (rc >= 0 && p->in.part_n)
-            rc = emit_simple(p, TB_PKT_INCOMPLETE, p->in.part_index, TB_ERR_TRUNCATED);
-        if (rc >= 0)
-            rc = flush_atom(p);
-    }
-    p->in.part_n = 0;
-    return rc < 0 ? rc : p->emitted;
-}
-
-void tb_etmv2_parser_reset(tb_etmv2_parser *p)
-{
-    tb_etmv2_config c;
-    bool given;
-
-    if (!p)
-        return;
-    c = p->cfg;
-    given = p->cfg_given;
-    memset(p, 0, sizeof *p);
-    p->cfg = c;
-    p->cfg_given = given;
-    p->have_cfg = given;
-    p->last_isa = TB_ISA_ARM;
-}
-
-tb_etmv2_parser *tb_etmv2_parser_new(const tb_etmv2_config *cfg)
-{
-    tb_etmv2_parser *p;
-
-    if (cfg && tb_etmv2_config_check(cfg) < 0)
-        return NULL;
-    if (!(p = calloc(1, sizeof *p)))
-        return NULL;
-    if (cfg) {
-        p->cfg = *cfg;
-        p->cfg_given = p->have_cfg = true;
-    } else {
-        tb_etmv2_config_init(&p->cfg);
-    }
-    p->last_isa = TB_ISA_ARM;
-    return p;
-}
-
-void tb_etmv2_parser_free(tb_etmv2_parser *p)
-{
-    free(p);
-}
-
-const tb_etmv2_config *tb_etmv2_parser_config(const tb_etmv2_parser *p)
-{
-    return p && p->have_cfg ? &p->cfg : NULL;
-}
-
-/* ---- behind tb_parser (backend.h) ---- */
-
-static void *op_make(const tb_config *cfg)
-{
-    tb_etmv2_config c;
-
-    return tb_etmv2_config_from_tb(&c, cfg) < 0 ? NULL : tb_etmv2_parser_new(&c);
-}
-
-static void op_destroy(void *p) { tb_etmv2_parser_free(p); }
-static void op_reset(void *p) { tb_etmv2_parser_reset(p); }
-
-static int op_push(void *p, const uint8_t *data, size_t len, uint64_t index, tb_packet_cb cb,
-                   void *ctx)
-{
-    return tb_etmv2_parser_push(p, data, len, index, cb, ctx);
-}
-
-static int op_finish(void *p, tb_packet_cb cb, void *ctx)
-{
-    return tb_etmv2_parser_finish(p, cb, ctx);
-}
-
-const tb_parser_ops tb_etmv2_parser_ops = {
-    .protocol = TB_PROTO_ETMV2,
-    .make = op_make,
-    .destroy = op_destroy,
-    .push = op_push,
-    .finish = op_finish,
-    .reset = op_reset,
-};
+/* The hook table, tb_etmv2_parser_new/_free/_reset/_config/_push/
+ * _push_samples/_finish and tb_etmv2_parser_ops: the shell's
+ * (port_internal.h). */
+TB_PORT_PARSER_API(etmv2, ETMV2, sample, forget, NULL, reset);
