@@ -1515,6 +1515,20 @@ static void handlers(gen *g, sb *o)
 #undef HEAD
 }
 
+/* Random values in r0-r12 but r6 and r7 (set before their first use),
+ * one draw per register in order. */
+static void random_regs(gen *g, em *e)
+{
+    for (unsigned r = 0; r < 13; r++) {
+        uint32_t v = (uint32_t)rnd(g);
+
+        if (r == 6 || r == 7)
+            continue;
+        ins(e, "movw r%u, #0x%x", r, v & 0xFFFFu);
+        ins(e, "movt r%u, #0x%x", r, v >> 16);
+    }
+}
+
 /* M handlers (ARMv7-M ARM B1.5.6-B1.5.8): the core stacks r0-r3, r12,
  * lr, pc and xPSR and puts EXC_RETURN in lr; a handler saves what else it
  * uses and returns by writing EXC_RETURN to the PC. */
@@ -1631,14 +1645,7 @@ static void startup_m(gen *g, sb *o)
         ins(&e, "msr control, r0");
         ins(&e, "isb");
     }
-    for (unsigned r = 0; r < 13; r++) {
-        uint32_t v = (uint32_t)rnd(g);
-
-        if (r == 6 || r == 7)
-            continue;
-        ins(&e, "movw r%u, #0x%x", r, v & 0xFFFFu);
-        ins(&e, "movt r%u, #0x%x", r, v >> 16);
-    }
+    random_regs(g, &e);
     ins(&e, "bl main");
     sb_add(o, "\t.global _exit\n\t.type _exit, %%function\n\t.thumb_func\n_exit:\n\tb _exit\n"
               "\t.ltorg\n\n");
@@ -1685,14 +1692,7 @@ static void startup(gen *g, sb *o)
         ins(&e, "ldr r0, =0x%x", (unsigned)rnd(g));
         ins(&e, "mcr p15, 0, r0, c13, c0, 1");
     }
-    for (unsigned r = 0; r < 13; r++) {
-        uint32_t v = (uint32_t)rnd(g);
-
-        if (r == 6 || r == 7)
-            continue;
-        ins(&e, "movw r%u, #0x%x", r, v & 0xFFFFu);
-        ins(&e, "movt r%u, #0x%x", r, v >> 16);
-    }
+    random_regs(g, &e);
     /* Interrupts on: the scenario's may arrive from here on (main runs in
      * System mode, so that an SVC does not clobber its lr). */
     ins(&e, "cpsie if");
