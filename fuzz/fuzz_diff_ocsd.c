@@ -1560,6 +1560,8 @@ static bool open_wp_update_on_waypoint(cmp *c)
     const uint64_t at = part_index(c);
     const pkt_info *w = NULL;
     const insn *t = NULL;
+    uint64_t q = UINT64_MAX;
+    bool crossed = false;
     tb_insn in;
     size_t k;
 
@@ -1575,8 +1577,16 @@ static bool open_wp_update_on_waypoint(cmp *c)
             break;
         }
         if (p->index < at &&
-            (p->kind == TB_PKT_ISYNC || (p->kind == TB_PKT_BRANCH && !isync_only(c))))
-            return false;
+            (p->kind == TB_PKT_ISYNC || (p->kind == TB_PKT_BRANCH && !isync_only(c)))) {
+            /* Both were in step again at p, unless the pairing by
+             * address went across it: the update's extra instruction
+             * paired with our next one at the same address (a branch to
+             * itself; found by CI's smoke at b768dc5, regressions/ocsd_ptm/
+             * wp-update-on-waypoint-paired-across): then compare again
+             * from the first address packet after the update, once. */
+            crossed = true;
+            q = p->index;
+        }
     }
     if (!w)
         return false;
@@ -1587,6 +1597,18 @@ static bool open_wp_update_on_waypoint(cmp *c)
         !classify_at(t->addr, t->isa, &in) || in.wp_class == TB_WP_NONE ||
         (in.wp_class == TB_WP_BARRIER && !c->cfg->dmb_waypoint))
         return false;
+    if (crossed) {
+        const size_t i2 = first_after(c->a, 0, c->na, q);
+        const size_t j2 = first_after(c->b, 0, c->nb, q);
+
+        if ((c->realigned_q != UINT64_MAX && q <= c->realigned_q) || i2 > c->i || j2 > c->j ||
+            c->i - i2 == c->j - j2)
+            return false;
+        c->realigned_q = q;
+        c->i = i2;
+        c->j = j2;
+        return true;
+    }
     resync_after(c, w->index);
     return true;
 }
