@@ -269,3 +269,34 @@ void tb_test_free_names(char **names, size_t n)
         free(names[i]);
     free(names);
 }
+
+void tb_test_scratch_make(char *buf, size_t len, const char *tag)
+{
+    snprintf(buf, len, "/tmp/tb_test_%s_%d", tag, (int)getpid());
+    mkdir(buf, 0777);
+}
+
+void tb_test_scratch_remove(const char *dir)
+{
+    char cmd[512];
+
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
+const char *tb_test_arm_cc(const char *what)
+{
+    const char *cc = getenv("TB_ARM_CC");
+    const char *ci = getenv("CI");
+
+    if (!cc || !*cc)
+        cc = "arm-none-eabi-gcc";
+    if (system("command -v arm-none-eabi-gcc >/dev/null 2>&1") == 0 || strchr(cc, '/'))
+        return cc;
+    if (ci && !strcmp(ci, "true"))
+        cr_expect_fail("%s: arm-none-eabi-gcc is missing (install gcc-arm-none-eabi)", what);
+    else
+        fprintf(stderr, "SKIPPED %s: arm-none-eabi-gcc is missing (gcc-arm-none-eabi)\n", what);
+    return NULL;
+}

@@ -83,6 +83,16 @@ void tb_test_expect_junk(const tb_packet *v, size_t n, uint64_t base, size_t jun
  * their names sorted, into *names (free with tb_test_free_names); their
  * count.  The test fails when the folder cannot be read. */
 size_t tb_test_list_vectors(char ***names);
+
+/* A scratch directory /tmp/tb_test_TAG_PID, made (buf gets its path),
+ * and removed with everything in it. */
+void tb_test_scratch_make(char *buf, size_t len, const char *tag);
+void tb_test_scratch_remove(const char *dir);
+
+/* The ARM cross compiler ($TB_ARM_CC, else arm-none-eabi-gcc), or NULL
+ * with a loud SKIPPED naming `what` (a failure under CI=true, where it
+ * must be installed). */
+const char *tb_test_arm_cc(const char *what);
 void tb_test_free_names(char **names, size_t n);
 
 #endif

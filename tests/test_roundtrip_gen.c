@@ -28,35 +28,12 @@ static char scratch[256];
 
 static void scratch_init(void)
 {
-    snprintf(scratch, sizeof scratch, "/tmp/tb_test_gen_%d", (int)getpid());
-    mkdir(scratch, 0777);
+    tb_test_scratch_make(scratch, sizeof scratch, "gen");
 }
 
 static void scratch_fini(void)
 {
-    char cmd[512];
-
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", scratch);
-}
-
-/* The ARM compiler, or NULL with a loud SKIPPED (a failure under CI=true,
- * where it must be installed). */
-static const char *arm_cc(const char *what)
-{
-    const char *cc = getenv("TB_ARM_CC");
-    const char *ci = getenv("CI");
-
-    if (!cc || !*cc)
-        cc = "arm-none-eabi-gcc";
-    if (system("command -v arm-none-eabi-gcc >/dev/null 2>&1") == 0 || strchr(cc, '/'))
-        return cc;
-    if (ci && !strcmp(ci, "true"))
-        cr_expect_fail("%s: arm-none-eabi-gcc is missing (install gcc-arm-none-eabi)", what);
-    else
-        fprintf(stderr, "SKIPPED %s: arm-none-eabi-gcc is missing (gcc-arm-none-eabi)\n", what);
-    return NULL;
+    tb_test_scratch_remove(scratch);
 }
 
 static tb_gen_program make(uint64_t seed, int isa, unsigned size)
@@ -282,7 +259,7 @@ Test(gen, programs_build_and_run_to_exit, .init = scratch_init, .fini = scratch_
         {8, TB_GEN_ARM, 40}, {8, TB_GEN_THUMB, 40}, {12, TB_GEN_MIXED, 40},
         {13, TB_GEN_MIXED, 3}, {14, TB_GEN_THUMB, 20}, {15, TB_GEN_ARM, 20},
     };
-    const char *cc = arm_cc("gen.programs_build_and_run_to_exit");
+    const char *cc = tb_test_arm_cc("gen.programs_build_and_run_to_exit");
 
     if (!cc)
         return;
@@ -319,7 +296,7 @@ Test(gen, sim_runs_past_abort_seeds_to_their_exit, .init = scratch_init,
      .fini = scratch_fini, .timeout = 300)
 {
     static const uint64_t seeds[] = {1813, 1589, 142, 2761};
-    const char *cc = arm_cc("gen.sim_runs_past_abort_seeds_to_their_exit");
+    const char *cc = tb_test_arm_cc("gen.sim_runs_past_abort_seeds_to_their_exit");
 
     if (!cc)
         return;
@@ -439,7 +416,7 @@ static void run_isa_check(uint64_t seed, uint64_t hash, const char *cc)
 Test(gen, exception_returns_resume_in_the_interrupted_state, .init = scratch_init,
      .fini = scratch_fini, .timeout = 600)
 {
-    const char *cc = arm_cc("gen.exception_returns_resume_in_the_interrupted_state");
+    const char *cc = tb_test_arm_cc("gen.exception_returns_resume_in_the_interrupted_state");
 
     if (!cc)
         return;
@@ -539,7 +516,7 @@ Test(gen, kept_seeds_replay, .init = scratch_init, .fini = scratch_fini, .timeou
     char *text;
     tb_rt_seed_row *rows = NULL;
     size_t n = 0;
-    const char *cc = arm_cc("gen.kept_seeds_replay");
+    const char *cc = tb_test_arm_cc("gen.kept_seeds_replay");
 
     if (!cc)
         return;
@@ -603,7 +580,7 @@ Test(gen, command_line, .init = scratch_init, .fini = scratch_fini)
 {
     char args[1024], *out, *err, *a, *b;
     int st;
-    const char *cc = arm_cc("gen.command_line");
+    const char *cc = tb_test_arm_cc("gen.command_line");
 
     snprintf(args, sizeof args, "gen --seed 5 --isa thumb --size 4 --no-build -o %s/a", scratch);
     st = tb_test_run_cli(args, NULL, &out, NULL, &err);
