@@ -592,6 +592,9 @@ int tb_fuzz_roundtrip(const uint8_t *data, size_t len)
     o.branch_broadcast = (b0 >> 5) & 1;
     o.return_stack = o.protocol == TB_PROTO_PTM && ((b0 >> 6) & 1);
     o.alt_branch = o.protocol == TB_PROTO_ETMV3 && o.arch_minor >= 4 && ((b0 >> 7) & 1);
+    /* The same bit with PTM: state changes on branches as number-0
+     * exception bytes (exc0, IHI0035B 4.5.4). */
+    o.ns_exc0 = o.protocol == TB_PROTO_PTM && ((b0 >> 7) & 1);
     o.sync_period = (b1 & 3) == 0 ? 0 : 32u << (b1 & 3) * 2;
     o.ts_period = (b1 >> 2) & 1 ? 50 : 0;
     formatted = (b1 >> 3) & 1;
