@@ -122,6 +122,8 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
             o->pc_first = true;
         } else if (!strcmp(tok, "ts48") && !val) {
             o->ts48 = true;
+        } else if (!strcmp(tok, "exc0") && !val) {
+            o->ns_exc0 = true;
         } else if (!val) {
             return fail(err, errlen, "unknown option", tok);
         } else if (!strcmp(tok, "ctxid")) {
@@ -290,6 +292,10 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
     if (o->pc_first && o->protocol != TB_PROTO_ETMV3)
         return cfg_fail(err, errlen, "pcfirst: ETMIDR[16] (an LDM transfers the PC first) "
                         "is modelled for ETMv3 only");
+    if (o->ns_exc0 && o->protocol != TB_PROTO_PTM)
+        return cfg_fail(err, errlen, "exc0: a PTM option (ETMv3 always tells a security "
+                        "state change on a branch with number-0 exception bytes; ETMv1 and "
+                        "ETMv2 trace no security state)");
     if (o->protocol == TB_PROTO_ETMV1 || o->protocol == TB_PROTO_ETMV2)
         return tb_enc_port_config_err(o, cfg, err, errlen);
     ptm = o->protocol == TB_PROTO_PTM;

@@ -101,11 +101,17 @@ static int ptm_branch(tb_encoder *e, uint32_t addr, tb_isa isa, uint64_t cycle,
     tb_enc_pkt(e, &k, TB_PKT_BRANCH);
     k.addr = addr;
     k.isa = isa;
-    /* No exception bytes with number 0 for a security state change here
-     * (unlike ETMv3): whether PFT implies the branch's E atom with them is
-     * unverified (docs/ns-hyp.md), and OpenCSD 1.3.3 reads any exception
-     * byte as an exception.  The I-sync before the next instruction tells
-     * the change instead (encoder.c process_insn). */
+    /* A security state change on this branch: with exc0, exception
+     * bytes with number 0 and the new NS (IHI0035B 4.5.4: only a nonzero
+     * Exception field makes an exception branch; a non-exception branch
+     * implies its E atom).  Without it (the default), the I-sync before
+     * the next instruction tells the change (encoder.c process_insn_full),
+     * which every decoder reads alike: OpenCSD 1.3.3 takes any PTM
+     * exception byte for an exception (docs/opencsd-bugs.md 17). */
+    if (e->o.ns_exc0) {
+        tb_enc_state_bytes(e, &k);
+        k.exc_bytes = k.has_exc ? 1 : 0;
+    }
     if (e->cfg.cycle_accurate) {
         k.has_cc = true;
         k.cc = tb_enc_take_cc(e, cycle);

@@ -53,6 +53,9 @@ static const char *const ptm_sets[] = {
     "v=0,ts,tsper=40,tsrate=0x100000,tsstart=0xFFFFF0000000",
     /* Ignore packets (0x66, IHI0035B 4.5 Table 4.1) between any two. */
     "ignore=5", "ignore=1,ca,sync=64", "ignore=2,ts,rs,fifo=64:1/8",
+    /* Security state changes on branches as number-0 exception bytes
+     * (IHI0035B 4.5.4; docs/ns-hyp.md), not I-syncs. */
+    "exc0", "exc0,bb,ca,rs",
 };
 
 /* ETMv1 (docs/etmv1.md): each port width, branch output, context IDs,

@@ -370,6 +370,8 @@ Test(cli_runs, inconsistent_options_name_the_option)
         {"ptm", "alt", "alt: the alternative branch encoding is an ETMv3.4+ feature, not PTM"},
         {"etmv3", "alt,v=3", "alt: the alternative branch encoding needs ETMv3.4 or later"},
         {"etmv3", "rs", "rs: the return stack is a PTM feature"},
+        {"etmv3", "exc0", "exc0: a PTM option (ETMv3 always tells"},
+        {"etmv1", "exc0", "exc0: a PTM option"},
         {"ptm", "fifo=32", "fifo=32: the FIFO depth must be at least 48 bytes"},
         {"etmv3", "v=3,ts", "ts: timestamps need ETMv3.5, not ETMv3.3"},
         {"etmv3", "v=4,vmid", "vmid: VMID tracing needs ETMv3.5"},

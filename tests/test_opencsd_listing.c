@@ -618,8 +618,10 @@ static bool same_packet(const tb_packet *p, const ocsd_pkt *o, tb_isa *prev_isa,
                 return false;
             }
         } else {
+            /* "Excep=NAME [NN]; " whenever exception bytes were present,
+             * number 0 too ("No Exception [00]": secure_ns-ptm-exc0). */
             v = field(f, "Excep=");
-            if ((v != NULL) != (p->has_exc && p->exc_num != 0)) {
+            if ((v != NULL) != p->has_exc) {
                 snprintf(why, wlen, "exception %d/%u vs OpenCSD '%s'", p->has_exc,
                          p->exc_num, f);
                 return false;

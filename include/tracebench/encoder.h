@@ -79,6 +79,13 @@ typedef struct tb_encoder_opts {
     uint8_t v7m;              /* the traced core is a Cortex-M3 (3) or M4
                                * (4): ETMv3 as the ETM-M3/M4 has it
                                * (tb_encoder_opts_v7m); 0: an A/R core */
+    bool ns_exc0;             /* exc0 (PTM): a security state change on a
+                               * branch goes as exception bytes with number
+                               * 0 and the new NS on the branch's address
+                               * packet (IHI0035B 4.5.4: no exception, the
+                               * branch's E atom implied), not as an I-sync
+                               * before the next instruction (the default;
+                               * ETMv3 always uses number-0 bytes) */
     bool pc_first;            /* pcfirst: a core that transfers the PC
                                * first in an LDM that loads it (ETMIDR[16],
                                * ETMv3; tb_sim_set_pcfirst gives the
