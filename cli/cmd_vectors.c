@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/strf.h"
 #include "cli.h"
 #include "speccov.h"
 #include "tracebench/decoder.h"
@@ -39,20 +40,6 @@ int tb_cli_vectors(int argc, char **argv);
 #ifdef TB_HAVE_ROUNDTRIP
 
 typedef tb_vector vec;
-
-/* snprintf for paths and messages: false when the result was cut. */
-static bool strf(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static bool strf(char *buf, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-    return n >= 0 && (size_t)n < len;
-}
 
 /* ---- decode.addr: exactly what `tracebench decode DIR --format addr`
  * prints (cli/cmd_decode.c), one executed instruction per line. ---- */
@@ -74,7 +61,7 @@ static int write_decode_addr(const char *dir, const char *fname, int id, char *e
     if (r < 0)
         return r;
     r = TB_ERR_NOT_FOUND;
-    strf(err, errlen, "no trace source with ID 0x%x", (unsigned)id);
+    tb_strf(err, errlen, "no trace source with ID 0x%x", (unsigned)id);
     for (size_t i = 0; i < s.n_sources; i++) {
         tb_config cfg;
 
@@ -90,10 +77,10 @@ static int write_decode_addr(const char *dir, const char *fname, int id, char *e
     tb_snapshot_fini(&s);
     if (r < 0)
         return r;
-    strf(path, sizeof path, "%s/%s", dir, fname);
+    tb_strf(path, sizeof path, "%s/%s", dir, fname);
     o.f = fopen(path, "w");
     if (!o.f) {
-        strf(err, errlen, "%s: %s", path, strerror(errno));
+        tb_strf(err, errlen, "%s: %s", path, strerror(errno));
         tb_memimage_free(mem);
         return TB_ERR_IO;
     }
@@ -101,7 +88,7 @@ static int write_decode_addr(const char *dir, const char *fname, int id, char *e
     if (o.err)
         r = o.err;
     if (fclose(o.f) != 0 && r >= 0) {
-        strf(err, errlen, "%s: write failed", path);
+        tb_strf(err, errlen, "%s: write failed", path);
         r = TB_ERR_IO;
     }
     free(o.addrs);
@@ -146,7 +133,7 @@ static int write_index(const char *out, const vec *v, size_t n, const char *cata
     if (!cov)
         return -1;
 
-    strf(path, sizeof path, "%s/README.md", out);
+    tb_strf(path, sizeof path, "%s/README.md", out);
     f = fopen(path, "w");
     if (!f) {
         free(cov);
@@ -172,14 +159,14 @@ static int write_index(const char *out, const vec *v, size_t n, const char *cata
         /* A two-source vector: both sources, first + second; its counts
          * are the sum of the two. */
         if (v[i].program2[0]) {
-            strf(prog, sizeof prog, "%s + %s", v[i].program, v[i].program2);
-            strf(proto, sizeof proto, "%s + %s", v[i].protocol, v[i].protocol2);
-            strf(opts, sizeof opts, "`%s` + `%s`", v[i].options[0] ? v[i].options : "plain",
+            tb_strf(prog, sizeof prog, "%s + %s", v[i].program, v[i].program2);
+            tb_strf(proto, sizeof proto, "%s + %s", v[i].protocol, v[i].protocol2);
+            tb_strf(opts, sizeof opts, "`%s` + `%s`", v[i].options[0] ? v[i].options : "plain",
                  v[i].options2[0] ? v[i].options2 : "plain");
         } else {
-            strf(prog, sizeof prog, "%s", v[i].program);
-            strf(proto, sizeof proto, "%s", v[i].protocol);
-            strf(opts, sizeof opts, "`%s`", v[i].options[0] ? v[i].options : "plain");
+            tb_strf(prog, sizeof prog, "%s", v[i].program);
+            tb_strf(proto, sizeof proto, "%s", v[i].protocol);
+            tb_strf(opts, sizeof opts, "`%s`", v[i].options[0] ? v[i].options : "plain");
         }
         fprintf(f, "| [%s](%s/README.md) | %s | %s | %s | %s | %llu | %llu | %s | %s | %s |\n",
                 v[i].name, v[i].name, prog, proto, opts, v[i].buffer,
@@ -276,7 +263,7 @@ static void default_programs(char *buf, size_t len)
     if (!slash)
         return;
     *slash = 0;
-    strf(buf, len, "%s/vectors/programs", exe);
+    tb_strf(buf, len, "%s/vectors/programs", exe);
 }
 
 int tb_cli_vectors(int argc, char **argv)
@@ -328,13 +315,13 @@ int tb_cli_vectors(int argc, char **argv)
         programs = prog_buf;
     }
     if (!scenarios) {
-        strf(scn_buf, sizeof scn_buf, "%s/scenarios", base);
+        tb_strf(scn_buf, sizeof scn_buf, "%s/scenarios", base);
         scenarios = scn_buf;
     }
-    strf(def_buf, sizeof def_buf, "%s/programs", base);
-    strf(catalogue, sizeof catalogue, "%s/spec-coverage.tsv", base);
+    tb_strf(def_buf, sizeof def_buf, "%s/programs", base);
+    tb_strf(catalogue, sizeof catalogue, "%s/spec-coverage.tsv", base);
     if (!out) {
-        strf(out_buf, sizeof out_buf, "%s/generated", base);
+        tb_strf(out_buf, sizeof out_buf, "%s/generated", base);
         out = out_buf;
     }
     env = (tb_vector_env){programs, scenarios, def_buf, write_decode_addr};
@@ -385,8 +372,8 @@ int tb_cli_vectors(int argc, char **argv)
         if (only) {
             char a[1100], b[1100];
 
-            strf(a, sizeof a, "%s/%s", gen, only);
-            strf(b, sizeof b, "%s/%s", out, only);
+            tb_strf(a, sizeof a, "%s/%s", gen, only);
+            tb_strf(b, sizeof b, "%s/%s", out, only);
             bad = tb_vector_diff_tree(a, b, print_diff, NULL);
         } else {
             bad = tb_vector_diff_tree(gen, out, print_diff, NULL);

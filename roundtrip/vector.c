@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../common/ini.h"
+#include "../common/strf.h"
 #include "tracebench/encoder.h"
 #include "tracebench/frame.h"
 #include "tracebench/roundtrip.h"
@@ -30,20 +31,6 @@
 #include "vector.h"
 
 typedef tb_vector vec;
-
-/* snprintf for paths and messages: false when the result was cut. */
-static bool strf(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static bool strf(char *buf, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-    return n >= 0 && (size_t)n < len;
-}
 
 /* The list's string keys and where each goes in a vec. */
 typedef struct vec_key {
@@ -143,9 +130,9 @@ int tb_vector_list_load(const char *path, vec *v, size_t *n, char *err, size_t e
                                 sizeof msg)) < 0) {
         /* The reader's own messages name the file; the callback's the line. */
         if (!strncmp(msg, "line ", 5))
-            strf(err, errlen, "%s:%s", path, msg + 5);
+            tb_strf(err, errlen, "%s:%s", path, msg + 5);
         else
-            strf(err, errlen, "%s", msg);
+            tb_strf(err, errlen, "%s", msg);
         return r;
     }
     *n = l.n;
@@ -160,7 +147,7 @@ int tb_vector_list_load(const char *path, vec *v, size_t *n, char *err, size_t e
             (strcmp(c->buffer, "coresight") && strcmp(c->buffer, "raw") &&
              (strcmp(c->buffer, "dstream") || !c->program2[0])) ||
             !c->about[0]) {
-            strf(err, errlen, "%s: [%s] needs program, protocol "
+            tb_strf(err, errlen, "%s: [%s] needs program, protocol "
                  "ptm|etmv3|etmv1|etmv2, buffer coresight|raw (dstream with a second "
                  "source) and about", path, c->name);
             return TB_ERR_FORMAT;
@@ -168,13 +155,13 @@ int tb_vector_list_load(const char *path, vec *v, size_t *n, char *err, size_t e
         /* ETMv1/ETMv2 is a trace port capture (docs/etmv1.md 2): never
          * CoreSight frames, one source, and OpenCSD has no decoder for it. */
         if (port && (strcmp(c->buffer, "raw") || c->program2[0] || c->opencsd[0])) {
-            strf(err, errlen, "%s: [%s] an %s vector needs buffer raw, "
+            tb_strf(err, errlen, "%s: [%s] an %s vector needs buffer raw, "
                  "no second source and no opencsd key", path, c->name,
                  c->protocol);
             return TB_ERR_FORMAT;
         }
         if (c->openocd[0] && !etmv1) {
-            strf(err, errlen, "%s: [%s] openocd is for etmv1 vectors only",
+            tb_strf(err, errlen, "%s: [%s] openocd is for etmv1 vectors only",
                  path, c->name);
             return TB_ERR_FORMAT;
         }
@@ -183,7 +170,7 @@ int tb_vector_list_load(const char *path, vec *v, size_t *n, char *err, size_t e
              c->max_insns2) &&
             (!c->program2[0] || (strcmp(c->protocol2, "ptm") && strcmp(c->protocol2, "etmv3")) ||
              !strcmp(c->buffer, "raw"))) {
-            strf(err, errlen, "%s: [%s] a second source needs program2, "
+            tb_strf(err, errlen, "%s: [%s] a second source needs program2, "
                  "protocol2 ptm|etmv3 and buffer coresight or dstream", path,
                  c->name);
             return TB_ERR_FORMAT;
@@ -227,7 +214,7 @@ int tb_vector_remove_tree(const char *path)
 
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
-        strf(sub, sizeof sub, "%s/%s", path, de->d_name);
+        tb_strf(sub, sizeof sub, "%s/%s", path, de->d_name);
         if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
             r |= tb_vector_remove_tree(sub);
         else
@@ -249,7 +236,7 @@ void tb_vector_bits_per_insn(char *buf, size_t len, uint64_t bytes, uint64_t ins
     /* Integer arithmetic: the same digits on every host. */
     uint64_t milli = insns ? bytes * 8 * 1000 / insns : 0;
 
-    strf(buf, len, "%llu.%03llu", (unsigned long long)(milli / 1000),
+    tb_strf(buf, len, "%llu.%03llu", (unsigned long long)(milli / 1000),
              (unsigned long long)(milli % 1000));
 }
 
@@ -262,7 +249,7 @@ static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
     bool etmv2 = !strcmp(v->protocol, "etmv2");
     FILE *f;
 
-    strf(path, sizeof path, "%s/README.md", dir);
+    tb_strf(path, sizeof path, "%s/README.md", dir);
     f = fopen(path, "w");
     if (!f)
         return -1;
@@ -409,7 +396,7 @@ static int write_filter(const char *dir, const char *fname, const tb_encoder_opt
     char path[1100];
     FILE *f;
 
-    strf(path, sizeof path, "%s/%s", dir, fname);
+    tb_strf(path, sizeof path, "%s/%s", dir, fname);
     if (!(f = fopen(path, "w")))
         return -1;
     fprintf(f, "# ViewInst ranges (docs/vectors.md): include|exclude LO HI, HI exclusive\n"
@@ -430,9 +417,9 @@ static int write_overflow(const char *dir, const char *fname, const char *name,
     char path[1200];
     FILE *f;
 
-    strf(path, sizeof path, "%s/%s", dir, fname);
+    tb_strf(path, sizeof path, "%s/%s", dir, fname);
     if (!(f = fopen(path, "w"))) {
-        strf(err, errlen, "%s: cannot write %s", name, path);
+        tb_strf(err, errlen, "%s: cannot write %s", name, path);
         return TB_ERR_IO;
     }
     fprintf(f, "# trace lost to FIFO overflow, in order (docs/vectors.md):\n"
@@ -452,30 +439,15 @@ static int write_overflow(const char *dir, const char *fname, const char *name,
         fprintf(f, "lost-tail\n");
     if (ovf->full) {
         fclose(f);
-        strf(err, errlen, "%s: more than %zu overflows: use a larger "
+        tb_strf(err, errlen, "%s: more than %zu overflows: use a larger "
              "FIFO or fewer instructions", name, ovf->n);
         return TB_ERR_LIMIT;
     }
     if (fclose(f)) {
-        strf(err, errlen, "%s: cannot write %s", name, path);
+        tb_strf(err, errlen, "%s: cannot write %s", name, path);
         return TB_ERR_IO;
     }
     return 0;
-}
-
-/* A Cortex-M scenario's cpu (tb_rt_run reads it the same way); one that
- * does not load says why when the run loads it. */
-static tb_sim_cpu cpu_of(const char *scenario, bool has_cpu, tb_sim_cpu cpu)
-{
-    tb_scenario sc;
-    char msg[256];
-
-    if (has_cpu)
-        return cpu;
-    tb_scenario_init(&sc);
-    if (scenario && tb_scenario_load(&sc, scenario, msg, sizeof msg) < 0)
-        return TB_SIM_CPU_A15;
-    return sc.cpu;
 }
 
 /* One source into its own buffer (no program2). */
@@ -490,22 +462,22 @@ static int run_vector(vec *v, const tb_vector_env *p, const char *out, tb_rt_res
                                                         : TB_PROTO_ETMV3;
     int r;
 
-    strf(elf, sizeof elf, "%s/%s.elf", p->programs, v->program);
+    tb_strf(elf, sizeof elf, "%s/%s.elf", p->programs, v->program);
     if (v->scenario[0]) {
-        strf(scn, sizeof scn, "%s/%s", p->scenarios, v->scenario);
-        strf(scn_name, sizeof scn_name, "vectors/scenarios/%s", v->scenario);
+        tb_strf(scn, sizeof scn, "%s/%s", p->scenarios, v->scenario);
+        tb_strf(scn_name, sizeof scn_name, "vectors/scenarios/%s", v->scenario);
     } else {
-        strf(scn, sizeof scn, "%s/%s.ini", p->default_scn, v->program);
-        strf(scn_name, sizeof scn_name, "vectors/programs/%s.ini", v->program);
+        tb_strf(scn, sizeof scn, "%s/%s.ini", p->default_scn, v->program);
+        tb_strf(scn_name, sizeof scn_name, "vectors/programs/%s.ini", v->program);
     }
-    if (!strf(dir, sizeof dir, "%s/%s", out, v->name) ||
-        !strf(elf, sizeof elf, "%s/%s.elf", p->programs, v->program) ||
-        (v->scenario[0] && !strf(scn, sizeof scn, "%s/%s", p->scenarios, v->scenario))) {
-        strf(err, errlen, "%s: path too long", v->name);
+    if (!tb_strf(dir, sizeof dir, "%s/%s", out, v->name) ||
+        !tb_strf(elf, sizeof elf, "%s/%s.elf", p->programs, v->program) ||
+        (v->scenario[0] && !tb_strf(scn, sizeof scn, "%s/%s", p->scenarios, v->scenario))) {
+        tb_strf(err, errlen, "%s: path too long", v->name);
         return TB_ERR_LIMIT;
     }
     if (tb_vector_remove_tree(dir) != 0 || tb_vector_make_dirs(dir) != 0) {
-        strf(err, errlen, "%s: cannot create %s", v->name, dir);
+        tb_strf(err, errlen, "%s: cannot create %s", v->name, dir);
         return TB_ERR_IO;
     }
     tb_rt_case_init(&c, proto);
@@ -517,7 +489,7 @@ static int run_vector(vec *v, const tb_vector_env *p, const char *out, tb_rt_res
     c.formatted = !strcmp(v->buffer, "coresight");
     c.out_dir = dir;
     if (v->options[0] && tb_rt_case_options(&c, v->options, msg, sizeof msg) < 0) {
-        strf(err, errlen, "%s: options '%s': %s", v->name, v->options, msg);
+        tb_strf(err, errlen, "%s: options '%s': %s", v->name, v->options, msg);
         return TB_ERR_CONFIG;
     }
     /* Where trace was lost and where overflow I-syncs resumed it:
@@ -530,22 +502,22 @@ static int run_vector(vec *v, const tb_vector_env *p, const char *out, tb_rt_res
         (r = write_overflow(dir, "overflow.txt", v->name, res, ovf, err, errlen)) < 0)
         return r;
     if (r < 0) {
-        strf(err, errlen, "%s: %s", v->name, msg[0] ? msg : tb_err_str(r));
+        tb_strf(err, errlen, "%s: %s", v->name, msg[0] ? msg : tb_err_str(r));
         return r;
     }
     v->n_ranges = c.opts.n_ranges;
     if (c.opts.n_ranges && write_filter(dir, "filter.txt", &c.opts) < 0) {
-        strf(err, errlen, "%s: cannot write filter.txt", v->name);
+        tb_strf(err, errlen, "%s: cannot write filter.txt", v->name);
         return TB_ERR_IO;
     }
     if (!res->match) {
-        strf(err, errlen, "%s: ROUND TRIP MISMATCH\n%s", v->name,
+        tb_strf(err, errlen, "%s: ROUND TRIP MISMATCH\n%s", v->name,
              res->report);
         return TB_ERR_MISMATCH;
     }
     if (res->verdict != TB_RT_MATCH) {
         /* A vector that checked nothing would promise nothing. */
-        strf(err, errlen, "%s: round trip %s: %llu instructions checked",
+        tb_strf(err, errlen, "%s: round trip %s: %llu instructions checked",
              v->name, tb_rt_verdict_name(res->verdict), (unsigned long long)res->cmp.checked);
         return TB_ERR_MISMATCH;
     }
@@ -556,18 +528,18 @@ static int run_vector(vec *v, const tb_vector_env *p, const char *out, tb_rt_res
     {
         char buf[1100];
 
-        strf(buf, sizeof buf, "%s/trace_buffer.bin", dir);
+        tb_strf(buf, sizeof buf, "%s/trace_buffer.bin", dir);
         v->buf_bytes = file_size(buf);
     }
     /* ETMv1/v2 have no trace ID: the snapshot's only source (-1). */
     r = p->write_addr(dir, "decode.addr", tb_protocol_is_port(proto) ? -1 : v->trace_id, msg,
                       sizeof msg);
     if (r < 0) {
-        strf(err, errlen, "%s: decode.addr: %s", v->name, msg);
+        tb_strf(err, errlen, "%s: decode.addr: %s", v->name, msg);
         return r;
     }
-    if (write_readme(dir, v, res, scn_name, cpu_of(scn, c.has_cpu, c.cpu)) < 0) {
-        strf(err, errlen, "%s: cannot write README.md", v->name);
+    if (write_readme(dir, v, res, scn_name, c.has_cpu ? c.cpu : tb_scenario_cpu(scn)) < 0) {
+        tb_strf(err, errlen, "%s: cannot write README.md", v->name);
         return TB_ERR_IO;
     }
     return 0;
@@ -665,17 +637,17 @@ static int run_source(const vec *v, vsrc *s, int k, const tb_vector_env *p, cons
     bool ptm = !strcmp(s->protocol, "ptm");
     int r;
 
-    if (!strf(elf, sizeof elf, "%s/%s.elf", p->programs, s->program) ||
-        !strf(scratch, sizeof scratch, "%s/.source%d", dir, k) ||
-        !(s->scenario[0] ? strf(scn, sizeof scn, "%s/%s", p->scenarios, s->scenario)
-                         : strf(scn, sizeof scn, "%s/%s.ini", p->default_scn, s->program))) {
-        strf(err, errlen, "%s: path too long", v->name);
+    if (!tb_strf(elf, sizeof elf, "%s/%s.elf", p->programs, s->program) ||
+        !tb_strf(scratch, sizeof scratch, "%s/.source%d", dir, k) ||
+        !(s->scenario[0] ? tb_strf(scn, sizeof scn, "%s/%s", p->scenarios, s->scenario)
+                         : tb_strf(scn, sizeof scn, "%s/%s.ini", p->default_scn, s->program))) {
+        tb_strf(err, errlen, "%s: path too long", v->name);
         return TB_ERR_LIMIT;
     }
     if (s->scenario[0])
-        strf(s->scn_name, sizeof s->scn_name, "vectors/scenarios/%s", s->scenario);
+        tb_strf(s->scn_name, sizeof s->scn_name, "vectors/scenarios/%s", s->scenario);
     else
-        strf(s->scn_name, sizeof s->scn_name, "vectors/programs/%s.ini", s->program);
+        tb_strf(s->scn_name, sizeof s->scn_name, "vectors/programs/%s.ini", s->program);
     tb_rt_case_init(&c, ptm ? TB_PROTO_PTM : TB_PROTO_ETMV3);
     c.name = v->name;
     c.program = elf;
@@ -686,18 +658,18 @@ static int run_source(const vec *v, vsrc *s, int k, const tb_vector_env *p, cons
     c.formatted = false;
     c.out_dir = scratch;
     if (s->options[0] && tb_rt_case_options(&c, s->options, msg, sizeof msg) < 0) {
-        strf(err, errlen, "%s: options '%s': %s", v->name, s->options, msg);
+        tb_strf(err, errlen, "%s: options '%s': %s", v->name, s->options, msg);
         return TB_ERR_CONFIG;
     }
     {
         /* A Cortex-M scenario: its ETM-M3/M4 (tb_rt_run does the same). */
-        tb_sim_cpu cpu = cpu_of(scn, false, TB_SIM_CPU_A15);
+        tb_sim_cpu cpu = tb_scenario_cpu(scn);
 
         if (tb_sim_cpu_is_m(cpu))
             tb_encoder_opts_v7m(&c.opts, cpu == TB_SIM_CPU_M4 ? 4 : 3);
     }
     if (tb_encoder_config(&c.opts, &s->cfg) < 0) {
-        strf(err, errlen, "%s: options '%s' are inconsistent", v->name,
+        tb_strf(err, errlen, "%s: options '%s' are inconsistent", v->name,
              s->options);
         return TB_ERR_CONFIG;
     }
@@ -707,51 +679,51 @@ static int run_source(const vec *v, vsrc *s, int k, const tb_vector_env *p, cons
     c.trace_ctx = &s->tr;
     r = tb_rt_run(&c, &s->res, msg, sizeof msg);
     if (r < 0) {
-        strf(err, errlen, "%s: source 0x%02x: %s", v->name,
+        tb_strf(err, errlen, "%s: source 0x%02x: %s", v->name,
              s->cfg.trace_id, msg[0] ? msg : tb_err_str(r));
         tb_vector_remove_tree(scratch);
         return r;
     }
-    strf(fname, sizeof fname, "overflow-0x%02x.txt", s->cfg.trace_id);
+    tb_strf(fname, sizeof fname, "overflow-0x%02x.txt", s->cfg.trace_id);
     if (s->res.enc.overflows &&
         (r = write_overflow(dir, fname, v->name, &s->res, ovf, err, errlen)) < 0) {
         tb_vector_remove_tree(scratch);
         return r;
     }
-    strf(fname, sizeof fname, "filter-0x%02x.txt", s->cfg.trace_id);
+    tb_strf(fname, sizeof fname, "filter-0x%02x.txt", s->cfg.trace_id);
     if (c.opts.n_ranges && write_filter(dir, fname, &c.opts) < 0) {
-        strf(err, errlen, "%s: cannot write %s", v->name, fname);
+        tb_strf(err, errlen, "%s: cannot write %s", v->name, fname);
         tb_vector_remove_tree(scratch);
         return TB_ERR_IO;
     }
-    strf(from, sizeof from, "%s/truth.txt", scratch);
-    strf(to, sizeof to, "%s/truth-0x%02x.txt", dir, s->cfg.trace_id);
+    tb_strf(from, sizeof from, "%s/truth.txt", scratch);
+    tb_strf(to, sizeof to, "%s/truth-0x%02x.txt", dir, s->cfg.trace_id);
     r = rename(from, to);
     tb_vector_remove_tree(scratch);
     if (r != 0) {
-        strf(err, errlen, "%s: cannot move %s to %s", v->name, from, to);
+        tb_strf(err, errlen, "%s: cannot move %s to %s", v->name, from, to);
         return TB_ERR_IO;
     }
     if (!s->res.match || s->res.verdict != TB_RT_MATCH) {
-        strf(err, errlen, "%s: source 0x%02x: round trip %s: %llu "
+        tb_strf(err, errlen, "%s: source 0x%02x: round trip %s: %llu "
              "instructions checked\n%s", v->name, s->cfg.trace_id,
              tb_rt_verdict_name(s->res.verdict), (unsigned long long)s->res.cmp.checked,
              s->res.report);
         return TB_ERR_MISMATCH;
     }
     if (s->tr.oom) {
-        strf(err, errlen, "%s: out of memory", v->name);
+        tb_strf(err, errlen, "%s: out of memory", v->name);
         return TB_ERR_NOMEM;
     }
     /* The memory dumps: what the run loaded, as tb_rt_run writes them. */
     if (tb_snapshot_read_file(elf, &s->elf, &s->elen, msg, sizeof msg) < 0 ||
         (s->nr = tb_encoder_elf_regions(s->elf, s->elen, s->regs, 16, &s->store)) <= 0) {
-        strf(err, errlen, "%s: %s: no loadable segment", v->name, elf);
+        tb_strf(err, errlen, "%s: %s: no loadable segment", v->name, elf);
         return TB_ERR_FORMAT;
     }
     /* TC2's names: a PTM on a Cortex-A15, an ETM on a Cortex-A7. */
-    strf(s->dev, sizeof s->dev, "%s_%d", ptm ? "PTM" : "ETM", k);
-    strf(s->core, sizeof s->core, "cpu_%d", k);
+    tb_strf(s->dev, sizeof s->dev, "%s_%d", ptm ? "PTM" : "ETM", k);
+    tb_strf(s->core, sizeof s->core, "cpu_%d", k);
     return 0;
 }
 
@@ -789,7 +761,7 @@ static int write_readme2(const char *dir, const vec *v, const vsrc *s)
     char path[1024], a[2][512];
     FILE *f;
 
-    strf(path, sizeof path, "%s/README.md", dir);
+    tb_strf(path, sizeof path, "%s/README.md", dir);
     f = fopen(path, "w");
     if (!f)
         return -1;
@@ -807,7 +779,7 @@ static int write_readme2(const char *dir, const vec *v, const vsrc *s)
     do {                                                                               \
         for (int k_ = 0; k_ < 2; k_++) {                                               \
             const vsrc *x = &s[k_];                                                    \
-            strf(a[k_], sizeof a[k_], __VA_ARGS__);                                    \
+            tb_strf(a[k_], sizeof a[k_], __VA_ARGS__);                                    \
             (void)x;                                                                   \
         }                                                                              \
         readme_row(f, what, a[0], a[1]);                                               \
@@ -885,12 +857,12 @@ static int run_vector2(vec *v, const tb_vector_env *p, const char *out, vsrc *s,
     tb_encoder_membuf m = {NULL, 0, 0};
     int r;
 
-    if (!strf(dir, sizeof dir, "%s/%s", out, v->name)) {
-        strf(err, errlen, "%s: path too long", v->name);
+    if (!tb_strf(dir, sizeof dir, "%s/%s", out, v->name)) {
+        tb_strf(err, errlen, "%s: path too long", v->name);
         return TB_ERR_LIMIT;
     }
     if (tb_vector_remove_tree(dir) != 0 || tb_vector_make_dirs(dir) != 0) {
-        strf(err, errlen, "%s: cannot create %s", v->name, dir);
+        tb_strf(err, errlen, "%s: cannot create %s", v->name, dir);
         return TB_ERR_IO;
     }
     s[0].program = v->program;
@@ -907,13 +879,13 @@ static int run_vector2(vec *v, const tb_vector_env *p, const char *out, vsrc *s,
         if ((r = run_source(v, &s[k], k, p, dir, ovf, err, errlen)) < 0)
             goto out;
     if (s[0].cfg.trace_id == s[1].cfg.trace_id) {
-        strf(err, errlen, "%s: both sources have trace ID 0x%02x: give "
+        tb_strf(err, errlen, "%s: both sources have trace ID 0x%02x: give "
              "options2 another id=", v->name, s[0].cfg.trace_id);
         r = TB_ERR_CONFIG;
         goto out;
     }
     if ((r = interleave(s, &m, !strcmp(v->buffer, "dstream"))) < 0) {
-        strf(err, errlen, "%s: formatter: %s", v->name, tb_err_str(r));
+        tb_strf(err, errlen, "%s: formatter: %s", v->name, tb_err_str(r));
         goto out;
     }
     for (int k = 0; k < 2; k++) {
@@ -930,13 +902,13 @@ static int run_vector2(vec *v, const tb_vector_env *p, const char *out, vsrc *s,
     if ((r = tb_snapshot_write(dir, so, 2, m.buf, m.len,
                                !strcmp(v->buffer, "dstream") ? "dstream_coresight" : "coresight",
                                msg, sizeof msg)) < 0) {
-        strf(err, errlen, "%s: %s", v->name, msg);
+        tb_strf(err, errlen, "%s: %s", v->name, msg);
         goto out;
     }
     for (int k = 0; k < 2; k++) {
-        strf(fname, sizeof fname, "decode-0x%02x.addr", s[k].cfg.trace_id);
+        tb_strf(fname, sizeof fname, "decode-0x%02x.addr", s[k].cfg.trace_id);
         if ((r = p->write_addr(dir, fname, s[k].cfg.trace_id, msg, sizeof msg)) < 0) {
-            strf(err, errlen, "%s: %s: %s", v->name, fname, msg);
+            tb_strf(err, errlen, "%s: %s: %s", v->name, fname, msg);
             goto out;
         }
     }
@@ -947,7 +919,7 @@ static int run_vector2(vec *v, const tb_vector_env *p, const char *out, vsrc *s,
     v->n_ranges = s[0].opts.n_ranges + s[1].opts.n_ranges;
     v->buf_bytes = m.len;
     if (write_readme2(dir, v, s) < 0) {
-        strf(err, errlen, "%s: cannot write README.md", v->name);
+        tb_strf(err, errlen, "%s: cannot write README.md", v->name);
         r = TB_ERR_IO;
         goto out;
     }
@@ -970,7 +942,7 @@ int tb_vector_run(tb_vector *v, const tb_vector_env *env, const char *out, char 
     int r;
 
     if (!rm) {
-        strf(err, errlen, "%s: out of memory", v->name);
+        tb_strf(err, errlen, "%s: out of memory", v->name);
         return TB_ERR_NOMEM;
     }
     r = v->program2[0] ? run_vector2(v, env, out, rm->s, &rm->ovf, err, errlen)
@@ -1012,7 +984,7 @@ static unsigned diff_tree(const char *want, const char *have, const char *rel, b
     DIR *d;
     struct dirent *de;
 
-    strf(pa, sizeof pa, "%s%s%s", want, *rel ? "/" : "", rel);
+    tb_strf(pa, sizeof pa, "%s%s%s", want, *rel ? "/" : "", rel);
     d = opendir(pa);
     if (!d) {
         on_diff(ctx, "missing", *rel ? rel : ".");
@@ -1024,9 +996,9 @@ static unsigned diff_tree(const char *want, const char *have, const char *rel, b
 
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
-        strf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", de->d_name);
-        strf(pa, sizeof pa, "%s/%s", want, sub);
-        strf(pb, sizeof pb, "%s/%s", have, sub);
+        tb_strf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", de->d_name);
+        tb_strf(pa, sizeof pa, "%s/%s", want, sub);
+        tb_strf(pb, sizeof pb, "%s/%s", have, sub);
         if (lstat(pa, &sa) != 0)
             continue;
         if (lstat(pb, &sb) != 0) {
