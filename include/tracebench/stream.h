@@ -8,6 +8,8 @@
 #ifndef TRACEBENCH_STREAM_H
 #define TRACEBENCH_STREAM_H
 
+#include <string.h>
+
 #include "tracebench/snapshot.h"
 
 #ifdef __cplusplus
@@ -43,10 +45,8 @@ typedef struct tb_stream_opts {
 /* All fields 0 (the defaults), size set. */
 static inline void tb_stream_opts_init(tb_stream_opts *o)
 {
-    tb_stream_opts z = {0};
-
-    z.size = sizeof z;
-    *o = z;
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
 }
 
 /* Which sources tb_stream_select() picks besides a trace ID (0..0x7F). */
