@@ -2,21 +2,19 @@
  *                    [--out DIR] [--only NAME] [--check]
  *
  * Regenerates the conformance vectors (issue 6): for every section of the
- * vector list, a round trip (sim -> encoder -> our decoder -> comparator)
- * that writes OUT/NAME/ (OpenCSD snapshot, truth.txt), then our decode in
- * addr format (decode.addr) and README.md, and OUT/README.md as an index.
- * A section with program2 has two trace sources in one CoreSight buffer
- * (run_vector2): per-source files are named by trace ID.
- * Every vector must round-trip.  Output is deterministic: no times, paths
- * or host names, so regenerating gives byte-identical files; --check
- * regenerates into a temporary directory and compares byte for byte.
+ * vector list, a round trip (roundtrip/vector.c: sim -> encoder -> our
+ * decoder -> comparator) that writes OUT/NAME/ (OpenCSD snapshot,
+ * truth.txt, decode.addr, README.md), and OUT/README.md as an index.
+ * Output is deterministic: no times, paths or host names, so
+ * regenerating gives byte-identical files; --check regenerates into a
+ * temporary directory and compares byte for byte.  This file keeps the
+ * options, the messages, the index and decode.addr's printer.
  *
  * Defaults: --list vectors/vectors.ini; programs: <dir of the
  * executable>/vectors/programs (the build tree); scenarios: the list's
  * directory /scenarios; default scenario: the list's directory
  * /programs/NAME.ini; --out: the list's directory /generated.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -24,258 +22,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/ini.h"
+#include "../common/strf.h"
 #include "cli.h"
 #include "speccov.h"
 #include "tracebench/decoder.h"
-#include "tracebench/frame.h"
 #include "tracebench/snapshot.h"
 #include "tracebench/types.h"
 
 #ifdef TB_HAVE_ROUNDTRIP
-#include "tracebench/roundtrip.h"
+#include "../roundtrip/vector.h"
 #endif
 
 int tb_cli_vectors(int argc, char **argv);
 
 #ifdef TB_HAVE_ROUNDTRIP
 
-#define VEC_MAX 256
-#define VEC_STR 256
-
-typedef struct vec {
-    char name[96];
-    char program[64];
-    char scenario[128];
-    char protocol[16];
-    char options[VEC_STR];
-    char buffer[16];
-    char opencsd[64];
-    /* ETMv1 only: the documented OpenOCD `etm analyze` limit this vector
-     * meets (tests/test_vectors.c, docs/etmv1-v2-sources.md 2.5). */
-    char openocd[64];
-    char about[VEC_STR];
-    uint64_t max_insns;
-    /* An optional second trace source in the same formatted buffer (a
-     * second program in its own emulator, as on TC2's multi-core
-     * snapshot): program2 non-empty. */
-    char program2[64];
-    char scenario2[128];
-    char protocol2[16];
-    char options2[VEC_STR];
-    uint64_t max_insns2;
-    /* Filled in by the run, for the index (insns and bytes: both sources'). */
-    uint64_t insns, bytes, buf_bytes;
-    unsigned exceptions, n_ranges;
-    uint8_t trace_id;
-} vec;
-
-/* snprintf for paths and messages: false when the result was cut. */
-static bool strf(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static bool strf(char *buf, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-    return n >= 0 && (size_t)n < len;
-}
-
-/* The list's string keys and where each goes in a vec. */
-typedef struct vec_key {
-    const char *key;
-    size_t off, size;
-} vec_key;
-
-#define VEC_KEY(f) {#f, offsetof(vec, f), sizeof ((vec *)0)->f}
-static const vec_key vec_keys[] = {
-    VEC_KEY(program),  VEC_KEY(scenario),  VEC_KEY(protocol), VEC_KEY(options),
-    VEC_KEY(buffer),   VEC_KEY(opencsd),   VEC_KEY(openocd),  VEC_KEY(about),
-    VEC_KEY(program2),
-    VEC_KEY(scenario2), VEC_KEY(protocol2), VEC_KEY(options2),
-};
-#undef VEC_KEY
-
-static const vec_key *find_key(const char *k)
-{
-    for (size_t i = 0; i < sizeof vec_keys / sizeof vec_keys[0]; i++)
-        if (!strcmp(k, vec_keys[i].key))
-            return &vec_keys[i];
-    return NULL;
-}
-
-/* Where load_list's reader puts each line. */
-typedef struct list_ctx {
-    vec *v;
-    size_t n;
-} list_ctx;
-
-static int list_line(void *ctx, const char *section, const char *k, const char *val,
-                     unsigned line, char *err, size_t errlen)
-{
-    list_ctx *l = ctx;
-    vec *cur;
-    const vec_key *vk;
-
-    if (!k) { /* a section: a new vector */
-        if (l->n == VEC_MAX) {
-            snprintf(err, errlen, "line %u: more than %d vectors: raise VEC_MAX in "
-                     "cli/cmd_vectors.c (and MAX_VEC in tests/test_vectors.c)", line, VEC_MAX);
-            return TB_ERR_LIMIT;
-        }
-        if (strlen(section) >= sizeof l->v->name) {
-            snprintf(err, errlen, "line %u: vector name too long", line);
-            return TB_ERR_FORMAT;
-        }
-        for (size_t i = 0; i < l->n; i++)
-            if (!strcmp(l->v[i].name, section)) {
-                snprintf(err, errlen, "line %u: duplicate vector %s", line, section);
-                return TB_ERR_FORMAT;
-            }
-        cur = &l->v[l->n++];
-        memset(cur, 0, sizeof *cur);
-        strcpy(cur->name, section);
-        strcpy(cur->buffer, "coresight");
-        return 0;
-    }
-    cur = &l->v[l->n - 1];
-    vk = find_key(k);
-    if (vk) {
-        if (strlen(val) >= vk->size) {
-            snprintf(err, errlen, "line %u: value of %s too long (at most %zu characters)",
-                     line, k, vk->size - 1);
-            return TB_ERR_FORMAT;
-        }
-        strcpy((char *)cur + vk->off, val);
-    } else if (!strcmp(k, "max_insns") || !strcmp(k, "max_insns2")) {
-        char *end;
-        uint64_t *dst = k[9] ? &cur->max_insns2 : &cur->max_insns;
-
-        errno = 0;
-        *dst = strtoull(val, &end, 0);
-        if (errno || *end || !*val) {
-            snprintf(err, errlen, "line %u: bad value for %s: '%s'", line, k, val);
-            return TB_ERR_FORMAT;
-        }
-    } else {
-        snprintf(err, errlen, "line %u: unknown key '%s'", line, k);
-        return TB_ERR_FORMAT;
-    }
-    return 0;
-}
-
-/* The vector list: INI, one section per vector (vectors/vectors.ini);
- * ';' and '#' start comments only at the start of a line (descriptions
- * hold them). */
-static int load_list(const char *path, vec *v, size_t *n)
-{
-    list_ctx l = {v, 0};
-    char err[300];
-
-    *n = 0;
-    if (tb_ini_parse_flags(path, TB_INI_FULL_LINE_COMMENTS, list_line, &l, err,
-                           sizeof err) < 0) {
-        /* The reader's own messages name the file; the callback's the line. */
-        if (!strncmp(err, "line ", 5))
-            fprintf(stderr, "tracebench vectors: %s:%s\n", path, err + 5);
-        else
-            fprintf(stderr, "tracebench vectors: %s\n", err);
-        return -1;
-    }
-    *n = l.n;
-    for (size_t i = 0; i < *n; i++) {
-        const vec *c = &v[i];
-
-        bool etmv1 = !strcmp(c->protocol, "etmv1");
-        bool port = etmv1 || !strcmp(c->protocol, "etmv2");
-
-        if (!c->program[0] ||
-            (strcmp(c->protocol, "ptm") && strcmp(c->protocol, "etmv3") && !port) ||
-            (strcmp(c->buffer, "coresight") && strcmp(c->buffer, "raw") &&
-             (strcmp(c->buffer, "dstream") || !c->program2[0])) ||
-            !c->about[0]) {
-            fprintf(stderr, "tracebench vectors: %s: [%s] needs program, protocol "
-                            "ptm|etmv3|etmv1|etmv2, buffer coresight|raw (dstream with a second "
-                            "source) and about\n", path, c->name);
-            return -1;
-        }
-        /* ETMv1/ETMv2 is a trace port capture (docs/etmv1.md 2): never
-         * CoreSight frames, one source, and OpenCSD has no decoder for it. */
-        if (port && (strcmp(c->buffer, "raw") || c->program2[0] || c->opencsd[0])) {
-            fprintf(stderr, "tracebench vectors: %s: [%s] an %s vector needs buffer raw, "
-                            "no second source and no opencsd key\n", path, c->name,
-                    c->protocol);
-            return -1;
-        }
-        if (c->openocd[0] && !etmv1) {
-            fprintf(stderr, "tracebench vectors: %s: [%s] openocd is for etmv1 vectors only\n",
-                    path, c->name);
-            return -1;
-        }
-        /* Two sources share one buffer: only CoreSight frames carry both. */
-        if ((c->program2[0] || c->protocol2[0] || c->options2[0] || c->scenario2[0] ||
-             c->max_insns2) &&
-            (!c->program2[0] || (strcmp(c->protocol2, "ptm") && strcmp(c->protocol2, "etmv3")) ||
-             !strcmp(c->buffer, "raw"))) {
-            fprintf(stderr, "tracebench vectors: %s: [%s] a second source needs program2, "
-                            "protocol2 ptm|etmv3 and buffer coresight or dstream\n", path,
-                    c->name);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static int make_dirs(const char *path)
-{
-    char tmp[1024];
-
-    if (strlen(path) >= sizeof tmp)
-        return -1;
-    strcpy(tmp, path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(tmp, 0777) < 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    if (mkdir(tmp, 0777) < 0 && errno != EEXIST)
-        return -1;
-    return 0;
-}
-
-/* Removes a directory tree (a vector's old output, the --check copy). */
-static int remove_tree(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *de;
-    int r = 0;
-
-    if (!d)
-        return errno == ENOENT ? 0 : remove(path);
-    while ((de = readdir(d))) {
-        char sub[2048];
-        struct stat st;
-
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        strf(sub, sizeof sub, "%s/%s", path, de->d_name);
-        if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
-            r |= remove_tree(sub);
-        else
-            r |= remove(sub);
-    }
-    closedir(d);
-    return r | rmdir(path);
-}
+typedef tb_vector vec;
 
 /* ---- decode.addr: exactly what `tracebench decode DIR --format addr`
  * prints (cli/cmd_decode.c), one executed instruction per line. ---- */
@@ -297,7 +61,7 @@ static int write_decode_addr(const char *dir, const char *fname, int id, char *e
     if (r < 0)
         return r;
     r = TB_ERR_NOT_FOUND;
-    strf(err, errlen, "no trace source with ID 0x%x", (unsigned)id);
+    tb_strf(err, errlen, "no trace source with ID 0x%x", (unsigned)id);
     for (size_t i = 0; i < s.n_sources; i++) {
         tb_config cfg;
 
@@ -313,10 +77,10 @@ static int write_decode_addr(const char *dir, const char *fname, int id, char *e
     tb_snapshot_fini(&s);
     if (r < 0)
         return r;
-    strf(path, sizeof path, "%s/%s", dir, fname);
+    tb_strf(path, sizeof path, "%s/%s", dir, fname);
     o.f = fopen(path, "w");
     if (!o.f) {
-        strf(err, errlen, "%s: %s", path, strerror(errno));
+        tb_strf(err, errlen, "%s: %s", path, strerror(errno));
         tb_memimage_free(mem);
         return TB_ERR_IO;
     }
@@ -324,133 +88,12 @@ static int write_decode_addr(const char *dir, const char *fname, int id, char *e
     if (o.err)
         r = o.err;
     if (fclose(o.f) != 0 && r >= 0) {
-        strf(err, errlen, "%s: write failed", path);
+        tb_strf(err, errlen, "%s: write failed", path);
         r = TB_ERR_IO;
     }
     free(o.addrs);
     tb_memimage_free(mem);
     return r < 0 ? r : 0;
-}
-
-static uint64_t file_size(const char *path)
-{
-    struct stat st;
-
-    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
-}
-
-static void bits_per_insn(char *buf, size_t len, uint64_t bytes, uint64_t insns)
-{
-    /* Integer arithmetic: the same digits on every host. */
-    uint64_t milli = insns ? bytes * 8 * 1000 / insns : 0;
-
-    strf(buf, len, "%llu.%03llu", (unsigned long long)(milli / 1000),
-             (unsigned long long)(milli % 1000));
-}
-
-static int write_readme(const char *dir, const vec *v, const tb_rt_result *res,
-                        const char *scn_name, tb_sim_cpu cpu)
-{
-    bool m = tb_sim_cpu_is_m(cpu);
-    char path[1024], bpi[32];
-    bool etmv1 = !strcmp(v->protocol, "etmv1");
-    bool etmv2 = !strcmp(v->protocol, "etmv2");
-    FILE *f;
-
-    strf(path, sizeof path, "%s/README.md", dir);
-    f = fopen(path, "w");
-    if (!f)
-        return -1;
-    bits_per_insn(bpi, sizeof bpi, v->bytes, v->insns);
-    fprintf(f, "# Vector %s\n\n%s.\n\n", v->name, v->about);
-    fprintf(f, "| | |\n|---|---|\n");
-    fprintf(f, "| program | `%s` (vectors/programs) |\n", v->program);
-    fprintf(f, "| scenario | `%s` |\n", scn_name);
-    fprintf(f, "| protocol | %s |\n", !strcmp(v->protocol, "ptm")     ? "PTM (PFT)"
-                                      : etmv1                         ? "ETMv1"
-                                      : etmv2                         ? "ETMv2"
-                                      : cpu == TB_SIM_CPU_M4          ? "ETMv3, the ETM-M4 of a "
-                                                                        "Cortex-M4 (docs/cortex-m.md)"
-                                      : m                             ? "ETMv3, the ETM-M3 of a "
-                                                                        "Cortex-M3 (docs/cortex-m.md)"
-                                                                      : "ETMv3");
-    fprintf(f, "| options | `%s` |\n", v->options[0] ? v->options : "(plain)");
-    if (etmv1 || etmv2)
-        fprintf(f, "| trace ID | none (ETMv%d has no trace ID) |\n", etmv1 ? 1 : 2);
-    else
-        fprintf(f, "| trace ID | 0x%02X |\n", v->trace_id);
-    fprintf(f, "| buffer | %s (`%s`) |\n",
-            etmv1                      ? "ETMv1 trace port capture, a sample per cycle "
-                                         "(docs/etmv1.md 2)"
-            : etmv2                    ? "ETMv2 trace port capture, a sample per cycle "
-                                         "(docs/etmv2.md 2)"
-            : !strcmp(v->buffer, "raw") ? "raw source stream"
-                                        : "CoreSight formatted frames",
-            etmv1 ? "etmv1_port" : etmv2 ? "etmv2_port"
-            : !strcmp(v->buffer, "raw") ? "source_data" : "coresight");
-    fprintf(f, "| instruction cap | %llu |\n", (unsigned long long)v->max_insns);
-    fprintf(f, "| instructions executed | %llu (stop: %s) |\n",
-            (unsigned long long)res->sim.insns, tb_sim_stop_name(res->sim.stop));
-    fprintf(f, "| instructions traced | %llu |\n", (unsigned long long)res->enc.traced);
-    fprintf(f, "| exceptions | %llu |\n", (unsigned long long)res->sim.exceptions);
-    fprintf(f, "| trace bytes | %llu (buffer file %llu) |\n", (unsigned long long)v->bytes,
-            (unsigned long long)v->buf_bytes);
-    fprintf(f, "| bits per instruction | %s |\n", bpi);
-    fprintf(f, "| FIFO overflows | %llu |\n", (unsigned long long)res->enc.overflows);
-    fprintf(f, "| round trip | match: %llu instructions checked, %llu exceptions, "
-               "%llu contexts, %llu timestamps, %llu cycle checks, %llu untraced |\n",
-            (unsigned long long)res->cmp.checked, (unsigned long long)res->cmp.exceptions,
-            (unsigned long long)res->cmp.contexts, (unsigned long long)res->cmp.timestamps,
-            (unsigned long long)res->cmp.cycle_checks, (unsigned long long)res->cmp.untraced);
-    if (etmv1)
-        fprintf(f, "| OpenOCD 0.12 `etm analyze` | %s |\n",
-                v->openocd[0] ? v->openocd : "lists decode.addr's instructions");
-    else if (etmv2)
-        fprintf(f, "| independent decoder | none exists (no open ETMv2 decoder was found) |\n");
-    else
-        fprintf(f, "| OpenCSD 1.3.3 | %s |\n",
-                v->opencsd[0] ? v->opencsd : "decodes it to the ground truth");
-    fprintf(f, "\n## Files\n\n"
-               "- `snapshot.ini`, `trace.ini`, device and core `.ini` files, memory dumps and "
-               "the trace buffer: an OpenCSD / DS-5 trace snapshot.\n"
-               "- `truth.txt`: the simulator's ground truth, one record per line "
-               "(`tb_truth_format_text`).\n"
-               "- `decode.addr`: the expected decode, one executed instruction per line "
-               "(address, ISA, E/N) and `# gap WHY` lines where trace was off or lost "
-               "(docs/vectors.md).  It is derived from `truth.txt` alone by "
-               "`vectors/expect.c` (tb_expect), and CI checks that tracebench's "
-               "`decode --format addr` equals it.%s\n",
-            m ? "  A Cortex-M vector's also has `# exception N NAME` lines (N the ARMv7-M "
-                "exception number; `tail-chain` when entered at a return, without a new "
-                "frame) and `# return` lines where the trace shows them." : "");
-    if (res->enc.overflows)
-        fprintf(f, "- `overflow.txt`: where FIFO overflows lost trace and where it "
-                   "resumed (truth seqs).\n");
-    if (v->n_ranges)
-        fprintf(f, "- `filter.txt`: the ViewInst address ranges.\n");
-    fprintf(f, "\n");
-    if (etmv2)
-        fprintf(f, "## UNVERIFIED encoding\n\n"
-                   "This capture rests on the unverified ETMv2 values of docs/etmv2.md 6 "
-                   "(include/tracebench/etmv2.h): the PIPESTAT codes (IHI0014Q Table 6.1), "
-                   "the TFO header bytes (Table 6.6) and the TFO value layout were not found "
-                   "in any public source.  Its bytes are tracebench's model, not the spec; "
-                   "decode.addr, derived from the ground truth, does not depend on them.\n\n");
-    if (etmv2 && strstr(v->options, "data="))
-        /* docs/etmv2.md 9: the data packet headers are confirmed (Table
-         * 6.2), their sizes and address layout are not. */
-        fprintf(f, "Its data packets rest on U8 of that table too: the SS value sizes and "
-                   "the data address layout (IHI0014Q Figure 6.3) were not found; the "
-                   "header bytes (Table 6.2) were.\n\n");
-    if (etmv1 || etmv2)
-        /* OpenCSD has no ETMv1/v2 decoder; OpenOCD reads ETMv1 captures in
-         * their `etm load` form (tests/test_vectors.c writes it). */
-        fprintf(f, "## Decoding it\n\n```\ntracebench decode . --format addr\n```\n");
-    else
-        fprintf(f, "## Decoding it\n\n```\ntrc_pkt_lister -ss_dir . -id 0x%02X -decode\n"
-                   "tracebench decode . --id 0x%02X --format addr\n```\n",
-                v->trace_id, v->trace_id);
-    return fclose(f) == 0 ? 0 : -1;
 }
 
 /* The spec-coverage table (vectors/spec-coverage.tsv counted over the
@@ -490,7 +133,7 @@ static int write_index(const char *out, const vec *v, size_t n, const char *cata
     if (!cov)
         return -1;
 
-    strf(path, sizeof path, "%s/README.md", out);
+    tb_strf(path, sizeof path, "%s/README.md", out);
     f = fopen(path, "w");
     if (!f) {
         free(cov);
@@ -510,20 +153,20 @@ static int write_index(const char *out, const vec *v, size_t n, const char *cata
                "bits/insn | OpenCSD | exercises |\n");
     fprintf(f, "|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < n; i++) {
-        char prog[160], proto[40], opts[2 * VEC_STR + 8];
+        char prog[160], proto[40], opts[2 * TB_VECTOR_STR + 8];
 
-        bits_per_insn(bpi, sizeof bpi, v[i].bytes, v[i].insns);
+        tb_vector_bits_per_insn(bpi, sizeof bpi, v[i].bytes, v[i].insns);
         /* A two-source vector: both sources, first + second; its counts
          * are the sum of the two. */
         if (v[i].program2[0]) {
-            strf(prog, sizeof prog, "%s + %s", v[i].program, v[i].program2);
-            strf(proto, sizeof proto, "%s + %s", v[i].protocol, v[i].protocol2);
-            strf(opts, sizeof opts, "`%s` + `%s`", v[i].options[0] ? v[i].options : "plain",
+            tb_strf(prog, sizeof prog, "%s + %s", v[i].program, v[i].program2);
+            tb_strf(proto, sizeof proto, "%s + %s", v[i].protocol, v[i].protocol2);
+            tb_strf(opts, sizeof opts, "`%s` + `%s`", v[i].options[0] ? v[i].options : "plain",
                  v[i].options2[0] ? v[i].options2 : "plain");
         } else {
-            strf(prog, sizeof prog, "%s", v[i].program);
-            strf(proto, sizeof proto, "%s", v[i].protocol);
-            strf(opts, sizeof opts, "`%s`", v[i].options[0] ? v[i].options : "plain");
+            tb_strf(prog, sizeof prog, "%s", v[i].program);
+            tb_strf(proto, sizeof proto, "%s", v[i].protocol);
+            tb_strf(opts, sizeof opts, "`%s`", v[i].options[0] ? v[i].options : "plain");
         }
         fprintf(f, "| [%s](%s/README.md) | %s | %s | %s | %s | %llu | %llu | %s | %s | %s |\n",
                 v[i].name, v[i].name, prog, proto, opts, v[i].buffer,
@@ -536,7 +179,7 @@ static int write_index(const char *out, const vec *v, size_t n, const char *cata
         insns += v[i].insns;
         bytes += v[i].bytes;
     }
-    bits_per_insn(bpi, sizeof bpi, bytes, insns);
+    tb_vector_bits_per_insn(bpi, sizeof bpi, bytes, insns);
     fprintf(f, "\n%zu vectors, %llu instructions, %llu trace bytes, %s bits per instruction.\n",
             n, (unsigned long long)insns, (unsigned long long)bytes, bpi);
     fprintf(f, "\n## Spec coverage\n\n"
@@ -551,663 +194,11 @@ static int write_index(const char *out, const vec *v, size_t n, const char *cata
     return fclose(f) == 0 ? 0 : -1;
 }
 
-typedef struct paths {
-    const char *programs, *scenarios, *default_scn;
-} paths;
-
-/* The encoder's overflows in order: where each one's lost trace starts
- * (after the newest instruction already shown, or from the segment's
- * start) and where its overflow I-sync resumed trace. */
-typedef struct overflows {
-    struct {
-        bool resume, have_seq;
-        uint64_t seq;
-    } ev[8192];
-    size_t n;
-    bool full;
-} overflows;
-
-static void note_event(overflows *o, bool resume, bool have_seq, uint64_t seq)
+/* --check's differences, one a line. */
+static void print_diff(void *ctx, const char *what, const char *rel)
 {
-    if (o->n == sizeof o->ev / sizeof o->ev[0]) {
-        o->full = true;
-        return;
-    }
-    o->ev[o->n].resume = resume;
-    o->ev[o->n].have_seq = have_seq;
-    o->ev[o->n++].seq = seq;
-}
-
-static void note_resume(void *ctx, uint64_t seq)
-{
-    note_event(ctx, true, true, seq);
-}
-
-static void note_overflow(void *ctx, bool have_shown, uint64_t shown_seq)
-{
-    note_event(ctx, false, have_shown, shown_seq);
-}
-
-/* Empties ovf and makes it the record of c's overflows and resumes. */
-static void watch_overflows(tb_rt_case *c, overflows *ovf)
-{
-    ovf->n = 0;
-    ovf->full = false;
-    c->on_resume = note_resume;
-    c->resume_ctx = ovf;
-    c->on_overflow = note_overflow;
-    c->overflow_ctx = ovf;
-}
-
-/* filter.txt: the ViewInst ranges, which a saved truth cannot show, for
- * the expected decode (vectors/expect.c) and any decoder's check. */
-static int write_filter(const char *dir, const char *fname, const tb_encoder_opts *o)
-{
-    char path[1100];
-    FILE *f;
-
-    strf(path, sizeof path, "%s/%s", dir, fname);
-    if (!(f = fopen(path, "w")))
-        return -1;
-    fprintf(f, "# ViewInst ranges (docs/vectors.md): include|exclude LO HI, HI exclusive\n"
-               "# (0: the top of the address space); traced: in an include range, or\n"
-               "# there is none, and in no exclude range\n");
-    for (unsigned i = 0; i < o->n_ranges && i < TB_ENC_MAX_RANGES; i++)
-        fprintf(f, "%s 0x%08x 0x%08x\n", o->ranges[i].exclude ? "exclude" : "include",
-                o->ranges[i].lo, o->ranges[i].hi);
-    return fclose(f) == 0 ? 0 : -1;
-}
-
-/* overflow.txt (or a source's overflow-0xID.txt): the encoder's
- * overflows, for the expected decode (tb_expect). */
-static int write_overflow(const char *dir, const char *fname, const char *name,
-                          const tb_rt_result *res, const overflows *ovf)
-{
-    char path[1200];
-    FILE *f;
-
-    strf(path, sizeof path, "%s/%s", dir, fname);
-    if (!(f = fopen(path, "w"))) {
-        fprintf(stderr, "tracebench vectors: %s: cannot write %s\n", name, path);
-        return -1;
-    }
-    fprintf(f, "# trace lost to FIFO overflow, in order (docs/vectors.md):\n"
-               "# lost-after S  the FIFO overflowed; the newest instruction whose trace\n"
-               "#               had gone out is truth seq S (-: none since the last resume)\n"
-               "# resume R      an overflow I-sync resumed trace at truth seq R\n"
-               "# lost-tail     the run ended before trace resumed\n");
-    for (size_t i = 0; i < ovf->n; i++) {
-        if (ovf->ev[i].resume)
-            fprintf(f, "resume %llu\n", (unsigned long long)ovf->ev[i].seq);
-        else if (ovf->ev[i].have_seq)
-            fprintf(f, "lost-after %llu\n", (unsigned long long)ovf->ev[i].seq);
-        else
-            fprintf(f, "lost-after -\n");
-    }
-    if (res->lost_tail)
-        fprintf(f, "lost-tail\n");
-    if (ovf->full) {
-        fclose(f);
-        fprintf(stderr, "tracebench vectors: %s: more than %zu overflows: use a larger "
-                        "FIFO or fewer instructions\n", name, ovf->n);
-        return -1;
-    }
-    if (fclose(f)) {
-        fprintf(stderr, "tracebench vectors: %s: cannot write %s\n", name, path);
-        return -1;
-    }
-    return 0;
-}
-
-static int run_vector2(vec *v, const paths *p, const char *out);
-
-static int run_vector(vec *v, const paths *p, const char *out)
-{
-    char elf[1024], scn[1024], dir[1024], err[512] = "", scn_name[160];
-    tb_rt_case c;
-    static tb_rt_result res;
-    static overflows ovf;
-    tb_protocol proto = !strcmp(v->protocol, "ptm")     ? TB_PROTO_PTM
-                        : !strcmp(v->protocol, "etmv1") ? TB_PROTO_ETMV1
-                        : !strcmp(v->protocol, "etmv2") ? TB_PROTO_ETMV2
-                                                        : TB_PROTO_ETMV3;
-    int r;
-
-    if (v->program2[0])
-        return run_vector2(v, p, out);
-    strf(elf, sizeof elf, "%s/%s.elf", p->programs, v->program);
-    if (v->scenario[0]) {
-        strf(scn, sizeof scn, "%s/%s", p->scenarios, v->scenario);
-        strf(scn_name, sizeof scn_name, "vectors/scenarios/%s", v->scenario);
-    } else {
-        strf(scn, sizeof scn, "%s/%s.ini", p->default_scn, v->program);
-        strf(scn_name, sizeof scn_name, "vectors/programs/%s.ini", v->program);
-    }
-    if (!strf(dir, sizeof dir, "%s/%s", out, v->name) ||
-        !strf(elf, sizeof elf, "%s/%s.elf", p->programs, v->program) ||
-        (v->scenario[0] && !strf(scn, sizeof scn, "%s/%s", p->scenarios, v->scenario))) {
-        fprintf(stderr, "tracebench vectors: %s: path too long\n", v->name);
-        return -1;
-    }
-    if (remove_tree(dir) != 0 || make_dirs(dir) != 0) {
-        fprintf(stderr, "tracebench vectors: %s: cannot create %s\n", v->name, dir);
-        return -1;
-    }
-    tb_rt_case_init(&c, proto);
-    c.name = v->name;
-    c.program = elf;
-    c.scenario = scn;
-    c.max_insns = v->max_insns;
-    /* ETMv1: the port capture (buffer raw, checked by load_list). */
-    c.formatted = !strcmp(v->buffer, "coresight");
-    c.out_dir = dir;
-    if (v->options[0] && tb_rt_case_options(&c, v->options, err, sizeof err) < 0) {
-        fprintf(stderr, "tracebench vectors: %s: options '%s': %s\n", v->name, v->options, err);
-        return -1;
-    }
-    /* Where trace was lost and where overflow I-syncs resumed it:
-     * encoder facts a saved truth cannot show, so the expected decode
-     * (tb_expect) and another decoder's check need them. */
-    watch_overflows(&c, &ovf);
-    memset(&res, 0, sizeof res);
-    r = tb_rt_run(&c, &res, err, sizeof err);
-    if (r >= 0 && res.enc.overflows && write_overflow(dir, "overflow.txt", v->name, &res,
-                                                      &ovf) < 0)
-        return -1;
-    if (r < 0) {
-        fprintf(stderr, "tracebench vectors: %s: %s\n", v->name, err[0] ? err : tb_err_str(r));
-        return -1;
-    }
-    v->n_ranges = c.opts.n_ranges;
-    if (c.opts.n_ranges && write_filter(dir, "filter.txt", &c.opts) < 0) {
-        fprintf(stderr, "tracebench vectors: %s: cannot write filter.txt\n", v->name);
-        return -1;
-    }
-    if (!res.match) {
-        fprintf(stderr, "tracebench vectors: %s: ROUND TRIP MISMATCH\n%s\n", v->name,
-                res.report);
-        return -1;
-    }
-    if (res.verdict != TB_RT_MATCH) {
-        /* A vector that checked nothing would promise nothing. */
-        fprintf(stderr, "tracebench vectors: %s: round trip %s: %llu instructions checked\n",
-                v->name, tb_rt_verdict_name(res.verdict), (unsigned long long)res.cmp.checked);
-        return -1;
-    }
-    v->trace_id = c.opts.trace_id;
-    v->insns = res.sim.insns;
-    v->bytes = res.enc.bytes;
-    v->exceptions = (unsigned)res.sim.exceptions;
-    {
-        char buf[1100];
-
-        strf(buf, sizeof buf, "%s/trace_buffer.bin", dir);
-        v->buf_bytes = file_size(buf);
-    }
-    /* ETMv1/v2 have no trace ID: the snapshot's only source (-1). */
-    r = write_decode_addr(dir, "decode.addr", tb_protocol_is_port(proto) ? -1 : v->trace_id, err,
-                          sizeof err);
-    if (r < 0) {
-        fprintf(stderr, "tracebench vectors: %s: decode.addr: %s\n", v->name, err);
-        return -1;
-    }
-    if (write_readme(dir, v, &res, scn_name, tb_cli_cpu_of(scn, c.has_cpu, c.cpu)) < 0) {
-        fprintf(stderr, "tracebench vectors: %s: cannot write README.md\n", v->name);
-        return -1;
-    }
-    return 0;
-}
-
-/* ---- two trace sources in one buffer ([NAME] with program2) ----
- *
- * Each source is its own round trip (its program in its own emulator,
- * encoder, our decoder, comparator against its own truth), as on TC2
- * where several cores trace into one ETB.  The runs give their raw trace
- * chunk by chunk with the cycle stamp of the record that produced it;
- * the chunks are merged by cycle (ties: the first source first) into one
- * formatter, whose frames are the vector's trace_buffer.bin.  Per source
- * (trace ID): truth-0xID.txt, decode-0xID.addr, filter-0xID.txt,
- * overflow-0xID.txt (the names tb_expect --id reads). */
-
-typedef struct trace_chunk {
-    uint64_t cycle;
-    size_t off, len;
-} trace_chunk;
-
-typedef struct src_trace {
-    uint8_t *data;
-    size_t len, cap;
-    trace_chunk *ch;
-    size_t n, ncap;
-    bool oom;
-} src_trace;
-
-static void keep_trace(void *ctx, uint64_t cycle, const uint8_t *data, size_t len)
-{
-    src_trace *t = ctx;
-
-    if (t->oom || !len)
-        return;
-    if (t->len + len > t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 65536;
-        uint8_t *nb;
-
-        while (nc < t->len + len)
-            nc *= 2;
-        if (!(nb = realloc(t->data, nc))) {
-            t->oom = true;
-            return;
-        }
-        t->data = nb;
-        t->cap = nc;
-    }
-    if (t->n == t->ncap) {
-        size_t nc = t->ncap ? t->ncap * 2 : 1024;
-        trace_chunk *nb = realloc(t->ch, nc * sizeof *nb);
-
-        if (!nb) {
-            t->oom = true;
-            return;
-        }
-        t->ch = nb;
-        t->ncap = nc;
-    }
-    memcpy(t->data + t->len, data, len);
-    t->ch[t->n++] = (trace_chunk){cycle, t->len, len};
-    t->len += len;
-}
-
-/* One source of a two-source vector: what the list says and what the
- * run gave. */
-typedef struct vsrc {
-    const char *program, *scenario, *protocol, *options;
-    uint64_t max_insns;
-    char scn_name[160], dev[16], core[16];
-    tb_encoder_opts opts;
-    tb_config cfg;
-    tb_rt_result res;
-    src_trace tr;
-    uint8_t *elf, *store;
-    size_t elen;
-    tb_snap_region regs[16];
-    int nr;
-} vsrc;
-
-/* Runs source k into dir: its truth, filter and overflow files. */
-static int run_source(const vec *v, vsrc *s, int k, const paths *p, const char *dir)
-{
-    char elf[1024], scn[1024], scratch[1100], from[1200], to[1200], fname[64];
-    char err[512] = "";
-    static overflows ovf;
-    tb_rt_case c;
-    bool ptm = !strcmp(s->protocol, "ptm");
-    int r;
-
-    if (!strf(elf, sizeof elf, "%s/%s.elf", p->programs, s->program) ||
-        !strf(scratch, sizeof scratch, "%s/.source%d", dir, k) ||
-        !(s->scenario[0] ? strf(scn, sizeof scn, "%s/%s", p->scenarios, s->scenario)
-                         : strf(scn, sizeof scn, "%s/%s.ini", p->default_scn, s->program))) {
-        fprintf(stderr, "tracebench vectors: %s: path too long\n", v->name);
-        return -1;
-    }
-    if (s->scenario[0])
-        strf(s->scn_name, sizeof s->scn_name, "vectors/scenarios/%s", s->scenario);
-    else
-        strf(s->scn_name, sizeof s->scn_name, "vectors/programs/%s.ini", s->program);
-    tb_rt_case_init(&c, ptm ? TB_PROTO_PTM : TB_PROTO_ETMV3);
-    c.name = v->name;
-    c.program = elf;
-    c.scenario = scn;
-    c.max_insns = s->max_insns;
-    /* The run's own buffer is raw and goes to a scratch directory: the
-     * vector's buffer is the interleaved one. */
-    c.formatted = false;
-    c.out_dir = scratch;
-    if (s->options[0] && tb_rt_case_options(&c, s->options, err, sizeof err) < 0) {
-        fprintf(stderr, "tracebench vectors: %s: options '%s': %s\n", v->name, s->options, err);
-        return -1;
-    }
-    {
-        /* A Cortex-M scenario: its ETM-M3/M4 (tb_rt_run does the same). */
-        tb_sim_cpu cpu = tb_cli_cpu_of(scn, false, TB_SIM_CPU_A15);
-
-        if (tb_sim_cpu_is_m(cpu))
-            tb_encoder_opts_v7m(&c.opts, cpu == TB_SIM_CPU_M4 ? 4 : 3);
-    }
-    if (tb_encoder_config(&c.opts, &s->cfg) < 0) {
-        fprintf(stderr, "tracebench vectors: %s: options '%s' are inconsistent\n", v->name,
-                s->options);
-        return -1;
-    }
-    s->opts = c.opts;
-    watch_overflows(&c, &ovf);
-    c.on_trace = keep_trace;
-    c.trace_ctx = &s->tr;
-    r = tb_rt_run(&c, &s->res, err, sizeof err);
-    if (r < 0) {
-        fprintf(stderr, "tracebench vectors: %s: source 0x%02x: %s\n", v->name,
-                s->cfg.trace_id, err[0] ? err : tb_err_str(r));
-        remove_tree(scratch);
-        return -1;
-    }
-    strf(fname, sizeof fname, "overflow-0x%02x.txt", s->cfg.trace_id);
-    if (s->res.enc.overflows && write_overflow(dir, fname, v->name, &s->res, &ovf) < 0) {
-        remove_tree(scratch);
-        return -1;
-    }
-    strf(fname, sizeof fname, "filter-0x%02x.txt", s->cfg.trace_id);
-    if (c.opts.n_ranges && write_filter(dir, fname, &c.opts) < 0) {
-        fprintf(stderr, "tracebench vectors: %s: cannot write %s\n", v->name, fname);
-        remove_tree(scratch);
-        return -1;
-    }
-    strf(from, sizeof from, "%s/truth.txt", scratch);
-    strf(to, sizeof to, "%s/truth-0x%02x.txt", dir, s->cfg.trace_id);
-    r = rename(from, to);
-    remove_tree(scratch);
-    if (r != 0) {
-        fprintf(stderr, "tracebench vectors: %s: cannot move %s to %s\n", v->name, from, to);
-        return -1;
-    }
-    if (!s->res.match || s->res.verdict != TB_RT_MATCH) {
-        fprintf(stderr, "tracebench vectors: %s: source 0x%02x: round trip %s: %llu "
-                        "instructions checked\n%s\n", v->name, s->cfg.trace_id,
-                tb_rt_verdict_name(s->res.verdict), (unsigned long long)s->res.cmp.checked,
-                s->res.report);
-        return -1;
-    }
-    if (s->tr.oom) {
-        fprintf(stderr, "tracebench vectors: %s: out of memory\n", v->name);
-        return -1;
-    }
-    /* The memory dumps: what the run loaded, as tb_rt_run writes them. */
-    if (tb_snapshot_read_file(elf, &s->elf, &s->elen, err, sizeof err) < 0 ||
-        (s->nr = tb_encoder_elf_regions(s->elf, s->elen, s->regs, 16, &s->store)) <= 0) {
-        fprintf(stderr, "tracebench vectors: %s: %s: no loadable segment\n", v->name, elf);
-        return -1;
-    }
-    /* TC2's names: a PTM on a Cortex-A15, an ETM on a Cortex-A7. */
-    strf(s->dev, sizeof s->dev, "%s_%d", ptm ? "PTM" : "ETM", k);
-    strf(s->core, sizeof s->core, "cpu_%d", k);
-    return 0;
-}
-
-/* Both sources' chunks by cycle stamp (ties: source 0 first) into one
- * formatter: the CoreSight buffer, as an ETB holds it, or as a TPIU sends
- * it to a DSTREAM probe (dstream: FSYNCs between frames, protocol-notes 5.1). */
-static int interleave(vsrc *s, tb_encoder_membuf *m, bool dstream)
-{
-    tb_formatter *f = tb_formatter_new(dstream ? TB_FRAME_HAS_FSYNC : TB_FRAME_MEM_ALIGNED);
-    size_t i[2] = {0, 0};
-    int rc = f ? 0 : TB_ERR_NOMEM;
-
-    while (rc >= 0 && (i[0] < s[0].tr.n || i[1] < s[1].tr.n)) {
-        int k = i[1] >= s[1].tr.n ||
-                        (i[0] < s[0].tr.n && s[0].tr.ch[i[0]].cycle <= s[1].tr.ch[i[1]].cycle)
-                    ? 0 : 1;
-        const trace_chunk *ch = &s[k].tr.ch[i[k]++];
-
-        rc = tb_formatter_put(f, s[k].cfg.trace_id, s[k].tr.data + ch->off, ch->len,
-                              tb_encoder_mem_sink, m);
-    }
-    if (rc >= 0)
-        rc = tb_formatter_flush(f, tb_encoder_mem_sink, m);
-    tb_formatter_free(f);
-    return rc;
-}
-
-static void readme_row(FILE *f, const char *what, const char *a, const char *b)
-{
-    fprintf(f, "| %s | %s | %s |\n", what, a, b);
-}
-
-static int write_readme2(const char *dir, const vec *v, const vsrc *s)
-{
-    char path[1024], a[2][512];
-    FILE *f;
-
-    strf(path, sizeof path, "%s/README.md", dir);
-    f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fprintf(f, "# Vector %s\n\n%s.\n\n", v->name, v->about);
-    fprintf(f, "Two programs, each in its own emulator, trace into one CoreSight formatted "
-               "buffer (`trace_buffer.bin`, format `%s`), as several cores do on "
-               "TC2: each source's trace bytes go into the formatter in the order of the "
-               "cycle stamps of the records that produced them (ties: source 1 first), so "
-               "the frames interleave the two trace IDs.  Each program is linked at its "
-               "own addresses: OpenCSD keeps one memory map for all cores and refuses "
-               "overlapping dumps.\n\n",
-            !strcmp(v->buffer, "dstream") ? "dstream_coresight" : "coresight");
-    fprintf(f, "| | source 1 | source 2 |\n|---|---|---|\n");
-#define ROW(what, ...)                                                                 \
-    do {                                                                               \
-        for (int k_ = 0; k_ < 2; k_++) {                                               \
-            const vsrc *x = &s[k_];                                                    \
-            strf(a[k_], sizeof a[k_], __VA_ARGS__);                                    \
-            (void)x;                                                                   \
-        }                                                                              \
-        readme_row(f, what, a[0], a[1]);                                               \
-    } while (0)
-    ROW("trace ID", "0x%02X", x->cfg.trace_id);
-    ROW("program", "`%s` (vectors/programs)", x->program);
-    ROW("scenario", "`%s`", x->scn_name);
-    ROW("protocol", "%s", !strcmp(x->protocol, "ptm") ? "PTM (PFT)" : "ETMv3");
-    ROW("options", "`%s`", x->options[0] ? x->options : "(plain)");
-    ROW("trace source / core", "%s on %s", x->dev, x->core);
-    ROW("instruction cap", "%llu", (unsigned long long)x->max_insns);
-    ROW("instructions executed", "%llu (stop: %s)", (unsigned long long)x->res.sim.insns,
-        tb_sim_stop_name(x->res.sim.stop));
-    ROW("instructions traced", "%llu", (unsigned long long)x->res.enc.traced);
-    ROW("exceptions", "%llu", (unsigned long long)x->res.sim.exceptions);
-    ROW("trace bytes", "%llu", (unsigned long long)x->res.enc.bytes);
-    {
-        char bpi[2][32];
-
-        for (int k = 0; k < 2; k++)
-            bits_per_insn(bpi[k], sizeof bpi[k], s[k].res.enc.bytes, s[k].res.sim.insns);
-        readme_row(f, "bits per instruction", bpi[0], bpi[1]);
-    }
-    ROW("FIFO overflows", "%llu", (unsigned long long)x->res.enc.overflows);
-    ROW("round trip", "match: %llu instructions checked, %llu exceptions, %llu contexts, "
-        "%llu timestamps, %llu cycle checks, %llu untraced",
-        (unsigned long long)x->res.cmp.checked, (unsigned long long)x->res.cmp.exceptions,
-        (unsigned long long)x->res.cmp.contexts, (unsigned long long)x->res.cmp.timestamps,
-        (unsigned long long)x->res.cmp.cycle_checks, (unsigned long long)x->res.cmp.untraced);
-#undef ROW
-    fprintf(f, "\n| buffer | |\n|---|---|\n");
-    fprintf(f, "| format | %s, both trace IDs |\n",
-            !strcmp(v->buffer, "dstream")
-                ? "CoreSight frames as a TPIU sends them, FSYNCs between frames "
-                  "(`dstream_coresight`)"
-                : "CoreSight formatted frames (`coresight`)");
-    fprintf(f, "| size | %llu bytes (%llu trace bytes) |\n", (unsigned long long)v->buf_bytes,
-            (unsigned long long)v->bytes);
-    fprintf(f, "| OpenCSD 1.3.3 | %s |\n",
-            v->opencsd[0] ? v->opencsd : "decodes both sources to their ground truth");
-    fprintf(f, "\n## Files\n\n"
-               "- `snapshot.ini`, `trace.ini`, the two trace source and two core `.ini` "
-               "files, each core's memory dumps and the trace buffer: an OpenCSD / DS-5 "
-               "trace snapshot; `trace.ini` maps both sources to the one buffer.\n"
-               "- `truth-0xID.txt`: each source's ground truth, one record per line "
-               "(`tb_truth_format_text`).\n"
-               "- `decode-0xID.addr`: each source's expected decode, one executed "
-               "instruction per line (address, ISA, E/N) and `# gap WHY` lines where trace "
-               "was off or lost (docs/vectors.md).  It is derived from `truth-0xID.txt` "
-               "alone by `vectors/expect.c` (`tb_expect . --id ID`), and CI checks that "
-               "tracebench's `decode --id ID --format addr` equals it.\n");
-    for (int k = 0; k < 2; k++) {
-        if (s[k].res.enc.overflows)
-            fprintf(f, "- `overflow-0x%02x.txt`: where FIFO overflows lost source 0x%02X's "
-                       "trace and where it resumed (truth seqs).\n",
-                    s[k].cfg.trace_id, s[k].cfg.trace_id);
-        if (s[k].opts.n_ranges)
-            fprintf(f, "- `filter-0x%02x.txt`: source 0x%02X's ViewInst address ranges.\n",
-                    s[k].cfg.trace_id, s[k].cfg.trace_id);
-    }
-    fprintf(f, "\n## Decoding it\n\n```\n");
-    for (int k = 0; k < 2; k++)
-        fprintf(f, "trc_pkt_lister -ss_dir . -id 0x%02X -decode\n"
-                   "tracebench decode . --id 0x%02X --format addr\n",
-                s[k].cfg.trace_id, s[k].cfg.trace_id);
-    fprintf(f, "```\n");
-    return fclose(f) == 0 ? 0 : -1;
-}
-
-static int run_vector2(vec *v, const paths *p, const char *out)
-{
-    char dir[1024], err[512] = "", fname[64];
-    static vsrc s[2];
-    tb_snap_out_source so[2];
-    tb_encoder_membuf m = {NULL, 0, 0};
-    int r = -1, rc;
-
-    if (!strf(dir, sizeof dir, "%s/%s", out, v->name)) {
-        fprintf(stderr, "tracebench vectors: %s: path too long\n", v->name);
-        return -1;
-    }
-    if (remove_tree(dir) != 0 || make_dirs(dir) != 0) {
-        fprintf(stderr, "tracebench vectors: %s: cannot create %s\n", v->name, dir);
-        return -1;
-    }
-    memset(s, 0, sizeof s);
-    s[0].program = v->program;
-    s[0].scenario = v->scenario;
-    s[0].protocol = v->protocol;
-    s[0].options = v->options;
-    s[0].max_insns = v->max_insns;
-    s[1].program = v->program2;
-    s[1].scenario = v->scenario2;
-    s[1].protocol = v->protocol2;
-    s[1].options = v->options2;
-    s[1].max_insns = v->max_insns2;
-    for (int k = 0; k < 2; k++)
-        if (run_source(v, &s[k], k, p, dir) < 0)
-            goto out;
-    if (s[0].cfg.trace_id == s[1].cfg.trace_id) {
-        fprintf(stderr, "tracebench vectors: %s: both sources have trace ID 0x%02x: give "
-                        "options2 another id=\n", v->name, s[0].cfg.trace_id);
-        goto out;
-    }
-    if ((rc = interleave(s, &m, !strcmp(v->buffer, "dstream"))) < 0) {
-        fprintf(stderr, "tracebench vectors: %s: formatter: %s\n", v->name, tb_err_str(rc));
-        goto out;
-    }
-    for (int k = 0; k < 2; k++) {
-        memset(&so[k], 0, sizeof so[k]);
-        so[k].name = s[k].dev;
-        so[k].cfg = &s[k].cfg;
-        so[k].core = s[k].core;
-        so[k].core_type = s[k].cfg.protocol == TB_PROTO_PTM ? "Cortex-A15" : "Cortex-A7";
-        if (s[k].cfg.v7m)
-            so[k].core_type = s[k].cfg.v7m == 4 ? "Cortex-M4" : "Cortex-M3";
-        so[k].regions = s[k].regs;
-        so[k].n_regions = (size_t)s[k].nr;
-    }
-    if ((rc = tb_snapshot_write(dir, so, 2, m.buf, m.len,
-                                !strcmp(v->buffer, "dstream") ? "dstream_coresight" : "coresight",
-                                err, sizeof err)) < 0) {
-        fprintf(stderr, "tracebench vectors: %s: %s\n", v->name, err);
-        goto out;
-    }
-    for (int k = 0; k < 2; k++) {
-        strf(fname, sizeof fname, "decode-0x%02x.addr", s[k].cfg.trace_id);
-        if (write_decode_addr(dir, fname, s[k].cfg.trace_id, err, sizeof err) < 0) {
-            fprintf(stderr, "tracebench vectors: %s: %s: %s\n", v->name, fname, err);
-            goto out;
-        }
-    }
-    v->trace_id = s[0].cfg.trace_id;
-    v->insns = s[0].res.sim.insns + s[1].res.sim.insns;
-    v->bytes = s[0].res.enc.bytes + s[1].res.enc.bytes;
-    v->exceptions = (unsigned)(s[0].res.sim.exceptions + s[1].res.sim.exceptions);
-    v->n_ranges = s[0].opts.n_ranges + s[1].opts.n_ranges;
-    v->buf_bytes = m.len;
-    if (write_readme2(dir, v, s) < 0) {
-        fprintf(stderr, "tracebench vectors: %s: cannot write README.md\n", v->name);
-        goto out;
-    }
-    r = 0;
-out:
-    for (int k = 0; k < 2; k++) {
-        free(s[k].tr.data);
-        free(s[k].tr.ch);
-        free(s[k].elf);
-        free(s[k].store);
-    }
-    free(m.buf);
-    return r;
-}
-
-/* ---- --check: byte-for-byte comparison of two trees ---- */
-
-static int same_file(const char *a, const char *b)
-{
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    int same = fa && fb;
-
-    while (same) {
-        char ba[8192], bb[8192];
-        size_t na = fread(ba, 1, sizeof ba, fa), nb = fread(bb, 1, sizeof bb, fb);
-
-        if (na != nb || memcmp(ba, bb, na))
-            same = 0;
-        if (na < sizeof ba)
-            break;
-    }
-    if (fa)
-        fclose(fa);
-    if (fb)
-        fclose(fb);
-    return same;
-}
-
-/* Files under `want` missing from or different in `have` (and, with
- * both_ways, files only in `have`).  rel: path below the roots. */
-static unsigned diff_tree(const char *want, const char *have, const char *rel, bool both_ways,
-                          bool report_extra)
-{
-    char pa[2048], pb[2048];
-    unsigned bad = 0;
-    DIR *d;
-    struct dirent *de;
-
-    strf(pa, sizeof pa, "%s%s%s", want, *rel ? "/" : "", rel);
-    d = opendir(pa);
-    if (!d) {
-        printf("missing: %s\n", *rel ? rel : ".");
-        return 1;
-    }
-    while ((de = readdir(d))) {
-        char sub[1024];
-        struct stat sa, sb;
-
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        strf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", de->d_name);
-        strf(pa, sizeof pa, "%s/%s", want, sub);
-        strf(pb, sizeof pb, "%s/%s", have, sub);
-        if (lstat(pa, &sa) != 0)
-            continue;
-        if (lstat(pb, &sb) != 0) {
-            printf("%s: %s\n", report_extra ? "not generated" : "missing", sub);
-            bad++;
-            continue;
-        }
-        if (S_ISDIR(sa.st_mode) != S_ISDIR(sb.st_mode)) {
-            printf("differs: %s\n", sub);
-            bad++;
-        } else if (S_ISDIR(sa.st_mode)) {
-            bad += diff_tree(want, have, sub, false, report_extra);
-        } else if (!report_extra && !same_file(pa, pb)) {
-            printf("differs: %s\n", sub);
-            bad++;
-        }
-    }
-    closedir(d);
-    if (both_ways)
-        bad += diff_tree(have, want, rel, false, !report_extra);
-    return bad;
+    (void)ctx;
+    printf("%s: %s\n", what, rel);
 }
 
 static int usage_to(FILE *f, int rc)
@@ -1272,7 +263,7 @@ static void default_programs(char *buf, size_t len)
     if (!slash)
         return;
     *slash = 0;
-    strf(buf, len, "%s/vectors/programs", exe);
+    tb_strf(buf, len, "%s/vectors/programs", exe);
 }
 
 int tb_cli_vectors(int argc, char **argv)
@@ -1284,10 +275,11 @@ int tb_cli_vectors(int argc, char **argv)
     char base[1024], prog_buf[1100], scn_buf[1100], def_buf[1100], out_buf[1100];
     char catalogue[1100];
     char tmpl[] = "/tmp/tb_vectors_XXXXXX";
-    static vec v[VEC_MAX];
+    static vec v[TB_VECTOR_MAX];
     size_t n, done = 0;
     const char *gen;
-    paths p;
+    tb_vector_env env;
+    char err[8192];
     int status = 0;
 
     if (tb_cli_wants_help(argc, argv))
@@ -1313,24 +305,26 @@ int tb_cli_vectors(int argc, char **argv)
         else
             return bad_arg(argv[i], argv[i][0] == '-' && i + 1 >= argc);
     }
-    if (load_list(list, v, &n) < 0)
+    if (tb_vector_list_load(list, v, &n, err, sizeof err) < 0) {
+        fprintf(stderr, "tracebench vectors: %s\n", err);
         return TB_EXIT_ERROR;
+    }
     tb_cli_vectors_dir(list, base, sizeof base);
     if (!programs) {
         default_programs(prog_buf, sizeof prog_buf);
         programs = prog_buf;
     }
     if (!scenarios) {
-        strf(scn_buf, sizeof scn_buf, "%s/scenarios", base);
+        tb_strf(scn_buf, sizeof scn_buf, "%s/scenarios", base);
         scenarios = scn_buf;
     }
-    strf(def_buf, sizeof def_buf, "%s/programs", base);
-    strf(catalogue, sizeof catalogue, "%s/spec-coverage.tsv", base);
+    tb_strf(def_buf, sizeof def_buf, "%s/programs", base);
+    tb_strf(catalogue, sizeof catalogue, "%s/spec-coverage.tsv", base);
     if (!out) {
-        strf(out_buf, sizeof out_buf, "%s/generated", base);
+        tb_strf(out_buf, sizeof out_buf, "%s/generated", base);
         out = out_buf;
     }
-    p = (paths){programs, scenarios, def_buf};
+    env = (tb_vector_env){programs, scenarios, def_buf, write_decode_addr};
     if (only) {
         bool found = false;
 
@@ -1349,7 +343,7 @@ int tb_cli_vectors(int argc, char **argv)
             return TB_EXIT_ERROR;
         }
         gen = tmpl;
-    } else if (make_dirs(out) != 0) {
+    } else if (tb_vector_make_dirs(out) != 0) {
         fprintf(stderr, "tracebench vectors: cannot create %s\n", out);
         return TB_EXIT_ERROR;
     }
@@ -1361,8 +355,10 @@ int tb_cli_vectors(int argc, char **argv)
         if (tb_cli_progress_due(&pr))
             tb_cli_progress_text(&pr, "[%zu/%zu] %s, %.1f s", i + 1, n, v[i].name,
                                  tb_cli_progress_elapsed(&pr));
-        if (run_vector(&v[i], &p, gen) < 0)
+        if (tb_vector_run(&v[i], &env, gen, err, sizeof err) < 0) {
+            fprintf(stderr, "tracebench vectors: %s\n", err);
             status = TB_EXIT_ERROR;
+        }
         done++;
     }
     tb_cli_progress_clear(&pr);
@@ -1376,11 +372,11 @@ int tb_cli_vectors(int argc, char **argv)
         if (only) {
             char a[1100], b[1100];
 
-            strf(a, sizeof a, "%s/%s", gen, only);
-            strf(b, sizeof b, "%s/%s", out, only);
-            bad = diff_tree(a, b, "", true, false);
+            tb_strf(a, sizeof a, "%s/%s", gen, only);
+            tb_strf(b, sizeof b, "%s/%s", out, only);
+            bad = tb_vector_diff_tree(a, b, print_diff, NULL);
         } else {
-            bad = diff_tree(gen, out, "", true, false);
+            bad = tb_vector_diff_tree(gen, out, print_diff, NULL);
         }
         if (bad) {
             printf("vectors --check: %u file(s) differ from %s\n", bad, out);
@@ -1393,7 +389,7 @@ int tb_cli_vectors(int argc, char **argv)
         if (status)
             fprintf(stderr, "regenerated copy kept in %s\n", gen);
         else
-            remove_tree(gen);
+            tb_vector_remove_tree(gen);
     }
     if (!check && !status)
         printf("%zu vector(s) written to %s\n", done, out);

@@ -33,16 +33,7 @@ int tb_cli_cpu_parse(const char *cmd, const char *v, tb_sim_cpu *cpu)
 
 tb_sim_cpu tb_cli_cpu_of(const char *scenario, bool has_cpu, tb_sim_cpu cpu)
 {
-    tb_scenario sc;
-    char err[256];
-
-    if (has_cpu)
-        return cpu;
-    tb_scenario_init(&sc);
-    /* A scenario that does not load says why when the run loads it. */
-    if (scenario && tb_scenario_load(&sc, scenario, err, sizeof err) < 0)
-        return TB_SIM_CPU_A15;
-    return sc.cpu;
+    return has_cpu ? cpu : tb_scenario_cpu(scenario);
 }
 
 int tb_cli_cpu_protocol(const char *cmd, tb_sim_cpu cpu, const char *proto)

@@ -608,7 +608,7 @@ static const char *file_format(const tb_cli_input *in)
 /* Both pass gaps on (a call with len 0 where a corrupt frame may have
  * cut the source's bytes, stream.h): decode and packets resynchronise
  * there. */
-static const tb_stream_opts gap_opts = {.gaps = true};
+static const tb_stream_opts gap_opts = {.size = sizeof(tb_stream_opts), .gaps = true};
 
 int tb_cli_input_stream_spans(const tb_cli_input *in, size_t k, tb_stream_span_cb cb,
                               void *ctx, char *err, size_t errlen)

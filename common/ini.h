@@ -1,6 +1,6 @@
 /*
  * Minimal INI reader for snapshot files (protocol-notes 5.2) and the
- * project's own lists (cli/cmd_vectors.c's vectors.ini).  Private: not in
+ * project's own lists (roundtrip/vector.c's vectors.ini).  Private: not in
  * the installed headers.
  */
 #ifndef TB_COMMON_INI_H

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "struct_size.h"
 #include "tracebench/frame.h"
 #include "tracebench/stream.h"
 
@@ -306,6 +307,18 @@ static bool bad_frames(const tb_deformatter *dfm, const buffer_files *bf, char *
     return true;
 }
 
+/* The caller's options as this build's struct (struct_size.h): *opts
+ * then points at o. */
+static int take_opts(tb_stream_opts *o, const tb_stream_opts **opts, char *err,
+                     size_t errlen)
+{
+    int r = tb_struct_take(o, sizeof *o, *opts, TB_STREAM_OPTS_SIZE_MIN, "tb_stream_opts",
+                           err, errlen);
+
+    *opts = o;
+    return r;
+}
+
 static int stream_files(const buffer_files *bf, const tb_stream_opts *opts,
                         tb_stream_cb cb, tb_stream_span_cb span_cb, void *ctx,
                         char *err, size_t errlen)
@@ -462,9 +475,13 @@ int tb_stream_file(const char *path, const char *format, uint8_t trace_id,
                    const tb_stream_opts *opts, tb_stream_cb cb, void *ctx,
                    char *err, size_t errlen)
 {
+    tb_stream_opts o;
+
     if (!path || !format || !cb || !err || !errlen)
         return TB_ERR_INVAL;
     err[0] = '\0';
+    if (opts && take_opts(&o, &opts, err, errlen) < 0)
+        return TB_ERR_INVAL;
     return stream_file(path, format, trace_id, opts, cb, NULL, ctx, err, errlen);
 }
 
@@ -472,9 +489,15 @@ int tb_stream_file_spans(const char *path, const char *format, uint8_t trace_id,
                          const tb_stream_opts *opts, tb_stream_span_cb cb,
                          void *ctx, char *err, size_t errlen)
 {
-    if (!path || !format || !cb || !err || !errlen || (opts && opts->max_chunk))
+    tb_stream_opts o;
+
+    if (!path || !format || !cb || !err || !errlen)
         return TB_ERR_INVAL;
     err[0] = '\0';
+    if (opts && take_opts(&o, &opts, err, errlen) < 0)
+        return TB_ERR_INVAL;
+    if (opts && opts->max_chunk)
+        return TB_ERR_INVAL;
     return stream_file(path, format, trace_id, opts, NULL, cb, ctx, err, errlen);
 }
 
@@ -482,7 +505,9 @@ int tb_stream_source(const tb_snapshot *s, const tb_snap_source *src,
                      const tb_stream_opts *opts, tb_stream_cb cb, void *ctx,
                      char *err, size_t errlen)
 {
-    if (!s || !src || !cb)
+    tb_stream_opts o;
+
+    if (!s || !src || !cb || (opts && take_opts(&o, &opts, err, errlen) < 0))
         return TB_ERR_INVAL;
     return stream(s, src, opts, cb, NULL, ctx, err, errlen);
 }
@@ -491,7 +516,10 @@ int tb_stream_source_spans(const tb_snapshot *s, const tb_snap_source *src,
                            const tb_stream_opts *opts, tb_stream_span_cb cb,
                            void *ctx, char *err, size_t errlen)
 {
-    if (!s || !src || !cb || (opts && opts->max_chunk))
+    tb_stream_opts o;
+
+    if (!s || !src || !cb || (opts && take_opts(&o, &opts, err, errlen) < 0) ||
+        (opts && opts->max_chunk))
         return TB_ERR_INVAL;
     return stream(s, src, opts, NULL, cb, ctx, err, errlen);
 }

@@ -252,7 +252,7 @@ int tb_pipeline_finish_stream(tb_pipeline *p, int stream_rc)
 int tb_pipeline_run_source(tb_pipeline *p, const tb_snapshot *s, const tb_snap_source *src,
                            char *err, size_t errlen)
 {
-    tb_stream_opts so = {.gaps = p && p->o.gaps};
+    tb_stream_opts so = {.size = sizeof so, .gaps = p && p->o.gaps};
     int r;
 
     if (!p || !s || !src)

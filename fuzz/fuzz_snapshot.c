@@ -248,7 +248,7 @@ static void check_source(const tb_snapshot *s, const tb_snap_source *src,
     tb_config cfg;
     tb_memimage *mem = NULL;
     sstate a = {.hash = TB_FUZZ_HASH_INIT}, b = {.hash = TB_FUZZ_HASH_INIT};
-    tb_stream_opts small = {.read_chunk = 7, .max_chunk = 3};
+    tb_stream_opts small = {.size = sizeof small, .read_chunk = 7, .max_chunk = 3};
     int rc, rb;
 
     rc = tb_snapshot_source_config(s, src, &cfg, err, sizeof err);

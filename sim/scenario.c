@@ -361,3 +361,14 @@ int tb_scenario_load(tb_scenario *sc, const char *path, char *err,
     free(buf);
     return rc;
 }
+
+tb_sim_cpu tb_scenario_cpu(const char *path)
+{
+    tb_scenario sc;
+    char err[256];
+
+    tb_scenario_init(&sc);
+    if (path && tb_scenario_load(&sc, path, err, sizeof err) < 0)
+        return TB_SIM_CPU_A15;
+    return sc.cpu;
+}

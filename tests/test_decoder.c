@@ -800,7 +800,7 @@ static void decode_chunked(const tb_snapshot *s, const tb_snap_source *src, size
     tb_config cfg;
     tb_memimage *m = NULL;
     char err[256];
-    tb_stream_opts o = {.max_chunk = chunk};
+    tb_stream_opts o = {.size = sizeof o, .max_chunk = chunk};
 
     cr_assert_eq(tb_snapshot_source_config(s, src, &cfg, err, sizeof err), 0, "%s", err);
     cr_assert_geq(tb_snapshot_source_memory(s, src, &m, err, sizeof err), 0, "%s", err);

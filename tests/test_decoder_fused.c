@@ -1396,7 +1396,7 @@ static void real_spans(const char *snap, int id)
         for (size_t c = 0; c < 2; c++) {
             const tb_snap_source *src;
             tb_snapshot *sn = open_snap(&s, &src);
-            tb_stream_opts o = {.read_chunk = reads[c]};
+            tb_stream_opts o = {.size = sizeof o, .read_chunk = reads[c]};
             char err[512];
             drive dv;
             span_drive sd = {&dv, 0, false};

@@ -128,22 +128,23 @@ static void hex(char *out, size_t cap, const uint8_t *b, size_t n)
         at += (size_t)snprintf(out + at, cap - at, "%s%02X", i ? " " : "", b[i]);
 }
 
-/* The bytes after A-sync + I-sync equal want. */
-static void expect_tail(const run *r, const char *want)
+/* The bytes after A-sync + I-sync equal want (what: the case). */
+static void expect_tail(const run *r, const char *what, const char *want)
 {
     char got[1024];
 
-    cr_assert_geq(r->m.len, 12);
+    cr_assert_geq(r->m.len, 12, "%s", what);
     hex(got, sizeof got, r->m.buf + 12, r->m.len - 12);
-    cr_assert_str_eq(got, want, "trace after the I-sync:\n  got  %s\n  want %s", got, want);
+    cr_assert_str_eq(got, want, "%s: trace after the I-sync:\n  got  %s\n  want %s", what,
+                     got, want);
 }
 
 /* The kinds of the packets after A-sync + I-sync. */
-static void expect_kinds(const run *r, const tb_pkt_kind *want, unsigned n)
+static void expect_kinds(const run *r, const char *what, const tb_pkt_kind *want, unsigned n)
 {
-    cr_assert_eq(r->n - 2, n, "%u packets after the I-sync, want %u", r->n - 2, n);
+    cr_assert_eq(r->n - 2, n, "%s: %u packets after the I-sync, want %u", what, r->n - 2, n);
     for (unsigned i = 0; i < n; i++)
-        cr_assert_eq(r->p[i + 2].kind, want[i], "packet %u: %s, want %s", i,
+        cr_assert_eq(r->p[i + 2].kind, want[i], "%s: packet %u: %s, want %s", what, i,
                      tb_pkt_kind_name(r->p[i + 2].kind), tb_pkt_kind_name(want[i]));
 }
 
@@ -200,197 +201,258 @@ static void done(run *r)
     free(r->m.buf);
 }
 
-/* ---- rule by rule ---- */
+/* ---- rule by rule: one table ----
+ *
+ * Each case: the options, the records (instructions, each followed by
+ * its transfers), and what must come out after A-sync + I-sync: the
+ * bytes, worked by hand from the rule cited, and/or the packet kinds.
+ * play() runs a case; check_case() checks it and parses it back. */
 
-/* LDR r0,[r1] (0x20000010 -> 0x12345678), STR r2,[r1,#4] (0xAB to
- * 0x20000014), a plain instruction.  7.4.2: each data packet follows the
- * P-header holding its instruction's atom (packets belong to the most
- * recently traced data instruction), so each atom is flushed first:
- * 84 (E).  Normal data b00A0SS10, A=1 (first transfer, 7.4.4), SS=11 (4
- * bytes) -> 2E; the address in full after the I-sync (D-sync, 7.10.2):
- * 90 80 80 80 02 (7 bits a byte, bit 7 = more, 5th byte A[31:28]); the
- * value LSB first.  The STR: 84, 26 (SS=01: 0xAB in one byte, U1), one
- * address byte 14 (only bits [6:0] changed against 0x20000010, 7.4.2),
- * AB.  Then the plain instruction's E at the end: 84. */
-static void ldr_str(run *r, const char *opts)
+typedef enum step_op { S_END = 0, S_INSN, S_BRANCH, S_XFER, S_IDLE } step_op;
+
+typedef struct step {
+    step_op op;
+    uint32_t a, b;          /* I: addr; B: addr, target; X: daddr, value; IDLE: cycles */
+    uint8_t size, flags;    /* X */
+} step;
+
+#define I(addr) {S_INSN, (addr), 0, 0, 0}
+/* An indirect branch taken (LDM/POP into the PC) from addr to `to`. */
+#define B(addr, to) {S_BRANCH, (addr), (to), 0, 0}
+#define X(daddr, value, size, flags) {S_XFER, (daddr), (value), (size), (flags)}
+#define IDLE(cycles) {S_IDLE, (cycles), 0, 0, 0}
+
+#define MAXK 12
+
+typedef struct data_case {
+    const char *name, *opts;
+    step steps[16];
+    const char *tail;              /* the bytes after the syncs; NULL: not checked */
+    tb_pkt_kind kinds[MAXK];       /* the packets after the syncs; n_kinds 0: not checked */
+    unsigned n_kinds;
+    uint32_t etmcr_mask, etmcr;    /* (config etmcr & mask) == etmcr */
+    uint32_t etmidr_mask, etmidr;  /* likewise ETMIDR */
+    unsigned be_pkt;               /* non-zero: this packet carries a BE address */
+} data_case;
+
+/* Runs steps s[0..n), up to the first S_END. */
+static void play(run *r, const char *opts, const step *s, size_t n)
 {
     start(r, opts);
-    insn(r, 0x8000);
-    xfer(r, 0x20000010, 0x12345678, 4, 0);
-    insn(r, 0x8004);
-    xfer(r, 0x20000014, 0xAB, 4, TB_DATA_STORE);
-    insn(r, 0x8008);
+    for (const step *end = s + n; s < end && s->op != S_END; s++) {
+        switch (s->op) {
+        case S_INSN: insn(r, s->a); break;
+        case S_BRANCH: insn_wp(r, s->a, TB_WP_INDIRECT, s->b); break;
+        case S_XFER: xfer(r, s->a, s->b, s->size, s->flags); break;
+        case S_IDLE: r->cyc += s->a; break;
+        case S_END: break;
+        }
+    }
     finish(r);
 }
 
-Test(encoder_data, ldr_str_both)
+static void check_case(const data_case *c)
 {
     run r;
+    const tb_config *cfg;
 
-    ldr_str(&r, "data=both");
-    expect_tail(&r, "84 2E 90 80 80 80 02 78 56 34 12 84 26 14 AB 84");
-    cr_assert_eq(tb_encoder_get_config(r.e)->etmcr & 0x0C, 0x0C); /* ETMCR[3:2] */
+    play(&r, c->opts, c->steps, sizeof c->steps / sizeof c->steps[0]);
+    cfg = tb_encoder_get_config(r.e);
+    cr_assert_eq(cfg->etmcr & c->etmcr_mask, c->etmcr, "%s: ETMCR 0x%08x", c->name, cfg->etmcr);
+    cr_assert_eq(cfg->etmidr & c->etmidr_mask, c->etmidr, "%s: ETMIDR 0x%08x", c->name,
+                 cfg->etmidr);
+    /* pc_first is ETMIDR[16] (7.4.4). */
+    cr_assert_eq(cfg->pc_first, (cfg->etmidr >> 16 & 1) != 0, "%s: pc_first", c->name);
+    if (c->n_kinds)
+        expect_kinds(&r, c->name, c->kinds, c->n_kinds);
+    if (c->tail)
+        expect_tail(&r, c->name, c->tail);
+    if (c->be_pkt)
+        cr_assert(c->be_pkt < r.n && r.p[c->be_pkt].has_data_addr && r.p[c->be_pkt].data_be,
+                  "%s: packet %u has no big-endian address", c->name, c->be_pkt);
     done(&r);
 }
 
-/* Address only (ETMCR[3]): no value bytes (7.4.2), SS=00 -> 22. */
-Test(encoder_data, ldr_str_addr)
+/* LDR r0,[r1] (0x20000010 -> 0x12345678), STR r2,[r1,#4] (0xAB to
+ * 0x20000014), a plain instruction. */
+#define LDR_STR                                                                   \
+    {I(0x8000), X(0x20000010, 0x12345678, 4, 0), I(0x8004),                       \
+     X(0x20000014, 0xAB, 4, TB_DATA_STORE), I(0x8008)}
+/* LDMIA r0,{r4-r7}, r0 = 0x1010, then a plain instruction. */
+#define LDM4                                                                      \
+    {I(0x8000), X(0x1010, 0x11, 4, 0), X(0x1014, 0x2233, 4, 0), X(0x1018, 0, 4, 0), \
+     X(0x101C, 0x44556677, 4, 0), I(0x8004)}
+/* Four STRs, a long idle time, a fifth (data suppression, 7.4.6). */
+#define FIVE_STR                                                                  \
+    {I(0x8000), X(0x20000000, 0x11, 4, TB_DATA_STORE), I(0x8004),                 \
+     X(0x20000004, 0x22, 4, TB_DATA_STORE), I(0x8008),                            \
+     X(0x20000008, 0x33, 4, TB_DATA_STORE), I(0x800C),                            \
+     X(0x2000000C, 0x44, 4, TB_DATA_STORE), IDLE(100000), I(0x8010),              \
+     X(0x20000010, 0x55, 4, TB_DATA_STORE)}
+
+static const data_case cases[] = {
+    /* LDR_STR.  7.4.2: each data packet follows the P-header holding its
+     * instruction's atom (packets belong to the most recently traced
+     * data instruction), so each atom is flushed first: 84 (E).  Normal
+     * data b00A0SS10, A=1 (first transfer, 7.4.4), SS=11 (4 bytes) ->
+     * 2E; the address in full after the I-sync (D-sync, 7.10.2): 90 80
+     * 80 80 02 (7 bits a byte, bit 7 = more, 5th byte A[31:28]); the
+     * value LSB first.  The STR: 84, 26 (SS=01: 0xAB in one byte, U1),
+     * one address byte 14 (only bits [6:0] changed against 0x20000010,
+     * 7.4.2), AB.  Then the plain instruction's E at the end: 84.
+     * ETMCR[3:2] = 11. */
+    {.name = "ldr_str_both", .opts = "data=both", .steps = LDR_STR,
+     .tail = "84 2E 90 80 80 80 02 78 56 34 12 84 26 14 AB 84",
+     .etmcr_mask = 0x0C, .etmcr = 0x0C},
+    /* Address only (ETMCR[3]): no value bytes (7.4.2), SS=00 -> 22. */
+    {.name = "ldr_str_addr", .opts = "data=addr", .steps = LDR_STR,
+     .tail = "84 22 90 80 80 80 02 84 22 14 84", .etmcr_mask = 0x0C, .etmcr = 0x08},
+    /* Value only (ETMCR[2]): no address, so A=0 (the writer sends none
+     * and the A bit would only announce one, 7.4.2): 0E value, 06 AB. */
+    {.name = "ldr_str_value", .opts = "data=value", .steps = LDR_STR,
+     .tail = "84 0E 78 56 34 12 84 06 AB 84", .etmcr_mask = 0x0C, .etmcr = 0x04},
+    /* Instruction trace only: data records change nothing (and the atoms
+     * stay in one P-header: 8C = E E E). */
+    {.name = "no_data_trace_ignores_records", .opts = "", .steps = LDR_STR, .tail = "8C",
+     .etmcr_mask = 0x0C, .etmcr = 0},
+    /* LDM4: one packet per 32-bit transfer (7.4); the first with the
+     * address, the later contiguous ones without (7.4.4; ETMv2 6.4.2 "the
+     * data address is output with the first data packet only").  Values
+     * 0x11 (SS=01), 0x2233 (SS=10: 0A), 0 (SS=00: 02, no bytes),
+     * 0x44556677 (0E).  Address 0x1010 in full: 90 A0 80 80 00. */
+    {.name = "ldm_four_registers", .opts = "data=both", .steps = LDM4,
+     .tail = "84 26 90 A0 80 80 00 11 0A 33 22 02 0E 77 66 55 44 84"},
+    /* LDM4 with ViewData selecting the 2nd and 4th words only (the facts
+     * sheet's E2): the 1st (before the first traced) gives nothing, the
+     * 2nd a normal data packet with the address (2A: SS=10), the 3rd a
+     * Value not traced packet, contiguous so no address (6A), the 4th a
+     * normal data packet without address (0E) (7.4.4, VNT page). */
+    {.name = "ldm_partial_dataview_vnt",
+     .opts = "data=both,dataview=0x1014-0x1018,dataview=0x101c-0x1020", .steps = LDM4,
+     .tail = "84 2A 94 A0 80 80 00 33 22 6A 0E 77 66 55 44 84"},
+    /* A "load PC first" core (pcfirst: ETMIDR[16], etmv3-data.md 1 and
+     * 6): LDMIA sp!,{r4-r6,pc} from 0x1010 transfers the PC word (0x101C,
+     * value 0x9000) first, then r4-r6 at 0x1010-0x1018.  ViewData holds
+     * the PC word only.  7.4.4: the first traced transfer carries its
+     * address: 2A (A=1, SS=10: 0x9000 needs two bytes), D-sync 9C A0 80
+     * 80 00 (0x101C, 7 bits a byte), value 00 90.  r4 is outside ViewData
+     * and not contiguous with the PC word (0x1010 != 0x1020): Value not
+     * traced with an address, b01111010 = 7A, one address byte 10 (only
+     * bits [3:2] changed against 0x101C).  r5, r6: contiguous, 6A each.
+     * Then the branch to 0x9000 (the LDM is an indirect waypoint; data
+     * first, U3): 81 (A[7:2] = 0, more), 10 (A[14:8] = 0x10: against the
+     * I-sync's 0x8000 only bit 12 changed). */
+    {.name = "ldm_pc_first_vnt_address", .opts = "data=both,pcfirst,dataview=0x101c-0x1020",
+     .steps = {B(0x8000, 0x9000), X(0x101C, 0x9000, 4, 0), X(0x1010, 0x11, 4, 0),
+               X(0x1014, 0x22, 4, 0), X(0x1018, 0x33, 4, 0)},
+     .kinds = {TB_PKT_ATOM, TB_PKT_DATA, TB_PKT_VALUE_NOT_TRACED, TB_PKT_VALUE_NOT_TRACED,
+               TB_PKT_VALUE_NOT_TRACED, TB_PKT_BRANCH},
+     .n_kinds = 6, .tail = "84 2A 9C A0 80 80 00 00 90 7A 10 6A 6A 81 10",
+     .etmidr_mask = 1u << 16, .etmidr = 1u << 16},
+    /* The same LDM on a core that transfers in ascending order (ETMIDR[16]
+     * clear): the PC word is the last transfer and the first traced, so
+     * it is the only packet (2A, D-sync, value) and no Value not traced
+     * packet follows (7.4.4: those before the first traced give none). */
+    {.name = "ldm_pc_last_no_vnt", .opts = "data=both,dataview=0x101c-0x1020",
+     .steps = {B(0x8000, 0x9000), X(0x1010, 0x11, 4, 0), X(0x1014, 0x22, 4, 0),
+               X(0x1018, 0x33, 4, 0), X(0x101C, 0x9000, 4, 0)},
+     .tail = "84 2A 9C A0 80 80 00 00 90 81 10", .etmidr_mask = 1u << 16, .etmidr = 0},
+    /* SWP-like: load then store at the same address, not contiguous, so
+     * the second transfer carries its address again (7.4.4): 1 byte 20
+     * against the last data address 0x20. */
+    {.name = "swp_repeats_the_address", .opts = "data=both",
+     .steps = {I(0x8000), X(0x20, 0x5, 4, 0), X(0x20, 0x6, 4, TB_DATA_STORE)},
+     .tail = "84 26 A0 80 80 80 00 05 26 20 06"},
+    /* A failed STREX to 0x3000: its normal data packet (value 0: U2, so
+     * SS=00, header 22), then Store failed 0x50 right after it (7.4.7).
+     * Address 0x3000: 80 E0 80 80 00. */
+    {.name = "strex_failed_both", .opts = "data=both",
+     .steps = {I(0x8000), X(0x3000, 0x55, 4, TB_DATA_STORE | TB_DATA_STORE_FAILED)},
+     .tail = "84 22 80 E0 80 80 00 50"},
+    /* 7.4.7: Store failed only with value trace on: none under data=addr. */
+    {.name = "strex_failed_addr_only", .opts = "data=addr",
+     .steps = {I(0x8000), X(0x3000, 0x55, 4, TB_DATA_STORE | TB_DATA_STORE_FAILED)},
+     .tail = "84 22 80 E0 80 80 00"},
+    /* A load outside the ViewData range gives no data packet, and its
+     * atom is not flushed early: LDR (out), ADD, then the LDRB at 0x8008
+     * in range: the three atoms go out in one P-header (8C) before its
+     * data (0x1800 in full: 80 B0 80 80 00). */
+    {.name = "load_outside_dataview", .opts = "data=both,dataview=0x1000-0x2000",
+     .steps = {I(0x8000), X(0x5000, 0x77, 4, 0), I(0x8004), I(0x8008),
+               X(0x1800, 0x12, 1, 0)},
+     .tail = "8C 26 80 B0 80 80 00 12"},
+    /* A little-endian store then a big-endian one (CPSR.E): the BE-8
+     * state goes with the transfer's address (4.9.1), so the change
+     * forces the 5-byte form with the flag (bit 4 of the 5th byte, U4):
+     * 12 = A[31:28] 2 | BE.  The value is the processor's view, not
+     * byte-swapped (4.9.2). */
+    {.name = "big_endian_store", .opts = "data=both",
+     .steps = {I(0x8000), X(0x20000000, 0xAABBCCDD, 4, TB_DATA_STORE), I(0x8004),
+               X(0x20000004, 0x11223344, 4, TB_DATA_STORE | TB_DATA_BE), I(0x8008),
+               X(0x20000008, 0x99, 1, TB_DATA_BE)},
+     .tail = "84 2E 80 80 80 80 02 DD CC BB AA 84 2E 84 80 80 80 12 44 33 22 11 84 26 08 99",
+     .be_pkt = 5},
+    /* A byte load's value is traced before sign extension (4.9.2): only
+     * the transfer's bytes count. */
+    {.name = "byte_load_value_masked", .opts = "data=value",
+     .steps = {I(0x8000), X(0x40, 0xFFFFFFAB, 1, 0)}, .tail = "84 06 AB"},
+    /* POP {r4, pc}: the data packets come before the branch packet (U3). */
+    {.name = "pop_pc_data_before_branch", .opts = "data=value",
+     .steps = {B(0x8000, 0x9000), X(0x100, 0x4, 4, 0), X(0x104, 0x9000, 4, 0)},
+     .kinds = {TB_PKT_ATOM, TB_PKT_DATA, TB_PKT_DATA, TB_PKT_BRANCH}, .n_kinds = 4},
+    /* Data suppression (7.4.6), FIVE_STR: FIFO 64 bytes draining 1 byte
+     * per 100 cycles (so not at all here), ETMFFLR 40: SuppressData while
+     * the free space is below 40, i.e. more than 24 bytes held.  After
+     * the syncs (12 bytes): STR (84 + 7 bytes: 20), STR (84 + 3: 24) go
+     * out; the third STR's atom (25) is out, then SuppressData is high:
+     * its data becomes Data suppressed 62; the fourth STR's data is
+     * deleted.  The idle time drains the FIFO: the next data packet goes
+     * out normally, ending the suppression; from ETMv3.3 compressed (one
+     * byte 10 against 0x20000004), ETMCR[18] set ... */
+    {.name = "suppression_v35", .opts = "data=both,fifo=64:1/100,suppress=40",
+     .steps = FIVE_STR, .tail = "84 26 80 80 80 80 02 11 84 26 04 22 84 62 84 84 26 10 55",
+     .etmcr_mask = 1u << 18, .etmcr = 1u << 18},
+    /* ... up to ETMv3.2 with a D-sync (five bytes). */
+    {.name = "suppression_v32_dsync", .opts = "data=both,fifo=64:1/100,suppress=40,v=2",
+     .steps = FIVE_STR,
+     .tail = "84 26 80 80 80 80 02 11 84 26 04 22 84 62 84 84 26 90 80 80 80 02 55"},
+    /* Suppression that starts inside an LSM lasts until it completes
+     * (7.4.6): the first words go out, then 62, the rest deleted.
+     * SuppressData above 64 - 33 = 31 bytes held: 12 + 84 (13), then
+     * five-byte data packets (0E + value) at 13, 18, 23, 28; at 33 the
+     * fifth becomes 62 and the last three are deleted. */
+    {.name = "suppression_inside_lsm", .opts = "data=value,fifo=64:1/100,suppress=33",
+     .steps = {I(0x8000), X(0x1000, 0x01010101u, 4, 0), X(0x1004, 0x02020202u, 4, 0),
+               X(0x1008, 0x03030303u, 4, 0), X(0x100C, 0x04040404u, 4, 0),
+               X(0x1010, 0x05050505u, 4, 0), X(0x1014, 0x06060606u, 4, 0),
+               X(0x1018, 0x07070707u, 4, 0), X(0x101C, 0x08080808u, 4, 0), I(0x8004)},
+     .kinds = {TB_PKT_ATOM, TB_PKT_DATA, TB_PKT_DATA, TB_PKT_DATA, TB_PKT_DATA,
+               TB_PKT_DATA_SUPPRESSED, TB_PKT_ATOM},
+     .n_kinds = 7},
+    /* Out-of-order loads (ooo=N; U5).  ooo=2: LDR r0,[r1] (0x3000 ->
+     * 0x1234) completes two instructions later.  Its place holds a
+     * placeholder b01A1TT00 with A=1 and tag 1: 74, address in full 80 E0
+     * 80 80 00 (7.2 Table 7.1).  ADD, STR (0x55 to 0x3004): 88 (E E), the
+     * STR's data 26 04 55; the load completes after the STR: OOO data
+     * b0TT0SS00, tag 1, SS=10: 28 34 12.  Then 84 (the last ADD).  The
+     * facts sheet's E3. */
+    {.name = "ooo_load_with_placeholder", .opts = "data=both,ooo=2",
+     .steps = {I(0x8000), X(0x3000, 0x1234, 4, 0), I(0x8004), I(0x8008),
+               X(0x3004, 0x55, 4, TB_DATA_STORE), I(0x800C)},
+     .tail = "84 74 80 E0 80 80 00 88 26 04 55 28 34 12 84"},
+    /* Stores, LSMs and loads into the PC stay in order under ooo=. */
+    {.name = "ooo_only_single_loads", .opts = "data=value,ooo=1",
+     .steps = {I(0x8000), X(0x100, 1, 4, TB_DATA_STORE), I(0x8004), X(0x100, 1, 4, 0),
+               X(0x104, 2, 4, 0), B(0x8008, 0x9000), X(0x108, 0x9000, 4, 0)},
+     .kinds = {TB_PKT_ATOM, TB_PKT_DATA, TB_PKT_ATOM, TB_PKT_DATA, TB_PKT_DATA, TB_PKT_ATOM,
+               TB_PKT_DATA, TB_PKT_BRANCH},
+     .n_kinds = 8},
+};
+
+Test(encoder_data, rule_by_rule)
 {
-    run r;
-
-    ldr_str(&r, "data=addr");
-    expect_tail(&r, "84 22 90 80 80 80 02 84 22 14 84");
-    cr_assert_eq(tb_encoder_get_config(r.e)->etmcr & 0x0C, 0x08);
-    done(&r);
-}
-
-/* Value only (ETMCR[2]): no address, so A=0 (the writer sends none and
- * the A bit would only announce one, 7.4.2): 0E value, 06 AB. */
-Test(encoder_data, ldr_str_value)
-{
-    run r;
-
-    ldr_str(&r, "data=value");
-    expect_tail(&r, "84 0E 78 56 34 12 84 06 AB 84");
-    cr_assert_eq(tb_encoder_get_config(r.e)->etmcr & 0x0C, 0x04);
-    done(&r);
-}
-
-/* Instruction trace only: data records change nothing (and the atoms
- * stay in one P-header: 8C = E E E). */
-Test(encoder_data, no_data_trace_ignores_records)
-{
-    run r;
-
-    ldr_str(&r, "");
-    expect_tail(&r, "8C");
-    done(&r);
-}
-
-/* LDMIA r0,{r4-r7}, r0 = 0x1010: one packet per 32-bit transfer (7.4);
- * the first with the address, the later contiguous ones without (7.4.4;
- * ETMv2 6.4.2 "the data address is output with the first data packet
- * only").  Values 0x11 (SS=01), 0x2233 (SS=10: 0A), 0 (SS=00: 02, no
- * bytes), 0x44556677 (0E).  Address 0x1010 in full: 90 A0 80 80 00. */
-Test(encoder_data, ldm_four_registers)
-{
-    run r;
-
-    start(&r, "data=both");
-    insn(&r, 0x8000);
-    xfer(&r, 0x1010, 0x11, 4, 0);
-    xfer(&r, 0x1014, 0x2233, 4, 0);
-    xfer(&r, 0x1018, 0, 4, 0);
-    xfer(&r, 0x101C, 0x44556677, 4, 0);
-    insn(&r, 0x8004);
-    finish(&r);
-    expect_tail(&r, "84 26 90 A0 80 80 00 11 0A 33 22 02 0E 77 66 55 44 84");
-    done(&r);
-}
-
-/* The same LDM with ViewData selecting the 2nd and 4th words only (the
- * facts sheet's E2): the 1st (before the first traced) gives nothing,
- * the 2nd a normal data packet with the address (2A: SS=10), the 3rd a
- * Value not traced packet, contiguous so no address (6A), the 4th a
- * normal data packet without address (0E) (7.4.4, VNT page). */
-Test(encoder_data, ldm_partial_dataview_vnt)
-{
-    run r;
-
-    start(&r, "data=both,dataview=0x1014-0x1018,dataview=0x101c-0x1020");
-    insn(&r, 0x8000);
-    xfer(&r, 0x1010, 0x11, 4, 0);
-    xfer(&r, 0x1014, 0x2233, 4, 0);
-    xfer(&r, 0x1018, 0, 4, 0);
-    xfer(&r, 0x101C, 0x44556677, 4, 0);
-    insn(&r, 0x8004);
-    finish(&r);
-    expect_tail(&r, "84 2A 94 A0 80 80 00 33 22 6A 0E 77 66 55 44 84");
-    done(&r);
-}
-
-/* A "load PC first" core (pcfirst: ETMIDR[16], etmv3-data.md 1 and 6):
- * LDMIA sp!,{r4-r6,pc} from 0x1010 transfers the PC word (0x101C, value
- * 0x9000) first, then r4-r6 at 0x1010-0x1018.  ViewData holds the PC
- * word only.  7.4.4: the first traced transfer carries its address: 2A
- * (A=1, SS=10: 0x9000 needs two bytes), D-sync 9C A0 80 80 00 (0x101C,
- * 7 bits a byte), value 00 90.  r4 is outside ViewData and not
- * contiguous with the PC word (0x1010 != 0x1020): Value not traced with
- * an address, b01111010 = 7A, one address byte 10 (only bits [3:2]
- * changed against 0x101C).  r5, r6: contiguous, 6A each.  Then the
- * branch to 0x9000 (the LDM is an indirect waypoint; data first, U3): 81
- * (A[7:2] = 0, more), 10 (A[14:8] = 0x10: against the I-sync's 0x8000
- * only bit 12 changed). */
-Test(encoder_data, ldm_pc_first_vnt_address)
-{
-    run r;
-    static const tb_pkt_kind want[] = {TB_PKT_ATOM, TB_PKT_DATA, TB_PKT_VALUE_NOT_TRACED,
-                                       TB_PKT_VALUE_NOT_TRACED, TB_PKT_VALUE_NOT_TRACED,
-                                       TB_PKT_BRANCH};
-
-    start(&r, "data=both,pcfirst,dataview=0x101c-0x1020");
-    cr_assert_eq(tb_encoder_get_config(r.e)->etmidr & (1u << 16), 1u << 16);
-    cr_assert(tb_encoder_get_config(r.e)->pc_first);
-    insn_wp(&r, 0x8000, TB_WP_INDIRECT, 0x9000);
-    xfer(&r, 0x101C, 0x9000, 4, 0);
-    xfer(&r, 0x1010, 0x11, 4, 0);
-    xfer(&r, 0x1014, 0x22, 4, 0);
-    xfer(&r, 0x1018, 0x33, 4, 0);
-    finish(&r);
-    expect_kinds(&r, want, 6);
-    expect_tail(&r, "84 2A 9C A0 80 80 00 00 90 7A 10 6A 6A 81 10");
-    done(&r);
-}
-
-/* The same LDM on a core that transfers in ascending order (ETMIDR[16]
- * clear): the PC word is the last transfer and the first traced, so it
- * is the only packet (2A, D-sync, value) and no Value not traced packet
- * follows (7.4.4: those before the first traced give none). */
-Test(encoder_data, ldm_pc_last_no_vnt)
-{
-    run r;
-
-    start(&r, "data=both,dataview=0x101c-0x1020");
-    cr_assert_eq(tb_encoder_get_config(r.e)->etmidr & (1u << 16), 0);
-    insn_wp(&r, 0x8000, TB_WP_INDIRECT, 0x9000);
-    xfer(&r, 0x1010, 0x11, 4, 0);
-    xfer(&r, 0x1014, 0x22, 4, 0);
-    xfer(&r, 0x1018, 0x33, 4, 0);
-    xfer(&r, 0x101C, 0x9000, 4, 0);
-    finish(&r);
-    expect_tail(&r, "84 2A 9C A0 80 80 00 00 90 81 10");
-    done(&r);
-}
-
-/* SWP-like: load then store at the same address, not contiguous, so the
- * second transfer carries its address again (7.4.4): 1 byte 20 against
- * the last data address 0x20. */
-Test(encoder_data, swp_repeats_the_address)
-{
-    run r;
-
-    start(&r, "data=both");
-    insn(&r, 0x8000);
-    xfer(&r, 0x20, 0x5, 4, 0);
-    xfer(&r, 0x20, 0x6, 4, TB_DATA_STORE);
-    finish(&r);
-    expect_tail(&r, "84 26 A0 80 80 80 00 05 26 20 06");
-    done(&r);
-}
-
-/* A failed STREX to 0x3000: its normal data packet (value 0: U2, so SS=00,
- * header 22), then Store failed 0x50 right after it (7.4.7).  Address
- * 0x3000: 80 E0 80 80 00. */
-Test(encoder_data, strex_failed_both)
-{
-    run r;
-
-    start(&r, "data=both");
-    insn(&r, 0x8000);
-    xfer(&r, 0x3000, 0x55, 4, TB_DATA_STORE | TB_DATA_STORE_FAILED);
-    finish(&r);
-    expect_tail(&r, "84 22 80 E0 80 80 00 50");
-    done(&r);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_case(&cases[i]);
 }
 
 /* Issue 29, found by the generator (697/arm etmv3
@@ -440,91 +502,6 @@ Test(encoder_data, strex_failed_pair_never_split_by_an_overflow)
     cr_assert_gt(lost, 0, "no depth overflowed at the STREX");
 }
 
-/* 7.4.7: Store failed only with value trace on: none under data=addr. */
-Test(encoder_data, strex_failed_addr_only)
-{
-    run r;
-
-    start(&r, "data=addr");
-    insn(&r, 0x8000);
-    xfer(&r, 0x3000, 0x55, 4, TB_DATA_STORE | TB_DATA_STORE_FAILED);
-    finish(&r);
-    expect_tail(&r, "84 22 80 E0 80 80 00");
-    done(&r);
-}
-
-/* A load outside the ViewData range gives no data packet, and its atom is
- * not flushed early: LDR (out), ADD -> one P-header E E (88). */
-Test(encoder_data, load_outside_dataview)
-{
-    run r;
-
-    start(&r, "data=both,dataview=0x1000-0x2000");
-    insn(&r, 0x8000);
-    xfer(&r, 0x5000, 0x77, 4, 0);
-    insn(&r, 0x8004);
-    insn(&r, 0x8008);
-    xfer(&r, 0x1800, 0x12, 1, 0);
-    finish(&r);
-    /* The LDRB at 0x8008 is in range: the three atoms go out in one
-     * P-header (8C) before its data (0x1800 in full: 80 B0 80 80 00). */
-    expect_tail(&r, "8C 26 80 B0 80 80 00 12");
-    done(&r);
-}
-
-/* A little-endian store then a big-endian one (CPSR.E): the BE-8 state
- * goes with the transfer's address (4.9.1), so the change forces the
- * 5-byte form with the flag (bit 4 of the 5th byte, U4): 12 = A[31:28] 2
- * | BE.  The value is the processor's view, not byte-swapped (4.9.2). */
-Test(encoder_data, big_endian_store)
-{
-    run r;
-
-    start(&r, "data=both");
-    insn(&r, 0x8000);
-    xfer(&r, 0x20000000, 0xAABBCCDD, 4, TB_DATA_STORE);
-    insn(&r, 0x8004);
-    xfer(&r, 0x20000004, 0x11223344, 4, TB_DATA_STORE | TB_DATA_BE);
-    insn(&r, 0x8008);
-    xfer(&r, 0x20000008, 0x99, 1, TB_DATA_BE);
-    finish(&r);
-    expect_tail(&r, "84 2E 80 80 80 80 02 DD CC BB AA "
-                    "84 2E 84 80 80 80 12 44 33 22 11 "
-                    "84 26 08 99");
-    cr_assert(r.p[5].has_data_addr && r.p[5].data_be);
-    done(&r);
-}
-
-/* A byte load's value is traced before sign extension (4.9.2): only the
- * transfer's bytes count. */
-Test(encoder_data, byte_load_value_masked)
-{
-    run r;
-
-    start(&r, "data=value");
-    insn(&r, 0x8000);
-    xfer(&r, 0x40, 0xFFFFFFAB, 1, 0);
-    finish(&r);
-    expect_tail(&r, "84 06 AB");
-    done(&r);
-}
-
-/* POP {r4, pc}: the data packets come before the branch packet (U3). */
-Test(encoder_data, pop_pc_data_before_branch)
-{
-    run r;
-    static const tb_pkt_kind want[] = {TB_PKT_ATOM, TB_PKT_DATA, TB_PKT_DATA,
-                                       TB_PKT_BRANCH};
-
-    start(&r, "data=value");
-    insn_wp(&r, 0x8000, TB_WP_INDIRECT, 0x9000);
-    xfer(&r, 0x100, 0x4, 4, 0);
-    xfer(&r, 0x104, 0x9000, 4, 0);
-    finish(&r);
-    expect_kinds(&r, want, 4);
-    done(&r);
-}
-
 /* A periodic I-sync is followed by a D-sync (U6): sync=64 makes one soon;
  * every data packet after an I-sync carries a 5-byte address. */
 Test(encoder_data, dsync_after_every_isync)
@@ -550,99 +527,6 @@ Test(encoder_data, dsync_after_every_isync)
         after_isync = false;
     }
     cr_assert_geq(checked, 2, "no periodic I-sync met");
-    done(&r);
-}
-
-/* ---- data suppression (7.4.6) ---- */
-
-/* FIFO 64 bytes draining 1 byte per 100 cycles (so not at all here),
- * ETMFFLR 40: SuppressData while the free space is below 40, i.e. more
- * than 24 bytes held.  After the syncs (12 bytes): STR (84 + 7 bytes:
- * 20), STR (84 + 3: 24) go out; the third STR's atom (25) is out, then
- * SuppressData is high: its data becomes Data suppressed 62; the fourth
- * STR's data is deleted.  A long idle time drains the FIFO: the next
- * data packet goes out normally, ending the suppression; from ETMv3.3
- * compressed (one byte 10 against 0x20000004), up to ETMv3.2 with a
- * D-sync (five bytes). */
-static void suppression(run *r, const char *opts)
-{
-    start(r, opts);
-    insn(r, 0x8000);
-    xfer(r, 0x20000000, 0x11, 4, TB_DATA_STORE);
-    insn(r, 0x8004);
-    xfer(r, 0x20000004, 0x22, 4, TB_DATA_STORE);
-    insn(r, 0x8008);
-    xfer(r, 0x20000008, 0x33, 4, TB_DATA_STORE);
-    insn(r, 0x800C);
-    xfer(r, 0x2000000C, 0x44, 4, TB_DATA_STORE);
-    r->cyc += 100000;
-    insn(r, 0x8010);
-    xfer(r, 0x20000010, 0x55, 4, TB_DATA_STORE);
-    finish(r);
-}
-
-Test(encoder_data, suppression_v35)
-{
-    run r;
-
-    suppression(&r, "data=both,fifo=64:1/100,suppress=40");
-    cr_assert_eq(tb_encoder_get_config(r.e)->etmcr & (1u << 18), 1u << 18);
-    expect_tail(&r, "84 26 80 80 80 80 02 11 84 26 04 22 84 62 84 84 26 10 55");
-    done(&r);
-}
-
-Test(encoder_data, suppression_v32_dsync)
-{
-    run r;
-
-    suppression(&r, "data=both,fifo=64:1/100,suppress=40,v=2");
-    expect_tail(&r, "84 26 80 80 80 80 02 11 84 26 04 22 84 62 84 84 26 90 80 80 80 02 55");
-    done(&r);
-}
-
-/* Suppression that starts inside an LSM lasts until it completes
- * (7.4.6): the first words go out, then 62, the rest deleted. */
-Test(encoder_data, suppression_inside_lsm)
-{
-    run r;
-    static const tb_pkt_kind want[] = {TB_PKT_ATOM, TB_PKT_DATA, TB_PKT_DATA,
-                                       TB_PKT_DATA, TB_PKT_DATA,
-                                       TB_PKT_DATA_SUPPRESSED, TB_PKT_ATOM};
-
-    /* SuppressData above 64 - 33 = 31 bytes held: 12 + 84 (13), then
-     * five-byte data packets (0E + value) at 13, 18, 23, 28; at 33 the
-     * fifth becomes 62 and the last three are deleted. */
-    start(&r, "data=value,fifo=64:1/100,suppress=33");
-    insn(&r, 0x8000);
-    for (unsigned i = 0; i < 8; i++)
-        xfer(&r, 0x1000 + 4 * i, 0x01010101u * (i + 1), 4, 0);
-    insn(&r, 0x8004);
-    finish(&r);
-    expect_kinds(&r, want, 7);
-    done(&r);
-}
-
-/* ---- out-of-order loads (ooo=N; U5) ---- */
-
-/* ooo=2: LDR r0,[r1] (0x3000 -> 0x1234) completes two instructions
- * later.  Its place holds a placeholder b01A1TT00 with A=1 and tag 1: 74,
- * address in full 80 E0 80 80 00 (7.2 Table 7.1).  ADD, STR (0x55 to
- * 0x3004): 88 (E E), the STR's data 26 04 55; the load completes after
- * the STR: OOO data b0TT0SS00, tag 1, SS=10: 28 34 12.  Then 84 (the
- * last ADD).  The facts sheet's E3. */
-Test(encoder_data, ooo_load_with_placeholder)
-{
-    run r;
-
-    start(&r, "data=both,ooo=2");
-    insn(&r, 0x8000);
-    xfer(&r, 0x3000, 0x1234, 4, 0);
-    insn(&r, 0x8004);
-    insn(&r, 0x8008);
-    xfer(&r, 0x3004, 0x55, 4, TB_DATA_STORE);
-    insn(&r, 0x800C);
-    finish(&r);
-    expect_tail(&r, "84 74 80 E0 80 80 00 88 26 04 55 28 34 12 84");
     done(&r);
 }
 
@@ -675,27 +559,6 @@ Test(encoder_data, ooo_tags_one_to_three)
     /* The OOO data of tag 1 first carries the first load's value. */
     cr_assert_eq(r.p[9].data_value, 0x10);
     cr_assert_eq(r.p[13].data_value, 0x13);
-    done(&r);
-}
-
-/* Stores, LSMs and loads into the PC stay in order under ooo=. */
-Test(encoder_data, ooo_only_single_loads)
-{
-    run r;
-    static const tb_pkt_kind want[] = {TB_PKT_ATOM, TB_PKT_DATA, TB_PKT_ATOM,
-                                       TB_PKT_DATA, TB_PKT_DATA, TB_PKT_ATOM,
-                                       TB_PKT_DATA, TB_PKT_BRANCH};
-
-    start(&r, "data=value,ooo=1");
-    insn(&r, 0x8000);
-    xfer(&r, 0x100, 1, 4, TB_DATA_STORE);
-    insn(&r, 0x8004);
-    xfer(&r, 0x100, 1, 4, 0);
-    xfer(&r, 0x104, 2, 4, 0);
-    insn_wp(&r, 0x8008, TB_WP_INDIRECT, 0x9000);
-    xfer(&r, 0x108, 0x9000, 4, 0);
-    finish(&r);
-    expect_kinds(&r, want, 8);
     done(&r);
 }
 
@@ -853,28 +716,19 @@ static void lister_agrees(const run *r)
  * big-endian store, a load outside ViewData, an out-of-order load. */
 Test(encoder_data, lister_agrees_both)
 {
+    static const step steps[] = {
+        I(0x8000), X(0x20000010, 0x12345678, 4, 0), I(0x8004),
+        X(0x20000014, 0xAB, 4, TB_DATA_STORE), I(0x8008), X(0x1010, 0x11, 4, TB_DATA_STORE),
+        X(0x1014, 0x2233, 4, TB_DATA_STORE), X(0x1018, 0x3, 4, TB_DATA_STORE),
+        X(0x101C, 0x44556677, 4, TB_DATA_STORE), I(0x800C),
+        X(0x20000004, 0x11223344, 4, TB_DATA_STORE | TB_DATA_BE), I(0x8010),
+        X(0x40, 0x5, 4, 0), /* outside ViewData */
+        I(0x8014), X(0x3000, 0x1234, 4, 0), /* completes out of order */
+        I(0x8018), I(0x801C), I(0x8020)};
     run r;
 
-    start(&r, "data=both,ooo=2,dataview=0x1000-0x30000000");
-    insn(&r, 0x8000);
-    xfer(&r, 0x20000010, 0x12345678, 4, 0);
-    insn(&r, 0x8004);
-    xfer(&r, 0x20000014, 0xAB, 4, TB_DATA_STORE);
-    insn(&r, 0x8008);
-    xfer(&r, 0x1010, 0x11, 4, TB_DATA_STORE);
-    xfer(&r, 0x1014, 0x2233, 4, TB_DATA_STORE);
-    xfer(&r, 0x1018, 0x3, 4, TB_DATA_STORE);
-    xfer(&r, 0x101C, 0x44556677, 4, TB_DATA_STORE);
-    insn(&r, 0x800C);
-    xfer(&r, 0x20000004, 0x11223344, 4, TB_DATA_STORE | TB_DATA_BE);
-    insn(&r, 0x8010);
-    xfer(&r, 0x40, 0x5, 4, 0); /* outside ViewData */
-    insn(&r, 0x8014);
-    xfer(&r, 0x3000, 0x1234, 4, 0); /* completes out of order */
-    insn(&r, 0x8018);
-    insn(&r, 0x801C);
-    insn(&r, 0x8020);
-    finish(&r);
+    play(&r, "data=both,ooo=2,dataview=0x1000-0x30000000", steps,
+         sizeof steps / sizeof steps[0]);
     lister_agrees(&r);
     done(&r);
 }
@@ -884,22 +738,16 @@ Test(encoder_data, lister_agrees_both)
  * suppression. */
 Test(encoder_data, lister_agrees_value)
 {
+    static const step steps[] = {
+        I(0x8000), X(0x1010, 0x11, 4, 0), X(0x1014, 0x2233, 4, 0), X(0x1018, 0, 4, 0),
+        X(0x101C, 0x44556677, 4, 0), I(0x8004),
+        X(0x3000, 0x55, 4, TB_DATA_STORE | TB_DATA_STORE_FAILED), I(0x8008),
+        X(0x3000, 0x56, 4, TB_DATA_STORE), I(0x800C), X(0x3000, 0x57, 4, TB_DATA_STORE)};
     run r;
 
-    start(&r, "data=value,dataview=0x1014-0x1018,dataview=0x101c-0x1020,"
-              "dataview=0x3000-0x3004,fifo=64:1/100,suppress=40");
-    insn(&r, 0x8000);
-    xfer(&r, 0x1010, 0x11, 4, 0);
-    xfer(&r, 0x1014, 0x2233, 4, 0);
-    xfer(&r, 0x1018, 0, 4, 0);
-    xfer(&r, 0x101C, 0x44556677, 4, 0);
-    insn(&r, 0x8004);
-    xfer(&r, 0x3000, 0x55, 4, TB_DATA_STORE | TB_DATA_STORE_FAILED);
-    insn(&r, 0x8008);
-    xfer(&r, 0x3000, 0x56, 4, TB_DATA_STORE);
-    insn(&r, 0x800C);
-    xfer(&r, 0x3000, 0x57, 4, TB_DATA_STORE);
-    finish(&r);
+    play(&r, "data=value,dataview=0x1014-0x1018,dataview=0x101c-0x1020,"
+             "dataview=0x3000-0x3004,fifo=64:1/100,suppress=40",
+         steps, sizeof steps / sizeof steps[0]);
     {
         bool saw_vnt = false, saw_sf = false, saw_sup = false;
         for (unsigned i = 0; i < r.n; i++) {

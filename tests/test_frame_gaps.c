@@ -315,7 +315,7 @@ Test(frame_gaps, gaps_do_not_depend_on_the_read_size, .timeout = 120)
     fclose(fp);
     cr_assert_eq(tb_snapshot_load(&snap, dir, err, sizeof err), 0, "%s", err);
     for (k = 0; k < sizeof reads / sizeof reads[0]; k++) {
-        tb_stream_opts o = {.read_chunk = reads[k], .gaps = true};
+        tb_stream_opts o = {.size = sizeof o, .read_chunk = reads[k], .gaps = true};
         rec r = {0xcbf29ce484222325ull, 0, 0}, q = {0xcbf29ce484222325ull, 0, 0};
 
         cr_assert_eq(tb_stream_source_spans(&snap, &snap.sources[0], &o, rec_span, &r, err,

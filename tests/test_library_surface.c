@@ -164,3 +164,120 @@ Test(library_surface, not_in_image_is_not_out_of_memory)
               tb_err_str(TB_ERR_NOT_IN_IMAGE));
     cr_expect(!strstr(tb_err_str(TB_ERR_NOMEM), "image"), "%s", tb_err_str(TB_ERR_NOMEM));
 }
+
+/* ---- The size field of a struct that may grow (tb_stream_opts) ----
+ * As libipt's pt_config.size: the library reads only the bytes the
+ * caller's struct has, so a caller built against an older, smaller
+ * struct still works (the fields it lacks take their defaults), and a
+ * zero or garbage size is refused with a reason.  Observed through
+ * tb_stream_file on a raw file: read_chunk and max_chunk set the largest
+ * delivery. */
+
+#define RAW_LEN 1000
+
+typedef struct deliveries {
+    size_t n, max, total;
+} deliveries;
+
+static int count_delivery(void *ctx, uint64_t index, const uint8_t *data, size_t len)
+{
+    deliveries *d = ctx;
+
+    (void)index;
+    (void)data;
+    d->n++;
+    d->total += len;
+    if (len > d->max)
+        d->max = len;
+    return 0;
+}
+
+static int count_span(void *ctx, const uint8_t *data, size_t len, const tb_span_map *map)
+{
+    (void)map;
+    return count_delivery(ctx, 0, data, len);
+}
+
+/* The caller's bytes: a struct of `size` bytes whose fields are given,
+ * inside a buffer of words 3: the garbage that a library reading past
+ * the caller's struct would take for max_chunk (and gaps). */
+typedef union caller_opts {
+    tb_stream_opts o;
+    size_t w[16];
+    unsigned char b[16 * sizeof(size_t)];
+} caller_opts;
+
+typedef struct size_case {
+    const char *what;
+    size_t size;            /* the struct's size field */
+    size_t words;           /* its size in size_t words (the rest: 0xFF) */
+    size_t read_chunk, max_chunk;
+    int want;               /* tb_stream_file's return */
+    size_t want_max;        /* the largest delivery (want 0) */
+} size_case;
+
+Test(library_surface, stream_opts_size_field)
+{
+    const size_t full = sizeof(tb_stream_opts);
+    const size_case cases[] = {
+        /* This build's struct: max_chunk is honoured. */
+        {"current", full, full / sizeof(size_t), 100, 7, 0, 7},
+        /* An older caller's {size, read_chunk}: the 0xFF after it is
+         * not max_chunk (nor gaps), so deliveries are read_chunk's. */
+        {"older, smaller", TB_STREAM_OPTS_SIZE_MIN, 2, 100, 0, 0, 100},
+        /* A newer caller's larger struct, its extra field zero. */
+        {"newer, larger", full + sizeof(size_t), full / sizeof(size_t) + 1, 100, 7, 0, 7},
+        {"zero size (no init)", 0, full / sizeof(size_t), 100, 7, TB_ERR_INVAL, 0},
+        {"below the oldest", sizeof(size_t), 1, 100, 7, TB_ERR_INVAL, 0},
+        {"garbage", (size_t)0xDEADBEEFu, full / sizeof(size_t), 100, 7, TB_ERR_INVAL, 0},
+    };
+    char dir[256], path[300], err[300];
+    unsigned char raw[RAW_LEN];
+    FILE *f;
+
+    tb_test_scratch_make(dir, sizeof dir, "opts_size");
+    snprintf(path, sizeof path, "%s/raw.bin", dir);
+    for (size_t i = 0; i < sizeof raw; i++)
+        raw[i] = (unsigned char)(i * 7);
+    f = fopen(path, "wb");
+    cr_assert(f && fwrite(raw, 1, sizeof raw, f) == sizeof raw);
+    fclose(f);
+    {
+        /* tb_stream_opts_init: this build's size, the defaults. */
+        tb_stream_opts o;
+
+        memset(&o, 0xFF, sizeof o);
+        tb_stream_opts_init(&o);
+        cr_expect(o.size == full && !o.read_chunk && !o.max_chunk && !o.gaps);
+    }
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const size_case *c = &cases[k];
+        caller_opts u;
+        deliveries d = {0, 0, 0};
+        int r;
+
+        for (size_t w = 0; w < sizeof u.w / sizeof u.w[0]; w++)
+            u.w[w] = w < c->words ? 0 : 3;
+        u.w[0] = c->size;
+        u.w[1] = c->read_chunk;
+        if (c->words > 2)
+            u.w[2] = c->max_chunk;
+        err[0] = 0;
+        r = tb_stream_file(path, "source_data", 0x10, &u.o, count_delivery, &d, err,
+                           sizeof err);
+        cr_expect_eq(r, c->want, "%s: returned %d (%s)", c->what, r, err);
+        if (c->want == 0) {
+            cr_expect_eq(d.total, RAW_LEN, "%s", c->what);
+            cr_expect_eq(d.max, c->want_max, "%s: largest delivery %zu", c->what, d.max);
+        } else {
+            cr_expect_eq(d.n, 0, "%s: delivered before refusing", c->what);
+            cr_expect(strstr(err, "tb_stream_opts.size is") && strstr(err, "tb_stream_opts_init"),
+                      "%s: %s", c->what, err);
+            /* The span form and the snapshot form refuse it the same way. */
+            cr_expect_eq(tb_stream_file_spans(path, "source_data", 0x10, &u.o, count_span, &d,
+                                              err, sizeof err), TB_ERR_INVAL, "%s", c->what);
+            cr_expect_eq(d.n, 0, "%s: spans delivered before refusing", c->what);
+        }
+    }
+    tb_test_scratch_remove(dir);
+}

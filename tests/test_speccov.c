@@ -876,6 +876,48 @@ Test(speccov_etmv1, ca_wait_atoms)
     }
 }
 
+/* A branch packet of a trace port (ETMv1, ETMv2) as the parser gives it,
+ * and the variants it must count: the same set, in any order. */
+typedef struct branch_case {
+    uint32_t addr;
+    tb_isa isa;
+    uint8_t reason;       /* ETMv1: 1 a trace-on marker */
+    uint8_t phdr_format;  /* ETMv2: the PIPESTAT that carried it (DE, DW) */
+    const char *want;
+    uint8_t bytes[5];
+    uint8_t n;
+} branch_case;
+
+static void check_branches(const tb_config *cfg, tb_protocol proto, const branch_case *c,
+                           size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        tb_packet p;
+        tb_speccov_id v[16];
+        char names[512] = "", want[512];
+        int nv;
+
+        memset(&p, 0, sizeof p);
+        p.kind = TB_PKT_BRANCH;
+        p.protocol = proto;
+        p.size = c[k].n;
+        memcpy(p.bytes, c[k].bytes, c[k].n);
+        p.addr = c[k].addr;
+        p.isa = c[k].isa;
+        p.reason = c[k].reason;
+        p.phdr_format = c[k].phdr_format;
+        nv = tb_speccov_classify_packet(cfg, &p, v, 16);
+        cr_assert_geq(nv, 0);
+        for (int i = 0; i < nv; i++) {
+            strcat(names, i ? " " : "");
+            strcat(names, tb_speccov_variant_name(v[i]));
+        }
+        sorted_set(names, names, sizeof names);
+        sorted_set(c[k].want, want, sizeof want);
+        cr_expect_str_eq(names, want, "0x%08x: got [%s]", (unsigned)c[k].addr, names);
+    }
+}
+
 /* Exceptions are branches to a vector (docs/etmv1.md 4, M3; no E bit in
  * ETMv1, etmv1-v2 5.3): a 1-packet BE to 0x10 (A[6:0] = 0x10) after
  * 0x8000 is the data abort's; 0xFFFF0018 in five packets, reason 0, is
@@ -883,49 +925,23 @@ Test(speccov_etmv1, ca_wait_atoms)
  * exception; 0x14 is not a vector; a Thumb target is not one. */
 Test(speccov_etmv1, exception_forms)
 {
+    static const branch_case cases[] = {
+        {0x10, TB_ISA_ARM, 0, 0,
+         "etmv1.branch.len1 etmv1.branch.arm etmv1.exc.vector etmv1.exc.data_abort", {0x10}, 1},
+        {0xFFFF0018u, TB_ISA_ARM, 0, 0,
+         "etmv1.branch.len5 etmv1.branch.arm etmv1.reason.normal etmv1.exc.high_vectors",
+         {0x98, 0x80, 0xFC, 0xFF, 0x0F}, 5},
+        {0xFFFF0018u, TB_ISA_ARM, 1, 0, "etmv1.branch.len5 etmv1.branch.arm etmv1.reason.trace_on",
+         {0x98, 0x80, 0xFC, 0xFF, 0x1F}, 5},
+        {0x14, TB_ISA_ARM, 0, 0, "etmv1.branch.len1 etmv1.branch.arm", {0x14}, 1},
+        {0x18, TB_ISA_THUMB, 0, 0, "etmv1.branch.len1 etmv1.branch.thumb", {0x19}, 1},
+    };
     tb_etmv1_config cf;
     tb_config cfg;
-    tb_packet p;
-    tb_speccov_id v[16];
-    char names[512], want[512];
 
     tb_etmv1_config_init(&cf);
     cfg = etmv1_cfg(&cf);
-#define CLASSIFY(ADDR, ISA, REASON, W, ...)                                         \
-    do {                                                                          \
-        static const uint8_t b_[] = {__VA_ARGS__};                                \
-        int n_;                                                                   \
-        memset(&p, 0, sizeof p);                                                  \
-        p.kind = TB_PKT_BRANCH;                                                   \
-        p.protocol = TB_PROTO_ETMV1;                                              \
-        p.size = sizeof b_;                                                       \
-        memcpy(p.bytes, b_, sizeof b_);                                           \
-        p.addr = (ADDR);                                                          \
-        p.isa = (ISA);                                                            \
-        p.reason = (REASON);                                                      \
-        n_ = tb_speccov_classify_packet(&cfg, &p, v, 16);                        \
-        cr_assert_geq(n_, 0);                                                     \
-        names[0] = 0;                                                               \
-        for (int i_ = 0; i_ < n_; i_++) {                                         \
-            strcat(names, i_ ? " " : "");                                           \
-            strcat(names, tb_speccov_variant_name(v[i_]));                         \
-        }                                                                         \
-        sorted_set(names, names, sizeof names);                                         \
-        sorted_set((W), want, sizeof want);                                       \
-        cr_expect_str_eq(names, want, "0x%08x: got [%s]", (unsigned)(ADDR), names);    \
-    } while (0)
-    CLASSIFY(0x10, TB_ISA_ARM, 0,
-             "etmv1.branch.len1 etmv1.branch.arm etmv1.exc.vector etmv1.exc.data_abort",
-             0x10);
-    CLASSIFY(0xFFFF0018u, TB_ISA_ARM, 0,
-             "etmv1.branch.len5 etmv1.branch.arm etmv1.reason.normal etmv1.exc.high_vectors",
-             0x98, 0x80, 0xFC, 0xFF, 0x0F);
-    CLASSIFY(0xFFFF0018u, TB_ISA_ARM, 1,
-             "etmv1.branch.len5 etmv1.branch.arm etmv1.reason.trace_on",
-             0x98, 0x80, 0xFC, 0xFF, 0x1F);
-    CLASSIFY(0x14, TB_ISA_ARM, 0, "etmv1.branch.len1 etmv1.branch.arm", 0x14);
-    CLASSIFY(0x18, TB_ISA_THUMB, 0, "etmv1.branch.len1 etmv1.branch.thumb", 0x19);
-#undef CLASSIFY
+    check_branches(&cfg, TB_PROTO_ETMV1, cases, sizeof cases / sizeof cases[0]);
 }
 
 /* ---- (a) ETMv2 trace port ---- */
@@ -1205,49 +1221,24 @@ Test(speccov_etmv2, periodic_thumb_ca)
  * is a branch, not an exception (docs/etmv2.md 4). */
 Test(speccov_etmv2, branch_forms)
 {
+    static const branch_case cases[] = {
+        {0x1234, TB_ISA_ARM, 0, TB_ETMV2_DE, "etmv2.branch.len2", {0x8D, 0x12}, 2},
+        {0x81234, TB_ISA_ARM, 0, TB_ETMV2_DE, "etmv2.branch.len3", {0x8D, 0x92, 0x10}, 3},
+        {0x8081234, TB_ISA_ARM, 0, TB_ETMV2_DE, "etmv2.branch.len4", {0x8D, 0x92, 0x90, 0x20},
+         4},
+        {0x20001000, TB_ISA_THUMB, 0, TB_ETMV2_DE, "etmv2.branch.len5.thumb",
+         {0x81, 0xA0, 0x80, 0x80, 0x11}, 5},
+        {0xFFFF0018u, TB_ISA_ARM, 0, TB_ETMV2_DW, "etmv2.branch.len5.arm etmv2.exc.high_vectors",
+         {0x8D, 0x80, 0xFE, 0xFF, 0x0F}, 5},
+        {0x10, TB_ISA_ARM, 0, TB_ETMV2_DE, "etmv2.branch.len1", {0x09}, 1},
+        {0x14, TB_ISA_ARM, 0, TB_ETMV2_DW, "etmv2.branch.len1", {0x0B}, 1},
+    };
     tb_etmv2_config cf;
     tb_config cfg;
-    tb_packet p;
-    tb_speccov_id v[16];
-    char names[512], want[512];
 
     tb_etmv2_config_init(&cf);
     cfg = etmv2_cfg(&cf);
-#define CLASSIFY(ADDR, ISA, PS, W, ...)                                              \
-    do {                                                                          \
-        static const uint8_t b_[] = {__VA_ARGS__};                                \
-        int n_;                                                                   \
-        memset(&p, 0, sizeof p);                                                  \
-        p.kind = TB_PKT_BRANCH;                                                   \
-        p.protocol = TB_PROTO_ETMV2;                                              \
-        p.size = sizeof b_;                                                       \
-        memcpy(p.bytes, b_, sizeof b_);                                           \
-        p.addr = (ADDR);                                                          \
-        p.isa = (ISA);                                                            \
-        p.phdr_format = (PS);                                                     \
-        n_ = tb_speccov_classify_packet(&cfg, &p, v, 16);                        \
-        cr_assert_geq(n_, 0);                                                     \
-        names[0] = 0;                                                             \
-        for (int i_ = 0; i_ < n_; i_++) {                                         \
-            strcat(names, i_ ? " " : "");                                         \
-            strcat(names, tb_speccov_variant_name(v[i_]));                       \
-        }                                                                         \
-        sorted_set(names, names, sizeof names);                                   \
-        sorted_set((W), want, sizeof want);                                       \
-        cr_expect_str_eq(names, want, "0x%08x: got [%s]", (unsigned)(ADDR), names); \
-    } while (0)
-    CLASSIFY(0x1234, TB_ISA_ARM, TB_ETMV2_DE, "etmv2.branch.len2", 0x8D, 0x12);
-    CLASSIFY(0x81234, TB_ISA_ARM, TB_ETMV2_DE, "etmv2.branch.len3", 0x8D, 0x92, 0x10);
-    CLASSIFY(0x8081234, TB_ISA_ARM, TB_ETMV2_DE, "etmv2.branch.len4", 0x8D, 0x92, 0x90,
-             0x20);
-    CLASSIFY(0x20001000, TB_ISA_THUMB, TB_ETMV2_DE, "etmv2.branch.len5.thumb", 0x81, 0xA0,
-             0x80, 0x80, 0x11);
-    CLASSIFY(0xFFFF0018u, TB_ISA_ARM, TB_ETMV2_DW,
-             "etmv2.branch.len5.arm etmv2.exc.high_vectors", 0x8D, 0x80,
-             0xFE, 0xFF, 0x0F);
-    CLASSIFY(0x10, TB_ISA_ARM, TB_ETMV2_DE, "etmv2.branch.len1", 0x09);
-    CLASSIFY(0x14, TB_ISA_ARM, TB_ETMV2_DW, "etmv2.branch.len1", 0x0B);
-#undef CLASSIFY
+    check_branches(&cfg, TB_PROTO_ETMV2, cases, sizeof cases / sizeof cases[0]);
 }
 
 /* ---- (b) the catalogue and the committed vectors ---- */

@@ -173,6 +173,9 @@ int tb_scenario_parse(tb_scenario *sc, const char *text, size_t len,
                       char *err, size_t errlen);
 int tb_scenario_load(tb_scenario *sc, const char *path, char *err,
                      size_t errlen);
+/* The cpu the scenario file at path names (Cortex-A15 when path is NULL,
+ * names none, or does not load: the run that loads it says why). */
+tb_sim_cpu tb_scenario_cpu(const char *path);
 
 typedef struct tb_sim tb_sim;
 

@@ -8,6 +8,8 @@
 #ifndef TRACEBENCH_STREAM_H
 #define TRACEBENCH_STREAM_H
 
+#include <string.h>
+
 #include "tracebench/snapshot.h"
 
 #ifdef __cplusplus
@@ -20,6 +22,13 @@ typedef int (*tb_stream_cb)(void *ctx, uint64_t index, const uint8_t *data,
                             size_t len);
 
 typedef struct tb_stream_opts {
+    /* sizeof (tb_stream_opts) as the caller was built: tb_stream_opts_init
+     * sets it.  The library reads only that many bytes and takes the
+     * fields after them as 0, so a caller built against an older, smaller
+     * struct still works; a size below TB_STREAM_OPTS_SIZE_MIN (0, or
+     * garbage) gives TB_ERR_INVAL with the reason.  Fields are only ever
+     * added at the end. */
+    size_t size;
     size_t read_chunk;   /* file read size; 0 = 64 KiB */
     size_t max_chunk;    /* split every delivery to at most this; 0 = no */
     /* Pass on where a corrupt frame may have cut the source's bytes: a
@@ -28,6 +37,17 @@ typedef struct tb_stream_opts {
      * frame.h TB_FRAME_REPORT_GAPS).  Off: the bytes just go on. */
     bool gaps;
 } tb_stream_opts;
+
+/* The oldest struct the library takes: size and read_chunk; a caller's
+ * struct that ends before max_chunk or gaps gets their defaults (0). */
+#define TB_STREAM_OPTS_SIZE_MIN (2 * sizeof(size_t))
+
+/* All fields 0 (the defaults), size set. */
+static inline void tb_stream_opts_init(tb_stream_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+}
 
 /* Which sources tb_stream_select() picks besides a trace ID (0..0x7F). */
 #define TB_STREAM_ONLY (-1) /* the one decodable source, if there is one */
