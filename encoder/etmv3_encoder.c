@@ -718,4 +718,5 @@ static bool etm_lsip_due(tb_encoder *e, const tb_exec_record *r)
 const enc_ops tb_enc_etmv3_ops = {
     etm_reset, etm_flush, etm_insn, etm_exception, etm_trace_off,
     etm_isync_done, etm_sync_point, etm_isync_cc, etm_lsip_due,
+    NULL, /* insn_run: every instruction an atom, one at a time */
 };
