@@ -581,22 +581,25 @@ static int rt_ready(void *ctx, size_t k)
          * for all the records in one call. */
         const tb_exec_record *b = r->batch + r->nb_done;
         size_t n = k - r->nb_done;
+        uint64_t last = r->last_insn_seq, resume = r->resume_seq;
         int rc;
 
         for (size_t i = 0; i < n; i++) {
             r->prog.records++;
-            if (b[i].kind == TB_REC_INSN)
+            resume = last;
+            if (b[i].kind == TB_REC_INSN) {
                 r->prog.insns++;
-            else if (b[i].kind == TB_REC_EXCEPTION)
+                last = b[i].seq;
+            } else if (b[i].kind == TB_REC_EXCEPTION) {
                 r->prog.exceptions++;
-            if (r->c->on_progress && (r->prog.records & 0xFFFF) == 0) {
+            }
+            if ((r->prog.records & 0xFFFF) == 0 && r->c->on_progress) {
                 r->prog.trace_bytes = tb_encoder_get_stats(r->enc)->bytes;
                 r->c->on_progress(r->c->progress_ctx, &r->prog);
             }
-            r->resume_seq = r->last_insn_seq;
-            if (b[i].kind == TB_REC_INSN)
-                r->last_insn_seq = b[i].seq;
         }
+        r->last_insn_seq = last;
+        r->resume_seq = resume;
         r->cycle = b[n - 1].cycle;
         r->nb_done = k;
         if ((rc = tb_compare_truth_many(r->cmp, b, n)) < 0 && rc != TB_ERR_MISMATCH) {
