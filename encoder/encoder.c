@@ -98,6 +98,14 @@ int tb_enc_emit(tb_encoder *e, tb_packet *p)
 
     e->pkt_has_seq = false;
     e->fifo_with = 0;
+    /* tb_encoder_push_many: the caller catches up with the records up to
+     * the one being handled before any output (the packet and overflow
+     * callbacks, the sink), as it would have with single pushes. */
+    if (e->ready && e->ready_done < e->ready_at) {
+        e->ready_done = e->ready_at;
+        if (e->ready(e->ready_ctx, e->ready_at))
+            return e->err = TB_ERR_STOPPED;
+    }
     if (e->err)
         return e->err;
     if (e->dropping)
@@ -377,8 +385,7 @@ static inline int process_insn(tb_encoder *e, const tb_exec_record *r, bool canc
 {
     int rc;
 
-    if (!(e->plain_cfg && e->on && !e->dropping && !e->sync_due && !cancelled &&
-          e->ns == e->ns_traced))
+    if (cancelled || !tb_enc_plain_state(e))
         return process_insn_full(e, r, cancelled);
     e->st.insns++;
     e->now = r->cycle;
@@ -405,7 +412,7 @@ static int process_exc(tb_encoder *e, const tb_exec_record *r)
          * trace turns on there, so an I-sync at that address and then
          * the exception packet, with no WP update (IHI0035B 5.2.3, same
          * section).  The section is PFT's; ETMv3 is left as it was. */
-        tb_isa isa = r->u.exc.cancelled ? (tb_isa)e->pending.u.insn.isa
+        tb_isa isa = r->u.exc.cancelled ? (tb_isa)e->pend->u.insn.isa
                                         : (tb_isa)e->flow_isa;
         bool ns = e->ns;
 
@@ -480,7 +487,7 @@ static int flush_pending(tb_encoder *e, bool cancelled)
     if (!e->have_pending)
         return 0;
     e->have_pending = false;
-    rc = process_insn(e, &e->pending, cancelled);
+    rc = process_insn(e, e->pend, cancelled);
     e->n_xfer = 0;
     return rc;
 }
@@ -508,18 +515,13 @@ int tb_encoder_finish(tb_encoder *e)
     return 0;
 }
 
-int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
+/* One record of tb_encoder_push (ETMv3, PTM).  keep: r stays valid
+ * until the next record (tb_encoder_push_many's), so a pending
+ * instruction is pointed at, not copied. */
+static inline int push_rec(tb_encoder *e, const tb_exec_record *r, bool keep)
 {
     int rc = 0;
 
-    if (!e || !r)
-        return TB_ERR_INVAL;
-    /* The trace ports' exit from debug state (ETMv1 reason b011, the
-     * ETMv2 TFO reason) is not modelled: refused, not traced wrong. */
-    if (e->port && r->kind == TB_REC_EXCEPTION && r->u.exc.kind == TB_EXC_DEBUG_HALT)
-        return TB_ERR_UNSUPPORTED;
-    if (e->port)
-        return tb_enc_port_push(e, r);
     if (e->err)
         return e->err;
     if (e->finished)
@@ -534,7 +536,12 @@ int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
         if (r->u.insn.size != 2 && r->u.insn.size != 4)
             return e->err = TB_ERR_INVAL;
         rc = flush_pending(e, false);
-        e->pending = *r;
+        if (keep) {
+            e->pend = r;
+        } else {
+            e->pending = *r;
+            e->pend = &e->pending;
+        }
         e->have_pending = true;
         e->flow_isa = r->u.insn.next_isa;
         e->have_flow_isa = true;
@@ -571,7 +578,7 @@ int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
          * tail-chain its exception return packet is followed by the next
          * exception's branch packet, not by a branch to the frame's
          * return address (DDI0337E 15.5.2; docs/cortex-m.md 2). */
-        if (!e->have_pending || !(e->pending.u.insn.flags & TB_INSN_EXC_RETURN))
+        if (!e->have_pending || !(e->pend->u.insn.flags & TB_INSN_EXC_RETURN))
             return e->err = TB_ERR_INVAL;
         e->v7m_chain = r->u.eret.tailchain;
         rc = flush_pending(e, false);
@@ -584,7 +591,7 @@ int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
          * data records. */
         if (!e->cfg.data_trace)
             return 0;
-        if (!e->have_pending || r->u.data.insn_addr != e->pending.u.insn.addr ||
+        if (!e->have_pending || r->u.data.insn_addr != e->pend->u.insn.addr ||
             (r->u.data.size != 1 && r->u.data.size != 2 && r->u.data.size != 4))
             return e->err = TB_ERR_INVAL;
         if (e->n_xfer >= ENC_MAX_XFER)
@@ -601,6 +608,75 @@ int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
     if (rc < 0)
         e->err = rc;
     return rc < 0 ? rc : 0;
+}
+
+int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
+{
+    if (!e || !r)
+        return TB_ERR_INVAL;
+    /* The trace ports' exit from debug state (ETMv1 reason b011, the
+     * ETMv2 TFO reason) is not modelled: refused, not traced wrong. */
+    if (e->port && r->kind == TB_REC_EXCEPTION && r->u.exc.kind == TB_EXC_DEBUG_HALT)
+        return TB_ERR_UNSUPPORTED;
+    if (e->port)
+        return tb_enc_port_push(e, r);
+    return push_rec(e, r, false);
+}
+
+int tb_encoder_push_many(tb_encoder *e, const tb_exec_record *recs, size_t n,
+                         tb_encoder_ready_cb ready, void *ctx)
+{
+    int rc = 0;
+    size_t i;
+
+    if (!e || (!recs && n))
+        return TB_ERR_INVAL;
+    if (e->port) {
+        /* The port model has no ready hook: the caller catches up
+         * before each record. */
+        for (i = 0; i < n && rc >= 0; i++) {
+            if (ready && ready(ctx, i + 1))
+                return TB_ERR_STOPPED;
+            rc = tb_encoder_push(e, &recs[i]);
+        }
+        return rc;
+    }
+    e->ready = ready;
+    e->ready_ctx = ctx;
+    e->ready_done = 0;
+    e->batch = recs;
+    for (i = 0; i < n && rc >= 0; i++) {
+        size_t j, m;
+
+        e->ready_at = i + 1;
+        rc = push_rec(e, &recs[i], true);
+        /* A run of instructions, each followed by another: the protocol
+         * takes them in one call (insn_run) while the state allows, as
+         * the pushes of recs[i + 1 .. j] would handle recs[i .. j - 1]. */
+        if (rc < 0 || !e->ops->insn_run || recs[i].kind != TB_REC_INSN)
+            continue;
+        for (j = i; j + 1 < n && recs[j + 1].kind == TB_REC_INSN &&
+                    (recs[j + 1].u.insn.isa == TB_ISA_ARM ||
+                     recs[j + 1].u.insn.isa == TB_ISA_THUMB) &&
+                    (recs[j + 1].u.insn.size == 2 || recs[j + 1].u.insn.size == 4);
+             j++)
+            ;
+        while (i < j && rc >= 0 && tb_enc_plain_state(e)) {
+            m = e->ops->insn_run(e, &recs[i], j - i, &rc);
+            e->st.records += m;
+            i += m;
+            e->pend = &recs[i];
+            e->flow_isa = recs[i].u.insn.next_isa;
+        }
+    }
+    e->ready = NULL;
+    /* The batch is the caller's: the last instruction (pending, or read
+     * by a cancelling exception after it) is kept. */
+    if (e->pend != &e->pending) {
+        e->pending = *e->pend;
+        e->pend = &e->pending;
+    }
+    return rc;
 }
 
 int tb_encoder_exec_cb(void *ctx, const tb_exec_record *r)
@@ -652,6 +728,7 @@ tb_encoder *tb_encoder_new(const tb_encoder_opts *o, tb_trace_sink sink,
     e->sink = sink;
     e->sink_ctx = ctx;
     e->next_reason = TB_ISYNC_TRACE_ON;
+    e->pend = &e->pending;
     e->ops->reset(e);
     return e;
 }

@@ -86,6 +86,15 @@ typedef struct enc_ops {
      * instruction r takes the LSiP form, r its load/store in progress
      * (IHI0014Q 7.10.5); the model then sends no atom for r. */
     bool (*lsip_due)(tb_encoder *e, const tb_exec_record *r);
+    /* Optional (PTM): insn(e, r, false) for recs[0], recs[1], ... of a
+     * tb_encoder_push_many batch, every one an instruction followed by
+     * another (so none cancelled), in the state process_insn's short way
+     * takes (tb_enc_plain_state).  It counts each in st.insns and
+     * st.traced, keeps e->now and e->prev_cycle as process_insn does
+     * (tb_enc_run_at before any output of recs[k]), and stops after the
+     * first instruction that leaves that state.  Returns how many it took
+     * (at least one when n is not 0), *rc negative on error. */
+    size_t (*insn_run)(tb_encoder *e, const tb_exec_record *recs, size_t n, int *rc);
 } enc_ops;
 
 struct tb_encoder {
@@ -148,7 +157,15 @@ struct tb_encoder {
     bool trigger_done;
 
     bool have_pending;
+    const tb_exec_record *pend; /* the pending record: &pending, or, during
+                                 * tb_encoder_push_many, the caller's */
     tb_exec_record pending;
+    /* tb_encoder_push_many: its ready callback, the count to give it
+     * before the next output, and the count it has had. */
+    tb_encoder_ready_cb ready;
+    void *ready_ctx;
+    size_t ready_at, ready_done;
+    const tb_exec_record *batch; /* its first record */
     unsigned n_xfer;     /* its data transfers (data trace on only) */
 
     union {
@@ -177,6 +194,21 @@ uint16_t tb_enc_v7m_exc_num(const tb_exec_record *r);
 
 extern const enc_ops tb_enc_etmv3_ops;
 extern const enc_ops tb_enc_ptm_ops;
+
+/* process_insn's short way may be taken: trace on, nothing to drain, no
+ * I-sync, trigger or timestamp due, no filter to ask. */
+static inline bool tb_enc_plain_state(const tb_encoder *e)
+{
+    return e->plain_cfg && e->on && !e->dropping && !e->sync_due && !e->err &&
+           e->ns == e->ns_traced;
+}
+/* insn_run: recs[k] of the batch is handled now (its cycle), and what it
+ * sends out comes while recs[k + 1] is pushed (tb_encoder_ready_cb). */
+static inline void tb_enc_run_at(tb_encoder *e, const tb_exec_record *r)
+{
+    e->now = r->cycle;
+    e->ready_at = (size_t)(r - e->batch) + 2;
+}
 
 /* Packet with the protocol set and every field zero. */
 void tb_enc_pkt(const tb_encoder *e, tb_packet *p, tb_pkt_kind kind);

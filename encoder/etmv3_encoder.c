@@ -620,6 +620,26 @@ static int etm_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
     return rc;
 }
 
+/* insn_run: etm_insn for each, without the record loop between. */
+static size_t etm_insn_run(tb_encoder *e, const tb_exec_record *recs, size_t n, int *rc)
+{
+    size_t i = 0;
+
+    *rc = 0;
+    while (i < n) {
+        const tb_exec_record *r = &recs[i++];
+
+        tb_enc_run_at(e, r);
+        *rc = etm_insn(e, r, false);
+        e->prev_cycle = r->cycle;
+        if (*rc < 0 || !tb_enc_plain_state(e))
+            break;
+    }
+    e->st.insns += i;
+    e->st.traced += i;
+    return i;
+}
+
 static int etm_exception(tb_encoder *e, const tb_exec_record *r)
 {
     tb_packet k;
@@ -718,4 +738,5 @@ static bool etm_lsip_due(tb_encoder *e, const tb_exec_record *r)
 const enc_ops tb_enc_etmv3_ops = {
     etm_reset, etm_flush, etm_insn, etm_exception, etm_trace_off,
     etm_isync_done, etm_sync_point, etm_isync_cc, etm_lsip_due,
+    etm_insn_run,
 };

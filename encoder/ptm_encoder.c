@@ -207,6 +207,42 @@ static int ptm_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
     return rc;
 }
 
+/* insn_run: the waypoints one by one (ptm_insn), of the non-waypoints
+ * between them only the last, the one a WP update would name. */
+static size_t ptm_insn_run(tb_encoder *e, const tb_exec_record *recs, size_t n, int *rc)
+{
+    enc_ptm *p = &e->p.ptm;
+    const tb_exec_record *last = NULL;
+    bool dmb = e->cfg.dmb_waypoint;
+    size_t i = 0;
+
+    *rc = 0;
+    while (i < n) {
+        const tb_exec_record *r = &recs[i++];
+        uint8_t wp = r->u.insn.wp_class;
+
+        if (wp == TB_WP_NONE || (wp == TB_WP_BARRIER && !dmb)) {
+            last = r;
+            continue;
+        }
+        tb_enc_run_at(e, r);
+        if ((*rc = ptm_insn(e, r, false)) < 0 || !tb_enc_plain_state(e))
+            break;
+    }
+    /* As ptm_insn leaves it: the last non-waypoint, and a WP update due
+     * when no waypoint came after it. */
+    if (last) {
+        p->need_wp = last == &recs[i - 1];
+        p->last_addr = last->u.insn.addr;
+        p->last_isa = (tb_isa)last->u.insn.isa;
+        p->last_seq = last->seq;
+    }
+    e->now = e->prev_cycle = recs[i - 1].cycle;
+    e->st.insns += i;
+    e->st.traced += i;
+    return i;
+}
+
 /* The instructions since the last waypoint, up to and including the
  * last one, become a waypoint (IHI0035B 5.2.3 table 5.3, note a). */
 static int ptm_wp_update(tb_encoder *e)
@@ -279,4 +315,5 @@ const enc_ops tb_enc_ptm_ops = {
     ptm_reset, ptm_flush, ptm_insn, ptm_exception, ptm_trace_off,
     ptm_isync_done, ptm_sync_point, ptm_isync_cc,
     NULL, /* no LSiP: PFT has no data trace */
+    ptm_insn_run,
 };

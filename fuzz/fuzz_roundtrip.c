@@ -53,6 +53,7 @@
 #define STACK_TOP 0x20000u
 #define MAX_INSNS 6000
 #define MAX_TRACE (256 * 1024)
+#define MAX_BATCH 200
 
 /* ---- input reader ---- */
 typedef struct rd {
@@ -318,7 +319,62 @@ typedef struct rt {
     bool ns;                 /* truth security state (TB_REC_STATE) */
     unsigned states;         /* state records */
     bool halted;             /* a debug halt since the last instruction */
+    /* A second encoder, fed the same records tb_encoder_push_many
+     * (batch of bsz), must give the same trace: and each of its outputs
+     * must come while it handles the record ready named, i.e. fall in
+     * the bytes the single pushes gave for that record. */
+    tb_encoder *many;
+    tb_exec_record batch[MAX_BATCH];
+    size_t bsz, nb;
+    size_t before[MAX_BATCH], after[MAX_BATCH]; /* tlen around each single push */
+    size_t ready_k;          /* the last ready count */
+    uint8_t *trace2;
+    size_t tlen2;
+    bool trace2_full;
 } rt;
+
+static int many_ready(void *ctx, size_t k)
+{
+    rt *r = ctx;
+
+    TB_FUZZ_CHECK(H, k >= 1 && k <= r->nb && k > r->ready_k,
+                  "push_many: ready(%zu) after ready(%zu), batch of %zu", k, r->ready_k, r->nb);
+    r->ready_k = k;
+    return 0;
+}
+
+static int many_sink(void *ctx, const uint8_t *d, size_t len)
+{
+    rt *r = ctx;
+
+    TB_FUZZ_CHECK(H, r->trace_full ||
+                  (r->ready_k >= 1 && r->tlen2 >= r->before[r->ready_k - 1] &&
+                   r->tlen2 + len <= r->after[r->ready_k - 1]),
+                  "push_many: %zu bytes at %zu under ready(%zu); single pushes gave that "
+                  "record's bytes at %zu..%zu", len, r->tlen2, r->ready_k,
+                  r->ready_k ? r->before[r->ready_k - 1] : 0,
+                  r->ready_k ? r->after[r->ready_k - 1] : 0);
+    if (r->tlen2 + len > MAX_TRACE) {
+        r->trace2_full = true;
+        return 1;
+    }
+    memcpy(r->trace2 + r->tlen2, d, len);
+    r->tlen2 += len;
+    return 0;
+}
+
+static void many_flush(rt *r)
+{
+    int rc;
+
+    r->ready_k = 0;
+    rc = tb_encoder_push_many(r->many, r->batch, r->nb, many_ready, r);
+    TB_FUZZ_CHECK(H, (rc < 0) == (r->enc_err != 0) && (rc >= 0 || r->trace2_full ||
+                  tb_encoder_error(r->many) == r->enc_err),
+                  "push_many returned %d (%s), single pushes %d", rc, tb_err_str(rc),
+                  r->enc_err);
+    r->nb = 0;
+}
 
 static int rt_sink(void *ctx, const uint8_t *d, size_t len)
 {
@@ -352,11 +408,14 @@ static int rt_rec(void *ctx, const tb_exec_record *rec)
                r->v[r->n - 1].addr == rec->u.exc.pref_return) {
         r->v[r->n - 1].cancelled = true;
     }
-    if (tb_encoder_push(r->enc, rec) < 0) {
+    r->before[r->nb] = r->tlen;
+    if (tb_encoder_push(r->enc, rec) < 0)
         r->enc_err = tb_encoder_error(r->enc);
-        return 1;
-    }
-    return 0;
+    r->after[r->nb] = r->tlen;
+    r->batch[r->nb++] = *rec;
+    if (r->enc_err || r->nb == r->bsz)
+        many_flush(r);
+    return r->enc_err != 0;
 }
 
 /* Decoded side: compared as the elements come. */
@@ -665,7 +724,13 @@ int tb_fuzz_roundtrip(const uint8_t *data, size_t len)
     run.v = malloc(MAX_INSNS * sizeof *run.v);
     run.trace = malloc(MAX_TRACE);
     run.enc = tb_encoder_new(&o, rt_sink, &run);
-    TB_FUZZ_CHECK(H, run.v && run.trace && run.enc, "setup failed");
+    run.trace2 = malloc(MAX_TRACE);
+    run.many = tb_encoder_new(&o, many_sink, &run);
+    /* From bytes already read: the inputs' other bytes mean what they
+     * meant. */
+    run.bsz = 1 + (size_t)(b1 ^ (b2 << 1)) % MAX_BATCH;
+    TB_FUZZ_CHECK(H, run.v && run.trace && run.enc && run.trace2 && run.many,
+                  "setup failed");
     memset(&res, 0, sizeof res);
     rc = tb_sim_run(sim, rt_rec, &run, &res);
     if (rc < 0 && getenv("TB_FUZZ_VERBOSE"))
@@ -680,8 +745,12 @@ int tb_fuzz_roundtrip(const uint8_t *data, size_t len)
                 o.branch_broadcast ? " bb" : "", o.return_stack ? " rs" : "",
                 secure ? " secure" : "", thumb ? "Thumb" : "ARM", rc,
                 tb_sim_stop_name(res.stop), rc < 0 ? "" : "", run.n, run.states, run.tlen);
+    if (run.nb)
+        many_flush(&run);
     if (rc < 0 || res.stop != TB_SIM_STOP_EXIT || run.trace_full) {
         /* The sim refused the program (fault, budget): not a round trip. */
+        tb_encoder_free(run.many);
+        free(run.trace2);
         tb_encoder_free(run.enc);
         free(run.v);
         free(run.trace);
@@ -690,6 +759,20 @@ int tb_fuzz_roundtrip(const uint8_t *data, size_t len)
     }
     TB_FUZZ_CHECK(H, tb_encoder_finish(run.enc) >= 0, "encoder finish failed");
     TB_FUZZ_CHECK(H, !run.trace_full, "trace longer than %u bytes", MAX_TRACE);
+    /* Past the last ready: the finish's bytes (TB_REC_END came in the
+     * last batch, so there are none unless it did not). */
+    run.ready_k = run.nb = 1;
+    run.before[0] = run.tlen2;
+    run.after[0] = run.tlen;
+    TB_FUZZ_CHECK(H, tb_encoder_finish(run.many) >= 0, "push_many encoder: finish failed");
+    TB_FUZZ_CHECK(H, run.tlen2 == run.tlen && !memcmp(run.trace2, run.trace, run.tlen) &&
+                  !memcmp(tb_encoder_get_stats(run.many), tb_encoder_get_stats(run.enc),
+                          sizeof(tb_encoder_stats)),
+                  "push_many (batches of %zu) gave %zu bytes of trace, single pushes %zu%s",
+                  run.bsz, run.tlen2, run.tlen,
+                  run.tlen2 == run.tlen ? " (different bytes or counts)" : "");
+    tb_encoder_free(run.many);
+    free(run.trace2);
 
     /* Decode: the image the sim ran, the trace raw or through CoreSight
      * frames, fed in pieces cut by the input. */

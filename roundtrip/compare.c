@@ -399,6 +399,57 @@ int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
     return 0;
 }
 
+int tb_compare_truth_many(tb_compare *c, const tb_exec_record *r, size_t n)
+{
+    int rc;
+
+    if (!c || (!r && n))
+        return TB_ERR_INVAL;
+    for (size_t i = 0; i < n; i++, r++) {
+        tq *t;
+        bool untraced;
+
+        if (c->err)
+            return c->err;
+        if (r->kind != TB_REC_INSN) {
+            if ((rc = tb_compare_truth(c, r)) < 0)
+                return rc;
+            continue;
+        }
+        /* An instruction: tb_compare_truth's steps, the slot written
+         * whole (no zeroing first). */
+        if (c->len == c->cap) {
+            if (!push_slot(c)) /* grows the ring */
+                return TB_ERR_NOMEM;
+        } else {
+            c->len++;
+            c->pushed++;
+        }
+        t = &c->q[(c->head + c->len - 1) & (c->cap - 1)];
+        untraced = c->o.n_ranges && !tb_encoder_in_filter(&c->o, r->u.insn.addr);
+        *t = (tq){.seq = r->seq,
+                  .cycle = r->cycle,
+                  .addr = r->u.insn.addr,
+                  .kind = TB_REC_INSN,
+                  .isa = r->u.insn.isa,
+                  .size = r->u.insn.size,
+                  .wp = r->u.insn.wp_class,
+                  .flags = r->u.insn.flags,
+                  .untraced = untraced,
+                  .ns = c->push_ns,
+                  .debug_resume = c->debug_pending && !untraced};
+        c->have_prev_last = c->have_last;
+        c->prev_last_insn = c->last_insn;
+        c->debug_pending = false;
+        c->prev_traced = !untraced;
+        c->insn_inview = false;
+        c->st.truth_insns++;
+        c->last_insn = (size_t)c->pushed - 1;
+        c->have_last = true;
+    }
+    return 0;
+}
+
 void tb_compare_mark_resume(tb_compare *c)
 {
     tq *t;

@@ -95,7 +95,18 @@ typedef struct rt {
     uint64_t cycle;          /* of the record being pushed (on_trace) */
     tb_rt_progress prog;     /* on_progress */
     rt_pipe *pipe;           /* non-NULL while the second thread runs */
+    /* The simulator's records wait here and go to the encoder RT_BATCH
+     * at a time (tb_encoder_push_many); each one's own work (truth,
+     * comparator or queue) is done before the encoder's next output
+     * (rt_ready), so everything happens in the order single pushes
+     * give. */
+    tb_exec_record *batch;
+    size_t nb, nb_done;
 } rt;
+
+/* Records pushed to the encoder at once: the call and copy per record go,
+ * and the comparator's truth ring gets no more ahead than RT_BATCH. */
+#define RT_BATCH 256
 
 static int set_err(rt *r, int rc, const char *where)
 {
@@ -520,16 +531,14 @@ static void pipe_finish(rt *r, pthread_t th)
 
 /* ---- the simulator's records ---- */
 
-static int on_record(void *ctx, const tb_exec_record *rec)
+/* A record's own work, before the encoder's next output: the truth file
+ * (one thread), the progress sample, the comparator (one thread) or the
+ * queue (two); then what the encoder's callbacks read of it.  Nonzero:
+ * the run stops. */
+static int rec_truth(rt *r, const tb_exec_record *rec)
 {
-    rt *r = ctx;
-
-    if (r->pipe) {
-        if (atomic_load_explicit(&r->pipe->stop, memory_order_relaxed))
-            return 1;
-    } else if (r->truth && rt_back_truth_file(r, rec)) {
+    if (!r->pipe && r->truth && rt_back_truth_file(r, rec))
         return 1;
-    }
     r->prog.records++;
     if (rec->kind == TB_REC_INSN)
         r->prog.insns++;
@@ -552,21 +561,89 @@ static int on_record(void *ctx, const tb_exec_record *rec)
      * the instruction before this record (tb_compare_mark_resume). */
     r->resume_seq = r->last_insn_seq;
     r->cycle = rec->cycle;
-    if (tb_encoder_push(r->enc, rec) < 0) {
+    if (rec->kind == TB_REC_INSN)
+        r->last_insn_seq = rec->seq;
+    return 0;
+}
+
+/* tb_encoder_ready_cb: the encoder is about to send out what it makes of
+ * batch[k - 1]; the records up to it get their own work done first.  One
+ * thread: a decode side's error stops the encoder here, as it stopped
+ * the simulator at the record after it. */
+static int rt_ready(void *ctx, size_t k)
+{
+    rt *r = ctx;
+
+    if (!r->pipe && r->err)
+        return 1;
+    if (!r->pipe && !r->truth && r->nb_done < k) {
+        /* One thread, no truth file: rec_truth's steps, the comparator's
+         * for all the records in one call. */
+        const tb_exec_record *b = r->batch + r->nb_done;
+        size_t n = k - r->nb_done;
+        uint64_t last = r->last_insn_seq, resume = r->resume_seq;
+        int rc;
+
+        for (size_t i = 0; i < n; i++) {
+            r->prog.records++;
+            resume = last;
+            if (b[i].kind == TB_REC_INSN) {
+                r->prog.insns++;
+                last = b[i].seq;
+            } else if (b[i].kind == TB_REC_EXCEPTION) {
+                r->prog.exceptions++;
+            }
+            if ((r->prog.records & 0xFFFF) == 0 && r->c->on_progress) {
+                r->prog.trace_bytes = tb_encoder_get_stats(r->enc)->bytes;
+                r->c->on_progress(r->c->progress_ctx, &r->prog);
+            }
+        }
+        r->last_insn_seq = last;
+        r->resume_seq = resume;
+        r->cycle = b[n - 1].cycle;
+        r->nb_done = k;
+        if ((rc = tb_compare_truth_many(r->cmp, b, n)) < 0 && rc != TB_ERR_MISMATCH) {
+            set_err(r, rc, "comparator");
+            return 1;
+        }
+        return 0;
+    }
+    while (r->nb_done < k)
+        if (rec_truth(r, &r->batch[r->nb_done++]))
+            return 1;
+    return 0;
+}
+
+/* The waiting records to the encoder.  Nonzero: the run stops. */
+static int rt_flush(rt *r)
+{
+    int rc = r->nb ? tb_encoder_push_many(r->enc, r->batch, r->nb, rt_ready, r) : 0;
+
+    if (rc >= 0)
+        rc = rt_ready(r, r->nb) ? TB_ERR_STOPPED : 0;
+    r->nb = r->nb_done = 0;
+    if (rc < 0 && rc != TB_ERR_STOPPED) {
         if (r->pipe) {
             rt_msg *m = pipe_msg(r, M_ERR);
 
-            m->u.err.rc = tb_encoder_error(r->enc);
+            m->u.err.rc = tb_encoder_error(r->enc) ? tb_encoder_error(r->enc) : rc;
             m->u.err.where = "encoder";
         } else {
-            set_err(r, tb_encoder_error(r->enc), "encoder");
+            set_err(r, tb_encoder_error(r->enc) ? tb_encoder_error(r->enc) : rc, "encoder");
         }
-        return 1;
     }
-    if (rec->kind == TB_REC_INSN)
-        r->last_insn_seq = rec->seq;
     /* Two threads: the decode side's errors come back as stop. */
-    return !r->pipe && r->err != 0;
+    return rc < 0 || (!r->pipe && r->err != 0);
+}
+
+static int on_record(void *ctx, const tb_exec_record *rec)
+{
+    rt *r = ctx;
+
+    if (r->pipe && atomic_load_explicit(&r->pipe->stop, memory_order_relaxed))
+        return 1;
+    r->batch[r->nb++] = *rec;
+    return r->nb == RT_BATCH ? rt_flush(r) : 0;
 }
 
 /* ---- the case ---- */
@@ -876,8 +953,16 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
     }
     /* Two threads when asked for and one can be started (else one: the
      * same run). */
+    if (!(r.batch = malloc(RT_BATCH * sizeof *r.batch))) {
+        rc = fail(err, errlen, TB_ERR_NOMEM, "cannot set up the pipeline");
+        goto out;
+    }
     threaded = c->threads >= 2 && pipe_start(&r, &th) == 0;
     rc = tb_sim_run(sim, on_record, &r, &res->sim);
+    /* The records still waiting: the simulator's last ones, or those
+     * before it failed (single pushes had handled them too). */
+    if (r.nb && !(threaded && atomic_load_explicit(&r.pipe->stop, memory_order_relaxed)))
+        rt_flush(&r);
     if (threaded) {
         /* The encoder's last bytes still go through the queue; an error
          * of the decode side before them wins (set_err keeps the first). */
@@ -958,6 +1043,7 @@ out:
     tb_memimage_free(mem);
     tb_sim_free(sim);
     free(r.addrs);
+    free(r.batch);
     free(store);
     free(elf);
     return rc;

@@ -207,6 +207,19 @@ TB_API int tb_encoder_push(tb_encoder *e, const tb_exec_record *r);
 /* tb_exec_cb adaptor for tb_sim_run (ctx = the encoder): non-zero when
  * tb_encoder_push failed; tb_encoder_error() tells why. */
 TB_API int tb_encoder_exec_cb(void *ctx, const tb_exec_record *r);
+/* Consumes recs[0..n) as n calls of tb_encoder_push would, with the same
+ * trace, packets and callbacks, at less cost a record (no copy of each,
+ * one call for all).  A caller that does something per record before it
+ * pushes it (the round trip's comparator) passes ready: the encoder calls
+ * ready(ctx, k) before anything it sends out (packet and overflow
+ * callbacks, sink) while it handles recs[k - 1], so the caller can catch
+ * up with recs[0..k) first: every output then finds the same per-record
+ * work done as with single pushes.  Non-zero from ready stops the encoder
+ * (TB_ERR_STOPPED, sticky).  ready may be NULL.  Errors as
+ * tb_encoder_push; recs need stay valid only during the call. */
+typedef int (*tb_encoder_ready_cb)(void *ctx, size_t k);
+TB_API int tb_encoder_push_many(tb_encoder *e, const tb_exec_record *recs, size_t n,
+                                tb_encoder_ready_cb ready, void *ctx);
 TB_API int tb_encoder_error(const tb_encoder *e);
 /* Ends the trace (as TB_REC_END does; calling it again is harmless). */
 TB_API int tb_encoder_finish(tb_encoder *e);

@@ -85,6 +85,9 @@ void tb_compare_free(tb_compare *c);
  * here before pushing it to the encoder: the encoder's trace for it can
  * reach the decoder during that push. */
 int tb_compare_truth(tb_compare *c, const tb_exec_record *r);
+/* As tb_compare_truth for r[0..n) in turn, at less cost a record;
+ * stops at the first error. */
+int tb_compare_truth_many(tb_compare *c, const tb_exec_record *r, size_t n);
 /* Called when the encoder emits an overflow I-sync: trace resumes at the
  * instruction record before the last record given to tb_compare_truth
  * (the encoder runs one record behind: protocol-notes 2.10). */
