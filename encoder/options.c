@@ -168,6 +168,10 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
             if (!parse_u64(val, &v))
                 return fail(err, errlen, "bad trigger instruction", val);
             o->trigger_at = v;
+        } else if (!strcmp(tok, "trigdelay")) {
+            if (!parse_u64(val, &v) || v > 0xFFFFFFFFu)
+                return fail(err, errlen, "trigdelay=N: port cycles, 0 to 2^32-1", val);
+            o->trigger_delay = (uint32_t)v;
         } else if (!strcmp(tok, "fifo")) {
             uint64_t d, b = 1, c = 1;
             char *colon = strchr(val, ':'), *slash;
@@ -296,8 +300,14 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
         return cfg_fail(err, errlen, "exc0: a PTM option (ETMv3 always tells a security "
                         "state change on a branch with number-0 exception bytes; ETMv1 and "
                         "ETMv2 trace no security state)");
+    if (o->trigger_delay && !o->trigger_at)
+        return cfg_fail(err, errlen, "trigdelay: a delay after the trigger instruction "
+                        "needs trigger=SEQ");
     if (o->protocol == TB_PROTO_ETMV1 || o->protocol == TB_PROTO_ETMV2)
         return tb_enc_port_config_err(o, cfg, err, errlen);
+    if (o->trigger_delay)
+        return cfg_fail(err, errlen, "trigdelay: a trigger between instructions is modelled "
+                        "for the ETMv1/ETMv2 trace ports only (drop trigdelay)");
     ptm = o->protocol == TB_PROTO_PTM;
     v = o->arch_minor;
     if (!ptm && o->protocol != TB_PROTO_ETMV3)

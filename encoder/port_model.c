@@ -104,6 +104,26 @@ void tb_port_fifo_put(port_model *m, const uint8_t *b, unsigned n)
     }
 }
 
+/* trigdelay=N: whether the delayed trigger goes in this cycle.  The
+ * count starts at the first cycle that could carry the trigger (the
+ * status of instruction trigger_at) and runs over every port cycle, the
+ * capture's dropped TD cycles too; at zero the first cycle that may
+ * carry it does, an APO cycle included (5.6.1: the APO bits then go on
+ * TRACEPKT[2:0], 5.4). */
+static bool trig_delayed(port_model *m, unsigned flags)
+{
+    if (!m->trig_counting) {
+        if (flags & PORT_TRIG) {
+            m->trig_counting = true;
+            m->trig_wait = m->base.trigger_delay;
+        }
+        return false;
+    }
+    if (m->trig_wait)
+        m->trig_wait--;
+    return m->trig_wait == 0 && (flags & (PORT_TRIG | PORT_APO));
+}
+
 int tb_port_cycle(port_model *m, uint8_t ps, unsigned flags)
 {
     uint16_t pkt = 0;
@@ -112,7 +132,9 @@ int tb_port_cycle(port_model *m, uint8_t ps, unsigned flags)
 
     if (m->on && !m->dropping)
         m->since_sync++;
-    if ((flags & PORT_TRIG) && m->trig_pending) { /* 5.4, 6.1.7 */
+    if (m->trig_pending && (m->base.trigger_delay ? trig_delayed(m, flags)
+                                                  : (flags & PORT_TRIG) != 0)) {
+        /* 5.4, 6.1.7 */
         m->trig_pending = false;
         return tb_port_put(m, m->ops->tr, 0, ps & m->ops->tr_mask);
     }

@@ -88,6 +88,11 @@ struct port_model {
     bool ctx_due;        /* a new context ID goes out with the next ... */
     uint32_t ctxid;
     bool trig_pending, trig_done;
+    /* trigdelay=N (docs/etmv1.md 4): the trigger event comes N cycles
+     * after the status cycle of instruction trigger_at, whatever that
+     * cycle shows (an APO cycle too, IHI0014Q 5.6.1). */
+    bool trig_counting;
+    uint32_t trig_wait;
 
     bool have_prev_cycle;
     uint64_t prev_cycle;

@@ -511,19 +511,25 @@ typedef struct e1_seed_cfg {
     uint64_t trigger_at;     /* 0: none */
     uint32_t sync;           /* periodic sync cycles */
     bool own_header;
+    bool ctx_before;         /* context changes right before conditional
+                              * instructions and branches (issue 35) */
 } e1_seed_cfg;
 
 static const e1_seed_cfg etmv1_cfgs[] = {
-    {4, 3, 0, false, false, 0, 1024, false},
-    {4, 3, 0, true, false, 0, 1024, false},
-    {8, 3, 0, false, false, 0, 1024, false},
-    {8, 3, 0, true, false, 0, 1024, false},
-    {16, 3, 0, false, false, 0, 1024, false},
-    {16, 3, 0, true, false, 0, 1024, false},
-    {8, 3, 4, false, true, 40, 200, false},  /* CtxtID, branch output, trigger */
-    {4, 2, 1, true, true, 25, 150, false},
-    {16, 0, 0, true, false, 60, 300, false}, /* ETMv1.0 */
-    {8, 1, 0, false, false, 0, 1024, true},  /* the input's own header */
+    {4, 3, 0, false, false, 0, 1024, false, false},
+    {4, 3, 0, true, false, 0, 1024, false, false},
+    {8, 3, 0, false, false, 0, 1024, false, false},
+    {8, 3, 0, true, false, 0, 1024, false, false},
+    {16, 3, 0, false, false, 0, 1024, false, false},
+    {16, 3, 0, true, false, 0, 1024, false, false},
+    {8, 3, 4, false, true, 40, 200, false, false},  /* CtxtID, branch output, trigger */
+    {4, 2, 1, true, true, 25, 150, false, false},
+    {16, 0, 0, true, false, 60, 300, false, false}, /* ETMv1.0 */
+    {8, 1, 0, false, false, 0, 1024, true, false},  /* the input's own header */
+    /* A context ID packet with a failed instruction's status, with a
+     * phantom, before a branch address (ETMv2 DN, phantom + DN, C = 1;
+     * IHI0014Q 6.1.2, 6.4.1). */
+    {8, 3, 1, false, false, 0, 1024, false, true},
 };
 
 typedef struct e1_walk {
@@ -607,6 +613,7 @@ static void e1_walk_image(e1_walk *w, const e1_seed_cfg *sc, unsigned n_insns)
     const tb_memimage *m = w->img ? w->img : tb_fuzz_image();
     uint32_t pc = TB_FUZZ_ARM_BASE;
     tb_isa isa = TB_ISA_ARM;
+    bool prev_direct = false, ctx_then_direct = false;
     unsigned i;
 
     if (sc->ctxid) {
@@ -631,6 +638,12 @@ static void e1_walk_image(e1_walk *w, const e1_seed_cfg *sc, unsigned n_insns)
         if (in.cond != 14 && in.cond != 15) {
             flags |= TB_INSN_CONDITIONAL;
             pass = e1_rand(w) % 3 != 0;
+            /* After a context change and a direct branch, which the
+             * ETMv2 model folds with this one (docs/etmv2.md 6, U18):
+             * fail, so that the phantom's status is DN. */
+            if (sc->ctx_before && prev_direct && ctx_then_direct)
+                pass = false;
+
             if (!pass)
                 flags |= TB_INSN_COND_FAILED;
         }
@@ -647,6 +660,16 @@ static void e1_walk_image(e1_walk *w, const e1_seed_cfg *sc, unsigned n_insns)
             if (in.exc_return)
                 flags |= TB_INSN_EXC_RETURN;
         }
+        /* Not between a direct branch and the next instruction: the
+         * change would keep the two from folding. */
+        ctx_then_direct = false;
+        if (sc->ctx_before && !prev_direct && (in.wp_class != TB_WP_NONE || in.cond != 14)) {
+            ctx_then_direct = in.wp_class == TB_WP_DIRECT;
+            e1_rec(w, TB_REC_CONTEXT);
+            w->r.u.ctx.context_id = 0x80 + i;
+            e1_push(w);
+        }
+        prev_direct = in.wp_class == TB_WP_DIRECT;
         e1_rec(w, TB_REC_INSN);
         w->r.u.insn.addr = pc;
         w->r.u.insn.next_addr = next;

@@ -82,6 +82,7 @@ struct tb_compare {
     int64_t cc_base;         /* truth cycle minus decoded total */
     tq last_matched;         /* for EXC_RETURN and timestamps */
     bool have_matched;
+    unsigned events;         /* trigger EVENT elements seen */
     uint64_t dropped_cycle;  /* the last record consumed unshown */
     bool have_dropped;
     bool lost_tail;          /* overflowed, never resumed */
@@ -1293,6 +1294,30 @@ static int on_data(tb_compare *c, const tb_element *el)
     return 0;
 }
 
+/* A trace port's trigger (IHI0014Q 5.4, 6.1.7): one TR, for the trigger
+ * the run asked for: on the status of instruction trigger=T, or with
+ * trigdelay=D up to D port cycles after it, where an instruction takes
+ * at least one cycle and a cycle that cannot carry the trigger (an ETMv1
+ * marker's BE, an ETMv2 TFO) defers it past at most one more; so the
+ * last instruction shown before it has a seq below T without a delay,
+ * at most T + D + 1 with one. */
+static int on_trigger(tb_compare *c, const tb_element *el)
+{
+    uint64_t t = c->o.trigger_at, d = c->o.trigger_delay;
+
+    if (c->o.protocol != TB_PROTO_ETMV1 && c->o.protocol != TB_PROTO_ETMV2)
+        return 0;
+    if (!t)
+        return fail(c, el, "a trigger the run did not ask for");
+    if (++c->events > 1)
+        return fail(c, el, "a second trigger (trigger=%llu)", (unsigned long long)t);
+    if (c->have_matched && (d ? c->last_matched.seq > t + d + 1 : c->last_matched.seq >= t))
+        return fail(c, el, "the trigger for instruction #%llu (trigdelay=%llu) came after "
+                    "#%llu", (unsigned long long)t, (unsigned long long)d,
+                    (unsigned long long)c->last_matched.seq);
+    return 0;
+}
+
 int tb_compare_element(tb_compare *c, const tb_element *el, const uint32_t *addrs)
 {
     if (!c || !el)
@@ -1356,6 +1381,7 @@ int tb_compare_element(tb_compare *c, const tb_element *el, const uint32_t *addr
     case TB_ELEM_ADDR_UNKNOWN:
         return fail(c, el, "the decoder lost the address");
     case TB_ELEM_EVENT:
+        return on_trigger(c, el);
     case TB_ELEM_END:
         return 0;
     }

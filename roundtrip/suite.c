@@ -89,6 +89,9 @@ static const char *const etmv1_sets[] = {
     "ca,data=both,filter,port=16", "ca,data=both,fifo=16,port=4",
     "ca,data=both,fifo=14,port=8", "ca,data=value,trigger=100,port=4",
     "ca,data=both,idle,port=8", "ca,data=addr,sync=64,port=16",
+    /* A trigger event between instructions (trigdelay, issue 35): in an
+     * APO cycle when instruction 100 is a branch. */
+    "bb,trigger=100,trigdelay=1", "ca,trigger=100,trigdelay=2,port=4",
 };
 
 /* ETMv2 (docs/etmv2.md): each port width, branch output, context IDs, a
@@ -110,6 +113,7 @@ static const char *const etmv2_sets[] = {
     "data=both,ctxid=4,sync=64", "data=both,fifo=16", "data=both,filter,port=4",
     "data=value,trigger=100", "data=both,sync=64,port=4", "ca,data=both,port=4",
     "ca,data=both,port=16", "ca,data=value,port=8",
+    "trigger=100,trigdelay=3", /* a trigger between instructions (issue 35) */
 };
 
 /* ETMv3 on a Cortex-M3/M4 (docs/cortex-m.md 2): the ETM-M3/M4 has no

@@ -566,6 +566,36 @@ Test(etmv1_examples, sixteen_bit_start_on_low_byte)
     cr_assert_eq(pk.p[1].index, IDX(3));
 }
 
+/* Issue 35: the encoder makes example 3's capture (above, from the
+ * spec's worked example, etmv1-v2.md 12) when the trigger event comes two
+ * cycles after the LDR pc's BE (trigdelay=2): TR in the second APO cycle
+ * with APO[3:2] on TRACEPKT[2:0] and no FIFO byte that cycle (5.4,
+ * 5.6.1), then the IEs, a CA TD with TraceEnable, and the last IE. */
+Test(etmv1_examples, example3_trigger_in_apo_cycle_encoded)
+{
+    static const tb_etmv1_sample last = {0, 0, 0x00};
+    tb_etmv1_encoder_opts o;
+    static recs R;
+    static sbuf sb;
+
+    tb_etmv1_encoder_opts_init(&o);
+    o.base.cycle_accurate = true;
+    o.base.trigger_at = 1;
+    o.base.trigger_delay = 2;
+    memset(&R, 0, sizeof R);
+    R.seq = 1;
+    rec_insn(&R, 0xA000, 4, TB_ISA_ARM, 0xA124, TB_ISA_ARM, TB_WP_INDIRECT, TB_INSN_TAKEN);
+    rec_arm(&R, 0xA124);
+    R.cycle++; /* 0xA128 takes two cycles: its IE, then the TD of cycle 8 */
+    rec_arm(&R, 0xA128);
+    rec_arm(&R, 0xA12C);
+    encode(&o, &R, &sb);
+    cr_assert_eq(sb.n, 10, "%zu samples", sb.n);
+    sb.n = 9;
+    expect_samples(&sb, ex3, sizeof ex3 / sizeof ex3[0]);
+    cr_assert(sb.s[9].pipestat == last.pipestat && sb.s[9].tracepkt == last.tracepkt);
+}
+
 /* Trigger (IHI0014Q 5.4, 5.3): trigger=1 puts TR on the status cycle of
  * instruction seq 1 with IE on TRACEPKT[2:0]; the FIFO pauses a cycle.
  * 8-bit: 0 BE 80 1 | 1 000 80 | 2 000 82 | 3 IE 80 (seq 0) |

@@ -179,7 +179,7 @@ static const char *const programs[] = {
     "arm_basic", "thumb_basic", "interwork", "cond_arm", "it_blocks", "switch_table",
     "funcptr", "recursion", "returns", "far_branch", "irq_fiq", "svc", "faults",
     "ctx_switch", "data_loop", "smc", "long_run", "cancel_single", "data_ops", "secure_ns",
-    "xfar", "deep_rec", "exc_mix", "widths", "it_svc", "udf_land", "thumb_vec",
+    "xfar", "deep_rec", "exc_mix", "widths", "it_svc", "udf_land", "thumb_vec", "ctx_fold",
 };
 
 Test(sim_block, every_program_same_records_as_reference)

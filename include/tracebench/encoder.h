@@ -43,6 +43,9 @@ typedef struct tb_encoder_opts {
     uint32_t ts_period;       /* instructions between timestamps besides the
                                * one after each I-sync; 0: after I-syncs only */
     uint64_t trigger_at;      /* trigger packet before instruction seq N; 0 none */
+    uint32_t trigger_delay;   /* trigdelay=N (ETMv1/ETMv2 ports): the trigger
+                               * N cycles after instruction trigger_at's
+                               * status cycle (docs/etmv1.md 4); 0 on it */
     uint32_t fifo_depth;      /* bytes; 0: no FIFO limit */
     uint32_t fifo_bytes;      /* the port drains fifo_bytes ... */
     uint32_t fifo_cycles;     /* ... every fifo_cycles cycles */
@@ -129,6 +132,9 @@ TB_API int tb_encoder_opts_v7m(tb_encoder_opts *o, unsigned core);
  *                                  (ETMv3 data trace; dataview= may be
  *                                  given up to 8 times, like include=)
  *   port=4|8|16  vectors=ADDR  idle (ETMv1; for ETMv1 sync= is cycles)
+ *   trigdelay=N                    (ETMv1/ETMv2, with trigger=SEQ: the
+ *                                  trigger N port cycles after SEQ's
+ *                                  status, an APO cycle included)
  *   ignore=N  ccpkt                (Ignore packets, ETMv3 and PTM; ETMv3
  *                                  cycle count packets after periodic
  *                                  I-syncs, ccpkt needs ca)
