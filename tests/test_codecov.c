@@ -440,6 +440,23 @@ static unsigned long long shown_before_gap(const char *dir, uint32_t addr, const
     return n;
 }
 
+/* Whether decode.addr (tb_expect's, from the truth alone) has a debug
+ * exit. */
+static bool debug_exits(const char *dir)
+{
+    char path[1100], line[256];
+    bool any = false;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/decode.addr", dir);
+    if (!(f = fopen(path, "r")))
+        return false;
+    while (!any && fgets(line, sizeof line, f))
+        any = !strncmp(line, "# gap debug-exit", 16);
+    fclose(f);
+    return any;
+}
+
 Test(codecov, truth_equals_decode_on_vectors, .timeout = 600)
 {
     static row t[MAX_ROWS], d[MAX_ROWS];
@@ -520,7 +537,16 @@ Test(codecov, truth_equals_decode_on_vectors, .timeout = 600)
             continue;
         }
         nd = decode_rows(dir, elf, d, MAX_ROWS, &complete);
-        cr_expect(complete, "%s: no gaps, yet the coverage reads as incomplete", v);
+        /* A debug halt's exit (decode.addr's `# gap debug-exit`, from the
+         * truth) with no halt shown before it, which the ETMv1 and ETMv2
+         * ports never show: the decoder cannot tell that nothing ran
+         * unseen, so the coverage must read as incomplete; after a shown
+         * halt (ETMv3, PTM) it is complete (docs/debug-halt.md). */
+        if (proto_of(v) >= 2 && debug_exits(dir))
+            cr_expect(!complete, "%s: debug exits with no halt shown, yet the coverage reads "
+                                 "as complete", v);
+        else
+            cr_expect(complete, "%s: no gaps, yet the coverage reads as incomplete", v);
         cr_expect_eq(nd, nt, "%s: %d addresses decoded, the truth has %d", v, nd, nt);
         for (int i = 0; i < nt && i < nd; i++) {
             cr_expect(t[i].addr == d[i].addr && !strcmp(t[i].isa, d[i].isa) &&
