@@ -31,6 +31,8 @@ struct tb_codecov {
     const tb_memimage *mem;
     bool in_source;
     bool shown;        /* the source has shown an instruction */
+    bool halted;       /* a debug halt shown since the last range: its
+                        * exit is no gap (docs/debug-halt.md) */
     bool has_entry;
     uint32_t entry;    /* the program's entry point */
     block *b;
@@ -133,6 +135,7 @@ int tb_codecov_begin(tb_codecov *c, tb_protocol protocol, const tb_memimage *mem
     c->mem = mem;
     c->in_source = true;
     c->shown = false;
+    c->halted = false;
     return 0;
 }
 
@@ -333,8 +336,9 @@ static int block_grow(tb_codecov *c)
 
 /* An element that opens a gap in what the trace shows, as the addr
  * listing has them (cli/addr_out.c): trace switched on again by the
- * filter, an overflow, a debug exit, and any loss of sync after the
- * start; losses to corrupt trace and code the image lacks anywhere. */
+ * filter, an overflow, a debug exit whose halt was not shown, and any
+ * loss of sync after the start; losses to corrupt trace and code the
+ * image lacks anywhere. */
 static bool opens_gap(tb_codecov *c, const tb_element *el)
 {
     switch (el->kind) {
@@ -344,8 +348,13 @@ static bool opens_gap(tb_codecov *c, const tb_element *el)
              * everything from there on; a periodic I-sync first means
              * the buffer holds the tail of a longer run. */
             return el->reason == TB_ISYNC_PERIODIC;
+        /* A debug halt shown (exception 1, IHI0014Q 7.3.5, IHI0035B
+         * 4.5.4) and then its exit (reason b11): the core ran nothing
+         * in between (docs/debug-halt.md).  An exit without its halt
+         * (ETMv1 and ETMv2 trace none; trace off at it) may hide code
+         * that ran while trace was off. */
         return el->reason == TB_ISYNC_TRACE_ON || el->reason == TB_ISYNC_OVERFLOW ||
-               el->reason == TB_ISYNC_DEBUG_EXIT;
+               (el->reason == TB_ISYNC_DEBUG_EXIT && !c->halted);
     case TB_ELEM_NO_SYNC:
         if (el->err == TB_ERR_TRUNCATED)
             return false; /* the end: nothing that ran before is lost */
@@ -369,12 +378,15 @@ int tb_codecov_element(tb_codecov *c, const tb_element *el)
     if (!c || !el || !c->in_source)
         return TB_ERR_INVAL;
     if (el->kind != TB_ELEM_INSN_RANGE) {
-        if (opens_gap(c, el))
-            c->gaps++;
+        if (el->kind == TB_ELEM_EXCEPTION && el->exc_num == 1 && !el->tailchain)
+            c->halted = true;
+        else if (opens_gap(c, el))
+            c->gaps++, c->halted = false;
         return 0;
     }
     if (!el->count)
         return 0;
+    c->halted = false;
     if (!c->shown && c->has_entry && el->start != c->entry)
         c->gaps++; /* the program ran before the trace began */
     c->shown = true;

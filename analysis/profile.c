@@ -158,6 +158,14 @@ struct tb_profile {
     bool disc;          /* the next range follows a taken branch or an
                          * exception: it may be a return */
     pending pend;
+    /* A debug halt (exception number 1, IHI0014Q 7.3.5, IHI0035B 4.5.4)
+     * shown since the last range: no edge of the program (the core
+     * restarts where it stopped, docs/debug-halt.md), and its exit
+     * (I-sync reason b11) no gap.  halt_exc: no exception shown since
+     * it, so a restart elsewhere than halt_ret is an exception taken
+     * there that ETMv3 does not show (trace is off at the restart). */
+    bool halted, halt_exc;
+    uint32_t halt_ret;
     uint32_t last_addr; /* the last instruction that ran */
     uint8_t bloom[256]; /* return addresses in stk, by hash: counts */
     /* The blocks slot last found for a range starting at these address
@@ -349,6 +357,7 @@ int tb_profile_begin(tb_profile *p, tb_protocol protocol, const tb_memimage *mem
     p->cur_node = NONE;
     p->after_gap = false;
     p->pend.have = false;
+    p->halted = p->halt_exc = false;
     memset(p->bloom, 0, sizeof p->bloom);
     return 0;
 }
@@ -467,9 +476,12 @@ static bool is_gap(const tb_profile *p, const tb_element *el)
 {
     switch (el->kind) {
     case TB_ELEM_TRACE_ON:
+        /* An exit from debug state after its halt was shown: nothing ran
+         * unseen.  Without the halt (ETMv1, ETMv2 trace none; or trace
+         * was off at it) it is a gap. */
         return p->cur_node != NONE &&
                (el->reason == TB_ISYNC_TRACE_ON || el->reason == TB_ISYNC_OVERFLOW ||
-                el->reason == TB_ISYNC_DEBUG_EXIT);
+                (el->reason == TB_ISYNC_DEBUG_EXIT && !p->halted));
     case TB_ELEM_NO_SYNC:
         return el->err != TB_ERR_TRUNCATED && p->cur_node != NONE;
     case TB_ELEM_ADDR_NACC:
@@ -487,9 +499,15 @@ int tb_profile_element(tb_profile *p, const tb_element *el)
 
     if (!p || !el || !p->in_source)
         return TB_ERR_INVAL;
+    if (el->kind == TB_ELEM_EXCEPTION && el->exc_num == 1 && !el->tailchain) {
+        p->halted = p->halt_exc = p->cur_node != NONE;
+        p->halt_ret = el->pref_return;
+        return 0;
+    }
     if (el->kind == TB_ELEM_EXCEPTION) {
         uint32_t ret = el->pref_return;
 
+        p->halt_exc = false;
         if (p->pend.have && ret) {
             /* A call whose target never ran: the exception came first,
              * at the callee's first instruction. */
@@ -514,6 +532,7 @@ int tb_profile_element(tb_profile *p, const tb_element *el)
     }
     if (el->kind != TB_ELEM_INSN_RANGE) {
         if (is_gap(p, el)) {
+            p->halted = p->halt_exc = false;
             if ((r = unwind_all(p)) < 0)
                 return r;
             p->cur_node = NONE;
@@ -525,6 +544,21 @@ int tb_profile_element(tb_profile *p, const tb_element *el)
     }
     if (!el->count)
         return 0;
+    if (p->halted) {
+        bool unseen = p->halt_exc && el->start != p->halt_ret;
+
+        p->halted = p->halt_exc = false;
+        if (unseen) {
+            /* ETMv3: an exception taken at the restart, before its
+             * first instruction, shows only as the exit's I-sync at its
+             * vector (docs/debug-halt.md): its edge, returning to the
+             * restart address. */
+            tb_element x = {.kind = TB_ELEM_EXCEPTION, .pref_return = p->halt_ret};
+
+            if ((r = tb_profile_element(p, &x)) < 0)
+                return r;
+        }
+    }
     if (p->cur_node == NONE) {
         uint32_t f = sym_of(p, el->start);
 

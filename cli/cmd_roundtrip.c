@@ -669,10 +669,6 @@ static bool skip_case(const scn_entry *sc, tb_protocol p, bool m_sets)
         return true;
     if (p != TB_PROTO_ETMV1 && p != TB_PROTO_ETMV2)
         return false;
-    /* The trace ports model no exit from debug state (roundtrip/run.c). */
-    for (unsigned i = 0; i < scn.n_events; i++)
-        if (scn.events[i].kind == TB_EXC_DEBUG_HALT)
-            return true;
     return scn.secure;
 }
 

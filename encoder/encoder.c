@@ -614,10 +614,6 @@ int tb_encoder_push(tb_encoder *e, const tb_exec_record *r)
 {
     if (!e || !r)
         return TB_ERR_INVAL;
-    /* The trace ports' exit from debug state (ETMv1 reason b011, the
-     * ETMv2 TFO reason) is not modelled: refused, not traced wrong. */
-    if (e->port && r->kind == TB_REC_EXCEPTION && r->u.exc.kind == TB_EXC_DEBUG_HALT)
-        return TB_ERR_UNSUPPORTED;
     if (e->port)
         return tb_enc_port_push(e, r);
     return push_rec(e, r, false);

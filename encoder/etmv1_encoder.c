@@ -181,7 +181,7 @@ static int do_insn(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
     if (e->m.dropping && e->m.count)
         return tb_port_waits(&e->m, span); /* 5.9: WT while draining */
     if (!e->m.on || e->m.dropping) {
-        uint8_t reason = e->m.dropping ? TB_ETMV1_R_OVERFLOW : TB_ETMV1_R_TRACE_ON;
+        uint8_t reason = tb_port_on_reason(&e->m); /* b010, b011 or b001 */
 
         /* A full data address first (M9).  With data trace the marker
          * goes only with room for its instruction's packets too (data,

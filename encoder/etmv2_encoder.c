@@ -238,7 +238,7 @@ static int ensure_on(tb_etmv2_encoder *e, const tb_exec_record *r, unsigned room
         return 0;
     if (e->m.dropping && e->m.count)
         return 1; /* 6.10: WT while the FIFO drains */
-    reason = e->m.dropping ? TB_ETMV2_R_OVERFLOW : TB_ETMV2_R_TRACE_ON;
+    reason = tb_port_on_reason(&e->m); /* 10, 11 or 01 */
     /* U6: never half a byte out at a TFO: finish it first. */
     if (e->m.half && (rc = tb_port_cycle(&e->m, TB_ETMV2_WT, 0)) < 0)
         return rc;

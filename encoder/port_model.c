@@ -233,7 +233,38 @@ void tb_port_trigger_check(port_model *m, const tb_exec_record *r)
     }
 }
 
+uint8_t tb_port_on_reason(port_model *m)
+{
+    uint8_t r = m->dropping ? 2 : m->debug_exit ? 3 : 1;
+
+    m->debug_exit = false;
+    return r;
+}
+
 /* ---- records ---- */
+
+/* A halt into Debug state (docs/debug-halt.md): the ETMv1 and ETMv2
+ * ports trace no entry (IHI0014Q chapters 5 and 6 name none: [U]).  The
+ * instruction before it goes out as it ran, then trace is off while the
+ * core is halted (WT while the FIFO drains, then TD, as when trace is
+ * disabled: 5.8, 6.9.2), and comes back at the restart with the reason
+ * "exit from debug state" (ETMv1 b011, etmv1-v2 5.2 [U12]; ETMv2 TFO
+ * reason 11, 6.5.4 Table 6.7), unless the FIFO still drops (the overflow
+ * restart, as ETMv3's model).  The reason is only used when the first
+ * instruction after the exit is traced (ETMv3's rule, IHI0014Q 7.10.5
+ * Table 7.21, taken for the ports [U]): one outside the filter spends it
+ * (tb_port_push). */
+static int debug_halt(port_model *m, uint64_t span)
+{
+    int rc = m->ops->flush(m, false);
+
+    if (rc < 0)
+        return rc;
+    m->on = false;
+    m->last_traced = false;
+    m->debug_exit = !m->dropping;
+    return tb_port_waits(m, span);
+}
 
 int tb_port_push(port_model *m, const tb_exec_record *r)
 {
@@ -255,6 +286,8 @@ int tb_port_push(port_model *m, const tb_exec_record *r)
     switch (r->kind) {
     case TB_REC_INSN:
         rc = m->ops->flush(m, true);
+        if (m->debug_exit && !tb_encoder_in_filter(&m->base, r->u.insn.addr))
+            m->debug_exit = false; /* the restart is not traced */
         m->pending = *r;
         m->pending_span = span;
         m->have_pending = true;
@@ -280,7 +313,10 @@ int tb_port_push(port_model *m, const tb_exec_record *r)
         m->xfer[m->n_xfer++].size = r->u.data.size;
         break;
     case TB_REC_EXCEPTION:
-        rc = m->ops->exception(m, r, span);
+        if (r->u.exc.kind == TB_EXC_DEBUG_HALT)
+            rc = debug_halt(m, span);
+        else
+            rc = m->ops->exception(m, r, span);
         break;
     case TB_REC_CONTEXT:
         rc = m->ops->flush(m, false);

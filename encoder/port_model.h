@@ -83,6 +83,8 @@ struct port_model {
 
     bool on;             /* trace enabled (ViewInst) and started */
     bool dropping;       /* FIFO overflowed, waiting for it to drain */
+    bool debug_exit;     /* halted in Debug state since trace was last on:
+                          * it comes back with reason 3 (docs/debug-halt.md) */
     bool last_traced;    /* the last instruction or exception was traced */
     uint64_t since_sync; /* port cycles since the last full address/TFO */
     bool ctx_due;        /* a new context ID goes out with the next ... */
@@ -134,6 +136,11 @@ void tb_port_pkt(const port_model *m, tb_packet *p, tb_pkt_kind k, const uint8_t
                  unsigned n);
 /* The FIFO overflowed: bytes lost; the first loss tells ocb. */
 void tb_port_lost(port_model *m, unsigned bytes);
+/* The reason of the marker (ETMv1 5-packet address, ETMv2 TFO) that
+ * brings trace on now: 2 overflow restart, 3 exit from debug state, 1
+ * trace enabled (ETMv1 and ETMv2 share the codes: IHI0014Q 6.5.4 Table
+ * 6.7, etmv1-v2 5.2); the debug exit is spent. */
+uint8_t tb_port_on_reason(port_model *m);
 /* Whether v is an exception vector the decoder can name (docs/etmv1.md 4). */
 bool tb_port_is_vector(const port_model *m, uint32_t v);
 /* The trigger fires at instruction r (trigger_at). */

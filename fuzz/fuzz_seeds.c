@@ -688,6 +688,18 @@ static void e1_walk_image(e1_walk *w, const e1_seed_cfg *sc, unsigned n_insns)
             e1_exception(w, TB_EXC_SVC, 0x08, pc, &pc, &isa);
         } else if (i % 97 == 96) {
             e1_exception(w, TB_EXC_IRQ, 0x18, pc, &pc, &isa);
+        } else if (!w->enc3 && i % 61 == 60) {
+            /* The port seeds: a debug halt, restarting where it stopped
+             * (an exit from debug state: ETMv1 reason b011, an ETMv2 TFO
+             * reason 11; docs/debug-halt.md). */
+            e1_rec(w, TB_REC_EXCEPTION);
+            w->cycle += 40;
+            w->r.cycle = w->cycle;
+            w->r.u.exc.kind = TB_EXC_DEBUG_HALT;
+            w->r.u.exc.isa = TB_ISA_ARM;
+            w->r.u.exc.pref_return = pc;
+            w->r.u.exc.cpsr = 0x1D3;
+            e1_push(w);
         }
         if (sc->ctxid && i % 150 == 149) {
             e1_rec(w, TB_REC_CONTEXT);

@@ -838,14 +838,6 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
         return fail(err, errlen, TB_ERR_CONFIG, "%s%s: %s",
                     tb_sim_cpu_is_m(sc.cpu) ? "cpu = " : "inconsistent encoder options",
                     tb_sim_cpu_is_m(sc.cpu) ? tb_sim_cpu_name(sc.cpu) : "", msg);
-    /* A [debug] halt is traced by ETMv3 and PTM only (docs/debug-halt.md):
-     * the trace ports' debug-exit forms (ETMv1 reason b011, the ETMv2
-     * TFO) are not modelled. */
-    for (unsigned i = 0; tb_protocol_is_port(opts.protocol) && i < sc.n_events; i++)
-        if (sc.events[i].kind == TB_EXC_DEBUG_HALT)
-            return fail(err, errlen, TB_ERR_UNSUPPORTED, "%s: a [debug] halt is traced by "
-                        "ETMv3 and PTM only (the ETMv1/ETMv2 exit from debug state is not "
-                        "modelled); use --protocol etmv3 or ptm", c->scenario);
     r.trace_id = cfg.trace_id;
     if (c->has_budget)
         sc.max_insns = c->budget;

@@ -1612,3 +1612,65 @@ Test(etmv1_openocd, etm_analyze_agrees)
     openocd_check(16, false);
     openocd_check(8, true);
 }
+
+/* ---- debug halts (docs/debug-halt.md, issue 35) ---- */
+
+/* A debug halt: no entry is traced; the restart is a 5-packet marker with
+ * reason b011 "exit from debug state" (etmv1-v2 5.2, U12), unless the
+ * restart is outside the filter: then the later marker says trace
+ * enabled (b001), as IHI0014Q 7.10.5 Table 7.21 has it for ETMv3. */
+Test(etmv1_debug, exit_marker_reason_b011)
+{
+    static const struct {
+        const char *what;
+        uint32_t hi;      /* the filter's top: 0 none */
+        uint8_t reasons[3];
+        size_t n;
+    } cases[] = {
+        {"traced restart", 0, {TB_ETMV1_R_TRACE_ON, TB_ETMV1_R_DEBUG}, 2},
+        {"restart outside the filter", 0x8004, {TB_ETMV1_R_TRACE_ON, TB_ETMV1_R_TRACE_ON}, 2},
+    };
+
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        tb_etmv1_encoder_opts o;
+        tb_etmv1_config c;
+        static recs R;
+        static sbuf sb;
+        static pbuf pk;
+        tb_exec_record *h;
+        size_t i, n = 0;
+
+        memset(&R, 0, sizeof R);
+        rec_arm(&R, 0x8000);
+        h = &R.r[R.n++];
+        memset(h, 0, sizeof *h);
+        R.cycle += 50;
+        h->kind = TB_REC_EXCEPTION;
+        h->seq = R.seq;
+        h->cycle = R.cycle;
+        h->u.exc.kind = TB_EXC_DEBUG_HALT;
+        h->u.exc.isa = TB_ISA_ARM;
+        h->u.exc.pref_return = 0x8004;
+        rec_arm(&R, 0x8004);
+        rec_arm(&R, 0x8000); /* back in any filter */
+        tb_etmv1_encoder_opts_init(&o);
+        if (cases[k].hi) {
+            o.base.n_ranges = 1;
+            o.base.ranges[0].lo = 0x8000;
+            o.base.ranges[0].hi = cases[k].hi;
+        }
+        cr_assert_eq(tb_etmv1_encoder_config(&o, &c), 0);
+        encode(&o, &R, &sb);
+        parse_samples(&c, sb.s, sb.n, &pk);
+        for (i = 0; i < pk.n; i++) {
+            if (pk.p[i].kind != TB_PKT_BRANCH || !pk.p[i].reason)
+                continue;
+            cr_assert_lt(n, cases[k].n, "%s: more markers than %zu", cases[k].what,
+                         cases[k].n);
+            cr_expect_eq(pk.p[i].reason, cases[k].reasons[n], "%s: marker %zu reason %u",
+                         cases[k].what, n, pk.p[i].reason);
+            n++;
+        }
+        cr_expect_eq(n, cases[k].n, "%s: %zu markers", cases[k].what, n);
+    }
+}

@@ -166,6 +166,60 @@ Test(profile, calls_returns_exception_gap)
     tb_memimage_free(m);
 }
 
+/* Debug halts (docs/debug-halt.md): the halt (exception 1, IHI0014Q
+ * 7.3.5, IHI0035B 4.5.4) and its exit (I-sync reason b11) are neither an
+ * edge nor a gap: a halt right after a BL leaves the call to be entered
+ * by the callee's first instruction; a restart at another address than
+ * the halt's (ETMv3: an exception taken at the restart shows only as the
+ * exit's I-sync at its vector) is that exception's edge; an exit whose
+ * halt was not shown is a gap. */
+Test(profile, debug_halt_no_edge)
+{
+    tb_memimage *m = nop_image();
+    tb_profile *p = tb_profile_new();
+    const tb_profile_call *c, *e;
+    size_t nc;
+    tb_element el, halt = {.kind = TB_ELEM_EXCEPTION, .exc_num = 1},
+                   exit = {.kind = TB_ELEM_TRACE_ON, .reason = TB_ISYNC_DEBUG_EXIT};
+
+    cr_assert_eq(tb_profile_add_func(p, 0x1000, 0x1100), 0);
+    cr_assert_eq(tb_profile_begin(p, TB_PROTO_ETMV3, m), 0);
+    el = arm_range(0x1000, 4, TB_WP_DIRECT_LINK); /* main: 4, BL f at 0x100C */
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    halt.pref_return = 0x1800; /* halted at f's first instruction */
+    cr_assert_eq(tb_profile_element(p, &halt), 0);
+    cr_assert_eq(tb_profile_element(p, &exit), 0);
+    el = arm_range(0x1800, 3, TB_WP_NONE); /* f: 3 */
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    halt.pref_return = 0x180C; /* halted again in f; an IRQ at the restart */
+    cr_assert_eq(tb_profile_element(p, &halt), 0);
+    cr_assert_eq(tb_profile_element(p, &exit), 0);
+    el = arm_range(0x1C00, 2, TB_WP_INDIRECT); /* the IRQ handler: 2, returns */
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    el = arm_range(0x180C, 2, TB_WP_INDIRECT); /* f: 2, returns to main */
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    el = arm_range(0x1010, 1, TB_WP_NONE); /* main: 1 */
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    cr_assert_eq(tb_profile_element(p, &exit), 0); /* an exit, no halt shown */
+    el = arm_range(0x1014, 1, TB_WP_NONE);
+    cr_assert_eq(tb_profile_element(p, &el), 0);
+    cr_assert_eq(tb_profile_end(p), 0);
+
+    cr_expect_eq(tb_profile_get_stats(p).gaps, 1);
+    c = tb_profile_calls(p, &nc);
+    cr_expect_eq(nc, 2);
+    e = find_call(c, nc, 0x1000, 0x1800);
+    cr_assert(e, "the call to f");
+    cr_expect(e->calls == 1 && e->kind == TB_PROFILE_CALL && e->insns == 3 + 2 + 2,
+              "calls %llu insns %llu kind %u", (unsigned long long)e->calls,
+              (unsigned long long)e->insns, (unsigned)e->kind);
+    e = find_call(c, nc, 0x1800, 0x1C00);
+    cr_assert(e, "the IRQ taken at the restart");
+    cr_expect(e->calls == 1 && e->kind == TB_PROFILE_EXC && e->insns == 2);
+    tb_profile_free(p);
+    tb_memimage_free(m);
+}
+
 /* Deeper than TB_PROFILE_MAX_DEPTH: calls counted, no frames pushed, and
  * the returns of the frames that were pushed still match. */
 Test(profile, depth_bound)

@@ -26,6 +26,8 @@
  *     exception's ret=) of a frame on the stack, topmost first, ending
  *     every frame above (one an exception cancelled neither enters nor
  *     returns: the trace never shows it);
+ *   - a debug halt (`debug-halt`) is neither a call nor a return: the
+ *     core stops and restarts where it was (docs/debug-halt.md);
  *   - a tail-chained exception (v7-M) replaces an exception frame on top;
  *   - at most 1024 frames: a deeper call counts, but pushes none;
  *   - INCLUSIVE: the instructions from the call's first to its return,
@@ -369,7 +371,13 @@ int main(int argc, char **argv)
         } else if (!strcmp(kind, "X")) {
             unsigned ret;
             bool cancelled = strstr(line, " cancelled") != NULL;
+            char xk[24];
 
+            /* A halt into Debug state (docs/debug-halt.md) is no edge
+             * of the program: the core restarts where it stopped, no
+             * call, no return, and nothing held changes. */
+            if (sscanf(line, "%*u %*u X %23s", xk) == 1 && !strcmp(xk, "debug-halt"))
+                continue;
             if (sscanf(line, "%*u %*u X %*s ret=%x", &ret) != 1)
                 return die("%s:%ld: not an exception record", path, ln);
             if (cancelled && h.have && h.addr == ret)

@@ -27,6 +27,10 @@
  *     with trace being enabled (a wrapped buffer, whose first I-sync is
  *     periodic, or trace lost before the first sync), or, with the
  *     entry point given (tb_codecov_set_entry), did not start there.
+ *   - A debug halt (an EXCEPTION with A/R trace number 1) and its exit
+ *     (TRACE_ON, reason TB_ISYNC_DEBUG_EXIT) are no gap: the core ran
+ *     nothing while halted (docs/debug-halt.md).  An exit whose halt
+ *     was not shown (the ETMv1 and ETMv2 ports trace none) is a gap.
  *   - The trace's end is taken as where the program stopped: code that
  *     ran after trace went off for good (an overflow that never resumed,
  *     a filter the run never came back into) is not seen and cannot be

@@ -28,6 +28,12 @@
  *     and empties the stack: what ran in the gap is unknown, so the code
  *     after it starts a new root, marked as after a gap
  *     (TB_PROFILE_ROOT_GAP).  The start of each source is a root too.
+ *   - A debug halt (an EXCEPTION with A/R trace number 1) is neither a
+ *     call nor a gap, nor is its exit (TRACE_ON, TB_ISYNC_DEBUG_EXIT)
+ *     after it; a restart at another address than the halt's is an
+ *     exception taken there (ETMv3 shows it only as the exit's I-sync
+ *     at its vector), returning to the halt's address.  An exit whose
+ *     halt was not shown (ETMv1, ETMv2) is a gap (docs/debug-halt.md).
  *   - Frames still open when a source ends close there.
  *
  * Accumulated per block, not per instruction: one hash lookup per
