@@ -94,6 +94,10 @@ typedef struct tb_encoder_opts {
     uint32_t ts_rate;
     bool ts48;                /* ts48: ETMv3 48-bit timestamps (ETMCCER[29]
                                * clear); PTM's are 48-bit in PFT1.0 (v=0) */
+    bool data_only;           /* dataonly: ETMv3.1+ data-only mode (ETMCR[20],
+                               * IHI0014Q 7.4.10): data packets and
+                               * address-less I-syncs, no instruction trace
+                               * (docs/etmv3-data-model.md "Data-only") */
 } tb_encoder_opts;
 
 /* The timestamp a trace unit configured by *o gives cycle `cycle` (see
