@@ -1237,9 +1237,11 @@ static int on_data(tb_compare *c, const tb_element *el)
                     : t->kind == TB_REC_EXCEPTION ? "an exception" : "other");
     /* Data-only mode: no instruction, direction or size to check (the
      * decode must say it has none). */
-    if (c->donly && !(fl & TB_DATA_NO_DIR))
-        return fail(c, el, "decoded a %s of 0x%08x in data-only mode, where the trace "
-                    "names no instruction", dir_name(fl), el->last_addr);
+    if (c->donly && (!(fl & TB_DATA_NO_DIR) || (fl & TB_DATA_STORE) || el->data_size ||
+                     el->last_addr))
+        return fail(c, el, "decoded a %u-byte %s of 0x%08x in data-only mode, where the "
+                    "trace names no instruction, direction or size", el->data_size,
+                    dir_name(fl), el->last_addr);
     if (!c->donly && el->last_addr != t->iaddr)
         return fail(c, el, "decoded a transfer of 0x%08x, truth #%llu is one of 0x%08x",
                     el->last_addr, (unsigned long long)t->seq, t->iaddr);
