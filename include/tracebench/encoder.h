@@ -133,6 +133,7 @@ TB_API int tb_encoder_opts_v7m(tb_encoder_opts *o, unsigned core);
  *                                  rule; ETMv3 and PTM; with ca, ETMv3.3+)
  *   pcfirst                        (ETMv3: ETMIDR[16], the core transfers
  *                                  the PC first in an LDM that loads it)
+ *   dataonly                       (ETMv3.1+, data=both: ETMCR[20])
  *   tsstart=N  tsrate=N  ts48      (with ts: the timestamp counter's value
  *                                  at cycle 0 and its ticks per cycle;
  *                                  ts48: ETMv3 48-bit timestamps)
