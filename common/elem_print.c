@@ -189,7 +189,8 @@ static void elem_fields(emit *e, const tb_element *el)
             f_hex(e, "insn_addr", el->last_addr);
             f_word(e, "isa", tb_isa_name((tb_isa)el->isa));
         }
-        if (!(fl & TB_DATA_SUPPRESSED) || (fl & TB_DATA_OOO)) {
+        /* Data-only mode (TB_DATA_NO_DIR): no instruction, so neither. */
+        if ((!(fl & TB_DATA_SUPPRESSED) || (fl & TB_DATA_OOO)) && !(fl & TB_DATA_NO_DIR)) {
             f_bool(e, "store", fl & TB_DATA_STORE);
             f_num(e, "data_size", el->data_size);
         }

@@ -163,7 +163,7 @@ static int data_elem(tb_etmv3_decoder *d, const tb_packet *pkt, tb_element *el)
  * has; a traced value is never sign-extended, IHI0014Q 4.9.2). */
 static int take_value(tb_element *el, const tb_packet *pkt)
 {
-    if (pkt->data_size > el->data_size)
+    if (pkt->data_size > el->data_size && !(el->data_flags & TB_DATA_NO_DIR))
         return TB_ERR_BAD_PACKET;
     el->data_value = pkt->data_value;
     el->data_flags &= (uint8_t)~TB_DATA_NO_VALUE;
@@ -206,6 +206,78 @@ void tb_etmv3_dec_ooo_lost(tb_etmv3_decoder *d, tb_emit *e, unsigned tag, uint64
     etmv3_emit(d, e, &el);
 }
 
+/* Data-only mode (ETMCR[20], IHI0014Q 7.4.10): no instruction trace, so
+ * no instruction to read a direction or size from: a DATA element is
+ * the transfer's address and value alone (TB_DATA_NO_DIR, data_size 0,
+ * last_addr 0).  The address is compressed against the last one output
+ * as always (7.4.2); a packet without one is the word after the transfer
+ * before it: only an LSM's, LDRD/STRD's words go without (7.4.4: every
+ * other first transfer, and any not contiguous, carries one; 7.4.10:
+ * full data tracing from ETMv3.3), UNVERIFIED for ETMv3.1/3.2
+ * (docs/etmv3-data-model.md).  Every element waits for the next packet,
+ * which may be a Store failed (7.4.7): no opcode tells a store-exclusive
+ * here.  Out-of-order data keeps its pairing by tag. */
+static void do_data_only(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
+{
+    tb_element el;
+    struct ooo_slot *o = &d->ooo[pkt->data_tag & 3];
+    int err = TB_ERR_BAD_PACKET;
+
+    switch (pkt->kind) {
+    case TB_PKT_DATA:
+    case TB_PKT_VALUE_NOT_TRACED:
+    case TB_PKT_OOO_PLACEHOLDER:
+        tb_elem_init(&el, TB_ELEM_DATA, pkt->index);
+        el.isa = TB_ISA_UNKNOWN;
+        el.data_flags = TB_DATA_NO_DIR | TB_DATA_NO_VALUE;
+        if (pkt->has_data_addr) {
+            if (pkt->data_addr_bits >= 32)
+                d->daddr_known = true;
+            d->dx.be = pkt->data_be;
+            el.data_addr = pkt->data_addr;
+        } else {
+            el.data_addr = d->dx.next + 4u;
+        }
+        d->dx.next = el.data_addr;
+        if (!d->daddr_known) {
+            el.data_addr = 0;
+            el.data_flags |= TB_DATA_NO_ADDR;
+        } else if (d->dx.be) {
+            el.data_flags |= TB_DATA_BE;
+        }
+        if (pkt->kind == TB_PKT_DATA && (d->cfg.data_trace & 1))
+            take_value(&el, pkt);
+        if (pkt->kind == TB_PKT_OOO_PLACEHOLDER) {
+            if (!(pkt->data_tag & 3) || o->valid)
+                break; /* no tag, or its tag still out */
+            el.reason = pkt->data_tag & 3;
+            o->el = el;
+            o->valid = true;
+            o->maybe_lost = false;
+        }
+        d->dpend = el;
+        d->dhold = true;
+        d->started = false;
+        return;
+    case TB_PKT_OOO_DATA:
+        if (!(pkt->data_tag & 3) || !o->valid)
+            break;
+        el = o->el;
+        el.index = pkt->index;
+        el.data_flags |= TB_DATA_OOO;
+        take_value(&el, pkt);
+        o->valid = false;
+        etmv3_emit(d, e, &el);
+        return;
+    default:
+        /* Store failed only right after a data packet (dhold, taken in
+         * tb_etmv3_decoder_packet); data-suppressed packets are not
+         * output in data-only mode (7.4.10). */
+        break;
+    }
+    tb_etmv3_dec_lose_sync(d, e, pkt->index, err);
+}
+
 void tb_etmv3_dec_do_data(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
 {
     tb_element el;
@@ -214,6 +286,10 @@ void tb_etmv3_dec_do_data(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
     if (!d->cfg.data_trace) {
         /* ETMCR[3:2] = 0: no data packet can come (IHI0014Q 7.4). */
         tb_etmv3_dec_lose_sync(d, e, pkt->index, TB_ERR_CONFIG);
+        return;
+    }
+    if (d->cfg.data_only) {
+        do_data_only(d, e, pkt);
         return;
     }
     switch (pkt->kind) {

@@ -306,6 +306,12 @@ static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_isync *pkt)
         d->context_id = pkt->context_id;
     if (ctx_changed)
         emit_context(d, e, pkt->index);
+    if (d->cfg.data_only) {
+        /* Data-only I-sync (IHI0014Q 7.10.5): no address, and no
+         * instruction trace follows (7.4.10). */
+        d->pc_known = false;
+        return;
+    }
     d->pc = insn_addr(pkt->addr, isa);
     d->pc_known = true;
     forget_block(d);
@@ -550,7 +556,9 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
     if (!d || !pkt)
         return TB_ERR_INVAL;
     tb_emit_init(&e, cb, ctx);
-    if (d->dhold && tb_etmv3_dec_data_release(d, &e, pkt))
+    /* An Ignore packet means nothing (IHI0014Q 7.11.2): a Store failed
+     * after it still belongs to the held element. */
+    if (d->dhold && pkt->kind != TB_PKT_IGNORE && tb_etmv3_dec_data_release(d, &e, pkt))
         return tb_emit_result(&e);
     /* An Ignore packet changes nothing (IHI0014Q 7.11.2): the exception
      * return still waits for the packet after it. */

@@ -719,7 +719,9 @@ tb_encoder *tb_encoder_new(const tb_encoder_opts *o, tb_trace_sink sink,
         free(e);
         return NULL;
     }
-    e->ops = e->cfg.protocol == TB_PROTO_PTM ? &tb_enc_ptm_ops : &tb_enc_etmv3_ops;
+    e->ops = e->cfg.protocol == TB_PROTO_PTM ? &tb_enc_ptm_ops
+             : e->cfg.data_only                ? &tb_enc_etmv3_do_ops
+                                                : &tb_enc_etmv3_ops;
     e->plain_cfg = !e->o.n_ranges && !e->o.trigger_at && !(e->cfg.timestamps && e->o.ts_period);
     e->sink = sink;
     e->sink_ctx = ctx;

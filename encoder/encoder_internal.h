@@ -193,6 +193,7 @@ uint32_t tb_enc_v7m_etmidr(const tb_encoder_opts *o);
 uint16_t tb_enc_v7m_exc_num(const tb_exec_record *r);
 
 extern const enc_ops tb_enc_etmv3_ops;
+extern const enc_ops tb_enc_etmv3_do_ops; /* data-only mode (ETMCR[20]) */
 extern const enc_ops tb_enc_ptm_ops;
 
 /* process_insn's short way may be taken: trace on, nothing to drain, no

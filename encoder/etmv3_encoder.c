@@ -740,3 +740,32 @@ const enc_ops tb_enc_etmv3_ops = {
     etm_isync_done, etm_sync_point, etm_isync_cc, etm_lsip_due,
     etm_insn_run,
 };
+
+/* Data-only mode (ETMCR[20], IHI0014Q 7.4.10): instruction trace is off,
+ * so no P-header and no branch packet; a traced instruction gives only
+ * its data packets, by the rules of etm_data (7.4.4: the address on the
+ * first transfer and on any not contiguous with the one before), and
+ * the I-syncs are the data-only form (the writer, 7.10.5).  A table of
+ * its own, so that instruction trace keeps its path. */
+static int etm_do_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
+{
+    /* A cancelled or condition-failed instruction transferred nothing
+     * (sim.h; the exception that cancels one has no packet here). */
+    if (cancelled || (r->u.insn.flags & TB_INSN_COND_FAILED) || !e->n_xfer)
+        return 0;
+    return etm_data(e, r);
+}
+
+/* An exception is a branch packet (7.3.2): not output in data-only mode
+ * (7.4.10). */
+static int etm_do_exception(tb_encoder *e, const tb_exec_record *r)
+{
+    (void)e;
+    (void)r;
+    return 0;
+}
+
+const enc_ops tb_enc_etmv3_do_ops = {
+    etm_reset, etm_flush, etm_do_insn, etm_do_exception, etm_trace_off,
+    etm_isync_done, etm_sync_point, etm_isync_cc, NULL,
+};

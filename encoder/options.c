@@ -124,6 +124,8 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
             o->ts48 = true;
         } else if (!strcmp(tok, "exc0") && !val) {
             o->ns_exc0 = true;
+        } else if (!strcmp(tok, "dataonly") && !val) {
+            o->data_only = true;
         } else if (!val) {
             return fail(err, errlen, "unknown option", tok);
         } else if (!strcmp(tok, "ctxid")) {
@@ -260,6 +262,39 @@ int tb_enc_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 /* Names the option at fault and why, for the command line. */
 #define cfg_fail(err, errlen, ...) tb_enc_fail(err, errlen, TB_ERR_CONFIG, __VA_ARGS__)
 
+/* Data-only mode, ETMCR[20] (IHI0014Q 7.4.10, ETMv3.1 and later): no
+ * instruction trace, so no P-header, branch or data-suppressed packet,
+ * and the data-only I-sync (7.10.5).  From ETMv3.3 it exists only with
+ * full data tracing (7.4.10); the model asks that of every version:
+ * addresses and values (without an instruction a data-only decoder
+ * can place a transfer only by its address), no ViewData ranges (every
+ * word of an LSM traced: the address of each word then follows from the
+ * one before it), no out-of-order data and no suppression (7.4.10 leaves
+ * their data-only forms unsaid).  What the trace cannot tell beside the
+ * transfers (cycles, time, context, FIFO overflows) is left out, so that
+ * every data-only trace is checked whole (docs/etmv3-data-model.md). */
+static int dataonly_check(const tb_encoder_opts *o, char *err, size_t errlen)
+{
+    if (o->protocol != TB_PROTO_ETMV3 || o->v7m)
+        return cfg_fail(err, errlen, "dataonly: data-only mode (ETMCR[20]) is an ETMv3 "
+                        "feature of A/R cores with data trace");
+    if (o->arch_minor < 1)
+        return cfg_fail(err, errlen, "dataonly: data-only mode exists from ETMv3.1 "
+                        "(IHI0014Q 7.4.10), not ETMv3.0 (use v=1 or later)");
+    if (o->data_trace != 3 || o->n_dranges)
+        return cfg_fail(err, errlen, "dataonly: data-only mode needs full data tracing "
+                        "(IHI0014Q 7.4.10): data=both and no dataview");
+    if (o->ooo_latency || o->suppress_level || o->cycle_accurate || o->timestamps ||
+        o->ctxid_bytes || o->vmid || o->fifo_depth || o->branch_broadcast)
+        return cfg_fail(err, errlen, "dataonly: %s is not modelled in data-only mode "
+                        "(docs/etmv3-data-model.md); leave it out",
+                        o->ooo_latency ? "ooo" : o->suppress_level ? "suppress"
+                        : o->cycle_accurate ? "ca" : o->timestamps ? "ts"
+                        : o->ctxid_bytes ? "ctxid" : o->vmid ? "vmid"
+                        : o->fifo_depth ? "fifo" : "bb");
+    return 0;
+}
+
 int tb_encoder_config(const tb_encoder_opts *o, tb_config *cfg)
 {
     return tb_encoder_config_err(o, cfg, NULL, 0);
@@ -286,6 +321,8 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
     if (o->ts48 && o->protocol != TB_PROTO_ETMV3)
         return cfg_fail(err, errlen, "ts48: 48-bit timestamps are an ETMv3 choice "
                         "(ETMCCER[29]); PTM's are 48-bit in PFT1.0 (v=0)");
+    if (o->data_only && (rc = dataonly_check(o, err, errlen)) < 0)
+        return rc;
     /* The dual-issue rule is checked with the trace models that show
      * same-cycle retirement: ETMv3's format 4 and PTM's per-atom counts. */
     if ((o->protocol == TB_PROTO_ETMV1 || o->protocol == TB_PROTO_ETMV2) && o->dual_issue)
@@ -398,6 +435,7 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
                         (unsigned)o->suppress_level, (unsigned)o->suppress_level);
 
     etmcr = ((uint32_t)o->data_trace << 2) | (o->suppress_level ? 1u << 18 : 0) |
+            (o->data_only ? 1u << 20 : 0) |
             (o->branch_broadcast ? 1u << 8 : 0) |
             (o->cycle_accurate ? 1u << 12 : 0) |
             ((o->ctxid_bytes == 4 ? 3u : o->ctxid_bytes) << 14) |

@@ -138,8 +138,24 @@ static void check_data(xstate *s, const tb_element *el)
 
     TB_FUZZ_CHECK(h, s->cfg->protocol == TB_PROTO_ETMV3 && s->cfg->data_trace,
                   "DATA element without data trace (ETMCR[3:2] = %u)", s->cfg->data_trace);
-    TB_FUZZ_CHECK(h, !(fl & ~0x7Fu), "DATA flags 0x%x", fl);
+    TB_FUZZ_CHECK(h, !(fl & ~0xFFu), "DATA flags 0x%x", fl);
     TB_FUZZ_CHECK(h, el->reason <= 3, "DATA tag %u", el->reason);
+    /* Data-only mode (ETMCR[20]): every transfer, and only then, without
+     * instruction, direction or size (TB_DATA_NO_DIR). */
+    TB_FUZZ_CHECK(h, !(fl & TB_DATA_NO_DIR) == !s->cfg->data_only,
+                  "DATA flags 0x%x with data-only mode %s", fl,
+                  s->cfg->data_only ? "on" : "off");
+    if (fl & TB_DATA_NO_DIR) {
+        TB_FUZZ_CHECK(h, el->data_size == 0 && el->isa == TB_ISA_UNKNOWN &&
+                      el->last_addr == 0 && !(fl & (TB_DATA_STORE | TB_DATA_SUPPRESSED)),
+                      "data-only DATA with an instruction: size %u isa %u at 0x%08x, flags "
+                      "0x%x", el->data_size, el->isa, el->last_addr, fl);
+        TB_FUZZ_CHECK(h, !(fl & TB_DATA_NO_ADDR) || el->data_addr == 0,
+                      "untraced data address 0x%08x", el->data_addr);
+        TB_FUZZ_CHECK(h, !(fl & TB_DATA_NO_VALUE) || el->data_value == 0,
+                      "untraced data value 0x%08x", el->data_value);
+        return;
+    }
     if ((fl & TB_DATA_SUPPRESSED) && !(fl & TB_DATA_OOO)) {
         TB_FUZZ_CHECK(h, el->data_size == 0 && (fl & TB_DATA_NO_ADDR) &&
                       (fl & TB_DATA_NO_VALUE), "suppression mark with a transfer");

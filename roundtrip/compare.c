@@ -105,6 +105,11 @@ struct tb_compare {
     tq ooo_lost;             /* a placeholder whose value never came */
     bool have_ooo_lost;
 
+    /* Data-only mode (ETMCR[20]): only transfers are queued (donly_truth). */
+    bool donly;
+    uint32_t donly_insn;     /* the last truth instruction's address ... */
+    uint64_t donly_from;     /* ... and the record count before its transfers */
+
     tb_compare_stats st;
     int err;
     char report[4096];
@@ -266,8 +271,46 @@ tb_compare *tb_compare_new(const tb_encoder_opts *o, const char *label)
     c->dt = o->protocol == TB_PROTO_ETMV3 || o->protocol == TB_PROTO_ETMV1 ||
                     o->protocol == TB_PROTO_ETMV2
                 ? (uint8_t)(o->data_trace & 3) : 0;
+    c->donly = o->protocol == TB_PROTO_ETMV3 && o->data_only;
     snprintf(c->label, sizeof c->label, "%s", label ? label : "");
     return c;
+}
+
+/* Data-only mode (ETMCR[20], IHI0014Q 7.4.10): the trace holds no
+ * instruction, exception or context, so the truth's transfers alone are
+ * queued, each with what the decode must show (as in tb_compare_truth);
+ * an instruction only says whether its transfers are traced (ViewInst)
+ * and which ones a cancelling exception takes back. */
+static int donly_truth(tb_compare *c, const tb_exec_record *r)
+{
+    tq *t;
+
+    switch (r->kind) {
+    case TB_REC_INSN:
+        c->prev_traced = !(c->o.n_ranges && !tb_encoder_in_filter(&c->o, r->u.insn.addr));
+        c->insn_inview = false;
+        c->st.truth_insns++;
+        c->donly_insn = r->u.insn.addr;
+        c->donly_from = c->pushed;
+        return 0;
+    case TB_REC_EXCEPTION:
+        /* The instruction it cancels did not execute, nor its transfers
+         * (sim.h; the encoder traces none). */
+        if (r->u.exc.cancelled && r->u.exc.pref_return == c->donly_insn)
+            for (uint64_t k = c->donly_from; k < c->pushed; k++)
+                if ((t = by_number(c, (size_t)k)) != NULL)
+                    t->cancelled = true;
+        return 0;
+    case TB_REC_END:
+        if (!(t = push_slot(c)))
+            return TB_ERR_NOMEM;
+        t->kind = TB_REC_END;
+        t->seq = r->seq;
+        t->cycle = r->cycle;
+        return 0;
+    default:
+        return 0;
+    }
 }
 
 void tb_compare_free(tb_compare *c)
@@ -322,6 +365,8 @@ int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
         c->push_ns = r->u.state.ns;
         return 0;
     }
+    if (c->donly)
+        return donly_truth(c, r);
     if (!(t = push_slot(c)))
         return TB_ERR_NOMEM;
     t->kind = (uint8_t)r->kind;
@@ -1247,10 +1292,18 @@ static int on_data(tb_compare *c, const tb_element *el)
                     dir_name(fl), el->last_addr, el->data_addr,
                     !t ? "nothing more" : t->kind == TB_REC_INSN ? "the next instruction"
                     : t->kind == TB_REC_EXCEPTION ? "an exception" : "other");
-    if (el->last_addr != t->iaddr)
+    /* Data-only mode: no instruction, direction or size to check (the
+     * decode must say it has none). */
+    if (c->donly && (!(fl & TB_DATA_NO_DIR) || (fl & TB_DATA_STORE) || el->data_size ||
+                     el->last_addr))
+        return fail(c, el, "decoded a %u-byte %s of 0x%08x in data-only mode, where the "
+                    "trace names no instruction, direction or size", el->data_size,
+                    dir_name(fl), el->last_addr);
+    if (!c->donly && el->last_addr != t->iaddr)
         return fail(c, el, "decoded a transfer of 0x%08x, truth #%llu is one of 0x%08x",
                     el->last_addr, (unsigned long long)t->seq, t->iaddr);
-    if ((fl & TB_DATA_STORE) != (t->flags & TB_DATA_STORE) || el->data_size != t->size)
+    if (!c->donly &&
+        ((fl & TB_DATA_STORE) != (t->flags & TB_DATA_STORE) || el->data_size != t->size))
         return fail(c, el, "decoded a %u-byte %s, truth #%llu is a %u-byte %s", el->data_size,
                     dir_name(fl), (unsigned long long)t->seq, t->size, dir_name(t->flags));
     if (at_ && (fl & TB_DATA_NO_ADDR))

@@ -776,7 +776,9 @@ static tb_rt_verdict verdict(const tb_rt_case *c, const tb_rt_result *res)
 {
     if (!res->match)
         return TB_RT_MISMATCH;
-    if (!res->cmp.checked)
+    /* Data-only mode traces no instruction: its transfers are what is
+     * checked (tb_compare). */
+    if (!res->cmp.checked && !(c->opts.data_only && res->cmp.data))
         return TB_RT_NOTHING_CHECKED;
     if (c->fault.kind != TB_RT_FAULT_NONE)
         return res->fault_applied ? TB_RT_FAULT_UNDETECTED : TB_RT_FAULT_NOT_APPLIED;

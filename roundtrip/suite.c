@@ -39,6 +39,15 @@ static const char *const etmv3_sets[] = {
     "ts,tsper=40,tsrate=0x100000,tsstart=0x1FFFFFF0000000",
     "ca,ts,tsper=40,tsrate=0xFFFFFFFF,fifo=64:1/4",
     "ts,ts48,tsper=40,tsrate=0x100000,tsstart=0xFFFFF0000000",
+    /* Data-only mode (ETMCR[20], issue 35): data packets and address-less
+     * I-syncs alone; ETMv3.1 (its first version), short sync periods
+     * with Ignore packets.  (With the filter, programs whose middle half
+     * makes no transfer check nothing: not in the matrix.) */
+    "data=both,dataonly", "data=both,dataonly,v=1",
+    "data=both,dataonly,sync=64,ignore=3",
+    /* An Ignore packet between a failed STREX's data packet and its
+     * Store failed (IHI0014Q 7.11.2: it means nothing). */
+    "data=both,ignore=3",
 };
 
 static const char *const ptm_sets[] = {

@@ -545,6 +545,17 @@ static bool same_packet(const tb_packet *p, const ocsd_pkt *o, tb_isa *prev_isa,
             snprintf(why, wlen, "reason %u vs OpenCSD '%s'", p->reason, f);
             return false;
         }
+        /* A data-only I-sync (ETMCR[20], IHI0014Q 7.10.5; our parser's
+         * ISA unknown) has no address: OpenCSD lists none, nor an ISA. */
+        if (p->isa == TB_ISA_UNKNOWN) {
+            if (strstr(f, "Addr=") || strstr(f, "ISA=") ||
+                !strstr(f, p->ns ? " NS;" : " S;")) {
+                snprintf(why, wlen, "data-only I-sync (%s, no address) vs OpenCSD '%s'",
+                         p->ns ? "NS" : "S", f);
+                return false;
+            }
+            break;
+        }
         /* An LSiP I-sync OpenCSD reads whole is listed with the address
          * where execution goes on (etmv3-data.md 11.3); one it cuts short
          * (section 11, the error) with its 4-byte field. */

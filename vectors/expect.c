@@ -43,6 +43,8 @@
  *     was taken while trace was on (and its packet not lost to an
  *     overflow); a return when its instruction was.  A gap line before
  *     them as before an instruction.
+ *   - ETMv3 data-only mode (ETMCR[20] in the source's .ini, IHI0014Q
+ *     7.4.10): no instruction trace, so no line at all.
  * Exit 0, or 1 with a message naming the file and line.
  */
 #include <dirent.h>
@@ -80,6 +82,7 @@ typedef struct ctx {
     bool v7m;            /* the core is a Cortex-M3/M4 */
     bool etmv1;          /* type=ETMv1.x */
     bool branch_output;  /* ETMv1: ETMCR[8], direct branches as BE */
+    bool data_only;      /* ETMv3: ETMCR[20], data-only mode */
     uint32_t vector_base;
     range r[MAX_RANGES];
     unsigned nr;
@@ -157,6 +160,7 @@ static int read_protocol(const char *dir, int id, ctx *c)
             c->ptm = type == 1;
             c->etmv1 = type == 3;
             c->branch_output = (etmcr >> 8) & 1;
+            c->data_only = type == 2 && ((etmcr >> 20) & 1);
             c->vector_base = vbase;
         }
     }
@@ -328,6 +332,10 @@ static void show(ctx *c, const insn *in, bool cancelled)
 {
     bool traced = in_filter(c, in->addr) && !lost(c, in->seq);
 
+    /* ETMv3 data-only mode (ETMCR[20], IHI0014Q 7.4.10): no instruction
+     * trace, so no instruction shows. */
+    if (c->data_only)
+        return;
     if (!traced) {
         /* Trace was off or lost here, ran or not: the decoder sees a gap.
          * An exit from debug state shows only when the first instruction

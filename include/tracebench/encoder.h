@@ -104,6 +104,10 @@ typedef struct tb_encoder_opts {
     uint32_t ts_rate;
     bool ts48;                /* ts48: ETMv3 48-bit timestamps (ETMCCER[29]
                                * clear); PTM's are 48-bit in PFT1.0 (v=0) */
+    bool data_only;           /* dataonly: ETMv3.1+ data-only mode (ETMCR[20],
+                               * IHI0014Q 7.4.10): data packets and
+                               * address-less I-syncs, no instruction trace
+                               * (docs/etmv3-data-model.md "Data-only") */
 } tb_encoder_opts;
 
 /* The timestamp a trace unit configured by *o gives cycle `cycle` (see
@@ -142,6 +146,7 @@ TB_API int tb_encoder_opts_v7m(tb_encoder_opts *o, unsigned core);
  *                                  rule; ETMv3 and PTM; with ca, ETMv3.3+)
  *   pcfirst                        (ETMv3: ETMIDR[16], the core transfers
  *                                  the PC first in an LDM that loads it)
+ *   dataonly                       (ETMv3.1+, data=both: ETMCR[20])
  *   tsstart=N  tsrate=N  ts48      (with ts: the timestamp counter's value
  *                                  at cycle 0 and its ticks per cycle;
  *                                  ts48: ETMv3 48-bit timestamps)

@@ -34,6 +34,12 @@
  *   OOO element of the same tag.  A suppressed element (7.4.6) excuses
  *   the transfers up to the next data element; one with no value for a
  *   placeholder only after a gap or suppression.
+ * - Data-only mode (ETMv3 dataonly, ETMCR[20], IHI0014Q 7.4.10): no
+ *   instruction trace, so no instruction is expected; the DATA elements
+ *   must be the transfers of the traced instructions, in order, each
+ *   with its address, BE flag, value and store-failed flag, and must not
+ *   claim an instruction, direction or size (TB_DATA_NO_DIR).  A match
+ *   needs one checked transfer rather than one checked instruction.
  * - Gaps: instructions outside the ViewInst filter, and those lost to a
  *   FIFO overflow up to the overflow I-sync, are not expected.  The
  *   decoder may show nothing there, but what it shows must be right, it
@@ -224,6 +230,7 @@ typedef struct tb_rt_case {
  * NOTHING_CHECKED, FAULT_NOT_APPLIED, FAULT_UNDETECTED. */
 typedef enum tb_rt_verdict {
     TB_RT_MATCH = 0,          /* decode == truth over >= 1 checked instruction
+                               * (data-only mode: >= 1 checked transfer)
                                * (no fault asked for) */
     TB_RT_MISMATCH,           /* the comparator found a divergence (res->report);
                                * with a fault, the fault was caught */

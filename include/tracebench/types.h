@@ -355,6 +355,10 @@ enum tb_data_flags {
                                      * value they may have taken */
     TB_DATA_OOO = 1u << 6,          /* element: the value of the earlier
                                      * placeholder element with tag .reason */
+    TB_DATA_NO_DIR = 1u << 7,       /* element: direction, size and
+                                     * instruction unknown (data-only
+                                     * mode, ETMCR[20]: no instruction
+                                     * trace, IHI0014Q 7.4.10) */
 };
 
 enum tb_insn_flags {
