@@ -768,4 +768,5 @@ static int etm_do_exception(tb_encoder *e, const tb_exec_record *r)
 const enc_ops tb_enc_etmv3_do_ops = {
     etm_reset, etm_flush, etm_do_insn, etm_do_exception, etm_trace_off,
     etm_isync_done, etm_sync_point, etm_isync_cc, NULL,
+    NULL, /* no run hook: each instruction's transfers go one at a time */
 };
