@@ -894,6 +894,14 @@ static bool paired(const cmp *c, const insn *a, const insn *b)
     if (c->cfg->protocol == TB_PROTO_PTM && (p = pkt_at(c, a->index)) != NULL &&
         p->kind == TB_PKT_BRANCH && p->has_exc && p->exc_num == 0)
         return false;
+    /* The same for an LSiP I-sync's load/store (IHI0014Q 7.10.5), which
+     * OpenCSD never reports (fault 21): a campaign at 1d80de9 met one
+     * whose second address is its own (ARM, bit 1 set), and paired it
+     * with OpenCSD's first instruction of the next atom packet
+     * (regressions/ocsd_etmv3/opencsd21-lsip-insn-paired-with-the-next-packet). */
+    if (c->cfg->protocol == TB_PROTO_ETMV3 && (p = pkt_at(c, a->index)) != NULL &&
+        p->kind == TB_PKT_ISYNC && p->lsip)
+        return false;
     return a->index < b->index ? !sync_between(c, a->index, b->index)
                                : !sync_between(c, b->index, a->index);
 }
@@ -1444,8 +1452,21 @@ static bool fault_exc0_drops_atom(cmp *c)
     p = pkt_at(c, o->index);
     if (!p || p->kind != TB_PKT_BRANCH || !p->has_exc || p->exc_num != 0)
         return false;
-    while (c->i < c->na && c->a->v[c->i].index == p->index)
+    while (c->i < c->na && c->a->v[c->i].index == p->index) {
+        tb_insn in;
+
+        /* A link waypoint pushed its return address on our return
+         * stack and not on OpenCSD's, which never saw it (IHI0035B
+         * B.3.2): the two stacks agree again only after an I-sync (a
+         * campaign at 87bfea3 met the pop of that address two packets
+         * on: regressions/ocsd_ptm/opencsd17-exc0-link-then-pop). */
+        if (c->cfg->return_stack && classify_at(c->a->v[c->i].addr, c->a->v[c->i].isa, &in) &&
+            in.link) {
+            resync_after(c, p->index);
+            return true;
+        }
         c->i++;
+    }
     return true;
 }
 
