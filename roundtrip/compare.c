@@ -462,7 +462,9 @@ int tb_compare_truth_many(tb_compare *c, const tb_exec_record *r, size_t n)
 
         if (c->err)
             return c->err;
-        if (r->kind != TB_REC_INSN) {
+        /* Data-only mode queues transfers alone (donly_truth): each
+         * record goes the one-record way. */
+        if (r->kind != TB_REC_INSN || c->donly) {
             if ((rc = tb_compare_truth(c, r)) < 0)
                 return rc;
             continue;
