@@ -88,6 +88,8 @@ struct tb_ev_state {
     uint32_t raised;
     uint64_t next_insn;
     bool done;
+    bool armed;              /* unstack: at_addr reached, the arrival is
+                              * during that instruction (v7m.c) */
 };
 
 /* What made the hook stop the emulator. */

@@ -568,7 +568,7 @@ static int exc_return(tb_sim *s)
     struct tb_v7m *m = s->m;
     uint32_t pc = rreg(s, UC_ARM_REG_PC), excret = pc | 1u, at = tb_sim_insn_addr(s);
     uint32_t ipsr = rreg(s, UC_ARM_REG_IPSR) & 0x1FF, frame[8], sp, fp;
-    bool to_thread, psp, faultmask_clear;
+    bool to_thread, psp, faultmask_clear, preempted = false;
     unsigned next;
     int grp, rc;
     char nb[24];
@@ -629,6 +629,7 @@ static int exc_return(tb_sim *s)
          * and the masks (the stacked IPSR is that context's own). */
         uint32_t spsr_ipsr = frame[7] & 0x1FF;
         int ep = tb_v7m_exec_prio(s, -1, faultmask_clear);
+        bool armed = false;
 
         if ((spsr_ipsr == 0) != to_thread)
             return tb_sim_fail(s, TB_ERR_FAULT, "exception return at 0x%08x: EXC_RETURN "
@@ -637,11 +638,31 @@ static int exc_return(tb_sim *s)
                                to_thread ? "Thread" : "Handler", spsr_ipsr);
         if (next && grp >= ep)
             next = 0;
+        /* The scenario's unstack events arrive now, after the tail-chain
+         * check: while the return unstacks.  One that can preempt the
+         * context returned to cancels the return, and its handler is
+         * entered on the frame still there, as by tail-chaining (late
+         * arrival, B1.5.12 [U for the unstacking case]; traced as the
+         * return's packet and then the exception's with Cancel, DDI0337E
+         * 15.5.2).  With a tail-chain already under way they only pend. */
+        for (unsigned i = 0; i < s->sc.n_events; i++)
+            if (s->ev[i].armed) {
+                s->ev[i].armed = false;
+                tb_sim_raise_event(s, i);
+                armed = true;
+            }
+        if (armed && !next) {
+            next = tb_v7m_best_pending(s, &grp);
+            if (next && grp >= ep)
+                next = 0;
+            preempted = next != 0;
+        }
     }
     memset(&r, 0, sizeof r);
     r.kind = TB_REC_EXC_RETURN;
     r.u.eret.num = (uint16_t)ipsr;
     r.u.eret.tailchain = next != 0;
+    r.u.eret.preempted = preempted;
     r.u.eret.to_thread = to_thread;
     r.u.eret.exc_return = excret;
     r.u.eret.target = frame[6] & ~1u;
