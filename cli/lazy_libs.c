@@ -147,6 +147,10 @@ uc_err uc_ctl(uc_engine *e, uc_control_type control, ...)
     const uc_control_type request_cache =
         (uc_control_type)((uint32_t)UC_CTL_TB_REQUEST_CACHE | (2u << 26) |
                           ((uint32_t)UC_CTL_IO_READ_WRITE << 30));
+    /* UC_CTL_READ shifts an int 2 by 30 as well (sim/mpu.c's page size). */
+    const uc_control_type page_size =
+        (uc_control_type)((uint32_t)UC_CTL_UC_PAGE_SIZE | (1u << 26) |
+                          ((uint32_t)UC_CTL_IO_READ << 30));
 
     if (!uc_loaded())
         return UC_ERR_HANDLE;
@@ -165,7 +169,7 @@ uc_err uc_ctl(uc_engine *e, uc_control_type control, ...)
         va_end(ap);
         return r;
     }
-    if (control == UC_CTL_READ(UC_CTL_UC_PAGE_SIZE, 1)) {
+    if (control == page_size) {
         /* sim/mpu.c: the page size (a uint32_t pointer). */
         uint32_t *ps;
 

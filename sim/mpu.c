@@ -39,7 +39,12 @@ static uint32_t page_size(tb_sim *s)
 {
     uint32_t ps = 0;
 
-    if (uc_ctl_get_page_size(s->uc, &ps) != UC_ERR_OK || !ps)
+    /* uc_ctl_get_page_size() with its control word built unsigned:
+     * UC_CTL_READ shifts an int 2 by 30 (undefined in C). */
+    const uc_control_type ctl = (uc_control_type)((uint32_t)UC_CTL_UC_PAGE_SIZE | (1u << 26) |
+                                                  ((uint32_t)UC_CTL_IO_READ << 30));
+
+    if (uc_ctl(s->uc, ctl, &ps) != UC_ERR_OK || !ps)
         ps = 4096;
     return ps;
 }
