@@ -399,14 +399,26 @@ int tb_scs_map(tb_sim *s)
 /* SysTick (B3.3): one count per instruction executed (docs/cortex-m.md
  * 1.2), so that its period is exact in the truth. */
 
+/* The number of the instruction running now, as the slow path counts
+ * between instructions: the block path delivers its records late (at a
+ * stop or the block's end, block.c), so s->count lags there by the
+ * instructions of the block that ran since (tb_sim_insn_addr's). */
+static uint64_t count_now(const tb_sim *s)
+{
+    if (!s->have_pend && s->blk && s->pos > s->done)
+        return s->count + (s->pos - 1u - s->done);
+    return s->count;
+}
+
 uint32_t tb_v7m_syst_cvr(const tb_sim *s)
 {
     const struct tb_v7m *m = s->m;
+    const uint64_t count = count_now(s);
 
     if (!(m->syst_csr & 1) || m->syst_next == UINT64_MAX)
         return m->syst_cvr;
     /* CVR reaches 0 at count syst_next; one count earlier it was 1. */
-    return s->count >= m->syst_next ? 0 : (uint32_t)(m->syst_next - s->count);
+    return count >= m->syst_next ? 0 : (uint32_t)(m->syst_next - count);
 }
 
 void tb_v7m_syst_write(tb_sim *s, unsigned reg, uint32_t v)
@@ -414,6 +426,7 @@ void tb_v7m_syst_write(tb_sim *s, unsigned reg, uint32_t v)
     struct tb_v7m *m = s->m;
     uint32_t cvr = tb_v7m_syst_cvr(s);
     bool was_on = m->syst_csr & 1;
+    const uint64_t count = count_now(s);
 
     switch (reg) {
     case 0x010:
@@ -421,8 +434,8 @@ void tb_v7m_syst_write(tb_sim *s, unsigned reg, uint32_t v)
         if ((v & 1) && !was_on) {
             /* Counting starts from CVR; a CVR of 0 reloads RVR at the
              * first count (B3.3.1). */
-            m->syst_next = cvr ? s->count + cvr
-                         : m->syst_rvr ? s->count + 1 + m->syst_rvr : UINT64_MAX;
+            m->syst_next = cvr ? count + cvr
+                         : m->syst_rvr ? count + 1 + m->syst_rvr : UINT64_MAX;
         } else if (!(v & 1) && was_on) {
             m->syst_cvr = cvr;
             m->syst_next = UINT64_MAX;
@@ -436,7 +449,7 @@ void tb_v7m_syst_write(tb_sim *s, unsigned reg, uint32_t v)
         m->syst_csr &= ~(1u << 16);
         m->syst_cvr = 0;
         if (m->syst_csr & 1)
-            m->syst_next = m->syst_rvr ? s->count + 1 + m->syst_rvr : UINT64_MAX;
+            m->syst_next = m->syst_rvr ? count + 1 + m->syst_rvr : UINT64_MAX;
         break;
     default:
         break;
