@@ -1133,6 +1133,14 @@ int tb_snap_buffer_frame_flags(const tb_snap_buffer *b, unsigned *flags)
         *flags = TB_FRAME_HAS_FSYNC;
         return 0;
     }
+    /* A TPIU capture from a port of 16 bits or more: FSYNCs between
+     * frames and HSYNC half-word pads where the port idled (protocol-
+     * notes 5.1).  A tracebench name (docs/vectors.md): OpenCSD's
+     * snapshot reader has none (its trc_pkt_lister: -tpiu_hsync). */
+    if (strcasecmp(b->format, "tpiu_coresight") == 0) {
+        *flags = TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC;
+        return 0;
+    }
     return TB_ERR_FORMAT;
 }
 
@@ -1253,6 +1261,7 @@ int tb_snapshot_write(const char *dir, const tb_snap_out_source *sources,
     }
     if (strcmp(format, "coresight") != 0 &&
         strcmp(format, "dstream_coresight") != 0 &&
+        strcmp(format, "tpiu_coresight") != 0 &&
         !((strcmp(format, "source_data") == 0 || strcmp(format, "etmv1_port") == 0 ||
            strcmp(format, "etmv2_port") == 0) &&
           n_sources == 1)) {

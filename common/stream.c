@@ -337,7 +337,7 @@ static int stream_files(const buffer_files *bf, const tb_stream_opts *opts,
         flags |= TB_FRAME_REPORT_GAPS;
     if (formatted < 0) {
         snprintf(err, errlen, "buffer %s has unknown format '%s': use "
-                 "coresight, dstream_coresight or source_data",
+                 "coresight, dstream_coresight, tpiu_coresight or source_data",
                  bf->buf->name, bf->buf->format);
         return TB_ERR_FORMAT;
     }
@@ -456,7 +456,7 @@ static int stream_file(const char *path, const char *format, uint8_t id,
     snprintf(buf.name, sizeof buf.name, "%s", "(file)");
     if (strlen(format) >= sizeof buf.format) {
         snprintf(err, errlen, "unknown buffer format '%.40s': use coresight, "
-                 "dstream_coresight or source_data", format);
+                 "dstream_coresight, tpiu_coresight or source_data", format);
         return TB_ERR_FORMAT;
     }
     memcpy(buf.format, format, strlen(format) + 1);

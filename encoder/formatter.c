@@ -29,6 +29,10 @@ struct tb_formatter {
     unsigned emitted;         /* frame bytes already written (even) */
     bool synced;              /* this frame's FSYNC is out */
     uint64_t frames;          /* frames completed */
+    /* TPIU port clock (tb_formatter_tick): the cycle at which the port
+     * has sent every byte put so far, and whether any came yet. */
+    uint64_t port_free;
+    bool ticked;
 };
 
 static const uint8_t FSYNC[4] = {0xFF, 0xFF, 0xFF, 0x7F};
@@ -147,6 +151,8 @@ int tb_formatter_put(tb_formatter *f, uint8_t id, const uint8_t *data,
 
     if (!f || !sink || (!data && len) || id == TB_TRACE_ID_NULL || id >= 0x70)
         return TB_ERR_INVAL;
+    /* The port is busy half a cycle per byte (tb_formatter_tick). */
+    f->port_free += (len + 1) / 2;
     for (i = 0; i < len; i++) {
         if (id != f->cur_id && place_id(f, id)) {
             rc = frame_done(f, sink, ctx);
@@ -196,4 +202,25 @@ int tb_formatter_idle(tb_formatter *f, tb_frame_sink sink, void *ctx)
         return rc;
     f->emitted = upto;
     return sink_write(sink, ctx, HSYNC, sizeof HSYNC);
+}
+
+int tb_formatter_tick(tb_formatter *f, uint64_t cycle, tb_frame_sink sink, void *ctx)
+{
+    uint64_t idle;
+    int rc = 0;
+
+    if (!f || !sink)
+        return TB_ERR_INVAL;
+    if (!(f->flags & TB_FRAME_HAS_HSYNC))
+        return 0;
+    /* No idle before the first bytes: a capture starts at trace. */
+    idle = f->ticked && cycle > f->port_free ? cycle - f->port_free : 0;
+    if (idle > TB_FORMATTER_MAX_IDLE)
+        idle = TB_FORMATTER_MAX_IDLE;
+    for (; idle && rc >= 0; idle--)
+        rc = tb_formatter_idle(f, sink, ctx);
+    if (!f->ticked || cycle > f->port_free)
+        f->port_free = cycle;
+    f->ticked = true;
+    return rc < 0 ? rc : 0;
 }

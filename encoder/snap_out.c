@@ -94,6 +94,7 @@ struct tb_encoder_snapshot {
     char part[1100];         /* the buffer file while it grows */
     tb_config cfg;
     tb_formatter *fmt;       /* NULL: raw source stream */
+    bool tpiu;               /* fmt with FSYNCs and HSYNCs: tpiu_coresight */
     FILE *f;
     uint64_t bytes;          /* buffer bytes written */
     int err;                 /* sticky */
@@ -168,6 +169,39 @@ int tb_encoder_snapshot_sink(void *ctx, const uint8_t *data, size_t len)
     return rc < 0 ? rc : 0;
 }
 
+int tb_encoder_snapshot_tpiu(tb_encoder_snapshot *s)
+{
+    tb_formatter *f;
+
+    if (!s)
+        return TB_ERR_INVAL;
+    if (!s->fmt || s->bytes || s->err)
+        return TB_ERR_STATE;
+    if (!(f = tb_formatter_new(TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC)))
+        return TB_ERR_NOMEM;
+    tb_formatter_free(s->fmt);
+    s->fmt = f;
+    s->tpiu = true;
+    return 0;
+}
+
+int tb_encoder_snapshot_sink_at(tb_encoder_snapshot *s, uint64_t cycle, const uint8_t *data,
+                                size_t len)
+{
+    int rc;
+
+    if (!s || (!data && len))
+        return TB_ERR_INVAL;
+    if (s->err)
+        return s->err;
+    if (s->tpiu && len && (rc = tb_formatter_tick(s->fmt, cycle, snap_file_sink, s)) < 0) {
+        if (!s->err)
+            s->err = rc;
+        return rc;
+    }
+    return tb_encoder_snapshot_sink(s, data, len);
+}
+
 uint64_t tb_encoder_snapshot_bytes(const tb_encoder_snapshot *s)
 {
     return s ? s->bytes : 0;
@@ -233,7 +267,8 @@ int tb_encoder_snapshot_close(tb_encoder_snapshot *s, const tb_snap_region *regi
     /* The ini files and dumps, with an empty buffer that the streamed one
      * then replaces: the same files tb_encoder_write_snapshot writes. */
     rc = tb_snapshot_write(s->dir, &src, 1, none, 0,
-                           s->fmt ? "coresight"
+                           s->tpiu  ? "tpiu_coresight"
+                           : s->fmt ? "coresight"
                            : tb_protocol_is_port(s->cfg.protocol)
                                ? tb_port_format_name(s->cfg.protocol)
                                : "source_data",

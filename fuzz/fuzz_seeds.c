@@ -452,14 +452,15 @@ static void rm_dir(const char *dir)
 static int snapshot_seeds(tb_fuzz_seed_cb cb, void *ctx)
 {
     static uint8_t arch[4 * SEED_CAP], trace[2][SEED_CAP], code[2][256];
+    /* tpiu_coresight (issue 35): FSYNCs and the port's HSYNC idles. */
     static const char *const formats[] = {"coresight", "dstream_coresight",
-                                          "source_data"};
+                                          "source_data", "tpiu_coresight"};
     char dir[256], err[256];
     const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     int count = 0;
     size_t fi;
 
-    for (fi = 0; fi < 3; fi++) {
+    for (fi = 0; fi < sizeof formats / sizeof formats[0]; fi++) {
         tb_config cfg[2];
         uint8_t b[TB_FUZZ_CFG_BYTES];
         tb_snap_region reg[2];
@@ -493,13 +494,25 @@ static int snapshot_seeds(tb_fuzz_seed_cb cb, void *ctx)
             memcpy(fmt, trace[0], tlen[0]);
             fb.len = tlen[0];
         } else {
-            tb_formatter *f = tb_formatter_new(fi == 1 ? TB_FRAME_HAS_FSYNC
-                                                       : TB_FRAME_MEM_ALIGNED);
+            tb_formatter *f = tb_formatter_new(fi == 1   ? TB_FRAME_HAS_FSYNC
+                                               : fi == 3 ? TB_FRAME_HAS_FSYNC |
+                                                               TB_FRAME_HAS_HSYNC
+                                                         : TB_FRAME_MEM_ALIGNED);
             if (!f)
                 continue;
+            /* TPIU: the sources in 37-byte slices, 30 cycles apart (the
+             * port idles between them: tb_formatter_tick's HSYNCs). */
+            uint64_t cycle = 0;
+
             for (i = 0; i < nsrc && rc >= 0; i++)
-                rc = tb_formatter_put(f, cfg[i].trace_id, trace[i], tlen[i],
-                                      sink, &fb);
+                for (size_t at = 0; at < tlen[i] && rc >= 0; at += 37) {
+                    size_t k = tlen[i] - at < 37 ? tlen[i] - at : 37;
+
+                    rc = tb_formatter_tick(f, cycle += 30, sink, &fb);
+                    if (rc >= 0)
+                        rc = tb_formatter_put(f, cfg[i].trace_id, trace[i] + at, k, sink,
+                                              &fb);
+                }
             if (rc >= 0)
                 rc = tb_formatter_flush(f, sink, &fb);
             tb_formatter_free(f);

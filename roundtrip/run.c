@@ -234,8 +234,11 @@ static int rt_back_bytes(rt *r, uint64_t cycle, const uint8_t *data, size_t len)
 
     if (r->c->on_trace)
         r->c->on_trace(r->c->trace_ctx, cycle, data, len);
-    if (r->snap && (rc = tb_encoder_snapshot_sink(r->snap, data, len)) < 0)
+    if (r->snap && (rc = tb_encoder_snapshot_sink_at(r->snap, cycle, data, len)) < 0)
         return set_err(r, rc, "snapshot trace_buffer.bin");
+    /* A TPIU capture: the port's idle cycles before these bytes. */
+    if (r->c->tpiu && len && (rc = tb_formatter_tick(r->fmt, cycle, frame_sink, r)) < 0)
+        return set_err(r, rc, "formatter");
     rc = r->fmt ? tb_formatter_put(r->fmt, r->trace_id, data, len, frame_sink, r)
                 : feed(r, data, len);
     return rc < 0 ? set_err(r, rc, r->fmt ? "formatter" : "decode") : 0;
@@ -682,6 +685,17 @@ int tb_rt_case_options(tb_rt_case *c, const char *list, char *err, size_t errlen
             filter = true;
             continue;
         }
+        /* The buffer as a TPIU capture sends it (FSYNCs, HSYNC idles;
+         * tb_rt_case.tpiu): a round trip's item, not the encoder's. */
+        if (!strcmp(tok, "tpiu")) {
+            if (tb_protocol_is_port(c->opts.protocol)) {
+                snprintf(err, errlen, "tpiu: an ETMv1/ETMv2 trace port capture has no "
+                         "CoreSight frames (leave tpiu out)");
+                return TB_ERR_INVAL;
+            }
+            c->formatted = c->tpiu = true;
+            continue;
+        }
         if (rest[0])
             strcat(rest, ",");
         if (!strncmp(tok, "dataview=", 9)) {
@@ -887,7 +901,7 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
              opts.protocol == TB_PROTO_PTM || opts.protocol == TB_PROTO_ETMV1 ? 1
              : opts.protocol == TB_PROTO_ETMV2 ? 2 : 3,
              opts.arch_minor, cfg.etmcr, cfg.etmidr, cfg.etmccer, cfg.trace_id,
-             c->formatted ? "CoreSight" : "raw", opts.n_ranges, opts.fifo_depth,
+             c->tpiu ? "TPIU (FSYNC, HSYNC)" : c->formatted ? "CoreSight" : "raw", opts.n_ranges, opts.fifo_depth,
              opts.sync_period, c->scenario ? ", scenario " : "",
              c->scenario ? c->scenario : "");
     r.cmp = tb_compare_new(&opts, label);
@@ -895,8 +909,10 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
     r.parser = tb_parser_new(&cfg);
     r.dec = tb_decoder_new(&cfg, mem);
     if (c->formatted) {
-        r.fmt = tb_formatter_new(TB_FRAME_MEM_ALIGNED);
-        r.dfm = tb_deformatter_new(TB_FRAME_MEM_ALIGNED);
+        unsigned ff = c->tpiu ? TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC : TB_FRAME_MEM_ALIGNED;
+
+        r.fmt = tb_formatter_new(ff);
+        r.dfm = tb_deformatter_new(ff);
     }
     if (!r.cmp || !r.enc || !r.parser || !r.dec || (c->formatted && (!r.fmt || !r.dfm))) {
         rc = fail(err, errlen, TB_ERR_NOMEM, "cannot set up the pipeline");
@@ -913,6 +929,10 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
         if (!(r.snap = tb_encoder_snapshot_open(c->out_dir, &cfg, c->formatted, msg,
                                                 sizeof msg))) {
             rc = fail(err, errlen, TB_ERR_IO, "%s", msg);
+            goto out;
+        }
+        if (c->tpiu && (rc = tb_encoder_snapshot_tpiu(r.snap)) < 0) {
+            fail(err, errlen, rc, "snapshot: %s", tb_err_str(rc));
             goto out;
         }
     }

@@ -48,6 +48,9 @@ static const char *const etmv3_sets[] = {
     /* An Ignore packet between a failed STREX's data packet and its
      * Store failed (IHI0014Q 7.11.2: it means nothing). */
     "data=both,ignore=3",
+    /* The buffer as a TPIU capture: FSYNCs and HSYNC idle pads
+     * (tb_formatter_tick, issue 35). */
+    "tpiu,data=both",
 };
 
 static const char *const ptm_sets[] = {
@@ -65,6 +68,7 @@ static const char *const ptm_sets[] = {
     /* Security state changes on branches as number-0 exception bytes
      * (IHI0035B 4.5.4; docs/ns-hyp.md), not I-syncs. */
     "exc0", "exc0,bb,ca,rs",
+    "tpiu", /* a TPIU capture: FSYNCs and HSYNC idle pads (issue 35) */
 };
 
 /* ETMv1 (docs/etmv1.md): each port width, branch output, context IDs,

@@ -405,6 +405,27 @@ static void program_elf(const char *dir, char *elf, size_t len)
     free(readme);
 }
 
+/* Whether the vector's README options row (the configuration it was made
+ * with, vectors.ini's) has the item `item`. */
+static bool has_option(const char *dir, const char *item)
+{
+    char p[1024], *readme, *s, *e;
+    bool yes = false;
+    size_t n = strlen(item);
+
+    snprintf(p, sizeof p, "%s/README.md", dir);
+    readme = tb_test_slurp(p, NULL);
+    s = strstr(readme, "| options | `");
+    cr_assert(s, "%s: no options row", p);
+    s += 13;
+    e = strchr(s, '`');
+    for (char *t = s; e && t + n <= e; t++)
+        if (!strncmp(t, item, n) && (t == s || t[-1] == ',') && (t[n] == ',' || t[n] == '`'))
+            yes = true;
+    free(readme);
+    return yes;
+}
+
 static int proto_of(const char *name)
 {
     return strstr(name, "-ptm") ? 0 : strstr(name, "-etmv1") ? 2 : strstr(name, "-etmv2") ? 3 : 1;
@@ -462,7 +483,7 @@ Test(codecov, truth_equals_decode_on_vectors, .timeout = 600)
     static row t[MAX_ROWS], d[MAX_ROWS];
     static const char *const pname[] = {"PTM", "ETMv3", "ETMv1", "ETMv2"};
     char base[512], dir[1024], elf[1024];
-    int per[4] = {0}, gapped = 0, checked = 0, tails = 0;
+    int per[4] = {0}, gapped = 0, checked = 0, tails = 0, dataonly = 0;
     struct dirent **names;
     int nn;
 
@@ -480,6 +501,20 @@ Test(codecov, truth_equals_decode_on_vectors, .timeout = 600)
             continue;
         }
         program_elf(dir, elf, sizeof elf);
+        if (has_option(dir, "dataonly")) {
+            /* ETMv3 data-only mode (ETMCR[20], IHI0014Q 7.4.10): the
+             * trace has data transfers and no instruction, so coverage
+             * shows nothing executed and must not read as complete,
+             * while the truth ran code. */
+            nt = truth_rows(dir, false, t, MAX_ROWS);
+            nd = decode_rows(dir, elf, d, MAX_ROWS, &complete);
+            cr_expect_gt(nt, 0, "%s: the truth ran nothing", v);
+            cr_expect_eq(nd, 0, "%s: data-only trace, yet %d addresses decoded", v, nd);
+            cr_expect(!complete, "%s: data-only trace, yet the coverage reads as complete", v);
+            dataonly++;
+            free(names[k]);
+            continue;
+        }
         if (has_file(dir, "filter.txt") || has_file(dir, "overflow.txt")) {
             /* Trace may have been off or lost: no address may show
              * more runs than the truth has, and when any shows fewer,
@@ -567,10 +602,11 @@ Test(codecov, truth_equals_decode_on_vectors, .timeout = 600)
     for (int p = 0; p < 4; p++)
         cr_expect_geq(per[p], 3, "only %d %s vectors checked", per[p], pname[p]);
     cr_expect_geq(gapped, 3);
+    cr_expect_geq(dataonly, 1, "no data-only vector checked");
     fprintf(stderr, "codecov: %d vectors equal to the truth (PTM %d, ETMv3 %d, ETMv1 %d, "
                     "ETMv2 %d); %d that missed what ran read as incomplete; %d read as "
-                    "complete lost only their tail\n",
-            checked, per[0], per[1], per[2], per[3], gapped, tails);
+                    "complete lost only their tail; %d data-only read as no code seen\n",
+            checked, per[0], per[1], per[2], per[3], gapped, tails, dataonly);
 }
 
 /* ---- (d) ---- */

@@ -842,6 +842,71 @@ static void write_snap(const char *dir, const tb_snap_out_source *src, size_t n,
                  0, "%s", err);
 }
 
+/* tb_formatter_tick's port model (frame.h, docs/vectors.md), worked by
+ * hand: the port is busy (n + 1) / 2 cycles after the cycle n bytes came
+ * at; a later tick pads min(idle cycles, TB_FORMATTER_MAX_IDLE) HSYNCs;
+ * none before the first bytes or when the cycle goes back; none without
+ * TB_FRAME_HAS_HSYNC.  The bytes deformat back unchanged. */
+Test(formatter, tick_pads_idle_port_cycles)
+{
+    static const struct { uint64_t cycle; size_t n; unsigned hsyncs; } steps[] = {
+        {5, 3, 0},    /* the first bytes: no idle before; busy until 7 */
+        {8, 2, 1},    /* idle 7..8; busy until 9 */
+        {9, 1, 0},    /* no idle; busy until 10 */
+        {100, 4, 4},  /* idle 90 cycles, 4 kept; busy until 102 */
+        {50, 1, 0},   /* back in time: no idle; busy until 103 */
+        {106, 1, 3},  /* idle 3 */
+    };
+    static const unsigned modes[] = {TB_FRAME_HAS_FSYNC | TB_FRAME_HAS_HSYNC,
+                                     TB_FRAME_HAS_FSYNC};
+
+    for (size_t m = 0; m < 2; m++) {
+        tb_formatter *f = tb_formatter_new(modes[m]);
+        outbuf o = {0};
+        uint8_t in[64];
+        size_t nin = 0, i;
+        unsigned want = 0, got = 0;
+        runs r = {0};
+
+        cr_assert_not_null(f);
+        for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++) {
+            cr_assert_eq(tb_formatter_tick(f, steps[k].cycle, sink, &o), 0);
+            for (i = 0; i < steps[k].n; i++)
+                in[nin + i] = (uint8_t)(0x10 + 2 * (nin + i)); /* even: aux bits 0 */
+            cr_assert_eq(tb_formatter_put(f, 0x21, in + nin, steps[k].n, sink, &o), 0);
+            nin += steps[k].n;
+            want += m == 0 ? steps[k].hsyncs : 0;
+        }
+        cr_assert_eq(tb_formatter_flush(f, sink, &o), 0);
+        tb_formatter_free(f);
+        /* HSYNCs on the half-word grid, FSYNCs apart. */
+        for (i = 0; i + 1 < o.n;) {
+            if (i + 3 < o.n && !memcmp(o.d + i, "\xFF\xFF\xFF\x7F", 4)) {
+                i += 4;
+            } else {
+                got += o.d[i] == 0xFF && o.d[i + 1] == 0x7F;
+                i += 2;
+            }
+        }
+        cr_expect_eq(got, want, "mode %zu: %u HSYNCs, the model gives %u", m, got, want);
+        cr_assert_eq(deformat(o.d, o.n, modes[m] | TB_FRAME_HAS_HSYNC, 3, 7, &r), 0);
+        cr_assert_gt(r.n, 0);
+        {
+            size_t at = 0;
+
+            for (i = 0; i < r.n; i++) {
+                cr_assert_eq(r.v[i].id, 0x21);
+                cr_assert_leq(at + r.v[i].n, nin);
+                cr_assert_arr_eq(r.v[i].data, in + at, r.v[i].n);
+                at += r.v[i].n;
+            }
+            cr_assert_eq(at, nin);
+        }
+        runs_free(&r);
+        free(o.d);
+    }
+}
+
 Test(formatter, opencsd_lists_formatted_buffer)
 {
     static const struct { unsigned flags; const char *format, *opt; } modes[] = {

@@ -134,6 +134,37 @@ Test(fuzz_regressions, writer_seeds_pass_every_harness)
     }
 }
 
+static int note_seed(void *ctx, const char *name, const uint8_t *data, size_t len)
+{
+    char *names = ctx;
+
+    (void)data;
+    (void)len;
+    if (strlen(names) + strlen(name) + 2 < 4096) {
+        strcat(names, name);
+        strcat(names, " ");
+    }
+    return 0;
+}
+
+/* The snapshot harness starts from every buffer format the reader knows,
+ * the TPIU capture's (FSYNCs and HSYNC idles, issue 35) too. */
+Test(fuzz_regressions, snapshot_seeds_cover_every_buffer_format)
+{
+    static const char *const formats[] = {"coresight", "dstream_coresight", "source_data",
+                                          "tpiu_coresight"};
+    static char names[4096];
+    char want[64];
+
+    names[0] = '\0';
+    cr_assert_gt(tb_fuzz_seeds("snapshot", note_seed, names), 0);
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+        snprintf(want, sizeof want, "snapshot-%s ", formats[i]);
+        cr_expect(strstr(names, want), "no snapshot seed of format %s (seeds: %s)", formats[i],
+                  names);
+    }
+}
+
 /* The decoder seeds are worth starting from only if they reach code in
  * the fixed image: count instruction ranges per seed. */
 typedef struct range_count {

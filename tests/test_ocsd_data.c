@@ -28,6 +28,7 @@
 #include "tb_test.h"
 #include "tracebench/parser.h"
 #include "tracebench/snapshot.h"
+#include "tracebench/stream.h"
 
 #if defined(__has_include)
 #if __has_include(<opencsd/c_api/opencsd_c_api.h>)
@@ -624,4 +625,149 @@ Test(ocsd_data, lsip_address_listed_as_branch, .timeout = 60)
                       2, 0, {{TB_PKT_ISYNC, 12, 7}}},
              &o);
     cr_assert_eq(o.v[0].lsip_addr, 0x80008004);
+}
+
+/* ---- a TPIU capture through OpenCSD's own deformatter (issue 35) ---- */
+
+/* Vector irq_fiq-ptm-tpiu's buffer is a TPIU capture (tpiu_coresight,
+ * tracebench's name; docs/vectors.md): FSYNCs and HSYNC idle pads.
+ * OpenCSD's C API deformatter configured for one (OCSD_DFRMTR_HAS_FSYNCS
+ * | OCSD_DFRMTR_HAS_HSYNCS) with its PTM packet processor must find the
+ * packets our reader (snapshot format -> flags, deformatter, parser)
+ * finds, none of them an error; as ETB frames (OCSD_DFRMTR_FRAME_MEM_ALIGN,
+ * what its snapshot reader takes an unknown name for) it must not. */
+
+#ifdef HAVE_OCSD_C_API
+typedef struct ptm_count {
+    size_t n, bad;
+} ptm_count;
+
+static int count_ours(void *ctx, const tb_packet *p)
+{
+    (void)p;
+    ((ptm_count *)ctx)->n++;
+    return 0;
+}
+
+static int parse_run(void *ctx, uint64_t index, const uint8_t *d, size_t len)
+{
+    void **c = ctx;
+
+    int rc = tb_parser_push(c[0], d, len, index, count_ours, c[1]);
+
+    return rc < 0 ? rc : 0;
+}
+
+static ocsd_datapath_resp_t on_ptm(const void *ctx, const ocsd_datapath_op_t op,
+                                   const ocsd_trc_index_t index, const void *pkt)
+{
+    ptm_count *c = (ptm_count *)(uintptr_t)ctx;
+    const ocsd_ptm_pkt *p = pkt;
+
+    (void)index;
+    if (op == OCSD_OP_DATA) {
+        c->n++;
+        c->bad += p->type == PTM_PKT_BAD_SEQUENCE || p->type == PTM_PKT_RESERVED ||
+                  p->type == PTM_PKT_NOTSYNC || p->type == PTM_PKT_INCOMPLETE_EOT;
+    }
+    return OCSD_RESP_CONT;
+}
+
+static void ocsd_ptm_count(void *lib, uint32_t flags, const tb_config *cfg, const uint8_t *b,
+                           size_t n, ptm_count *out)
+{
+    fn_create create;
+    fn_decoder decoder;
+    fn_attach attach;
+    fn_process process;
+    fn_destroy destroy;
+    void *p;
+    ocsd_ptm_cfg pc = {cfg->etmidr, cfg->etmcr, cfg->etmccer, cfg->traceidr, ARCH_V7,
+                       profile_CortexA};
+    unsigned char csid = cfg->trace_id;
+    uint32_t used = 0;
+    dcd_tree_handle_t t;
+
+    p = sym(lib, "ocsd_create_dcd_tree");
+    memcpy(&create, &p, sizeof p);
+    p = sym(lib, "ocsd_dt_create_decoder");
+    memcpy(&decoder, &p, sizeof p);
+    p = sym(lib, "ocsd_dt_attach_packet_callback");
+    memcpy(&attach, &p, sizeof p);
+    p = sym(lib, "ocsd_dt_process_data");
+    memcpy(&process, &p, sizeof p);
+    p = sym(lib, "ocsd_destroy_dcd_tree");
+    memcpy(&destroy, &p, sizeof p);
+    memset(out, 0, sizeof *out);
+    t = create(OCSD_TRC_SRC_FRAME_FORMATTED, flags);
+    cr_assert_not_null(t);
+    cr_assert_eq(decoder(t, OCSD_BUILTIN_DCD_PTM, OCSD_CREATE_FLG_PACKET_PROC, &pc, &csid),
+                 OCSD_OK);
+    cr_assert_eq(attach(t, csid, OCSD_C_API_CB_PKT_SINK, (void *)on_ptm, out), OCSD_OK);
+    /* A frame error stops the data path; what came before stays counted. */
+    process(t, OCSD_OP_DATA, 0, (uint32_t)n, b, &used);
+    process(t, OCSD_OP_EOT, 0, 0, NULL, NULL);
+    destroy(t);
+}
+#endif
+
+Test(ocsd_data, tpiu_capture_through_opencsd_deformatter)
+{
+#ifdef HAVE_OCSD_C_API
+    const char *dir = TB_SOURCE_DIR "/vectors/generated/irq_fiq-ptm-tpiu";
+    void *lib = dlopen("libopencsd_c_api.so.1", RTLD_NOW);
+    tb_snapshot s;
+    tb_config cfg;
+    char err[256] = "", path[512];
+    ptm_count ours = {0}, tpiu, etb;
+    tb_parser *pr;
+    void *c[2];
+    uint8_t *buf;
+    size_t len = 0;
+
+    if (!lib) {
+        if (under_ci())
+            cr_assert_fail("libopencsd_c_api.so.1 missing under CI=true: %s", dlerror());
+        fprintf(stderr, "\n*** SKIPPED: libopencsd_c_api.so.1 not loadable ***\n\n");
+        return;
+    }
+    cr_assert_eq(tb_snapshot_load(&s, dir, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(s.buffers[0].format, "tpiu_coresight");
+    cr_assert_geq(tb_snapshot_source_config(&s, &s.sources[0], &cfg, err, sizeof err), 0, "%s",
+                  err);
+    pr = tb_parser_new(&cfg);
+    cr_assert_not_null(pr);
+    c[0] = pr;
+    c[1] = &ours;
+    cr_assert_eq(tb_stream_source(&s, &s.sources[0], NULL, parse_run, c, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_geq(tb_parser_finish(pr, count_ours, &ours), 0);
+    tb_parser_free(pr);
+    tb_snapshot_fini(&s);
+
+    snprintf(path, sizeof path, "%s/trace_buffer.bin", dir);
+    buf = tb_test_read_file(path, &len);
+    cr_assert(buf && len);
+    {
+        size_t h = 0;
+
+        for (size_t i = 0; i + 1 < len; i += 2)
+            h += buf[i] == 0xFF && buf[i + 1] == 0x7F;
+        cr_assert_gt(h, 8, "only %zu HSYNC-like half-words", h);
+    }
+    ocsd_ptm_count(lib, OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS, &cfg, buf, len, &tpiu);
+    ocsd_ptm_count(lib, OCSD_DFRMTR_FRAME_MEM_ALIGN, &cfg, buf, len, &etb);
+    fprintf(stderr, "tpiu capture: ours %zu packets; OpenCSD with HSYNCs %zu (%zu bad), as ETB "
+                    "frames %zu (%zu bad)\n", ours.n, tpiu.n, tpiu.bad, etb.n, etb.bad);
+    cr_expect_gt(ours.n, 50);
+    cr_expect_eq(tpiu.n, ours.n, "OpenCSD's deformatter with HSYNCs: %zu packets, ours %zu",
+                 tpiu.n, ours.n);
+    cr_expect_eq(tpiu.bad, 0);
+    cr_expect(etb.n != ours.n || etb.bad, "read as ETB frames, OpenCSD still found our %zu "
+              "packets", ours.n);
+    free(buf);
+    dlclose(lib);
+#else
+    c_api_missing();
+#endif
 }

@@ -168,6 +168,21 @@ static void escape_line(const char *in, size_t len, char *out, size_t cap)
     out[o] = '\0';
 }
 
+/* A TPIU capture's buffer (trace.ini format=tpiu_coresight, tracebench's
+ * name, which OpenCSD's snapshot reader lacks): the lister's -tpiu_hsync,
+ * OpenCSD's deformatter with OCSD_DFRMTR_HAS_FSYNCS | _HAS_HSYNCS. */
+static const char *lister_buffer_opt(const char *dir)
+{
+    char path[1100], *ini;
+    bool tpiu;
+
+    snprintf(path, sizeof path, "%s/trace.ini", dir);
+    ini = tb_test_slurp(path, NULL);
+    tpiu = ini && strstr(ini, "format=tpiu_coresight");
+    free(ini);
+    return tpiu ? " -tpiu_hsync" : "";
+}
+
 /* Runs trc_pkt_lister live and parses its packet lines. */
 static ocsd_pkt *ocsd_listing(const char *dir, int id, size_t *count)
 {
@@ -185,12 +200,12 @@ static ocsd_pkt *ocsd_listing(const char *dir, int id, size_t *count)
     close(fd);
     if (id >= 0)
         snprintf(cmd, sizeof cmd,
-                 "cd /tmp && trc_pkt_lister -ss_dir '%s' -id 0x%x -logfilename '%s' >/dev/null 2>&1",
-                 dir, id, log);
+                 "cd /tmp && trc_pkt_lister -ss_dir '%s'%s -id 0x%x -logfilename '%s' "
+                 ">/dev/null 2>&1", dir, lister_buffer_opt(dir), id, log);
     else
         snprintf(cmd, sizeof cmd,
-                 "cd /tmp && trc_pkt_lister -ss_dir '%s' -logfilename '%s' >/dev/null 2>&1",
-                 dir, log);
+                 "cd /tmp && trc_pkt_lister -ss_dir '%s'%s -logfilename '%s' >/dev/null 2>&1",
+                 dir, lister_buffer_opt(dir), log);
     cr_assert_eq(system(cmd), 0, "trc_pkt_lister failed: %s", cmd);
     f = fopen(log, "r");
     cr_assert_not_null(f);

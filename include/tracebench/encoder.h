@@ -279,6 +279,14 @@ TB_API tb_encoder_snapshot *tb_encoder_snapshot_open(const char *dir, const tb_c
                                               bool formatted, char *err, size_t errlen);
 /* A tb_trace_sink; errors (TB_ERR_IO) are sticky and close reports them. */
 TB_API int tb_encoder_snapshot_sink(void *ctx, const uint8_t *data, size_t len);
+/* A formatted snapshot as a TPIU capture (format tpiu_coresight:
+ * FSYNCs between frames, HSYNCs where the port idled; tb_formatter_tick):
+ * call before any byte; TB_ERR_STATE after one or when not formatted. */
+TB_API int tb_encoder_snapshot_tpiu(tb_encoder_snapshot *s);
+/* tb_encoder_snapshot_sink for bytes the encoder emitted at core cycle
+ * `cycle`: a TPIU capture pads the port's idle cycles before them. */
+TB_API int tb_encoder_snapshot_sink_at(tb_encoder_snapshot *s, uint64_t cycle,
+                                       const uint8_t *data, size_t len);
 /* Buffer bytes written so far (frames included). */
 TB_API uint64_t tb_encoder_snapshot_bytes(const tb_encoder_snapshot *s);
 /* Completes the snapshot and frees s (on error too: the partial buffer is

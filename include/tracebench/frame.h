@@ -114,6 +114,17 @@ TB_API int tb_formatter_flush(tb_formatter *f, tb_frame_sink sink, void *ctx);
 /* TPIU idle: an HSYNC (FF 7F) after the last complete half-word of the
  * frame.  TB_ERR_STATE unless made with TB_FRAME_HAS_HSYNC. */
 TB_API int tb_formatter_idle(tb_formatter *f, tb_frame_sink sink, void *ctx);
+/* The port's clock, for a TPIU capture (TB_FRAME_HAS_HSYNC): tells the
+ * formatter that the next bytes come at core cycle `cycle`.  The port
+ * model (docs/vectors.md, tracebench's own, [U]): a 16-bit port sends one
+ * half-word a cycle, so the bytes put so far keep it busy for half their
+ * count in cycles after the cycle they came at; when `cycle` is later
+ * than that, the port idled, and each idle cycle is an HSYNC
+ * (tb_formatter_idle), at most TB_FORMATTER_MAX_IDLE per gap (a capture
+ * keeps a few of a long idle run).  Without TB_FRAME_HAS_HSYNC nothing
+ * is written.  Cycles going back count as no idle. */
+#define TB_FORMATTER_MAX_IDLE 4
+TB_API int tb_formatter_tick(tb_formatter *f, uint64_t cycle, tb_frame_sink sink, void *ctx);
 
 #ifdef __cplusplus
 }

@@ -174,6 +174,10 @@ typedef struct tb_rt_case {
     bool has_cpu;
     tb_sim_cpu cpu;
     bool formatted;           /* CoreSight frames (else the raw source stream) */
+    /* With formatted: the frames as a TPIU capture has them, FSYNCs and
+     * HSYNCs where the port idled (tb_formatter_tick; snapshot format
+     * tpiu_coresight).  Option list item `tpiu` (tb_rt_case_options). */
+    bool tpiu;
     size_t chunk;             /* bytes per push into the decode side; 0: as produced */
     tb_rt_fault fault;
     /* Non-NULL: also write the snapshot, streamed as the trace is made

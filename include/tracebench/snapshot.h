@@ -61,7 +61,8 @@ typedef struct tb_snap_buffer {
     char name[TB_SNAP_MAX_NAME];
     char files[4][256];           /* concatenated in order */
     size_t n_files;
-    char format[32];              /* coresight | source_data | dstream_coresight */
+    char format[32];              /* coresight | source_data | dstream_coresight
+                                   * | tpiu_coresight (FSYNCs and HSYNCs) */
 } tb_snap_buffer;
 
 typedef struct tb_snap_source {
@@ -146,7 +147,8 @@ typedef struct tb_snap_out_source {
 /* Writes a snapshot OpenCSD can read into dir (created if absent; files
  * of the same names are replaced): snapshot.ini, trace.ini, one ini per
  * core and per source, the dumps and the buffer "trace_buffer.bin" with
- * the given format ("coresight", "dstream_coresight", or "source_data"
+ * the given format ("coresight", "dstream_coresight", "tpiu_coresight"
+ * (a tracebench name: FSYNCs and HSYNCs), or "source_data"
  * with exactly one source).  Sources naming the same core share it (the
  * first one's regions are written).  Returns 0 or a negative code with a
  * one-line reason in err. */

@@ -96,7 +96,8 @@ TB_API int tb_stream_source_spans(const tb_snapshot *s, const tb_snap_source *sr
 /* A trace buffer file outside any snapshot (an ETB/ETR dump): the bytes
  * of trace ID trace_id, read as a snapshot buffer of that format:
  * "coresight" (CoreSight frames, as an ETB/ETR stores them),
- * "dstream_coresight" (frames with FSYNCs) or "source_data" (one
+ * "dstream_coresight" (frames with FSYNCs), "tpiu_coresight" (FSYNCs and
+ * HSYNC idle pads) or "source_data" (one
  * source's raw bytes; the ID is not looked at).  Same callbacks and
  * errors as tb_stream_source() / tb_stream_source_spans(). */
 TB_API int tb_stream_file(const char *path, const char *format, uint8_t trace_id,
