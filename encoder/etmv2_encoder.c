@@ -130,6 +130,13 @@ static unsigned data_packets(const tb_etmv2_encoder *e, const port_xfer *x, unsi
         uint8_t h = 0x02;
         unsigned at = n;
 
+        if (i > 0 && !tb_encoder_in_dataview(&e->m.base, x[i].addr)) {
+            /* 6.4.4: a transfer of a partly traced LSM that the filter
+             * excludes, after the first traced one: Value Not Traced,
+             * the header alone (bC1101010, Table 6.2). */
+            b[n++] = (uint8_t)(0x6A | (i + 1 < np || more ? 0x80 : 0));
+            continue;
+        }
         if (dv)
             h |= (uint8_t)(ss[x[i].size] << 2);
         if (i == 0)
@@ -306,6 +313,23 @@ static void shown(tb_etmv2_encoder *e, uint64_t seq)
     e->m.shown_seq = seq;
 }
 
+/* ViewData (dataview=, the ETMv2 data filter; 6.4.4): the transfers
+ * before the first one it selects give no packet, so x/nx start there
+ * (none selected: no data, a plain IE/IN).  The later ones it excludes
+ * are Value Not Traced (data_packets); the decoder counts back from the
+ * last transfer (6.4.4).  Without dataview every transfer is selected. */
+static void view_trim(const tb_etmv2_encoder *e, const port_xfer **x, unsigned *nx)
+{
+    unsigned f = 0;
+
+    if (!e->m.base.n_dranges || !*nx)
+        return;
+    while (f < *nx && !tb_encoder_in_dataview(&e->m.base, (*x)[f].addr))
+        f++;
+    *x += f;
+    *nx -= f;
+}
+
 /* One instruction (and, with `second`, the instruction folded with it). */
 static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
                    const port_xfer *x, unsigned nx, const tb_exec_record *second,
@@ -316,6 +340,9 @@ static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
     uint32_t to;
     tb_isa isa;
     int rc;
+
+    view_trim(e, &x, &nx);
+    view_trim(e, &x2, &nx2);
 
     e->m.st.insns += second ? 2 : 1;
     tb_port_trigger_check(&e->m, r);

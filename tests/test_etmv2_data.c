@@ -515,6 +515,58 @@ Test(etmv2_data_encoder, address_only)
                      got.s[1 + i].tracepkt);
 }
 
+/* ViewData (dataview=, 6.4.4 partial LSM tracing), addresses and values
+ * on an 8-bit port.  The loads at 0x20001004/8 are outside: 0x1000 is IE,
+ * 0x1004 DE with its branch address alone (81 20).  The STM's two words:
+ *   view 0x20001100-4: its first traced, full address (first since the
+ *     TFO) AE 80 A2 80 80 02, value 11 00 00 00, then Value Not Traced,
+ *     the header alone: 6A (C = 0, Table 6.2 bC1101010);
+ *   view 0x20001104-8: the first word before any traced one sends nothing,
+ *     the second is the first packet, with A: 2E 84 A2 80 80 02, value
+ *     22 00 00 00. */
+Test(etmv2_data_encoder, partial_lsm_value_not_traced)
+{
+    static const uint8_t vnt[] = {0x01, 0x00, 0x10, 0x00, 0x00, 0x81, 0x20, 0xAE, 0x80,
+                                  0xA2, 0x80, 0x80, 0x02, 0x11, 0x00, 0x00, 0x00, 0x6A};
+    static const uint8_t skip[] = {0x01, 0x00, 0x10, 0x00, 0x00, 0x81, 0x20, 0x2E, 0x84,
+                                   0xA2, 0x80, 0x80, 0x02, 0x22, 0x00, 0x00, 0x00};
+    static const struct {
+        uint32_t lo;
+        const uint8_t *fifo;
+        size_t n;
+    } cases[] = {{0x20001100, vnt, sizeof vnt}, {0x20001104, skip, sizeof skip}};
+    static const uint8_t ps[] = {TB_ETMV2_IE, TB_ETMV2_DE, TB_ETMV2_IN, TB_ETMV2_DE};
+    static sbuf got;
+
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        tb_etmv2_encoder_opts o;
+        tb_etmv2_encoder *e;
+        size_t i;
+
+        tb_etmv2_encoder_opts_init(&o);
+        o.port_width = 8;
+        o.base.sync_period = 0;
+        o.base.data_trace = 3;
+        o.base.n_dranges = 1;
+        o.base.dranges[0].lo = cases[c].lo;
+        o.base.dranges[0].hi = cases[c].lo + 4;
+        got.n = 0;
+        cr_assert_not_null(e = tb_etmv2_encoder_new(&o, on_samples, &got));
+        program(e);
+        tb_etmv2_encoder_free(e);
+        cr_assert_eq(got.n, 1 + cases[c].n, "case %zu: %zu samples", c, got.n);
+        for (i = 0; i + 1 < got.n; i++) {
+            cr_assert_eq(got.s[1 + i].pipestat, i < 4 ? ps[i] : TB_ETMV2_WT,
+                         "case %zu cycle %zu", c, 1 + i);
+        }
+        /* The FIFO bytes in order, one a cycle from the TFO cycle's next
+         * (the TFO packet's five bytes first). */
+        for (i = 0; i < cases[c].n; i++)
+            cr_assert_eq(got.s[1 + i].tracepkt, cases[c].fifo[i], "case %zu cycle %zu: 0x%x",
+                         c, 1 + i, got.s[1 + i].tracepkt);
+    }
+}
+
 /* ---- decoder: the hand-made samples above -> elements ---- */
 
 typedef struct ebuf {
