@@ -50,6 +50,11 @@ struct tb_etmv2_decoder {
     bool daddr_ok, dfull; /* dfull: a full data address since sync */
     tb_element dq[DQMAX];
     unsigned dqn;
+    /* Load misses (U9, docs/etmv2.md 9): the transfer of each outstanding
+     * Load Miss occurred, by tag. */
+    bool miss_on[4];
+    tb_element miss[4];
+    uint64_t last_index; /* of the newest status or packet (indices never go back) */
 };
 
 /* A status that is an instruction (the core's step hook). */
@@ -59,6 +64,8 @@ static void step(tb_port_dec *c, uint64_t index, char atom)
     tb_insn in;
     int k;
 
+    if (index > d->last_index)
+        d->last_index = index;
     if (!c->pc_known) /* nothing to walk from yet */
         return;
     if (d->await_br) {
@@ -80,6 +87,26 @@ static void step(tb_port_dec *c, uint64_t index, char atom)
     }
 }
 
+static void data_out(tb_etmv2_decoder *d, const tb_element *el);
+
+/* The misses still out whose values can no longer come (trace restarted,
+ * M12, or the end): each a DATA element without value, flagged out of
+ * order, at index. */
+static void misses_lost(tb_etmv2_decoder *d, uint64_t index)
+{
+    for (unsigned t = 1; t < 4; t++) {
+        if (!d->miss_on[t])
+            continue;
+        tb_element el = d->miss[t];
+
+        if (index > el.index)
+            el.index = index;
+        el.data_flags |= TB_DATA_OOO | TB_DATA_NO_VALUE;
+        d->miss_on[t] = false;
+        data_out(d, &el);
+    }
+}
+
 /* A TFO (6.5.1, 6.5.4). */
 static void tfo(tb_etmv2_decoder *d, const tb_packet *pkt)
 {
@@ -95,6 +122,7 @@ static void tfo(tb_etmv2_decoder *d, const tb_packet *pkt)
         tb_port_dec_settle_open(&d->port, pkt->reason == TB_ETMV2_R_OVERFLOW);
         tb_port_dec_trace_on(&d->port, pkt, why[pkt->reason & 3]);
         tb_port_dec_context(&d->port, pkt, false);
+        misses_lost(d, pkt->index); /* M12: not traced past a restart */
         tb_port_dec_goto(&d->port, pkt->addr, pkt->isa);
         d->await_br = false;
         d->li_ok = d->dx_on = false;
@@ -189,10 +217,58 @@ static void transfer(tb_etmv2_decoder *d, const tb_packet *pkt, unsigned k)
     data_out(d, &el);
 }
 
-/* A data packet (6.4.2, 6.4.4): DATA or VALUE_NOT_TRACED. */
+/* A miss's value (its own tag names its transfer): unlike a DATA element
+ * it closes no range, so that a DW's E can still retract the newest
+ * instruction (6.7.1), whose status may have carried it (M12).  It goes
+ * out before the open range, with that range's index if lower (indices
+ * never go back), or behind a held one (CA). */
+static void miss_out(tb_etmv2_decoder *d, tb_element *el)
+{
+    if (d->port.rng_open && d->port.rng.index < el->index)
+        el->index = d->port.rng.index;
+    if (!d->port.have_held) {
+        tb_port_dec_emit(&d->port, el);
+        return;
+    }
+    if (d->dqn == DQMAX)
+        tb_port_dec_release_held(&d->port);
+    if (d->port.have_held)
+        d->dq[d->dqn++] = *el;
+    else
+        tb_port_dec_emit(&d->port, el);
+}
+
+/* Load Miss data (Table 6.2 bCTT0SS00): the value of the outstanding
+ * miss with its tag (U9), whose transfer it completes. */
+static void miss_data(tb_etmv2_decoder *d, const tb_packet *pkt)
+{
+    unsigned t = pkt->data_tag & 3;
+    tb_element el;
+
+    if (!(d->cfg.data_trace & 1)) {
+        tb_port_dec_lose(&d->port, pkt->index, TB_GAP_BAD_PACKET, TB_ERR_MISMATCH);
+        return;
+    }
+    if (!d->port.pc_known && !d->miss_on[t])
+        return; /* before sync: its miss was before it too */
+    if (!t || !d->miss_on[t] || pkt->data_size != d->miss[t].data_size) {
+        tb_port_dec_lose(&d->port, pkt->index, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
+        return;
+    }
+    el = d->miss[t];
+    el.index = pkt->index;
+    el.data_flags = (uint8_t)((el.data_flags & ~TB_DATA_NO_VALUE) | TB_DATA_OOO);
+    el.data_value = pkt->data_value;
+    d->miss_on[t] = false;
+    miss_out(d, &el);
+}
+
+/* A data packet (6.4.2, 6.4.4): DATA, VALUE_NOT_TRACED or a Load Miss
+ * occurred (its transfer's value comes later, miss_data). */
 static void data(tb_etmv2_decoder *d, const tb_packet *pkt)
 {
-    bool first = pkt->kind == TB_PKT_DATA && (pkt->bytes[0] & 0x20);
+    bool first = (pkt->kind == TB_PKT_DATA || pkt->kind == TB_PKT_OOO_PLACEHOLDER) &&
+                 (pkt->bytes[0] & 0x20);
     unsigned k;
 
     if (!d->cfg.data_trace) { /* the parser's configuration was another */
@@ -219,13 +295,31 @@ static void data(tb_etmv2_decoder *d, const tb_packet *pkt)
             d->daddr = pkt->data_addr;
         }
         d->daddr_ok = pkt->has_data_addr && d->dfull;
+        if (pkt->kind == TB_PKT_OOO_PLACEHOLDER) {
+            /* A single load (M12) with tag 1..3 not already out (U9). */
+            unsigned t = pkt->data_tag & 3;
+            tb_element el;
+
+            d->dx_on = false;
+            if (!(d->cfg.data_trace & 1) || d->op.n != 1 || d->op.store || !t ||
+                d->miss_on[t])
+                goto bad;
+            tb_port_dec_data_el(&el, pkt->index, d->dx.addr, d->dx.isa, d->dx.size, &d->op, 0,
+                                d->daddr_ok, d->daddr);
+            el.data_flags |= TB_DATA_NO_VALUE;
+            el.reason = (uint8_t)t;
+            d->miss[t] = el;
+            d->miss_on[t] = true;
+            data_out(d, &el);
+            return;
+        }
         if (!(d->cfg.data_trace & 1)) { /* address only: one packet */
             for (k = 0; k < d->op.n; k++)
                 transfer(d, pkt, k);
             d->dx_on = false;
             return;
         }
-    } else if (!d->dx_on || !(d->cfg.data_trace & 1)) {
+    } else if (!d->dx_on || !(d->cfg.data_trace & 1) || pkt->kind == TB_PKT_OOO_PLACEHOLDER) {
         goto bad;
     }
     if (pkt->kind == TB_PKT_DATA && pkt->data_size != d->op.size)
@@ -243,6 +337,8 @@ static void packet(tb_port_dec *c, const tb_packet *pkt)
 {
     tb_etmv2_decoder *d = (tb_etmv2_decoder *)c;
 
+    if (pkt->index > d->last_index)
+        d->last_index = pkt->index;
     switch (pkt->kind) {
     case TB_PKT_BRANCH:
         branch(d, pkt);
@@ -255,12 +351,11 @@ static void packet(tb_port_dec *c, const tb_packet *pkt)
         break;
     case TB_PKT_DATA:
     case TB_PKT_VALUE_NOT_TRACED:
+    case TB_PKT_OOO_PLACEHOLDER:
         data(d, pkt);
         break;
-    case TB_PKT_OOO_PLACEHOLDER:
     case TB_PKT_OOO_DATA:
-        /* Load miss packets (U9): the encoder never writes them. */
-        tb_port_dec_lose(c, pkt->index, TB_GAP_BAD_PACKET, TB_ERR_UNSUPPORTED);
+        miss_data(d, pkt);
         break;
     default:
         break;
@@ -284,6 +379,7 @@ static void lost(tb_port_dec *c)
 
     d->await_br = false;
     d->li_ok = d->dx_on = d->dfull = false;
+    memset(d->miss_on, 0, sizeof d->miss_on);
 }
 
 /* The end: ETMv2 has no TD with TraceEnable (6.1.6: TRACEPKT[0] of a TD
@@ -291,6 +387,9 @@ static void lost(tb_port_dec *c)
  * unknown (the core's w_sure), as before a marker. */
 static void end(tb_port_dec *c)
 {
+    tb_etmv2_decoder *d = (tb_etmv2_decoder *)c;
+
+    misses_lost(d, d->last_index);
     tb_port_dec_settle_open(c, false);
 }
 
@@ -301,6 +400,8 @@ static void reset(tb_port_dec *c)
     d->await_br = false;
     d->dqn = 0;
     d->li_ok = d->dx_on = d->dfull = false;
+    memset(d->miss_on, 0, sizeof d->miss_on);
+    d->last_index = 0;
 }
 
 static const tb_port_dec_ops ops = {

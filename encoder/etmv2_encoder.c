@@ -46,6 +46,19 @@ struct tb_etmv2_encoder {
      * an exception that cancels the newest (E, 6.7.1) retracts it. */
     bool prev_have_shown;
     uint64_t prev_shown_seq;
+    /* Load misses (ooo=N, M12): outstanding by tag 1..3 (U9), each with
+     * its value, size, statuses left and age; due: the tags whose Load
+     * Miss data goes with the status being built; new_tag: the tag of
+     * that status's own Load Miss occurred packet (0: none). */
+    struct {
+        bool valid;
+        uint8_t size;
+        uint32_t value;
+        uint32_t left;
+        uint64_t age;
+    } miss[4];
+    uint64_t miss_age;
+    uint8_t due, new_tag;
 };
 
 static int emit_pkt(tb_etmv2_encoder *e, const tb_packet *p)
@@ -69,6 +82,9 @@ static int tfo(tb_etmv2_encoder *e, uint32_t addr, tb_isa isa, uint8_t reason,
     if (v > tb_etmv2_tfo_max(e->cfg.port_width) ||
         e->m.count + 5 + e->cfg.ctxid_bytes + room > e->m.depth)
         return 0;
+    if (reason != TB_ETMV2_R_PERIODIC)
+        for (i = 1; i < 4; i++) /* M12: misses out at a restart are not traced */
+            e->miss[i].valid = false;
     b[n++] = (uint8_t)(TB_ETMV2_TFO_HDR_NORMAL | (reason & 3)); /* U2 */
     for (i = 0; i < e->cfg.ctxid_bytes; i++)
         b[n++] = (uint8_t)(e->m.ctxid >> (8 * i)); /* U7 */
@@ -130,7 +146,16 @@ static unsigned data_packets(const tb_etmv2_encoder *e, const port_xfer *x, unsi
         uint8_t h = 0x02;
         unsigned at = n;
 
-        if (dv)
+        if (i > 0 && !tb_encoder_in_dataview(&e->m.base, x[i].addr)) {
+            /* 6.4.4: a transfer of a partly traced LSM that the filter
+             * excludes, after the first traced one: Value Not Traced,
+             * the header alone (bC1101010, Table 6.2). */
+            b[n++] = (uint8_t)(0x6A | (i + 1 < np || more ? 0x80 : 0));
+            continue;
+        }
+        if (e->new_tag)
+            h = (uint8_t)(0x50 | e->new_tag << 2); /* Load Miss occurred bC1A1TT00 */
+        else if (dv)
             h |= (uint8_t)(ss[x[i].size] << 2);
         if (i == 0)
             h |= 0x20; /* A: the instruction's first data packet */
@@ -146,7 +171,7 @@ static unsigned data_packets(const tb_etmv2_encoder *e, const port_xfer *x, unsi
                 b[n++] = (uint8_t)(k == 4 ? (a >> 28) & 0xF
                                           : ((a >> (7 * k)) & 0x7F) | (k + 1 < bytes ? 0x80 : 0));
         }
-        if (dv)
+        if (dv && !e->new_tag) /* a miss's value comes later */
             for (k = 0; k < x[i].size; k++)
                 b[n++] = (uint8_t)(x[i].value >> (8 * k));
         if (i + 1 < np || more)
@@ -165,13 +190,36 @@ static bool build(tb_etmv2_encoder *e, bool br, uint32_t to, tb_isa isa, bool ex
     *na = 0;
     *nd = 0;
     if (e->m.ctx_due && e->cfg.ctxid_bytes) {
-        b[(*n)++] = (uint8_t)(0x6E | (br || nx ? 0x80 : 0)); /* bC1101110 */
+        b[(*n)++] = (uint8_t)(0x6E | (br || nx || e->due ? 0x80 : 0)); /* bC1101110 */
         for (i = 0; i < e->cfg.ctxid_bytes; i++)
             b[(*n)++] = (uint8_t)(e->m.ctxid >> (8 * i)); /* U7 */
     }
+    if (e->due) {
+        /* M12: the Load Miss data of the misses due, oldest first,
+         * before this status's own packets: bCTT0SS00, the value LSB
+         * first (U8, U9). */
+        static const uint8_t ss[5] = {0, 1, 2, 0, 3};
+        uint8_t left = e->due;
+
+        while (left) {
+            unsigned t = 0, k;
+
+            for (k = 1; k < 4; k++)
+                if ((left >> k & 1) && (!t || e->miss[k].age < e->miss[t].age))
+                    t = k;
+            left = (uint8_t)(left & ~(1u << t));
+            b[(*n)++] = (uint8_t)(t << 5 | ss[e->miss[t].size] << 2 |
+                                  (left || nx || br ? 0x80 : 0));
+            for (k = 0; k < e->miss[t].size; k++)
+                b[(*n)++] = (uint8_t)(e->miss[t].value >> (8 * k));
+        }
+        *nd = *n;
+    }
     if (nx) {
-        *nd = data_packets(e, x, nx, br, b + *n);
-        *n += *nd;
+        unsigned k = data_packets(e, x, nx, br, b + *n);
+
+        *nd += k;
+        *n += k;
     }
     if (br) {
         int k = tb_addr_encode(TB_ADDR_ORIGINAL, to, isa, e->last_addr, e->last_isa, exc,
@@ -186,6 +234,77 @@ static bool build(tb_etmv2_encoder *e, bool br, uint32_t to, tb_isa isa, bool ex
     return e->m.count + *n <= e->m.depth;
 }
 
+/* Load misses (ooo=N, M12) after a status went out: the due ones are
+ * done, the others wait one status less (`counted`: an instruction's
+ * status, not a DW), and the status's own miss is outstanding. */
+static void miss_commit(tb_etmv2_encoder *e, bool counted, const port_xfer *x, unsigned nx)
+{
+    unsigned t;
+
+    for (t = 1; t < 4; t++) {
+        if (e->due >> t & 1)
+            e->miss[t].valid = false;
+        else if (e->miss[t].valid && counted && e->miss[t].left > 1)
+            e->miss[t].left--;
+    }
+    e->due = 0;
+    if (e->new_tag && nx) {
+        t = e->new_tag;
+        e->miss[t].valid = true;
+        e->miss[t].size = x[0].size;
+        e->miss[t].value = x[0].value;
+        e->miss[t].left = e->m.base.ooo_latency;
+        e->miss[t].age = e->miss_age++;
+    }
+    e->new_tag = 0;
+}
+
+/* Sets e->due (the misses whose data goes with the next status) and
+ * e->new_tag (the tag of r's own miss, when r misses) before build():
+ * with ooo=N every single load from memory that is not a branch misses
+ * (ETMv3's rule, 7.4.3; U9: a tag 1..3, the lowest free), its data
+ * going with the Nth instruction status after its own; with all three
+ * tags out, the oldest completes first, in this status. */
+static void miss_plan(tb_etmv2_encoder *e, const tb_exec_record *r, const port_xfer *x,
+                      unsigned nx)
+{
+    unsigned t, used = 0, oldest = 0;
+
+    e->due = 0;
+    e->new_tag = 0;
+    if (!e->m.base.ooo_latency)
+        return;
+    for (t = 1; t < 4; t++) {
+        if (!e->miss[t].valid)
+            continue;
+        used |= 1u << t;
+        if (e->miss[t].left <= 1)
+            e->due = (uint8_t)(e->due | 1u << t);
+        if (!oldest || e->miss[t].age < e->miss[oldest].age)
+            oldest = t;
+    }
+    if (!r || nx != 1 || x[0].store || r->u.insn.wp_class != TB_WP_NONE ||
+        (r->u.insn.flags & TB_INSN_COND_FAILED) || !(e->cfg.data_trace & 1))
+        return;
+    if (used == 0xE) { /* all out: the oldest's data first */
+        e->due = (uint8_t)(e->due | 1u << oldest);
+        used &= ~(1u << oldest);
+    }
+    for (t = 1; used >> t & 1; t++)
+        ;
+    e->new_tag = (uint8_t)t;
+}
+
+/* Whether a miss's data is due with the next status (then it is no
+ * plain IE a periodic TFO could replace). */
+static bool miss_due(const tb_etmv2_encoder *e)
+{
+    for (unsigned t = 1; t < 4; t++)
+        if (e->miss[t].valid && e->miss[t].left <= 1)
+            return true;
+    return false;
+}
+
 /* Commits packets built by build(); the BRANCH/CONTEXT_ID to pcb. */
 static int commit(tb_etmv2_encoder *e, uint8_t ps, const uint8_t *b, unsigned n,
                   unsigned na, unsigned nd, uint32_t to, tb_isa isa, bool exc,
@@ -197,12 +316,12 @@ static int commit(tb_etmv2_encoder *e, uint8_t ps, const uint8_t *b, unsigned n,
     tb_port_fifo_put(&e->m, b, n);
     if (nd) {
         e->m.st.packets++;
-        if (e->cfg.data_trace & 2) {
+        if (nx && (e->cfg.data_trace & 2)) {
             e->m.last_daddr = x[0].addr;
             e->m.have_daddr = true;
         }
     }
-    (void)nx;
+    miss_commit(e, ps != TB_ETMV2_DW, x, nx);
     if (n > na + nd) {
         e->m.ctx_due = false;
         tb_port_pkt(&e->m, &p, TB_PKT_CONTEXT_ID, b, n - na - nd);
@@ -291,8 +410,12 @@ static int insn_status(tb_etmv2_encoder *e, const tb_exec_record *r, const port_
      * completed (an aborted one has no transfers, sim.h). */
     if (failed || !e->cfg.data_trace)
         nx = 0;
-    if (!build(e, br, *to, *isa, false, x, nx, b, n, na, nd, a5))
+    miss_plan(e, r, x, nx);
+    if (!build(e, br, *to, *isa, false, x, nx, b, n, na, nd, a5)) {
+        e->due = 0;
+        e->new_tag = 0;
         return 0;
+    }
     *ps = (uint8_t)((failed ? TB_ETMV2_IN : TB_ETMV2_IE) | (*n ? 1 : 0));
     return 1;
 }
@@ -306,6 +429,23 @@ static void shown(tb_etmv2_encoder *e, uint64_t seq)
     e->m.shown_seq = seq;
 }
 
+/* ViewData (dataview=, the ETMv2 data filter; 6.4.4): the transfers
+ * before the first one it selects give no packet, so x/nx start there
+ * (none selected: no data, a plain IE/IN).  The later ones it excludes
+ * are Value Not Traced (data_packets); the decoder counts back from the
+ * last transfer (6.4.4).  Without dataview every transfer is selected. */
+static void view_trim(const tb_etmv2_encoder *e, const port_xfer **x, unsigned *nx)
+{
+    unsigned f = 0;
+
+    if (!e->m.base.n_dranges || !*nx)
+        return;
+    while (f < *nx && !tb_encoder_in_dataview(&e->m.base, (*x)[f].addr))
+        f++;
+    *x += f;
+    *nx -= f;
+}
+
 /* One instruction (and, with `second`, the instruction folded with it). */
 static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
                    const port_xfer *x, unsigned nx, const tb_exec_record *second,
@@ -316,6 +456,9 @@ static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
     uint32_t to;
     tb_isa isa;
     int rc;
+
+    view_trim(e, &x, &nx);
+    view_trim(e, &x2, &nx2);
 
     e->m.st.insns += second ? 2 : 1;
     tb_port_trigger_check(&e->m, r);
@@ -353,7 +496,8 @@ static int do_insn(tb_etmv2_encoder *e, const tb_exec_record *r, uint64_t span,
                      !(e->cfg.branch_output && (r->u.insn.flags & TB_INSN_TAKEN) &&
                        r->u.insn.wp_class != TB_WP_NONE) &&
                      !(e->m.ctx_due && e->cfg.ctxid_bytes) &&
-                     !(e->cfg.data_trace && nx); /* it implies an IE: no data */
+                     !(e->cfg.data_trace && nx) && /* it implies an IE: no data */
+                     !miss_due(e);
 
         if (e->m.since_sync >= 2 * (uint64_t)e->m.base.sync_period) {
             /* 6.5.1: the counter ran out again first: overflow, trace lost. */
@@ -535,13 +679,40 @@ static int v2_exception(port_model *m, const tb_exec_record *r, uint64_t span)
     return do_exc(e, r, span);
 }
 
+/* The end (M12): the misses still out complete in a DW cycle of their
+ * own (a status that placed packets and is no instruction, 6.1), unless
+ * the FIFO is dropping (their data lost with the overflow). */
+static int v2_end(port_model *m)
+{
+    tb_etmv2_encoder *e = (tb_etmv2_encoder *)m;
+    uint8_t b[PMAX], a5[5];
+    unsigned n, na, nd, t;
+    int rc;
+
+    e->due = 0;
+    e->new_tag = 0;
+    for (t = 1; t < 4; t++)
+        if (e->miss[t].valid)
+            e->due = (uint8_t)(e->due | 1u << t);
+    if (!e->due || m->dropping)
+        return 0;
+    if (!build(e, false, 0, TB_ISA_ARM, false, NULL, 0, b, &n, &na, &nd, a5)) {
+        e->due = 0;
+        tb_port_lost(m, n);
+        return 0;
+    }
+    if ((rc = commit(e, TB_ETMV2_DW, b, n, na, nd, 0, TB_ISA_ARM, false, NULL, 0)) < 0)
+        return rc;
+    return tb_port_cycle(m, TB_ETMV2_DW, 0);
+}
+
 /* 6.1.7: a TR cycle's TRACEPKT[3:0] is the real status; 6.1.6: a TD
  * cycle's TRACEPKT[0] is 0 (1 is a TFO), CA captures keep every cycle
  * (docs/etmv2.md 4, M6). */
 static const port_ops etmv2_ops = {
     .proto = TB_PROTO_ETMV2, .wt = TB_ETMV2_WT, .td = TB_ETMV2_TD, .tr = TB_ETMV2_TR,
     .tr_mask = 15, .td_enable = false, .xmax = XMAX, .flush = v2_flush,
-    .exception = v2_exception,
+    .exception = v2_exception, .end = v2_end,
 };
 
 /* Phantom branches (U18) unless no_phantoms. */

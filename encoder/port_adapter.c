@@ -14,6 +14,8 @@ typedef struct port_proto {
     const char *minor_why;     /* ... and the message beyond it */
     unsigned ctxid_minor;      /* context IDs from this minor on */
     const char *data_more;     /* what else data trace options lack */
+    bool dataview;             /* ViewData ranges (dataview=) modelled */
+    bool ooo;                  /* load misses (ooo=N) modelled */
     port_model *(*make)(const tb_encoder_opts *o, tb_trace_sink sink, void *ctx);
     int (*config)(const tb_encoder_opts *o, tb_config *cfg);
 } port_proto;
@@ -35,10 +37,12 @@ static const port_proto etmv2_port = {
     .max_minor = 0, /* ETMv2.0 (ETM10, IHI0014Q chapter 6) */
     .minor_why = "ETMv2.0 (v=0) is the only ETMv2 known",
     .ctxid_minor = 0,
-    /* Data trace (docs/etmv2.md 9): ETMCR[3:2]; no ViewData (ETMv2 has
-     * partial LSM tracing, 6.4.4, not modelled), load misses (U9) nor
-     * ETMv3's suppression. */
-    .data_more = "",
+    /* Data trace (docs/etmv2.md 9): ETMCR[3:2]; ViewData with partial
+     * LSM tracing (6.4.4: Value Not Traced); load misses (ooo=N, M12);
+     * no ETMv3 suppression. */
+    .data_more = ", as are dataview and ooo with data=value or data=both",
+    .dataview = true,
+    .ooo = true,
     .make = tb_etmv2_port_new,
     .config = tb_etmv2_port_config,
 };
@@ -75,10 +79,19 @@ int tb_enc_port_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
                     o->timestamps ? "ts" : o->return_stack ? "rs" : o->alt_branch ? "alt"
                                                                                 : "vmid",
                     p->name);
-    if (o->n_dranges || o->ooo_latency || o->suppress_level)
+    if ((o->n_dranges && !p->dataview) || (o->ooo_latency && !p->ooo) || o->suppress_level)
         return FAIL("%s: not modelled for %s (data= is%s)",
                     o->n_dranges ? "dataview" : o->ooo_latency ? "ooo" : "suppress", p->name,
                     p->data_more);
+    /* ETMv2 partial LSM tracing (6.4.4) leaves values out; with
+     * addresses alone an LSM has one packet, which could not say where
+     * the traced transfers begin. */
+    if (o->ooo_latency && !(o->data_trace & 1))
+        return FAIL("ooo: an %s load miss's value comes later (IHI0014Q 6.4.1 Table 6.2, Load "
+                    "Miss data); use data=value or data=both", p->name);
+    if (o->n_dranges && !(o->data_trace & 1))
+        return FAIL("dataview: %s ViewData selects transfer values (IHI0014Q 6.4.4); use "
+                    "data=value or data=both", p->name);
     if (o->data_trace > 3)
         return FAIL("data: ETMCR[3:2] is two bits");
     if (o->vector_base & 0x1F)

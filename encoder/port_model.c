@@ -310,6 +310,7 @@ int tb_port_push(port_model *m, const tb_exec_record *r)
         }
         m->xfer[m->n_xfer].addr = r->u.data.addr;
         m->xfer[m->n_xfer].value = r->u.data.value;
+        m->xfer[m->n_xfer].store = (r->u.data.flags & TB_DATA_STORE) != 0;
         m->xfer[m->n_xfer++].size = r->u.data.size;
         break;
     case TB_REC_EXCEPTION:
@@ -346,7 +347,8 @@ int tb_port_finish(port_model *m)
     if (m->finished)
         return 0;
     m->finished = true;
-    if ((rc = m->ops->flush(m, false)) < 0 || (rc = drain(m)) < 0)
+    if ((rc = m->ops->flush(m, false)) < 0 || (m->ops->end && (rc = m->ops->end(m)) < 0) ||
+        (rc = drain(m)) < 0)
         return m->err = rc;
     return 0;
 }

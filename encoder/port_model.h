@@ -19,6 +19,7 @@
 typedef struct port_xfer {
     uint32_t addr, value;
     uint8_t size;
+    bool store; /* TB_DATA_STORE */
 } port_xfer;
 
 typedef struct port_model port_model;
@@ -38,6 +39,8 @@ typedef struct port_ops {
     int (*flush)(port_model *m, bool next_insn);
     /* An exception record, span its port cycles. */
     int (*exception)(port_model *m, const tb_exec_record *r, uint64_t span);
+    /* The end, after the last flush (NULL: nothing more to send). */
+    int (*end)(port_model *m);
 } port_ops;
 
 /* Cycle flags. */

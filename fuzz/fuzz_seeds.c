@@ -944,17 +944,37 @@ static int etmv2_seeds(tb_fuzz_seed_cb cb, void *ctx)
             0x01, 0x00, 0x10, 0x00, 0x00, 0x22, 0x84, 0xA0, 0x80,
             0x80, 0x02, 0xA2, 0x08, 0x81, 0x20, 0x22, 0x80, 0x22,
         };
+        /* ViewData over the STM's first word (6.4.4, issue 35): the
+         * loads send nothing, the STM a Value Not Traced packet
+         * (test_etmv2_data.c partial_lsm_value_not_traced). */
+        static const uint8_t fifo_vnt[] = {
+            0x01, 0x00, 0x10, 0x00, 0x00, 0x81, 0x20, 0xAE, 0x80,
+            0xA2, 0x80, 0x80, 0x02, 0x11, 0x00, 0x00, 0x00, 0x6A,
+        };
+        /* Load misses (ooo=1, M12, issue 35): the load at 0x1000 misses
+         * (tag 1), its data goes with the next status (test_etmv2_data.c
+         * load_miss). */
+        static const uint8_t fifo_miss[] = {
+            0x01, 0x00, 0x10, 0x00, 0x00, 0x74, 0x84, 0xA0, 0x80, 0x80, 0x02, 0xAC,
+            0xEF, 0xBE, 0xAD, 0xDE, 0xAE, 0x08, 0x00, 0x20, 0x00, 0x00, 0x81, 0x20,
+            0xAE, 0x80, 0x22, 0x11, 0x00, 0x00, 0x00, 0x0E, 0x22, 0x00, 0x00, 0x00,
+        };
         static const uint8_t ps[] = {TB_ETMV2_DE, TB_ETMV2_DE, TB_ETMV2_IN, TB_ETMV2_DE};
+        static const uint8_t ps_vnt[] = {TB_ETMV2_IE, TB_ETMV2_DE, TB_ETMV2_IN, TB_ETMV2_DE};
         static const char *const names[] = {"etmv2-data-w8", "etmv2-data-w4",
-                                            "etmv2-data-addr-w8"};
+                                            "etmv2-data-addr-w8", "etmv2-data-vnt-w8",
+                                            "etmv2-data-miss-w8"};
         unsigned v;
 
-        for (v = 0; v < 3; v++) {
+        for (v = 0; v < 5; v++) {
             tb_etmv2_config c;
             tb_etmv1_sample sm = {TB_ETMV2_TD, 0, 1};
-            const uint8_t *f = v == 2 ? fifo_addr : fifo;
+            const uint8_t *f = v == 2 ? fifo_addr : v == 3 ? fifo_vnt : v == 4 ? fifo_miss : fifo;
+            const uint8_t *st = v == 3 ? ps_vnt : ps;
             size_t k = 0, u, units = v == 1 ? 2 * sizeof fifo
-                                   : v == 2 ? sizeof fifo_addr : sizeof fifo;
+                                   : v == 2 ? sizeof fifo_addr
+                                   : v == 3 ? sizeof fifo_vnt
+                                   : v == 4 ? sizeof fifo_miss : sizeof fifo;
 
             tb_etmv2_config_init(&c);
             c.port_width = v == 1 ? 4 : 8;
@@ -968,7 +988,7 @@ static int etmv2_seeds(tb_fuzz_seed_cb cb, void *ctx)
             for (u = 0; u < units; u++) {
                 size_t cyc = v == 1 ? u + 1 : u;
 
-                sm.pipestat = cyc < sizeof ps ? ps[cyc] : TB_ETMV2_WT;
+                sm.pipestat = cyc < sizeof ps ? st[cyc] : TB_ETMV2_WT;
                 sm.tracepkt = v == 1 ? (u & 1 ? f[u / 2] >> 4 : f[u / 2] & 0xF) : f[u];
                 tb_etmv1_sample_pack(&sm, buf + TB_FUZZ_CFG_BYTES + TB_ETMV1_SAMPLE_BYTES * k++);
             }

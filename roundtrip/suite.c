@@ -127,6 +127,16 @@ static const char *const etmv2_sets[] = {
     "data=value,trigger=100", "data=both,sync=64,port=4", "ca,data=both,port=4",
     "ca,data=both,port=16", "ca,data=value,port=8",
     "trigger=100,trigdelay=3", /* a trigger between instructions (issue 35) */
+    /* ViewData, partial LSM tracing (6.4.4, issue 35): the code and its
+     * literal pools in view, and two words of data_ops's buffer, whose
+     * LDM/STM of four words give Value Not Traced packets. */
+    "data=both,port=4,dataview=0-0x1000,dataview=0x46198-0x4619c",
+    "ca,data=value,port=8,dataview=0-0x1000,dataview=0x46194-0x4619c",
+    /* Load misses (ooo=N, docs/etmv2.md M12, issue 35): every single load
+     * misses, its data N statuses later; with overflows (trace restarts
+     * drop the misses out), the filter and CA. */
+    "data=both,ooo=2,port=8", "data=value,ooo=4,fifo=16,port=4",
+    "ca,data=both,ooo=3,filter,port=16",
 };
 
 /* ETMv3 on a Cortex-M3/M4 (docs/cortex-m.md 2): the ETM-M3/M4 has no

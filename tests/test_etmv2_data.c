@@ -515,6 +515,97 @@ Test(etmv2_data_encoder, address_only)
                      got.s[1 + i].tracepkt);
 }
 
+/* ViewData (dataview=, 6.4.4 partial LSM tracing), addresses and values
+ * on an 8-bit port.  The loads at 0x20001004/8 are outside: 0x1000 is IE,
+ * 0x1004 DE with its branch address alone (81 20).  The STM's two words:
+ *   view 0x20001100-4: its first traced, full address (first since the
+ *     TFO) AE 80 A2 80 80 02, value 11 00 00 00, then Value Not Traced,
+ *     the header alone: 6A (C = 0, Table 6.2 bC1101010);
+ *   view 0x20001104-8: the first word before any traced one sends nothing,
+ *     the second is the first packet, with A: 2E 84 A2 80 80 02, value
+ *     22 00 00 00. */
+Test(etmv2_data_encoder, partial_lsm_value_not_traced)
+{
+    static const uint8_t vnt[] = {0x01, 0x00, 0x10, 0x00, 0x00, 0x81, 0x20, 0xAE, 0x80,
+                                  0xA2, 0x80, 0x80, 0x02, 0x11, 0x00, 0x00, 0x00, 0x6A};
+    static const uint8_t skip[] = {0x01, 0x00, 0x10, 0x00, 0x00, 0x81, 0x20, 0x2E, 0x84,
+                                   0xA2, 0x80, 0x80, 0x02, 0x22, 0x00, 0x00, 0x00};
+    static const struct {
+        uint32_t lo;
+        const uint8_t *fifo;
+        size_t n;
+    } cases[] = {{0x20001100, vnt, sizeof vnt}, {0x20001104, skip, sizeof skip}};
+    static const uint8_t ps[] = {TB_ETMV2_IE, TB_ETMV2_DE, TB_ETMV2_IN, TB_ETMV2_DE};
+    static sbuf got;
+
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        tb_etmv2_encoder_opts o;
+        tb_etmv2_encoder *e;
+        size_t i;
+
+        tb_etmv2_encoder_opts_init(&o);
+        o.port_width = 8;
+        o.base.sync_period = 0;
+        o.base.data_trace = 3;
+        o.base.n_dranges = 1;
+        o.base.dranges[0].lo = cases[c].lo;
+        o.base.dranges[0].hi = cases[c].lo + 4;
+        got.n = 0;
+        cr_assert_not_null(e = tb_etmv2_encoder_new(&o, on_samples, &got));
+        program(e);
+        tb_etmv2_encoder_free(e);
+        cr_assert_eq(got.n, 1 + cases[c].n, "case %zu: %zu samples", c, got.n);
+        for (i = 0; i + 1 < got.n; i++) {
+            cr_assert_eq(got.s[1 + i].pipestat, i < 4 ? ps[i] : TB_ETMV2_WT,
+                         "case %zu cycle %zu", c, 1 + i);
+        }
+        /* The FIFO bytes in order, one a cycle from the TFO cycle's next
+         * (the TFO packet's five bytes first). */
+        for (i = 0; i < cases[c].n; i++)
+            cr_assert_eq(got.s[1 + i].tracepkt, cases[c].fifo[i], "case %zu cycle %zu: 0x%x",
+                         c, 1 + i, got.s[1 + i].tracepkt);
+    }
+}
+
+/* Load misses (ooo=1, docs/etmv2.md M12), 8-bit port, addresses and
+ * values: the LDR at 0x1000 (a single load, not a branch) misses: Load
+ * Miss occurred with tag 1 (U9: the lowest free), A and its address,
+ * bC1A1TT00 = 0x74, then 84 A0 80 80 02 and no value; its data goes with
+ * the next status (0x1004's), first: Load Miss data bCTT0SS00 with C =
+ * 0xAC, EF BE AD DE; then 0x1004's own packets as without misses (the
+ * LDR pc is a branch: no miss): AE 08 00 20 00 00 81 20; the rest as in
+ * bytes_from_the_packet_rules (stores never miss). */
+static const uint8_t miss_fifo[] = {
+    0x01, 0x00, 0x10, 0x00, 0x00, 0x74, 0x84, 0xA0, 0x80, 0x80, 0x02,
+    0xAC, 0xEF, 0xBE, 0xAD, 0xDE, 0xAE, 0x08, 0x00, 0x20, 0x00, 0x00, 0x81, 0x20,
+    0xAE, 0x80, 0x22, 0x11, 0x00, 0x00, 0x00, 0x0E, 0x22, 0x00, 0x00, 0x00,
+};
+
+Test(etmv2_data_encoder, load_miss)
+{
+    static const uint8_t ps[] = {TB_ETMV2_DE, TB_ETMV2_DE, TB_ETMV2_IN, TB_ETMV2_DE};
+    tb_etmv2_encoder_opts o;
+    tb_etmv2_encoder *e;
+    static sbuf got;
+    size_t i;
+
+    tb_etmv2_encoder_opts_init(&o);
+    o.port_width = 8;
+    o.base.sync_period = 0;
+    o.base.data_trace = 3;
+    o.base.ooo_latency = 1;
+    got.n = 0;
+    cr_assert_not_null(e = tb_etmv2_encoder_new(&o, on_samples, &got));
+    program(e);
+    tb_etmv2_encoder_free(e);
+    cr_assert_eq(got.n, 1 + sizeof miss_fifo, "%zu samples", got.n);
+    for (i = 0; i < sizeof miss_fifo; i++) {
+        cr_assert_eq(got.s[1 + i].pipestat, i < 4 ? ps[i] : TB_ETMV2_WT, "cycle %zu", 1 + i);
+        cr_assert_eq(got.s[1 + i].tracepkt, miss_fifo[i], "cycle %zu: 0x%x", 1 + i,
+                     got.s[1 + i].tracepkt);
+    }
+}
+
 /* ---- decoder: the hand-made samples above -> elements ---- */
 
 typedef struct ebuf {
@@ -531,9 +622,9 @@ static int on_elem(void *ctx, const tb_element *el)
     return 0;
 }
 
-static void decode(uint8_t dt, bool ca, ebuf *out)
+static void decode_fifo(const uint8_t *fifo, size_t nf, const uint8_t *ps, uint8_t dt, bool ca,
+                        ebuf *out)
 {
-    static const uint8_t ps[] = {TB_ETMV2_DE, TB_ETMV2_DE, TB_ETMV2_IN, TB_ETMV2_DE};
     tb_etmv2_sample s[64];
     static pbuf pk;
     tb_etmv2_config c;
@@ -548,8 +639,9 @@ static void decode(uint8_t dt, bool ca, ebuf *out)
         cr_assert_eq(tb_memimage_add(m, prog_addr[i], b, 4), 0);
     }
     s[n++] = (tb_etmv2_sample){TB_ETMV2_TD, 0, 0x01};
-    for (i = 0; i < sizeof enc_fifo; i++)
-        s[n++] = (tb_etmv2_sample){i < 4 ? ps[i] : TB_ETMV2_WT, 0, enc_fifo[i]};
+    cr_assert_lt(nf, 63);
+    for (i = 0; i < nf; i++)
+        s[n++] = (tb_etmv2_sample){i < 4 ? ps[i] : TB_ETMV2_WT, 0, fifo[i]};
     cfg_data(&c, 8, dt);
     c.cycle_accurate = ca;
     parse(&c, s, n, &pk);
@@ -560,6 +652,13 @@ static void decode(uint8_t dt, bool ca, ebuf *out)
     cr_assert_geq(tb_etmv2_decoder_finish(d, on_elem, out), 0);
     tb_etmv2_decoder_free(d);
     tb_memimage_free(m);
+}
+
+static void decode(uint8_t dt, bool ca, ebuf *out)
+{
+    static const uint8_t ps[] = {TB_ETMV2_DE, TB_ETMV2_DE, TB_ETMV2_IN, TB_ETMV2_DE};
+
+    decode_fifo(enc_fifo, sizeof enc_fifo, ps, dt, ca, out);
 }
 
 static void check_data(const tb_element *el, uint32_t insn_addr, uint32_t addr, uint32_t value,
@@ -601,6 +700,43 @@ Test(etmv2_data_decoder, elements_from_hand_made_samples)
         cr_assert_eq(b.e[i++].kind, TB_ELEM_END);
         cr_assert_eq(b.n, i, "ca %d: %zu elements", ca, b.n);
     }
+}
+
+/* The load miss capture above: the miss is a DATA element with its
+ * transfer's address, no value and tag 1 (reason) after its range; its
+ * value comes as the same transfer flagged out of order with the next
+ * status's packets, before that status's own data (M12). */
+Test(etmv2_data_decoder, load_miss_elements)
+{
+    static const uint8_t ps[] = {TB_ETMV2_DE, TB_ETMV2_DE, TB_ETMV2_IN, TB_ETMV2_DE};
+    static ebuf b;
+    size_t i = 0;
+
+    decode_fifo(miss_fifo, sizeof miss_fifo, ps, 3, false, &b);
+    cr_assert_eq(b.e[i++].kind, TB_ELEM_NO_SYNC);
+    cr_assert_eq(b.e[i++].kind, TB_ELEM_TRACE_ON);
+    cr_assert_eq(b.e[i].kind, TB_ELEM_INSN_RANGE);
+    cr_assert_eq(b.e[i++].start, 0x1000);
+    cr_assert_eq(b.e[i].kind, TB_ELEM_DATA);
+    cr_assert_eq(b.e[i].last_addr, 0x1000);
+    cr_assert_eq(b.e[i].data_addr, 0x20001004);
+    cr_assert_eq(b.e[i].reason, 1);
+    cr_assert_eq(b.e[i++].data_flags, TB_DATA_NO_VALUE);
+    /* The LDR pc's range closes at its status (an indirect branch). */
+    cr_assert_eq(b.e[i].kind, TB_ELEM_INSN_RANGE);
+    cr_assert_eq(b.e[i++].start, 0x1004);
+    cr_assert_eq(b.e[i].kind, TB_ELEM_DATA);
+    cr_assert_eq(b.e[i].last_addr, 0x1000);
+    cr_assert_eq(b.e[i].data_addr, 0x20001004);
+    cr_assert_eq(b.e[i].reason, 1);
+    cr_assert_eq(b.e[i].data_value, 0xDEADBEEF);
+    cr_assert_eq(b.e[i++].data_flags, TB_DATA_OOO);
+    check_data(&b.e[i++], 0x1004, 0x20001008, 0x2000, false);
+    cr_assert_eq(b.e[i++].start, 0x2000);
+    check_data(&b.e[i++], 0x2004, 0x20001100, 0x11, true);
+    check_data(&b.e[i++], 0x2004, 0x20001104, 0x22, true);
+    cr_assert_eq(b.e[i++].kind, TB_ELEM_END);
+    cr_assert_eq(b.n, i, "%zu elements", b.n);
 }
 
 /* A data packet the instruction cannot own: the decoder says so (no

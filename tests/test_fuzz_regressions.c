@@ -324,7 +324,10 @@ static int e2_data_pkt(void *ctx, const tb_packet *p)
 {
     pktcount *c = ctx;
 
-    c->data += p->kind == TB_PKT_DATA;
+    /* Every data packet kind of Table 6.2 (normal, Value Not Traced,
+     * load miss occurred and its data). */
+    c->data += p->kind == TB_PKT_DATA || p->kind == TB_PKT_VALUE_NOT_TRACED ||
+               p->kind == TB_PKT_OOO_PLACEHOLDER || p->kind == TB_PKT_OOO_DATA;
     c->bad += p->kind >= TB_PKT_RESERVED;
     return 0;
 }
