@@ -202,6 +202,15 @@ static size_t packet_stream(const tb_config *cfg, int variant, uint8_t *out)
                                 round ? TB_ISA_THUMB : TB_ISA_ARM), out, &n);
             put(w, cfg, atoms(pr, cfg, etm ? (cfg->cycle_accurate ? "WEWEWE" : "EEEEEEEEEEEE")
                                             : "E"), out, &n);
+            if (etm && cfg->cycle_accurate && cfg->arch_minor == 0) {
+                /* ETMv3.0: an N two cycles after the E before it, its
+                 * first W a format-0 header (IHI0014Q 7.3.1 Table 7.3). */
+                tb_packet f0 = atoms(pr, cfg, "W");
+
+                f0.phdr_format = 0;
+                put(w, cfg, f0, out, &n);
+                put(w, cfg, atoms(pr, cfg, "WN"), out, &n);
+            }
         }
         if (etm && cfg->data_trace) {
             p = pk(TB_PKT_STORE_FAILED, pr);

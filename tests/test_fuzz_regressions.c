@@ -424,3 +424,32 @@ Test(fuzz_regressions, etmv2_seeds_reach_context_forms)
         cr_expect_gt(c.counts[v], 0, "no ETMv2 seed has %s", want[i]);
     }
 }
+
+/* Issue 35: the ETMv3 parser's seeds hold an ETMv3.0 format-0 P-header
+ * (one W, IHI0014Q 7.3.1 Table 7.3; the cycle-accurate ETMv3.0
+ * configuration's seeds), counted by the spec-coverage classifier. */
+static int e3_cov_seed(void *ctx, const char *name, const uint8_t *data, size_t len)
+{
+    e2_cov *c = ctx;
+    tb_parser *p;
+
+    (void)name;
+    cr_assert_geq(len, (size_t)TB_FUZZ_CFG_BYTES);
+    tb_fuzz_config(TB_PROTO_ETMV3, data, &c->g);
+    cr_assert((p = tb_parser_new(&c->g)));
+    cr_assert_geq(tb_parser_push(p, data + TB_FUZZ_CFG_BYTES, len - TB_FUZZ_CFG_BYTES, 0,
+                                 e2_cov_pkt, c), 0);
+    cr_assert_geq(tb_parser_finish(p, e2_cov_pkt, c), 0);
+    tb_parser_free(p);
+    return 0;
+}
+
+Test(fuzz_regressions, etmv3_seeds_reach_format0)
+{
+    static e2_cov c;
+    int v = tb_speccov_variant_find("etmv3.phdr.ca.fmt0");
+
+    cr_assert_geq(v, 0);
+    cr_assert_gt(tb_fuzz_seeds("etmv3_parser", e3_cov_seed, &c), 0);
+    cr_expect_gt(c.counts[v], 0, "no ETMv3 parser seed has a format-0 P-header");
+}
