@@ -453,3 +453,35 @@ Test(fuzz_regressions, etmv3_seeds_reach_format0)
     cr_assert_gt(tb_fuzz_seeds("etmv3_parser", e3_cov_seed, &c), 0);
     cr_expect_gt(c.counts[v], 0, "no ETMv3 parser seed has a format-0 P-header");
 }
+
+/* Issue 35: an ETMv1 seed has a BE in an APO cycle (an abandoned branch,
+ * IHI0014Q 5.6.1), counted from its samples by the spec-coverage
+ * classifier; the seed decodes without errors (etmv1_seeds_reach_the_image). */
+static int e1_abandon_seed(void *ctx, const char *name, const uint8_t *data, size_t len)
+{
+    e2_cov *c = ctx;
+    tb_etmv1_config cfg;
+    uint8_t *cap;
+    size_t n;
+
+    if (strncmp(name, "etmv1-w", 7) != 0 || tb_fuzz_etmv1_config(data, &cfg, &c->g))
+        return 0; /* walks of the image with the harness's header only */
+    n = TB_ETMV1_HDR_BYTES + len - 4;
+    cr_assert((cap = malloc(n)));
+    tb_etmv1_capture_header(&cfg, cap);
+    memcpy(cap + TB_ETMV1_HDR_BYTES, data + 4, len - 4);
+    cr_assert_eq(tb_speccov_count_etmv1_capture(cap, n, c->counts), 0, "%s", name);
+    free(cap);
+    return 0;
+}
+
+Test(fuzz_regressions, etmv1_seeds_reach_abandoned_branches)
+{
+    static e2_cov c;
+    int v = tb_speccov_variant_find("etmv1.apo.abandoned");
+
+    cr_assert_geq(v, 0);
+    cr_assert_gt(tb_fuzz_seeds("etmv1", e1_abandon_seed, &c), 0);
+    fprintf(stderr, "etmv1 seeds: etmv1.apo.abandoned %llu\n", (unsigned long long)c.counts[v]);
+    cr_expect_gt(c.counts[v], 0, "no ETMv1 seed has a BE in an APO cycle");
+}
