@@ -827,6 +827,55 @@ Test(etmv1_cycles, exception_in_an_apo_cycle_abandons_the_branch)
     tb_memimage_free(m);
 }
 
+/* Three BEs in a row, each in the first APO cycle of the one before
+ * (5.6.1): the first's abandoner is abandoned too, so its address read is
+ * not told apart (a BRANCH with abandoned set and no address); the
+ * second's is the read before the third's (APO 1 from its cycle 6: the
+ * TRACESYNCs at 8 and 10).  8-bit port; addresses 0x9000 (80 20, cycle
+ * 5), 0x9100 (80 22, cycle 8), 0x18 (98 80 00, cycle 10). */
+Test(etmv1_parser, abandoner_abandoned_gives_a_branch_without_address)
+{
+    static const tb_etmv1_sample s[] = {
+        {4, 1, 0x80}, {0, 0, 0x80}, {0, 0, 0x82}, {0, 0, 0x80}, {4, 0, 0x10},
+        {4, 1, 0x80}, {4, 0, 0x20}, {1, 0, 0x00}, {0, 1, 0x80}, {0, 0, 0x22},
+        {0, 1, 0x98}, {0, 0, 0x80}, {0, 0, 0x00},
+    };
+    tb_etmv1_config c;
+    static pbuf pk;
+    size_t i, nbr = 0;
+
+    tb_etmv1_config_init(&c);
+    c.port_width = 8;
+    parse_samples(&c, s, sizeof s / sizeof s[0], &pk);
+    for (i = 0; i < pk.n; i++) {
+        const tb_packet *p = &pk.p[i];
+
+        cr_assert(p->kind == TB_PKT_ATOM || p->kind == TB_PKT_BRANCH, "packet %zu: %s", i,
+                  tb_pkt_kind_name(p->kind));
+        if (p->kind != TB_PKT_BRANCH)
+            continue;
+        switch (nbr++) {
+        case 0:
+            cr_assert(!p->abandoned && p->addr == 0x8000 && p->reason == 1);
+            break;
+        case 1:
+            cr_assert(p->abandoned && p->addr_bits == 0 && p->size == 0 && !p->addr_known);
+            cr_assert_eq(p->index, IDX(4));
+            break;
+        case 2:
+            cr_assert(p->abandoned && p->addr_bits == 14);
+            cr_assert_eq(p->addr, 0x9100);
+            cr_assert_eq(p->index, IDX(5));
+            break;
+        default:
+            cr_assert(!p->abandoned);
+            cr_assert_eq(p->addr, 0x18);
+            cr_assert_eq(p->index, IDX(6));
+        }
+    }
+    cr_assert_eq(nbr, 4);
+}
+
 /* A data abort with the sim's cycle stamps (faults.elf's truth: the LDR
  * 2 cycles, the abort's entry 3).  5.7.1: the aborted LDR reports the BE
  * to 0x10 itself (0x10 ^ 0x8000: 90 80 00), its APO cycles the refill
