@@ -16,8 +16,9 @@
  *
  * The variadic uc_hook_add and uc_ctl are forwarded for the cases
  * tracebench uses: hooks without variable arguments (not UC_HOOK_INSN or
- * UC_HOOK_TCG_OPCODE), the CPU model (uc_ctl_set_cpu_model) and the
- * translation cache (uc_ctl_remove_cache, uc_ctl_request_cache); others
+ * UC_HOOK_TCG_OPCODE), the CPU model (uc_ctl_set_cpu_model), the page
+ * size (uc_ctl_get_page_size) and the translation cache
+ * (uc_ctl_remove_cache, uc_ctl_request_cache); others
  * return UC_ERR_ARG rather than pass arguments whose types are unknown
  * here.  Not for the library: only the command line's link uses it.
  */
@@ -57,6 +58,7 @@ static struct {
                        uc_cb_mmio_write_t, void *);
     uc_err (*mem_regions)(uc_engine *, uc_mem_region **, uint32_t *);
     uc_err (*mem_unmap)(uc_engine *, uint64_t, size_t);
+    uc_err (*mem_protect)(uc_engine *, uint64_t, size_t, uint32_t);
     uc_err (*free)(void *);
 } uc = {.once = PTHREAD_ONCE_INIT};
 
@@ -100,6 +102,7 @@ static void uc_load(void)
     LOOKUP(uc.lib, uc.mmio_map, "uc_mmio_map");
     LOOKUP(uc.lib, uc.mem_regions, "uc_mem_regions");
     LOOKUP(uc.lib, uc.mem_unmap, "uc_mem_unmap");
+    LOOKUP(uc.lib, uc.mem_protect, "uc_mem_protect");
     LOOKUP(uc.lib, uc.free, "uc_free");
     if (!ok) {
         snprintf(uc.why, sizeof uc.why, "%s lacks a function tracebench needs (%s): "
@@ -144,6 +147,10 @@ uc_err uc_ctl(uc_engine *e, uc_control_type control, ...)
     const uc_control_type request_cache =
         (uc_control_type)((uint32_t)UC_CTL_TB_REQUEST_CACHE | (2u << 26) |
                           ((uint32_t)UC_CTL_IO_READ_WRITE << 30));
+    /* UC_CTL_READ shifts an int 2 by 30 as well (sim/mpu.c's page size). */
+    const uc_control_type page_size =
+        (uc_control_type)((uint32_t)UC_CTL_UC_PAGE_SIZE | (1u << 26) |
+                          ((uint32_t)UC_CTL_IO_READ << 30));
 
     if (!uc_loaded())
         return UC_ERR_HANDLE;
@@ -161,6 +168,15 @@ uc_err uc_ctl(uc_engine *e, uc_control_type control, ...)
             r = uc.ctl(e, control, addr, va_arg(ap, uc_tb *));
         va_end(ap);
         return r;
+    }
+    if (control == page_size) {
+        /* sim/mpu.c: the page size (a uint32_t pointer). */
+        uint32_t *ps;
+
+        va_start(ap, control);
+        ps = va_arg(ap, uint32_t *);
+        va_end(ap);
+        return uc.ctl(e, control, ps);
     }
     if (control != UC_CTL_WRITE(UC_CTL_CPU_MODEL, 1))
         return UC_ERR_ARG;
@@ -259,6 +275,12 @@ uc_err uc_mem_regions(uc_engine *e, uc_mem_region **regions, uint32_t *count)
 uc_err uc_mem_unmap(uc_engine *e, uint64_t address, size_t size)
 {
     return uc_loaded() ? uc.mem_unmap(e, address, size) : UC_ERR_HANDLE;
+}
+
+/* The Cortex-M MPU's regions as page protections (sim/mpu.c). */
+uc_err uc_mem_protect(uc_engine *e, uint64_t address, size_t size, uint32_t perms)
+{
+    return uc_loaded() ? uc.mem_protect(e, address, size, perms) : UC_ERR_HANDLE;
 }
 
 uc_err uc_free(void *mem)

@@ -553,6 +553,7 @@ static inline int push_rec(tb_encoder *e, const tb_exec_record *r, bool keep)
         if (rc >= 0)
             rc = process_exc(e, r);
         e->ns_at_exc = false;
+        e->v7m_preempt = false;
         break;
     case TB_REC_CONTEXT:
         rc = flush_pending(e, false);
@@ -583,6 +584,7 @@ static inline int push_rec(tb_encoder *e, const tb_exec_record *r, bool keep)
         e->v7m_chain = r->u.eret.tailchain;
         rc = flush_pending(e, false);
         e->v7m_chain = false;
+        e->v7m_preempt = r->u.eret.tailchain && r->u.eret.preempted;
         break;
     case TB_REC_DATA:
         /* A transfer of the instruction just pushed (still pending, so

@@ -153,6 +153,9 @@ struct tb_encoder {
     bool v7m_chain;      /* v7-M: the pending exception return tail-chains:
                           * its exception return packet, and no branch to the
                           * frame's return address (etmv3_v7m.c) */
+    bool v7m_preempt;    /* v7-M: that return was pre-empted as it unstacked:
+                          * the next exception's packet has Cancel, which
+                          * withdraws the return (DDI0337E 15.5.2) */
     uint64_t insn_since_ts;
     bool trigger_done;
 

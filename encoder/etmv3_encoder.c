@@ -650,6 +650,13 @@ static int etm_exception(tb_encoder *e, const tb_exec_record *r)
     tb_enc_exception_pkt(e, &k, r);
     k.exc_cancel = r->u.exc.cancelled;
     e->ns_traced = k.ns;
+    if (e->v7m_preempt && r->u.exc.tailchain) {
+        /* v7-M late arrival while the return unstacked: Cancel applies
+         * to the exception return packet just sent, not to an
+         * instruction (DDI0337E 15.5.2), so nothing shown is withdrawn. */
+        k.exc_cancel = true;
+        return tb_enc_emit(e, &k);
+    }
     if ((rc = tb_enc_emit(e, &k)) < 0 || !k.exc_cancel || e->dropping)
         return rc;
     /* The Cancel went out: the decoder retracts the instruction whose

@@ -843,14 +843,20 @@ typedef struct cmp {
     uint64_t realigned_q;  /* misparsed(): the resync point realigned at */
 } cmp;
 
-/* Whether one of our I-sync packets lies in (lo, hi]: two instructions
+/* Whether one of our I-sync packets, or a branch packet with all 32
+ * address bits, lies in (lo, hi]: two instructions
  * of packets on either side of one cannot be the same execution,
  * however alike their addresses (the pairing by address would otherwise
  * let a decode that begins later, at an I-sync the other side did not
  * need, pair its first instructions with the other's later ones, and
  * put the parting far from where it is: regressions ocsd_ptm
  * opencsd20-async-missed-ours-starts-first, ocsd_etmv3
- * opencsd19-then-paired-across-isync).  Not an A-sync: it ends no
+ * opencsd19-then-paired-across-isync).  A full branch sets the address
+ * as an I-sync does: after fault 12's NACC OpenCSD had nothing until an
+ * exception branch, and our run before it was paired with OpenCSD's run
+ * of the same code after it (a campaign at 9aabeef, regressions/
+ * ocsd_etmv3/opencsd12-nacc-then-paired-across-branch; both corpora still
+ * pass).  Not an A-sync: it ends no
  * range, and our range element carries the index of its first packet,
  * OpenCSD's of its last, so a straight run through an A-sync is one
  * execution with packets on both sides of it (regression ocsd_etmv3
@@ -868,7 +874,8 @@ static bool sync_between(const cmp *c, uint64_t lo, uint64_t hi)
             h = m;
     }
     for (; l < c->pk->n && c->pk->v[l].index <= hi; l++)
-        if (c->pk->v[l].kind == TB_PKT_ISYNC)
+        if (c->pk->v[l].kind == TB_PKT_ISYNC ||
+            (c->pk->v[l].kind == TB_PKT_BRANCH && c->pk->v[l].full))
             return true;
     return false;
 }
@@ -2047,9 +2054,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     static char flag[] = "-detect_leaks=0";
-    static char *args[256];
-    int n = *argc < 255 ? *argc : 255;
+    /* As many as given: a fixed 256 dropped the inputs past the 254th of
+     * a long command line and wrote past its end (xargs over a corpus). */
+    char **args = malloc(((size_t)*argc + 2) * sizeof *args);
+    int n = *argc;
 
+    if (!args)
+        return 0;
     memcpy(args, *argv, (size_t)n * sizeof *args);
     args[n++] = flag;
     args[n] = NULL;

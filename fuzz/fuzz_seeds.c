@@ -27,22 +27,24 @@ typedef struct seed_cfg {
     unsigned minor;
     bool alt;
     uint32_t etmcr, etmccer;
+    bool v7m; /* a Cortex-M3 (config byte 0 bit 5): v7m_stream() */
 } seed_cfg;
 
 static const seed_cfg etmv3_cfgs[] = {
-    {5, false, 0x00000000, 0x00000000},
-    {5, false, 0x10001000, 0x20000000},   /* CA, 64-bit timestamps (TC2 A7) */
-    {3, false, 0x0000C00C, 0x00000000},   /* 4-byte CtxtID, data trace */
-    {4, true, 0x40000100, 0x04000000},    /* alt branch, VMID, BB, virt */
-    {0, false, 0x00001000, 0x00000000},   /* ETMv3.0 cycle accurate */
-    {2, false, 0x00104000, 0x00000000},   /* data only, 1-byte CtxtID */
+    {5, false, 0x00000000, 0x00000000, false},
+    {5, false, 0x10001000, 0x20000000, false},   /* CA, 64-bit timestamps (TC2 A7) */
+    {3, false, 0x0000C00C, 0x00000000, false},   /* 4-byte CtxtID, data trace */
+    {4, true, 0x40000100, 0x04000000, false},    /* alt branch, VMID, BB, virt */
+    {0, false, 0x00001000, 0x00000000, false},   /* ETMv3.0 cycle accurate */
+    {2, false, 0x00104000, 0x00000000, false},   /* data only, 1-byte CtxtID */
+    {4, true, 0x00000000, 0x00000000, true}, /* ETM-M3 (issue 35) */
 };
 
 static const seed_cfg ptm_cfgs[] = {
-    {1, false, 0x00000000, 0x00000000},
-    {1, false, 0x10001000, 0x30000000},   /* CA, binary 64-bit TS (TC2 A15) */
-    {0, false, 0x20004000, 0x00000000},   /* PFT1.0, return stack, CtxtID */
-    {1, false, 0x4000C100, 0x05000000},   /* BB, VMID, 4-byte CtxtID, DMB */
+    {1, false, 0x00000000, 0x00000000, false},
+    {1, false, 0x10001000, 0x30000000, false},   /* CA, binary 64-bit TS (TC2 A15) */
+    {0, false, 0x20004000, 0x00000000, false},   /* PFT1.0, return stack, CtxtID */
+    {1, false, 0x4000C100, 0x05000000, false},   /* BB, VMID, 4-byte CtxtID, DMB */
 };
 
 static tb_packet pk(tb_pkt_kind kind, tb_protocol proto)
@@ -235,6 +237,55 @@ static size_t packet_stream(const tb_config *cfg, int variant, uint8_t *out)
     return n;
 }
 
+/* ETMv3 of a Cortex-M3 (docs/cortex-m.md 2): Thumb only, exception
+ * branches with the traced v7-M numbers, returns (0x76 and the branch to
+ * the return address), a tail-chain (0x76 and an exception branch) and a
+ * return pre-empted while it unstacked (0x76 and an exception branch with
+ * Cancel, DDI0337E 15.5.2: the decoder withdraws the return; issue 35). */
+static size_t v7m_stream(const tb_config *cfg, int variant, uint8_t *out)
+{
+    tb_protocol pr = cfg->protocol;
+    tb_writer *w = tb_writer_new(cfg);
+    size_t n = 0;
+    tb_packet p;
+
+    if (!w)
+        return 0;
+    for (int round = 0; round < 2 + variant; round++) {
+        put(w, cfg, pk(TB_PKT_ASYNC, pr), out, &n);
+        p = addr_pk(TB_PKT_ISYNC, pr, TB_FUZZ_THUMB_BASE + 0x40u * (unsigned)round,
+                    TB_ISA_THUMB);
+        p.reason = round ? TB_ISYNC_PERIODIC : TB_ISYNC_TRACE_ON;
+        put(w, cfg, p, out, &n);
+        put(w, cfg, atoms(pr, cfg, "EEEN"), out, &n);
+        for (int k = 0; k < 4; k++) {
+            /* k 0: an IRQ1 (traced 1); 1: its return; 2: a tail-chain
+             * into IRQ0 (traced 8); 3: that return pre-empted, IRQ3
+             * (traced 3) entered with Cancel. */
+            bool exc = k != 1;
+
+            p = addr_pk(TB_PKT_BRANCH, pr, TB_FUZZ_THUMB_BASE + 0x20u + 0x10u * (unsigned)k,
+                        TB_ISA_THUMB);
+            if (k)
+                put(w, cfg, pk(TB_PKT_EXC_RETURN, pr), out, &n);
+            if (exc) {
+                p.has_exc = true;
+                p.exc_num = k == 0 ? 1 : k == 2 ? 8 : 3;
+                p.exc_bytes = 1;
+                p.exc_cancel = k == 3;
+            }
+            put(w, cfg, p, out, &n);
+            put(w, cfg, atoms(pr, cfg, "EE"), out, &n);
+        }
+        put(w, cfg, pk(TB_PKT_EXC_RETURN, pr), out, &n);
+        put(w, cfg, addr_pk(TB_PKT_BRANCH, pr, TB_FUZZ_THUMB_BASE + 0x80u, TB_ISA_THUMB),
+            out, &n);
+        put(w, cfg, atoms(pr, cfg, "EEEE"), out, &n);
+    }
+    tb_writer_free(w);
+    return n;
+}
+
 static int proto_seeds(tb_protocol proto, const char *prefix,
                        tb_fuzz_seed_cb cb, void *ctx)
 {
@@ -253,8 +304,11 @@ static int proto_seeds(tb_protocol proto, const char *prefix,
             size_t n;
             tb_fuzz_config_bytes(proto, cfgs[i].minor, cfgs[i].alt,
                                  cfgs[i].etmcr, cfgs[i].etmccer, buf);
+            if (cfgs[i].v7m)
+                buf[0] |= 0x20; /* a Cortex-M3 (fuzz_util.c) */
             tb_fuzz_config(proto, buf, &cfg);
-            n = packet_stream(&cfg, v, buf + TB_FUZZ_CFG_BYTES);
+            n = cfg.v7m ? v7m_stream(&cfg, v, buf + TB_FUZZ_CFG_BYTES)
+                        : packet_stream(&cfg, v, buf + TB_FUZZ_CFG_BYTES);
             snprintf(name, sizeof name, "%s-cfg%zu-v%d", prefix, i, v);
             if (cb(ctx, name, buf, TB_FUZZ_CFG_BYTES + n))
                 return count;

@@ -360,6 +360,12 @@ int tb_compare_truth(tb_compare *c, const tb_exec_record *r)
         }
         return 0;
     }
+    /* Not queued: a return pre-empted while it unstacked is withdrawn
+     * by the Cancel of the next exception's packet (DDI0337E 15.5.2), so
+     * the decode shows none: an exception return there meets the
+     * exception's record and fails. */
+    if (r->kind == TB_REC_EXC_RETURN && r->u.eret.preempted)
+        return 0;
     /* Not queued: the instructions after it carry the state. */
     if (r->kind == TB_REC_STATE) {
         c->push_ns = r->u.state.ns;

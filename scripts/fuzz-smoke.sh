@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
 # CI fuzz smoke (issues 7, 28): every harness (each fast one, its _full
 # one, the round trip, the generator, the conformance kit's readers, the
-# ELF reader, the PTM differential harness against OpenCSD: 21) under
+# ELF reader, the two differential harnesses against OpenCSD: 22) under
 # libFuzzer with ASan+UBSan for SECONDS each (default 30), two at a
 # time: about 6 minutes and the build.  A differential harness
 # (ocsd_etmv3, ocsd_ptm) leaves the default list while fuzz/findings/
 # holds an open, unexplained difference of its: a 30 s run meets a
 # filed one at random, and a gate that fails at random on a finding
-# already filed gates nothing.  ocsd_ptm is in (no open finding,
-# docs/fuzzing.md); ocsd_etmv3 is out again (its finding in
-# fuzz/findings/ocsd_etmv3/).  Out of the list, a harness still replays
+# already filed gates nothing.  Both are in (no open finding,
+# fuzz/findings/README.md, docs/fuzzing.md).  Out of the list, a harness still replays
 # their seeds and regression inputs in CI (test_fuzz_ocsd,
 # scripts/test-oss-fuzz-build.sh), and campaigns run them through
 # fuzz/run.sh; TB_FUZZ_HARNESSES can name any list.  Fails if any
@@ -26,7 +25,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
-read -r -a harnesses <<<"${TB_FUZZ_HARNESSES:-etmv3_parser etmv3_parser_full ptm_parser ptm_parser_full deformatter deformatter_full snapshot snapshot_full etmv3_decoder etmv3_decoder_full ptm_decoder ptm_decoder_full etmv1 etmv1_full etmv2 etmv2_full roundtrip gen conform elfinfo ocsd_ptm}"
+read -r -a harnesses <<<"${TB_FUZZ_HARNESSES:-etmv3_parser etmv3_parser_full ptm_parser ptm_parser_full deformatter deformatter_full snapshot snapshot_full etmv3_decoder etmv3_decoder_full ptm_decoder ptm_decoder_full etmv1 etmv1_full etmv2 etmv2_full roundtrip gen conform elfinfo ocsd_etmv3 ocsd_ptm}"
 parallel=${TB_FUZZ_PARALLEL:-2}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

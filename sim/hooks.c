@@ -61,6 +61,7 @@ bool tb_sim_hook_mem_fault(uc_engine *uc, uc_mem_type type, uint64_t address,
     if (s->action != ACT_NONE)
         return false;
     s->act_addr = (uint32_t)address;
+    s->fault_type = type;
     s->action = (type == UC_MEM_FETCH_UNMAPPED || type == UC_MEM_FETCH_PROT)
                     ? ACT_FETCH_FAULT : ACT_DATA_FAULT;
     if (s->action == ACT_DATA_FAULT)

@@ -426,9 +426,12 @@ void tb_sim_update_next_check(tb_sim *s)
 
     if (s->sc.max_insns)
         n = s->sc.max_insns;
-    for (unsigned i = 0; i < s->sc.n_events; i++)
+    for (unsigned i = 0; i < s->sc.n_events; i++) {
         if (!s->ev[i].done && s->sc.events[i].has_insn && s->ev[i].next_insn < n)
             n = s->ev[i].next_insn;
+        if (s->ev[i].armed)
+            n = 0; /* it arrives before the next instruction at the latest */
+    }
     if (s->pending_irq || s->debug_due)
         n = 0;
     if (s->m)
@@ -506,6 +509,13 @@ int tb_sim_slow_path(tb_sim *s, uint32_t a, const tb_centry *e, uint8_t isa)
         sim_stop(s, ACT_BUDGET);
         return 1;
     }
+    /* An unstack event armed before the last instruction that made no
+     * exception return to take it (v7m.c) arrives after it: now. */
+    for (unsigned i = 0; i < s->sc.n_events; i++)
+        if (s->ev[i].armed) {
+            s->ev[i].armed = false;
+            tb_sim_raise_event(s, i);
+        }
     for (unsigned i = 0; i < s->sc.n_events; i++) {
         struct tb_ev_state *st = &s->ev[i];
 
@@ -514,7 +524,10 @@ int tb_sim_slow_path(tb_sim *s, uint32_t a, const tb_centry *e, uint8_t isa)
         if (st->has_addr && (e->info & CE_SPECIAL) && st->addr == a &&
             ++st->arrivals >= s->sc.events[i].hit) {
             st->arrivals = 0;
-            tb_sim_raise_event(s, i);
+            if (s->sc.events[i].unstack)
+                st->armed = true; /* during this instruction (v7m.c exc_return) */
+            else
+                tb_sim_raise_event(s, i);
         } else if (s->sc.events[i].has_insn && s->count >= st->next_insn &&
                    !st->has_addr) {
             tb_sim_raise_event(s, i);

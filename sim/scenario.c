@@ -218,6 +218,15 @@ static int event_key(tb_scn_event *ev, const char *k, const char *v,
         if (!parse_u32(v, &ev->halt_cycles) || ev->halt_cycles == 0 ||
             ev->halt_cycles > 1000000)
             return perr(err, errlen, ln, "bad cycles '%s' (1..1000000 cycles halted)", v);
+    } else if (!strcmp(k, "unstack") && ev->kind != TB_EXC_FIQ &&
+               ev->kind != TB_EXC_DEBUG_HALT) {
+        int b = parse_bool(v);
+
+        if (b < 0)
+            return perr(err, errlen, ln, "bad boolean '%s' (unstack = true: the interrupt "
+                        "arrives while the exception return of the instruction at "
+                        "at_addr unstacks)", v);
+        ev->unstack = b;
     } else if (!strcmp(k, "line") && ev->kind == TB_EXC_IRQ) {
         uint32_t n;
 
@@ -344,6 +353,10 @@ int tb_scenario_parse(tb_scenario *sc, const char *text, size_t len,
     }
     if (ev && !ev->has_insn && !ev->at_addr[0])
         return perr(err, errlen, ln, "event has no at_insn/at_addr");
+    for (unsigned i = 0; i < sc->n_events; i++)
+        if (sc->events[i].unstack && (!sc->events[i].at_addr[0] || sc->events[i].has_insn))
+            return perr(err, errlen, ln, "unstack = true needs at_addr (the instruction whose "
+                        "exception return it arrives during) and no at_insn");
     return 0;
 }
 

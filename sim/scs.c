@@ -151,15 +151,21 @@ static bool reg_read(tb_sim *s, uint32_t off, uint32_t *out)
         case 0xD24: v = shcsr(m); break;
         case 0xD28: v = m->cfsr; break;
         case 0xD2C: v = m->hfsr; break;
-        case 0xD30: v = 0; break; /* DFSR: no debug events */
+        case 0xD30: v = m->dfsr; break; /* DFSR: BKPT (C1.6.1) */
         case 0xD34: v = m->mmfar; break;
         case 0xD38: v = m->bfar; break;
         case 0xD3C: v = 0; break; /* AFSR */
         case 0xD88: v = m->cpacr; break;
-        case 0xD90: v = 0; break; /* MPU_TYPE: no MPU (DREGION 0) */
-        case 0xD94: v = 0; break; /* MPU_CTRL */
+        case 0xD90: case 0xD94: case 0xD98: case 0xD9C: case 0xDA0: case 0xDA4:
+        case 0xDA8: case 0xDAC: case 0xDB0: case 0xDB4: case 0xDB8:
+            tb_mpu_read(s, off, &v); /* the MPU (mpu.c) */
+            break;
         case 0xDF0: v = 0; break; /* DHCSR: no debugger attached */
-        case 0xDFC: v = m->demcr; break;
+        case 0xDFC:
+            /* MON_PEND reads the DebugMonitor's pending state (C1.6.5). */
+            v = (m->demcr & ~DEMCR_MON_PEND) |
+                (tb_v7m_bit(m->pend, V7M_DEBUGMON) ? DEMCR_MON_PEND : 0);
+            break;
         case 0xF34:
             if (!m->m4)
                 return scs_fail(s, off, false, "FPCCR exists on the Cortex-M4 only");
@@ -290,7 +296,7 @@ static bool reg_write(tb_sim *s, uint32_t off, uint32_t value, uint32_t mask)
         return true;
     case 0xD28: m->cfsr &= ~v; return true; /* write one to clear */
     case 0xD2C: m->hfsr &= ~v; return true;
-    case 0xD30:
+    case 0xD30: m->dfsr &= ~v; return true; /* write one to clear (C1.6.1) */
     case 0xD3C:
         return true;
     case 0xD34: m->mmfar = (m->mmfar & ~mask) | v; return true;
@@ -300,12 +306,31 @@ static bool reg_write(tb_sim *s, uint32_t off, uint32_t value, uint32_t mask)
          * it; FP frames are refused at entry (docs/cortex-m.md 1.4). */
         m->cpacr = (m->cpacr & ~mask) | v;
         return true;
-    case 0xD94:
-        if (v & 1)
-            return scs_fail(s, off, true, "MPU_CTRL.ENABLE: the model has no MPU "
-                            "(MPU_TYPE reads 0)");
+    case 0xD90:
+        return true; /* MPU_TYPE: read-only */
+    case 0xD94: case 0xD98: case 0xD9C: case 0xDA0: case 0xDA4: case 0xDA8:
+    case 0xDAC: case 0xDB0: case 0xDB4: case 0xDB8:
+        return tb_mpu_write(s, off, value, mask); /* the MPU (mpu.c) */
+    case 0xDFC:
+        /* DEMCR (ARMv7-M C1.6.5): MON_EN enables the DebugMonitor
+         * exception for BKPT (v7m.c); MON_PEND sets or clears its pending
+         * state, and pends it whatever MON_EN says (a debugger's way to
+         * wake the monitor).  MON_STEP would need a step debug event
+         * after every instruction, which the model does not make; the
+         * vector-catch and TRCENA bits are kept (no halting debugger). */
+        old = (m->demcr & ~mask) | v;
+        if (old & DEMCR_MON_STEP)
+            return scs_fail(s, off, true, "DEMCR.MON_STEP (DebugMonitor stepping) is not "
+                            "modelled");
+        if (mask & DEMCR_MON_PEND) {
+            if (old & DEMCR_MON_PEND)
+                tb_v7m_pend(s, V7M_DEBUGMON);
+            else
+                tb_v7m_set(m->pend, V7M_DEBUGMON, false);
+        }
+        m->demcr = old & ~DEMCR_MON_PEND;
+        tb_v7m_recheck(s);
         return true;
-    case 0xDFC: m->demcr = (m->demcr & ~mask) | v; return true;
     case 0xF00:
         /* STIR: software-triggered interrupt INTID (B3.4.7). */
         if ((value & 0x1FF) >= V7M_NIRQ)
@@ -374,14 +399,26 @@ int tb_scs_map(tb_sim *s)
 /* SysTick (B3.3): one count per instruction executed (docs/cortex-m.md
  * 1.2), so that its period is exact in the truth. */
 
+/* The number of the instruction running now, as the slow path counts
+ * between instructions: the block path delivers its records late (at a
+ * stop or the block's end, block.c), so s->count lags there by the
+ * instructions of the block that ran since (tb_sim_insn_addr's). */
+static uint64_t count_now(const tb_sim *s)
+{
+    if (!s->have_pend && s->blk && s->pos > s->done)
+        return s->count + (s->pos - 1u - s->done);
+    return s->count;
+}
+
 uint32_t tb_v7m_syst_cvr(const tb_sim *s)
 {
     const struct tb_v7m *m = s->m;
+    const uint64_t count = count_now(s);
 
     if (!(m->syst_csr & 1) || m->syst_next == UINT64_MAX)
         return m->syst_cvr;
     /* CVR reaches 0 at count syst_next; one count earlier it was 1. */
-    return s->count >= m->syst_next ? 0 : (uint32_t)(m->syst_next - s->count);
+    return count >= m->syst_next ? 0 : (uint32_t)(m->syst_next - count);
 }
 
 void tb_v7m_syst_write(tb_sim *s, unsigned reg, uint32_t v)
@@ -389,6 +426,7 @@ void tb_v7m_syst_write(tb_sim *s, unsigned reg, uint32_t v)
     struct tb_v7m *m = s->m;
     uint32_t cvr = tb_v7m_syst_cvr(s);
     bool was_on = m->syst_csr & 1;
+    const uint64_t count = count_now(s);
 
     switch (reg) {
     case 0x010:
@@ -396,8 +434,8 @@ void tb_v7m_syst_write(tb_sim *s, unsigned reg, uint32_t v)
         if ((v & 1) && !was_on) {
             /* Counting starts from CVR; a CVR of 0 reloads RVR at the
              * first count (B3.3.1). */
-            m->syst_next = cvr ? s->count + cvr
-                         : m->syst_rvr ? s->count + 1 + m->syst_rvr : UINT64_MAX;
+            m->syst_next = cvr ? count + cvr
+                         : m->syst_rvr ? count + 1 + m->syst_rvr : UINT64_MAX;
         } else if (!(v & 1) && was_on) {
             m->syst_cvr = cvr;
             m->syst_next = UINT64_MAX;
@@ -411,7 +449,7 @@ void tb_v7m_syst_write(tb_sim *s, unsigned reg, uint32_t v)
         m->syst_csr &= ~(1u << 16);
         m->syst_cvr = 0;
         if (m->syst_csr & 1)
-            m->syst_next = m->syst_rvr ? s->count + 1 + m->syst_rvr : UINT64_MAX;
+            m->syst_next = m->syst_rvr ? count + 1 + m->syst_rvr : UINT64_MAX;
         break;
     default:
         break;

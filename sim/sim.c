@@ -269,6 +269,10 @@ int tb_sim_set_scenario(tb_sim *s, const tb_scenario *sc)
                                : e->has_line        ? "[irq] line ="
                                                     : "[irq] priority =",
                                tb_sim_cpu_name(s->cpu));
+        if (!s->m && e->unstack)
+            return tb_sim_fail(s, TB_ERR_CONFIG, "scenario: unstack = true needs cpu = "
+                               "cortex-m3 or cortex-m4 (an ARMv7-M exception return that "
+                               "unstacks); the running cpu is %s", tb_sim_cpu_name(s->cpu));
         if (e->at_addr[0]) {
             if ((rc = resolve(s, e->at_addr, &s->ev[i].addr)) < 0)
                 return rc;

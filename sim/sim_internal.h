@@ -88,6 +88,8 @@ struct tb_ev_state {
     uint32_t raised;
     uint64_t next_insn;
     bool done;
+    bool armed;              /* unstack: at_addr reached, the arrival is
+                              * during that instruction (v7m.c) */
 };
 
 /* What made the hook stop the emulator. */
@@ -104,7 +106,7 @@ enum tb_action {
     ACT_DATA_FAULT,
     ACT_ERROR,
     ACT_EXC_RETURN,          /* v7-M: EXC_RETURN loaded into the PC (v7m.c) */
-    ACT_BKPT,                /* v7-M: BKPT (v7m.c refuses it) */
+    ACT_BKPT,                /* v7-M: BKPT, a debug event (v7m.c bkpt) */
     ACT_RETRANSLATE,         /* before an ARM block Unicorn translated
                               * without exit checks (tb_sim_tb_new) */
 };
@@ -153,6 +155,8 @@ struct tb_sim {
     enum tb_action action;
     uint32_t act_addr;       /* instruction / fault address */
     uint32_t fault_data;     /* data abort address */
+    uc_mem_type fault_type;  /* the faulting access's kind (v7-M: an MPU
+                              * fault is a MemManage, mpu.c) */
     uint32_t fault_insn;     /* instruction running at the fault (0: none) */
     uint32_t past_addr;      /* the first code hook after the fault ... */
     unsigned past_n;         /* ... and how many fired (tb_sim_ran_past_fault) */

@@ -94,12 +94,14 @@ int tb_truth_format_text(const tb_exec_record *r, char *buf, size_t len)
                              (unsigned long long)r->seq, (unsigned long long)r->cycle,
                              r->u.state.ns ? 1 : 0, r->u.state.hyp ? 1 : 0), len);
     case TB_REC_EXC_RETURN:
-        /* SEQ CYCLE R NAME exc=N excret=V ret=ADDR thread|handler [tail-chain] */
-        return done(snprintf(buf, len, "%llu %llu R %s exc=%u excret=%08x ret=%08x %s%s",
+        /* SEQ CYCLE R NAME exc=N excret=V ret=ADDR thread|handler
+         * [tail-chain [preempted]] */
+        return done(snprintf(buf, len, "%llu %llu R %s exc=%u excret=%08x ret=%08x %s%s%s",
                              (unsigned long long)r->seq, (unsigned long long)r->cycle,
                              v7m_name(r->u.eret.num, nb), r->u.eret.num, r->u.eret.exc_return,
                              r->u.eret.target, r->u.eret.to_thread ? "thread" : "handler",
-                             r->u.eret.tailchain ? " tail-chain" : ""), len);
+                             r->u.eret.tailchain ? " tail-chain" : "",
+                             r->u.eret.preempted ? " preempted" : ""), len);
     }
     return TB_ERR_INVAL;
 }
@@ -189,11 +191,13 @@ int tb_truth_format_json(const tb_exec_record *r, char *buf, size_t len)
         return done(snprintf(buf, len,
                              "{\"kind\":\"EXC_RETURN\",\"seq\":%llu,\"cycle\":%llu,"
                              "\"exc_kind\":\"%s\",\"exc_num\":%u,\"exc_return\":%u,"
-                             "\"target\":%u,\"to_thread\":%s,\"tailchain\":%s}",
+                             "\"target\":%u,\"to_thread\":%s,\"tailchain\":%s,"
+                             "\"preempted\":%s}",
                              (unsigned long long)r->seq, (unsigned long long)r->cycle,
                              v7m_name(r->u.eret.num, nb), r->u.eret.num, r->u.eret.exc_return,
                              r->u.eret.target, r->u.eret.to_thread ? "true" : "false",
-                             r->u.eret.tailchain ? "true" : "false"), len);
+                             r->u.eret.tailchain ? "true" : "false",
+                             r->u.eret.preempted ? "true" : "false"), len);
     }
     return TB_ERR_INVAL;
 }
@@ -307,6 +311,10 @@ int tb_truth_parse_text(const char *line, tb_exec_record *r)
         if (!strncmp(line, " tail-chain", 11)) {
             r->u.eret.tailchain = true;
             line += 11;
+            if (!strncmp(line, " preempted", 10)) {
+                r->u.eret.preempted = true;
+                line += 10;
+            }
         }
         if (*line && *line != '\n' && *line != '\r')
             return TB_ERR_FORMAT;

@@ -24,6 +24,9 @@
 #define SHCSR_BUSFAULTENA (1u << 17)
 #define SHCSR_USGFAULTENA (1u << 18)
 /* CFSR (B3.2.15) and HFSR (B3.2.16) bits the model sets. */
+#define CFSR_IACCVIOL (1u << 0)
+#define CFSR_DACCVIOL (1u << 1)
+#define CFSR_MMARVALID (1u << 7)
 #define CFSR_IBUSERR (1u << 8)
 #define CFSR_PRECISERR (1u << 9)
 #define CFSR_BFARVALID (1u << 15)
@@ -410,6 +413,11 @@ static int enter(tb_sim *s, unsigned num, uint32_t ret, uint8_t it, bool cancell
         frame[5] = rreg(s, UC_ARM_REG_LR);
         frame[6] = ret & ~1u;
         frame[7] = xpsr;
+        if (tb_mpu_denies(s, fp, UC_MEM_WRITE) || tb_mpu_denies(s, fp + 28, UC_MEM_WRITE))
+            return tb_sim_fail(s, TB_ERR_UNSUPPORTED, "exception %u (%s) at 0x%08x: the MPU "
+                               "forbids the stack frame at 0x%08x: a stacking MemManage "
+                               "fault (MSTKERR) is not modelled (docs/cortex-m.md 1.4)", num,
+                               name_of(num, nb, sizeof nb), ret, fp);
         if (sp < 32 || uc_mem_write(s->uc, fp, frame, sizeof frame) != UC_ERR_OK)
             return tb_sim_fail(s, TB_ERR_FAULT, "exception %u (%s) at 0x%08x: the stack frame "
                                "at 0x%08x..0x%08x is outside memory (%s = 0x%08x; on silicon "
@@ -451,6 +459,9 @@ static int enter(tb_sim *s, unsigned num, uint32_t ret, uint8_t it, bool cancell
     r.u.exc.vector = vec & ~1u;
     r.u.exc.cpsr = npsr;
     tb_v7m_recheck(s); /* a more urgent one may be pending already */
+    /* The MPU in effect may change: HFNMIENA, and the privilege. */
+    if (tb_mpu_sync(s) < 0)
+        return s->err;
     return tb_sim_deliver(s, &r);
 }
 
@@ -486,6 +497,45 @@ static int sync_exception(tb_sim *s, unsigned num, uint32_t ret, uint8_t it, boo
     return enter(s, num, ret, it, cancelled, false, 0);
 }
 
+/* BKPT, a debug event (ARMv7-M C1.7): no debugger halts the core
+ * (DHCSR.C_DEBUGEN reads 0), so with DEMCR.MON_EN set and the
+ * DebugMonitor's priority above the execution priority it is a
+ * DebugMonitor exception, else it escalates to HardFault with
+ * HFSR.DEBUGEVT (C1.7.2; B1.5.4 priority escalation); DFSR.BKPT records
+ * it either way.  The BKPT does not complete: the frame returns to it
+ * (C1.7.2 "the return address is the BKPT instruction"; a monitor steps
+ * the stacked PC past it), so its trace is cancelled as a precise
+ * fault's is. */
+static int bkpt(tb_sim *s)
+{
+    struct tb_v7m *m = s->m;
+    struct tb_pend *p = &s->pend;
+    int ep = tb_v7m_exec_prio(s, -1, false);
+    uint32_t addr;
+    uint8_t it_before;
+    unsigned num = V7M_DEBUGMON;
+    int rc;
+
+    if (!s->have_pend)
+        return tb_sim_fail(s, TB_ERR_EMULATOR, "BKPT at 0x%08x outside any instruction",
+                           tb_sim_insn_addr(s));
+    addr = p->ce.addr;
+    it_before = p->it_before;
+    if ((rc = tb_sim_finish(s, p->ce.addr + p->ce.size, 0)) < 0)
+        return rc;
+    m->dfsr |= DFSR_BKPT;
+    if (!(m->demcr & DEMCR_MON_EN) || group(m, tb_v7m_prio(m, V7M_DEBUGMON)) >= ep) {
+        if (ep <= -1)
+            return tb_sim_fail(s, TB_ERR_FAULT, "BKPT at 0x%08x while %s: on silicon the "
+                               "core locks up (a debug event escalated at priority -1 or "
+                               "above)", addr, ep == -2 ? "in the NMI handler"
+                               : "in the HardFault handler or with FAULTMASK set");
+        m->hfsr |= HFSR_DEBUGEVT;
+        num = V7M_HARDFAULT;
+    }
+    return enter(s, num, addr, it_before, true, false, 0);
+}
+
 /* ------------------------------------------------------------------ */
 /* The slow path: SysTick and pending exceptions between instructions. */
 
@@ -518,7 +568,7 @@ static int exc_return(tb_sim *s)
     struct tb_v7m *m = s->m;
     uint32_t pc = rreg(s, UC_ARM_REG_PC), excret = pc | 1u, at = tb_sim_insn_addr(s);
     uint32_t ipsr = rreg(s, UC_ARM_REG_IPSR) & 0x1FF, frame[8], sp, fp;
-    bool to_thread, psp, faultmask_clear;
+    bool to_thread, psp, faultmask_clear, preempted = false;
     unsigned next;
     int grp, rc;
     char nb[24];
@@ -579,6 +629,7 @@ static int exc_return(tb_sim *s)
          * and the masks (the stacked IPSR is that context's own). */
         uint32_t spsr_ipsr = frame[7] & 0x1FF;
         int ep = tb_v7m_exec_prio(s, -1, faultmask_clear);
+        bool armed = false;
 
         if ((spsr_ipsr == 0) != to_thread)
             return tb_sim_fail(s, TB_ERR_FAULT, "exception return at 0x%08x: EXC_RETURN "
@@ -587,11 +638,31 @@ static int exc_return(tb_sim *s)
                                to_thread ? "Thread" : "Handler", spsr_ipsr);
         if (next && grp >= ep)
             next = 0;
+        /* The scenario's unstack events arrive now, after the tail-chain
+         * check: while the return unstacks.  One that can preempt the
+         * context returned to cancels the return, and its handler is
+         * entered on the frame still there, as by tail-chaining (late
+         * arrival, B1.5.12 [U for the unstacking case]; traced as the
+         * return's packet and then the exception's with Cancel, DDI0337E
+         * 15.5.2).  With a tail-chain already under way they only pend. */
+        for (unsigned i = 0; i < s->sc.n_events; i++)
+            if (s->ev[i].armed) {
+                s->ev[i].armed = false;
+                tb_sim_raise_event(s, i);
+                armed = true;
+            }
+        if (armed && !next) {
+            next = tb_v7m_best_pending(s, &grp);
+            if (next && grp >= ep)
+                next = 0;
+            preempted = next != 0;
+        }
     }
     memset(&r, 0, sizeof r);
     r.kind = TB_REC_EXC_RETURN;
     r.u.eret.num = (uint16_t)ipsr;
     r.u.eret.tailchain = next != 0;
+    r.u.eret.preempted = preempted;
     r.u.eret.to_thread = to_thread;
     r.u.eret.exc_return = excret;
     r.u.eret.target = frame[6] & ~1u;
@@ -617,6 +688,8 @@ static int exc_return(tb_sim *s)
         wreg(s, UC_ARM_REG_R12, frame[4]) < 0 || wreg(s, UC_ARM_REG_LR, frame[5]) < 0 ||
         wreg(s, UC_ARM_REG_XPSR, (frame[7] & ~(1u << 9)) | (1u << 24)) < 0)
         return tb_sim_fail(s, TB_ERR_EMULATOR, "cannot unstack");
+    if ((rc = tb_mpu_sync(s)) < 0)
+        return rc;
     if ((rc = tb_sim_finish(s, frame[6] & ~1u, TB_INSN_EXC_RETURN)) < 0)
         return rc;
     s->cycles += CYC_RETURN;
@@ -677,13 +750,30 @@ int tb_v7m_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
     case ACT_EXC_RETURN:
         return exc_return(s);
     case ACT_BKPT:
-        return tb_sim_fail(s, TB_ERR_UNSUPPORTED, "BKPT at 0x%08x: debug events "
-                           "(DebugMonitor, halting) are not modelled",
-                           s->have_pend ? p->ce.addr : tb_sim_insn_addr(s));
+        return bkpt(s);
     case ACT_DATA_FAULT:
         if (!s->have_pend)
             return tb_sim_fail(s, TB_ERR_EMULATOR, "data fault at 0x%08x outside any "
                                "instruction", s->fault_data);
+        if (tb_mpu_denies(s, s->fault_data, s->fault_type)) {
+            uint32_t addr = p->ce.addr;
+
+            /* A MemManage data access violation (B3.5: the MPU forbids
+             * it; B3.2.15 MMFSR DACCVIOL, MMFAR the address): precise,
+             * the instruction did not complete and is the return
+             * address, as for a precise BusFault below. */
+            it_before = p->it_before;
+            s->dat_n = 0;
+            s->dat_drop = true;
+            rc = tb_sim_finish(s, seq, 0);
+            s->dat_drop = false;
+            if (rc < 0)
+                return rc;
+            m->cfsr |= CFSR_DACCVIOL | CFSR_MMARVALID;
+            m->mmfar = s->fault_data;
+            return sync_exception(s, V7M_MEMMANAGE, addr, it_before, true,
+                                  "a MemManage fault");
+        }
         if (!s->sc.allow_data_abort)
             return tb_sim_fail(s, TB_ERR_FAULT, "bus error at 0x%08x (access to 0x%08x "
                                "outside memory; data_abort = allow in [sim] takes it as a "
@@ -705,6 +795,17 @@ int tb_v7m_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
             return sync_exception(s, V7M_BUSFAULT, addr, it_before, true, "a BusFault");
         }
     case ACT_FETCH_FAULT:
+        if (tb_mpu_denies(s, s->act_addr, s->fault_type)) {
+            uint32_t at = s->act_addr;
+
+            /* A MemManage instruction access violation (MMFSR IACCVIOL,
+             * no MMFAR): the fetch at 'at' never became an instruction,
+             * which is the return address (B1.5.6). */
+            if (s->have_pend && (rc = tb_sim_finish(s, at, 0)) < 0)
+                return rc;
+            m->cfsr |= CFSR_IACCVIOL;
+            return sync_exception(s, V7M_MEMMANAGE, at, 0, false, "a MemManage fault");
+        }
         if (!s->sc.allow_prefetch_abort)
             return tb_sim_fail(s, TB_ERR_FAULT, "instruction fetch at 0x%08x outside memory "
                                "(prefetch_abort = allow in [sim] takes it as a BusFault)",

@@ -20,6 +20,18 @@
 #define V7M_NIRQ 240
 #define V7M_NEXC (16 + V7M_NIRQ)
 #define V7M_WORDS ((V7M_NEXC + 31) / 32)
+/* MPU regions (MPU_TYPE.DREGION), as the Cortex-M3/M4 MPU has them
+ * (DDI0337G 9.1). */
+#define V7M_MPU_REGIONS 8
+
+/* DEMCR (ARMv7-M C1.6.5) bits the model has: the DebugMonitor enable
+ * and its pending bit (read from the exception's pending state). */
+#define DEMCR_MON_EN (1u << 16)
+#define DEMCR_MON_PEND (1u << 17)
+#define DEMCR_MON_STEP (1u << 18)
+/* DFSR (C1.6.1) and HFSR (B3.2.16) for a BKPT debug event. */
+#define DFSR_BKPT (1u << 1)
+#define HFSR_DEBUGEVT (1u << 31)
 
 /* Exception numbers (ARMv7-M B1.5.2). */
 enum {
@@ -40,6 +52,7 @@ struct tb_v7m {
     bool m4;
     /* System Control Block (scs.c) */
     uint32_t vtor, prigroup, ccr, shcsr_ena, cfsr, hfsr, mmfar, bfar, cpacr, actlr, demcr;
+    uint32_t dfsr;             /* DFSR (C1.6.1): BKPT bit 1 set by a BKPT debug event */
     uint32_t fpccr, fpcar;
     uint8_t shpr[16];          /* priorities of exceptions 4..15, by number */
     /* NVIC: bit n of word n / 32 stands for exception n */
@@ -52,6 +65,14 @@ struct tb_v7m {
     uint32_t syst_fired;       /* scenario count = M: SysTick exceptions pended */
     /* the exception tb_sim_handle_stop takes at an ACT_IRQ stop */
     uint16_t take;
+    /* The MPU (mpu.c; ARMv7-M B3.5): its registers as written, and the
+     * state last applied to Unicorn's page protections (applied: a
+     * protection other than UC_PROT_ALL may be set; key: ENABLE in
+     * effect and the privilege it was computed for, dirty: the
+     * registers changed since). */
+    uint32_t mpu_ctrl, mpu_rnr, mpu_rbar[V7M_MPU_REGIONS], mpu_rasr[V7M_MPU_REGIONS];
+    bool mpu_applied, mpu_dirty;
+    int mpu_key;
 };
 
 int tb_v7m_new(tb_sim *s);
@@ -83,6 +104,18 @@ int tb_v7m_intr(tb_sim *s, uint32_t intno);
  * V7M_NOT_MINE for the caller's shared handling (exit, budget, errors). */
 #define V7M_NOT_MINE 2
 int tb_v7m_stop(tb_sim *s, uc_err uerr, tb_sim_result *res);
+
+/* The MPU (mpu.c, ARMv7-M B3.5).  Register access at SCS offset off
+ * (0xD90..0xDB8): false after a refusal (the run stops with it). */
+bool tb_mpu_read(tb_sim *s, uint32_t off, uint32_t *v);
+bool tb_mpu_write(tb_sim *s, uint32_t off, uint32_t value, uint32_t mask);
+/* Makes Unicorn's page protections the MPU's for the current privilege
+ * and execution priority (HFNMIENA); cheap when nothing changed.  Called
+ * after the registers change and at exception entry and return. */
+int tb_mpu_sync(tb_sim *s);
+/* Whether the MPU, as in effect now, forbids an access at addr (type a
+ * UC_MEM_READ/WRITE/FETCH kind): the fault is then a MemManage. */
+bool tb_mpu_denies(tb_sim *s, uint32_t addr, uc_mem_type type);
 
 /* System Control Space (scs.c): maps it as MMIO; the callbacks read and
  * write the state above. */

@@ -485,3 +485,68 @@ Test(fuzz_regressions, etmv1_seeds_reach_abandoned_branches)
     fprintf(stderr, "etmv1 seeds: etmv1.apo.abandoned %llu\n", (unsigned long long)c.counts[v]);
     cr_expect_gt(c.counts[v], 0, "no ETMv1 seed has a BE in an APO cycle");
 }
+
+/* The ETMv3 decoder seeds of a Cortex-M3 (fuzz_seeds.c v7m_stream) reach
+ * the v7-M return forms, the pre-empted return among them (issue 35), as
+ * the spec-coverage classifier names them on the decoded elements. */
+typedef struct v7m_cov {
+    tb_config cfg;
+    tb_decoder *d;
+    const tb_packet *pkt;
+    uint64_t counts[TB_SPECCOV_MAX];
+} v7m_cov;
+
+static int v7m_cov_el(void *ctx, const tb_element *el)
+{
+    v7m_cov *c = ctx;
+    tb_speccov_id v[8];
+    int n = tb_speccov_classify_element(&c->cfg, c->pkt, el, v, 8);
+
+    cr_assert_geq(n, 0);
+    for (int i = 0; i < n; i++)
+        c->counts[v[i]]++;
+    return 0;
+}
+
+static int v7m_cov_pkt(void *ctx, const tb_packet *p)
+{
+    v7m_cov *c = ctx;
+
+    c->pkt = p;
+    cr_assert_geq(tb_decoder_packet(c->d, p, v7m_cov_el, c), 0);
+    return 0;
+}
+
+static int v7m_cov_seed(void *ctx, const char *name, const uint8_t *data, size_t len)
+{
+    v7m_cov *c = ctx;
+    tb_parser *p;
+
+    (void)name;
+    tb_fuzz_config(TB_PROTO_ETMV3, data, &c->cfg);
+    if (!c->cfg.v7m)
+        return 0;
+    p = tb_parser_new(&c->cfg);
+    c->d = tb_decoder_new(&c->cfg, tb_fuzz_image());
+    cr_assert(p && c->d);
+    cr_assert_geq(tb_parser_push(p, data + 4, len - 4, 0, v7m_cov_pkt, c), 0);
+    cr_assert_geq(tb_parser_finish(p, v7m_cov_pkt, c), 0);
+    tb_parser_free(p);
+    tb_decoder_free(c->d);
+    return 0;
+}
+
+Test(fuzz_regressions, etmv3_seeds_reach_v7m_returns)
+{
+    static const char *const want[] = {"etmv3.v7m.return", "etmv3.v7m.tailchain",
+                                        "etmv3.v7m.return_cancelled"};
+    static v7m_cov c;
+
+    cr_assert_gt(tb_fuzz_seeds("etmv3_decoder", v7m_cov_seed, &c), 0);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        int v = tb_speccov_variant_find(want[i]);
+
+        cr_assert_geq(v, 0, "%s", want[i]);
+        cr_expect_gt(c.counts[v], 0, "no ETMv3 seed has %s", want[i]);
+    }
+}

@@ -1663,3 +1663,197 @@ Test(sim, fetch_wait_keys)
                  TB_ERR_FORMAT);
     cr_assert_eq(parse_scn(&sc, "[sim]\nfetch_wait = x\n", err, sizeof err), TB_ERR_FORMAT);
 }
+
+/* ---- ARMv7-M debug monitor, MPU and late arrival (issue 35) ---- */
+
+typedef struct v7m_exc {
+    uint16_t num;
+    bool cancelled, tailchain;
+} v7m_exc;
+
+/* The exception records of a Cortex-M run, in order; with both, that the
+ * reference path gives the same records. */
+static size_t v7m_excs(const char *prog, const char *scn, v7m_exc *out, size_t max, run_t *x,
+                       bool both)
+{
+    run_t ref;
+    size_t n = 0;
+
+    run_prog(x, prog, scn, NULL);
+    cr_assert_eq(x->rc, 0, "%s: %s", prog, tb_sim_errmsg(x->sim));
+    for (size_t i = 0; i < x->n && n < max; i++)
+        if (x->rec[i].kind == TB_REC_EXCEPTION)
+            out[n++] = (v7m_exc){x->rec[i].u.exc.num, x->rec[i].u.exc.cancelled,
+                                 x->rec[i].u.exc.tailchain};
+    if (!both)
+        return n;
+    run_prog_ex(&ref, prog, scn, NULL, false, true);
+    cr_assert_eq(ref.rc, 0, "%s (reference path): %s", prog, tb_sim_errmsg(ref.sim));
+    cr_assert_eq(ref.n, x->n, "%s: the reference path gives %zu records, the block path %zu",
+                 prog, ref.n, x->n);
+    for (size_t i = 0; i < x->n; i++)
+        cr_assert(!memcmp(&ref.rec[i], &x->rec[i], sizeof x->rec[i]) ||
+                      (ref.rec[i].kind == x->rec[i].kind && ref.rec[i].seq == x->rec[i].seq),
+                  "%s: record %zu differs between the paths (kind %d/%d seq %llu/%llu "
+                  "addr 0x%08x/0x%08x)", prog, i, ref.rec[i].kind, x->rec[i].kind,
+                  (unsigned long long)ref.rec[i].seq, (unsigned long long)x->rec[i].seq,
+                  ref.rec[i].u.insn.addr, x->rec[i].u.insn.addr);
+    run_free(&ref);
+    return n;
+}
+
+/* m_debug (vectors/programs/m_debug.S): BKPT without DEMCR.MON_EN
+ * escalates to HardFault, with it is the DebugMonitor exception (12),
+ * twice; MON_PEND pends the monitor (no BKPT: not cancelled), which pends
+ * PendSV, tail-chained; IRQ0 (0x20) is above the monitor (0x80): its
+ * BKPT escalates; BASEPRI 0x80 masks the monitor: escalates (ARMv7-M
+ * C1.7, B1.5.4).  A BKPT's exception returns to the BKPT itself. */
+Test(sim, v7m_bkpt_debugmonitor)
+{
+    static const v7m_exc want[] = {
+        {3, true, false}, {12, true, false}, {12, true, false}, {12, false, false},
+        {14, false, true}, {16, false, false}, {3, true, false}, {3, true, false},
+    };
+    v7m_exc got[16];
+    run_t x;
+    size_t n = v7m_excs(PROG("m_debug"), SCN("m_debug"), got, 16, &x, true);
+
+    cr_assert_eq(n, sizeof want / sizeof want[0], "%zu exceptions", n);
+    for (size_t i = 0; i < n; i++)
+        cr_expect(got[i].num == want[i].num && got[i].cancelled == want[i].cancelled &&
+                      got[i].tailchain == want[i].tailchain,
+                  "exception %zu: %u%s%s, want %u%s%s", i, got[i].num,
+                  got[i].cancelled ? " cancelled" : "", got[i].tailchain ? " tail-chain" : "",
+                  want[i].num, want[i].cancelled ? " cancelled" : "",
+                  want[i].tailchain ? " tail-chain" : "");
+    for (size_t i = 0; i < x.n; i++)
+        if (x.rec[i].kind == TB_REC_EXCEPTION && x.rec[i].u.exc.cancelled) {
+            uint16_t op = 0;
+
+            cr_assert_eq(tb_sim_read_mem(x.sim, x.rec[i].u.exc.pref_return, &op, 2), 0);
+            cr_expect_eq(op >> 8, 0xBE, "the return address 0x%08x is no BKPT (0x%04x)",
+                         x.rec[i].u.exc.pref_return, op);
+        }
+    cr_expect_eq(mem32(&x, sym(&x, "mon_count")), 3u);
+    cr_expect_eq(mem32(&x, sym(&x, "hard_count")), 3u);
+    cr_expect_eq(mem32(&x, sym(&x, "pendsv_count")), 1u);
+    cr_expect_eq(mem32(&x, sym(&x, "irq_count")), 1u);
+    run_free(&x);
+}
+
+/* m_mpu: MPU_TYPE.DREGION 8; MemManage (4) on a load from a no-access
+ * region, a store to a read-only one, a load from subregion 0 (each
+ * cancelled, returning to the access), a fetch from an execute-never
+ * region (not cancelled: it returns to the fetched address, the
+ * function's first instruction); with MemManage disabled a HardFault
+ * (ARMv7-M B3.5, B1.5.4).  MMFAR keeps the last data fault's address. */
+Test(sim, v7m_mpu_memmanage)
+{
+    static const v7m_exc want[] = {
+        {4, true, false}, {4, true, false}, {4, true, false}, {4, false, false},
+        {3, true, false},
+    };
+    v7m_exc got[16];
+    run_t x;
+    size_t n = v7m_excs(PROG("m_mpu"), SCN("m_mpu"), got, 16, &x, true), k = 0;
+
+    cr_assert_eq(n, sizeof want / sizeof want[0], "%zu exceptions", n);
+    for (size_t i = 0; i < n; i++)
+        cr_expect(got[i].num == want[i].num && got[i].cancelled == want[i].cancelled,
+                  "exception %zu: %u%s, want %u%s", i, got[i].num,
+                  got[i].cancelled ? " cancelled" : "", want[i].num,
+                  want[i].cancelled ? " cancelled" : "");
+    for (size_t i = 0; i < x.n; i++)
+        if (x.rec[i].kind == TB_REC_EXCEPTION && ++k == 4)
+            cr_expect_eq(x.rec[i].u.exc.pref_return, sym(&x, "ram_func"));
+    cr_expect_eq(mem32(&x, sym(&x, "dregion")), 8u);
+    cr_expect_eq(mem32(&x, sym(&x, "mm_count")), 4u);
+    cr_expect_eq(mem32(&x, sym(&x, "hard_count")), 1u);
+    cr_expect_eq(mem32(&x, sym(&x, "last_mmfar")), sym(&x, "sub8k"));
+    run_free(&x);
+}
+
+/* Late arrival (scenarios/m_nvic.late.ini): IRQ2 arriving as IRQ1's
+ * return to IRQ0's handler unstacks preempts IRQ0 (0x80 < 0xA0): the
+ * return is pre-empted (tail-chain, preempted) and IRQ2 tail-chains; the
+ * other returns of IRQ1 are plain. */
+Test(sim, v7m_late_arrival_preempts_the_return)
+{
+    v7m_exc got[64];
+    run_t x;
+    size_t pre = 0;
+
+    v7m_excs(PROG("m_nvic"), TB_SOURCE_DIR "/vectors/scenarios/m_nvic.late.ini", got, 64, &x,
+             true);
+    for (size_t i = 0; i + 1 < x.n; i++) {
+        const tb_exec_record *r = &x.rec[i];
+
+        if (r->kind != TB_REC_EXC_RETURN || !r->u.eret.preempted)
+            continue;
+        pre++;
+        cr_expect(r->u.eret.tailchain && r->u.eret.num == 17, "a pre-empted return of %u",
+                  r->u.eret.num);
+        cr_expect(i > 0 && x.rec[i - 1].kind == TB_REC_INSN &&
+                      x.rec[i - 1].u.insn.addr == sym(&x, "irq1_return"),
+                  "not IRQ1's BX LR");
+        cr_expect(x.rec[i + 1].kind == TB_REC_EXCEPTION && x.rec[i + 1].u.exc.num == 18 &&
+                      x.rec[i + 1].u.exc.tailchain && !x.rec[i + 1].u.exc.cancelled,
+                  "IRQ2 does not tail-chain after it");
+    }
+    cr_expect_eq(pre, 1u, "%zu pre-empted returns", pre);
+    run_free(&x);
+}
+
+/* scenarios/m_debug.late.ini: the first arrival pre-empts the monitor's
+ * return to Thread mode; the third comes while that return tail-chains
+ * into PendSV already: IRQ1 only pends and preempts PendSV's handler at
+ * its first instruction (a new frame, no tail-chain). */
+Test(sim, v7m_late_arrival_during_a_tail_chain_pends)
+{
+    v7m_exc got[64];
+    run_t x;
+    size_t n, pre = 0, irq1 = 0;
+
+    n = v7m_excs(PROG("m_debug"), TB_SOURCE_DIR "/vectors/scenarios/m_debug.late.ini", got,
+                 64, &x, true);
+    for (size_t i = 0; i < x.n; i++)
+        pre += x.rec[i].kind == TB_REC_EXC_RETURN && x.rec[i].u.eret.preempted;
+    cr_expect_eq(pre, 1u);
+    for (size_t i = 0; i < n; i++)
+        if (got[i].num == 17) {
+            irq1++;
+            cr_expect_eq(got[i].tailchain, irq1 == 1, "IRQ1 #%zu", irq1);
+            if (irq1 == 2)
+                cr_expect(i > 0 && got[i - 1].num == 14 && got[i - 1].tailchain,
+                          "the second IRQ1 does not come right after PendSV's tail-chain");
+        }
+    cr_expect_eq(irq1, 2u);
+    run_free(&x);
+}
+
+Test(sim, v7m_unstack_key)
+{
+    tb_scenario sc;
+    char err[256];
+    tb_sim *s;
+
+    cr_assert_eq(parse_scn(&sc, "[irq]\nline = 1\nat_addr = f\nunstack = true\n", err,
+                           sizeof err), 0, "%s", err);
+    cr_assert(sc.events[0].unstack);
+    cr_assert_eq(parse_scn(&sc, "[irq]\nat_insn = 5\nunstack = true\n", err, sizeof err),
+                 TB_ERR_FORMAT, "unstack needs at_addr");
+    cr_assert(strstr(err, "at_addr"), "%s", err);
+    cr_assert_eq(parse_scn(&sc, "[irq]\nat_addr = f\nunstack = maybe\n", err, sizeof err),
+                 TB_ERR_FORMAT);
+    cr_assert_eq(parse_scn(&sc, "[fiq]\nat_addr = f\nunstack = true\n", err, sizeof err),
+                 TB_ERR_FORMAT, "no FIQ on a Cortex-M");
+    /* On an A-profile core: refused, naming the cpu. */
+    cr_assert_eq(parse_scn(&sc, "[irq]\nat_addr = _exit\nunstack = true\n", err, sizeof err),
+                 0, "%s", err);
+    s = tb_sim_new(TB_SIM_CPU_A15);
+    cr_assert_not_null(s);
+    cr_assert_eq(tb_sim_load_elf_file(s, PROG("arm_basic")), 0);
+    cr_assert_eq(tb_sim_set_scenario(s, &sc), TB_ERR_CONFIG);
+    cr_assert(strstr(tb_sim_errmsg(s), "unstack"), "%s", tb_sim_errmsg(s));
+    tb_sim_free(s);
+}

@@ -506,6 +506,11 @@ typedef struct ocsd_run {
     bool v7m;                   /* a Cortex-M source (the snapshot's core) */
     bool after_eret;            /* v7-M: an EXCEPTION_RET was the last element:
                                  * an EXCEPTION now is a tail-chain */
+    bool pkt_exit;              /* v7-M: the last packet line was EXCEPTION_EXIT */
+    bool eret_withdrawn;        /* v7-M: ... and the branch packet after it had
+                                 * Cancel: its exception is a tail-chain whose
+                                 * return OpenCSD dropped (etmv3-v7m.md 4.2 f;
+                                 * DDI0337E 15.5.2) */
     /* OpenCSD's ETMv3 exception elements carry no return address: they
      * get the one of the truth's exception of the same rank (the number
      * and the place are still checked). */
@@ -712,8 +717,17 @@ static void on_line(ocsd_run *o, const char *line, const char *name)
      * not start on a configuration with data trace. */
     if (strstr(line, "OCSD_ERR_NOT_INIT") && strstr(line, "No decoder configuration"))
         o->refused = true;
-    if (!g && !strncmp(line, "Idx:", 4))
+    if (!g && !strncmp(line, "Idx:", 4)) {
         o->pkt_lines++;
+        /* v7-M: a return pre-empted while it unstacked, as OpenCSD's
+         * packet lines show it: EXCEPTION_EXIT, then a branch with an
+         * exception and "Cancel prev instr". */
+        if (o->v7m && strstr(line, "BRANCH_ADDRESS") && o->pkt_exit &&
+            strstr(line, "Exception=") && strstr(line, "Cancel prev instr"))
+            o->eret_withdrawn = true;
+        if (!strstr(line, "\tIGNORE"))
+            o->pkt_exit = strstr(line, "EXCEPTION_EXIT") != NULL;
+    }
     if (!g && (strstr(line, "\tI_SYNC") || strstr(line, "\tISYNC") ||
                strstr(line, "BRANCH_ADDRESS :")) &&
         (strstr(line, "; NS; ") || strstr(line, "; S; ")) &&
@@ -802,7 +816,8 @@ static void on_line(ocsd_run *o, const char *line, const char *name)
             char nm[24], text[64];
 
             el.exc_num = (uint16_t)ocsd_v7m_number(el.exc_num);
-            el.tailchain = o->after_eret;
+            el.tailchain = o->after_eret || o->eret_withdrawn;
+            o->eret_withdrawn = false;
             if (el.tailchain)
                 el.pref_return = 0;
             v7m_exc_name(el.exc_num, nm, sizeof nm);

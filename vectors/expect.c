@@ -38,8 +38,9 @@
  *   - Cortex-M (the core's `type=Cortex-M3` or `Cortex-M4`; docs/vectors.md):
  *     exceptions and returns have lines too, `# exception N NAME` (N the
  *     ARMv7-M number, NAME its name, ` tail-chain` when entered at a
- *     return without a new frame) and `# return`, where the trace shows
- *     them: an exception when the instruction before it was traced, as it
+ *     return without a new frame) and `# return` (none for a return
+ *     pre-empted as it unstacked, which the trace withdraws), where the
+ *     trace shows them: an exception when the instruction before it was traced, as it
  *     was taken while trace was on (and its packet not lost to an
  *     overflow); a return when its instruction was.  A gap line before
  *     them as before an instruction.
@@ -421,13 +422,17 @@ static int run(const char *dir, int id, ctx *c)
                 show_line(c, prev_traced && !lost(c, seq), text);
             }
         } else if (!strcmp(kind, "R")) {
-            /* v7-M: SEQ CYCLE R NAME exc=N excret=V ret=ADDR MODE [tail-chain], after
-             * the record of its instruction. */
+            /* v7-M: SEQ CYCLE R NAME exc=N excret=V ret=ADDR MODE [tail-chain
+             * [preempted]], after the record of its instruction. */
             if (!c->v7m || !have)
                 goto bad;
             show(c, &held, false);
             have = false;
-            show_line(c, prev_traced && !lost(c, seq), "# return");
+            /* ` preempted`: an exception arrived as it unstacked and the
+             * next exception's packet withdraws it (DDI0337E 15.5.2): no
+             * decoder shows it. */
+            if (!strstr(line, " preempted"))
+                show_line(c, prev_traced && !lost(c, seq), "# return");
         } else if (!strcmp(kind, "END")) {
             break;
         } else if (strcmp(kind, "C") && strcmp(kind, "D") && strcmp(kind, "S")) {

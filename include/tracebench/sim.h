@@ -122,6 +122,11 @@ typedef struct tb_scn_event {
     uint32_t hit;                /* arrival number at at_addr (>= 1) */
     uint32_t halt_cycles;        /* [debug]: cycles spent halted (cycles =
                                   * N, default 100) */
+    bool unstack;                /* Cortex-M, with at_addr: it arrives
+                                  * during the instruction there, while the
+                                  * exception return it makes unstacks (late
+                                  * arrival: a pre-empted return, DDI0337E
+                                  * 15.5.2), or after it when it makes none */
 } tb_scn_event;
 
 /* The budget bounds a run twice over with the same N: it stops before

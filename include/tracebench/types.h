@@ -407,6 +407,10 @@ typedef struct tb_exec_record {
         struct {
             uint16_t num;       /* the exception returned from */
             bool tailchain;
+            bool preempted;     /* with tailchain: the next exception
+                                 * arrived while the return unstacked
+                                 * (late arrival), which cancels the
+                                 * return (DDI0337E 15.5.2) */
             bool to_thread;     /* back to Thread mode (else Handler) */
             uint32_t exc_return; /* the EXC_RETURN value */
             uint32_t target;    /* the frame's return address */

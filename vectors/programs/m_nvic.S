@@ -135,6 +135,8 @@ IRQ1_Handler:
     ldr r1, [r0]
     adds r1, #1
     str r1, [r0]
+    .global irq1_return
+irq1_return:               @ scenario m_nvic.late: IRQ2 arrives as it unstacks
     bx lr
 
     .global IRQ2_Handler

@@ -896,6 +896,11 @@ int tb_speccov_classify_element(const tb_config *cfg, const tb_packet *pkt,
             add(&o, sys[el->exc_num]);
         if (el->tailchain)
             add(&o, V_E_M_TAILCHAIN);
+        /* A tail-chain whose branch packet has Cancel: the return before
+         * it was pre-empted as it unstacked and is withdrawn (DDI0337E
+         * 15.5.2; the decoder drops its exception return element). */
+        if (el->tailchain && pkt->kind == TB_PKT_BRANCH && pkt->exc_cancel)
+            add(&o, V_E_M_RETURN_CANCEL);
     }
     if (cfg->protocol == TB_PROTO_ETMV3 && cfg->v7m && el->kind == TB_ELEM_EXC_RETURN)
         add(&o, V_E_M_RETURN);
