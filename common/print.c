@@ -160,6 +160,10 @@ static void put_fields(out *o, const tb_packet *p)
         if (p->hyp_valid)
             f_bool(o, "hyp", p->hyp);
         f_bool(o, "altisa", p->altisa);
+        /* ETMv1: a branch abandoned in its APO cycles (IHI0014Q 5.6.1);
+         * only when set, so that no other listing changes. */
+        if (p->abandoned)
+            f_bool(o, "abandoned", true);
         break;
     case TB_PKT_TIMESTAMP:
         f_num(o, "ts", p->ts);

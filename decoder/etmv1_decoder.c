@@ -343,6 +343,18 @@ static void branch(tb_etmv1_decoder *d, const tb_packet *pkt)
     int off;
     bool marker = pkt->reason >= TB_ETMV1_R_TRACE_ON && pkt->reason <= TB_ETMV1_R_DEBUG;
 
+    if (pkt->abandoned && !pkt->addr_bits) {
+        /* Abandoned, its address not told apart (5.6.1): the
+         * instruction ran; a direct branch's target is in the code, an
+         * indirect one's is lost. */
+        tb_insn in;
+
+        d->last_ok = false;
+        if (d->port.pc_known &&
+            tb_port_dec_walk(&d->port, pkt->index, 'E', &in) == TB_PORT_INDIRECT)
+            tb_port_dec_lose(&d->port, pkt->index, TB_GAP_INCONSISTENT, TB_ERR_MISMATCH);
+        return;
+    }
     if (pkt->isa == TB_ISA_JAZELLE) {
         tb_port_dec_lose(&d->port, pkt->index, TB_GAP_BAD_PACKET, TB_ERR_UNSUPPORTED);
         return;
@@ -414,7 +426,9 @@ static void branch(tb_etmv1_decoder *d, const tb_packet *pkt)
             tb_port_dec_settle(&d->port);
             tb_port_dec_trace_on(&d->port, pkt, TB_ISYNC_PERIODIC);
         }
-        d->port.w_apo = 2; /* its status's next two cycles (5.6.1) */
+        /* its status's next two cycles (5.6.1); an abandoned branch
+         * had none: the status abandoning it came in the first */
+        d->port.w_apo = pkt->abandoned ? 0 : 2;
     }
     if (pkt->addr_known)
         tb_port_dec_goto(&d->port, pkt->addr, pkt->isa);

@@ -133,6 +133,7 @@ static int emit_branch(tb_etmv1_parser *p, const pbr *b, const aread *r)
     if (reason > TB_ETMV1_R_PERIODIC) /* reserved (U12) */
         return tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, b->index, TB_ERR_BAD_PACKET);
     tb_port_pkt_init(&p->port, &k, TB_PKT_BRANCH, b->index);
+    k.abandoned = b->abandoned;
     k.size = r->n;
     memcpy(k.bytes, r->b, r->n);
     p->last_raw = raw;
@@ -151,6 +152,62 @@ static int emit_branch(tb_etmv1_parser *p, const pbr *b, const aread *r)
             k.context_id |= (uint32_t)r->b[i] << (8 * (i - na)); /* U7 */
     }
     return tb_port_out(&p->port, &k);
+}
+
+/* An abandoned branch whose address read cannot be told (its abandoner
+ * was abandoned too, or no read lies between the two): the instruction
+ * ran, where it went is not known. */
+static int emit_abandoned_blind(tb_etmv1_parser *p, const pbr *b)
+{
+    tb_packet k;
+    int rc;
+
+    if ((rc = tb_port_flush_atom(&p->port)) < 0)
+        return rc;
+    tb_port_pkt_init(&p->port, &k, TB_PKT_BRANCH, b->index);
+    k.abandoned = true;
+    k.phdr_format = b->ps;
+    return tb_port_out(&p->port, &k);
+}
+
+/* An abandoned branch b (5.6.1): its address is still sent, into the
+ * FIFO before its abandoner's, so it is the read right before the one
+ * the abandoner's APO names (and at or after b's own cycle).  0: wait,
+ * 1: out (or failed and forgot), or negative. */
+static int abandoned_out(tb_etmv1_parser *p, const pbr *b)
+{
+    const pbr *nb;
+    const aread *r;
+    uint64_t ev;
+    int rc;
+
+    if (p->pn < 2) /* its abandoner is queued with it: not yet seen */
+        return 0;
+    nb = &p->pb[(p->ph + 1) % PMAX];
+    if (!nb->abandoned) {
+        if (nb->apo_seen < 2)
+            return 0;
+        if (nb->apo == 15) {
+            rc = tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, nb->index, TB_ERR_BAD_PACKET);
+            return rc < 0 ? rc : 1;
+        }
+        ev = nb->sync_base + nb->apo;
+        if (ev > b->sync_base) {
+            if (ev - 1 >= p->n_sync)
+                return 0;
+            r = &p->rd[(ev - 1) % RMAX];
+            if (r->ev != ev - 1 || r->bad) {
+                rc = tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, b->index, TB_ERR_BAD_PACKET);
+                return rc < 0 ? rc : 1;
+            }
+            if (!r->done)
+                return 0;
+            rc = emit_branch(p, b, r);
+            return rc < 0 ? rc : 1;
+        }
+    }
+    rc = emit_abandoned_blind(p, b);
+    return rc < 0 ? rc : 1;
 }
 
 /* The oldest held entry of ETMv1's own (the shell's own hook): a branch
@@ -183,6 +240,11 @@ static int own(tb_port_parser *c, const tb_port_qent *e)
             if ((rc = emit_branch(p, b, r)) < 0)
                 return rc;
             if (!c->qn) /* emit_branch failed and forgot */
+                return 0;
+        } else if (b) {
+            if ((rc = abandoned_out(p, b)) <= 0)
+                return rc;
+            if (!c->qn) /* failed and forgot */
                 return 0;
         }
         /* b is the oldest pending branch */

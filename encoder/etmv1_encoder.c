@@ -28,6 +28,13 @@ struct tb_etmv1_encoder {
     tb_etmv1_config cfg;
     uint32_t last_raw;     /* last branch address output */
     bool have_last;
+    /* abandon (5.6.1): a taken branch's BE went out without its APO
+     * cycles, which wait for the exception after it; carry: the
+     * branch's cycles beyond its BE cycle, which the exception's waits
+     * take over so that port time stays the core's. */
+    bool held;
+    uint8_t held_apo;
+    uint64_t carry;
 };
 
 /* Address starts still in the FIFO: the APO of a branch now (5.6.1). */
@@ -79,7 +86,7 @@ static void data_sent(tb_etmv1_encoder *e, unsigned dn)
  * *ok false: the FIFO overflowed, nothing was sent and no cycle used. */
 static int branch_cycles(tb_etmv1_encoder *e, uint8_t ps, uint32_t raw,
                          uint8_t reason, bool full, bool trig, const uint8_t *db,
-                         unsigned dn, bool *ok)
+                         unsigned dn, bool hold, bool *ok)
 {
     uint8_t b[9];
     unsigned n, i, apo;
@@ -138,6 +145,11 @@ static int branch_cycles(tb_etmv1_encoder *e, uint8_t ps, uint32_t raw,
             return TB_ERR_STOPPED;
     }
     *ok = true;
+    if (hold) { /* its APO cycles wait for the next record */
+        e->held = true;
+        e->held_apo = (uint8_t)apo;
+        return tb_port_cycle(&e->m, ps, trig ? PORT_TRIG : 0);
+    }
     if ((rc = tb_port_cycle(&e->m, ps, trig ? PORT_TRIG : 0)) < 0 ||
         (rc = tb_port_cycle(&e->m, (uint8_t)(apo & 3), PORT_APO)) < 0 ||
         (rc = tb_port_cycle(&e->m, (uint8_t)((apo >> 2) & 3), PORT_APO)) < 0)
@@ -148,6 +160,25 @@ static int branch_cycles(tb_etmv1_encoder *e, uint8_t ps, uint32_t raw,
 /* Cancel modes of an instruction record. */
 enum { RUN = 0, DROPPED = 1, ABORTED = 2 };
 
+/* The held APO cycles of a branch no exception abandoned after all,
+ * then the waits it carried. */
+static int release_apo(tb_etmv1_encoder *e)
+{
+    uint64_t carry = e->carry;
+    int rc;
+
+    if (!e->held)
+        return 0;
+    e->held = false;
+    e->carry = 0;
+    if ((rc = tb_port_cycle(&e->m, (uint8_t)(e->held_apo & 3), PORT_APO)) < 0 ||
+        (rc = tb_port_cycle(&e->m, (uint8_t)((e->held_apo >> 2) & 3), PORT_APO)) < 0)
+        return rc;
+    return tb_port_waits(&e->m, carry > 2 ? carry - 2 : 0);
+}
+
+/* exc: with mode RUN, the exception record that comes right after r (its
+ * target not run), or NULL. */
 static int do_insn(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
                    int mode, const tb_exec_record *exc)
 {
@@ -196,7 +227,7 @@ static int do_insn(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
         e->m.dropping = false;
         if ((rc = branch_cycles(e, TB_ETMV1_BE,
                                 tb_etmv1_addr_raw(r->u.insn.addr, (tb_isa)r->u.insn.isa),
-                                reason, true, false, NULL, dn, &ok)) < 0)
+                                reason, true, false, NULL, dn, false, &ok)) < 0)
             return rc;
         if (!ok)
             return tb_port_waits(&e->m, span);
@@ -215,12 +246,27 @@ static int do_insn(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
                            : tb_etmv1_addr_raw(r->u.insn.next_addr,
                                                (tb_isa)r->u.insn.next_isa);
 
+        /* abandon (5.6.1): a taken branch (no data, a BE) with an
+         * exception right after it, taken in its pipeline refill: the
+         * exception's BE (do_exc) takes its first APO cycle.  Not a
+         * branch to a vector address, which reads as an exception
+         * (docs 4) and so would show as one with no cycles of its own. */
+        bool hold = e->m.base.apo_abandon && mode == RUN && exc && !dn &&
+                    (fl & TB_INSN_TAKEN) && span >= 1 &&
+                    !tb_port_is_vector(&e->m, r->u.insn.next_addr);
+
         if ((rc = branch_cycles(e, dn ? TB_ETMV1_BD : TB_ETMV1_BE, raw, 0, false, true,
-                                db, dn, &ok)) < 0)
+                                db, dn, hold, &ok)) < 0)
             return rc;
         if (!ok) {
             e->m.last_traced = false;
             return tb_port_waits(&e->m, span);
+        }
+        if (hold) {
+            e->m.have_shown = true;
+            e->m.shown_seq = r->seq;
+            e->carry = span - 1;
+            return 0;
         }
         used = 3;
     } else {
@@ -253,16 +299,33 @@ static int do_exc(tb_etmv1_encoder *e, const tb_exec_record *r, uint64_t span,
                   bool traced)
 {
     bool ok;
+    uint64_t carry = 0;
     int rc;
 
-    if (!traced || !e->m.on || e->m.dropping)
-        return tb_port_waits(&e->m, span);
-    if (!tb_port_is_vector(&e->m, r->u.exc.vector))
+    if (!traced || !e->m.on || e->m.dropping || !tb_port_is_vector(&e->m, r->u.exc.vector)) {
+        if ((rc = release_apo(e)) < 0)
+            return rc;
+        if (!traced || !e->m.on || e->m.dropping)
+            return tb_port_waits(&e->m, span);
         return TB_ERR_CONFIG; /* the decoder could not tell it (docs 4) */
+    }
+    if (e->held) { /* in the branch's first APO cycle: it is abandoned */
+        e->held = false;
+        carry = e->carry;
+        e->carry = 0;
+    }
     if ((rc = branch_cycles(e, TB_ETMV1_BE,
                             tb_etmv1_addr_raw(r->u.exc.vector, (tb_isa)r->u.exc.isa),
-                            0, false, true, NULL, 0, &ok)) < 0)
+                            0, false, true, NULL, 0, false, &ok)) < 0)
         return rc;
+    if (!ok && carry) { /* not sent: the branch keeps its APO cycles */
+        e->held = true;
+        e->carry = carry;
+        if ((rc = release_apo(e)) < 0)
+            return rc;
+        carry = 0;
+    }
+    span += carry;
     /* Trace is on at the vector: an exception taken there before its
      * first instruction (an FIQ as an undefined instruction enters Undef
      * mode, which masks IRQ only) is traced too, with a BE of its own
@@ -300,7 +363,8 @@ static int v1_exception(port_model *m, const tb_exec_record *r, uint64_t span)
     if (abort && had && m->on && !m->dropping && !tb_port_is_vector(m, r->u.exc.vector))
         return TB_ERR_CONFIG;
     /* 5.7.1: an aborted load/store reports the branch itself;
-     * another cancelled instruction reports nothing (docs 4). */
+     * another cancelled instruction reports nothing (docs 4).  With
+     * mode RUN the exception comes after the instruction (abandon). */
     rc = flush_pending(e, abort ? ABORTED : r->u.exc.cancelled ? DROPPED : RUN, r);
     if (rc < 0)
         return rc;

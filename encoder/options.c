@@ -120,6 +120,8 @@ int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
             o->dual_issue = true;
         } else if (!strcmp(tok, "pcfirst") && !val) {
             o->pc_first = true;
+        } else if (!strcmp(tok, "abandon") && !val) {
+            o->apo_abandon = true;
         } else if (!strcmp(tok, "ts48") && !val) {
             o->ts48 = true;
         } else if (!strcmp(tok, "exc0") && !val) {
@@ -337,6 +339,9 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
         return cfg_fail(err, errlen, "exc0: a PTM option (ETMv3 always tells a security "
                         "state change on a branch with number-0 exception bytes; ETMv1 and "
                         "ETMv2 trace no security state)");
+    if (o->apo_abandon && o->protocol != TB_PROTO_ETMV1)
+        return cfg_fail(err, errlen, "abandon: a branch abandoned in its APO cycles is "
+                        "ETMv1's (IHI0014Q 5.6.1); other protocols have no APO (drop abandon)");
     if (o->trigger_delay && !o->trigger_at)
         return cfg_fail(err, errlen, "trigdelay: a delay after the trigger instruction "
                         "needs trigger=SEQ");

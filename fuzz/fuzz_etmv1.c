@@ -354,6 +354,15 @@ TB_FUZZ_NOCOV static void e1_check_packet(e1_run *s, const tb_packet *p)
         break;
     }
     case TB_PKT_BRANCH:
+        if (p->abandoned && !p->addr_bits) {
+            /* An abandoned branch whose address read is not told apart
+             * (docs/etmv1.md 3): no bytes, no address. */
+            TB_FUZZ_CHECK(h, p->size == 0 && !p->addr_known && !p->has_ctxid,
+                          "abandoned branch without address: %u bytes", p->size);
+            TB_FUZZ_CHECK(h, p->phdr_format == TB_ETMV1_BE || p->phdr_format == TB_ETMV1_BD,
+                          "branch status %u", p->phdr_format);
+            break;
+        }
         TB_FUZZ_CHECK(h, p->size >= 1 && p->size <= 5 + c->ctxid_bytes,
                       "branch of %u bytes", p->size);
         TB_FUZZ_CHECK(h, p->addr_bits == 7 || p->addr_bits == 14 || p->addr_bits == 21 ||

@@ -204,6 +204,15 @@ static size_t packet_stream(const tb_config *cfg, int variant, uint8_t *out)
                                 round ? TB_ISA_THUMB : TB_ISA_ARM), out, &n);
             put(w, cfg, atoms(pr, cfg, etm ? (cfg->cycle_accurate ? "WEWEWE" : "EEEEEEEEEEEE")
                                             : "E"), out, &n);
+            if (etm && cfg->cycle_accurate && cfg->arch_minor == 0) {
+                /* ETMv3.0: an N two cycles after the E before it, its
+                 * first W a format-0 header (IHI0014Q 7.3.1 Table 7.3). */
+                tb_packet f0 = atoms(pr, cfg, "W");
+
+                f0.phdr_format = 0;
+                put(w, cfg, f0, out, &n);
+                put(w, cfg, atoms(pr, cfg, "WN"), out, &n);
+            }
         }
         if (etm && cfg->data_trace) {
             p = pk(TB_PKT_STORE_FAILED, pr);
@@ -580,23 +589,28 @@ typedef struct e1_seed_cfg {
     bool own_header;
     bool ctx_before;         /* context changes right before conditional
                               * instructions and branches (issue 35) */
+    bool abandon;            /* ETMv1 abandon, and IRQs right after taken
+                              * branches: BEs in APO cycles (issue 35) */
 } e1_seed_cfg;
 
 static const e1_seed_cfg etmv1_cfgs[] = {
-    {4, 3, 0, false, false, 0, 1024, false, false},
-    {4, 3, 0, true, false, 0, 1024, false, false},
-    {8, 3, 0, false, false, 0, 1024, false, false},
-    {8, 3, 0, true, false, 0, 1024, false, false},
-    {16, 3, 0, false, false, 0, 1024, false, false},
-    {16, 3, 0, true, false, 0, 1024, false, false},
-    {8, 3, 4, false, true, 40, 200, false, false},  /* CtxtID, branch output, trigger */
-    {4, 2, 1, true, true, 25, 150, false, false},
-    {16, 0, 0, true, false, 60, 300, false, false}, /* ETMv1.0 */
-    {8, 1, 0, false, false, 0, 1024, true, false},  /* the input's own header */
+    {4, 3, 0, false, false, 0, 1024, false, false, false},
+    {4, 3, 0, true, false, 0, 1024, false, false, false},
+    {8, 3, 0, false, false, 0, 1024, false, false, false},
+    {8, 3, 0, true, false, 0, 1024, false, false, false},
+    {16, 3, 0, false, false, 0, 1024, false, false, false},
+    {16, 3, 0, true, false, 0, 1024, false, false, false},
+    {8, 3, 4, false, true, 40, 200, false, false, false},  /* CtxtID, branch output, trigger */
+    {4, 2, 1, true, true, 25, 150, false, false, false},
+    {16, 0, 0, true, false, 60, 300, false, false, false}, /* ETMv1.0 */
+    {8, 1, 0, false, false, 0, 1024, true, false, false},  /* the input's own header */
     /* A context ID packet with a failed instruction's status, with a
      * phantom, before a branch address (ETMv2 DN, phantom + DN, C = 1;
      * IHI0014Q 6.1.2, 6.4.1). */
-    {8, 3, 1, false, false, 0, 1024, false, true},
+    {8, 3, 1, false, false, 0, 1024, false, true, false},
+    /* Abandoned branches: an IRQ's BE in the first APO cycle of the
+     * taken branch before it (IHI0014Q 5.6.1). */
+    {8, 3, 0, true, true, 0, 1024, false, false, true},
 };
 
 typedef struct e1_walk {
@@ -753,7 +767,7 @@ static void e1_walk_image(e1_walk *w, const e1_seed_cfg *sc, unsigned n_insns)
         isa = next_isa;
         if (pass && in.is_svc) {
             e1_exception(w, TB_EXC_SVC, 0x08, pc, &pc, &isa);
-        } else if (i % 97 == 96) {
+        } else if (i % 97 == 96 || (sc->abandon && (flags & TB_INSN_TAKEN) && i % 3 == 0)) {
             e1_exception(w, TB_EXC_IRQ, 0x18, pc, &pc, &isa);
         } else if (!w->enc3 && i % 61 == 60) {
             /* The port seeds: a debug halt, restarting where it stopped
@@ -804,6 +818,7 @@ static int etmv1_seeds(tb_fuzz_seed_cb cb, void *ctx)
         o.base.ctxid_bytes = sc->ctxid;
         o.base.sync_period = sc->sync;
         o.base.trigger_at = sc->trigger_at;
+        o.base.apo_abandon = sc->abandon;
         if (tb_etmv1_encoder_config(&o, &c) < 0)
             continue;
         w.enc = tb_etmv1_encoder_new_bytes(&o, sink, &b);

@@ -894,6 +894,16 @@ static int on_range(tb_compare *c, const tb_element *el, const uint32_t *addrs)
             continue;
         if (t->kind == TB_REC_INSN && t->cancelled)
             ref = t->cycle;
+        /* ETMv1 abandon (docs/etmv1.md 4): an exception right after a
+         * taken branch came in the branch's first APO cycle, and the
+         * branch's other cycles are the exception's, so the range falls
+         * short here; the exception's own check (on_exception) holds the
+         * total to the truth again. */
+        if (t->kind == TB_REC_EXCEPTION && c->o.apo_abandon &&
+            c->o.protocol == TB_PROTO_ETMV1 && c->have_matched &&
+            (c->last_matched.flags & TB_INSN_TAKEN) &&
+            !(c->last_matched.flags & TB_INSN_COND_FAILED))
+            return 0;
         break;
     }
     return check_cycles(c, el, ref, c->last_matched.cycle);

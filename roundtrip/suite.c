@@ -105,6 +105,9 @@ static const char *const etmv1_sets[] = {
     /* A trigger event between instructions (trigdelay, issue 35): in an
      * APO cycle when instruction 100 is a branch. */
     "bb,trigger=100,trigdelay=1", "ca,trigger=100,trigdelay=2,port=4",
+    /* Abandoned branches (abandon, issue 35): an exception right after
+     * a taken branch's BE comes in its first APO cycle (5.6.1). */
+    "abandon,bb", "ca,abandon,bb,port=4",
 };
 
 /* ETMv2 (docs/etmv2.md): each port width, branch output, context IDs, a

@@ -130,6 +130,8 @@ int tb_sim_blk_flush(tb_sim *s, unsigned upto, uint32_t last_next)
                 if ((x & 15) == 0)
                     s->cycles += 1 + (unsigned)((x >> 4) & 3);
             }
+            if (s->sc.n_fetch_waits)
+                s->cycles += tb_sim_fetch_wait(s, d->ce.addr);
             if (s->dual)
                 s->cycles -= tb_sim_dual_step(s, &d->ce, isa, flags, next);
             r.seq = s->count++;

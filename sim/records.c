@@ -211,6 +211,8 @@ int tb_sim_emit_rec(tb_sim *s, const tb_centry *e, const tb_exec_record *tpl,
         if ((x & 15) == 0)
             cost += 1 + (unsigned)((x >> 4) & 3);
     }
+    if (s->sc.n_fetch_waits)
+        cost += tb_sim_fetch_wait(s, e->addr);
     if (s->dual)
         cost -= tb_sim_dual_step(s, e, isa, flags, next);
     s->cycles += cost;

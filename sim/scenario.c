@@ -162,6 +162,30 @@ static int sim_key(tb_scenario *sc, const char *k, char *v, unsigned ln,
         sc->maps[sc->n_maps].addr = a;
         sc->maps[sc->n_maps].size = n;
         sc->n_maps++;
+    } else if (!strcmp(k, "fetch_wait")) {
+        char *sp = strpbrk(v, " \t,");
+        uint32_t c, a = 0, n = 0;
+
+        if (sp)
+            *sp++ = '\0';
+        if (!parse_u32(trim(v), &c) || c == 0 || c > 1000)
+            return perr(err, errlen, ln, "bad fetch_wait cycles '%s' (1..1000)", v);
+        if (sp) {
+            char *sz = strpbrk(trim(sp), " \t,");
+
+            if (!sz)
+                return perr(err, errlen, ln, "fetch_wait needs 'CYCLES' or 'CYCLES ADDR SIZE'");
+            *sz++ = '\0';
+            if (!parse_u32(trim(sp), &a) || !parse_u32(trim(sz), &n) || n == 0)
+                return perr(err, errlen, ln, "bad fetch_wait range (ADDR SIZE, SIZE >= 1)");
+        }
+        if (sc->n_fetch_waits >= TB_SCN_MAX_MAPS)
+            return perr(err, errlen, ln, "too many fetch_wait entries (at most %d)",
+                        TB_SCN_MAX_MAPS);
+        sc->fetch_waits[sc->n_fetch_waits].addr = a;
+        sc->fetch_waits[sc->n_fetch_waits].size = sp ? n : 0; /* 0: anywhere */
+        sc->fetch_waits[sc->n_fetch_waits].cycles = c;
+        sc->n_fetch_waits++;
     } else {
         return perr(err, errlen, ln, "unknown key '%s' in [sim]", k);
     }

@@ -344,4 +344,16 @@ int tb_sim_handle_stop(tb_sim *s, uc_err uerr, tb_sim_result *res);
 unsigned tb_sim_dual_step(tb_sim *s, const tb_centry *e, uint8_t isa, uint8_t flags,
                           uint32_t next);
 
+/* The scenario's fetch wait states for the instruction at a (tb_scenario
+ * fetch_wait): call it only when sc.n_fetch_waits is not 0, so runs
+ * without them pay one test per instruction. */
+static inline unsigned tb_sim_fetch_wait(const tb_sim *s, uint32_t a)
+{
+    for (unsigned i = 0; i < s->sc.n_fetch_waits; i++)
+        if (!s->sc.fetch_waits[i].size ||
+            a - s->sc.fetch_waits[i].addr < s->sc.fetch_waits[i].size)
+            return s->sc.fetch_waits[i].cycles;
+    return 0;
+}
+
 #endif

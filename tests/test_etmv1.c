@@ -751,6 +751,131 @@ Test(etmv1_cycles, back_to_back_exceptions)
     tb_memimage_free(m);
 }
 
+/* Abandoned branch (option abandon, docs/etmv1.md 4): BX lr at 0x8004 to
+ * 0x9000, then an IRQ before 0x9000 runs, taken in the branch's pipeline
+ * refill: the IRQ's BE comes in the BX's first APO cycle, abandoning it
+ * (IHI0014Q 5.6.1).  The BX's address is still sent (0x9000 ^ 0x8000 <
+ * 2^14: 80 20), in the FIFO before the IRQ's (0x18 ^ 0x9000 < 2^21: 98
+ * 80 00), so the IRQ's APO counts it: 1 (5.6.1, from the IRQ's own
+ * cycle).  The BX's other two cycles follow the IRQ's APO cycles.
+ *   0-2 marker | 3 IE 80 (0x8000) | 4 BE 10 (BX) | 5 BE 80 1 (IRQ)
+ *   6 001 20 | 7 000 98 1 | 8 WT 80 | 9 WT 00 | 10 IE (0x18) | 11 IE (0x1C)
+ * Without abandon: 4 BE 10 | 5 000 80 1 | 6 000 20 | 7 BE 98 1 | ... */
+static const tb_etmv1_sample abandon_ca[] = {
+    {4, 1, 0x80}, {0, 0, 0x80}, {0, 0, 0x82}, {0, 0, 0x80}, {4, 0, 0x10}, {4, 1, 0x80},
+    {1, 0, 0x20}, {0, 1, 0x98}, {3, 0, 0x80}, {3, 0, 0x00}, {0, 0, 0x00}, {0, 0, 0x00},
+};
+
+Test(etmv1_cycles, exception_in_an_apo_cycle_abandons_the_branch)
+{
+    static const uint32_t bx[] = {0xE12FFF1E}; /* 8004 BX lr */
+    tb_etmv1_encoder_opts o;
+    tb_etmv1_config c;
+    tb_memimage *m = tb_memimage_new();
+    static recs R;
+    static sbuf sb;
+    static pbuf pk;
+    static ebuf el;
+    size_t i, nbr = 0;
+
+    tb_test_image_words(m, 0x8000, nops, 1);
+    tb_test_image_words(m, 0x8004, bx, 1);
+    tb_test_image_words(m, 0x18, nops, 2);
+    tb_etmv1_encoder_opts_init(&o);
+    o.base.cycle_accurate = true;
+    o.base.apo_abandon = true;
+    memset(&R, 0, sizeof R);
+    rec_arm(&R, 0x8000);
+    rec_insn(&R, 0x8004, 4, TB_ISA_ARM, 0x9000, TB_ISA_ARM, TB_WP_INDIRECT, TB_INSN_TAKEN);
+    rec_exc(&R, TB_EXC_IRQ, 0x18, 0x9000, false);
+    rec_arm(&R, 0x18);
+    rec_arm(&R, 0x1C);
+    encode(&o, &R, &sb);
+    expect_samples(&sb, abandon_ca, sizeof abandon_ca / sizeof abandon_ca[0]);
+    ca8(&c);
+    parse_samples(&c, abandon_ca, sizeof abandon_ca / sizeof abandon_ca[0], &pk);
+    /* The marker, the abandoned BX with its address, the IRQ's BE. */
+    for (i = 0; i < pk.n; i++) {
+        if (pk.p[i].kind != TB_PKT_BRANCH)
+            continue;
+        if (nbr == 1) {
+            cr_assert(pk.p[i].abandoned, "the BX's BRANCH is abandoned");
+            cr_assert_eq(pk.p[i].addr, 0x9000);
+            cr_assert_eq(pk.p[i].index, IDX(4));
+        } else {
+            cr_assert(!pk.p[i].abandoned);
+        }
+        if (nbr == 2)
+            cr_assert_eq(pk.p[i].addr, 0x18);
+        nbr++;
+    }
+    cr_assert_eq(nbr, 3);
+    decode_packets(&c, m, &pk, &el);
+    /* NO_SYNC TRACE_ON RANGE(0x8000 0x8004, 2) EXCEPTION(IRQ ret 0x9000, 5)
+     * RANGE(0x18 0x1C) END */
+    cr_assert_eq(el.n, 6, "%zu elements", el.n);
+    cr_assert_eq(el.e[2].kind, TB_ELEM_INSN_RANGE);
+    cr_assert_eq(el.e[2].start, 0x8000);
+    cr_assert_eq(el.e[2].count, 2, "the abandoned BX is kept");
+    cr_assert_eq(el.e[2].cc, 2);
+    cr_assert_eq(el.e[3].kind, TB_ELEM_EXCEPTION);
+    cr_assert_eq(el.e[3].pref_return, 0x9000, "the abandoned branch's address");
+    cr_assert_eq(el.e[3].cc, 5, "its BE, APO cycles and the BX's other two");
+    cr_assert_eq(el.e[2].cc + el.e[3].cc, R.r[2].cycle);
+    cr_assert_eq(el.e[4].start, 0x18);
+    cr_assert_eq(el.e[4].count, 2);
+    tb_memimage_free(m);
+}
+
+/* Three BEs in a row, each in the first APO cycle of the one before
+ * (5.6.1): the first's abandoner is abandoned too, so its address read is
+ * not told apart (a BRANCH with abandoned set and no address); the
+ * second's is the read before the third's (APO 1 from its cycle 6: the
+ * TRACESYNCs at 8 and 10).  8-bit port; addresses 0x9000 (80 20, cycle
+ * 5), 0x9100 (80 22, cycle 8), 0x18 (98 80 00, cycle 10). */
+Test(etmv1_parser, abandoner_abandoned_gives_a_branch_without_address)
+{
+    static const tb_etmv1_sample s[] = {
+        {4, 1, 0x80}, {0, 0, 0x80}, {0, 0, 0x82}, {0, 0, 0x80}, {4, 0, 0x10},
+        {4, 1, 0x80}, {4, 0, 0x20}, {1, 0, 0x00}, {0, 1, 0x80}, {0, 0, 0x22},
+        {0, 1, 0x98}, {0, 0, 0x80}, {0, 0, 0x00},
+    };
+    tb_etmv1_config c;
+    static pbuf pk;
+    size_t i, nbr = 0;
+
+    tb_etmv1_config_init(&c);
+    c.port_width = 8;
+    parse_samples(&c, s, sizeof s / sizeof s[0], &pk);
+    for (i = 0; i < pk.n; i++) {
+        const tb_packet *p = &pk.p[i];
+
+        cr_assert(p->kind == TB_PKT_ATOM || p->kind == TB_PKT_BRANCH, "packet %zu: %s", i,
+                  tb_pkt_kind_name(p->kind));
+        if (p->kind != TB_PKT_BRANCH)
+            continue;
+        switch (nbr++) {
+        case 0:
+            cr_assert(!p->abandoned && p->addr == 0x8000 && p->reason == 1);
+            break;
+        case 1:
+            cr_assert(p->abandoned && p->addr_bits == 0 && p->size == 0 && !p->addr_known);
+            cr_assert_eq(p->index, IDX(4));
+            break;
+        case 2:
+            cr_assert(p->abandoned && p->addr_bits == 14);
+            cr_assert_eq(p->addr, 0x9100);
+            cr_assert_eq(p->index, IDX(5));
+            break;
+        default:
+            cr_assert(!p->abandoned);
+            cr_assert_eq(p->addr, 0x18);
+            cr_assert_eq(p->index, IDX(6));
+        }
+    }
+    cr_assert_eq(nbr, 4);
+}
+
 /* A data abort with the sim's cycle stamps (faults.elf's truth: the LDR
  * 2 cycles, the abort's entry 3).  5.7.1: the aborted LDR reports the BE
  * to 0x10 itself (0x10 ^ 0x8000: 90 80 00), its APO cycles the refill

@@ -459,6 +459,67 @@ Test(fuzz_regressions, etmv2_seeds_reach_context_forms)
     }
 }
 
+/* Issue 35: the ETMv3 parser's seeds hold an ETMv3.0 format-0 P-header
+ * (one W, IHI0014Q 7.3.1 Table 7.3; the cycle-accurate ETMv3.0
+ * configuration's seeds), counted by the spec-coverage classifier. */
+static int e3_cov_seed(void *ctx, const char *name, const uint8_t *data, size_t len)
+{
+    e2_cov *c = ctx;
+    tb_parser *p;
+
+    (void)name;
+    cr_assert_geq(len, (size_t)TB_FUZZ_CFG_BYTES);
+    tb_fuzz_config(TB_PROTO_ETMV3, data, &c->g);
+    cr_assert((p = tb_parser_new(&c->g)));
+    cr_assert_geq(tb_parser_push(p, data + TB_FUZZ_CFG_BYTES, len - TB_FUZZ_CFG_BYTES, 0,
+                                 e2_cov_pkt, c), 0);
+    cr_assert_geq(tb_parser_finish(p, e2_cov_pkt, c), 0);
+    tb_parser_free(p);
+    return 0;
+}
+
+Test(fuzz_regressions, etmv3_seeds_reach_format0)
+{
+    static e2_cov c;
+    int v = tb_speccov_variant_find("etmv3.phdr.ca.fmt0");
+
+    cr_assert_geq(v, 0);
+    cr_assert_gt(tb_fuzz_seeds("etmv3_parser", e3_cov_seed, &c), 0);
+    cr_expect_gt(c.counts[v], 0, "no ETMv3 parser seed has a format-0 P-header");
+}
+
+/* Issue 35: an ETMv1 seed has a BE in an APO cycle (an abandoned branch,
+ * IHI0014Q 5.6.1), counted from its samples by the spec-coverage
+ * classifier; the seed decodes without errors (etmv1_seeds_reach_the_image). */
+static int e1_abandon_seed(void *ctx, const char *name, const uint8_t *data, size_t len)
+{
+    e2_cov *c = ctx;
+    tb_etmv1_config cfg;
+    uint8_t *cap;
+    size_t n;
+
+    if (strncmp(name, "etmv1-w", 7) != 0 || tb_fuzz_etmv1_config(data, &cfg, &c->g))
+        return 0; /* walks of the image with the harness's header only */
+    n = TB_ETMV1_HDR_BYTES + len - 4;
+    cr_assert((cap = malloc(n)));
+    tb_etmv1_capture_header(&cfg, cap);
+    memcpy(cap + TB_ETMV1_HDR_BYTES, data + 4, len - 4);
+    cr_assert_eq(tb_speccov_count_etmv1_capture(cap, n, c->counts), 0, "%s", name);
+    free(cap);
+    return 0;
+}
+
+Test(fuzz_regressions, etmv1_seeds_reach_abandoned_branches)
+{
+    static e2_cov c;
+    int v = tb_speccov_variant_find("etmv1.apo.abandoned");
+
+    cr_assert_geq(v, 0);
+    cr_assert_gt(tb_fuzz_seeds("etmv1", e1_abandon_seed, &c), 0);
+    fprintf(stderr, "etmv1 seeds: etmv1.apo.abandoned %llu\n", (unsigned long long)c.counts[v]);
+    cr_expect_gt(c.counts[v], 0, "no ETMv1 seed has a BE in an APO cycle");
+}
+
 /* The ETMv3 decoder seeds of a Cortex-M3 (fuzz_seeds.c v7m_stream) reach
  * the v7-M return forms, the pre-empted return among them (issue 35), as
  * the spec-coverage classifier names them on the decoded elements. */

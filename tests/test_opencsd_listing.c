@@ -331,7 +331,8 @@ static void etm_m_exc_name(unsigned traced, char *buf, size_t len)
  * lister prints no BE, so no listing shows it.  Section 8 is the
  * decoder's, not the lister's. */
 enum { FAULT_VNT_BIT5 = 3, FAULT_ADDR_BYTE = 4, FAULT_NO_END = 6,
-       FAULT_VALUE_OFF = 7, FAULT_VMID_CHAR = 9, FAULT_LSIP = 11, FAULT_MAX = 12 };
+       FAULT_VALUE_OFF = 7, FAULT_VMID_CHAR = 9, FAULT_LSIP = 11, FAULT_FMT0 = 24,
+       FAULT_MAX = 25 };
 
 typedef struct listing_counts {
     size_t compared;         /* packets compared */
@@ -911,7 +912,33 @@ static bool compare_run(cmp_state *st, const ocsd_pkt *theirs, size_t n_theirs,
         /* An OpenCSD error line is accepted only where a documented
          * fault says it comes: an LSiP I-sync (section 11). */
         bool lsip_fault = lsip_fault_len(p, st->cfg) != 0;
+        /* Section 24: an ETMv3.0 cycle-accurate format-0 P-header (one W,
+         * IHI0014Q 7.3.1 Table 7.3) is "Invalid P-Header" to OpenCSD,
+         * listed with no atom (its decoder still counts the W). */
+        bool fmt0_fault = p->protocol == TB_PROTO_ETMV3 && p->kind == TB_PKT_ATOM &&
+                          p->phdr_format == 0 && p->seq_len == 1 && p->seq[0] == 'W' &&
+                          st->cfg->cycle_accurate && st->cfg->arch_minor == 0;
 
+        if (fmt0_fault) {
+            const char *f = theirs[j].fields;
+
+            while (*f == ' ' || *f == ';')
+                f++;
+            if (!theirs[j].err || strcmp(theirs[j].name, "P_HDR") != 0 || *f ||
+                p->index != theirs[j].idx) {
+                tb_packet_format(p, line, sizeof line);
+                snprintf(why, wlen, "source 0x%02x packet %zu: a format-0 P-header that "
+                         "OpenCSD does not flag as section 24 says (%s%s at %" PRIu64
+                         ", '%s')\n  ours: %s", id, i, theirs[j].err ? "error, " : "",
+                         theirs[j].name, theirs[j].idx, theirs[j].fields, line);
+                ok = false;
+                break;
+            }
+            count_faults(c, 1u << FAULT_FMT0);
+            i++;
+            j++;
+            continue;
+        }
         if (theirs[j].err && !lsip_fault) {
             tb_packet_format(p, line, sizeof line);
             snprintf(why, wlen, "source 0x%02x packet %zu: OpenCSD reports an error at %"

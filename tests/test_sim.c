@@ -1571,6 +1571,99 @@ Test(sim, debug_halt_keys)
                  "a halt needs at_insn or at_addr");
 }
 
+/* fetch_wait (issue 35): each instruction fetched from the range takes
+ * CYCLES more, executed or not, on the block path and the reference
+ * path alike; the rest of the cycle model (its draws) is untouched.  The
+ * expectation: the plain run's per-record cycle deltas plus the wait of
+ * each record's address. */
+static void check_fetch_wait(const char *extra, uint32_t lo, uint32_t size, unsigned w,
+                             bool reference)
+{
+    run_t a, b;
+    char text[256];
+    size_t with = 0;
+
+    snprintf(text, sizeof text, "[sim]\n%s\n", extra);
+    run_prog_ex(&a, PROG("cond_arm"), SCN("cond_arm"), NULL, false, reference);
+    run_prog_ex(&b, PROG("cond_arm"), SCN("cond_arm"), text, false, reference);
+    cr_assert_eq(a.rc, 0);
+    cr_assert_eq(b.rc, 0);
+    cr_assert_eq(a.n, b.n);
+    for (size_t i = 0; i < a.n; i++) {
+        uint64_t da = a.rec[i].cycle - (i ? a.rec[i - 1].cycle : 0);
+        uint64_t db = b.rec[i].cycle - (i ? b.rec[i - 1].cycle : 0);
+        unsigned add = 0;
+
+        cr_assert_eq(a.rec[i].kind, b.rec[i].kind);
+        if (a.rec[i].kind == TB_REC_INSN && a.rec[i].u.insn.addr - lo < size) {
+            add = w;
+            with++;
+        }
+        cr_assert_eq(db, da + add, "%s: record %zu at 0x%x: %llu cycles, expected %llu + %u",
+                     extra, i, a.rec[i].u.insn.addr, (unsigned long long)db,
+                     (unsigned long long)da, add);
+    }
+    cr_assert_gt(with, 0, "%s: no instruction in the range", extra);
+    run_free(&a);
+    run_free(&b);
+}
+
+Test(sim, fetch_wait_adds_cycles_per_fetch)
+{
+    run_t x;
+    uint32_t loop, end;
+    char text[128];
+
+    check_fetch_wait("fetch_wait = 1", 0, 0xFFFFFFFFu, 1, false);
+    check_fetch_wait("fetch_wait = 1", 0, 0xFFFFFFFFu, 1, true);
+    run_prog(&x, PROG("cond_arm"), SCN("cond_arm"), NULL);
+    loop = sym(&x, "cond_loop");
+    end = loop + 11 * 4; /* the loop body (cond_arm.S) */
+    run_free(&x);
+    snprintf(text, sizeof text, "fetch_wait = 3 0x%x %u\nfetch_wait = 9", loop, end - loop);
+    /* The first entry holding the address counts: 3 in the loop, 9 elsewhere. */
+    {
+        run_t a, b;
+        char t2[256];
+
+        snprintf(t2, sizeof t2, "[sim]\n%s\n", text);
+        run_prog(&a, PROG("cond_arm"), SCN("cond_arm"), NULL);
+        run_prog(&b, PROG("cond_arm"), SCN("cond_arm"), t2);
+        cr_assert_eq(a.n, b.n);
+        for (size_t i = 1; i < a.n; i++) {
+            uint64_t da = a.rec[i].cycle - a.rec[i - 1].cycle;
+            uint64_t db = b.rec[i].cycle - b.rec[i - 1].cycle;
+            uint32_t pc = a.rec[i].u.insn.addr;
+
+            if (a.rec[i].kind == TB_REC_INSN)
+                cr_assert_eq(db, da + (pc - loop < end - loop ? 3 : 9), "0x%x", pc);
+        }
+        run_free(&a);
+        run_free(&b);
+    }
+}
+
+Test(sim, fetch_wait_keys)
+{
+    tb_scenario sc;
+    char err[256];
+
+    cr_assert_eq(parse_scn(&sc, "[sim]\nfetch_wait = 2 0x100 0x40\n", err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(sc.n_fetch_waits, 1u);
+    cr_assert_eq(sc.fetch_waits[0].cycles, 2u);
+    cr_assert_eq(sc.fetch_waits[0].addr, 0x100u);
+    cr_assert_eq(sc.fetch_waits[0].size, 0x40u);
+    cr_assert_eq(parse_scn(&sc, "[sim]\nfetch_wait = 0\n", err, sizeof err), TB_ERR_FORMAT);
+    cr_assert(strstr(err, "fetch_wait"), "%s", err);
+    cr_assert_eq(parse_scn(&sc, "[sim]\nfetch_wait = 1001\n", err, sizeof err), TB_ERR_FORMAT);
+    cr_assert_eq(parse_scn(&sc, "[sim]\nfetch_wait = 1 0x100\n", err, sizeof err),
+                 TB_ERR_FORMAT, "a range needs ADDR and SIZE");
+    cr_assert_eq(parse_scn(&sc, "[sim]\nfetch_wait = 1 0x100 0\n", err, sizeof err),
+                 TB_ERR_FORMAT);
+    cr_assert_eq(parse_scn(&sc, "[sim]\nfetch_wait = x\n", err, sizeof err), TB_ERR_FORMAT);
+}
+
 /* ---- ARMv7-M debug monitor, MPU and late arrival (issue 35) ---- */
 
 typedef struct v7m_exc {

@@ -94,6 +94,12 @@ typedef struct tb_encoder_opts {
                                * ETMv3; tb_sim_set_pcfirst gives the
                                * simulator's records that order; the
                                * caller applies it) */
+    bool apo_abandon;         /* abandon (ETMv1): an exception taken right
+                               * after a traced taken branch (before its
+                               * target runs) is taken during the branch's
+                               * pipeline refill: its BE comes in the
+                               * branch's first APO cycle, abandoning the
+                               * branch (IHI0014Q 5.6.1; docs/etmv1.md 4) */
     /* The timestamp counter (ETMv3, PTM): the system's, which the trace
      * unit samples (IHI0014Q 7.7, IHI0035B 4.5).  A timestamp names the
      * cycle c of the record being traced as ts_start + ts_rate * c,
@@ -147,6 +153,9 @@ TB_API int tb_encoder_opts_v7m(tb_encoder_opts *o, unsigned core);
  *   pcfirst                        (ETMv3: ETMIDR[16], the core transfers
  *                                  the PC first in an LDM that loads it)
  *   dataonly                       (ETMv3.1+, data=both: ETMCR[20])
+ *   abandon                        (ETMv1: an exception right after a
+ *                                  taken branch's BE comes in its first
+ *                                  APO cycle, abandoning the branch)
  *   tsstart=N  tsrate=N  ts48      (with ts: the timestamp counter's value
  *                                  at cycle 0 and its ticks per cycle;
  *                                  ts48: ETMv3 48-bit timestamps)

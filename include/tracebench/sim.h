@@ -156,6 +156,15 @@ typedef struct tb_scenario {
     bool allow_undef, allow_prefetch_abort, allow_data_abort;
     unsigned n_maps;
     struct { uint32_t addr, size; } maps[TB_SCN_MAX_MAPS];
+    /* fetch_wait = CYCLES [ADDR SIZE]: each instruction fetched from
+     * [addr, addr + size) (no ADDR SIZE: anywhere) takes CYCLES more
+     * cycles, executed or not, as code in slow memory with no cache
+     * does; the first entry that holds the address counts.  A
+     * condition-failed instruction there leaves cycles with no
+     * instruction before its N atom (ETMv3.0: a lone W is P-header
+     * format 0, IHI0014Q 7.3.1 Table 7.3). */
+    unsigned n_fetch_waits;
+    struct { uint32_t addr, size, cycles; } fetch_waits[TB_SCN_MAX_MAPS];
     unsigned n_events;
     tb_scn_event events[TB_SCN_MAX_EVENTS];
     /* [systick] every = N (Cortex-M): SysTick runs from reset with a

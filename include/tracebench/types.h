@@ -258,6 +258,11 @@ typedef struct tb_packet {
     /* ETMv1 (etmv1.h): the TRACESYNC event number of a BRANCH's address;
      * of DATA units, the TRACESYNC events up to their cycle. */
     uint32_t sync_ev;
+    /* ETMv1 BRANCH: another branch came in its APO cycles (IHI0014Q
+     * 5.6.1), so it was abandoned: its instruction ran, and its address
+     * (still sent, the read before its abandoner's) is where it went;
+     * addr_bits 0 when that read cannot be told. */
+    bool abandoned;
 } tb_packet;
 
 /* Called for each packet; a non-zero return stops the producer, which
