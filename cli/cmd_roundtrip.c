@@ -710,9 +710,9 @@ typedef struct suite_opts {
 
 /* The suite's running totals and its list of failed cases. */
 typedef struct suite_state {
-    row rows[5][64];          /* suite_protos: the fifth is v7-M */
+    row rows[5][TB_RT_MAX_SETS]; /* suite_protos: the fifth is v7-M */
     row gen[5];               /* suite_protos; the fifth: the seeds' Cortex-M programs */
-    unsigned drawn[5][64];    /* generated cases per option set */
+    unsigned drawn[5][TB_RT_MAX_SETS]; /* generated cases per option set */
     unsigned reports, errors, mismatches, cut, unexpected, known_failed, filtered;
     char **failed;            /* "TAG  id", maybe with a reproduce line */
     size_t nfailed;
@@ -864,8 +864,6 @@ static int suite_vectors(const suite_opts *so, suite_state *st, tb_cli_progress 
     }
     for (size_t k = 0; k < SUITE_NPROTO; k++) {
         sets[k] = suite_sets(k, &nsets[k]);
-        if (nsets[k] > 64)
-            nsets[k] = 64;
     }
 
     /* Count the cases first, for the progress line. */
@@ -1175,7 +1173,7 @@ static int suite(const suite_opts *so)
             size_t nsets;
             const char *const *sets = suite_sets(k, &nsets);
 
-            for (size_t s = 0; s < nsets && s < 64; s++) {
+            for (size_t s = 0; s < nsets; s++) {
                 const row *r = &st->rows[k][s];
 
                 if (!r->cases)
@@ -1196,7 +1194,7 @@ static int suite(const suite_opts *so)
             if (!st->gen[k].cases)
                 continue;
             suite_sets(k, &nsets);
-            for (size_t s = 0; s < nsets && s < 64; s++)
+            for (size_t s = 0; s < nsets; s++)
                 drawn += st->drawn[k][s] != 0;
             snprintf(name, sizeof name, "gen, %zu/%zu sets", drawn, nsets);
             print_row(k == SUITE_V7M ? "v7-M" : tb_protocol_name(suite_protos[k]), name,
@@ -1221,14 +1219,14 @@ static int suite(const suite_opts *so)
 
             if (!st->gen[k].cases)
                 continue;
-            for (size_t s = 0; s < nsets && s < 64; s++)
+            for (size_t s = 0; s < nsets; s++)
                 miss += !st->drawn[k][s];
             if (miss) {
                 printf("%s: %zu of %zu option sets drawn by no seed here (any %zu consecutive "
                        "seeds draw them all)",
                        k == SUITE_V7M ? "v7-M" : tb_protocol_name(suite_protos[k]), miss, nsets,
                        2 * nsets - 1);
-                for (size_t s = 0; s < nsets && s < 64 && miss <= 8; s++)
+                for (size_t s = 0; s < nsets && miss <= 8; s++)
                     if (!st->drawn[k][s])
                         printf(" %s", *sets[s] ? sets[s] : "plain");
                 printf("\n");

@@ -155,6 +155,16 @@ static const char *const v7m_sets[] = {
     "ts,tsper=40,tsrate=0x100000,tsstart=0x1FFFFFF0000000",
 };
 
+/* The suite keeps a row of results per set (cli/cmd_roundtrip.c): one
+ * more set than it has rows for would be dropped without a word, as the
+ * 65th ETMv1 set once nearly was. */
+#define N_SETS(a) (sizeof(a) / sizeof((a)[0]))
+_Static_assert(N_SETS(etmv3_sets) <= TB_RT_MAX_SETS, "etmv3_sets: raise TB_RT_MAX_SETS");
+_Static_assert(N_SETS(ptm_sets) <= TB_RT_MAX_SETS, "ptm_sets: raise TB_RT_MAX_SETS");
+_Static_assert(N_SETS(etmv1_sets) <= TB_RT_MAX_SETS, "etmv1_sets: raise TB_RT_MAX_SETS");
+_Static_assert(N_SETS(etmv2_sets) <= TB_RT_MAX_SETS, "etmv2_sets: raise TB_RT_MAX_SETS");
+_Static_assert(N_SETS(v7m_sets) <= TB_RT_MAX_SETS, "v7m_sets: raise TB_RT_MAX_SETS");
+
 const char *const *tb_rt_option_sets_v7m(size_t *n)
 {
     *n = sizeof v7m_sets / sizeof v7m_sets[0];

@@ -294,7 +294,9 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen);
 /* ---- the matrix (roundtrip/suite.c) ---- */
 
 /* The option sets `make roundtrip` runs for a protocol, as option lists
- * ("" = plain); *n gets the count. */
+ * ("" = plain); *n gets the count, at most TB_RT_MAX_SETS (checked when
+ * the library is built: a set past it would not run). */
+#define TB_RT_MAX_SETS 96
 const char *const *tb_rt_option_sets(tb_protocol protocol, size_t *n);
 /* The sets for a Cortex-M program (its ETM-M3/M4, ETMv3 only; the cpu
  * comes from the scenario). */
