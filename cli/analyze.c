@@ -164,7 +164,7 @@ static int on_elem(void *ctx, const tb_element *el)
 }
 
 /* One input's sources.  An exit code. */
-static int run_input(const tb_cli_analysis *an, tb_cli_input *in, uint64_t *nsources)
+static int run_input(const tb_cli_analysis *an, tb_cli_input *in, bool quiet, uint64_t *nsources)
 {
     int status = TB_EXIT_OK;
 
@@ -235,6 +235,15 @@ static int run_input(const tb_cli_analysis *an, tb_cli_input *in, uint64_t *nsou
         }
         tb_memimage_free(mem);
         (*nsources)++;
+        /* Data-only mode (ETMCR[20], IHI0014Q 7.4.10) traces transfers
+         * and no instruction: its source shows no code at all, which
+         * the gap note alone would put down to a filter or lost trace. */
+        if (s->cfg.data_only && !quiet)
+            fprintf(stderr,
+                    "tracebench %s: note: %s is data-only trace (ETMCR[20]): it carries data "
+                    "transfers and no instruction trace, so it shows no code; `tracebench "
+                    "decode` lists its transfers\n",
+                    an->cmd, s->name);
         status = tb_cli_exit_worse(status, tb_cli_health_report(in, k, &run->health));
         free(run);
     }
@@ -291,7 +300,7 @@ int tb_cli_analysis_run(const tb_cli_analysis *an, int argc, char **argv,
             status = r;
             break;
         }
-        status = tb_cli_exit_worse(status, run_input(an, in, nsources));
+        status = tb_cli_exit_worse(status, run_input(an, in, a->quiet, nsources));
         if (in->refused)
             status = tb_cli_exit_worse(status, TB_EXIT_ERROR);
         tb_cli_input_close(in);

@@ -864,6 +864,37 @@ Test(codecov, cli_errors)
     free(e);
 }
 
+/* A data-only source (ETMCR[20]) shows no code: coverage and profile
+ * say why, naming the mode, and --quiet keeps it quiet; an instruction
+ * trace never gets that note. */
+Test(codecov, data_only_note)
+{
+    static const struct {
+        const char *cmd, *vector, *extra;
+        bool note;
+    } cases[] = {
+        {"coverage", "data_ops-etmv3-dataonly", "", true},
+        {"profile", "data_ops-etmv3-dataonly", "", true},
+        {"coverage", "data_ops-etmv3-dataonly", "--quiet", false},
+        {"coverage", "funcptr-ptm-rs", "", false},
+    };
+    char args[2048], *o, *e;
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc;
+
+        snprintf(args, sizeof args, "%s %s/vectors/generated/%s -o /dev/null %s", cases[i].cmd,
+                 TB_SOURCE_DIR, cases[i].vector, cases[i].extra);
+        rc = tb_test_run_cli(args, NULL, &o, NULL, &e);
+        cr_expect_eq(rc, 0, "%s: exit %d: %s", args, rc, e);
+        cr_expect_eq(strstr(e, "is data-only trace (ETMCR[20])") != NULL, cases[i].note,
+                     "%s: stderr '%s' %s the data-only note", args, e,
+                     cases[i].note ? "lacks" : "has");
+        free(o);
+        free(e);
+    }
+}
+
 /* Memory is bounded: at its limit the block table folds into the
  * per-instruction table and starts again, with the same counts as a
  * table that never fills. */
