@@ -556,21 +556,17 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
     if (!d || !pkt)
         return TB_ERR_INVAL;
     tb_emit_init(&e, cb, ctx);
-    /* An Ignore packet means nothing (IHI0014Q 7.11.2): a Store failed
-     * after it still belongs to the held element. */
-    if (d->dhold && pkt->kind != TB_PKT_IGNORE && tb_etmv3_dec_data_release(d, &e, pkt))
+    /* An Ignore packet means nothing (IHI0014Q 7.11.2): while an element
+     * is held it changes nothing at all.  A Store failed after it still
+     * belongs to the held data element, an exception return still waits
+     * for the packet after it, and the fused path's hand-over (started
+     * false) stays, so no later element overtakes the held one (the fuzz
+     * smoke at 44bcce2: an Ignore after value-not-traced packets let the
+     * fused path emit at 803 before the DATA element of 790; regressions/
+     * etmv3_decoder/ignore-while-data-held-keeps-element-order). */
+    if ((d->dhold || d->ehold) && pkt->kind == TB_PKT_IGNORE)
         return tb_emit_result(&e);
-    /* Nothing else for that Ignore either: the hold stays as it was, and
-     * with it the fused path's hand-over (started false), so no later
-     * element overtakes the held one (the fuzz smoke at 44bcce2: an
-     * Ignore after value-not-traced packets let the fused path emit at
-     * 803 before the DATA element of 790; regressions/etmv3_decoder/
-     * ignore-while-data-held-keeps-element-order). */
-    if (d->dhold && pkt->kind == TB_PKT_IGNORE)
-        return tb_emit_result(&e);
-    /* An Ignore packet changes nothing (IHI0014Q 7.11.2): the exception
-     * return still waits for the packet after it. */
-    if (d->ehold && pkt->kind == TB_PKT_IGNORE)
+    if (d->dhold && tb_etmv3_dec_data_release(d, &e, pkt))
         return tb_emit_result(&e);
     if (d->ehold && pkt->kind != TB_PKT_BRANCH)
         eret_release(d, &e);
