@@ -186,20 +186,23 @@ static void branch(tb_etmv2_decoder *d, const tb_packet *pkt)
     d->await_br = false;
 }
 
-/* A DATA element after the range that ends with its instruction. */
-static void data_out(tb_etmv2_decoder *d, const tb_element *el)
+/* An element out now, or queued behind a held one (CA), whose queue a
+ * full one releases first. */
+static void out_or_queue(tb_etmv2_decoder *d, const tb_element *el)
 {
-    tb_port_dec_close_range(&d->port);
-    if (!d->port.have_held) {
-        tb_port_dec_emit(&d->port, el);
-        return;
-    }
-    if (d->dqn == DQMAX)
+    if (d->port.have_held && d->dqn == DQMAX)
         tb_port_dec_release_held(&d->port);
     if (d->port.have_held)
         d->dq[d->dqn++] = *el;
     else
         tb_port_dec_emit(&d->port, el);
+}
+
+/* A DATA element after the range that ends with its instruction. */
+static void data_out(tb_etmv2_decoder *d, const tb_element *el)
+{
+    tb_port_dec_close_range(&d->port);
+    out_or_queue(d, el);
 }
 
 /* Transfer k of the data instruction: its value from pkt (NULL: not
@@ -226,16 +229,7 @@ static void miss_out(tb_etmv2_decoder *d, tb_element *el)
 {
     if (d->port.rng_open && d->port.rng.index < el->index)
         el->index = d->port.rng.index;
-    if (!d->port.have_held) {
-        tb_port_dec_emit(&d->port, el);
-        return;
-    }
-    if (d->dqn == DQMAX)
-        tb_port_dec_release_held(&d->port);
-    if (d->port.have_held)
-        d->dq[d->dqn++] = *el;
-    else
-        tb_port_dec_emit(&d->port, el);
+    out_or_queue(d, el);
 }
 
 /* Load Miss data (Table 6.2 bCTT0SS00): the value of the outstanding
