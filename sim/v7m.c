@@ -725,6 +725,20 @@ int tb_v7m_intr(tb_sim *s, uint32_t intno)
     return 0;
 }
 
+/* The pending instruction's data access faulted precisely: it did not
+ * complete, so its transfers are dropped as it retires (B1.5.6
+ * ReturnAddress: a precise fault returns to it). */
+static int retire_faulted(tb_sim *s, uint32_t seq)
+{
+    int rc;
+
+    s->dat_n = 0;
+    s->dat_drop = true;
+    rc = tb_sim_finish(s, seq, 0);
+    s->dat_drop = false;
+    return rc;
+}
+
 int tb_v7m_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
 {
     struct tb_v7m *m = s->m;
@@ -763,11 +777,7 @@ int tb_v7m_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
              * the instruction did not complete and is the return
              * address, as for a precise BusFault below. */
             it_before = p->it_before;
-            s->dat_n = 0;
-            s->dat_drop = true;
-            rc = tb_sim_finish(s, seq, 0);
-            s->dat_drop = false;
-            if (rc < 0)
+            if ((rc = retire_faulted(s, seq)) < 0)
                 return rc;
             m->cfsr |= CFSR_DACCVIOL | CFSR_MMARVALID;
             m->mmfar = s->fault_data;
@@ -784,11 +794,7 @@ int tb_v7m_stop(tb_sim *s, uc_err uerr, tb_sim_result *res)
             /* A precise BusFault: the instruction did not complete and
              * is the return address (B1.5.6 ReturnAddress). */
             it_before = p->it_before;
-            s->dat_n = 0;
-            s->dat_drop = true;
-            rc = tb_sim_finish(s, seq, 0);
-            s->dat_drop = false;
-            if (rc < 0)
+            if ((rc = retire_faulted(s, seq)) < 0)
                 return rc;
             m->cfsr |= CFSR_PRECISERR | CFSR_BFARVALID;
             m->bfar = s->fault_data;
