@@ -68,6 +68,25 @@ char *tb_test_slurp(const char *path, size_t *len)
     return s;
 }
 
+bool tb_test_vector_has_option(const char *dir, const char *item)
+{
+    char p[1024], *readme, *s, *e;
+    bool yes = false;
+    size_t n = strlen(item);
+
+    snprintf(p, sizeof p, "%s/README.md", dir);
+    readme = tb_test_slurp(p, NULL);
+    s = strstr(readme, "| options | `");
+    cr_assert(s, "%s: no options row", p);
+    s += 13;
+    e = strchr(s, '`');
+    for (char *t = s; e && t + n <= e; t++)
+        if (!strncmp(t, item, n) && (t == s || t[-1] == ',') && (t[n] == ',' || t[n] == '`'))
+            yes = true;
+    free(readme);
+    return yes;
+}
+
 int tb_test_run_cli(const char *args, const char *to, char **out, size_t *out_len,
                     char **err)
 {

@@ -23,6 +23,11 @@ uint8_t *tb_test_read_file(const char *path, size_t *len);
  * it cannot be read.  Its length in *len unless len is NULL. */
 char *tb_test_slurp(const char *path, size_t *len);
 
+/* Whether the README options row of the vector in dir (the option list
+ * it was made with, vectors.ini's) has the item `item` (a whole
+ * comma-separated item); the test fails when the row is missing. */
+bool tb_test_vector_has_option(const char *dir, const char *item);
+
 /* Runs `tracebench ARGS` (ARGS are shell words), stdout into the file
  * `to` (NULL: a temporary file read back into *out, its length in
  * *out_len unless NULL; else *out is "") and stderr into *err, both

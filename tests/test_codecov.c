@@ -405,27 +405,6 @@ static void program_elf(const char *dir, char *elf, size_t len)
     free(readme);
 }
 
-/* Whether the vector's README options row (the configuration it was made
- * with, vectors.ini's) has the item `item`. */
-static bool has_option(const char *dir, const char *item)
-{
-    char p[1024], *readme, *s, *e;
-    bool yes = false;
-    size_t n = strlen(item);
-
-    snprintf(p, sizeof p, "%s/README.md", dir);
-    readme = tb_test_slurp(p, NULL);
-    s = strstr(readme, "| options | `");
-    cr_assert(s, "%s: no options row", p);
-    s += 13;
-    e = strchr(s, '`');
-    for (char *t = s; e && t + n <= e; t++)
-        if (!strncmp(t, item, n) && (t == s || t[-1] == ',') && (t[n] == ',' || t[n] == '`'))
-            yes = true;
-    free(readme);
-    return yes;
-}
-
 static int proto_of(const char *name)
 {
     return strstr(name, "-ptm") ? 0 : strstr(name, "-etmv1") ? 2 : strstr(name, "-etmv2") ? 3 : 1;
@@ -501,7 +480,7 @@ Test(codecov, truth_equals_decode_on_vectors, .timeout = 600)
             continue;
         }
         program_elf(dir, elf, sizeof elf);
-        if (has_option(dir, "dataonly")) {
+        if (tb_test_vector_has_option(dir, "dataonly")) {
             /* ETMv3 data-only mode (ETMCR[20], IHI0014Q 7.4.10): the
              * trace has data transfers and no instruction, so coverage
              * shows nothing executed and must not read as complete,

@@ -355,27 +355,6 @@ static unsigned long long annotate_total(const char *path)
     return t;
 }
 
-/* Whether the vector's README options row (the configuration it was made
- * with, vectors.ini's) has the item `item`. */
-static bool has_option(const char *dir, const char *item)
-{
-    char p[1024], *readme, *s, *e;
-    bool yes = false;
-    size_t n = strlen(item);
-
-    snprintf(p, sizeof p, "%s/README.md", dir);
-    readme = tb_test_slurp(p, NULL);
-    s = strstr(readme, "| options | `");
-    cr_assert(s, "%s: no options row", p);
-    s += 13;
-    e = strchr(s, '`');
-    for (char *t = s; e && t + n <= e; t++)
-        if (!strncmp(t, item, n) && (t == s || t[-1] == ',') && (t[n] == ',' || t[n] == '`'))
-            yes = true;
-    free(readme);
-    return yes;
-}
-
 Test(profile, truth_equals_callgrind_on_vectors, .timeout = 900)
 {
     static tb_prof t, d;
@@ -421,7 +400,7 @@ Test(profile, truth_equals_callgrind_on_vectors, .timeout = 900)
         free(o);
         free(e);
         tb_prof_callgrind(cg, &d);
-        if (has_option(dir, "dataonly")) {
+        if (tb_test_vector_has_option(dir, "dataonly")) {
             /* ETMv3 data-only mode (ETMCR[20], IHI0014Q 7.4.10): no
              * instruction is traced, so the profile has none, while
              * the truth ran code. */
@@ -678,22 +657,10 @@ Test(profile, cycles_per_line_equal_truth, .timeout = 300)
             free(names[k]);
             continue;
         }
-        snprintf(p, sizeof p, "%s/README.md", dir);
-        txt = tb_test_slurp(p, NULL);
         {
-            char *opt = strstr(txt, "| options | `");
-            bool ca = false;
+            bool ca = tb_test_vector_has_option(dir, "ca");
 
-            cr_assert(opt, "%s: no options row", p);
-            for (char *s = opt + 13; *s && *s != '`'; s++) {
-                if (!strncmp(s, "ca", 2) && (s[-1] == '`' || s[-1] == ',') &&
-                    (s[2] == ',' || s[2] == '`'))
-                    ca = true;
-                if (!strncmp(s, "abandon", 7) && (s[-1] == '`' || s[-1] == ',') &&
-                    (s[7] == ',' || s[7] == '`'))
-                    abandon = true;
-            }
-            free(txt);
+            abandon = tb_test_vector_has_option(dir, "abandon");
             snprintf(p, sizeof p, "%s/decode.addr", dir);
             txt = tb_test_slurp(p, NULL);
             if (!ca || strstr(txt, "# gap")) {
