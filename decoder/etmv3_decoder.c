@@ -108,20 +108,6 @@ tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
     return d;
 }
 
-void tb_etmv3_decoder_free(tb_etmv3_decoder *d)
-{
-    if (!d)
-        return;
-    tb_block_cache_free(d->bc);
-    free(d);
-}
-
-void tb_etmv3_decoder_reset(tb_etmv3_decoder *d)
-{
-    if (d)
-        reset_state(d);
-}
-
 /* Starts the newest range at addr (the caller flushed the last one). */
 static inline void open_range(tb_etmv3_decoder *d, uint64_t index, uint32_t addr)
 {
@@ -713,49 +699,11 @@ int tb_etmv3_decoder_finish(tb_etmv3_decoder *d, tb_element_cb cb, void *ctx)
 
 /* ---- behind tb_decoder (backend.h) ---- */
 
-static void *op_make(const tb_config *cfg, const tb_memimage *mem)
-{
-    return tb_etmv3_decoder_new(cfg, mem);
-}
-
-static void op_destroy(void *d) { tb_etmv3_decoder_free(d); }
-
 static void op_cycle_ranges(void *vd, bool on)
 {
     tb_etmv3_decoder *d = vd;
 
     d->rmax = on && d->cfg.cycle_accurate ? 1 : 32;
 }
-static void op_reset(void *d) { tb_etmv3_decoder_reset(d); }
 
-static int op_packet(void *d, const tb_packet *pkt, tb_element_cb cb, void *ctx)
-{
-    return tb_etmv3_decoder_packet(d, pkt, cb, ctx);
-}
-
-static int op_finish(void *d, tb_element_cb cb, void *ctx)
-{
-    return tb_etmv3_decoder_finish(d, cb, ctx);
-}
-
-static int op_push_fused(void *p, void *d, const uint8_t *data, size_t len, tb_span_cur *cur,
-                         tb_packet_cb pkt_cb, void *pctx, tb_element_cb cb, void *ctx,
-                         int *nel)
-{
-    tb_etmv3_fused_sink sink = {d, cb, ctx, 0};
-    int r = tb_etmv3_parser_push_fused(p, data, len, cur, pkt_cb, pctx, &sink);
-
-    *nel += sink.nel;
-    return r;
-}
-
-const tb_decoder_ops tb_etmv3_decoder_ops = {
-    .protocol = TB_PROTO_ETMV3,
-    .make = op_make,
-    .destroy = op_destroy,
-    .packet = op_packet,
-    .finish = op_finish,
-    .reset = op_reset,
-    .push_fused = op_push_fused,
-    .cycle_ranges = op_cycle_ranges,
-};
+TB_DECODER_API(etmv3, ETMV3, reset_state, .cycle_ranges = op_cycle_ranges);

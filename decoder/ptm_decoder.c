@@ -96,20 +96,6 @@ tb_ptm_decoder *tb_ptm_decoder_new(const tb_config *cfg, const tb_memimage *mem)
     return d;
 }
 
-void tb_ptm_decoder_free(tb_ptm_decoder *d)
-{
-    if (!d)
-        return;
-    tb_block_cache_free(d->bc);
-    free(d);
-}
-
-void tb_ptm_decoder_reset(tb_ptm_decoder *d)
-{
-    if (d)
-        reset_state(d);
-}
-
 static void rs_push(tb_ptm_decoder *d, uint32_t addr, uint8_t isa)
 {
     d->rs_top = (d->rs_top + 1) % TB_RSTACK_DEPTH;
@@ -818,43 +804,5 @@ int tb_ptm_decoder_finish(tb_ptm_decoder *d, tb_element_cb cb, void *ctx)
 
 /* ---- behind tb_decoder (backend.h) ---- */
 
-static void *op_make(const tb_config *cfg, const tb_memimage *mem)
-{
-    return tb_ptm_decoder_new(cfg, mem);
-}
-
-static void op_destroy(void *d) { tb_ptm_decoder_free(d); }
-static void op_reset(void *d) { tb_ptm_decoder_reset(d); }
-
-static int op_packet(void *d, const tb_packet *pkt, tb_element_cb cb, void *ctx)
-{
-    return tb_ptm_decoder_packet(d, pkt, cb, ctx);
-}
-
-static int op_finish(void *d, tb_element_cb cb, void *ctx)
-{
-    return tb_ptm_decoder_finish(d, cb, ctx);
-}
-
-static int op_push_fused(void *p, void *d, const uint8_t *data, size_t len, tb_span_cur *cur,
-                         tb_packet_cb pkt_cb, void *pctx, tb_element_cb cb, void *ctx,
-                         int *nel)
-{
-    tb_ptm_fused_sink sink = {d, cb, ctx, 0};
-    int r = tb_ptm_parser_push_fused(p, data, len, cur, pkt_cb, pctx, &sink);
-
-    *nel += sink.nel;
-    return r;
-}
-
-const tb_decoder_ops tb_ptm_decoder_ops = {
-    .protocol = TB_PROTO_PTM,
-    .make = op_make,
-    .destroy = op_destroy,
-    .packet = op_packet,
-    .finish = op_finish,
-    .reset = op_reset,
-    .push_fused = op_push_fused,
-    /* A range ends at each atom's waypoint, with that atom's count. */
-    .cycles_per_range = true,
-};
+/* A range ends at each atom's waypoint, with that atom's count. */
+TB_DECODER_API(ptm, PTM, reset_state, .cycles_per_range = true);

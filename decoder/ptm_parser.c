@@ -904,39 +904,6 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
     return count;
 }
 
-int tb_ptm_parser_push(tb_ptm_parser *p, const uint8_t *data, size_t len,
-                       uint64_t index, tb_packet_cb cb, void *ctx)
-{
-    tb_span_cur cur;
-
-    if (!p || (!data && len))
-        return TB_ERR_INVAL;
-    tb_span_cur_flat(&cur, index);
-    return push_impl(p, data, len, &cur, cb, ctx, NULL);
-}
-
-int tb_ptm_parser_push_span(tb_ptm_parser *p, const uint8_t *data, size_t len,
-                            const tb_span_map *map, tb_packet_cb cb, void *ctx)
-{
-    tb_span_cur cur;
-
-    if (!p || (!data && len) || (len && !tb_span_map_ok(map, len)))
-        return TB_ERR_INVAL;
-    if (!len)
-        return 0;
-    tb_span_cur_init(&cur, map);
-    return push_impl(p, data, len, &cur, cb, ctx, NULL);
-}
-
-int tb_ptm_parser_push_fused(tb_ptm_parser *p, const uint8_t *data,
-                             size_t len, tb_span_cur *cur, tb_packet_cb cb,
-                             void *ctx, tb_ptm_fused_sink *sink)
-{
-    if (!p || (!data && len))
-        return TB_ERR_INVAL;
-    return push_impl(p, data, len, cur, cb, ctx, sink);
-}
-
 int tb_ptm_parser_finish(tb_ptm_parser *p, tb_packet_cb cb, void *ctx)
 {
     int count = 0, r = TB_OK;
@@ -960,35 +927,5 @@ int tb_ptm_parser_finish(tb_ptm_parser *p, tb_packet_cb cb, void *ctx)
     return r < 0 ? r : count;
 }
 
-/* ---- behind tb_parser (backend.h) ---- */
-
-static void *op_make(const tb_config *cfg) { return tb_ptm_parser_new(cfg); }
-static void op_destroy(void *p) { tb_ptm_parser_free(p); }
-static void op_reset(void *p) { tb_ptm_parser_reset(p); }
-
-static int op_push(void *p, const uint8_t *data, size_t len, uint64_t index, tb_packet_cb cb,
-                   void *ctx)
-{
-    return tb_ptm_parser_push(p, data, len, index, cb, ctx);
-}
-
-static int op_push_span(void *p, const uint8_t *data, size_t len, const tb_span_map *map,
-                        tb_packet_cb cb, void *ctx)
-{
-    return tb_ptm_parser_push_span(p, data, len, map, cb, ctx);
-}
-
-static int op_finish(void *p, tb_packet_cb cb, void *ctx)
-{
-    return tb_ptm_parser_finish(p, cb, ctx);
-}
-
-const tb_parser_ops tb_ptm_parser_ops = {
-    .protocol = TB_PROTO_PTM,
-    .make = op_make,
-    .destroy = op_destroy,
-    .push = op_push,
-    .push_span = op_push_span,
-    .finish = op_finish,
-    .reset = op_reset,
-};
+/* The push entries and the backend table (backend.h). */
+TB_PARSER_API(ptm, PTM, push_impl);
