@@ -7,6 +7,8 @@
 #ifndef TB_DECODER_BACKEND_H
 #define TB_DECODER_BACKEND_H
 
+#include <stdlib.h>
+
 #include "span.h"
 #include "tracebench/decoder.h"
 #include "tracebench/parser.h"
@@ -56,6 +58,20 @@ extern const tb_decoder_ops tb_etmv3_decoder_ops, tb_ptm_decoder_ops, tb_etmv1_d
  * (else NULL). */
 tb_protocol tb_parser_protocol(const tb_parser *p);
 void *tb_parser_backend(tb_parser *p, tb_protocol protocol);
+
+/* An ETMv3 or PTM parser of `size` bytes, zeroed, for cfg of protocol;
+ * NULL when cfg is missing or of another protocol, when its Context ID
+ * is of a size the packets have no field for (0, 1, 2 or 4 bytes), or
+ * without memory. */
+static inline void *tb_parser_alloc(size_t size, const tb_config *cfg, tb_protocol protocol)
+{
+    if (!cfg || cfg->protocol != protocol)
+        return NULL;
+    if (cfg->ctxid_bytes != 0 && cfg->ctxid_bytes != 1 && cfg->ctxid_bytes != 2 &&
+        cfg->ctxid_bytes != 4)
+        return NULL;
+    return calloc(1, size);
+}
 
 /* The ETMv3 and PTM parsers' shell, for protocol v (etmv3, ptm) of
  * TB_PROTO_<PROTO>, over its push loop impl(p, data, len, cur, cb, ctx,
