@@ -40,19 +40,28 @@ static inline void forget_block(tb_etmv3_decoder *d)
     d->blk_from = NULL;
 }
 
+/* The shared core's hooks (dec_core.h): an element goes out after the
+ * held range; a jump drops the current block and the edge to follow; a
+ * branch's exception fields are its x, a Cancel among them; an I-sync
+ * has its LSiP address. */
+#define TB_DEC tb_etmv3_decoder
+#define TB_DEC_ISYNC tb_etmv3_isync
+#define TB_DEC_BRANCH tb_etmv3_branch
+#define TB_DEC_EXC tb_etmv3_exc
+#define TB_DEC_EXC_OF(br) (&(br)->x)
+#define TB_DEC_ISYNC_MORE(is, pkt)                                                        \
+    ((is)->lsip = (pkt)->lsip, (is)->lsip_addr = (pkt)->lsip_addr,                       \
+     (is)->lsip_isa = (uint8_t)(pkt)->lsip_isa)
+#define TB_DEC_BRANCH_MORE(br, pkt) ((br)->x.exc_cancel = (pkt)->exc_cancel)
+#define TB_DEC_OUT(d, e, el) etmv3_emit(d, e, el)
+#define TB_DEC_JUMP(d) forget_block(d)
+#define TB_DEC_JAZELLE 1
+#include "dec_core.h"
+
 static void reset_state(tb_etmv3_decoder *d)
 {
-    d->started = d->synced = false;
-    d->gap = true;
-    d->pc_known = false;
-    d->pc = 0;
-    d->isa = TB_ISA_UNKNOWN;
-    d->ctx_known = false;
-    d->ns = d->hyp = false;
-    d->context_id = 0;
-    d->vmid = 0;
+    dec_reset(d);
     d->pending_cc = 0;
-    forget_block(d);
     d->rng_valid = d->rng_open = d->rng_loop = false;
     d->rng.count = 0;
     d->xret_held = false;
@@ -63,18 +72,12 @@ static void reset_state(tb_etmv3_decoder *d)
 tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
                                        const tb_memimage *mem)
 {
-    tb_etmv3_decoder *d;
+    tb_etmv3_decoder *d = tb_dec_alloc(sizeof *d, cfg, mem, TB_PROTO_ETMV3);
 
-    if (!cfg || !mem || cfg->protocol != TB_PROTO_ETMV3)
-        return NULL;
-    d = calloc(1, sizeof *d);
     if (!d)
         return NULL;
-    d->cfg = *cfg;
-    d->mem = mem;
+    dec_init(d, cfg, mem);
     d->rmax = 32;
-    tb_elem_init(&d->rng, TB_ELEM_INSN_RANGE, 0);
-    tb_elem_init(&d->ton, TB_ELEM_TRACE_ON, 0);
     for (unsigned h = 0; h < 256; h++) {
         char seq[20];
         const int len = tb_etmv3_phdr_seq(cfg, (uint8_t)h, seq);
@@ -108,20 +111,6 @@ tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
     return d;
 }
 
-void tb_etmv3_decoder_free(tb_etmv3_decoder *d)
-{
-    if (!d)
-        return;
-    tb_block_cache_free(d->bc);
-    free(d);
-}
-
-void tb_etmv3_decoder_reset(tb_etmv3_decoder *d)
-{
-    if (d)
-        reset_state(d);
-}
-
 /* Starts the newest range at addr (the caller flushed the last one). */
 static inline void open_range(tb_etmv3_decoder *d, uint64_t index, uint32_t addr)
 {
@@ -136,29 +125,6 @@ static inline void open_range(tb_etmv3_decoder *d, uint64_t index, uint32_t addr
     r->cc = 0;
     d->rng_valid = d->rng_open = true;
     d->rng_loop = false;
-}
-
-static uint32_t insn_addr(uint32_t addr, uint8_t isa)
-{
-    if (isa == TB_ISA_ARM)
-        return addr & ~3u;
-    if (isa == TB_ISA_JAZELLE)
-        return addr;
-    return addr & ~1u;
-}
-
-static void emit_context(tb_etmv3_decoder *d, tb_emit *e, uint64_t index)
-{
-    tb_element el;
-
-    tb_elem_init(&el, TB_ELEM_CONTEXT, index);
-    el.isa = d->isa;
-    el.ns = d->ns;
-    el.hyp = d->hyp;
-    el.context_id = d->context_id;
-    el.vmid = d->vmid;
-    etmv3_emit(d, e, &el);
-    d->ctx_known = true;
 }
 
 /* Appends one traced instruction to the newest range. */
@@ -184,26 +150,12 @@ static void add_insn(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
         r->cc += cycles;
 }
 
+/* The instruction at addr is not in the image: one instruction lost. */
 static void lose_address(tb_etmv3_decoder *d, tb_emit *e, uint64_t index,
                          uint32_t addr, uint8_t status, uint32_t cycles)
 {
-    tb_element el;
-
-    tb_elem_init(&el, TB_ELEM_ADDR_NACC, index);
-    el.start = addr;
-    el.isa = d->isa;
-    el.ns = d->ns;
-    el.reason = TB_GAP_NO_MEMORY;
-    el.err = status == TB_BLOCK_BAD_ISA ? TB_ERR_UNSUPPORTED : TB_ERR_NOT_IN_IMAGE;
-    el.count = 1;
-    if (d->cfg.cycle_accurate) {
-        el.has_cc = true;
-        el.cc = cycles;
-    }
-    etmv3_emit(d, e, &el);
+    dec_lose_address(d, e, index, addr, status, 1, d->cfg.cycle_accurate, cycles);
     d->rng.count = 0; /* the newest instruction is in no range (tb_etmv3_dec_do_data) */
-    d->pc_known = false;
-    forget_block(d);
 }
 
 /* One E or N atom: the fate of the instruction at pc. */
@@ -216,17 +168,7 @@ void tb_etmv3_dec_do_atom(tb_etmv3_decoder *d, tb_emit *e, uint64_t index, char 
     bool last;
 
     if (!d->pc_known) {
-        tb_element el;
-
-        tb_elem_init(&el, TB_ELEM_ADDR_UNKNOWN, index);
-        el.last_atom = atom;
-        el.count = 1;
-        el.isa = d->isa;
-        if (d->cfg.cycle_accurate) {
-            el.has_cc = true;
-            el.cc = cycles;
-        }
-        etmv3_emit(d, e, &el);
+        dec_unknown_atom(d, e, index, atom, d->cfg.cycle_accurate, cycles);
         d->rng.count = 0; /* the newest instruction is in no range */
         return;
     }
@@ -269,22 +211,17 @@ void tb_etmv3_dec_do_atom(tb_etmv3_decoder *d, tb_emit *e, uint64_t index, char 
 static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_isync *pkt)
 {
     uint8_t isa = pkt->isa;
-    bool ctx_changed = !d->ctx_known || pkt->ns != d->ns || pkt->hyp != d->hyp ||
-                       (pkt->has_ctxid && pkt->context_id != d->context_id);
+    bool ctx_changed = dec_isync_new_context(d, pkt);
 
     etmv3_flush_range(d, e);
     /* Data packets after an I-sync belong to an instruction traced after
      * it, or to its LSiP instruction (IHI0014Q 7.10.5; tb_etmv3_dec_do_data). */
     d->rng.count = 0;
     if (!d->synced || d->gap || pkt->reason != TB_ISYNC_PERIODIC || pkt->has_cc) {
-        tb_element *el = &d->ton;
-
-        el->index = pkt->index;
-        el->reason = pkt->reason;
-        el->isa = isa;
         /* Trace is on from the first instruction shown: an LSiP I-sync's
          * load/store (IHI0014Q 7.14.2), else the address. */
-        el->start = insn_addr(pkt->addr, isa);
+        tb_element *el = dec_trace_on(d, pkt, dec_insn_addr(pkt->addr, isa));
+
         /* The I-sync's count covers the time trace was off, with the W
          * atoms still pending (protocol-notes 2.4, 6.3). */
         el->has_cc = pkt->has_cc;
@@ -297,22 +234,16 @@ static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_isync *pkt)
     }
     if (!d->synced)
         d->pending_cc = 0; /* W's before the first address belong nowhere */
-    d->synced = true;
-    d->gap = false;
-    d->isa = isa;
-    d->ns = pkt->ns;
-    d->hyp = pkt->hyp;
-    if (pkt->has_ctxid)
-        d->context_id = pkt->context_id;
+    dec_isync_state(d, pkt);
     if (ctx_changed)
-        emit_context(d, e, pkt->index);
+        dec_context(d, e, pkt->index);
     if (d->cfg.data_only) {
         /* Data-only I-sync (IHI0014Q 7.10.5): no address, and no
          * instruction trace follows (7.4.10). */
         d->pc_known = false;
         return;
     }
-    d->pc = insn_addr(pkt->addr, isa);
+    d->pc = dec_insn_addr(pkt->addr, isa);
     d->pc_known = true;
     forget_block(d);
     if (pkt->lsip) {
@@ -328,7 +259,7 @@ static void do_isync(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_isync *pkt)
             lose_address(d, e, pkt->index, d->pc, TB_BLOCK_NACC, 0);
         }
         d->isa = pkt->lsip_isa;
-        d->pc = insn_addr(pkt->lsip_addr, d->isa);
+        d->pc = dec_insn_addr(pkt->lsip_addr, d->isa);
         d->pc_known = true;
         forget_block(d);
     }
@@ -362,7 +293,7 @@ static bool retract_last(tb_etmv3_decoder *d, tb_element *r)
 
 static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_branch *pkt)
 {
-    bool cancelled = false, ctx_changed = false, chain = false, eret_cancel = false;
+    bool cancelled = false, ctx_changed, chain = false, eret_cancel = false;
     uint32_t cancelled_addr = 0;
     int err = 0;
 
@@ -407,112 +338,27 @@ static void do_branch(tb_etmv3_decoder *d, tb_emit *e, const tb_etmv3_branch *pk
     }
     if (pkt->x.has_exc && pkt->x.exc_num != 0) {
         tb_element el;
+        uint16_t num = pkt->x.exc_num;
 
-        tb_elem_init(&el, TB_ELEM_EXCEPTION, pkt->index);
-        el.exc_num = pkt->x.exc_num;
         /* v7-M: the number as the architecture has it (IPSR), from the
          * traced value (DDI0337G Table 14-8). */
         if (d->cfg.v7m && tb_v7m_from_trace(pkt->x.exc_num) > 0)
-            el.exc_num = (uint16_t)tb_v7m_from_trace(pkt->x.exc_num);
+            num = (uint16_t)tb_v7m_from_trace(pkt->x.exc_num);
+        dec_exception(d, &el, pkt, num,
+                      cancelled ? cancelled_addr : (d->pc_known && !chain ? d->pc : 0),
+                      err ? err : (cancelled || chain || d->pc_known ? 0 : TB_ERR_NO_SYNC));
         el.cancelled = pkt->x.exc_cancel && !eret_cancel;
         el.tailchain = chain;
-        el.pref_return = cancelled ? cancelled_addr : (d->pc_known && !chain ? d->pc : 0);
-        el.isa = d->isa;
-        el.start = insn_addr(pkt->addr, pkt->isa);
-        el.err = err ? err : (cancelled || chain || d->pc_known ? 0 : TB_ERR_NO_SYNC);
         etmv3_emit(d, e, &el);
     } else {
         etmv3_flush_range(d, e);
     }
-    if (pkt->x.ns_valid && pkt->x.ns != d->ns) {
-        d->ns = pkt->x.ns;
-        ctx_changed = true;
-    }
-    if (pkt->x.hyp_valid && pkt->x.hyp != d->hyp) {
-        d->hyp = pkt->x.hyp;
-        ctx_changed = true;
-    }
+    ctx_changed = dec_branch_state(d, &pkt->x);
     if (pkt->x.has_exc)
         forget_block(d); /* the vector is no edge of the code */
     else
         d->blk_valid = false; /* the link of the branch's edge stays */
-    if (!pkt->addr_known) {
-        d->pc_known = false;
-        return;
-    }
-    d->isa = pkt->isa;
-    d->pc = insn_addr(pkt->addr, d->isa);
-    d->pc_known = true;
-    if (ctx_changed)
-        emit_context(d, e, pkt->index);
-}
-
-/* The fields do_isync() reads, from a packet of the packet path. */
-static tb_etmv3_isync isync_of(const tb_packet *pkt)
-{
-    tb_etmv3_isync is;
-
-    memset(&is, 0, sizeof is);
-    is.index = pkt->index;
-    is.addr = pkt->addr;
-    is.isa = (uint8_t)pkt->isa;
-    is.reason = pkt->reason;
-    is.ns = pkt->ns;
-    is.hyp = pkt->hyp;
-    is.has_cc = pkt->has_cc;
-    is.cc = pkt->cc;
-    is.has_ctxid = pkt->has_ctxid;
-    is.context_id = pkt->context_id;
-    is.lsip = pkt->lsip;
-    is.lsip_addr = pkt->lsip_addr;
-    is.lsip_isa = (uint8_t)pkt->lsip_isa;
-    return is;
-}
-
-int tb_etmv3_decoder_isync(tb_etmv3_decoder *d, const tb_etmv3_isync *is,
-                           tb_element_cb cb, void *ctx, int *nel)
-{
-    tb_emit e;
-
-    /* Before anything else the packet path reports the initial gap. */
-    if (!d || !is || !d->started)
-        return 0;
-    tb_emit_init(&e, cb, ctx);
-    do_isync(d, &e, is);
-    return tb_emit_took(&e, 1, nel);
-}
-
-/* The fields do_branch() reads, from a packet of the packet path. */
-static tb_etmv3_branch branch_of(const tb_packet *pkt)
-{
-    tb_etmv3_branch br;
-
-    memset(&br, 0, sizeof br);
-    br.index = pkt->index;
-    br.addr = pkt->addr;
-    br.isa = (uint8_t)pkt->isa;
-    br.addr_known = pkt->addr_known;
-    br.x.has_exc = pkt->has_exc;
-    br.x.exc_cancel = pkt->exc_cancel;
-    br.x.exc_num = pkt->exc_num;
-    br.x.ns = pkt->ns;
-    br.x.ns_valid = pkt->ns_valid;
-    br.x.hyp = pkt->hyp;
-    br.x.hyp_valid = pkt->hyp_valid;
-    return br;
-}
-
-int tb_etmv3_decoder_branch(tb_etmv3_decoder *d, const tb_etmv3_branch *br,
-                            tb_element_cb cb, void *ctx, int *nel)
-{
-    tb_emit e;
-
-    /* Before the first I-sync the packet path has elements to give. */
-    if (!d || !br || !d->started || !d->synced)
-        return 0;
-    tb_emit_init(&e, cb, ctx);
-    do_branch(d, &e, br);
-    return tb_emit_took(&e, 1, nel);
+    dec_branch_to(d, e, pkt, ctx_changed);
 }
 
 /* v7-M: the held exception return goes out (the packet after it does
@@ -530,95 +376,53 @@ static void eret_release(tb_etmv3_decoder *d, tb_emit *e)
  * until the next I-sync.  A held data element goes first (it was good). */
 void tb_etmv3_dec_lose_sync(tb_etmv3_decoder *d, tb_emit *e, uint64_t index, int err)
 {
-    tb_element el;
-
     if (d->dhold)
         (void)tb_etmv3_dec_data_release(d, e, NULL);
     eret_release(d, e);
-    tb_elem_init(&el, TB_ELEM_NO_SYNC, index);
-    el.reason = TB_GAP_BAD_PACKET;
-    el.err = err;
-    etmv3_emit(d, e, &el);
-    d->synced = false;
-    d->gap = true;
-    d->pc_known = false;
-    forget_block(d);
+    dec_lose_sync(d, e, index, TB_GAP_BAD_PACKET, err, false);
     d->pending_cc = 0;
     tb_etmv3_dec_data_reset(d);
 }
 
-int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
-                            tb_element_cb cb, void *ctx)
+/* The packet path's first look (TB_DEC_ENTRIES): the held elements, and
+ * P-headers once synchronised.  An Ignore packet means nothing (IHI0014Q
+ * 7.11.2): while an element is held it changes nothing at all.  A Store
+ * failed after it still belongs to the held data element, an exception
+ * return still waits for the packet after it, and the fused path's
+ * hand-over (started false) stays, so no later element overtakes the
+ * held one (the fuzz smoke at 44bcce2: an Ignore after value-not-traced
+ * packets let the fused path emit at 803 before the DATA element of 790;
+ * regressions/etmv3_decoder/ignore-while-data-held-keeps-element-order). */
+static inline bool packet_first(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
 {
-    tb_emit e;
-    tb_element el;
-
-    if (!d || !pkt)
-        return TB_ERR_INVAL;
-    tb_emit_init(&e, cb, ctx);
-    /* An Ignore packet means nothing (IHI0014Q 7.11.2): while an element
-     * is held it changes nothing at all.  A Store failed after it still
-     * belongs to the held data element, an exception return still waits
-     * for the packet after it, and the fused path's hand-over (started
-     * false) stays, so no later element overtakes the held one (the fuzz
-     * smoke at 44bcce2: an Ignore after value-not-traced packets let the
-     * fused path emit at 803 before the DATA element of 790; regressions/
-     * etmv3_decoder/ignore-while-data-held-keeps-element-order). */
     if ((d->dhold || d->ehold) && pkt->kind == TB_PKT_IGNORE)
-        return tb_emit_result(&e);
-    if (d->dhold && tb_etmv3_dec_data_release(d, &e, pkt))
-        return tb_emit_result(&e);
+        return true;
+    if (d->dhold && tb_etmv3_dec_data_release(d, e, pkt))
+        return true;
     if (d->ehold && pkt->kind != TB_PKT_BRANCH)
-        eret_release(d, &e);
+        eret_release(d, e);
     else if (d->ehold)
         d->started = true; /* do_branch decides what the return was */
-    if (pkt->kind == TB_PKT_ATOM && d->started && d->synced) {
-        /* Most packets: P-headers.  A cycle-accurate one with W atoms
-         * only (IHI0014Q 7.3.1 format 3 without E, or format 1 with no
-         * atoms) just counts cycles. */
-        if (pkt->w_count == pkt->seq_len && pkt->atom_count == 0)
-            d->pending_cc += pkt->w_count;
-        else
-            tb_etmv3_dec_do_pheader(d, &e, pkt);
-        return tb_emit_result(&e);
-    }
-    if (!d->started) {
-        tb_elem_init(&el, TB_ELEM_NO_SYNC, pkt->index);
-        el.reason = TB_GAP_INIT;
-        etmv3_emit(d, &e, &el);
-        d->started = true;
-    }
-    switch (pkt->kind) {
-    case TB_PKT_RESERVED:
-    case TB_PKT_BAD_SEQUENCE:
-    case TB_PKT_BAD_TRACEMODE:
-    case TB_PKT_INCOMPLETE:
-        tb_etmv3_dec_lose_sync(d, &e, pkt->index,
-                               pkt->kind == TB_PKT_INCOMPLETE ? TB_ERR_TRUNCATED
-                               : pkt->err ? pkt->err : TB_ERR_BAD_PACKET);
-        return tb_emit_result(&e);
-    case TB_PKT_ISYNC: {
-        const tb_etmv3_isync is = isync_of(pkt);
+    if (pkt->kind != TB_PKT_ATOM || !d->started || !d->synced)
+        return false;
+    /* Most packets: P-headers.  A cycle-accurate one with W atoms only
+     * (IHI0014Q 7.3.1 format 3 without E, or format 1 with no atoms)
+     * just counts cycles. */
+    if (pkt->w_count == pkt->seq_len && pkt->atom_count == 0)
+        d->pending_cc += pkt->w_count;
+    else
+        tb_etmv3_dec_do_pheader(d, e, pkt);
+    return true;
+}
 
-        do_isync(d, &e, &is);
-        return tb_emit_result(&e);
-    }
-    default:
-        break;
-    }
-    if (!d->synced)
-        return tb_emit_result(&e); /* nothing to decode from yet (2.3) */
+static void packet_other(tb_etmv3_decoder *d, tb_emit *e, const tb_packet *pkt)
+{
+    tb_element el;
 
     switch (pkt->kind) {
     case TB_PKT_ATOM:
-        tb_etmv3_dec_do_pheader(d, &e, pkt);
+        tb_etmv3_dec_do_pheader(d, e, pkt);
         break;
-    case TB_PKT_BRANCH: {
-        const tb_etmv3_branch br = branch_of(pkt);
-
-        do_branch(d, &e, &br);
-        break;
-    }
     case TB_PKT_CYCLE_COUNT:
         d->pending_cc += pkt->cc;
         break;
@@ -626,7 +430,7 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
         tb_elem_init(&el, TB_ELEM_EXC_RETURN, pkt->index);
         if (d->cfg.v7m) {
             /* v7-M: held for the next packet (ehold). */
-            etmv3_flush_range(d, &e);
+            etmv3_flush_range(d, e);
             d->eret = el;
             d->ehold = true;
             d->started = false;
@@ -642,7 +446,7 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
             d->xret_held = true;
             d->rng_open = false;
         } else {
-            etmv3_emit(d, &e, &el);
+            etmv3_emit(d, e, &el);
         }
         break;
     case TB_PKT_EXC_ENTRY:
@@ -652,23 +456,7 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
     case TB_PKT_TIMESTAMP:
         tb_elem_init(&el, TB_ELEM_TIMESTAMP, pkt->index);
         el.ts = pkt->ts;
-        etmv3_emit(d, &e, &el);
-        break;
-    case TB_PKT_CONTEXT_ID:
-        if (pkt->context_id != d->context_id || !d->ctx_known) {
-            d->context_id = pkt->context_id;
-            emit_context(d, &e, pkt->index);
-        }
-        break;
-    case TB_PKT_VMID:
-        if (pkt->vmid != d->vmid || !d->ctx_known) {
-            d->vmid = pkt->vmid;
-            emit_context(d, &e, pkt->index);
-        }
-        break;
-    case TB_PKT_TRIGGER:
-        tb_elem_init(&el, TB_ELEM_EVENT, pkt->index);
-        etmv3_emit(d, &e, &el);
+        etmv3_emit(d, e, &el);
         break;
     case TB_PKT_DATA:
     case TB_PKT_OOO_DATA:
@@ -676,26 +464,20 @@ int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
     case TB_PKT_STORE_FAILED:
     case TB_PKT_DATA_SUPPRESSED:
     case TB_PKT_VALUE_NOT_TRACED:
-        tb_etmv3_dec_do_data(d, &e, pkt);
+        tb_etmv3_dec_do_data(d, e, pkt);
         break;
     default:
         break; /* A-sync, ignore */
     }
-    return tb_emit_result(&e);
 }
 
-int tb_etmv3_decoder_finish(tb_etmv3_decoder *d, tb_element_cb cb, void *ctx)
+/* The end of the trace: what is held goes out, and the placeholders
+ * still out (the trace ended before their values). */
+static void packet_end(tb_etmv3_decoder *d, tb_emit *e)
 {
-    tb_emit e;
-    tb_element el;
-
-    if (!d)
-        return TB_ERR_INVAL;
-    tb_emit_init(&e, cb, ctx);
     if (d->dhold)
-        (void)tb_etmv3_dec_data_release(d, &e, NULL);
-    eret_release(d, &e);
-    /* Placeholders still out: the trace ended before their values. */
+        (void)tb_etmv3_dec_data_release(d, e, NULL);
+    eret_release(d, e);
     for (;;) {
         unsigned t, first = 0;
 
@@ -704,21 +486,13 @@ int tb_etmv3_decoder_finish(tb_etmv3_decoder *d, tb_element_cb cb, void *ctx)
                 first = t;
         if (!first)
             break;
-        tb_etmv3_dec_ooo_lost(d, &e, first, 0);
+        tb_etmv3_dec_ooo_lost(d, e, first, 0);
     }
-    tb_elem_init(&el, TB_ELEM_END, 0);
-    etmv3_emit(d, &e, &el);
-    return tb_emit_result(&e);
 }
+
+TB_DEC_ENTRIES(etmv3, packet_first, tb_etmv3_dec_lose_sync, packet_other, packet_end)
 
 /* ---- behind tb_decoder (backend.h) ---- */
-
-static void *op_make(const tb_config *cfg, const tb_memimage *mem)
-{
-    return tb_etmv3_decoder_new(cfg, mem);
-}
-
-static void op_destroy(void *d) { tb_etmv3_decoder_free(d); }
 
 static void op_cycle_ranges(void *vd, bool on)
 {
@@ -726,36 +500,5 @@ static void op_cycle_ranges(void *vd, bool on)
 
     d->rmax = on && d->cfg.cycle_accurate ? 1 : 32;
 }
-static void op_reset(void *d) { tb_etmv3_decoder_reset(d); }
 
-static int op_packet(void *d, const tb_packet *pkt, tb_element_cb cb, void *ctx)
-{
-    return tb_etmv3_decoder_packet(d, pkt, cb, ctx);
-}
-
-static int op_finish(void *d, tb_element_cb cb, void *ctx)
-{
-    return tb_etmv3_decoder_finish(d, cb, ctx);
-}
-
-static int op_push_fused(void *p, void *d, const uint8_t *data, size_t len, tb_span_cur *cur,
-                         tb_packet_cb pkt_cb, void *pctx, tb_element_cb cb, void *ctx,
-                         int *nel)
-{
-    tb_etmv3_fused_sink sink = {d, cb, ctx, 0};
-    int r = tb_etmv3_parser_push_fused(p, data, len, cur, pkt_cb, pctx, &sink);
-
-    *nel += sink.nel;
-    return r;
-}
-
-const tb_decoder_ops tb_etmv3_decoder_ops = {
-    .protocol = TB_PROTO_ETMV3,
-    .make = op_make,
-    .destroy = op_destroy,
-    .packet = op_packet,
-    .finish = op_finish,
-    .reset = op_reset,
-    .push_fused = op_push_fused,
-    .cycle_ranges = op_cycle_ranges,
-};
+TB_DECODER_API(etmv3, ETMV3, reset_state, .cycle_ranges = op_cycle_ranges);

@@ -5,9 +5,7 @@
 #ifndef TB_ETMV3_INTERNAL_H
 #define TB_ETMV3_INTERNAL_H
 
-#include "block_cache.h"
-#include "dec_util.h"
-#include "fused.h"
+#include "dec_core.h"
 #include "mem_op.h"
 
 /* Vectors of GCC and Clang (generic: lowered to whatever the target
@@ -30,18 +28,7 @@ typedef tb_mem_op mem_op;
 
 struct tb_etmv3_decoder {
     tb_config cfg;
-    const tb_memimage *mem;
-    tb_block_cache *bc;
-
-    bool started, synced, gap;
-    bool pc_known;
-    uint32_t pc;
-    uint8_t isa;
-
-    bool ctx_known;
-    bool ns, hyp;
-    uint32_t context_id;
-    uint8_t vmid;
+    TB_DEC_STATE;
 
     uint32_t pending_cc;   /* W atoms since the last E/N atom */
     /* The most instructions a range holds: 32, or 1 when each range is

@@ -81,14 +81,8 @@ static void build_tables(tb_etmv3_parser *p);
 
 tb_etmv3_parser *tb_etmv3_parser_new(const tb_config *cfg)
 {
-    tb_etmv3_parser *p;
+    tb_etmv3_parser *p = tb_parser_alloc(sizeof *p, cfg, TB_PROTO_ETMV3);
 
-    if (!cfg || cfg->protocol != TB_PROTO_ETMV3)
-        return NULL;
-    if (cfg->ctxid_bytes != 0 && cfg->ctxid_bytes != 1 &&
-        cfg->ctxid_bytes != 2 && cfg->ctxid_bytes != 4)
-        return NULL;
-    p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
     p->cfg = *cfg;
@@ -294,17 +288,14 @@ static void decode_exc(const uint8_t *e, unsigned k, tb_etmv3_exc *x)
     }
 }
 
-/* A packet's exception fields (ns, hyp and altisa left to the caller). */
+/* A packet's exception fields (ns, hyp and altisa left to the caller):
+ * PTM's, and ETMv3's own. */
 static void exc_to_packet(const tb_etmv3_exc *x, tb_packet *pkt)
 {
-    pkt->has_exc = x->has_exc;
+    TB_EXC_TO_PACKET(pkt, x);
     pkt->exc_cancel = x->exc_cancel;
     pkt->legacy_exc = x->legacy_exc;
-    pkt->exc_num = x->exc_num;
     pkt->exc_resume = x->exc_resume;
-    pkt->exc_bytes = x->exc_bytes;
-    pkt->ns_valid = x->ns_valid;
-    pkt->hyp_valid = x->hyp_valid;
 }
 
 /* Decodes an address (+ exception bytes into *x, zeroed by the caller)
@@ -747,17 +738,8 @@ static int decode_isync(tb_etmv3_parser *p, const uint8_t *b, unsigned len,
 static void isync_to_packet(const tb_etmv3_isync *is, tb_packet *pkt)
 {
     exc_to_packet(&is->x, pkt);
-    pkt->has_cc = is->has_cc;
-    pkt->cc = is->cc;
-    pkt->has_ctxid = is->has_ctxid;
-    pkt->context_id = is->context_id;
-    pkt->reason = is->reason;
+    TB_ISYNC_TO_PACKET(pkt, is);
     pkt->jazelle = is->jazelle;
-    pkt->ns = is->ns;
-    pkt->altisa = is->altisa;
-    pkt->hyp = is->hyp;
-    pkt->isa = (tb_isa)is->isa;
-    pkt->addr = is->addr;
     pkt->addr_bits = is->addr_known ? 32 : 0;
     pkt->addr_known = is->addr_known;
     pkt->lsip = is->lsip;
@@ -794,15 +776,10 @@ static int decode_branch(tb_etmv3_parser *p, const uint8_t *b, unsigned len,
 
 static void branch_to_packet(const tb_etmv3_branch *br, tb_packet *pkt)
 {
-    exc_to_packet(&br->x, pkt);
-    pkt->ns = br->x.ns;
-    pkt->hyp = br->x.hyp;
-    pkt->altisa = br->x.altisa;
-    pkt->addr = br->addr;
-    pkt->addr_bits = br->addr_bits;
-    pkt->isa = (tb_isa)br->isa;
-    pkt->isa_changed = br->isa_changed;
-    pkt->addr_known = br->addr_known;
+    TB_BRANCH_TO_PACKET(pkt, br, &br->x);
+    pkt->exc_cancel = br->x.exc_cancel;
+    pkt->legacy_exc = br->x.legacy_exc;
+    pkt->exc_resume = br->x.exc_resume;
 }
 
 static void decode_data(tb_etmv3_parser *p, const uint8_t *b, tb_packet *pkt)
@@ -1228,40 +1205,6 @@ static inline int push_impl(tb_etmv3_parser *p, const uint8_t *data, size_t len,
     return p->emitted;
 }
 
-int tb_etmv3_parser_push(tb_etmv3_parser *p, const uint8_t *data, size_t len,
-                         uint64_t index, tb_packet_cb cb, void *ctx)
-{
-    tb_span_cur cur;
-
-    if (!p || (!data && len))
-        return TB_ERR_INVAL;
-    tb_span_cur_flat(&cur, index);
-    return push_impl(p, data, len, &cur, cb, ctx, NULL);
-}
-
-int tb_etmv3_parser_push_span(tb_etmv3_parser *p, const uint8_t *data,
-                              size_t len, const tb_span_map *map,
-                              tb_packet_cb cb, void *ctx)
-{
-    tb_span_cur cur;
-
-    if (!p || (!data && len) || (len && !tb_span_map_ok(map, len)))
-        return TB_ERR_INVAL;
-    if (!len)
-        return 0;
-    tb_span_cur_init(&cur, map);
-    return push_impl(p, data, len, &cur, cb, ctx, NULL);
-}
-
-int tb_etmv3_parser_push_fused(tb_etmv3_parser *p, const uint8_t *data,
-                               size_t len, tb_span_cur *cur, tb_packet_cb cb,
-                               void *ctx, tb_etmv3_fused_sink *sink)
-{
-    if (!p || (!data && len))
-        return TB_ERR_INVAL;
-    return push_impl(p, data, len, cur, cb, ctx, sink);
-}
-
 int tb_etmv3_parser_finish(tb_etmv3_parser *p, tb_packet_cb cb, void *ctx)
 {
     int r = TB_OK;
@@ -1297,35 +1240,5 @@ int tb_etmv3_parser_finish(tb_etmv3_parser *p, tb_packet_cb cb, void *ctx)
     }
 }
 
-/* ---- behind tb_parser (backend.h) ---- */
-
-static void *op_make(const tb_config *cfg) { return tb_etmv3_parser_new(cfg); }
-static void op_destroy(void *p) { tb_etmv3_parser_free(p); }
-static void op_reset(void *p) { tb_etmv3_parser_reset(p); }
-
-static int op_push(void *p, const uint8_t *data, size_t len, uint64_t index, tb_packet_cb cb,
-                   void *ctx)
-{
-    return tb_etmv3_parser_push(p, data, len, index, cb, ctx);
-}
-
-static int op_push_span(void *p, const uint8_t *data, size_t len, const tb_span_map *map,
-                        tb_packet_cb cb, void *ctx)
-{
-    return tb_etmv3_parser_push_span(p, data, len, map, cb, ctx);
-}
-
-static int op_finish(void *p, tb_packet_cb cb, void *ctx)
-{
-    return tb_etmv3_parser_finish(p, cb, ctx);
-}
-
-const tb_parser_ops tb_etmv3_parser_ops = {
-    .protocol = TB_PROTO_ETMV3,
-    .make = op_make,
-    .destroy = op_destroy,
-    .push = op_push,
-    .push_span = op_push_span,
-    .finish = op_finish,
-    .reset = op_reset,
-};
+/* The push entries and the backend table (backend.h). */
+TB_PARSER_API(etmv3, ETMV3, push_impl);

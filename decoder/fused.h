@@ -88,6 +88,53 @@ int tb_etmv3_decoder_branch(tb_etmv3_decoder *d, const tb_etmv3_branch *br,
 int tb_etmv3_decoder_isync(tb_etmv3_decoder *d, const tb_etmv3_isync *is,
                            tb_element_cb cb, void *ctx, int *nel);
 
+/* The packet fields a branch br of either protocol has alike (above and
+ * below: the fields are named alike), its exception bytes' in x (ETMv3:
+ * &br->x; PTM: br): the parsers' packet path builds its packet from the
+ * fields it hands the fused path. */
+#define TB_BRANCH_TO_PACKET(pkt, br, x)                                                   \
+    do {                                                                                 \
+        TB_FLOW_TO_PACKET(pkt, br, x);                                                   \
+        (pkt)->addr_bits = (br)->addr_bits;                                              \
+        (pkt)->isa_changed = (br)->isa_changed;                                          \
+        (pkt)->addr_known = (br)->addr_known;                                            \
+        TB_EXC_TO_PACKET(pkt, x);                                                        \
+    } while (0)
+
+/* Likewise an I-sync's fields (the address's bits and validity, and the
+ * rest, the protocol's). */
+#define TB_ISYNC_TO_PACKET(pkt, is)                                                       \
+    do {                                                                                 \
+        TB_FLOW_TO_PACKET(pkt, is, is);                                                  \
+        (pkt)->reason = (is)->reason;                                                    \
+        (pkt)->has_cc = (is)->has_cc;                                                    \
+        (pkt)->cc = (is)->cc;                                                            \
+        (pkt)->has_ctxid = (is)->has_ctxid;                                              \
+        (pkt)->context_id = (is)->context_id;                                            \
+    } while (0)
+
+/* Where the flow goes, s's address and ISA, and the security state, Hyp
+ * and AltISA in x (a branch's from its exception bytes). */
+#define TB_FLOW_TO_PACKET(pkt, s, x)                                                      \
+    do {                                                                                 \
+        (pkt)->addr = (s)->addr;                                                         \
+        (pkt)->isa = (tb_isa)(s)->isa;                                                   \
+        (pkt)->ns = (x)->ns;                                                             \
+        (pkt)->hyp = (x)->hyp;                                                           \
+        (pkt)->altisa = (x)->altisa;                                                     \
+    } while (0)
+
+/* The exception bytes' fields both protocols have (ns, hyp, altisa
+ * aside: an ETMv3 I-sync has its own). */
+#define TB_EXC_TO_PACKET(pkt, x)                                                          \
+    do {                                                                                 \
+        (pkt)->has_exc = (x)->has_exc;                                                   \
+        (pkt)->exc_bytes = (x)->exc_bytes;                                               \
+        (pkt)->exc_num = (x)->exc_num;                                                   \
+        (pkt)->ns_valid = (x)->ns_valid;                                                 \
+        (pkt)->hyp_valid = (x)->hyp_valid;                                               \
+    } while (0)
+
 /* PTM: a run of consecutive atom packets (protocol-notes 3.5), decoded
  * by the parser without a tb_packet each.  Packet k has n[k] atoms,
  * oldest first, bit i of nbits[k] set when atom i is N, and its cycle

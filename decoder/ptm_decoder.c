@@ -15,27 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "block_cache.h"
-#include "dec_util.h"
-#include "fused.h"
+#include "dec_core.h"
 #include "backend.h"
 
 struct tb_ptm_decoder {
     tb_config cfg;
-    const tb_memimage *mem;
-    tb_block_cache *bc;
-
-    bool started;        /* NO_SYNC(init) emitted */
-    bool synced;         /* an I-sync seen since the last loss of sync */
-    bool gap;            /* trace lost since the last I-sync */
-    bool pc_known;
-    uint32_t pc;
-    uint8_t isa;
-
-    bool ctx_known;
-    bool ns, hyp;
-    uint32_t context_id;
-    uint8_t vmid;
+    TB_DEC_STATE;
 
     /* Return stack (protocol-notes 3.10): circular, oldest overwritten. */
     uint32_t rs_addr[TB_RSTACK_DEPTH];
@@ -54,34 +39,34 @@ struct tb_ptm_decoder {
     tb_element rng, ton;
 };
 
+/* The shared core's hooks (dec_core.h): elements go straight out (no
+ * range is held), a jump leaves no block edge to follow; a branch has
+ * its exception fields itself, and its cycle count. */
+#define TB_DEC tb_ptm_decoder
+#define TB_DEC_ISYNC tb_ptm_isync
+#define TB_DEC_BRANCH tb_ptm_branch
+#define TB_DEC_EXC tb_ptm_branch
+#define TB_DEC_EXC_OF(br) (br)
+#define TB_DEC_ISYNC_MORE(is, pkt) ((void)(is), (void)(pkt))
+#define TB_DEC_BRANCH_MORE(br, pkt) ((br)->has_cc = (pkt)->has_cc, (br)->cc = (pkt)->cc)
+#define TB_DEC_OUT(d, e, el) tb_emit_el(e, el)
+#define TB_DEC_JUMP(d) ((d)->blk_from = NULL)
+#define TB_DEC_JAZELLE 0
+#include "dec_core.h"
+
 static void reset_state(tb_ptm_decoder *d)
 {
-    d->started = false;
-    d->synced = false;
-    d->gap = true;
-    d->pc_known = false;
-    d->pc = 0;
-    d->isa = TB_ISA_UNKNOWN;
-    d->ctx_known = false;
-    d->ns = d->hyp = false;
-    d->context_id = 0;
-    d->vmid = 0;
+    dec_reset(d);
     d->rs_top = d->rs_n = 0;
-    d->blk_from = NULL;
 }
 
 tb_ptm_decoder *tb_ptm_decoder_new(const tb_config *cfg, const tb_memimage *mem)
 {
-    tb_ptm_decoder *d;
+    tb_ptm_decoder *d = tb_dec_alloc(sizeof *d, cfg, mem, TB_PROTO_PTM);
     unsigned mask = TB_WPMASK_BRANCHES | (1u << TB_WP_ISB);
 
-    if (!cfg || !mem || cfg->protocol != TB_PROTO_PTM)
-        return NULL;
-    d = calloc(1, sizeof *d);
     if (!d)
         return NULL;
-    d->cfg = *cfg;
-    d->mem = mem;
     /* DMB/DSB are waypoints only when ETMCCER[24] says so (3.12). */
     if (cfg->dmb_waypoint)
         mask |= 1u << TB_WP_BARRIER;
@@ -90,24 +75,9 @@ tb_ptm_decoder *tb_ptm_decoder_new(const tb_config *cfg, const tb_memimage *mem)
         free(d);
         return NULL;
     }
-    tb_elem_init(&d->rng, TB_ELEM_INSN_RANGE, 0);
-    tb_elem_init(&d->ton, TB_ELEM_TRACE_ON, 0);
+    dec_init(d, cfg, mem);
     reset_state(d);
     return d;
-}
-
-void tb_ptm_decoder_free(tb_ptm_decoder *d)
-{
-    if (!d)
-        return;
-    tb_block_cache_free(d->bc);
-    free(d);
-}
-
-void tb_ptm_decoder_reset(tb_ptm_decoder *d)
-{
-    if (d)
-        reset_state(d);
 }
 
 static void rs_push(tb_ptm_decoder *d, uint32_t addr, uint8_t isa)
@@ -151,40 +121,17 @@ static void emit_simple(tb_emit *e, tb_elem_kind kind, const tb_packet *pkt)
     tb_emit_el(e, &el);
 }
 
+/* Lost sync, shown where the flow stood. */
 static void lose_sync(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
                       tb_gap_reason reason, int err)
 {
-    tb_element el;
-
-    tb_elem_init(&el, TB_ELEM_NO_SYNC, pc->index);
-    el.reason = (uint8_t)reason;
-    el.err = err;
-    el.start = d->pc;
-    el.isa = d->isa;
-    tb_emit_el(e, &el);
-    d->pc_known = false;
-    d->blk_from = NULL;
-    d->gap = true;
-    if (reason == TB_GAP_BAD_PACKET)
-        d->synced = false;
+    dec_lose_sync(d, e, pc->index, reason, err, true);
 }
 
-/* The address left the image (or the ISA cannot be decoded): report it
- * once and wait for the next explicit address (protocol-notes 4.1). */
 static void lose_address(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
                          uint32_t addr, uint8_t status)
 {
-    tb_element el;
-
-    tb_elem_init(&el, TB_ELEM_ADDR_NACC, pc->index);
-    el.start = addr;
-    el.isa = d->isa;
-    el.ns = d->ns;
-    el.err = status == TB_BLOCK_BAD_ISA ? TB_ERR_UNSUPPORTED : TB_ERR_NOT_IN_IMAGE;
-    el.reason = TB_GAP_NO_MEMORY;
-    tb_emit_el(e, &el);
-    d->pc_known = false;
-    d->blk_from = NULL;
+    dec_lose_address(d, e, pc->index, addr, status, 0, false, 0);
 }
 
 static void emit_range(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
@@ -315,22 +262,6 @@ static TB_ALWAYS_INLINE void take_waypoint(tb_ptm_decoder *d, const tb_insn *wp,
         rs_push(d, ret, ret_isa);
 }
 
-static void unknown_atom(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
-                         char atom)
-{
-    tb_element el;
-
-    tb_elem_init(&el, TB_ELEM_ADDR_UNKNOWN, pc->index);
-    el.last_atom = atom;
-    el.count = 1;
-    el.isa = d->isa;
-    if (pc->has_cc) {
-        el.has_cc = true;
-        el.cc = pc->cc;
-    }
-    tb_emit_el(e, &el);
-}
-
 /* analyze_atomheader (IHI0035B B.3.2): n atoms, oldest first, bit i of
  * nbits set when atom i is N. */
 static TB_ALWAYS_INLINE void run_atoms(tb_ptm_decoder *d, tb_emit *e, const pkt_ctx *pc,
@@ -341,7 +272,7 @@ static TB_ALWAYS_INLINE void run_atoms(tb_ptm_decoder *d, tb_emit *e, const pkt_
         const tb_insn *wp;
 
         if (!d->pc_known) {
-            unknown_atom(d, e, pc, atom);
+            dec_unknown_atom(d, e, pc->index, atom, pc->has_cc, pc->cc);
             continue;
         }
         if (walk_to_waypoint(d, e, pc, atom, &wp))
@@ -452,61 +383,30 @@ int tb_ptm_decoder_atoms(tb_ptm_decoder *d, const tb_ptm_atom_run *run,
     return tb_emit_took(&e, (int)run->count, nel);
 }
 
-static void emit_context(tb_ptm_decoder *d, tb_emit *e, uint64_t index)
-{
-    tb_element el;
-
-    tb_elem_init(&el, TB_ELEM_CONTEXT, index);
-    el.isa = d->isa;
-    el.ns = d->ns;
-    el.hyp = d->hyp;
-    el.context_id = d->context_id;
-    el.vmid = d->vmid;
-    tb_emit_el(e, &el);
-    d->ctx_known = true;
-}
-
-static uint32_t insn_addr(uint32_t addr, uint8_t isa)
-{
-    return isa == TB_ISA_ARM ? addr & ~3u : addr & ~1u;
-}
-
 static TB_ALWAYS_INLINE void do_isync(tb_ptm_decoder *d, tb_emit *e, const tb_ptm_isync *pkt)
 {
-    bool ctx_changed = !d->ctx_known || pkt->ns != d->ns || pkt->hyp != d->hyp ||
-                       (pkt->has_ctxid && pkt->context_id != d->context_id);
+    bool ctx_changed = dec_isync_new_context(d, pkt);
 
     if (!d->synced || d->gap || pkt->reason != TB_ISYNC_PERIODIC) {
-        tb_element *el = &d->ton;
+        tb_element *el = dec_trace_on(d, pkt, dec_insn_addr(pkt->addr, pkt->isa));
 
-        el->index = pkt->index;
-        el->reason = pkt->reason;
-        el->start = insn_addr(pkt->addr, pkt->isa);
-        el->isa = pkt->isa;
         el->has_cc = pkt->has_cc;
         el->cc = pkt->has_cc ? pkt->cc : 0;
         tb_emit_el(e, el);
     }
-    d->synced = true;
-    d->gap = false;
-    d->isa = pkt->isa;
-    d->pc = insn_addr(pkt->addr, pkt->isa);
+    dec_isync_state(d, pkt);
+    d->pc = dec_insn_addr(pkt->addr, pkt->isa);
     d->pc_known = true;
     d->blk_from = NULL;
-    d->ns = pkt->ns;
-    d->hyp = pkt->hyp;
-    if (pkt->has_ctxid)
-        d->context_id = pkt->context_id;
     /* The PTM empties its return stack at every I-sync (3.4, 4.4 #10). */
     d->rs_n = 0;
     if (ctx_changed)
-        emit_context(d, e, pkt->index);
+        dec_context(d, e, pkt->index);
 }
 
 static TB_ALWAYS_INLINE void do_branch(tb_ptm_decoder *d, tb_emit *e, const tb_ptm_branch *pkt)
 {
-    bool ctx_changed = false;
-    uint8_t new_isa = pkt->isa;
+    bool ctx_changed;
 
     if (pkt->has_exc && pkt->exc_num != 0) {
         /* branch_with_excp: nothing executes; the return address is
@@ -515,12 +415,8 @@ static TB_ALWAYS_INLINE void do_branch(tb_ptm_decoder *d, tb_emit *e, const tb_p
         tb_element el;
 
         d->blk_from = NULL; /* the vector is no edge of the code */
-        tb_elem_init(&el, TB_ELEM_EXCEPTION, pkt->index);
-        el.exc_num = pkt->exc_num;
-        el.pref_return = d->pc_known ? d->pc : 0;
-        el.isa = d->isa;
-        el.start = insn_addr(pkt->addr, new_isa);
-        el.err = d->pc_known ? 0 : TB_ERR_NO_SYNC;
+        dec_exception(d, &el, pkt, pkt->exc_num, d->pc_known ? d->pc : 0,
+                      d->pc_known ? 0 : TB_ERR_NO_SYNC);
         if (pkt->has_cc) {
             el.has_cc = true;
             el.cc = pkt->cc;
@@ -537,90 +433,10 @@ static TB_ALWAYS_INLINE void do_branch(tb_ptm_decoder *d, tb_emit *e, const tb_p
                 rs_push(d, wp->addr + wp->size, d->isa);
         }
     }
-    if (pkt->ns_valid && pkt->ns != d->ns) {
-        d->ns = pkt->ns;
-        ctx_changed = true;
-    }
-    if (pkt->hyp_valid && pkt->hyp != d->hyp) {
-        d->hyp = pkt->hyp;
-        ctx_changed = true;
-    }
-    if (!pkt->addr_known) {
-        d->pc_known = false;
-        return;
-    }
-    d->isa = new_isa;
-    d->pc = insn_addr(pkt->addr, new_isa);
-    d->pc_known = true;
-    if (ctx_changed)
-        emit_context(d, e, pkt->index);
+    ctx_changed = dec_branch_state(d, pkt);
+    dec_branch_to(d, e, pkt, ctx_changed);
 }
 
-/* The fields do_isync() reads, from a packet of the packet path. */
-static tb_ptm_isync isync_of(const tb_packet *pkt)
-{
-    tb_ptm_isync is;
-
-    memset(&is, 0, sizeof is);
-    is.index = pkt->index;
-    is.addr = pkt->addr;
-    is.isa = pkt->isa;
-    is.reason = pkt->reason;
-    is.ns = pkt->ns;
-    is.hyp = pkt->hyp;
-    is.has_cc = pkt->has_cc;
-    is.cc = pkt->cc;
-    is.has_ctxid = pkt->has_ctxid;
-    is.context_id = pkt->context_id;
-    return is;
-}
-
-int tb_ptm_decoder_isync(tb_ptm_decoder *d, const tb_ptm_isync *is,
-                         tb_element_cb cb, void *ctx, int *nel)
-{
-    tb_emit e;
-
-    /* Before anything else the packet path reports the initial gap. */
-    if (!d || !is || !d->started)
-        return 0;
-    tb_emit_init(&e, cb, ctx);
-    do_isync(d, &e, is);
-    return tb_emit_took(&e, 1, nel);
-}
-
-/* The fields do_branch() reads, from a packet of the packet path. */
-static tb_ptm_branch branch_of(const tb_packet *pkt)
-{
-    tb_ptm_branch br;
-
-    memset(&br, 0, sizeof br);
-    br.index = pkt->index;
-    br.addr = pkt->addr;
-    br.addr_known = pkt->addr_known;
-    br.isa = pkt->isa;
-    br.ns = pkt->ns;
-    br.hyp = pkt->hyp;
-    br.has_exc = pkt->has_exc;
-    br.exc_num = pkt->exc_num;
-    br.ns_valid = pkt->ns_valid;
-    br.hyp_valid = pkt->hyp_valid;
-    br.has_cc = pkt->has_cc;
-    br.cc = pkt->cc;
-    return br;
-}
-
-int tb_ptm_decoder_branch(tb_ptm_decoder *d, const tb_ptm_branch *br,
-                          tb_element_cb cb, void *ctx, int *nel)
-{
-    tb_emit e;
-
-    /* Before the first I-sync the packet path has elements to give. */
-    if (!d || !br || !d->started || !d->synced)
-        return 0;
-    tb_emit_init(&e, cb, ctx);
-    do_branch(d, &e, br);
-    return tb_emit_took(&e, 1, nel);
-}
 
 /* analyze_waypoint_update: execution went on, up to and including the
  * instruction at the packet's address (protocol-notes 3.8, 4.3).  The
@@ -635,7 +451,7 @@ int tb_ptm_decoder_branch(tb_ptm_decoder *d, const tb_ptm_branch *br,
 static void do_wp_update(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
 {
     const pkt_ctx pc = ctx_of(pkt);
-    uint32_t target = insn_addr(pkt->addr, d->isa);
+    uint32_t target = dec_insn_addr(pkt->addr, d->isa);
     uint32_t start = d->pc, count = 0;
     tb_insn prev_last = {0}; /* last instruction of the blocks passed */
 
@@ -704,71 +520,26 @@ static void do_wp_update(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
     }
 }
 
-int tb_ptm_decoder_packet(tb_ptm_decoder *d, const tb_packet *pkt,
-                          tb_element_cb cb, void *ctx)
+/* The packet path's atoms once synchronised: most packets. */
+static inline bool packet_first(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
 {
-    tb_emit e;
+    if (pkt->kind != TB_PKT_ATOM || !d->started || !d->synced)
+        return false;
+    do_atoms(d, e, pkt);
+    return true;
+}
 
-    if (!d || !pkt)
-        return TB_ERR_INVAL;
-    tb_emit_init(&e, cb, ctx);
-    if (pkt->kind == TB_PKT_ATOM && d->started && d->synced) {
-        do_atoms(d, &e, pkt); /* most packets */
-        return tb_emit_result(&e);
-    }
-    if (!d->started) {
-        tb_element el;
-
-        tb_elem_init(&el, TB_ELEM_NO_SYNC, pkt->index);
-        el.reason = TB_GAP_INIT;
-        tb_emit_el(&e, &el);
-        d->started = true;
-    }
-
-    switch (pkt->kind) {
-    case TB_PKT_RESERVED:
-    case TB_PKT_BAD_SEQUENCE:
-    case TB_PKT_BAD_TRACEMODE: {
-        const pkt_ctx pc = ctx_of(pkt);
-
-        lose_sync(d, &e, &pc, TB_GAP_BAD_PACKET, pkt->err ? pkt->err : TB_ERR_BAD_PACKET);
-        return tb_emit_result(&e);
-    }
-    case TB_PKT_INCOMPLETE: {
-        const pkt_ctx pc = ctx_of(pkt);
-
-        lose_sync(d, &e, &pc, TB_GAP_BAD_PACKET, TB_ERR_TRUNCATED);
-        return tb_emit_result(&e);
-    }
-    case TB_PKT_ISYNC: {
-        const tb_ptm_isync is = isync_of(pkt);
-
-        do_isync(d, &e, &is);
-        return tb_emit_result(&e);
-    }
-    default:
-        break;
-    }
-    /* Until an I-sync there is no address to decode from (3.3): the
-     * packets in between are dropped, as DS-5 does. */
-    if (!d->synced)
-        return tb_emit_result(&e);
-
+static void packet_other(tb_ptm_decoder *d, tb_emit *e, const tb_packet *pkt)
+{
     switch (pkt->kind) {
     case TB_PKT_ATOM:
-        do_atoms(d, &e, pkt);
+        do_atoms(d, e, pkt);
         break;
-    case TB_PKT_BRANCH: {
-        const tb_ptm_branch br = branch_of(pkt);
-
-        do_branch(d, &e, &br);
-        break;
-    }
     case TB_PKT_WP_UPDATE:
-        do_wp_update(d, &e, pkt);
+        do_wp_update(d, e, pkt);
         break;
     case TB_PKT_EXC_RETURN:
-        emit_simple(&e, TB_ELEM_EXC_RETURN, pkt);
+        emit_simple(e, TB_ELEM_EXC_RETURN, pkt);
         break;
     case TB_PKT_TIMESTAMP: {
         tb_element el;
@@ -779,82 +550,30 @@ int tb_ptm_decoder_packet(tb_ptm_decoder *d, const tb_packet *pkt,
             el.has_cc = true;
             el.cc = pkt->cc;
         }
-        tb_emit_el(&e, &el);
+        tb_emit_el(e, &el);
         break;
     }
-    case TB_PKT_CONTEXT_ID:
-        if (pkt->context_id != d->context_id || !d->ctx_known) {
-            d->context_id = pkt->context_id;
-            emit_context(d, &e, pkt->index);
-        }
-        break;
-    case TB_PKT_VMID:
-        if (pkt->vmid != d->vmid || !d->ctx_known) {
-            d->vmid = pkt->vmid;
-            emit_context(d, &e, pkt->index);
-        }
-        break;
-    case TB_PKT_TRIGGER:
-        emit_simple(&e, TB_ELEM_EVENT, pkt);
-        break;
     default:
         break; /* A-sync, ignore, not-sync bytes */
     }
-    return tb_emit_result(&e);
 }
 
-int tb_ptm_decoder_finish(tb_ptm_decoder *d, tb_element_cb cb, void *ctx)
+/* A bad packet: sync lost, shown where the flow stood. */
+static void packet_lose(tb_ptm_decoder *d, tb_emit *e, uint64_t index, int err)
 {
-    tb_emit e;
-    tb_element el;
-
-    if (!d)
-        return TB_ERR_INVAL;
-    tb_emit_init(&e, cb, ctx);
-    tb_elem_init(&el, TB_ELEM_END, 0);
-    tb_emit_el(&e, &el);
-    return tb_emit_result(&e);
+    dec_lose_sync(d, e, index, TB_GAP_BAD_PACKET, err, true);
 }
+
+/* Nothing is held at the end. */
+static inline void packet_end(tb_ptm_decoder *d, tb_emit *e)
+{
+    (void)d;
+    (void)e;
+}
+
+TB_DEC_ENTRIES(ptm, packet_first, packet_lose, packet_other, packet_end)
 
 /* ---- behind tb_decoder (backend.h) ---- */
 
-static void *op_make(const tb_config *cfg, const tb_memimage *mem)
-{
-    return tb_ptm_decoder_new(cfg, mem);
-}
-
-static void op_destroy(void *d) { tb_ptm_decoder_free(d); }
-static void op_reset(void *d) { tb_ptm_decoder_reset(d); }
-
-static int op_packet(void *d, const tb_packet *pkt, tb_element_cb cb, void *ctx)
-{
-    return tb_ptm_decoder_packet(d, pkt, cb, ctx);
-}
-
-static int op_finish(void *d, tb_element_cb cb, void *ctx)
-{
-    return tb_ptm_decoder_finish(d, cb, ctx);
-}
-
-static int op_push_fused(void *p, void *d, const uint8_t *data, size_t len, tb_span_cur *cur,
-                         tb_packet_cb pkt_cb, void *pctx, tb_element_cb cb, void *ctx,
-                         int *nel)
-{
-    tb_ptm_fused_sink sink = {d, cb, ctx, 0};
-    int r = tb_ptm_parser_push_fused(p, data, len, cur, pkt_cb, pctx, &sink);
-
-    *nel += sink.nel;
-    return r;
-}
-
-const tb_decoder_ops tb_ptm_decoder_ops = {
-    .protocol = TB_PROTO_PTM,
-    .make = op_make,
-    .destroy = op_destroy,
-    .packet = op_packet,
-    .finish = op_finish,
-    .reset = op_reset,
-    .push_fused = op_push_fused,
-    /* A range ends at each atom's waypoint, with that atom's count. */
-    .cycles_per_range = true,
-};
+/* A range ends at each atom's waypoint, with that atom's count. */
+TB_DECODER_API(ptm, PTM, reset_state, .cycles_per_range = true);

@@ -123,14 +123,8 @@ static unsigned plain_atoms(uint8_t h, unsigned *nbits)
 
 tb_ptm_parser *tb_ptm_parser_new(const tb_config *cfg)
 {
-    tb_ptm_parser *p;
+    tb_ptm_parser *p = tb_parser_alloc(sizeof *p, cfg, TB_PROTO_PTM);
 
-    if (!cfg || cfg->protocol != TB_PROTO_PTM)
-        return NULL;
-    if (cfg->ctxid_bytes != 0 && cfg->ctxid_bytes != 1 &&
-        cfg->ctxid_bytes != 2 && cfg->ctxid_bytes != 4)
-        return NULL;
-    p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
     p->ca = cfg->cycle_accurate;
@@ -448,18 +442,9 @@ static unsigned decode_isync(tb_ptm_parser *p, const uint8_t *b, unsigned n,
 
 static void isync_to_packet(const tb_ptm_isync *is, tb_packet *pkt)
 {
-    pkt->reason = is->reason;
-    pkt->addr = is->addr;
+    TB_ISYNC_TO_PACKET(pkt, is);
     pkt->addr_bits = 32;
     pkt->addr_known = true;
-    pkt->isa = is->isa;
-    pkt->ns = is->ns;
-    pkt->hyp = is->hyp;
-    pkt->altisa = is->altisa;
-    pkt->has_cc = is->has_cc;
-    pkt->cc = is->cc;
-    pkt->has_ctxid = is->has_ctxid;
-    pkt->context_id = is->context_id;
 }
 
 /* Branch address and waypoint update share the address layout
@@ -539,21 +524,9 @@ static int decode_address(tb_ptm_parser *p, const uint8_t *b, unsigned n,
 
 static void address_to_packet(const tb_ptm_branch *br, tb_packet *pkt)
 {
-    pkt->addr = br->addr;
-    pkt->addr_bits = br->addr_bits;
-    pkt->isa_changed = br->isa_changed;
-    pkt->addr_known = br->addr_known;
-    pkt->has_exc = br->has_exc;
-    pkt->exc_bytes = br->exc_bytes;
-    pkt->exc_num = br->exc_num;
-    pkt->ns_valid = br->ns_valid;
-    pkt->hyp_valid = br->hyp_valid;
+    TB_BRANCH_TO_PACKET(pkt, br, br);
     pkt->has_cc = br->has_cc;
     pkt->cc = br->cc;
-    pkt->isa = br->isa;
-    pkt->ns = br->ns;
-    pkt->hyp = br->hyp;
-    pkt->altisa = br->altisa;
 }
 
 static int decode_and_emit(tb_ptm_parser *p, tb_packet_cb cb, void *ctx,
@@ -904,39 +877,6 @@ static inline int push_impl(tb_ptm_parser *p, const uint8_t *data, size_t len,
     return count;
 }
 
-int tb_ptm_parser_push(tb_ptm_parser *p, const uint8_t *data, size_t len,
-                       uint64_t index, tb_packet_cb cb, void *ctx)
-{
-    tb_span_cur cur;
-
-    if (!p || (!data && len))
-        return TB_ERR_INVAL;
-    tb_span_cur_flat(&cur, index);
-    return push_impl(p, data, len, &cur, cb, ctx, NULL);
-}
-
-int tb_ptm_parser_push_span(tb_ptm_parser *p, const uint8_t *data, size_t len,
-                            const tb_span_map *map, tb_packet_cb cb, void *ctx)
-{
-    tb_span_cur cur;
-
-    if (!p || (!data && len) || (len && !tb_span_map_ok(map, len)))
-        return TB_ERR_INVAL;
-    if (!len)
-        return 0;
-    tb_span_cur_init(&cur, map);
-    return push_impl(p, data, len, &cur, cb, ctx, NULL);
-}
-
-int tb_ptm_parser_push_fused(tb_ptm_parser *p, const uint8_t *data,
-                             size_t len, tb_span_cur *cur, tb_packet_cb cb,
-                             void *ctx, tb_ptm_fused_sink *sink)
-{
-    if (!p || (!data && len))
-        return TB_ERR_INVAL;
-    return push_impl(p, data, len, cur, cb, ctx, sink);
-}
-
 int tb_ptm_parser_finish(tb_ptm_parser *p, tb_packet_cb cb, void *ctx)
 {
     int count = 0, r = TB_OK;
@@ -960,35 +900,5 @@ int tb_ptm_parser_finish(tb_ptm_parser *p, tb_packet_cb cb, void *ctx)
     return r < 0 ? r : count;
 }
 
-/* ---- behind tb_parser (backend.h) ---- */
-
-static void *op_make(const tb_config *cfg) { return tb_ptm_parser_new(cfg); }
-static void op_destroy(void *p) { tb_ptm_parser_free(p); }
-static void op_reset(void *p) { tb_ptm_parser_reset(p); }
-
-static int op_push(void *p, const uint8_t *data, size_t len, uint64_t index, tb_packet_cb cb,
-                   void *ctx)
-{
-    return tb_ptm_parser_push(p, data, len, index, cb, ctx);
-}
-
-static int op_push_span(void *p, const uint8_t *data, size_t len, const tb_span_map *map,
-                        tb_packet_cb cb, void *ctx)
-{
-    return tb_ptm_parser_push_span(p, data, len, map, cb, ctx);
-}
-
-static int op_finish(void *p, tb_packet_cb cb, void *ctx)
-{
-    return tb_ptm_parser_finish(p, cb, ctx);
-}
-
-const tb_parser_ops tb_ptm_parser_ops = {
-    .protocol = TB_PROTO_PTM,
-    .make = op_make,
-    .destroy = op_destroy,
-    .push = op_push,
-    .push_span = op_push_span,
-    .finish = op_finish,
-    .reset = op_reset,
-};
+/* The push entries and the backend table (backend.h). */
+TB_PARSER_API(ptm, PTM, push_impl);
