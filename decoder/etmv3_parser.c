@@ -14,6 +14,7 @@
 #include "tracebench/parser.h"
 #include "tracebench/pkt_codec.h"
 #include "backend.h"
+#include "../common/struct_size.h"
 
 enum pstate {
     ST_HUNT = 0, /* looking for an A-sync */
@@ -82,7 +83,9 @@ static void build_tables(tb_etmv3_parser *p);
 tb_etmv3_parser *tb_etmv3_parser_new(const tb_config *cfg)
 {
     tb_etmv3_parser *p;
+    tb_config own; /* the caller's, as this build's (struct_size.h) */
 
+    cfg = tb_config_take(&own, cfg, NULL, 0);
     if (!cfg || cfg->protocol != TB_PROTO_ETMV3)
         return NULL;
     if (cfg->ctxid_bytes != 0 && cfg->ctxid_bytes != 1 &&

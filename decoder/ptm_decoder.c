@@ -19,6 +19,7 @@
 #include "dec_util.h"
 #include "fused.h"
 #include "backend.h"
+#include "../common/struct_size.h"
 
 struct tb_ptm_decoder {
     tb_config cfg;
@@ -74,7 +75,9 @@ tb_ptm_decoder *tb_ptm_decoder_new(const tb_config *cfg, const tb_memimage *mem)
 {
     tb_ptm_decoder *d;
     unsigned mask = TB_WPMASK_BRANCHES | (1u << TB_WP_ISB);
+    tb_config own; /* the caller's, as this build's (struct_size.h) */
 
+    cfg = tb_config_take(&own, cfg, NULL, 0);
     if (!cfg || !mem || cfg->protocol != TB_PROTO_PTM)
         return NULL;
     d = calloc(1, sizeof *d);
