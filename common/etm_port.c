@@ -13,6 +13,7 @@
 #include "tracebench/etmv1.h"
 #include "tracebench/etmv2.h"
 #include "tracebench/types.h"
+#include "struct_size.h"
 
 static const uint8_t magic[8] = {'T', 'B', 'E', 'T', 'M', 'C', 'A', 'P'};
 
@@ -128,8 +129,11 @@ int tb_etmv1_config_from_etmcr(tb_etmv1_config *c, uint32_t etmcr,
 
 int tb_etmv1_config_from_tb(tb_etmv1_config *c, const tb_config *cfg)
 {
+    tb_config own;
     int rc;
 
+    if (cfg && !(cfg = tb_config_take(&own, cfg, NULL, 0)))
+        return TB_ERR_INVAL; /* a size 0 or absurd */
     if (!c || !cfg || cfg->protocol != TB_PROTO_ETMV1)
         return TB_ERR_CONFIG;
     rc = tb_etmv1_config_from_etmcr(c, cfg->etmcr, cfg->arch_minor);
@@ -247,8 +251,11 @@ int tb_etmv2_config_from_etmcr(tb_etmv2_config *c, uint32_t etmcr, uint8_t minor
 
 int tb_etmv2_config_from_tb(tb_etmv2_config *c, const tb_config *cfg)
 {
+    tb_config own;
     int rc;
 
+    if (cfg && !(cfg = tb_config_take(&own, cfg, NULL, 0)))
+        return TB_ERR_INVAL; /* a size 0 or absurd */
     if (!c || !cfg || cfg->protocol != TB_PROTO_ETMV2)
         return TB_ERR_CONFIG;
     rc = tb_etmv2_config_from_etmcr(c, cfg->etmcr, cfg->arch_minor);

@@ -20,6 +20,7 @@
 
 #include "ini.h"
 #include "memimage_own.h"
+#include "struct_size.h"
 #include "tracebench/frame.h"
 #include "tracebench/snapshot.h"
 
@@ -1248,6 +1249,7 @@ int tb_snapshot_write(const char *dir, const tb_snap_out_source *sources,
                       const char *format, char *err, size_t errlen)
 {
     text t = {0};
+    tb_config cfgs[32]; /* the sources' configurations, as this build's */
     size_t i, j, k;
     int rc;
 
@@ -1283,6 +1285,9 @@ int tb_snapshot_write(const char *dir, const tb_snap_out_source *sources,
                      "name, core, configuration or region list", i);
             return TB_ERR_INVAL;
         }
+        if ((rc = tb_struct_take(&cfgs[i], sizeof cfgs[i], src->cfg, TB_CONFIG_SIZE_MIN,
+                                 "tb_config", err, errlen)) < 0)
+            return rc;
         if (src->cfg->protocol != TB_PROTO_ETMV3 &&
             src->cfg->protocol != TB_PROTO_PTM &&
             !tb_protocol_is_port(src->cfg->protocol)) {
@@ -1328,7 +1333,7 @@ int tb_snapshot_write(const char *dir, const tb_snap_out_source *sources,
 
     /* One ini per source: the four registers a decoder needs. */
     for (i = 0; i < n_sources; i++) {
-        const tb_config *c = sources[i].cfg;
+        const tb_config *c = &cfgs[i];
         char name[64];
         /* ETMv1 (docs/etmv1.md 2): no ETMIDR, ETMCCER or trace ID; the
          * minor version, the port width and the vector base as regs. */

@@ -38,4 +38,43 @@ static inline int tb_struct_take(void *dst, size_t have, const void *src, size_t
     return 0;
 }
 
+/* The other way, for a function that changes a caller's struct: dst (the
+ * caller's, first member its size, taken into src with tb_struct_take and
+ * changed there) gets back the first min(its size, have) bytes of src, its
+ * size kept.  A change past the caller's size (src differs from orig, the
+ * struct as taken, there) is one its struct has no room for: TB_ERR_INVAL
+ * with the message in err, dst unchanged.  orig NULL: what lies past the
+ * caller's size is dropped (defaults the older struct has no field for). */
+static inline int tb_struct_give(void *dst, const void *src, const void *orig, size_t have,
+                                 const char *what, char *err, size_t errlen)
+{
+    size_t size;
+
+    memcpy(&size, dst, sizeof size);
+    if (orig && size < have && memcmp((const char *)src + size, (const char *)orig + size,
+                              have - size) != 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s.size is %zu: a setting past it needs this build's "
+                     "struct (%zu bytes); rebuild against this library's header", what,
+                     size, have);
+        return TB_ERR_INVAL;
+    }
+    memcpy((char *)dst + sizeof size, (const char *)src + sizeof size,
+           (size < have ? size : have) - sizeof size);
+    return 0;
+}
+
+/* A caller's tb_config as this build's, in *own: own, or NULL when cfg
+ * is NULL or its size is refused (the reason in err, may be NULL).  For
+ * the functions that take a configuration; they copy what they keep, so
+ * own may be a local.  Never per packet: only at creation. */
+static inline const tb_config *tb_config_take(tb_config *own, const tb_config *cfg,
+                                              char *err, size_t errlen)
+{
+    if (!cfg || tb_struct_take(own, sizeof *own, cfg, TB_CONFIG_SIZE_MIN, "tb_config", err,
+                               errlen) < 0)
+        return NULL;
+    return own;
+}
+
 #endif

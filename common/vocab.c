@@ -149,7 +149,7 @@ int tb_config_from_regs(tb_config *cfg, uint32_t etmcr, uint32_t etmidr,
 
     if (!cfg)
         return TB_ERR_INVAL;
-    *cfg = (tb_config){0};
+    tb_config_init(cfg, TB_PROTO_NONE);
     major = (etmidr >> 8) & 0xF;
     if (major == 2)
         cfg->protocol = TB_PROTO_ETMV3;
@@ -199,7 +199,7 @@ int tb_config_from_etmv1(tb_config *cfg, uint32_t etmcr, uint8_t minor,
 
     if (!cfg)
         return TB_ERR_INVAL;
-    *cfg = (tb_config){0};
+    tb_config_init(cfg, TB_PROTO_NONE);
     /* Port size 000/001/010 = 4/8/16 pins; larger codes and ETMCR[21]
      * are ETMv3 (shared/docs/etmv1-v2.md §1, ETMCR table). */
     if (minor > 3 || port > 2 || ((etmcr >> 21) & 1))

@@ -13,6 +13,7 @@
 #include "tracebench/parser.h"
 #include "tracebench/pipeline.h"
 #include "tracebench/stream.h"
+#include "../common/struct_size.h"
 
 struct tb_decoder {
     const tb_decoder_ops *ops;
@@ -29,7 +30,9 @@ tb_decoder *tb_decoder_new(const tb_config *cfg, const tb_memimage *mem)
 {
     const tb_decoder_ops *ops = NULL;
     tb_decoder *d;
+    tb_config own; /* the caller's, as this build's (struct_size.h) */
 
+    cfg = tb_config_take(&own, cfg, NULL, 0);
     for (size_t i = 0; cfg && i < sizeof decoders / sizeof decoders[0]; i++)
         if (decoders[i]->protocol == cfg->protocol)
             ops = decoders[i];

@@ -9,6 +9,7 @@
 #include "tracebench/frame.h"
 #include "tracebench/health.h"
 #include "tracebench/parser.h"
+#include "../common/struct_size.h"
 
 /* No A-sync in fewer bytes than this is no sign of a wrong
  * configuration: A-syncs come every 1024 bytes or so by default
@@ -224,8 +225,13 @@ int tb_health_guess_buffer(const uint8_t *data, size_t len, const tb_config *cfg
     uint64_t errors = 0, last = 0, delivered = 0;
     unsigned n = 0;
     int rc = 0;
+    tb_config own;
 
     if (!g || (!data && len))
+        return TB_ERR_INVAL;
+    /* cfg is optional; one given is read as this build's (a size 0 one
+     * is refused rather than taken for a parse failure). */
+    if (cfg && !(cfg = tb_config_take(&own, cfg, NULL, 0)))
         return TB_ERR_INVAL;
     memset(g, 0, sizeof *g);
     g->frames = whole / TB_FRAME_SIZE;

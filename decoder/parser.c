@@ -5,6 +5,7 @@
 #include "fused.h"
 #include "tracebench/etmv2.h"
 #include "tracebench/parser.h"
+#include "../common/struct_size.h"
 
 struct tb_parser {
     const tb_parser_ops *ops;
@@ -19,7 +20,9 @@ tb_parser *tb_parser_new(const tb_config *cfg)
 {
     const tb_parser_ops *ops = NULL;
     tb_parser *p;
+    tb_config own; /* the caller's, as this build's (struct_size.h) */
 
+    cfg = tb_config_take(&own, cfg, NULL, 0);
     for (size_t i = 0; cfg && i < sizeof parsers / sizeof parsers[0]; i++)
         if (parsers[i]->protocol == cfg->protocol)
             ops = parsers[i];

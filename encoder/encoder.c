@@ -701,9 +701,12 @@ tb_encoder *tb_encoder_new(const tb_encoder_opts *o, tb_trace_sink sink,
                            void *ctx)
 {
     tb_encoder *e;
+    tb_encoder_opts own;
 
-    if (!o)
+    /* A refused size: tb_encoder_config_err gives the reason. */
+    if (!o || tb_enc_opts_take(&own, o, NULL, 0) < 0)
         return NULL;
+    o = &own;
     e = calloc(1, sizeof *e);
     if (!e)
         return NULL;

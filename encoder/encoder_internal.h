@@ -181,6 +181,14 @@ struct tb_encoder {
 
 /* ETMv1 and ETMv2 (port_adapter.c): tb_encoder_config_err and
  * tb_encoder_new for protocols TB_PROTO_ETMV1 and TB_PROTO_ETMV2. */
+/* A caller's options as this build's struct (common/struct_size.h), and
+ * back into the caller's for the functions that change them; the
+ * defaults (tb_encoder_opts_init's) into a whole struct of this build. */
+int tb_enc_opts_take(tb_encoder_opts *own, const tb_encoder_opts *o, char *err,
+                     size_t errlen);
+int tb_enc_opts_give(tb_encoder_opts *o, const tb_encoder_opts *own,
+                     const tb_encoder_opts *orig, char *err, size_t errlen);
+void tb_enc_defaults(tb_encoder_opts *o, tb_protocol protocol);
 int tb_enc_port_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
                            size_t errlen);
 int tb_enc_port_new(tb_encoder *e);

@@ -20,15 +20,18 @@ static int fail(char *err, size_t errlen, const char *fmt, const char *what, con
 
 int tb_encoder_opts_v7m(tb_encoder_opts *o, unsigned core)
 {
-    if (!o || (core != 0 && core != 3 && core != 4))
+    tb_encoder_opts own, orig;
+
+    if (!o || (core != 0 && core != 3 && core != 4) || tb_enc_opts_take(&own, o, NULL, 0) < 0)
         return TB_ERR_INVAL;
-    o->v7m = (uint8_t)core;
+    orig = own;
+    own.v7m = (uint8_t)core;
     /* The M ETMs implement the alternative branch encoding (ETMIDR[20]
      * = 1, DDI0337I Table 10.11), which the v7-M exception bytes after a
      * short address need (IHI0014Q 7.3.5; shared/docs etmv3-v7m.md 3.2). */
     if (core)
-        o->alt_branch = true;
-    return 0;
+        own.alt_branch = true;
+    return tb_enc_opts_give(o, &own, &orig, NULL, 0);
 }
 
 /* What the ETM-M3/M4 has not (DDI0337I 10.3.3 ETMCR, Table 10.11

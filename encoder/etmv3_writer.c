@@ -14,6 +14,7 @@
 
 #include "tracebench/pkt_codec.h"
 #include "tracebench/writer.h"
+#include "../common/struct_size.h"
 
 struct tb_etmv3_writer {
     tb_config cfg;
@@ -41,7 +42,9 @@ static void init_state(tb_etmv3_writer *w)
 tb_etmv3_writer *tb_etmv3_writer_new(const tb_config *cfg)
 {
     tb_etmv3_writer *w;
+    tb_config own; /* the caller's, as this build's (struct_size.h) */
 
+    cfg = tb_config_take(&own, cfg, NULL, 0);
     if (!cfg || cfg->protocol != TB_PROTO_ETMV3)
         return NULL;
     if (cfg->ctxid_bytes != 0 && cfg->ctxid_bytes != 1 &&

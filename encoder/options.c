@@ -9,15 +9,40 @@
 #include <string.h>
 
 #include "encoder_internal.h"
+#include "../common/struct_size.h"
 
 /* ------------------------------------------------------------------ */
 /* Options. */
 
-void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol)
+int tb_enc_opts_take(tb_encoder_opts *own, const tb_encoder_opts *o, char *err,
+                     size_t errlen)
 {
-    if (!o)
-        return;
+    return tb_struct_take(own, sizeof *own, o, TB_ENCODER_OPTS_SIZE_MIN, "tb_encoder_opts",
+                          err, errlen);
+}
+
+int tb_enc_opts_give(tb_encoder_opts *o, const tb_encoder_opts *own,
+                     const tb_encoder_opts *orig, char *err, size_t errlen)
+{
+    return tb_struct_give(o, own, orig, sizeof *own, "tb_encoder_opts", err, errlen);
+}
+
+int tb_encoder_opts_defaults(tb_encoder_opts *o, tb_protocol protocol)
+{
+    tb_encoder_opts d;
+
+    /* Only the size is read (the rest may be anything): taken for its check. */
+    if (!o || tb_enc_opts_take(&d, o, NULL, 0) < 0)
+        return TB_ERR_INVAL;
+    /* Every field, then the caller's share of them (struct_size.h). */
+    tb_enc_defaults(&d, protocol);
+    return tb_struct_give(o, &d, NULL, sizeof d, "tb_encoder_opts", NULL, 0);
+}
+
+void tb_enc_defaults(tb_encoder_opts *o, tb_protocol protocol)
+{
     memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
     o->protocol = protocol;
     o->arch_minor = protocol == TB_PROTO_PTM ? 1 : protocol == TB_PROTO_ETMV1 ? 3
                    : protocol == TB_PROTO_ETMV2 ? 0 : 5;
@@ -75,13 +100,29 @@ static bool parse_range(const char *s, tb_encoder_range *r)
     return true;
 }
 
+static int parse_opts(tb_encoder_opts *o, const char *spec, char *err, size_t errlen);
+
 int tb_encoder_opts_parse(tb_encoder_opts *o, const char *spec, char *err,
                           size_t errlen)
 {
-    char buf[512], *tok, *save = NULL;
+    tb_encoder_opts own, orig;
+    int rc, give;
 
     if (!o || !spec)
         return TB_ERR_INVAL;
+    if ((rc = tb_enc_opts_take(&own, o, err, errlen)) < 0)
+        return rc;
+    orig = own;
+    rc = parse_opts(&own, spec, err, errlen);
+    /* What was set before an error stays set, as it always has. */
+    give = tb_enc_opts_give(o, &own, &orig, rc < 0 ? NULL : err, errlen);
+    return rc < 0 ? rc : give;
+}
+
+static int parse_opts(tb_encoder_opts *o, const char *spec, char *err, size_t errlen)
+{
+    char buf[512], *tok, *save = NULL;
+
     if (strlen(spec) >= sizeof buf)
         return fail(err, errlen, "option list too long", "");
     /* "ca,,ts" or "ca,": an item left out by mistake, not nothing (strtok
@@ -310,10 +351,15 @@ int tb_encoder_config_err(const tb_encoder_opts *o, tb_config *cfg, char *err,
     bool ptm;
     unsigned v;
 
+    tb_encoder_opts own;
+
     if (err && errlen)
         err[0] = '\0';
     if (!o || !cfg)
         return TB_ERR_INVAL;
+    if ((rc = tb_enc_opts_take(&own, o, err, errlen)) < 0)
+        return rc;
+    o = &own;
     /* Cortex-M: what its ETM has (etmv3_v7m.c), before anything else. */
     if (o->v7m && (rc = tb_enc_v7m_config_err(o, err, errlen)) < 0)
         return rc;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "encoder_internal.h"
 #include "tracebench/etm_port.h"
 #include "tracebench/etmv1.h"
 
@@ -167,6 +168,7 @@ int tb_etmv2_port_config(const tb_encoder_opts *o, tb_config *cfg);
     void tb_##N##_encoder_opts_init(tb_##N##_encoder_opts *o)                       \
     {                                                                               \
         memset(o, 0, sizeof *o);                                                    \
+        o->base.size = sizeof o->base;                                              \
         o->base.protocol = PROTO;                                                   \
         o->base.arch_minor = MINOR;                                                 \
         o->base.sync_period = 1024;                                                 \
@@ -175,7 +177,9 @@ int tb_etmv2_port_config(const tb_encoder_opts *o, tb_config *cfg);
     void tb_##N##_encoder_opts_from(tb_##N##_encoder_opts *v, const tb_encoder_opts *o) \
     {                                                                               \
         tb_##N##_encoder_opts_init(v);                                              \
-        v->base = *o;                                                               \
+        /* A size refused leaves base.size 0, which the port refuses. */           \
+        if (tb_enc_opts_take(&v->base, o, NULL, 0) < 0)                             \
+            v->base.size = 0;                                                       \
         v->base.protocol = PROTO;                                                   \
         v->port_width = o->port_width;                                              \
         v->vector_base = o->vector_base;                                            \
@@ -184,6 +188,9 @@ int tb_etmv2_port_config(const tb_encoder_opts *o, tb_config *cfg);
     int tb_##N##_encoder_config(const tb_##N##_encoder_opts *o, tb_##N##_config *c) \
     {                                                                               \
         tb_##N##_config_init(c);                                                    \
+        /* base is held by value: this build's struct (etmv1.h). */                \
+        if (o->base.size != sizeof o->base)                                         \
+            return TB_ERR_INVAL;                                                    \
         c->minor = o->base.arch_minor;                                              \
         c->port_width = o->port_width;                                              \
         c->cycle_accurate = o->base.cycle_accurate;                                 \

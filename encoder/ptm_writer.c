@@ -20,6 +20,7 @@
 
 #include "tracebench/pkt_codec.h"
 #include "tracebench/writer.h"
+#include "../common/struct_size.h"
 
 struct tb_ptm_writer {
     bool ca;
@@ -48,7 +49,9 @@ void tb_ptm_writer_reset(tb_ptm_writer *w)
 tb_ptm_writer *tb_ptm_writer_new(const tb_config *cfg)
 {
     tb_ptm_writer *w;
+    tb_config own; /* the caller's, as this build's (struct_size.h) */
 
+    cfg = tb_config_take(&own, cfg, NULL, 0);
     if (!cfg || cfg->protocol != TB_PROTO_PTM)
         return NULL;
     if (cfg->ctxid_bytes != 0 && cfg->ctxid_bytes != 1 &&

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "encoder_internal.h"
+#include "../common/struct_size.h"
 #include "tracebench/frame.h"
 
 int tb_encoder_mem_sink(void *ctx, const uint8_t *data, size_t len)
@@ -40,11 +41,16 @@ int tb_encoder_write_snapshot(const char *dir, const tb_config *cfg,
 {
     tb_snap_out_source src;
     tb_encoder_membuf m = {NULL, 0, 0};
+    tb_config own;
     int rc;
     bool ptm;
 
     if (!dir || !cfg || (!trace && len))
         return TB_ERR_INVAL;
+    if ((rc = tb_struct_take(&own, sizeof own, cfg, TB_CONFIG_SIZE_MIN, "tb_config", err,
+                             errlen)) < 0)
+        return rc;
+    cfg = &own;
     ptm = cfg->protocol == TB_PROTO_PTM;
     memset(&src, 0, sizeof src);
     src.name = ptm ? "PTM_0" : "ETM_0";
@@ -105,9 +111,15 @@ tb_encoder_snapshot *tb_encoder_snapshot_open(const char *dir, const tb_config *
 {
     tb_encoder_snapshot *s;
     char stale[1100];
+    tb_config own;
 
     if (err && errlen)
         err[0] = '\0';
+    if (cfg && tb_struct_take(&own, sizeof own, cfg, TB_CONFIG_SIZE_MIN, "tb_config", err,
+                              errlen) < 0)
+        return NULL;
+    if (cfg)
+        cfg = &own;
     if (!dir || !*dir || !cfg || strlen(dir) >= sizeof s->dir ||
         (formatted && tb_protocol_is_port(cfg->protocol))) {
         tb_enc_fail(err, errlen, TB_ERR_INVAL, "snapshot: bad directory or configuration");

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "tracebench/writer.h"
+#include "../common/struct_size.h"
 
 struct tb_writer {
     tb_protocol protocol;
@@ -14,7 +15,9 @@ struct tb_writer {
 tb_writer *tb_writer_new(const tb_config *cfg)
 {
     tb_writer *w;
+    tb_config own; /* the caller's, as this build's (struct_size.h) */
 
+    cfg = tb_config_take(&own, cfg, NULL, 0);
     if (!cfg || (cfg->protocol != TB_PROTO_ETMV3 && cfg->protocol != TB_PROTO_PTM))
         return NULL;
     w = calloc(1, sizeof *w);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tracebench/roundtrip.h"
+#include "../common/struct_size.h"
 
 #define HIST 8
 
@@ -265,7 +266,12 @@ tb_compare *tb_compare_new(const tb_encoder_opts *o, const char *label)
 
     if (!o || !(c = calloc(1, sizeof *c)))
         return NULL;
-    c->o = *o;
+    if (tb_struct_take(&c->o, sizeof c->o, o, TB_ENCODER_OPTS_SIZE_MIN, "tb_encoder_opts",
+                       NULL, 0) < 0) {
+        free(c);
+        return NULL;
+    }
+    o = &c->o;
     c->ptm = o->protocol == TB_PROTO_PTM;
     c->v7m = o->v7m != 0;
     c->dt = o->protocol == TB_PROTO_ETMV3 || o->protocol == TB_PROTO_ETMV1 ||

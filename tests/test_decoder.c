@@ -41,8 +41,7 @@ static tb_config config(tb_protocol p, bool rstack)
 {
     tb_config c;
 
-    memset(&c, 0, sizeof c);
-    c.protocol = p;
+    tb_config_init(&c, p);
     c.return_stack = rstack;
     c.trace_id = 0x10;
     return c;

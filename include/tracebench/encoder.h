@@ -13,6 +13,8 @@
 #ifndef TRACEBENCH_ENCODER_H
 #define TRACEBENCH_ENCODER_H
 
+#include <string.h>
+
 #include "tracebench/snapshot.h"
 #include "tracebench/types.h"
 
@@ -29,6 +31,17 @@ typedef struct tb_encoder_range {
 } tb_encoder_range;
 
 typedef struct tb_encoder_opts {
+    /* sizeof (tb_encoder_opts) as the caller was built: tb_encoder_opts_init
+     * sets it.  Every function that takes the options reads only that many
+     * bytes and the fields after them as 0 (off), and those that change
+     * them (_parse, _v7m) write only that many; so a caller built against
+     * an older, smaller struct still works.  Below
+     * TB_ENCODER_OPTS_SIZE_MIN (0: never initialised) or absurd is refused
+     * (TB_ERR_INVAL with the reason; NULL from tb_encoder_new, whose
+     * reason tb_encoder_config_err gives).  Fields are only ever added at
+     * the end.  Embedded (tb_rt_case.opts, tb_etmv1_encoder_opts.base)
+     * its own size still counts for it. */
+    size_t size;
     tb_protocol protocol;
     uint8_t arch_minor;       /* ETMv3.x (0..5) or PFT1.x (0..1) */
     uint8_t trace_id;         /* CoreSight trace ID (ETMTRACEIDR) */
@@ -116,14 +129,30 @@ typedef struct tb_encoder_opts {
                                * (docs/etmv3-data-model.md "Data-only") */
 } tb_encoder_opts;
 
+/* The smallest tb_encoder_opts the library takes: size and protocol. */
+#define TB_ENCODER_OPTS_SIZE_MIN (offsetof(tb_encoder_opts, protocol) + sizeof(tb_protocol))
+
 /* The timestamp a trace unit configured by *o gives cycle `cycle` (see
- * ts_start). */
+ * ts_start).  This and tb_encoder_in_filter / _in_dataview run per record,
+ * so they do not look at o->size: o is this build's struct (as
+ * tb_encoder_opts_init makes it). */
 TB_API uint64_t tb_encoder_timestamp(const tb_encoder_opts *o, uint64_t cycle);
+
+/* The defaults for protocol into o's first o->size bytes (the rest of
+ * the caller's struct is not touched): TB_ERR_INVAL for a size refused.
+ * tb_encoder_opts_init is the call to make. */
+TB_API int tb_encoder_opts_defaults(tb_encoder_opts *o, tb_protocol protocol);
 
 /* Defaults: ETMv3.5 (ETMv3), PFT1.1 (PTM) or ETMv1.3 with an 8-bit port
  * (ETMv1; sync every 1024 cycles), trace ID 0x10, plain trace,
- * sync every 1024 bytes, no FIFO limit, no filter. */
-TB_API void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol);
+ * sync every 1024 bytes, no FIFO limit, no filter.  Inline, so that the
+ * size is the caller's own struct's, whichever library it runs with. */
+static inline void tb_encoder_opts_init(tb_encoder_opts *o, tb_protocol protocol)
+{
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    (void)tb_encoder_opts_defaults(o, protocol);
+}
 
 /* The traced core is a Cortex-M3 (core 3) or Cortex-M4 (4), or none of
  * them (0): its ETM-M3/M4 implements ETMv3.5 (v=4: the ETMv3.4 of earlier

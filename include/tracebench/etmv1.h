@@ -135,7 +135,9 @@ typedef struct tb_etmv1_encoder_opts {
     /* Reused: arch_minor (ETMv1.x), cycle_accurate, branch_broadcast
      * (ETMCR[8]), ctxid_bytes, sync_period (CYCLES, 5.6.2; 0: no
      * periodic sync), trigger_at, fifo_depth (bytes; 0: 4096),
-     * n_ranges/ranges (ViewInst).  The rest is ignored. */
+     * n_ranges/ranges (ViewInst).  The rest is ignored.  Held by value,
+     * so this build's struct: base.size must be sizeof (tb_encoder_opts)
+     * (tb_etmv1_encoder_opts_init sets it; else TB_ERR_INVAL, NULL). */
     tb_encoder_opts base;
     uint8_t port_width;      /* 4, 8, 16 */
     uint32_t vector_base;    /* see tb_etmv1_config */

@@ -143,7 +143,8 @@ TB_API unsigned tb_etmv2_tfo_max(unsigned port_width);
 /* ---- encoder ---- */
 typedef struct tb_etmv2_encoder_opts {
     /* Reused as ETMv1's: arch_minor, cycle_accurate, branch_broadcast,
-     * ctxid_bytes, sync_period, trigger_at, fifo_depth, ranges. */
+     * ctxid_bytes, sync_period, trigger_at, fifo_depth, ranges; base.size
+     * as there. */
     tb_encoder_opts base;
     uint8_t port_width;
     uint32_t vector_base;

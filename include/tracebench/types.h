@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tracebench/export.h"
 
@@ -83,6 +84,16 @@ typedef enum tb_protocol {
 TB_API const char *tb_protocol_name(tb_protocol p);
 
 typedef struct tb_config {
+    /* sizeof (tb_config) as the caller was built: tb_config_init and the
+     * tb_config_from_* functions set it.  Every function that takes a
+     * tb_config reads only that many bytes and the fields after them as
+     * 0 (off), so a caller built against an older, smaller struct still
+     * works; below TB_CONFIG_SIZE_MIN (0: never initialised) or absurd
+     * is refused (TB_ERR_INVAL, or NULL from a _new).  Fields are only
+     * ever added at the end.  The functions that fill one (from_*,
+     * tb_encoder_config, tb_snapshot_source_config) write this build's
+     * whole struct. */
+    size_t size;
     tb_protocol protocol;
     uint32_t etmcr, etmidr, etmccer, traceidr;
 
@@ -113,6 +124,20 @@ typedef struct tb_config {
     uint8_t port_width;     /* TRACEPKT pins 4, 8 or 16 (ETMCR[6:4]) */
     uint32_t vector_base;   /* exception vectors (0 or 0xFFFF0000) */
 } tb_config;
+
+/* The smallest tb_config the library takes: size, protocol and the four
+ * registers; the decoded fields of a caller's struct that ends sooner
+ * read as 0. */
+#define TB_CONFIG_SIZE_MIN (offsetof(tb_config, traceidr) + sizeof(uint32_t))
+
+/* All fields 0 (off), size set, the protocol given: for a configuration
+ * built by hand rather than from the registers. */
+static inline void tb_config_init(tb_config *cfg, tb_protocol protocol)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->size = sizeof *cfg;
+    cfg->protocol = protocol;
+}
 
 /* Decodes the four registers; TB_ERR_CONFIG if ETMIDR names neither
  * ETMv3 (major 2) nor PFT (major 3). */
