@@ -123,13 +123,19 @@ static int flush_plain(tb_encoder *e)
             fmt[i] = 2;
         }
     }
+    /* emit_hdr's packet, built here: atoms only, no W to count. */
     for (i = 0; i < n;) {
-        char seq[16];
         unsigned t = take[i];
+        tb_packet k;
 
+        tb_enc_pkt(e, &k, TB_PKT_ATOM);
+        k.phdr_format = fmt[i];
         for (unsigned j = 0; j < t; j++)
-            seq[j] = s->q[i + j].atom;
-        if ((rc = emit_hdr(e, fmt[i], seq, t, &s->q[i + t - 1])) < 0)
+            k.seq[j] = s->q[i + j].atom;
+        k.seq_len = (uint8_t)t;
+        k.atom_count = (uint8_t)t;
+        tb_enc_completes(e, s->q[i + t - 1].seq);
+        if ((rc = tb_enc_emit(e, &k)) < 0)
             return rc;
         i += t;
     }
@@ -620,12 +626,53 @@ static int etm_insn(tb_encoder *e, const tb_exec_record *r, bool cancelled)
     return rc;
 }
 
-/* insn_run: etm_insn for each, without the record loop between. */
+/* insn_run: etm_insn for each, without the record loop between.  Without
+ * cycle accuracy, an LSiP I-sync or a load in flight, an instruction that
+ * sends no packet of its own (no indirect branch, no broadcast direct
+ * one) is only its atom in the queue, its cycle in cyc_acct: etm_atom and
+ * etm_insn_body's other cases have nothing to do for it.  Only a full
+ * queue sends anything, after which the state is checked as below. */
 static size_t etm_insn_run(tb_encoder *e, const tb_exec_record *recs, size_t n, int *rc)
 {
+    enc_etm *s = &e->p.etm;
     size_t i = 0;
 
     *rc = 0;
+    if (!e->cfg.cycle_accurate && !s->lsip && !s->n_ooo && !e->n_xfer) {
+        bool bb = e->cfg.branch_broadcast;
+
+        for (; i < n; i++) {
+            const tb_exec_record *r = &recs[i];
+            uint8_t fl = r->u.insn.flags, wp = r->u.insn.wp_class;
+
+            if (!(fl & TB_INSN_COND_FAILED) &&
+                (wp == TB_WP_INDIRECT || wp == TB_WP_INDIRECT_LINK ||
+                 (bb && (wp == TB_WP_DIRECT || wp == TB_WP_DIRECT_LINK))))
+                break;
+            if (r->cycle > s->cyc_acct)
+                s->cyc_acct = r->cycle;
+            s->q[s->n].atom = (fl & TB_INSN_COND_FAILED) ? TB_ATOM_N : TB_ATOM_E;
+            s->q[s->n].cycles = 0;
+            s->q[s->n].seq = r->seq;
+            if (++s->n == ENC_ETM_QMAX) {
+                tb_enc_run_at(e, r);
+                *rc = etm_flush(e);
+                if (*rc < 0 || !tb_enc_plain_state(e)) {
+                    i++;
+                    break;
+                }
+            }
+        }
+        if (i) {
+            tb_enc_run_at(e, &recs[i - 1]);
+            e->prev_cycle = recs[i - 1].cycle;
+        }
+        if (i == n || *rc < 0 || !tb_enc_plain_state(e)) {
+            e->st.insns += i;
+            e->st.traced += i;
+            return i;
+        }
+    }
     while (i < n) {
         const tb_exec_record *r = &recs[i++];
 

@@ -10,10 +10,11 @@
  *
  * With tb_rt_case.threads = 2 the line is cut after the encoder: the
  * caller's thread runs the simulator and the encoder and writes, in the
- * order they happen, the records, the trace bytes and the encoder's
- * events into a ring of RT_CHUNKS chunks; a second thread replays them
- * into the same code as one thread calls directly (rt_back_*), so the
- * decode side sees exactly the sequence it would have seen.
+ * order they happen, the records (copied a batch at a time) and the
+ * trace bytes and encoder events between them into a ring of RT_CHUNKS
+ * chunks; a second thread replays them into the same code as one thread
+ * calls directly (rt_back_*), so the decode side sees exactly the
+ * sequence it would have seen.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -28,13 +29,16 @@
 #include "tracebench/snapshot.h"
 
 /* What crosses from the simulator's thread to the decode side's, in the
- * order it happened there. */
-enum { M_REC, M_BYTES, M_RESUME, M_LOST, M_PROGRESS, M_ERR };
+ * order it happened there: the records of a chunk lie in its own array,
+ * and each message says how many of them came before it (at), so the
+ * decode side gives the comparator its truth in runs, as one thread
+ * does, not a message a record. */
+enum { M_BYTES, M_RESUME, M_LOST, M_PROGRESS, M_ERR };
 
 typedef struct rt_msg {
     int tag;
+    uint32_t at;                                        /* records before it */
     union {
-        tb_exec_record rec;                             /* M_REC */
         struct { uint32_t off, len; uint64_t cycle; } bytes; /* M_BYTES */
         struct { uint64_t seq; bool have; } ev;         /* M_RESUME, M_LOST */
         tb_rt_progress prog;                            /* M_PROGRESS */
@@ -42,11 +46,11 @@ typedef struct rt_msg {
     } u;
 } rt_msg;
 
-/* A chunk's messages and the bytes of its M_BYTES: 2048 messages of 64
- * bytes, eight chunks (1 MiB) bound the memory.  A side that has to wait
- * sleeps until half the ring (RT_WAKE chunks) is there for it, so that
- * the two threads wake each other a few hundred times a million records,
- * not at every chunk. */
+/* A chunk: up to 2048 records, 2048 messages and the bytes of its
+ * M_BYTES; eight chunks (about 1.5 MiB) bound the memory.  A side that
+ * has to wait sleeps until half the ring (RT_WAKE chunks) is there for
+ * it, so that the two threads wake each other a few hundred times a
+ * million records, not at every chunk. */
 #define RT_CHUNK 2048
 #define RT_CHUNKS 8
 #define RT_WAKE 4
@@ -54,6 +58,8 @@ typedef struct rt_msg {
 typedef struct rt_chunk {
     rt_msg m[RT_CHUNK];
     size_t n;
+    tb_exec_record *rec;
+    size_t nrec;
     uint8_t *bytes;
     size_t nbytes, cap;
 } rt_chunk;
@@ -95,18 +101,14 @@ typedef struct rt {
     uint64_t cycle;          /* of the record being pushed (on_trace) */
     tb_rt_progress prog;     /* on_progress */
     rt_pipe *pipe;           /* non-NULL while the second thread runs */
-    /* The simulator's records wait here and go to the encoder RT_BATCH
-     * at a time (tb_encoder_push_many); each one's own work (truth,
-     * comparator or queue) is done before the encoder's next output
-     * (rt_ready), so everything happens in the order single pushes
-     * give. */
-    tb_exec_record *batch;
+    /* The simulator's records, TB_SIM_BATCH at a time in its own array
+     * (tb_sim_run_batch), go to the encoder in one call
+     * (tb_encoder_push_many); each one's own work (truth, comparator or
+     * queue) is done before the encoder's next output (rt_ready), so
+     * everything happens in the order single pushes give. */
+    const tb_exec_record *batch;
     size_t nb, nb_done;
 } rt;
-
-/* Records pushed to the encoder at once: the call and copy per record go,
- * and the comparator's truth ring gets no more ahead than RT_BATCH. */
-#define RT_BATCH 256
 
 static int set_err(rt *r, int rc, const char *where)
 {
@@ -318,21 +320,21 @@ static int rt_back_truth_file(rt *r, const tb_exec_record *rec)
     return 0;
 }
 
-static int rt_back_compare(rt *r, const tb_exec_record *rec)
+/* Records' truth, in order: the truth file when there is one, then the
+ * comparator, all n in one call.  Nonzero: the run stops. */
+static int rt_back_truth(rt *r, const tb_exec_record *recs, size_t n)
 {
     int rc;
 
-    if ((rc = tb_compare_truth(r->cmp, rec)) < 0 && rc != TB_ERR_MISMATCH) {
+    if (r->truth)
+        for (size_t i = 0; i < n; i++)
+            if (rt_back_truth_file(r, &recs[i]))
+                return 1;
+    if ((rc = tb_compare_truth_many(r->cmp, recs, n)) < 0 && rc != TB_ERR_MISMATCH) {
         set_err(r, rc, "comparator");
         return 1;
     }
     return 0;
-}
-
-static void rt_back_truth(rt *r, const tb_exec_record *rec)
-{
-    if (!(r->truth && rt_back_truth_file(r, rec)))
-        rt_back_compare(r, rec);
 }
 
 /* ---- the second thread ---- */
@@ -368,6 +370,7 @@ static inline rt_msg *pipe_msg(rt *r, int tag)
     }
     m = &ch->m[ch->n++];
     m->tag = tag;
+    m->at = (uint32_t)ch->nrec;
     return m;
 }
 
@@ -380,7 +383,7 @@ static int pipe_bytes(rt *r, const uint8_t *data, size_t len)
     if (len > UINT32_MAX)
         return TB_ERR_LIMIT;
     if (ch->nbytes + len > ch->cap || ch->n == RT_CHUNK) {
-        if (ch->n) {
+        if (ch->n || ch->nrec) {
             pipe_publish(p);
             ch = &p->ch[p->w % RT_CHUNKS];
         }
@@ -398,6 +401,7 @@ static int pipe_bytes(rt *r, const uint8_t *data, size_t len)
     memcpy(ch->bytes + ch->nbytes, data, len);
     m = &ch->m[ch->n++];
     m->tag = M_BYTES;
+    m->at = (uint32_t)ch->nrec;
     m->u.bytes.off = (uint32_t)ch->nbytes;
     m->u.bytes.len = (uint32_t)len;
     m->u.bytes.cycle = r->cycle;
@@ -405,12 +409,32 @@ static int pipe_bytes(rt *r, const uint8_t *data, size_t len)
     return 0;
 }
 
+/* Records [0, n) into the ring, after whatever is there: their truth
+ * comes before the messages that follow. */
+static void pipe_recs(rt *r, const tb_exec_record *recs, size_t n)
+{
+    rt_pipe *p = r->pipe;
+
+    while (n) {
+        rt_chunk *ch = &p->ch[p->w % RT_CHUNKS];
+        size_t k = RT_CHUNK - ch->nrec;
+
+        if (!k) {
+            pipe_publish(p);
+            continue;
+        }
+        if (k > n)
+            k = n;
+        memcpy(ch->rec + ch->nrec, recs, k * sizeof *recs);
+        ch->nrec += k;
+        recs += k;
+        n -= k;
+    }
+}
+
 static void rt_back_msg(rt *r, const rt_chunk *ch, const rt_msg *m)
 {
     switch (m->tag) {
-    case M_REC:
-        rt_back_truth(r, &m->u.rec);
-        break;
     case M_BYTES:
         rt_back_bytes(r, m->u.bytes.cycle, ch->bytes + m->u.bytes.off, m->u.bytes.len);
         break;
@@ -440,6 +464,7 @@ static void *decode_side(void *arg)
 
     for (;;) {
         rt_chunk *ch;
+        size_t done;
 
         pthread_mutex_lock(&p->mu);
         if (p->r == p->w && !p->done) {
@@ -454,11 +479,20 @@ static void *decode_side(void *arg)
         }
         pthread_mutex_unlock(&p->mu);
         ch = &p->ch[p->r % RT_CHUNKS];
-        for (size_t i = 0; i < ch->n && !r->err; i++)
-            rt_back_msg(r, ch, &ch->m[i]);
+        done = 0;
+        for (size_t i = 0; i < ch->n && !r->err; i++) {
+            const rt_msg *m = &ch->m[i];
+
+            if (m->at > done && rt_back_truth(r, ch->rec + done, m->at - done))
+                break;
+            done = m->at;
+            rt_back_msg(r, ch, m);
+        }
+        if (!r->err && ch->nrec > done)
+            rt_back_truth(r, ch->rec + done, ch->nrec - done);
         if (r->err)
             atomic_store_explicit(&p->stop, true, memory_order_relaxed);
-        ch->n = 0;
+        ch->n = ch->nrec = 0;
         ch->nbytes = 0;
         pthread_mutex_lock(&p->mu);
         p->r++;
@@ -473,8 +507,10 @@ static void pipe_free(rt_pipe *p)
 {
     if (!p)
         return;
-    for (int i = 0; i < RT_CHUNKS; i++)
+    for (int i = 0; i < RT_CHUNKS; i++) {
         free(p->ch[i].bytes);
+        free(p->ch[i].rec);
+    }
     pthread_cond_destroy(&p->cv_full);
     pthread_cond_destroy(&p->cv_free);
     pthread_mutex_destroy(&p->mu);
@@ -486,26 +522,25 @@ static void pipe_free(rt_pipe *p)
 static int pipe_start(rt *r, pthread_t *th)
 {
     rt_pipe *p = calloc(1, sizeof *p);
-    int i;
 
     if (!p)
         return TB_ERR_NOMEM;
-    for (i = 0; i < RT_CHUNKS; i++) {
-        p->ch[i].cap = 16384;
-        if (!(p->ch[i].bytes = malloc(p->ch[i].cap))) {
-            pipe_free(p);
-            return TB_ERR_NOMEM;
-        }
-    }
-    atomic_init(&p->stop, false);
     if (pthread_mutex_init(&p->mu, NULL)) {
-        for (i = 0; i < RT_CHUNKS; i++)
-            free(p->ch[i].bytes);
         free(p);
         return TB_ERR_NOMEM;
     }
     pthread_cond_init(&p->cv_full, NULL);
     pthread_cond_init(&p->cv_free, NULL);
+    atomic_init(&p->stop, false);
+    for (int i = 0; i < RT_CHUNKS; i++) {
+        p->ch[i].cap = 16384;
+        p->ch[i].bytes = malloc(p->ch[i].cap);
+        p->ch[i].rec = malloc(RT_CHUNK * sizeof *p->ch[i].rec);
+        if (!p->ch[i].bytes || !p->ch[i].rec) {
+            pipe_free(p);
+            return TB_ERR_NOMEM;
+        }
+    }
     r->pipe = p;
     if (pthread_create(th, NULL, decode_side, r)) {
         r->pipe = NULL;
@@ -522,7 +557,7 @@ static void pipe_finish(rt *r, pthread_t th)
     rt_pipe *p = r->pipe;
 
     pthread_mutex_lock(&p->mu);
-    if (p->ch[p->w % RT_CHUNKS].n)
+    if (p->ch[p->w % RT_CHUNKS].n || p->ch[p->w % RT_CHUNKS].nrec)
         p->w++;
     p->done = true;
     pthread_cond_signal(&p->cv_full);
@@ -534,87 +569,53 @@ static void pipe_finish(rt *r, pthread_t th)
 
 /* ---- the simulator's records ---- */
 
-/* A record's own work, before the encoder's next output: the truth file
- * (one thread), the progress sample, the comparator (one thread) or the
- * queue (two); then what the encoder's callbacks read of it.  Nonzero:
- * the run stops. */
-static int rec_truth(rt *r, const tb_exec_record *rec)
-{
-    if (!r->pipe && r->truth && rt_back_truth_file(r, rec))
-        return 1;
-    r->prog.records++;
-    if (rec->kind == TB_REC_INSN)
-        r->prog.insns++;
-    else if (rec->kind == TB_REC_EXCEPTION)
-        r->prog.exceptions++;
-    /* A sample now and then: the caller decides what to show and how
-     * often (the library never prints). */
-    if (r->c->on_progress && (r->prog.records & 0xFFFF) == 0) {
-        r->prog.trace_bytes = tb_encoder_get_stats(r->enc)->bytes;
-        if (r->pipe)
-            pipe_msg(r, M_PROGRESS)->u.prog = r->prog;
-        else
-            r->c->on_progress(r->c->progress_ctx, &r->prog);
-    }
-    if (r->pipe)
-        pipe_msg(r, M_REC)->u.rec = *rec;
-    else if (rt_back_compare(r, rec))
-        return 1;
-    /* The encoder runs one record behind: an I-sync it emits now names
-     * the instruction before this record (tb_compare_mark_resume). */
-    r->resume_seq = r->last_insn_seq;
-    r->cycle = rec->cycle;
-    if (rec->kind == TB_REC_INSN)
-        r->last_insn_seq = rec->seq;
-    return 0;
-}
-
 /* tb_encoder_ready_cb: the encoder is about to send out what it makes of
- * batch[k - 1]; the records up to it get their own work done first.  One
- * thread: a decode side's error stops the encoder here, as it stopped
- * the simulator at the record after it. */
+ * batch[k - 1]; the records up to it get their own work done first: the
+ * progress sample, what the encoder's callbacks read of them, then their
+ * truth (one thread) or their copy into the queue (two).  One thread: a
+ * decode side's error stops the encoder here, as it stopped the
+ * simulator at the record after it.  Nonzero: the run stops. */
 static int rt_ready(void *ctx, size_t k)
 {
     rt *r = ctx;
+    const tb_exec_record *b = r->batch + r->nb_done;
+    size_t n = k - r->nb_done;
+    uint64_t last = r->last_insn_seq, resume = r->resume_seq;
 
     if (!r->pipe && r->err)
         return 1;
-    if (!r->pipe && !r->truth && r->nb_done < k) {
-        /* One thread, no truth file: rec_truth's steps, the comparator's
-         * for all the records in one call. */
-        const tb_exec_record *b = r->batch + r->nb_done;
-        size_t n = k - r->nb_done;
-        uint64_t last = r->last_insn_seq, resume = r->resume_seq;
-        int rc;
-
-        for (size_t i = 0; i < n; i++) {
-            r->prog.records++;
-            resume = last;
-            if (b[i].kind == TB_REC_INSN) {
-                r->prog.insns++;
-                last = b[i].seq;
-            } else if (b[i].kind == TB_REC_EXCEPTION) {
-                r->prog.exceptions++;
-            }
-            if ((r->prog.records & 0xFFFF) == 0 && r->c->on_progress) {
-                r->prog.trace_bytes = tb_encoder_get_stats(r->enc)->bytes;
+    if (!n)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        r->prog.records++;
+        resume = last;
+        if (b[i].kind == TB_REC_INSN) {
+            r->prog.insns++;
+            last = b[i].seq;
+        } else if (b[i].kind == TB_REC_EXCEPTION) {
+            r->prog.exceptions++;
+        }
+        /* A sample now and then: the caller decides what to show and
+         * how often (the library never prints). */
+        if ((r->prog.records & 0xFFFF) == 0 && r->c->on_progress) {
+            r->prog.trace_bytes = tb_encoder_get_stats(r->enc)->bytes;
+            if (r->pipe)
+                pipe_msg(r, M_PROGRESS)->u.prog = r->prog;
+            else
                 r->c->on_progress(r->c->progress_ctx, &r->prog);
-            }
         }
-        r->last_insn_seq = last;
-        r->resume_seq = resume;
-        r->cycle = b[n - 1].cycle;
-        r->nb_done = k;
-        if ((rc = tb_compare_truth_many(r->cmp, b, n)) < 0 && rc != TB_ERR_MISMATCH) {
-            set_err(r, rc, "comparator");
-            return 1;
-        }
+    }
+    /* The encoder runs one record behind: an I-sync it emits now names
+     * the instruction before the last of these (tb_compare_mark_resume). */
+    r->last_insn_seq = last;
+    r->resume_seq = resume;
+    r->cycle = b[n - 1].cycle;
+    r->nb_done = k;
+    if (r->pipe) {
+        pipe_recs(r, b, n);
         return 0;
     }
-    while (r->nb_done < k)
-        if (rec_truth(r, &r->batch[r->nb_done++]))
-            return 1;
-    return 0;
+    return rt_back_truth(r, b, n);
 }
 
 /* The waiting records to the encoder.  Nonzero: the run stops. */
@@ -639,14 +640,15 @@ static int rt_flush(rt *r)
     return rc < 0 || (!r->pipe && r->err != 0);
 }
 
-static int on_record(void *ctx, const tb_exec_record *rec)
+static int on_records(void *ctx, const tb_exec_record *recs, size_t n)
 {
     rt *r = ctx;
 
     if (r->pipe && atomic_load_explicit(&r->pipe->stop, memory_order_relaxed))
         return 1;
-    r->batch[r->nb++] = *rec;
-    return r->nb == RT_BATCH ? rt_flush(r) : 0;
+    r->batch = recs;
+    r->nb = n;
+    return rt_flush(r);
 }
 
 /* ---- the case ---- */
@@ -966,17 +968,10 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
         goto out;
     }
     /* Two threads when asked for and one can be started (else one: the
-     * same run). */
-    if (!(r.batch = malloc(RT_BATCH * sizeof *r.batch))) {
-        rc = fail(err, errlen, TB_ERR_NOMEM, "cannot set up the pipeline");
-        goto out;
-    }
+     * same run).  The simulator hands over the records it made before a
+     * failure too, as single pushes had handled them. */
     threaded = c->threads >= 2 && pipe_start(&r, &th) == 0;
-    rc = tb_sim_run(sim, on_record, &r, &res->sim);
-    /* The records still waiting: the simulator's last ones, or those
-     * before it failed (single pushes had handled them too). */
-    if (r.nb && !(threaded && atomic_load_explicit(&r.pipe->stop, memory_order_relaxed)))
-        rt_flush(&r);
+    rc = tb_sim_run_batch(sim, on_records, &r, &res->sim);
     if (threaded) {
         /* The encoder's last bytes still go through the queue; an error
          * of the decode side before them wins (set_err keeps the first). */
@@ -1057,7 +1052,6 @@ out:
     tb_memimage_free(mem);
     tb_sim_free(sim);
     free(r.addrs);
-    free(r.batch);
     free(store);
     free(elf);
     return rc;

@@ -138,10 +138,8 @@ int tb_sim_blk_flush(tb_sim *s, unsigned upto, uint32_t last_next)
             r.cycle = s->cycles;
             s->done = j + 1;
             s->itstate = d->it_after;
-            if (s->cb && s->cb(s->cb_ctx, &r)) {
-                tb_sim_fail(s, TB_ERR_STOPPED, "the record callback asked to stop");
-                return TB_ERR_STOPPED;
-            }
+            if ((rc = sim_deliver(s, &r)) < 0)
+                return rc;
             if (s->dat_n && (rc = tb_sim_emit_data(s, &d->ce, 0)) < 0)
                 return rc;
             nisa = isa;

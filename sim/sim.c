@@ -193,6 +193,7 @@ void tb_sim_free(tb_sim *s)
     tb_classifier_free(s->cls);
     tb_v7m_free(s);
     tb_sim_blk_free_all(s);
+    free(s->bbuf);
     free(s->blocks);
     free(s->cache);
     free(s->syms);
@@ -366,6 +367,41 @@ int tb_sim_set_reference(tb_sim *s, bool on)
         return tb_sim_fail(s, TB_ERR_STATE, "already ran");
     s->reference = on;
     return 0;
+}
+
+int tb_sim_batch_flush(tb_sim *s)
+{
+    size_t n = s->bn;
+
+    s->bn = 0;
+    if (n && s->bcb(s->cb_ctx, s->bbuf, n))
+        return tb_sim_fail(s, TB_ERR_STOPPED, "the record callback asked to stop");
+    return 0;
+}
+
+int tb_sim_run_batch(tb_sim *s, tb_exec_batch_cb cb, void *ctx, tb_sim_result *res)
+{
+    int rc;
+
+    if (!s || !cb)
+        return TB_ERR_INVAL;
+    if (!s->bbuf && !(s->bbuf = malloc(TB_SIM_BATCH * sizeof *s->bbuf)))
+        return tb_sim_fail(s, TB_ERR_NOMEM, "no memory for the record batch");
+    s->bcb = cb;
+    s->bn = 0;
+    rc = tb_sim_run(s, NULL, ctx, res);
+    /* The records made before the end, a stop or a failure: the consumer
+     * sees what one-by-one delivery would have shown it (a failure's own
+     * message stays). */
+    if (s->bn) {
+        if (rc >= 0)
+            rc = tb_sim_batch_flush(s);
+        else
+            cb(ctx, s->bbuf, s->bn);
+    }
+    s->bn = 0;
+    s->bcb = NULL;
+    return rc;
 }
 
 int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res)

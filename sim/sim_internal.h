@@ -150,7 +150,10 @@ struct tb_sim {
 
     /* run state */
     tb_exec_cb cb;
+    tb_exec_batch_cb bcb;    /* tb_sim_run_batch: cb is NULL, records wait */
     void *cb_ctx;
+    tb_exec_record *bbuf;    /* in bbuf[0 .. bn) */
+    size_t bn;
     int err;
     enum tb_action action;
     uint32_t act_addr;       /* instruction / fault address */
@@ -280,8 +283,14 @@ static inline void sim_stop(tb_sim *s, enum tb_action act)
     uc_emu_stop(s->uc);
 }
 
+int tb_sim_batch_flush(tb_sim *s);
+
 static inline int sim_deliver(tb_sim *s, const tb_exec_record *r)
 {
+    if (s->bcb) {
+        s->bbuf[s->bn++] = *r;
+        return s->bn == TB_SIM_BATCH ? tb_sim_batch_flush(s) : 0;
+    }
     if (s->cb && s->cb(s->cb_ctx, r)) {
         tb_sim_fail(s, TB_ERR_STOPPED, "the record callback asked to stop");
         return TB_ERR_STOPPED;

@@ -7,7 +7,9 @@
  * data records (tb_sim_set_data; the block path attaches each memory
  * transfer to its instruction apart from the reference path).  test_sim checks
  * the reference path against facts; this file carries those facts over
- * to the fast path. */
+ * to the fast path.  The block path's records are also taken in batches
+ * (tb_sim_run_batch, the round trip's way): the same stream, results and
+ * errors as one by one. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,8 @@ typedef struct run {
     int rc;
     char msg[256];
     uint32_t regs[17];
+    bool short_batch;        /* collect_batch saw a batch that was not full */
+    size_t stop_after;       /* collect_batch asks to stop once it has this many */
 } run_t;
 
 static int collect(void *ctx, const tb_exec_record *r)
@@ -38,28 +42,52 @@ static int collect(void *ctx, const tb_exec_record *r)
         cr_assert_not_null(x->rec);
     }
     x->rec[x->n++] = *r;
-    return 0;
+    return x->stop_after && x->n >= x->stop_after;
 }
 
-static void run_mode(run_t *x, const char *elf, const tb_scenario *sc, bool reference,
-                     bool data)
+/* tb_sim_run_batch: every batch but the run's last is full. */
+static int collect_batch(void *ctx, const tb_exec_record *recs, size_t n)
+{
+    run_t *x = ctx;
+
+    cr_assert(n >= 1 && n <= TB_SIM_BATCH, "a batch of %zu records", n);
+    cr_assert(!x->short_batch, "a batch of %zu records after one of fewer than %d", n,
+              TB_SIM_BATCH);
+    x->short_batch = n < TB_SIM_BATCH;
+    for (size_t i = 0; i < n; i++)
+        collect(x, &recs[i]);
+    return x->stop_after && x->n >= x->stop_after;
+}
+
+enum { ONE_BY_ONE, BATCHES };
+
+static void run_how(run_t *x, const char *elf, const tb_scenario *sc, bool reference,
+                    bool data, int how, size_t stop_after)
 {
     tb_sim *s;
 
     memset(x, 0, sizeof *x);
+    x->stop_after = stop_after;
     s = tb_sim_new(sc->cpu);
     cr_assert_not_null(s);
     cr_assert_eq(tb_sim_load_elf_file(s, elf), 0, "%s: %s", elf, tb_sim_errmsg(s));
     cr_assert_eq(tb_sim_set_scenario(s, sc), 0, "%s", tb_sim_errmsg(s));
     cr_assert_eq(tb_sim_set_reference(s, reference), 0);
     cr_assert_eq(tb_sim_set_data(s, data), 0);
-    x->rc = tb_sim_run(s, collect, x, &x->res);
+    x->rc = how == BATCHES ? tb_sim_run_batch(s, collect_batch, x, &x->res)
+                           : tb_sim_run(s, collect, x, &x->res);
     snprintf(x->msg, sizeof x->msg, "%s", tb_sim_errmsg(s));
     for (unsigned r = 0; r <= 16; r++)
         cr_assert_eq(tb_sim_read_reg(s, r, &x->regs[r]), 0);
     cr_assert_eq(tb_sim_set_reference(s, !reference), TB_ERR_STATE);
     cr_assert_eq(tb_sim_set_data(s, !data), TB_ERR_STATE);
     tb_sim_free(s);
+}
+
+static void run_mode(run_t *x, const char *elf, const tb_scenario *sc, bool reference,
+                     bool data)
+{
+    run_how(x, elf, sc, reference, data, ONE_BY_ONE, 0);
 }
 
 static void same_record(const tb_exec_record *a, const tb_exec_record *b,
@@ -125,28 +153,21 @@ static void same_record(const tb_exec_record *a, const tb_exec_record *b,
 /* Runs elf under sc both ways (with data records when data) and requires
  * the same everything.  Returns the number of records (so callers can
  * check the run did something); *n_data, when given, the data records. */
+static void same_run(const run_t *blk, const run_t *ref, const char *what);
+
 static size_t compare_paths_data(const char *elf, const tb_scenario *sc, const char *what,
                                  bool data, size_t *n_data)
 {
-    run_t ref, blk;
+    run_t ref, blk, bat;
     size_t n;
+    char how[96];
 
     run_mode(&ref, elf, sc, true, data);
     run_mode(&blk, elf, sc, false, data);
-    cr_assert_eq(blk.rc, ref.rc, "%s: rc %d (%s) vs reference %d (%s)", what, blk.rc,
-                 blk.msg, ref.rc, ref.msg);
-    cr_assert_str_eq(blk.msg, ref.msg, "%s", what);
-    cr_assert_eq(blk.n, ref.n, "%s: %zu records vs reference %zu", what, blk.n, ref.n);
-    for (size_t i = 0; i < ref.n; i++)
-        same_record(&blk.rec[i], &ref.rec[i], what, i);
-    cr_assert_eq(blk.res.stop, ref.res.stop, "%s", what);
-    cr_assert_eq(blk.res.insns, ref.res.insns, "%s", what);
-    cr_assert_eq(blk.res.cycles, ref.res.cycles, "%s", what);
-    cr_assert_eq(blk.res.exceptions, ref.res.exceptions, "%s", what);
-    cr_assert_eq(blk.res.stop_addr, ref.res.stop_addr, "%s", what);
-    for (unsigned r = 0; r <= 16; r++)
-        cr_assert_eq(blk.regs[r], ref.regs[r], "%s: register %u %08x vs %08x", what, r,
-                     blk.regs[r], ref.regs[r]);
+    run_how(&bat, elf, sc, false, data, BATCHES, 0);
+    same_run(&blk, &ref, what);
+    snprintf(how, sizeof how, "%s, in batches", what);
+    same_run(&bat, &blk, how);
     n = ref.n;
     if (n_data) {
         *n_data = 0;
@@ -155,7 +176,27 @@ static size_t compare_paths_data(const char *elf, const tb_scenario *sc, const c
     }
     free(ref.rec);
     free(blk.rec);
+    free(bat.rec);
     return n;
+}
+
+/* blk's run is ref's: rc, message, every record, results, registers. */
+static void same_run(const run_t *blk, const run_t *ref, const char *what)
+{
+    cr_assert_eq(blk->rc, ref->rc, "%s: rc %d (%s) vs reference %d (%s)", what, blk->rc,
+                 blk->msg, ref->rc, ref->msg);
+    cr_assert_str_eq(blk->msg, ref->msg, "%s", what);
+    cr_assert_eq(blk->n, ref->n, "%s: %zu records vs reference %zu", what, blk->n, ref->n);
+    for (size_t i = 0; i < ref->n; i++)
+        same_record(&blk->rec[i], &ref->rec[i], what, i);
+    cr_assert_eq(blk->res.stop, ref->res.stop, "%s", what);
+    cr_assert_eq(blk->res.insns, ref->res.insns, "%s", what);
+    cr_assert_eq(blk->res.cycles, ref->res.cycles, "%s", what);
+    cr_assert_eq(blk->res.exceptions, ref->res.exceptions, "%s", what);
+    cr_assert_eq(blk->res.stop_addr, ref->res.stop_addr, "%s", what);
+    for (unsigned r = 0; r <= 16; r++)
+        cr_assert_eq(blk->regs[r], ref->regs[r], "%s: register %u %08x vs %08x", what, r,
+                     blk->regs[r], ref->regs[r]);
 }
 
 static size_t compare_paths(const char *elf, const tb_scenario *sc, const char *what)
@@ -407,5 +448,38 @@ Test(sim_block, pcfirst_moves_the_pc_load_first)
             free(a.rec);
             free(b.rec);
         }
+    }
+}
+
+/* In batches, a run that fails hands over the records made before the
+ * failure (faults without its scenario stops at an undefined
+ * instruction), and a callback that asks to stop at a batch's end stops
+ * the run there, as one by one at that record: same records, rc, message,
+ * results. */
+Test(sim_block, batches_on_failure_and_stop)
+{
+    static const size_t stops[] = {TB_SIM_BATCH, 2 * TB_SIM_BATCH, 40 * TB_SIM_BATCH};
+    tb_scenario sc;
+    run_t one, bat;
+
+    tb_scenario_init(&sc);
+    cr_assert_gt(compare_paths(PROG("faults"), &sc, "faults, no scenario"), 10);
+    run_how(&bat, PROG("faults"), &sc, false, false, BATCHES, 0);
+    cr_assert_eq(bat.rc, TB_ERR_FAULT, "faults in batches: rc %d (%s)", bat.rc, bat.msg);
+    cr_assert(bat.short_batch, "faults in batches: %zu records, all in full batches", bat.n);
+    free(bat.rec);
+
+    load_scn(&sc, "long_run", "[sim]\nmax_insns = 300000\n");
+    for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++) {
+        char what[64];
+
+        snprintf(what, sizeof what, "long_run stopped at record %zu", stops[k]);
+        run_how(&one, PROG("long_run"), &sc, false, false, ONE_BY_ONE, stops[k]);
+        run_how(&bat, PROG("long_run"), &sc, false, false, BATCHES, stops[k]);
+        cr_assert_eq(one.rc, TB_ERR_STOPPED, "%s: rc %d (%s)", what, one.rc, one.msg);
+        cr_assert_eq(one.n, stops[k], "%s: %zu records", what, one.n);
+        same_run(&bat, &one, what);
+        free(one.rec);
+        free(bat.rec);
     }
 }

@@ -49,6 +49,12 @@ extern "C" {
 /* Called for each record; a non-zero return stops the run, which then
  * returns TB_ERR_STOPPED. */
 typedef int (*tb_exec_cb)(void *ctx, const tb_exec_record *rec);
+/* Called with the records so far, in order, n at least 1 (up to
+ * TB_SIM_BATCH, fewer only for the run's last ones); they stay valid
+ * until it returns.  A non-zero return stops the run as tb_exec_cb's
+ * does. */
+typedef int (*tb_exec_batch_cb)(void *ctx, const tb_exec_record *recs, size_t n);
+#define TB_SIM_BATCH 256
 
 typedef enum tb_sim_cpu {
     TB_SIM_CPU_A15 = 0,
@@ -257,6 +263,12 @@ bool tb_sim_has_exit(const tb_sim *s);
 /* Runs from the entry until a stop (0, result filled in) or an error
  * (negative; tb_sim_errmsg says what and where).  Runs once per load. */
 int tb_sim_run(tb_sim *s, tb_exec_cb cb, void *ctx, tb_sim_result *res);
+/* As tb_sim_run, the records handed over TB_SIM_BATCH at a time, written
+ * straight into the simulator's own array: for a consumer that takes
+ * them in batches anyway (the round trip), no call and copy a record.
+ * The records already made when the run stops or fails are handed over
+ * before it returns, as tb_sim_run gives them one by one. */
+int tb_sim_run_batch(tb_sim *s, tb_exec_batch_cb cb, void *ctx, tb_sim_result *res);
 
 /* Reference mode (before tb_sim_run): one Unicorn code hook builds each
  * record as it happens, the original path; several times slower than
