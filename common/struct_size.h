@@ -7,6 +7,7 @@
 #define TB_STRUCT_SIZE_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tracebench/types.h"
@@ -75,6 +76,24 @@ static inline const tb_config *tb_config_take(tb_config *own, const tb_config *c
                                errlen) < 0)
         return NULL;
     return own;
+}
+
+/* A writer's or parser's allocation, for protocol: the caller's
+ * configuration taken as this build's into *own (*cfg then points at
+ * it), refused (NULL) when it is of another protocol or names a context
+ * ID size no packet carries (0, 1, 2 or 4 bytes: IHI0014Q 7.3.6, IHI0035B
+ * 4.5.1); else size zeroed bytes (calloc: the caller frees them). */
+static inline void *tb_config_alloc(size_t size, const tb_config **cfg, tb_config *own,
+                                    tb_protocol protocol)
+{
+    const tb_config *c = *cfg = tb_config_take(own, *cfg, NULL, 0);
+
+    if (!c || c->protocol != protocol)
+        return NULL;
+    if (c->ctxid_bytes != 0 && c->ctxid_bytes != 1 && c->ctxid_bytes != 2 &&
+        c->ctxid_bytes != 4)
+        return NULL;
+    return calloc(1, size);
 }
 
 #endif

@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 
+#include "../common/struct_size.h"
 #include "span.h"
 #include "tracebench/decoder.h"
 #include "tracebench/parser.h"
@@ -59,19 +60,9 @@ extern const tb_decoder_ops tb_etmv3_decoder_ops, tb_ptm_decoder_ops, tb_etmv1_d
 tb_protocol tb_parser_protocol(const tb_parser *p);
 void *tb_parser_backend(tb_parser *p, tb_protocol protocol);
 
-/* An ETMv3 or PTM parser of `size` bytes, zeroed, for cfg of protocol;
- * NULL when cfg is missing or of another protocol, when its Context ID
- * is of a size the packets have no field for (0, 1, 2 or 4 bytes), or
- * without memory. */
-static inline void *tb_parser_alloc(size_t size, const tb_config *cfg, tb_protocol protocol)
-{
-    if (!cfg || cfg->protocol != protocol)
-        return NULL;
-    if (cfg->ctxid_bytes != 0 && cfg->ctxid_bytes != 1 && cfg->ctxid_bytes != 2 &&
-        cfg->ctxid_bytes != 4)
-        return NULL;
-    return calloc(1, size);
-}
+/* An ETMv3 or PTM parser: tb_config_alloc (common/struct_size.h), the
+ * same refusals as the protocol's packet writer. */
+#define tb_parser_alloc tb_config_alloc
 
 /* The ETMv3 and PTM parsers' shell, for protocol v (etmv3, ptm) of
  * TB_PROTO_<PROTO>, over its push loop impl(p, data, len, cur, cb, ctx,

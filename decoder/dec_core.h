@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/struct_size.h"
 #include "block_cache.h"
 #include "dec_util.h"
 #include "fused.h"
@@ -50,12 +51,16 @@
     uint32_t context_id;                                                                 \
     uint8_t vmid
 
-/* A decoder of `size` bytes, zeroed, for cfg of protocol and mem; NULL
- * when either is missing or of another protocol, or without memory. */
-static inline void *tb_dec_alloc(size_t size, const tb_config *cfg, const tb_memimage *mem,
-                                 tb_protocol protocol)
+/* A decoder of `size` bytes, zeroed, for *cfg (taken as this build's
+ * into *own, *cfg then pointing at it: common/struct_size.h) of protocol
+ * and mem; NULL when either is missing, refused or of another protocol,
+ * or without memory. */
+static inline void *tb_dec_alloc(size_t size, const tb_config **cfg, tb_config *own,
+                                 const tb_memimage *mem, tb_protocol protocol)
 {
-    if (!cfg || !mem || cfg->protocol != protocol)
+    const tb_config *c = *cfg = tb_config_take(own, *cfg, NULL, 0);
+
+    if (!c || !mem || c->protocol != protocol)
         return NULL;
     return calloc(1, size);
 }

@@ -23,7 +23,6 @@
 
 #include "etmv3_internal.h"
 #include "backend.h"
-#include "../common/struct_size.h"
 
 /* The walk leaves block b by its branch (taken) or past its end: the
  * next lookup follows that edge's link (tb_block_follow). */
@@ -74,10 +73,7 @@ tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
                                        const tb_memimage *mem)
 {
     tb_config own; /* the caller's, as this build's (struct_size.h) */
-    tb_etmv3_decoder *d;
-
-    cfg = tb_config_take(&own, cfg, NULL, 0);
-    d = tb_dec_alloc(sizeof *d, cfg, mem, TB_PROTO_ETMV3);
+    tb_etmv3_decoder *d = tb_dec_alloc(sizeof *d, &cfg, &own, mem, TB_PROTO_ETMV3);
     if (!d)
         return NULL;
     dec_init(d, cfg, mem);

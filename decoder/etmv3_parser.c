@@ -14,7 +14,6 @@
 #include "tracebench/parser.h"
 #include "tracebench/pkt_codec.h"
 #include "backend.h"
-#include "../common/struct_size.h"
 
 enum pstate {
     ST_HUNT = 0, /* looking for an A-sync */
@@ -83,10 +82,7 @@ static void build_tables(tb_etmv3_parser *p);
 tb_etmv3_parser *tb_etmv3_parser_new(const tb_config *cfg)
 {
     tb_config own; /* the caller's, as this build's (struct_size.h) */
-    tb_etmv3_parser *p;
-
-    cfg = tb_config_take(&own, cfg, NULL, 0);
-    p = tb_parser_alloc(sizeof *p, cfg, TB_PROTO_ETMV3);
+    tb_etmv3_parser *p = tb_parser_alloc(sizeof *p, &cfg, &own, TB_PROTO_ETMV3);
     if (!p)
         return NULL;
     p->cfg = *cfg;

@@ -17,7 +17,6 @@
 
 #include "dec_core.h"
 #include "backend.h"
-#include "../common/struct_size.h"
 
 struct tb_ptm_decoder {
     tb_config cfg;
@@ -65,10 +64,7 @@ tb_ptm_decoder *tb_ptm_decoder_new(const tb_config *cfg, const tb_memimage *mem)
 {
     tb_config own; /* the caller's, as this build's (struct_size.h) */
     unsigned mask = TB_WPMASK_BRANCHES | (1u << TB_WP_ISB);
-    tb_ptm_decoder *d;
-
-    cfg = tb_config_take(&own, cfg, NULL, 0);
-    d = tb_dec_alloc(sizeof *d, cfg, mem, TB_PROTO_PTM);
+    tb_ptm_decoder *d = tb_dec_alloc(sizeof *d, &cfg, &own, mem, TB_PROTO_PTM);
     if (!d)
         return NULL;
     /* DMB/DSB are waypoints only when ETMCCER[24] says so (3.12). */

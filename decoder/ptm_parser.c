@@ -18,7 +18,6 @@
 #include "tracebench/parser.h"
 #include "tracebench/pkt_codec.h"
 #include "backend.h"
-#include "../common/struct_size.h"
 
 /* A-sync is five zeros and 0x80 (protocol-notes 3.3).
  * Extra leading zeros are tolerated as OpenCSD does; an A-sync packet
@@ -125,10 +124,7 @@ static unsigned plain_atoms(uint8_t h, unsigned *nbits)
 tb_ptm_parser *tb_ptm_parser_new(const tb_config *cfg)
 {
     tb_config own; /* the caller's, as this build's (struct_size.h) */
-    tb_ptm_parser *p;
-
-    cfg = tb_config_take(&own, cfg, NULL, 0);
-    p = tb_parser_alloc(sizeof *p, cfg, TB_PROTO_PTM);
+    tb_ptm_parser *p = tb_parser_alloc(sizeof *p, &cfg, &own, TB_PROTO_PTM);
     if (!p)
         return NULL;
     p->ca = cfg->cycle_accurate;

@@ -41,16 +41,9 @@ static void init_state(tb_etmv3_writer *w)
 
 tb_etmv3_writer *tb_etmv3_writer_new(const tb_config *cfg)
 {
-    tb_etmv3_writer *w;
     tb_config own; /* the caller's, as this build's (struct_size.h) */
+    tb_etmv3_writer *w = tb_config_alloc(sizeof *w, &cfg, &own, TB_PROTO_ETMV3);
 
-    cfg = tb_config_take(&own, cfg, NULL, 0);
-    if (!cfg || cfg->protocol != TB_PROTO_ETMV3)
-        return NULL;
-    if (cfg->ctxid_bytes != 0 && cfg->ctxid_bytes != 1 &&
-        cfg->ctxid_bytes != 2 && cfg->ctxid_bytes != 4)
-        return NULL;
-    w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
     w->cfg = *cfg;

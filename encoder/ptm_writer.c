@@ -48,16 +48,9 @@ void tb_ptm_writer_reset(tb_ptm_writer *w)
 
 tb_ptm_writer *tb_ptm_writer_new(const tb_config *cfg)
 {
-    tb_ptm_writer *w;
     tb_config own; /* the caller's, as this build's (struct_size.h) */
+    tb_ptm_writer *w = tb_config_alloc(sizeof *w, &cfg, &own, TB_PROTO_PTM);
 
-    cfg = tb_config_take(&own, cfg, NULL, 0);
-    if (!cfg || cfg->protocol != TB_PROTO_PTM)
-        return NULL;
-    if (cfg->ctxid_bytes != 0 && cfg->ctxid_bytes != 1 &&
-        cfg->ctxid_bytes != 2 && cfg->ctxid_bytes != 4)
-        return NULL;
-    w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
     w->ca = cfg->cycle_accurate;
