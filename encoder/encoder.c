@@ -24,6 +24,13 @@ void tb_enc_pkt(const tb_encoder *e, tb_packet *p, tb_pkt_kind kind)
     p->protocol = e->cfg.protocol;
 }
 
+void tb_enc_branch_pkt(const tb_encoder *e, tb_packet *p, uint32_t addr, tb_isa isa)
+{
+    tb_enc_pkt(e, p, TB_PKT_BRANCH);
+    p->addr = addr;
+    p->isa = isa;
+}
+
 void tb_enc_exception_pkt(const tb_encoder *e, tb_packet *p,
                           const tb_exec_record *r)
 {

@@ -224,6 +224,8 @@ static inline void tb_enc_run_at(tb_encoder *e, const tb_exec_record *r)
 
 /* Packet with the protocol set and every field zero. */
 void tb_enc_pkt(const tb_encoder *e, tb_packet *p, tb_pkt_kind kind);
+/* A branch packet to addr in isa (the fields both protocols fill). */
+void tb_enc_branch_pkt(const tb_encoder *e, tb_packet *p, uint32_t addr, tb_isa isa);
 /* The exception branch packet both protocols send on entry: the vector,
  * its ISA and the trace exception number (protocol-notes 2.7, 3.7). */
 void tb_enc_exception_pkt(const tb_encoder *e, tb_packet *p,

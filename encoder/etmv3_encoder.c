@@ -293,9 +293,7 @@ static int etm_branch(tb_encoder *e, uint32_t addr, tb_isa isa)
 
     if ((rc = etm_flush(e)) < 0)
         return rc;
-    tb_enc_pkt(e, &k, TB_PKT_BRANCH);
-    k.addr = addr;
-    k.isa = isa;
+    tb_enc_branch_pkt(e, &k, addr, isa);
     tb_enc_state_bytes(e, &k);
     return tb_enc_emit(e, &k);
 }

@@ -98,9 +98,7 @@ static int ptm_branch(tb_encoder *e, uint32_t addr, tb_isa isa, uint64_t cycle,
 
     if ((rc = ptm_flush(e)) < 0)
         return rc;
-    tb_enc_pkt(e, &k, TB_PKT_BRANCH);
-    k.addr = addr;
-    k.isa = isa;
+    tb_enc_branch_pkt(e, &k, addr, isa);
     /* A security state change on this branch: with exc0, exception
      * bytes with number 0 and the new NS (IHI0035B 4.5.4: only a nonzero
      * Exception field makes an exception branch; a non-exception branch
