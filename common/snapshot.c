@@ -1164,7 +1164,8 @@ static int write_file(const char *dir, const char *name, const void *data,
         snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
         return TB_ERR_IO;
     }
-    ok = fwrite(data, 1, len, f) == len;
+    /* An empty buffer may come as NULL: fwrite's pointer must not be. */
+    ok = !len || fwrite(data, 1, len, f) == len;
     ok = (fclose(f) == 0) && ok;
     if (!ok) {
         snprintf(err, errlen, "%s: write failed", path);

@@ -841,3 +841,24 @@ Test(snapshot, writer_bad_arguments)
                                    err, sizeof err), TB_ERR_IO);
     cr_assert(strstr(err, "/nonexistent/x/y"), "%s", err);
 }
+
+/* An empty trace buffer (NULL, 0: the header allows it) is written as an
+ * empty trace_buffer.bin.  Before, fwrite was handed the NULL pointer,
+ * which UBSan (the ASan+UBSan build) stops on. */
+Test(snapshot, writer_empty_buffer)
+{
+    tb_config cfg;
+    tb_snap_out_source src = {.name = "ETM_0", .cfg = &cfg, .core = "cpu_0"};
+    char err[256], path[512];
+    struct stat st;
+    tmpdir t;
+
+    cr_assert_eq(tb_config_from_regs(&cfg, 0, 0x410CF250, 0, 0x10), 0);
+    tmp_make(&t);
+    cr_assert_eq(tb_snapshot_write(t.path, &src, 1, NULL, 0, "coresight", err, sizeof err),
+                 0, "%s", err);
+    snprintf(path, sizeof path, "%s/trace_buffer.bin", t.path);
+    cr_assert_eq(stat(path, &st), 0, "%s", path);
+    cr_assert_eq(st.st_size, 0);
+    tmp_remove(&t);
+}
