@@ -432,10 +432,11 @@ static int one(const char *prog, const char *scn, const char *proto, const char 
         c.default_budget = TB_CLI_DEFAULT_BUDGET;
         c.formatted = !raw && !tb_protocol_is_port(p); /* a port capture: never */
         c.chunk = chunk;
-        /* One thread: on the idle 2-core machine the second one
-         * (tb_rt_case.threads = 2) gave the same wall time for PTM and 8%
-         * less for ETMv3 at 45-80% more CPU (bench_roundtrip, bench/README.md). */
-        c.threads = 1;
+        /* Two threads where there are two CPUs: the decode side on the
+         * second (tb_rt_case.threads = 2, the same results) took 20-45%
+         * off the wall time of long runs (bench_roundtrip, bench/README.md
+         * "Issue 36 item 2").  One CPU: one thread. */
+        c.threads = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1;
         c.out_dir = out;
         c.no_truth = true; /* the truth only when asked: --truth FILE */
         c.truth_file = truth;
