@@ -32,10 +32,18 @@ list(FILTER TB_PUBLIC_HEADERS EXCLUDE REGEX "/(sim|roundtrip|gen|codecov|profile
 # The shared library: the static library's sources again, as position-
 # independent code.  Calls between the library's own functions stay
 # direct (and inlinable) with -fno-semantic-interposition.
+# Before 1.0 a minor release may change the ABI (0.2.0: the size fields
+# of tb_config and tb_encoder_opts, the per-protocol parsers and decoders
+# no longer exported), so the soname carries the minor version too.
 add_library(tracebench_shared SHARED ${TB_LIB_SOURCES})
+if(PROJECT_VERSION_MAJOR EQUAL 0)
+  set(TB_SOVERSION 0.${PROJECT_VERSION_MINOR})
+else()
+  set(TB_SOVERSION ${PROJECT_VERSION_MAJOR})
+endif()
 set_target_properties(tracebench_shared PROPERTIES
   OUTPUT_NAME tracebench EXPORT_NAME tracebench
-  VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
+  VERSION ${PROJECT_VERSION} SOVERSION ${TB_SOVERSION}
   # Export only what the installed headers declare (TB_API,
   # include/tracebench/export.h); ctest `exports` holds it so.
   C_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "../common/struct_size.h"
+#include "protocols.h"
 #include "span.h"
 #include "tracebench/decoder.h"
 #include "tracebench/parser.h"

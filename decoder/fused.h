@@ -12,6 +12,7 @@
 
 #include "tracebench/decoder.h"
 #include "tracebench/parser.h"
+#include "protocols.h"
 #include "span.h"
 
 /* The atom sequence of ETMv3 P-header h under cfg (IHI0014Q 7.3.1

@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../decoder/protocols.h"
 #include "fuzz.h"
 #include "speccov.h"
 #include "tracebench/decoder.h"

@@ -45,6 +45,7 @@
 
 #include <stdio.h>
 
+#include "../decoder/protocols.h"
 #include "fuzz.h"
 #include "speccov.h"
 #include "tracebench/decoder.h"

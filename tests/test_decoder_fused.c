@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../decoder/protocols.h"
 #include "tb_test.h"
 #include "tracebench/decoder.h"
 #include "tracebench/frame.h"

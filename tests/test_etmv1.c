@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../decoder/protocols.h"
 #include "tb_test.h"
 #include "tracebench/decoder.h"
 #include "tracebench/etmv1.h"

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../decoder/protocols.h"
 #include "tb_test.h"
 #include "tracebench/decoder.h"
 #include "tracebench/etmv1.h"

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../decoder/protocols.h"
 #include "tb_test.h"
 #include "tracebench/etmv2.h"
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../decoder/protocols.h"
 #include "tb_test.h"
 #include "tracebench/frame.h"
 #include "tracebench/parser.h"

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../decoder/protocols.h"
 #include "tb_test.h"
 
 #include "../fuzz/fuzz.h"

@@ -114,24 +114,8 @@ TB_API int tb_decoder_push_finish(tb_decoder *d, tb_parser *p, tb_element_cb cb,
 TB_API int tb_decoder_range_addrs(tb_decoder *d, const tb_element *el, uint32_t *out,
                            size_t max);
 
-/* Per-protocol decoders behind tb_decoder, same contracts. */
-typedef struct tb_etmv3_decoder tb_etmv3_decoder;
-TB_API tb_etmv3_decoder *tb_etmv3_decoder_new(const tb_config *cfg,
-                                       const tb_memimage *mem);
-TB_API void tb_etmv3_decoder_free(tb_etmv3_decoder *d);
-TB_API int tb_etmv3_decoder_packet(tb_etmv3_decoder *d, const tb_packet *pkt,
-                            tb_element_cb cb, void *ctx);
-TB_API int tb_etmv3_decoder_finish(tb_etmv3_decoder *d, tb_element_cb cb, void *ctx);
-TB_API void tb_etmv3_decoder_reset(tb_etmv3_decoder *d);
-
-typedef struct tb_ptm_decoder tb_ptm_decoder;
-TB_API tb_ptm_decoder *tb_ptm_decoder_new(const tb_config *cfg,
-                                   const tb_memimage *mem);
-TB_API void tb_ptm_decoder_free(tb_ptm_decoder *d);
-TB_API int tb_ptm_decoder_packet(tb_ptm_decoder *d, const tb_packet *pkt,
-                          tb_element_cb cb, void *ctx);
-TB_API int tb_ptm_decoder_finish(tb_ptm_decoder *d, tb_element_cb cb, void *ctx);
-TB_API void tb_ptm_decoder_reset(tb_ptm_decoder *d);
+/* The per-protocol decoders behind tb_decoder are not part of the API:
+ * a tb_config of the protocol chooses one. */
 
 /* Lists the instruction addresses of a range over an image (Thumb sizes
  * come from the code bytes).  Returns the count or TB_ERR_NOT_IN_IMAGE. */

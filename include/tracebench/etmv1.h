@@ -179,8 +179,9 @@ TB_API int tb_etmv1_encoder_finish(tb_etmv1_encoder *e);
 TB_API const tb_encoder_stats *tb_etmv1_encoder_get_stats(const tb_etmv1_encoder *e);
 TB_API uint64_t tb_etmv1_encoder_cycles(const tb_etmv1_encoder *e); /* samples out */
 
-/* ---- parser: samples -> packets ----
- * Packets (protocol TB_PROTO_ETMV1), in instruction order:
+/* ---- packets: what tb_parser gives for a capture of protocol
+ * TB_PROTO_ETMV1 (a tb_config from tb_config_from_etmv1, or from the
+ * capture header: tb_etmv1_capture_parse_header), in instruction order:
  *   ATOM     seq[]: 'E' (IE/ID), 'N' (IN), and in CA mode 'W' for each
  *            other cycle counted (WT, APO cycles, TD with TRACEPKT[0]=1)
  *   BRANCH   a BE/BD cycle with its address: addr (merged), addr_bits
@@ -198,27 +199,7 @@ TB_API uint64_t tb_etmv1_encoder_cycles(const tb_etmv1_encoder *e); /* samples o
  *   RESERVED, BAD_SEQUENCE, INCOMPLETE: errors (err); the parser then
  *            forgets pending branches and goes on
  * index is the stream index (byte offset in the capture) of the cycle. */
-typedef struct tb_etmv1_parser tb_etmv1_parser;
-/* cfg NULL: taken from the capture header (push only). */
-TB_API tb_etmv1_parser *tb_etmv1_parser_new(const tb_etmv1_config *cfg);
-TB_API void tb_etmv1_parser_free(tb_etmv1_parser *p);
-/* Capture bytes, any chunking; data[0] has stream index `index` (0 at
- * the header).  Returns packets emitted or TB_ERR_* (TB_ERR_FORMAT bad
- * header, TB_ERR_MISMATCH header differs from cfg). */
-TB_API int tb_etmv1_parser_push(tb_etmv1_parser *p, const uint8_t *data, size_t len,
-                         uint64_t index, tb_packet_cb cb, void *ctx);
-/* Samples; s[0] is sample number `first` (no header involved). */
-TB_API int tb_etmv1_parser_push_samples(tb_etmv1_parser *p, const tb_etmv1_sample *s,
-                                 size_t n, uint64_t first, tb_packet_cb cb,
-                                 void *ctx);
-/* End: held statuses, a branch whose address never came (INCOMPLETE),
- * a cut sample or header (INCOMPLETE, TB_ERR_TRUNCATED). */
-TB_API int tb_etmv1_parser_finish(tb_etmv1_parser *p, tb_packet_cb cb, void *ctx);
-TB_API void tb_etmv1_parser_reset(tb_etmv1_parser *p);
-/* The configuration in use (after the header when cfg was NULL). */
-TB_API const tb_etmv1_config *tb_etmv1_parser_config(const tb_etmv1_parser *p);
-
-/* ---- decoder: packets + image -> elements (decoder.h conventions:
+/* ---- elements: what tb_decoder gives for them (decoder.h conventions:
  * NO_SYNC INIT first; TRACE_ON at the first full address and at each
  * trace-on / overflow / debug marker (reason = I-sync reason); ranges
  * of up to 32 instructions with atom_bits, ending at a taken branch;
@@ -227,15 +208,6 @@ TB_API const tb_etmv1_config *tb_etmv1_parser_config(const tb_etmv1_parser *p);
  * next status; with data trace a DATA element per transfer after the
  * range that ends with its instruction, later elements held until its
  * data has come, docs/etmv1.md 9). */
-typedef struct tb_etmv1_decoder tb_etmv1_decoder;
-TB_API tb_etmv1_decoder *tb_etmv1_decoder_new(const tb_etmv1_config *cfg,
-                                       const tb_memimage *mem);
-TB_API void tb_etmv1_decoder_free(tb_etmv1_decoder *d);
-TB_API int tb_etmv1_decoder_packet(tb_etmv1_decoder *d, const tb_packet *pkt,
-                            tb_element_cb cb, void *ctx);
-TB_API int tb_etmv1_decoder_finish(tb_etmv1_decoder *d, tb_element_cb cb, void *ctx);
-TB_API void tb_etmv1_decoder_reset(tb_etmv1_decoder *d);
-
 /* ---- VCD view of a capture (docs/etmv1.md 8) ----
  * Capture bytes (header first, any chunking) -> VCD text through sink,
  * in pieces of at most 4 KB (memory flat).  No $date (deterministic).

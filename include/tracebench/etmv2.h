@@ -170,7 +170,10 @@ TB_API int tb_etmv2_encoder_finish(tb_etmv2_encoder *e);
 TB_API const tb_encoder_stats *tb_etmv2_encoder_get_stats(const tb_etmv2_encoder *e);
 TB_API uint64_t tb_etmv2_encoder_cycles(const tb_etmv2_encoder *e);
 
-/* ---- parser: samples -> packets, in instruction order ----
+/* ---- packets: what tb_parser gives for a capture of protocol
+ * TB_PROTO_ETMV2 (tb_config_from_etmv2), in instruction order; the
+ * elements tb_decoder gives for them follow decoder.h's conventions, as
+ * ETMv1's (etmv1.h) ----
  *   ISYNC     a TFO: addr, isa, reason (RR), has_ctxid/context_id,
  *             bytes[] = the TFO packet; reason 0 (periodic): the TFO
  *             cycle executed the instruction at addr
@@ -183,27 +186,6 @@ TB_API uint64_t tb_etmv2_encoder_cycles(const tb_etmv2_encoder *e);
  *   TRIGGER, RESERVED, BAD_SEQUENCE, INCOMPLETE (err): after an error
  *             the parser waits for the next TFO.
  * Nothing comes out before the first TFO. */
-typedef struct tb_etmv2_parser tb_etmv2_parser;
-TB_API tb_etmv2_parser *tb_etmv2_parser_new(const tb_etmv2_config *cfg);
-TB_API void tb_etmv2_parser_free(tb_etmv2_parser *p);
-TB_API int tb_etmv2_parser_push(tb_etmv2_parser *p, const uint8_t *data, size_t len,
-                         uint64_t index, tb_packet_cb cb, void *ctx);
-TB_API int tb_etmv2_parser_push_samples(tb_etmv2_parser *p, const tb_etmv2_sample *s,
-                                 size_t n, uint64_t first, tb_packet_cb cb,
-                                 void *ctx);
-TB_API int tb_etmv2_parser_finish(tb_etmv2_parser *p, tb_packet_cb cb, void *ctx);
-TB_API void tb_etmv2_parser_reset(tb_etmv2_parser *p);
-TB_API const tb_etmv2_config *tb_etmv2_parser_config(const tb_etmv2_parser *p);
-
-/* ---- decoder (decoder.h conventions, as ETMv1's) ---- */
-typedef struct tb_etmv2_decoder tb_etmv2_decoder;
-TB_API tb_etmv2_decoder *tb_etmv2_decoder_new(const tb_etmv2_config *cfg,
-                                       const tb_memimage *mem);
-TB_API void tb_etmv2_decoder_free(tb_etmv2_decoder *d);
-TB_API int tb_etmv2_decoder_packet(tb_etmv2_decoder *d, const tb_packet *pkt,
-                            tb_element_cb cb, void *ctx);
-TB_API int tb_etmv2_decoder_finish(tb_etmv2_decoder *d, tb_element_cb cb, void *ctx);
-TB_API void tb_etmv2_decoder_reset(tb_etmv2_decoder *d);
 
 #ifdef __cplusplus
 }

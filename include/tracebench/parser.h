@@ -1,5 +1,6 @@
 /*
- * Packet parser: trace bytes -> packets, for ETMv3 and PTM.
+ * Packet parser: trace bytes -> packets, for every protocol (ETMv3, PTM,
+ * and the ETMv1/ETMv2 port captures of etmv1.h and etmv2.h).
  *
  * A push API.  Feed the stream in chunks of any size; the packets, their
  * indices and every field come out the same however the stream is cut.
@@ -47,28 +48,8 @@ TB_API int tb_parser_finish(tb_parser *p, tb_packet_cb cb, void *ctx);
 /* Forgets all state, as after construction. */
 TB_API void tb_parser_reset(tb_parser *p);
 
-/* Per-protocol implementations behind tb_parser.  Same contracts as
- * above. */
-typedef struct tb_etmv3_parser tb_etmv3_parser;
-TB_API tb_etmv3_parser *tb_etmv3_parser_new(const tb_config *cfg);
-TB_API void tb_etmv3_parser_free(tb_etmv3_parser *p);
-TB_API int tb_etmv3_parser_push(tb_etmv3_parser *p, const uint8_t *data, size_t len,
-                         uint64_t index, tb_packet_cb cb, void *ctx);
-TB_API int tb_etmv3_parser_push_span(tb_etmv3_parser *p, const uint8_t *data,
-                              size_t len, const tb_span_map *map,
-                              tb_packet_cb cb, void *ctx);
-TB_API int tb_etmv3_parser_finish(tb_etmv3_parser *p, tb_packet_cb cb, void *ctx);
-TB_API void tb_etmv3_parser_reset(tb_etmv3_parser *p);
-
-typedef struct tb_ptm_parser tb_ptm_parser;
-TB_API tb_ptm_parser *tb_ptm_parser_new(const tb_config *cfg);
-TB_API void tb_ptm_parser_free(tb_ptm_parser *p);
-TB_API int tb_ptm_parser_push(tb_ptm_parser *p, const uint8_t *data, size_t len,
-                       uint64_t index, tb_packet_cb cb, void *ctx);
-TB_API int tb_ptm_parser_push_span(tb_ptm_parser *p, const uint8_t *data, size_t len,
-                            const tb_span_map *map, tb_packet_cb cb, void *ctx);
-TB_API int tb_ptm_parser_finish(tb_ptm_parser *p, tb_packet_cb cb, void *ctx);
-TB_API void tb_ptm_parser_reset(tb_ptm_parser *p);
+/* The per-protocol parsers behind tb_parser are not part of the API:
+ * a tb_config of the protocol chooses one. */
 
 #ifdef __cplusplus
 }
