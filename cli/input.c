@@ -335,6 +335,7 @@ static int port_file_config(tb_cli_input *in, tb_protocol proto, const tb_encode
     } else {
         tb_etmv1_config c;
 
+        tb_etmv1_config_init(&c); /* its size: the parser reads it */
         bad = n != sizeof hdr || tb_etmv1_capture_parse_header(hdr, &c) < 0;
         if (!bad) {
             etmcr = tb_etmv1_etmcr(&c);

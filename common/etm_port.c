@@ -68,18 +68,183 @@ int tb_etm_port_framer_next(tb_etm_port_framer *f, const uint8_t *data, size_t l
     return TB_ETM_PORT_NEED;
 }
 
-/* ---- ETMv1: configuration, capture header, sample word ---- */
+/* ---- the port configurations (etmv1.h, etmv2.h) ----
+ * The public functions take the caller's struct as this build's
+ * (struct_size.h) and give back only its bytes, through one body for
+ * both protocols (a port_kind); the per-protocol parts work on this
+ * build's struct. */
 
-void tb_etmv1_config_init(tb_etmv1_config *c)
+/* Either configuration, this build's.  minor and port_width are in both
+ * structs' common initial sequence (after size), so read through v1. */
+typedef union port_any {
+    tb_etmv1_config v1;
+    tb_etmv2_config v2;
+} port_any;
+
+typedef struct port_kind {
+    const char *what;       /* the struct's name, for tb_struct_take */
+    size_t have, min;       /* this build's size, the smallest taken */
+    uint8_t proto;          /* capture header protocol byte */
+    tb_protocol protocol;
+    /* From ETMCR: the defaults, the fields, then the check's verdict. */
+    int (*fill)(port_any *c, uint32_t etmcr, uint8_t minor);
+    int (*check)(const port_any *c);
+    uint32_t (*etmcr)(const port_any *c);
+    size_t vector_base_at;  /* offsetof its vector_base */
+    /* What else the header parser keeps of the caller's (from), or NULL
+     * (the vector base it always keeps). */
+    void (*keep)(port_any *c, const port_any *from);
+} port_kind;
+
+static void port_vector_base(const port_kind *k, port_any *c, uint32_t vb)
 {
-    memset(c, 0, sizeof *c);
-    c->minor = 3;
-    c->port_width = 8;
+    memcpy((char *)c + k->vector_base_at, &vb, sizeof vb);
 }
 
-int tb_etmv1_config_check(const tb_etmv1_config *c)
+/* The ETMCR fields (IHI0014Q 3.5.1), the same for ETMv2. */
+static uint32_t etmcr_of(uint8_t port_width, uint8_t data_trace, bool branch_output,
+                         bool cycle_accurate, uint8_t ctxid_bytes)
 {
-    if (!c || c->minor > 3)
+    uint32_t r = 0;
+
+    r |= (uint32_t)(port_width == 4 ? 0 : port_width == 8 ? 1 : 2) << 4;
+    r |= (uint32_t)(data_trace & 3) << 2;
+    if (branch_output)
+        r |= 1u << 8;
+    if (cycle_accurate)
+        r |= 1u << 12;
+    r |= (uint32_t)(ctxid_bytes == 0 ? 0 : ctxid_bytes == 1 ? 1 : ctxid_bytes == 2 ? 2 : 3)
+         << 14;
+    return r;
+}
+
+/* The caller's c as this build's in *own: 0, or TB_ERR_INVAL (NULL, or a
+ * size refused). */
+static int port_take(const port_kind *k, port_any *own, const void *c)
+{
+    if (!c || tb_struct_take(own, k->have, c, k->min, k->what, NULL, 0) < 0)
+        return TB_ERR_INVAL;
+    return 0;
+}
+
+/* t back into the caller's c (own: c as taken): rc, or TB_ERR_INVAL for a
+ * value past c's size (c then unchanged). */
+static int port_give(const port_kind *k, void *c, const port_any *t, const port_any *own,
+                     int rc)
+{
+    return tb_struct_give(c, t, own, k->have, k->what, NULL, 0) < 0 ? TB_ERR_INVAL : rc;
+}
+
+static int port_check(const port_kind *k, const void *c)
+{
+    port_any own;
+
+    if (!c)
+        return TB_ERR_CONFIG;
+    return port_take(k, &own, c) < 0 ? TB_ERR_INVAL : k->check(&own);
+}
+
+static uint32_t port_etmcr(const port_kind *k, const void *c)
+{
+    port_any own;
+
+    return port_take(k, &own, c) < 0 ? 0 : k->etmcr(&own);
+}
+
+static int port_from_etmcr(const port_kind *k, void *c, uint32_t etmcr, uint8_t minor)
+{
+    port_any own, t;
+
+    if (port_take(k, &own, c) < 0)
+        return TB_ERR_INVAL;
+    return port_give(k, c, &t, &own, k->fill(&t, etmcr, minor));
+}
+
+static int port_from_tb(const port_kind *k, void *c, const tb_config *cfg)
+{
+    port_any own, t;
+    tb_config ownc;
+    int rc;
+
+    if (cfg && !(cfg = tb_config_take(&ownc, cfg, NULL, 0)))
+        return TB_ERR_INVAL; /* a size 0 or absurd */
+    if (!c || !cfg || cfg->protocol != k->protocol)
+        return TB_ERR_CONFIG;
+    if (port_take(k, &own, c) < 0)
+        return TB_ERR_INVAL;
+    rc = k->fill(&t, cfg->etmcr, cfg->arch_minor);
+    port_vector_base(k, &t, cfg->vector_base);
+    if (rc == 0)
+        rc = k->check(&t);
+    return port_give(k, c, &t, &own, rc);
+}
+
+static int port_header(const port_kind *k, const void *c, uint8_t out[16])
+{
+    port_any own;
+
+    if (port_take(k, &own, c) < 0)
+        return TB_ERR_INVAL;
+    tb_etm_port_header_put(k->proto, own.v1.minor, own.v1.port_width, k->etmcr(&own), out);
+    return 0;
+}
+
+static int port_parse_header(const port_kind *k, const uint8_t in[16], void *c)
+{
+    port_any own, t;
+    uint8_t proto, minor, width;
+    uint32_t etmcr, vb;
+
+    if (c && port_take(k, &own, c) < 0)
+        return TB_ERR_INVAL;
+    if (tb_etm_port_header_get(in, &proto, &minor, &width, &etmcr) < 0 || proto != k->proto)
+        return TB_ERR_FORMAT;
+    if (k->fill(&t, etmcr, minor) < 0 || t.v1.port_width != width)
+        return TB_ERR_FORMAT;
+    if (!c)
+        return 0;
+    memcpy(&vb, (const char *)&own + k->vector_base_at, sizeof vb);
+    port_vector_base(k, &t, vb);
+    if (k->keep)
+        k->keep(&t, &own);
+    return port_give(k, c, &t, &own, 0);
+}
+
+/* Port N's public configuration functions (etmvN.h), the same for both
+ * but for their types, over its N_kind. */
+#define PORT_CONFIG_API(N)                                                             \
+    int tb_##N##_config_check(const tb_##N##_config *c)                                \
+    {                                                                                  \
+        return port_check(&N##_kind, c);                                               \
+    }                                                                                  \
+    uint32_t tb_##N##_etmcr(const tb_##N##_config *c)                                  \
+    {                                                                                  \
+        return port_etmcr(&N##_kind, c);                                               \
+    }                                                                                  \
+    int tb_##N##_config_from_etmcr(tb_##N##_config *c, uint32_t etmcr, uint8_t minor)  \
+    {                                                                                  \
+        return port_from_etmcr(&N##_kind, c, etmcr, minor);                            \
+    }                                                                                  \
+    int tb_##N##_config_from_tb(tb_##N##_config *c, const tb_config *cfg)              \
+    {                                                                                  \
+        return port_from_tb(&N##_kind, c, cfg);                                        \
+    }                                                                                  \
+    int tb_##N##_capture_header(const tb_##N##_config *c, uint8_t out[16])             \
+    {                                                                                  \
+        return port_header(&N##_kind, c, out);                                         \
+    }                                                                                  \
+    int tb_##N##_capture_parse_header(const uint8_t in[16], tb_##N##_config *c)        \
+    {                                                                                  \
+        return port_parse_header(&N##_kind, in, c);                                    \
+    }
+
+/* ---- ETMv1's configuration, sample word ---- */
+
+static int etmv1_check(const port_any *a)
+{
+    const tb_etmv1_config *c = &a->v1;
+
+    if (c->minor > 3)
         return TB_ERR_CONFIG;
     if (c->port_width != 4 && c->port_width != 8 && c->port_width != 16)
         return TB_ERR_CONFIG;
@@ -93,27 +258,20 @@ int tb_etmv1_config_check(const tb_etmv1_config *c)
     return 0;
 }
 
-uint32_t tb_etmv1_etmcr(const tb_etmv1_config *c)
+static uint32_t etmv1_etmcr(const port_any *a)
 {
-    uint32_t r = 0;
+    const tb_etmv1_config *c = &a->v1;
 
-    r |= (uint32_t)(c->port_width == 4 ? 0 : c->port_width == 8 ? 1 : 2) << 4;
-    r |= (uint32_t)(c->data_trace & 3) << 2;
-    if (c->branch_output)
-        r |= 1u << 8;
-    if (c->cycle_accurate)
-        r |= 1u << 12;
-    r |= (uint32_t)(c->ctxid_bytes == 0 ? 0 : c->ctxid_bytes == 1 ? 1
-                    : c->ctxid_bytes == 2 ? 2 : 3) << 14;
-    return r;
+    return etmcr_of(c->port_width, c->data_trace, c->branch_output, c->cycle_accurate,
+                    c->ctxid_bytes);
 }
 
-int tb_etmv1_config_from_etmcr(tb_etmv1_config *c, uint32_t etmcr,
-                               uint8_t minor)
+static int etmv1_fill(port_any *a, uint32_t etmcr, uint8_t minor)
 {
     static const uint8_t widths[3] = {4, 8, 16};
     static const uint8_t cid[4] = {0, 1, 2, 4};
     unsigned ps = (etmcr >> 4) & 7;
+    tb_etmv1_config *c = &a->v1;
 
     tb_etmv1_config_init(c);
     if (ps > 2 || (etmcr & (1u << 21)))
@@ -124,22 +282,16 @@ int tb_etmv1_config_from_etmcr(tb_etmv1_config *c, uint32_t etmcr,
     c->branch_output = (etmcr >> 8) & 1;
     c->cycle_accurate = (etmcr >> 12) & 1;
     c->ctxid_bytes = cid[(etmcr >> 14) & 3];
-    return tb_etmv1_config_check(c);
+    return etmv1_check(a);
 }
 
-int tb_etmv1_config_from_tb(tb_etmv1_config *c, const tb_config *cfg)
-{
-    tb_config own;
-    int rc;
+static const port_kind etmv1_kind = {
+    "tb_etmv1_config", sizeof(tb_etmv1_config), TB_ETMV1_CONFIG_SIZE_MIN, TB_ETM_PORT_V1,
+    TB_PROTO_ETMV1, etmv1_fill, etmv1_check, etmv1_etmcr,
+    offsetof(tb_etmv1_config, vector_base), NULL,
+};
 
-    if (cfg && !(cfg = tb_config_take(&own, cfg, NULL, 0)))
-        return TB_ERR_INVAL; /* a size 0 or absurd */
-    if (!c || !cfg || cfg->protocol != TB_PROTO_ETMV1)
-        return TB_ERR_CONFIG;
-    rc = tb_etmv1_config_from_etmcr(c, cfg->etmcr, cfg->arch_minor);
-    c->vector_base = cfg->vector_base;
-    return rc < 0 ? rc : tb_etmv1_config_check(c);
-}
+PORT_CONFIG_API(etmv1)
 
 static void put_le32(uint8_t *p, uint32_t v)
 {
@@ -153,31 +305,6 @@ static uint32_t get_le32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
            (uint32_t)p[3] << 24;
-}
-
-void tb_etmv1_capture_header(const tb_etmv1_config *c, uint8_t out[16])
-{
-    tb_etm_port_header_put(TB_ETM_PORT_V1, c->minor, c->port_width, tb_etmv1_etmcr(c), out);
-}
-
-int tb_etmv1_capture_parse_header(const uint8_t in[16], tb_etmv1_config *c)
-{
-    tb_etmv1_config t;
-    uint8_t proto, minor, width;
-    uint32_t etmcr;
-
-    if (tb_etm_port_header_get(in, &proto, &minor, &width, &etmcr) < 0 ||
-        proto != TB_ETM_PORT_V1)
-        return TB_ERR_FORMAT;
-    if (tb_etmv1_config_from_etmcr(&t, etmcr, minor) < 0)
-        return TB_ERR_FORMAT;
-    if (t.port_width != width)
-        return TB_ERR_FORMAT;
-    if (c) {
-        t.vector_base = c->vector_base;
-        *c = t;
-    }
-    return 0;
 }
 
 void tb_etmv1_sample_pack(const tb_etmv1_sample *s, uint8_t out[4])
@@ -196,17 +323,13 @@ int tb_etmv1_sample_unpack(const uint8_t in[4], tb_etmv1_sample *s)
     return (v & 0xFF0000E0u) ? TB_ERR_FORMAT : 0;
 }
 
-/* ---- ETMv2: configuration and capture header ---- */
+/* ---- ETMv2's configuration ---- */
 
-void tb_etmv2_config_init(tb_etmv2_config *c)
+static int etmv2_check(const port_any *a)
 {
-    memset(c, 0, sizeof *c);
-    c->port_width = 8;
-}
+    const tb_etmv2_config *c = &a->v2;
 
-int tb_etmv2_config_check(const tb_etmv2_config *c)
-{
-    if (!c || c->minor != 0) /* ETMv2.0 (ETM10) is the only one known */
+    if (c->minor != 0) /* ETMv2.0 (ETM10) is the only one known */
         return TB_ERR_CONFIG;
     if (c->port_width != 4 && c->port_width != 8 && c->port_width != 16)
         return TB_ERR_CONFIG;
@@ -218,71 +341,43 @@ int tb_etmv2_config_check(const tb_etmv2_config *c)
     return 0;
 }
 
-uint32_t tb_etmv2_etmcr(const tb_etmv2_config *c)
+static uint32_t etmv2_etmcr(const port_any *a)
 {
-    tb_etmv1_config v1;
+    const tb_etmv2_config *c = &a->v2;
 
     /* Same ETMCR fields as ETMv1 (IHI0014Q 3.5.1). */
-    tb_etmv1_config_init(&v1);
-    v1.port_width = c->port_width;
-    v1.branch_output = c->branch_output;
-    v1.cycle_accurate = c->cycle_accurate;
-    v1.ctxid_bytes = c->ctxid_bytes;
-    v1.data_trace = c->data_trace;
-    return tb_etmv1_etmcr(&v1);
+    return etmcr_of(c->port_width, c->data_trace, c->branch_output, c->cycle_accurate,
+                    c->ctxid_bytes);
 }
 
-int tb_etmv2_config_from_etmcr(tb_etmv2_config *c, uint32_t etmcr, uint8_t minor)
+static int etmv2_fill(port_any *a, uint32_t etmcr, uint8_t minor)
 {
-    tb_etmv1_config v1;
+    port_any v1;
+    tb_etmv2_config *c = &a->v2;
 
     tb_etmv2_config_init(c);
     /* minor 3 only to borrow ETMv1's field reader (any context ID size). */
-    if (tb_etmv1_config_from_etmcr(&v1, etmcr, 3) < 0)
+    if (etmv1_fill(&v1, etmcr, 3) < 0)
         return TB_ERR_CONFIG;
     c->minor = minor;
-    c->port_width = v1.port_width;
-    c->branch_output = v1.branch_output;
-    c->cycle_accurate = v1.cycle_accurate;
-    c->ctxid_bytes = v1.ctxid_bytes;
-    c->data_trace = v1.data_trace;
-    return tb_etmv2_config_check(c);
+    c->port_width = v1.v1.port_width;
+    c->branch_output = v1.v1.branch_output;
+    c->cycle_accurate = v1.v1.cycle_accurate;
+    c->ctxid_bytes = v1.v1.ctxid_bytes;
+    c->data_trace = v1.v1.data_trace;
+    return etmv2_check(a);
 }
 
-int tb_etmv2_config_from_tb(tb_etmv2_config *c, const tb_config *cfg)
+/* The encoder's choice, not in the header: the caller's kept. */
+static void etmv2_keep(port_any *c, const port_any *from)
 {
-    tb_config own;
-    int rc;
-
-    if (cfg && !(cfg = tb_config_take(&own, cfg, NULL, 0)))
-        return TB_ERR_INVAL; /* a size 0 or absurd */
-    if (!c || !cfg || cfg->protocol != TB_PROTO_ETMV2)
-        return TB_ERR_CONFIG;
-    rc = tb_etmv2_config_from_etmcr(c, cfg->etmcr, cfg->arch_minor);
-    c->vector_base = cfg->vector_base;
-    return rc < 0 ? rc : tb_etmv2_config_check(c);
+    c->v2.phantoms = from->v2.phantoms;
 }
 
-void tb_etmv2_capture_header(const tb_etmv2_config *c, uint8_t out[16])
-{
-    tb_etm_port_header_put(TB_ETM_PORT_V2, c->minor, c->port_width, tb_etmv2_etmcr(c), out);
-}
+static const port_kind etmv2_kind = {
+    "tb_etmv2_config", sizeof(tb_etmv2_config), TB_ETMV2_CONFIG_SIZE_MIN, TB_ETM_PORT_V2,
+    TB_PROTO_ETMV2, etmv2_fill, etmv2_check, etmv2_etmcr,
+    offsetof(tb_etmv2_config, vector_base), etmv2_keep,
+};
 
-int tb_etmv2_capture_parse_header(const uint8_t in[16], tb_etmv2_config *c)
-{
-    tb_etmv2_config t;
-    uint8_t proto, minor, width;
-    uint32_t etmcr;
-
-    if (tb_etm_port_header_get(in, &proto, &minor, &width, &etmcr) < 0 ||
-        proto != TB_ETM_PORT_V2)
-        return TB_ERR_FORMAT;
-    if (tb_etmv2_config_from_etmcr(&t, etmcr, minor) < 0 || t.port_width != width)
-        return TB_ERR_FORMAT;
-    if (c) {
-        t.vector_base = c->vector_base;
-        t.phantoms = c->phantoms;
-        *c = t;
-    }
-    return 0;
-}
+PORT_CONFIG_API(etmv2)

@@ -32,6 +32,7 @@
 #include "tracebench/etm_port.h"
 #include "tracebench/etmv1.h"
 #include "tracebench/etmv2.h"
+#include "../common/port_size.h"
 #include "backend.h"
 #include "dec_util.h"
 #include "mem_op.h"
@@ -137,9 +138,11 @@ void tb_port_dec_op_cycle_ranges(void *d, bool on);
     tb_##v##_decoder *tb_##v##_decoder_new(const tb_##v##_config *cfg,                   \
                                            const tb_memimage *mem)                       \
     {                                                                                    \
+        tb_##v##_config own; /* the caller's, as this build's (port_size.h) */           \
         tb_##v##_decoder *d;                                                             \
                                                                                          \
-        if (!cfg || !mem || tb_##v##_config_check(cfg) < 0)                              \
+        if (!mem || !(cfg = tb_##v##_config_take(&own, cfg)) ||                          \
+            tb_##v##_config_check(cfg) < 0)                                              \
             return NULL;                                                                 \
         d = tb_port_dec_new(sizeof *d, hooks, mem, cfg->cycle_accurate, cfg->vector_base); \
         if (!d)                                                                          \
@@ -171,6 +174,7 @@ void tb_port_dec_op_cycle_ranges(void *d, bool on);
     {                                                                                    \
         tb_##v##_config c;                                                               \
                                                                                          \
+        tb_##v##_config_init(&c);                                                        \
         return tb_##v##_config_from_tb(&c, cfg) < 0 ? NULL : tb_##v##_decoder_new(&c, mem); \
     }                                                                                    \
     const tb_decoder_ops tb_##v##_decoder_ops = {                                        \
@@ -525,7 +529,10 @@ int tb_port_parser_header(tb_port_parser *c);
     };                                                                                   \
     tb_##v##_parser *tb_##v##_parser_new(const tb_##v##_config *cfg)                     \
     {                                                                                    \
-        if (cfg && tb_##v##_config_check(cfg) < 0)                                       \
+        tb_##v##_config own; /* the caller's, as this build's (port_size.h) */           \
+                                                                                         \
+        if (cfg && (!(cfg = tb_##v##_config_take(&own, cfg)) ||                          \
+                    tb_##v##_config_check(cfg) < 0))                                     \
             return NULL;                                                                 \
         return tb_port_parser_new(sizeof(tb_##v##_parser), &v##_parser_hooks, cfg,      \
                                   sizeof *cfg);                                          \
@@ -559,6 +566,7 @@ int tb_port_parser_header(tb_port_parser *c);
     {                                                                                    \
         tb_##v##_config c;                                                               \
                                                                                          \
+        tb_##v##_config_init(&c);                                                        \
         return tb_##v##_config_from_tb(&c, cfg) < 0 ? NULL : tb_##v##_parser_new(&c);    \
     }                                                                                    \
     const tb_parser_ops tb_##v##_parser_ops = {                                          \

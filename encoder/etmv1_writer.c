@@ -4,6 +4,7 @@
  * common/etm_port.c, the branch-address codec in common/etmv1_addr.c.
  */
 #include "tracebench/etmv1.h"
+#include "../common/port_size.h"
 
 static void put_be32(uint8_t *p, uint32_t v)
 {
@@ -13,12 +14,17 @@ static void put_be32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
-void tb_etmv1_openocd_header(const tb_etmv1_config *c, uint32_t n_cycles,
-                             uint8_t out[12])
+int tb_etmv1_openocd_header(const tb_etmv1_config *c, uint32_t n_cycles,
+                            uint8_t out[12])
 {
+    tb_etmv1_config own;
+
+    if (!(c = tb_etmv1_config_take(&own, c)))
+        return TB_ERR_INVAL;
     put_be32(out, 0);
     put_be32(out + 4, tb_etmv1_etmcr(c));
     put_be32(out + 8, n_cycles);
+    return 0;
 }
 
 void tb_etmv1_openocd_sample(const tb_etmv1_sample *s, uint8_t out[12])

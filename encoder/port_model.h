@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "encoder_internal.h"
+#include "../common/port_size.h"
 #include "tracebench/etm_port.h"
 #include "tracebench/etmv1.h"
 
@@ -163,34 +164,48 @@ int tb_etmv2_port_config(const tb_encoder_opts *o, tb_config *cfg);
 /* The public entry points of port N (etmv1, etmv2), the same for both but
  * for their types (tracebench/etmvN.h), so written once.  The protocol's
  * file defines struct tb_N_encoder (a port_model m first, the port's
- * tb_N_config cfg), N_ops and N_config_more (its own configuration bits). */
+ * tb_N_config cfg), N_ops and N_config_more (its own configuration bits).
+ * A caller's options and configuration are taken as this build's
+ * (common/port_size.h) at creation; N_config works on this build's. */
 #define TB_PORT_MODEL_API(N, PROTO, MINOR)                                          \
-    void tb_##N##_encoder_opts_init(tb_##N##_encoder_opts *o)                       \
+    static void N##_opts_defaults(tb_##N##_encoder_opts *o)                         \
     {                                                                               \
         memset(o, 0, sizeof *o);                                                    \
+        o->size = sizeof *o;                                                        \
         o->base.size = sizeof o->base;                                              \
         o->base.protocol = PROTO;                                                   \
         o->base.arch_minor = MINOR;                                                 \
         o->base.sync_period = 1024;                                                 \
         o->port_width = 8;                                                          \
     }                                                                               \
-    void tb_##N##_encoder_opts_from(tb_##N##_encoder_opts *v, const tb_encoder_opts *o) \
+    int tb_##N##_encoder_opts_defaults(tb_##N##_encoder_opts *o)                    \
     {                                                                               \
-        tb_##N##_encoder_opts_init(v);                                              \
-        /* A size refused leaves base.size 0, which the port refuses. */           \
-        if (tb_enc_opts_take(&v->base, o, NULL, 0) < 0)                             \
-            v->base.size = 0;                                                       \
-        v->base.protocol = PROTO;                                                   \
-        v->port_width = o->port_width;                                              \
-        v->vector_base = o->vector_base;                                            \
-        v->keep_idle = o->keep_idle;                                                \
+        tb_##N##_encoder_opts own;                                                  \
+                                                                                    \
+        if (!tb_##N##_encoder_opts_take(&own, o))                                   \
+            return TB_ERR_INVAL;                                                    \
+        N##_opts_defaults(&own);                                                    \
+        /* Defaults past an older caller's struct: dropped (read as 0). */          \
+        return tb_##N##_encoder_opts_give(o, &own, NULL);                           \
     }                                                                               \
-    int tb_##N##_encoder_config(const tb_##N##_encoder_opts *o, tb_##N##_config *c) \
+    int tb_##N##_encoder_opts_from(tb_##N##_encoder_opts *v, const tb_encoder_opts *o) \
+    {                                                                               \
+        tb_##N##_encoder_opts own, t;                                               \
+                                                                                    \
+        if (!tb_##N##_encoder_opts_take(&own, v))                                   \
+            return TB_ERR_INVAL;                                                    \
+        N##_opts_defaults(&t);                                                      \
+        if (!o || tb_enc_opts_take(&t.base, o, NULL, 0) < 0)                        \
+            return TB_ERR_INVAL;                                                    \
+        t.base.protocol = PROTO;                                                    \
+        t.port_width = t.base.port_width;                                           \
+        t.vector_base = t.base.vector_base;                                         \
+        t.keep_idle = t.base.keep_idle;                                             \
+        return tb_##N##_encoder_opts_give(v, &t, &own);                             \
+    }                                                                               \
+    static int N##_config(const tb_##N##_encoder_opts *o, tb_##N##_config *c)       \
     {                                                                               \
         tb_##N##_config_init(c);                                                    \
-        /* base is held by value: this build's struct (etmv1.h). */                \
-        if (o->base.size != sizeof o->base)                                         \
-            return TB_ERR_INVAL;                                                    \
         c->minor = o->base.arch_minor;                                              \
         c->port_width = o->port_width;                                              \
         c->cycle_accurate = o->base.cycle_accurate;                                 \
@@ -203,12 +218,24 @@ int tb_etmv2_port_config(const tb_encoder_opts *o, tb_config *cfg);
             return TB_ERR_CONFIG;                                                   \
         return tb_##N##_config_check(c);                                            \
     }                                                                               \
+    int tb_##N##_encoder_config(const tb_##N##_encoder_opts *o, tb_##N##_config *c) \
+    {                                                                               \
+        tb_##N##_encoder_opts own;                                                  \
+        tb_##N##_config ownc, t;                                                    \
+        int rc;                                                                     \
+                                                                                    \
+        if (!(o = tb_##N##_encoder_opts_take(&own, o)) || !tb_##N##_config_take(&ownc, c)) \
+            return TB_ERR_INVAL;                                                    \
+        rc = N##_config(o, &t);                                                     \
+        return tb_##N##_config_give(c, &t, &ownc) < 0 ? TB_ERR_INVAL : rc;          \
+    }                                                                               \
     static port_model *N##_make(const tb_##N##_encoder_opts *o)                     \
     {                                                                               \
         struct tb_##N##_encoder *e;                                                 \
+        tb_##N##_encoder_opts own;                                                  \
         tb_##N##_config c;                                                          \
                                                                                     \
-        if (!o || tb_##N##_encoder_config(o, &c) < 0)                               \
+        if (!(o = tb_##N##_encoder_opts_take(&own, o)) || N##_config(o, &c) < 0)    \
             return NULL;                                                            \
         if (!(e = calloc(1, sizeof *e)))                                            \
             return NULL;                                                            \
@@ -269,7 +296,9 @@ int tb_etmv2_port_config(const tb_encoder_opts *o, tb_config *cfg);
     {                                                                               \
         tb_##N##_encoder_opts v;                                                    \
                                                                                     \
-        tb_##N##_encoder_opts_from(&v, o);                                          \
+        tb_##N##_encoder_opts_init(&v);                                             \
+        if (tb_##N##_encoder_opts_from(&v, o) < 0)                                  \
+            return NULL;                                                            \
         return tb_port_out(N##_make(&v), NULL, NULL, sink, ctx);                    \
     }                                                                               \
     int tb_##N##_port_config(const tb_encoder_opts *o, tb_config *cfg)              \
@@ -277,8 +306,8 @@ int tb_etmv2_port_config(const tb_encoder_opts *o, tb_config *cfg);
         tb_##N##_encoder_opts v;                                                    \
         tb_##N##_config c;                                                          \
                                                                                     \
-        tb_##N##_encoder_opts_from(&v, o);                                          \
-        if (tb_##N##_encoder_config(&v, &c) < 0)                                    \
+        tb_##N##_encoder_opts_init(&v);                                             \
+        if (tb_##N##_encoder_opts_from(&v, o) < 0 || N##_config(&v, &c) < 0)        \
             return PORT_CFG_FIFO;                                                   \
         if (tb_config_from_##N(cfg, tb_##N##_etmcr(&c), c.minor, c.vector_base) < 0) \
             return PORT_CFG_BAD;                                                    \

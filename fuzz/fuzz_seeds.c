@@ -819,6 +819,7 @@ static int etmv1_seeds(tb_fuzz_seed_cb cb, void *ctx)
         o.base.sync_period = sc->sync;
         o.base.trigger_at = sc->trigger_at;
         o.base.apo_abandon = sc->abandon;
+        tb_etmv1_config_init(&c);
         if (tb_etmv1_encoder_config(&o, &c) < 0)
             continue;
         w.enc = tb_etmv1_encoder_new_bytes(&o, sink, &b);
@@ -901,6 +902,7 @@ static int etmv2_seeds(tb_fuzz_seed_cb cb, void *ctx)
         o.base.ctxid_bytes = sc->ctxid;
         o.base.sync_period = sc->sync;
         o.base.trigger_at = sc->trigger_at;
+        tb_etmv2_config_init(&c);
         if (tb_etmv2_encoder_config(&o, &c) < 0)
             continue;
         w.enc2 = tb_etmv2_encoder_new_bytes(&o, sink, &b);

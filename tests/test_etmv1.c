@@ -273,6 +273,7 @@ Test(etmv1_capture, format)
     c.cycle_accurate = true;
     tb_etmv1_capture_header(&c, h);
     cr_assert_arr_eq(h, want_h, 16);
+    tb_etmv1_config_init(&d);
     cr_assert_eq(tb_etmv1_capture_parse_header(h, &d), 0);
     cr_assert_eq(d.port_width, 16);
     cr_assert(d.cycle_accurate);
@@ -498,6 +499,7 @@ Test(etmv1_examples, four_bit_port_packing)
     rec_arm(&R, 0x8004);
     encode(&o, &R, &sb);
     expect_samples(&sb, want, sizeof want / sizeof want[0]);
+    tb_etmv1_config_init(&c);
     cr_assert_eq(tb_etmv1_encoder_config(&o, &c), 0);
     parse_samples(&c, sb.s, sb.n, &pk);
     cr_assert_eq(pk.n, 2);
@@ -559,6 +561,7 @@ Test(etmv1_examples, sixteen_bit_start_on_low_byte)
     rec_insn(&R, 0x8000, 4, TB_ISA_ARM, 0x9000, TB_ISA_ARM, TB_WP_INDIRECT, TB_INSN_TAKEN);
     encode(&o, &R, &sb);
     expect_samples(&sb, want, sizeof want / sizeof want[0]);
+    tb_etmv1_config_init(&c);
     tb_etmv1_encoder_config(&o, &c);
     parse_samples(&c, sb.s, sb.n, &pk);
     cr_assert_eq(pk.n, 2);
@@ -624,6 +627,7 @@ Test(etmv1_examples, trigger_cycle)
     encode(&o, &R, &sb);
     expect_samples(&sb, want, sizeof want / sizeof want[0]);
     tb_test_image_words(m, 0x8000, w, 3);
+    tb_etmv1_config_init(&c);
     tb_etmv1_encoder_config(&o, &c);
     parse_samples(&c, sb.s, sb.n, &pk);
     decode_packets(&c, m, &pk, &el);
@@ -1179,6 +1183,7 @@ static void roundtrip(const tb_etmv1_encoder_opts *o, const recs *R)
     uint32_t got[512], want[512];
     size_t ng, nw, i;
 
+    tb_etmv1_config_init(&c);
     cr_assert_eq(tb_etmv1_encoder_config(o, &c), 0);
     encode(o, R, &sb);
     parse_samples(&c, sb.s, sb.n, &pk);
@@ -1229,6 +1234,7 @@ Test(etmv1_roundtrip, cycle_counts)
     prog_records(&R, false);
     tb_etmv1_encoder_opts_init(&o);
     o.base.cycle_accurate = true;
+    tb_etmv1_config_init(&c);
     tb_etmv1_encoder_config(&o, &c);
     encode(&o, &R, &sb);
     parse_samples(&c, sb.s, sb.n, &pk);
@@ -1267,6 +1273,7 @@ Test(etmv1_roundtrip, filter)
     o.base.n_ranges = 1;
     o.base.ranges[0].lo = 0x9000;
     o.base.ranges[0].hi = 0x9006;
+    tb_etmv1_config_init(&c);
     tb_etmv1_encoder_config(&o, &c);
     encode(&o, &R, &sb);
     parse_samples(&c, sb.s, sb.n, &pk);
@@ -1315,6 +1322,7 @@ Test(etmv1_roundtrip, periodic_sync_and_context)
     o.base.sync_period = 16;
     o.base.ctxid_bytes = 2;
     roundtrip(&o, &R);
+    tb_etmv1_config_init(&c);
     tb_etmv1_encoder_config(&o, &c);
     encode(&o, &R, &sb);
     parse_samples(&c, sb.s, sb.n, &pk);
@@ -1359,6 +1367,7 @@ Test(etmv1_roundtrip, overflow)
     tb_etmv1_encoder_opts_init(&o);
     o.port_width = 4;
     o.base.fifo_depth = 5;
+    tb_etmv1_config_init(&c);
     tb_etmv1_encoder_config(&o, &c);
     encode(&o, &R, &sb);
     parse_samples(&c, sb.s, sb.n, &pk);
@@ -1566,6 +1575,7 @@ Test(etmv1_bad, wrong_port_width)
     tb_etmv1_parser_free(p);
     h[11] = 8;
     h[12] = 0x30; /* ETMCR port size 3: not ETMv1 */
+    tb_etmv1_config_init(&d);
     cr_assert_eq(tb_etmv1_capture_parse_header(h, &d), TB_ERR_FORMAT);
     c.port_width = 16;
     tb_etmv1_capture_header(&c, h);
@@ -1663,6 +1673,7 @@ static void openocd_check(uint8_t width, bool ca)
     tb_etmv1_encoder_opts_init(&o);
     o.port_width = width;
     o.base.cycle_accurate = ca;
+    tb_etmv1_config_init(&c);
     tb_etmv1_encoder_config(&o, &c);
     encode(&o, &R, &sb);
     snprintf(path, sizeof path, "%s/trace.etm", dir);
@@ -1785,6 +1796,7 @@ Test(etmv1_debug, exit_marker_reason_b011)
             o.base.ranges[0].lo = 0x8000;
             o.base.ranges[0].hi = cases[k].hi;
         }
+        tb_etmv1_config_init(&c);
         cr_assert_eq(tb_etmv1_encoder_config(&o, &c), 0);
         encode(&o, &R, &sb);
         parse_samples(&c, sb.s, sb.n, &pk);

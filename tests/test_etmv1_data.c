@@ -479,6 +479,7 @@ Test(etmv1_data, chunking_invariance)
         static sbuf sb;
 
         encode(&o, &R, &sb);
+        tb_etmv1_config_init(&c);
         cr_assert_eq(tb_etmv1_encoder_config(&o, &c), 0);
         tb_etmv1_capture_header(&c, cap);
         for (i = 0; i < sb.n; i++)

@@ -320,6 +320,7 @@ Test(etmv2_capture, header_and_truncation)
     tb_etmv2_capture_header(&c, h);
     cr_assert_eq(h[9], 2); /* protocol 2 = ETMv2 (docs/etmv1.md 2) */
     cr_assert_eq(h[11], 16);
+    tb_etmv2_config_init(&r);
     cr_assert_eq(tb_etmv2_capture_parse_header(h, &r), 0);
     cr_assert_eq(r.port_width, 16);
     cr_assert_eq(r.ctxid_bytes, 4);

@@ -1665,6 +1665,7 @@ static void openocd_vector(const vinfo *v, oo_totals *t)
     FILE *f;
     int st;
 
+    tb_etmv1_config_init(&cfg); /* its size: the header parser reads it */
     snprintf(dir, sizeof dir, "%s/vectors/generated/%s", TB_SOURCE_DIR, v->name);
     snprintf(work, sizeof work, "/tmp/tb_vec_oo_%d", (int)getpid());
     snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", work, work);

@@ -57,6 +57,14 @@ typedef struct tb_etmv1_sample {
  * OpenOCD etm.h: [6:4] port size, [8] branch output, [12] cycle accurate,
  * [15:14] context ID size; [3:2] data trace). */
 typedef struct tb_etmv1_config {
+    /* sizeof (tb_etmv1_config) as the caller was built, as tb_config's
+     * (types.h): tb_etmv1_config_init sets it; every function reads only
+     * that many bytes, the later fields as 0, and those that fill one
+     * (from_etmcr, from_tb, capture_parse_header, encoder_config) write
+     * only that many, TB_ERR_INVAL when a value set past it would be lost.
+     * Below TB_ETMV1_CONFIG_SIZE_MIN (0: never initialised) or absurd:
+     * TB_ERR_INVAL (NULL from a _new).  Fields only ever added at the end. */
+    size_t size;
     uint8_t minor;        /* ETMv1.x, 0..3 */
     uint8_t port_width;   /* 4, 8 or 16 */
     uint8_t data_trace;   /* ETMCR[3:2]: bit0 values, bit1 addresses */
@@ -68,28 +76,45 @@ typedef struct tb_etmv1_config {
     uint32_t vector_base;
 } tb_etmv1_config;
 
-/* Defaults: ETMv1.3, 8-bit port, plain trace, no context ID, vectors 0. */
-TB_API void tb_etmv1_config_init(tb_etmv1_config *c);
+/* The smallest tb_etmv1_config taken: size, minor and port width (the
+ * fields whose 0 is no setting); the rest read as 0 (off). */
+#define TB_ETMV1_CONFIG_SIZE_MIN (offsetof(tb_etmv1_config, port_width) + sizeof(uint8_t))
+
+/* Defaults: ETMv1.3, 8-bit port, plain trace, no context ID, vectors 0.
+ * Inline, so that the size is the caller's own struct's. */
+static inline void tb_etmv1_config_init(tb_etmv1_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->size = sizeof *c;
+    c->minor = 3;
+    c->port_width = 8;
+}
 /* TB_ERR_CONFIG for a width other than 4/8/16, a context ID size other
- * than 0/1/2/4 or context IDs before v1.2 (5.6.3). */
+ * than 0/1/2/4 or context IDs before v1.2 (5.6.3); TB_ERR_INVAL for a
+ * size refused. */
 TB_API int tb_etmv1_config_check(const tb_etmv1_config *c);
+/* The ETMCR c gives (0 for a size refused: tb_etmv1_config_check says). */
 TB_API uint32_t tb_etmv1_etmcr(const tb_etmv1_config *c);
-/* Fills c from ETMCR (vector_base left 0); TB_ERR_CONFIG for a port
- * size ETMv1 does not have. */
+/* Fills c (initialised: its size is read) from ETMCR, vector_base left
+ * 0; TB_ERR_CONFIG for a port size ETMv1 does not have. */
 TB_API int tb_etmv1_config_from_etmcr(tb_etmv1_config *c, uint32_t etmcr,
                                uint8_t minor);
 
 /* The port configuration a tb_config of protocol TB_PROTO_ETMV1 gives
- * (tb_config_from_etmv1); TB_ERR_CONFIG for another protocol. */
+ * (tb_config_from_etmv1) into c (initialised); TB_ERR_CONFIG for another
+ * protocol, TB_ERR_INVAL for either size refused or a vector base c has
+ * no room for. */
 TB_API int tb_etmv1_config_from_tb(tb_etmv1_config *c, const tb_config *cfg);
 
 /* ---- capture file (docs/etmv1.md 2) ---- */
 #define TB_ETMV1_HDR_BYTES 16
 #define TB_ETMV1_SAMPLE_BYTES 4
-/* The header for c (ETMv1). */
-TB_API void tb_etmv1_capture_header(const tb_etmv1_config *c, uint8_t out[16]);
-/* Reads a header: 0, TB_ERR_FORMAT (magic, version, protocol, width or
- * ETMCR inconsistent) or TB_ERR_CONFIG. */
+/* The header for c (ETMv1): 0, or TB_ERR_INVAL for a size refused (out
+ * not written). */
+TB_API int tb_etmv1_capture_header(const tb_etmv1_config *c, uint8_t out[16]);
+/* Reads a header into c (NULL: only checked; else initialised, its
+ * vector_base kept): 0, TB_ERR_FORMAT (magic, version, protocol, width or
+ * ETMCR inconsistent), TB_ERR_CONFIG or TB_ERR_INVAL (c's size). */
 TB_API int tb_etmv1_capture_parse_header(const uint8_t in[16], tb_etmv1_config *c);
 TB_API void tb_etmv1_sample_pack(const tb_etmv1_sample *s, uint8_t out[4]);
 /* 0, or TB_ERR_FORMAT when reserved bits are set. */
@@ -103,8 +128,8 @@ static inline uint64_t tb_etmv1_sample_index(uint64_t k)
 /* OpenOCD `etm load` form (etmv1-v2-sources 2.3): 12-byte header
  * (status, ETMCR, cycle count; big-endian) then 12 bytes per cycle
  * (pipestat, packet, flags).  A TR cycle becomes its replaced status
- * with flag bit 1. */
-TB_API void tb_etmv1_openocd_header(const tb_etmv1_config *c, uint32_t n_cycles,
+ * with flag bit 1.  The header: 0, or TB_ERR_INVAL for c's size refused. */
+TB_API int tb_etmv1_openocd_header(const tb_etmv1_config *c, uint32_t n_cycles,
                              uint8_t out[12]);
 TB_API void tb_etmv1_openocd_sample(const tb_etmv1_sample *s, uint8_t out[12]);
 
@@ -132,24 +157,46 @@ TB_API void tb_etmv1_addr_decode(const uint8_t *b, unsigned n, uint32_t last,
 /* ---- encoder ---- */
 
 typedef struct tb_etmv1_encoder_opts {
+    /* sizeof (tb_etmv1_encoder_opts) as the caller was built, as
+     * tb_etmv1_config's: taken first, the later fields read as 0. */
+    size_t size;
     /* Reused: arch_minor (ETMv1.x), cycle_accurate, branch_broadcast
      * (ETMCR[8]), ctxid_bytes, sync_period (CYCLES, 5.6.2; 0: no
      * periodic sync), trigger_at, fifo_depth (bytes; 0: 4096),
      * n_ranges/ranges (ViewInst).  The rest is ignored.  Held by value,
-     * so this build's struct: base.size must be sizeof (tb_encoder_opts)
-     * (tb_etmv1_encoder_opts_init sets it; else TB_ERR_INVAL, NULL). */
+     * so its size fixes where the fields after it lie: base.size must be
+     * sizeof (tb_encoder_opts) of this library's build (the caller's
+     * tb_etmv1_encoder_opts_init sets it; a caller built against another
+     * tb_encoder_opts rebuilds), else TB_ERR_INVAL, NULL. */
     tb_encoder_opts base;
     uint8_t port_width;      /* 4, 8, 16 */
     uint32_t vector_base;    /* see tb_etmv1_config */
     bool keep_idle;          /* keep TD cycles without CA (else dropped) */
 } tb_etmv1_encoder_opts;
 
+/* The smallest tb_etmv1_encoder_opts taken: size, base and port width. */
+#define TB_ETMV1_ENCODER_OPTS_SIZE_MIN \
+    (offsetof(tb_etmv1_encoder_opts, port_width) + sizeof(uint8_t))
+
+/* The defaults into o's first o->size bytes (o->base.size as above):
+ * 0 or TB_ERR_INVAL.  tb_etmv1_encoder_opts_init is the call to make. */
+TB_API int tb_etmv1_encoder_opts_defaults(tb_etmv1_encoder_opts *o);
+/* The body of the ports' inline _encoder_opts_init: both sizes are the
+ * caller's build's, then the port's _defaults function fills it. */
+#define TB_ETM_PORT_OPTS_INIT(o, defaults)                                     \
+    (memset((o), 0, sizeof *(o)), (o)->size = sizeof *(o),                     \
+     (o)->base.size = sizeof (o)->base, (void)(defaults)(o))
 /* ETMv1.3, 8-bit port, sync every 1024 cycles, FIFO 4096 bytes. */
-TB_API void tb_etmv1_encoder_opts_init(tb_etmv1_encoder_opts *o);
-/* From the generic options (tb_encoder_opts: port_width, vector_base,
- * keep_idle and the reused fields above). */
-TB_API void tb_etmv1_encoder_opts_from(tb_etmv1_encoder_opts *v, const tb_encoder_opts *o);
-/* The port configuration the options give; TB_ERR_CONFIG if invalid. */
+static inline void tb_etmv1_encoder_opts_init(tb_etmv1_encoder_opts *o)
+{
+    TB_ETM_PORT_OPTS_INIT(o, tb_etmv1_encoder_opts_defaults);
+}
+/* Into v (initialised) from the generic options (tb_encoder_opts:
+ * port_width, vector_base, keep_idle and the reused fields above): 0, or
+ * TB_ERR_INVAL for a size refused or a setting v has no room for. */
+TB_API int tb_etmv1_encoder_opts_from(tb_etmv1_encoder_opts *v, const tb_encoder_opts *o);
+/* The port configuration the options give into c (initialised);
+ * TB_ERR_CONFIG if invalid, TB_ERR_INVAL for a size refused. */
 TB_API int tb_etmv1_encoder_config(const tb_etmv1_encoder_opts *o,
                             tb_etmv1_config *c);
 

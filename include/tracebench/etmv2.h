@@ -113,6 +113,7 @@ enum tb_etmv2_reason {
 typedef tb_etmv1_sample tb_etmv2_sample; /* pipestat [3:0], tracesync 0 */
 
 typedef struct tb_etmv2_config {
+    size_t size;          /* as tb_etmv1_config's (etmv1.h) */
     uint8_t minor;        /* ETMv2.x: 0 (ETM10) */
     uint8_t port_width;   /* 4, 8 or 16 */
     bool cycle_accurate;  /* ETMCR[12] */
@@ -126,15 +127,26 @@ typedef struct tb_etmv2_config {
     uint32_t vector_base; /* as tb_etmv1_config */
 } tb_etmv2_config;
 
-TB_API void tb_etmv2_config_init(tb_etmv2_config *c);
+/* The smallest tb_etmv2_config taken: size, minor and port width. */
+#define TB_ETMV2_CONFIG_SIZE_MIN (offsetof(tb_etmv2_config, port_width) + sizeof(uint8_t))
+
+/* ETMv2.0, 8-bit port, the rest off.  Inline (the caller's size). */
+static inline void tb_etmv2_config_init(tb_etmv2_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->size = sizeof *c;
+    c->port_width = 8;
+}
+/* As ETMv1's (etmv1.h): sizes taken and written as there. */
 TB_API int tb_etmv2_config_check(const tb_etmv2_config *c);
 TB_API uint32_t tb_etmv2_etmcr(const tb_etmv2_config *c);
 TB_API int tb_etmv2_config_from_etmcr(tb_etmv2_config *c, uint32_t etmcr, uint8_t minor);
 /* From a tb_config of protocol TB_PROTO_ETMV2. */
 TB_API int tb_etmv2_config_from_tb(tb_etmv2_config *c, const tb_config *cfg);
 
-/* Capture file: etm_port.h with protocol 2. */
-TB_API void tb_etmv2_capture_header(const tb_etmv2_config *c, uint8_t out[16]);
+/* Capture file: etm_port.h with protocol 2; parse_header keeps c's
+ * vector_base and phantoms. */
+TB_API int tb_etmv2_capture_header(const tb_etmv2_config *c, uint8_t out[16]);
 TB_API int tb_etmv2_capture_parse_header(const uint8_t in[16], tb_etmv2_config *c);
 
 /* The largest TFO value the port can show (U4/U5). */
@@ -142,9 +154,10 @@ TB_API unsigned tb_etmv2_tfo_max(unsigned port_width);
 
 /* ---- encoder ---- */
 typedef struct tb_etmv2_encoder_opts {
+    size_t size;             /* as tb_etmv1_encoder_opts' */
     /* Reused as ETMv1's: arch_minor, cycle_accurate, branch_broadcast,
      * ctxid_bytes, sync_period, trigger_at, fifo_depth, ranges; base.size
-     * as there. */
+     * as there (this library's build's). */
     tb_encoder_opts base;
     uint8_t port_width;
     uint32_t vector_base;
@@ -152,8 +165,16 @@ typedef struct tb_etmv2_encoder_opts {
     bool no_phantoms;        /* never fold branches */
 } tb_etmv2_encoder_opts;
 
-TB_API void tb_etmv2_encoder_opts_init(tb_etmv2_encoder_opts *o);
-TB_API void tb_etmv2_encoder_opts_from(tb_etmv2_encoder_opts *v, const tb_encoder_opts *o);
+/* The smallest taken: size, base and port width. */
+#define TB_ETMV2_ENCODER_OPTS_SIZE_MIN (offsetof(tb_etmv2_encoder_opts, port_width) + 1)
+
+/* As ETMv1's (etmv1.h): ETMv2.0, 8-bit port, sync every 1024 cycles. */
+TB_API int tb_etmv2_encoder_opts_defaults(tb_etmv2_encoder_opts *o);
+static inline void tb_etmv2_encoder_opts_init(tb_etmv2_encoder_opts *o)
+{
+    TB_ETM_PORT_OPTS_INIT(o, tb_etmv2_encoder_opts_defaults);
+}
+TB_API int tb_etmv2_encoder_opts_from(tb_etmv2_encoder_opts *v, const tb_encoder_opts *o);
 TB_API int tb_etmv2_encoder_config(const tb_etmv2_encoder_opts *o, tb_etmv2_config *c);
 
 typedef struct tb_etmv2_encoder tb_etmv2_encoder;
