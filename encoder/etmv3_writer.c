@@ -14,6 +14,7 @@
 
 #include "tracebench/pkt_codec.h"
 #include "tracebench/writer.h"
+#include "writers.h"
 #include "../common/struct_size.h"
 
 struct tb_etmv3_writer {

@@ -20,6 +20,7 @@
 
 #include "tracebench/pkt_codec.h"
 #include "tracebench/writer.h"
+#include "writers.h"
 #include "../common/struct_size.h"
 
 struct tb_ptm_writer {

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "tracebench/writer.h"
+#include "writers.h"
 #include "../common/struct_size.h"
 
 struct tb_writer {

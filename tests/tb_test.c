@@ -202,6 +202,20 @@ void tb_test_le32(uint8_t *b, uint32_t v)
     tb_test_le16(b + 2, (uint16_t)(v >> 16));
 }
 
+int tb_test_bytes_sink(void *ctx, const uint8_t *d, size_t n)
+{
+    tb_test_bytes *b = ctx;
+
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2;
+        b->d = realloc(b->d, b->cap);
+        cr_assert_not_null(b->d);
+    }
+    memcpy(b->d + b->n, d, n);
+    b->n += n;
+    return 0;
+}
+
 void tb_test_image_words(tb_memimage *m, uint32_t addr, const uint32_t *w, size_t n)
 {
     uint8_t b[256];

@@ -61,6 +61,14 @@ void tb_test_out_has(const tb_cli_run *r, const char *text);
 void tb_test_le16(uint8_t *b, uint16_t v);
 void tb_test_le32(uint8_t *b, uint32_t v);
 
+/* A growing byte buffer (zero it to start, free d at the end), and a
+ * tb_trace_sink that appends what an encoder writes to one. */
+typedef struct tb_test_bytes {
+    uint8_t *d;
+    size_t n, cap;
+} tb_test_bytes;
+int tb_test_bytes_sink(void *ctx, const uint8_t *d, size_t n);
+
 /* Adds n little-endian words at addr to the image m (n <= 64); the test
  * fails when the image refuses them. */
 typedef struct tb_memimage tb_memimage;

@@ -70,25 +70,6 @@ static int on_elem(void *ctx, const tb_element *el)
     return 0;
 }
 
-typedef struct bytes {
-    uint8_t *d;
-    size_t n, cap;
-} bytes;
-
-static int on_bytes(void *ctx, const uint8_t *d, size_t n)
-{
-    bytes *b = ctx;
-
-    if (b->n + n > b->cap) {
-        b->cap = (b->n + n) * 2;
-        b->d = realloc(b->d, b->cap);
-        cr_assert_not_null(b->d);
-    }
-    memcpy(b->d + b->n, d, n);
-    b->n += n;
-    return 0;
-}
-
 static tb_etmv1_sample S(uint8_t ps, uint8_t sync, uint16_t pkt)
 {
     tb_etmv1_sample s = {ps, sync, pkt};
@@ -1393,9 +1374,9 @@ Test(etmv1_roundtrip, overflow)
 /* ------------------------------------------------------------------ */
 /* (c) chunking */
 
-static void capture_bytes(const tb_etmv1_encoder_opts *o, const recs *R, bytes *b)
+static void capture_bytes(const tb_etmv1_encoder_opts *o, const recs *R, tb_test_bytes *b)
 {
-    tb_etmv1_encoder *e = tb_etmv1_encoder_new_bytes(o, on_bytes, b);
+    tb_etmv1_encoder *e = tb_etmv1_encoder_new_bytes(o, tb_test_bytes_sink, b);
     size_t i;
 
     cr_assert_not_null(e);
@@ -1415,7 +1396,7 @@ Test(etmv1_parser, chunking_invariance)
     int w, round;
 
     for (w = 0; w < 3; w++) {
-        bytes b = {0};
+        tb_test_bytes b = {0};
         tb_etmv1_parser *p;
 
         prog_records(&R, true);

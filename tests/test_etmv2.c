@@ -354,25 +354,6 @@ Test(etmv2_capture, header_and_truncation)
 
 /* ---- encoder -> capture: chunking invariance and the statuses used ---- */
 
-typedef struct bytes {
-    uint8_t *b;
-    size_t n, cap;
-} bytes;
-
-static int on_bytes(void *ctx, const uint8_t *d, size_t n)
-{
-    bytes *b = ctx;
-
-    if (b->n + n > b->cap) {
-        b->cap = (b->n + n) * 2;
-        b->b = realloc(b->b, b->cap);
-        cr_assert_not_null(b->b);
-    }
-    memcpy(b->b + b->n, d, n);
-    b->n += n;
-    return 0;
-}
-
 /* A loop of a conditional direct branch (a phantom candidate, U18), an
  * indirect return, an exception, a context change. */
 static void records(tb_etmv2_encoder *e)
@@ -422,7 +403,7 @@ static void records(tb_etmv2_encoder *e)
     cr_assert_eq(tb_etmv2_encoder_push(e, &r), 0);
 }
 
-static void capture(uint8_t width, unsigned sync, bytes *b)
+static void capture(uint8_t width, unsigned sync, tb_test_bytes *b)
 {
     tb_etmv2_encoder_opts o;
     tb_etmv2_encoder *e;
@@ -431,7 +412,7 @@ static void capture(uint8_t width, unsigned sync, bytes *b)
     o.port_width = width;
     o.base.sync_period = sync;
     memset(b, 0, sizeof *b);
-    e = tb_etmv2_encoder_new_bytes(&o, on_bytes, b);
+    e = tb_etmv2_encoder_new_bytes(&o, tb_test_bytes_sink, b);
     cr_assert_not_null(e);
     records(e);
     tb_etmv2_encoder_free(e);
@@ -442,7 +423,7 @@ Test(etmv2_parser, chunking_invariance_and_statuses)
     static const uint8_t widths[] = {4, 8, 16};
 
     for (size_t w = 0; w < 3; w++) {
-        bytes cap;
+        tb_test_bytes cap;
         static pbuf whole, cut;
         bool phantom = false, tfo = false, dw = false;
 
@@ -450,7 +431,7 @@ Test(etmv2_parser, chunking_invariance_and_statuses)
         for (size_t off = 16; off + 4 <= cap.n; off += 4) {
             tb_etmv1_sample s;
 
-            cr_assert_eq(tb_etmv1_sample_unpack(cap.b + off, &s), 0);
+            cr_assert_eq(tb_etmv1_sample_unpack(cap.d + off, &s), 0);
             phantom |= s.pipestat >= TB_ETMV2_PT;
             tfo |= s.pipestat == TB_ETMV2_TD && (s.tracepkt & 1);
             dw |= s.pipestat == TB_ETMV2_DW;
@@ -461,12 +442,12 @@ Test(etmv2_parser, chunking_invariance_and_statuses)
             tb_etmv2_parser *p = tb_etmv2_parser_new(NULL), *q = tb_etmv2_parser_new(NULL);
 
             whole.n = cut.n = 0;
-            cr_assert_geq(tb_etmv2_parser_push(p, cap.b, cap.n, 0, on_packet, &whole), 0);
+            cr_assert_geq(tb_etmv2_parser_push(p, cap.d, cap.n, 0, on_packet, &whole), 0);
             cr_assert_geq(tb_etmv2_parser_finish(p, on_packet, &whole), 0);
             for (size_t at = 0; at < cap.n; at += chunk) {
                 size_t k = cap.n - at < chunk ? cap.n - at : chunk;
 
-                cr_assert_geq(tb_etmv2_parser_push(q, cap.b + at, k, at, on_packet, &cut), 0);
+                cr_assert_geq(tb_etmv2_parser_push(q, cap.d + at, k, at, on_packet, &cut), 0);
             }
             cr_assert_geq(tb_etmv2_parser_finish(q, on_packet, &cut), 0);
             cr_assert_eq(whole.n, cut.n);
@@ -481,7 +462,7 @@ Test(etmv2_parser, chunking_invariance_and_statuses)
             tb_etmv2_parser_free(p);
             tb_etmv2_parser_free(q);
         }
-        free(cap.b);
+        free(cap.d);
     }
 }
 
@@ -493,7 +474,7 @@ Test(etmv2_parser, full_fifo_on_a_4_bit_port)
     tb_etmv2_encoder_opts o;
     tb_etmv2_encoder *e;
     tb_exec_record r;
-    bytes cap = {0};
+    tb_test_bytes cap = {0};
     static pbuf got;
     tb_etmv2_parser *p;
     unsigned isyncs = 0, branches = 0;
@@ -501,7 +482,7 @@ Test(etmv2_parser, full_fifo_on_a_4_bit_port)
     tb_etmv2_encoder_opts_init(&o);
     o.port_width = 4;
     o.base.sync_period = 0;
-    e = tb_etmv2_encoder_new_bytes(&o, on_bytes, &cap);
+    e = tb_etmv2_encoder_new_bytes(&o, tb_test_bytes_sink, &cap);
     cr_assert_not_null(e);
     for (unsigned i = 0; i < 20000; i++) {
         memset(&r, 0, sizeof r);
@@ -520,7 +501,7 @@ Test(etmv2_parser, full_fifo_on_a_4_bit_port)
     tb_etmv2_encoder_free(e);
     p = tb_etmv2_parser_new(NULL);
     got.n = 0;
-    cr_assert_geq(tb_etmv2_parser_push(p, cap.b, cap.n, 0, on_packet, &got), 0);
+    cr_assert_geq(tb_etmv2_parser_push(p, cap.d, cap.n, 0, on_packet, &got), 0);
     cr_assert_geq(tb_etmv2_parser_finish(p, on_packet, &got), 0);
     tb_etmv2_parser_free(p);
     for (size_t i = 0; i < got.n; i++) {
@@ -533,7 +514,7 @@ Test(etmv2_parser, full_fifo_on_a_4_bit_port)
     /* The FIFO held hundreds of branch packets (the comment above): the
      * parser gave them all back. */
     cr_assert_gt(branches, 300, "%u branch packets", branches);
-    free(cap.b);
+    free(cap.d);
 }
 
 /* ---- cycle-accurate counts around exceptions, markers and the end

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../decoder/protocols.h"
+#include "../encoder/writers.h"
 #include "tb_test.h"
 #include "tracebench/frame.h"
 #include "tracebench/parser.h"

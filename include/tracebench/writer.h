@@ -35,20 +35,8 @@ TB_API int tb_writer_write(tb_writer *w, const tb_packet *pkt, uint8_t *out,
  * full). */
 TB_API void tb_writer_reset(tb_writer *w);
 
-/* Per-protocol implementations. */
-typedef struct tb_etmv3_writer tb_etmv3_writer;
-TB_API tb_etmv3_writer *tb_etmv3_writer_new(const tb_config *cfg);
-TB_API void tb_etmv3_writer_free(tb_etmv3_writer *w);
-TB_API int tb_etmv3_writer_write(tb_etmv3_writer *w, const tb_packet *pkt,
-                          uint8_t *out, size_t cap);
-TB_API void tb_etmv3_writer_reset(tb_etmv3_writer *w);
-
-typedef struct tb_ptm_writer tb_ptm_writer;
-TB_API tb_ptm_writer *tb_ptm_writer_new(const tb_config *cfg);
-TB_API void tb_ptm_writer_free(tb_ptm_writer *w);
-TB_API int tb_ptm_writer_write(tb_ptm_writer *w, const tb_packet *pkt,
-                        uint8_t *out, size_t cap);
-TB_API void tb_ptm_writer_reset(tb_ptm_writer *w);
+/* The per-protocol writers behind tb_writer are not part of the API: a
+ * tb_config of the protocol chooses one. */
 
 #ifdef __cplusplus
 }
