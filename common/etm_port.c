@@ -68,101 +68,116 @@ int tb_etm_port_framer_next(tb_etm_port_framer *f, const uint8_t *data, size_t l
     return TB_ETM_PORT_NEED;
 }
 
-/* ---- the port configurations (etmv1.h, etmv2.h) ----
- * The public functions take the caller's struct as this build's
- * (struct_size.h) and give back only its bytes, through one body for
- * both protocols (a port_kind); the per-protocol parts work on this
- * build's struct. */
-
-/* Either configuration, this build's.  minor and port_width are in both
- * structs' common initial sequence (after size), so read through v1. */
-typedef union port_any {
-    tb_etmv1_config v1;
-    tb_etmv2_config v2;
-} port_any;
+/* ---- the port configuration (etm_port.h; etmv1.h, etmv2.h) ----
+ * One struct for both protocols, the same ETMCR mapping; a port_kind
+ * holds what differs (the capture's protocol byte, the checks, whether
+ * the header reader keeps the caller's phantoms).  The public functions
+ * take the caller's struct as this build's (struct_size.h) and give back
+ * only its bytes. */
 
 typedef struct port_kind {
-    const char *what;       /* the struct's name, for tb_struct_take */
-    size_t have, min;       /* this build's size, the smallest taken */
+    const char *what;       /* the type's name, for tb_struct_take */
     uint8_t proto;          /* capture header protocol byte */
     tb_protocol protocol;
-    /* From ETMCR: the defaults, the fields, then the check's verdict. */
-    int (*fill)(port_any *c, uint32_t etmcr, uint8_t minor);
-    int (*check)(const port_any *c);
-    uint32_t (*etmcr)(const port_any *c);
-    size_t vector_base_at;  /* offsetof its vector_base */
-    /* What else the header parser keeps of the caller's (from), or NULL
-     * (the vector base it always keeps). */
-    void (*keep)(port_any *c, const port_any *from);
+    /* The protocol's own refusals, after the common ones. */
+    int (*check)(const tb_etm_port_config *c);
+    bool keep_phantoms;     /* an encoder choice, not in the header */
 } port_kind;
 
-static void port_vector_base(const port_kind *k, port_any *c, uint32_t vb)
-{
-    memcpy((char *)c + k->vector_base_at, &vb, sizeof vb);
-}
-
-/* The ETMCR fields (IHI0014Q 3.5.1), the same for ETMv2. */
-static uint32_t etmcr_of(uint8_t port_width, uint8_t data_trace, bool branch_output,
-                         bool cycle_accurate, uint8_t ctxid_bytes)
+/* ETMCR [6:4] port size, [3:2] data trace, [8] branch output, [12] cycle
+ * accurate, [15:14] context ID size (IHI0014Q 3.5.1; the same for ETMv2). */
+static uint32_t etmcr_of(const tb_etm_port_config *c)
 {
     uint32_t r = 0;
+    uint8_t n = c->ctxid_bytes;
 
-    r |= (uint32_t)(port_width == 4 ? 0 : port_width == 8 ? 1 : 2) << 4;
-    r |= (uint32_t)(data_trace & 3) << 2;
-    if (branch_output)
+    r |= (uint32_t)(c->port_width == 4 ? 0 : c->port_width == 8 ? 1 : 2) << 4;
+    r |= (uint32_t)(c->data_trace & 3) << 2;
+    if (c->branch_output)
         r |= 1u << 8;
-    if (cycle_accurate)
+    if (c->cycle_accurate)
         r |= 1u << 12;
-    r |= (uint32_t)(ctxid_bytes == 0 ? 0 : ctxid_bytes == 1 ? 1 : ctxid_bytes == 2 ? 2 : 3)
-         << 14;
+    r |= (uint32_t)(n == 0 ? 0 : n == 1 ? 1 : n == 2 ? 2 : 3) << 14;
     return r;
+}
+
+static int check_of(const port_kind *k, const tb_etm_port_config *c)
+{
+    if (c->port_width != 4 && c->port_width != 8 && c->port_width != 16)
+        return TB_ERR_CONFIG;
+    if (c->ctxid_bytes != 0 && c->ctxid_bytes != 1 && c->ctxid_bytes != 2 &&
+        c->ctxid_bytes != 4)
+        return TB_ERR_CONFIG;
+    if ((c->vector_base & 0x1F) || c->data_trace > 3)
+        return TB_ERR_CONFIG;
+    return k->check(c);
+}
+
+/* From ETMCR (the reverse of etmcr_of): the defaults, the fields, then
+ * the check's verdict. */
+static int fill_of(const port_kind *k, tb_etm_port_config *c, uint32_t etmcr, uint8_t minor)
+{
+    static const uint8_t widths[3] = {4, 8, 16};
+    static const uint8_t cid[4] = {0, 1, 2, 4};
+    unsigned ps = (etmcr >> 4) & 7;
+
+    tb_etm_port_config_init(c, minor);
+    if (ps > 2 || (etmcr & (1u << 21)))
+        return TB_ERR_CONFIG;
+    c->port_width = widths[ps];
+    c->data_trace = (etmcr >> 2) & 3;
+    c->branch_output = (etmcr >> 8) & 1;
+    c->cycle_accurate = (etmcr >> 12) & 1;
+    c->ctxid_bytes = cid[(etmcr >> 14) & 3];
+    return check_of(k, c);
 }
 
 /* The caller's c as this build's in *own: 0, or TB_ERR_INVAL (NULL, or a
  * size refused). */
-static int port_take(const port_kind *k, port_any *own, const void *c)
+static int port_take(const port_kind *k, tb_etm_port_config *own, const void *c)
 {
-    if (!c || tb_struct_take(own, k->have, c, k->min, k->what, NULL, 0) < 0)
+    if (!c || tb_struct_take(own, sizeof *own, c, TB_ETM_PORT_CONFIG_SIZE_MIN, k->what, NULL,
+                             0) < 0)
         return TB_ERR_INVAL;
     return 0;
 }
 
 /* t back into the caller's c (own: c as taken): rc, or TB_ERR_INVAL for a
  * value past c's size (c then unchanged). */
-static int port_give(const port_kind *k, void *c, const port_any *t, const port_any *own,
-                     int rc)
+static int port_give(const port_kind *k, void *c, const tb_etm_port_config *t,
+                     const tb_etm_port_config *own, int rc)
 {
-    return tb_struct_give(c, t, own, k->have, k->what, NULL, 0) < 0 ? TB_ERR_INVAL : rc;
+    return tb_struct_give(c, t, own, sizeof *t, k->what, NULL, 0) < 0 ? TB_ERR_INVAL : rc;
 }
 
 static int port_check(const port_kind *k, const void *c)
 {
-    port_any own;
+    tb_etm_port_config own;
 
     if (!c)
         return TB_ERR_CONFIG;
-    return port_take(k, &own, c) < 0 ? TB_ERR_INVAL : k->check(&own);
+    return port_take(k, &own, c) < 0 ? TB_ERR_INVAL : check_of(k, &own);
 }
 
 static uint32_t port_etmcr(const port_kind *k, const void *c)
 {
-    port_any own;
+    tb_etm_port_config own;
 
-    return port_take(k, &own, c) < 0 ? 0 : k->etmcr(&own);
+    return port_take(k, &own, c) < 0 ? 0 : etmcr_of(&own);
 }
 
 static int port_from_etmcr(const port_kind *k, void *c, uint32_t etmcr, uint8_t minor)
 {
-    port_any own, t;
+    tb_etm_port_config own, t;
 
     if (port_take(k, &own, c) < 0)
         return TB_ERR_INVAL;
-    return port_give(k, c, &t, &own, k->fill(&t, etmcr, minor));
+    return port_give(k, c, &t, &own, fill_of(k, &t, etmcr, minor));
 }
 
 static int port_from_tb(const port_kind *k, void *c, const tb_config *cfg)
 {
-    port_any own, t;
+    tb_etm_port_config own, t;
     tb_config ownc;
     int rc;
 
@@ -172,41 +187,40 @@ static int port_from_tb(const port_kind *k, void *c, const tb_config *cfg)
         return TB_ERR_CONFIG;
     if (port_take(k, &own, c) < 0)
         return TB_ERR_INVAL;
-    rc = k->fill(&t, cfg->etmcr, cfg->arch_minor);
-    port_vector_base(k, &t, cfg->vector_base);
+    rc = fill_of(k, &t, cfg->etmcr, cfg->arch_minor);
+    t.vector_base = cfg->vector_base;
     if (rc == 0)
-        rc = k->check(&t);
+        rc = check_of(k, &t);
     return port_give(k, c, &t, &own, rc);
 }
 
 static int port_header(const port_kind *k, const void *c, uint8_t out[16])
 {
-    port_any own;
+    tb_etm_port_config own;
 
     if (port_take(k, &own, c) < 0)
         return TB_ERR_INVAL;
-    tb_etm_port_header_put(k->proto, own.v1.minor, own.v1.port_width, k->etmcr(&own), out);
+    tb_etm_port_header_put(k->proto, own.minor, own.port_width, etmcr_of(&own), out);
     return 0;
 }
 
 static int port_parse_header(const port_kind *k, const uint8_t in[16], void *c)
 {
-    port_any own, t;
+    tb_etm_port_config own, t;
     uint8_t proto, minor, width;
-    uint32_t etmcr, vb;
+    uint32_t etmcr;
 
     if (c && port_take(k, &own, c) < 0)
         return TB_ERR_INVAL;
     if (tb_etm_port_header_get(in, &proto, &minor, &width, &etmcr) < 0 || proto != k->proto)
         return TB_ERR_FORMAT;
-    if (k->fill(&t, etmcr, minor) < 0 || t.v1.port_width != width)
+    if (fill_of(k, &t, etmcr, minor) < 0 || t.port_width != width)
         return TB_ERR_FORMAT;
     if (!c)
         return 0;
-    memcpy(&vb, (const char *)&own + k->vector_base_at, sizeof vb);
-    port_vector_base(k, &t, vb);
-    if (k->keep)
-        k->keep(&t, &own);
+    t.vector_base = own.vector_base;
+    if (k->keep_phantoms)
+        t.phantoms = own.phantoms;
     return port_give(k, c, &t, &own, 0);
 }
 
@@ -240,56 +254,17 @@ static int port_parse_header(const port_kind *k, const uint8_t in[16], void *c)
 
 /* ---- ETMv1's configuration, sample word ---- */
 
-static int etmv1_check(const port_any *a)
+static int etmv1_check(const tb_etm_port_config *c)
 {
-    const tb_etmv1_config *c = &a->v1;
-
-    if (c->minor > 3)
-        return TB_ERR_CONFIG;
-    if (c->port_width != 4 && c->port_width != 8 && c->port_width != 16)
-        return TB_ERR_CONFIG;
-    if (c->ctxid_bytes != 0 && c->ctxid_bytes != 1 && c->ctxid_bytes != 2 &&
-        c->ctxid_bytes != 4)
+    if (c->minor > 3 || c->phantoms)
         return TB_ERR_CONFIG;
     if (c->ctxid_bytes && c->minor < 2) /* context ID from v1.2 (5.6.3) */
-        return TB_ERR_CONFIG;
-    if ((c->vector_base & 0x1F) || c->data_trace > 3)
         return TB_ERR_CONFIG;
     return 0;
 }
 
-static uint32_t etmv1_etmcr(const port_any *a)
-{
-    const tb_etmv1_config *c = &a->v1;
-
-    return etmcr_of(c->port_width, c->data_trace, c->branch_output, c->cycle_accurate,
-                    c->ctxid_bytes);
-}
-
-static int etmv1_fill(port_any *a, uint32_t etmcr, uint8_t minor)
-{
-    static const uint8_t widths[3] = {4, 8, 16};
-    static const uint8_t cid[4] = {0, 1, 2, 4};
-    unsigned ps = (etmcr >> 4) & 7;
-    tb_etmv1_config *c = &a->v1;
-
-    tb_etmv1_config_init(c);
-    if (ps > 2 || (etmcr & (1u << 21)))
-        return TB_ERR_CONFIG;
-    c->minor = minor;
-    c->port_width = widths[ps];
-    c->data_trace = (etmcr >> 2) & 3;
-    c->branch_output = (etmcr >> 8) & 1;
-    c->cycle_accurate = (etmcr >> 12) & 1;
-    c->ctxid_bytes = cid[(etmcr >> 14) & 3];
-    return etmv1_check(a);
-}
-
-static const port_kind etmv1_kind = {
-    "tb_etmv1_config", sizeof(tb_etmv1_config), TB_ETMV1_CONFIG_SIZE_MIN, TB_ETM_PORT_V1,
-    TB_PROTO_ETMV1, etmv1_fill, etmv1_check, etmv1_etmcr,
-    offsetof(tb_etmv1_config, vector_base), NULL,
-};
+static const port_kind etmv1_kind = {"tb_etmv1_config", TB_ETM_PORT_V1, TB_PROTO_ETMV1,
+                                     etmv1_check, false};
 
 PORT_CONFIG_API(etmv1)
 
@@ -325,59 +300,12 @@ int tb_etmv1_sample_unpack(const uint8_t in[4], tb_etmv1_sample *s)
 
 /* ---- ETMv2's configuration ---- */
 
-static int etmv2_check(const port_any *a)
+static int etmv2_check(const tb_etm_port_config *c)
 {
-    const tb_etmv2_config *c = &a->v2;
-
-    if (c->minor != 0) /* ETMv2.0 (ETM10) is the only one known */
-        return TB_ERR_CONFIG;
-    if (c->port_width != 4 && c->port_width != 8 && c->port_width != 16)
-        return TB_ERR_CONFIG;
-    if (c->ctxid_bytes != 0 && c->ctxid_bytes != 1 && c->ctxid_bytes != 2 &&
-        c->ctxid_bytes != 4)
-        return TB_ERR_CONFIG;
-    if (c->vector_base & 0x1F || c->data_trace > 3)
-        return TB_ERR_CONFIG;
-    return 0;
+    return c->minor != 0 ? TB_ERR_CONFIG : 0; /* ETMv2.0 (ETM10) is the only one known */
 }
 
-static uint32_t etmv2_etmcr(const port_any *a)
-{
-    const tb_etmv2_config *c = &a->v2;
-
-    /* Same ETMCR fields as ETMv1 (IHI0014Q 3.5.1). */
-    return etmcr_of(c->port_width, c->data_trace, c->branch_output, c->cycle_accurate,
-                    c->ctxid_bytes);
-}
-
-static int etmv2_fill(port_any *a, uint32_t etmcr, uint8_t minor)
-{
-    port_any v1;
-    tb_etmv2_config *c = &a->v2;
-
-    tb_etmv2_config_init(c);
-    /* minor 3 only to borrow ETMv1's field reader (any context ID size). */
-    if (etmv1_fill(&v1, etmcr, 3) < 0)
-        return TB_ERR_CONFIG;
-    c->minor = minor;
-    c->port_width = v1.v1.port_width;
-    c->branch_output = v1.v1.branch_output;
-    c->cycle_accurate = v1.v1.cycle_accurate;
-    c->ctxid_bytes = v1.v1.ctxid_bytes;
-    c->data_trace = v1.v1.data_trace;
-    return etmv2_check(a);
-}
-
-/* The encoder's choice, not in the header: the caller's kept. */
-static void etmv2_keep(port_any *c, const port_any *from)
-{
-    c->v2.phantoms = from->v2.phantoms;
-}
-
-static const port_kind etmv2_kind = {
-    "tb_etmv2_config", sizeof(tb_etmv2_config), TB_ETMV2_CONFIG_SIZE_MIN, TB_ETM_PORT_V2,
-    TB_PROTO_ETMV2, etmv2_fill, etmv2_check, etmv2_etmcr,
-    offsetof(tb_etmv2_config, vector_base), etmv2_keep,
-};
+static const port_kind etmv2_kind = {"tb_etmv2_config", TB_ETM_PORT_V2, TB_PROTO_ETMV2,
+                                     etmv2_check, true};
 
 PORT_CONFIG_API(etmv2)

@@ -268,7 +268,7 @@ static int enqueue(tb_etmv1_parser *p, uint8_t kind, uint64_t index, uint32_t re
  * cycle may add its data units too (the shell's qlimit hook). */
 static unsigned qlimit(const tb_port_cfg *cfg)
 {
-    return cfg->etmv1.data_trace ? TB_PORT_QMAX : 8192u;
+    return cfg->data_trace ? TB_PORT_QMAX : 8192u;
 }
 
 /* Queues the cycle's data units with the TRACESYNC events so far: the
@@ -307,7 +307,7 @@ static void feed_byte(tb_etmv1_parser *p, uint8_t byte)
         if (na == 5)
             tb_etmv1_addr_decode(r->b, 5, 0, NULL, &reason, NULL);
         /* 5.6.3: the CID follows a 5-packet address with reason != 0. */
-        r->need = (uint8_t)(na + (na == 5 && reason ? p->port.cfg.etmv1.ctxid_bytes : 0));
+        r->need = (uint8_t)(na + (na == 5 && reason ? p->port.cfg.ctxid_bytes : 0));
     }
     if (r->need && r->n >= r->need) {
         r->done = true;
@@ -321,13 +321,13 @@ static int sample(tb_port_parser *c, const tb_etmv1_sample *s, uint64_t index)
     tb_etmv1_parser *p = (tb_etmv1_parser *)c;
     uint8_t ps = s->pipestat;
     uint16_t pkt = s->tracepkt;
-    bool data, ca = p->port.cfg.etmv1.cycle_accurate;
+    bool data, ca = p->port.cfg.cycle_accurate;
     pbr *apo_br = NULL;
     int rc;
 
     if (p->port.stop)
         return TB_ERR_STOPPED;
-    if (ps > 7 || (p->port.cfg.etmv1.port_width < 16 && (pkt >> p->port.cfg.etmv1.port_width)))
+    if (ps > 7 || (p->port.cfg.port_width < 16 && (pkt >> p->port.cfg.port_width)))
         return tb_port_fail(&p->port, TB_PKT_RESERVED, index, TB_ERR_BAD_PACKET);
     if (s->tracesync && (ps == TB_ETMV1_TR || ps == TB_ETMV1_TD))
         return tb_port_fail(&p->port, TB_PKT_BAD_SEQUENCE, index, TB_ERR_BAD_PACKET);
@@ -362,7 +362,7 @@ static int sample(tb_port_parser *c, const tb_etmv1_sample *s, uint64_t index)
             rc = enqueue(p, Q_E, index, 0);
             break;
         case TB_ETMV1_ID:
-            rc = enqueue(p, p->port.cfg.etmv1.data_trace ? Q_ID : Q_E, index, 0);
+            rc = enqueue(p, p->port.cfg.data_trace ? Q_ID : Q_E, index, 0);
             break;
         case TB_ETMV1_IN:
             rc = enqueue(p, Q_N, index, 0);
@@ -392,8 +392,8 @@ static int sample(tb_port_parser *c, const tb_etmv1_sample *s, uint64_t index)
             return rc;
     }
     if (data) {
-        unsigned w = p->port.cfg.etmv1.port_width;
-        bool dt = p->port.cfg.etmv1.data_trace != 0;
+        unsigned w = p->port.cfg.port_width;
+        bool dt = p->port.cfg.data_trace != 0;
 
         if (s->tracesync) {
             aread *r;

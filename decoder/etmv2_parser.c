@@ -92,7 +92,7 @@ static grp *grp_of(tb_etmv2_parser *p, uint32_t serial)
 static int emit_tfo(tb_etmv2_parser *p, const grp *g)
 {
     tb_packet k;
-    unsigned c = p->port.cfg.etmv2.ctxid_bytes, i;
+    unsigned c = p->port.cfg.ctxid_bytes, i;
     uint32_t a = 0;
 
     tb_port_pkt_init(&p->port, &k, TB_PKT_ISYNC, g->index);
@@ -125,7 +125,7 @@ static int pkt_length(const tb_etmv2_parser *p, const uint8_t *b, unsigned n,
 {
     static const unsigned ss[4] = {0, 1, 2, 4}; /* U8 */
     uint8_t h = b[0];
-    bool dv = (p->port.cfg.etmv2.data_trace & 1) != 0, da = (p->port.cfg.etmv2.data_trace & 2) != 0;
+    bool dv = (p->port.cfg.data_trace & 1) != 0, da = (p->port.cfg.data_trace & 2) != 0;
     bool has_addr = false;
     unsigned need = 1, i, vb = 0;
 
@@ -135,9 +135,9 @@ static int pkt_length(const tb_etmv2_parser *p, const uint8_t *b, unsigned n,
     }
     if ((h & 0x7F) == 0x6E) { /* context ID bC1101110 */
         *kind = TB_PKT_CONTEXT_ID;
-        if (!p->port.cfg.etmv2.ctxid_bytes)
+        if (!p->port.cfg.ctxid_bytes)
             return TB_ERR_UNSUPPORTED;
-        need = 1u + p->port.cfg.etmv2.ctxid_bytes;
+        need = 1u + p->port.cfg.ctxid_bytes;
         return n >= need ? (int)need : 0;
     }
     if ((h & 0x53) == 0x02) { /* normal data bC0A0SS10 */
@@ -156,7 +156,7 @@ static int pkt_length(const tb_etmv2_parser *p, const uint8_t *b, unsigned n,
         *kind = TB_PKT_RESERVED;
         return TB_ERR_BAD_PACKET;
     }
-    if (!p->port.cfg.etmv2.data_trace)
+    if (!p->port.cfg.data_trace)
         return TB_ERR_UNSUPPORTED; /* a data packet without data trace */
     if (!dv && vb) /* U8: no value bytes without value trace */
         return TB_ERR_BAD_PACKET;
@@ -192,7 +192,7 @@ static int emit_data(tb_etmv2_parser *p, const grp *g, const uint8_t *b, unsigne
     else if (kind == TB_PKT_OOO_PLACEHOLDER)
         k.data_tag = (h >> 2) & 3; /* TT (U9) */
     if ((kind == TB_PKT_DATA || kind == TB_PKT_OOO_PLACEHOLDER) && (h & 0x20) &&
-        (p->port.cfg.etmv2.data_trace & 2)) {
+        (p->port.cfg.data_trace & 2)) {
         uint32_t v = 0, mask;
         unsigned n = 0, bits;
 
@@ -209,7 +209,7 @@ static int emit_data(tb_etmv2_parser *p, const grp *g, const uint8_t *b, unsigne
         k.data_addr_bits = (uint8_t)bits;
         pos += n;
     }
-    if ((kind == TB_PKT_DATA || kind == TB_PKT_OOO_DATA) && (p->port.cfg.etmv2.data_trace & 1)) {
+    if ((kind == TB_PKT_DATA || kind == TB_PKT_OOO_DATA) && (p->port.cfg.data_trace & 1)) {
         k.data_size = (uint8_t)ss[(h >> 2) & 3];
         for (i = 0; i < k.data_size; i++) /* LSB first (U8) */
             k.data_value |= (uint32_t)b[pos + i] << (8 * i);
@@ -354,7 +354,7 @@ static int feed(tb_etmv2_parser *p, uint8_t byte, uint64_t index)
             return tb_port_fail(&p->port, TB_PKT_RESERVED, g->index,
                         (byte & TB_ETMV2_TFO_HDR_MASK) == TB_ETMV2_TFO_HDR_LSM
                             ? TB_ERR_UNSUPPORTED : TB_ERR_BAD_PACKET);
-        if (g->n == 5 + p->port.cfg.etmv2.ctxid_bytes) {
+        if (g->n == 5 + p->port.cfg.ctxid_bytes) {
             g->done = true;
             p->rd++;
             p->synced = true;
@@ -386,7 +386,7 @@ static int feed(tb_etmv2_parser *p, uint8_t byte, uint64_t index)
 
 static int read_pkt(tb_etmv2_parser *p, uint16_t pkt, uint64_t index)
 {
-    unsigned w = p->port.cfg.etmv2.port_width;
+    unsigned w = p->port.cfg.port_width;
     int rc;
 
     if (p->rd == p->gn) {
@@ -428,7 +428,7 @@ static int tfo_cycle(tb_etmv2_parser *p, uint16_t pkt, uint64_t index)
     if ((rc = enqueue(p, Q_GRP, index, g->serial)) < 0)
         return rc;
     p->synced = true; /* the statuses from here on are read */
-    if (p->port.cfg.etmv2.port_width == 4) {
+    if (p->port.cfg.port_width == 4) {
         p->tfo_lo = (uint8_t)((pkt >> 1) & 7); /* U4 */
         p->hi_wait = true;
     } else {
@@ -444,8 +444,8 @@ static int sample(tb_port_parser *c, const tb_etmv1_sample *s, uint64_t index)
     tb_etmv2_parser *p = (tb_etmv2_parser *)c;
     uint8_t ps = s->pipestat, st;
     uint16_t pkt = s->tracepkt;
-    bool data = true, tfo_ok = true, ca = p->port.cfg.etmv2.cycle_accurate;
-    unsigned w = p->port.cfg.etmv2.port_width;
+    bool data = true, tfo_ok = true, ca = p->port.cfg.cycle_accurate;
+    unsigned w = p->port.cfg.port_width;
     int rc;
 
     if (p->port.stop)

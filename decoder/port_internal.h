@@ -428,11 +428,8 @@ static inline int tb_port_dec_packet(void *d, const tb_packet *pkt, tb_element_c
 
 /* ---- the parsers' shell (port_parser.c) ---- */
 
-/* One port's configuration: the parser's protocol's member. */
-typedef union tb_port_cfg {
-    tb_etmv1_config etmv1;
-    tb_etmv2_config etmv2;
-} tb_port_cfg;
+/* One port's configuration (etm_port.h: both protocols'). */
+typedef tb_etm_port_config tb_port_cfg;
 
 typedef struct tb_port_parser tb_port_parser;
 
@@ -519,9 +516,9 @@ int tb_port_parser_header(tb_port_parser *c);
 #define TB_PORT_PARSER_API(v, PROTO, sample_fn, forget_fn, qlimit_fn, reset_fn)          \
     static int v##_parse_header(const uint8_t in[16], tb_port_cfg *cfg)                  \
     {                                                                                    \
-        return tb_##v##_capture_parse_header(in, &cfg->v);                               \
+        return tb_##v##_capture_parse_header(in, cfg);                               \
     }                                                                                    \
-    static void v##_config_init(tb_port_cfg *cfg) { tb_##v##_config_init(&cfg->v); }     \
+    static void v##_config_init(tb_port_cfg *cfg) { tb_##v##_config_init(cfg); }     \
     static const tb_port_parser_ops v##_parser_hooks = {                                 \
         .protocol = TB_PROTO_##PROTO, .forget = forget_fn, .qlimit = qlimit_fn,          \
         .parse_header = v##_parse_header,                                                \
@@ -541,7 +538,7 @@ int tb_port_parser_header(tb_port_parser *c);
     void tb_##v##_parser_reset(tb_##v##_parser *p) { tb_port_parser_op_reset(p); }       \
     const tb_##v##_config *tb_##v##_parser_config(const tb_##v##_parser *p)              \
     {                                                                                    \
-        return p && p->port.have_cfg ? &p->port.cfg.v : NULL;                            \
+        return p && p->port.have_cfg ? &p->port.cfg : NULL;                            \
     }                                                                                    \
     static int v##_parser_push_op(void *p, const uint8_t *data, size_t len,              \
                                   uint64_t index, tb_packet_cb cb, void *ctx)            \

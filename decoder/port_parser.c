@@ -65,8 +65,7 @@ int tb_port_parser_header(tb_port_parser *c)
 
     if ((rc = c->ops->parse_header(c->in.hdr, &n)) < 0)
         return c->err = rc;
-    if (c->cfg_given && (c->ops->protocol == TB_PROTO_ETMV1 ? !SAME_PORT(n.etmv1, c->cfg.etmv1)
-                                                            : !SAME_PORT(n.etmv2, c->cfg.etmv2)))
+    if (c->cfg_given && !SAME_PORT(n, c->cfg))
         return c->err = TB_ERR_MISMATCH;
     c->cfg = n;
     c->have_cfg = true;

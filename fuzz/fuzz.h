@@ -231,6 +231,56 @@ typedef struct tb_fuzz_objs {
 const tb_fuzz_objs *tb_fuzz_objects(tb_protocol proto, const uint8_t b[TB_FUZZ_CFG_BYTES],
                                     bool want_decoder);
 
+/* The trace ports' harnesses (fuzz_etmv1.c, fuzz_etmv2.c) keep their own
+ * protocol's parser and decoder the same way, made from the port
+ * configuration (etm_port.h) rather than a tb_config, since a parser
+ * given none reads the capture's header.  Two configurations compare
+ * field by field (no padding). */
+bool tb_fuzz_port_cfg_eq(const tb_etm_port_config *a, const tb_etm_port_config *b);
+unsigned tb_fuzz_port_cfg_hash(const tb_etm_port_config *k);
+/* static void v_objects(given, cfg, &p, &d or NULL): port v's parser for
+ * given (NULL: one that reads the header; kept in one extra slot) and
+ * decoder for cfg, made once per configuration and reset (harness: the
+ * name failures are reported under).  Needs decoder/protocols.h. */
+#define TB_FUZZ_PORT_OBJECTS(v, harness)                                                   \
+    static void v##_objects(const tb_##v##_config *given, const tb_##v##_config *cfg,    \
+                            tb_##v##_parser **p, tb_##v##_decoder **d)                   \
+    {                                                                                    \
+        enum { SLOTS = 16 };                                                             \
+        static struct {                                                                  \
+            bool used;                                                                   \
+            tb_##v##_config key;                                                         \
+            tb_##v##_parser *p;                                                          \
+            tb_##v##_decoder *d;                                                         \
+        } ps[SLOTS + 1], ds[SLOTS];                                                      \
+        unsigned h = tb_fuzz_port_cfg_hash(given ? given : cfg);                         \
+        unsigned pi = given ? h % SLOTS : SLOTS, di = h % SLOTS;                         \
+                                                                                         \
+        if (!ps[pi].used || (given && !tb_fuzz_port_cfg_eq(&ps[pi].key, given))) {       \
+            tb_##v##_parser_free(ps[pi].p);                                              \
+            ps[pi].p = tb_##v##_parser_new(given);                                       \
+            TB_FUZZ_CHECK(harness, ps[pi].p != NULL, "tb_" #v "_parser_new failed");     \
+            if (given)                                                                   \
+                ps[pi].key = *given;                                                     \
+            ps[pi].used = true;                                                          \
+        } else {                                                                         \
+            tb_##v##_parser_reset(ps[pi].p);                                             \
+        }                                                                                \
+        *p = ps[pi].p;                                                                   \
+        if (!d)                                                                          \
+            return;                                                                      \
+        if (!ds[di].used || !tb_fuzz_port_cfg_eq(&ds[di].key, cfg)) {                    \
+            tb_##v##_decoder_free(ds[di].d);                                             \
+            ds[di].d = tb_##v##_decoder_new(cfg, tb_fuzz_image());                       \
+            TB_FUZZ_CHECK(harness, ds[di].d != NULL, "tb_" #v "_decoder_new failed");    \
+            ds[di].key = *cfg;                                                           \
+            ds[di].used = true;                                                          \
+        } else {                                                                         \
+            tb_##v##_decoder_reset(ds[di].d);                                            \
+        }                                                                                \
+        *d = ds[di].d;                                                                   \
+    }
+
 /* ---- checks shared by the harnesses (fuzz_util.c) ---- */
 
 /* A spec-coverage classifier's answer (speccov.h): k >= 0, each id a variant

@@ -610,57 +610,7 @@ static void e1_generic(const tb_config *gcfg, const tb_etmv1_config *cfg,
     tb_decoder_free(d);
 }
 
-/* Configurations compared field by field (no padding). */
-static bool e1_cfg_eq(const tb_etmv1_config *a, const tb_etmv1_config *b)
-{
-    return a->minor == b->minor && a->port_width == b->port_width &&
-           a->data_trace == b->data_trace && a->cycle_accurate == b->cycle_accurate &&
-           a->branch_output == b->branch_output && a->ctxid_bytes == b->ctxid_bytes &&
-           a->vector_base == b->vector_base;
-}
-
-/* The fast harness's parser (given NULL: one that reads the header) and
- * decoder for cfg, made once and reset (fuzz.h tb_fuzz_objects). */
-#define E1_SLOTS 16
-static void e1_objects(const tb_etmv1_config *given, const tb_etmv1_config *cfg,
-                       tb_etmv1_parser **p, tb_etmv1_decoder **d)
-{
-    static struct {
-        bool used;
-        tb_etmv1_config key;
-        tb_etmv1_parser *p;
-        tb_etmv1_decoder *d;
-    } ps[E1_SLOTS + 1], ds[E1_SLOTS];
-    const tb_etmv1_config *k = given ? given : cfg;
-    unsigned h = (unsigned)(k->port_width + 3u * k->minor + 7u * k->cycle_accurate +
-                            11u * k->branch_output + 13u * k->ctxid_bytes +
-                            17u * k->data_trace + (k->vector_base ? 19u : 0u));
-    unsigned pi = given ? h % E1_SLOTS : E1_SLOTS, di = h % E1_SLOTS;
-
-    if (!ps[pi].used || (given && !e1_cfg_eq(&ps[pi].key, given))) {
-        tb_etmv1_parser_free(ps[pi].p);
-        ps[pi].p = tb_etmv1_parser_new(given);
-        TB_FUZZ_CHECK(E1_NAME, ps[pi].p != NULL, "tb_etmv1_parser_new failed");
-        if (given)
-            ps[pi].key = *given;
-        ps[pi].used = true;
-    } else {
-        tb_etmv1_parser_reset(ps[pi].p);
-    }
-    *p = ps[pi].p;
-    if (!d)
-        return;
-    if (!ds[di].used || !e1_cfg_eq(&ds[di].key, cfg)) {
-        tb_etmv1_decoder_free(ds[di].d);
-        ds[di].d = tb_etmv1_decoder_new(cfg, tb_fuzz_image());
-        TB_FUZZ_CHECK(E1_NAME, ds[di].d != NULL, "tb_etmv1_decoder_new failed");
-        ds[di].key = *cfg;
-        ds[di].used = true;
-    } else {
-        tb_etmv1_decoder_reset(ds[di].d);
-    }
-    *d = ds[di].d;
-}
+TB_FUZZ_PORT_OBJECTS(etmv1, E1_NAME)
 
 static int fuzz_etmv1(const uint8_t *data, size_t len, bool full)
 {
@@ -726,7 +676,7 @@ static int fuzz_etmv1(const uint8_t *data, size_t len, bool full)
     if (!full) {
         tb_etmv1_parser *p;
 
-        e1_objects(own_header ? NULL : &cfg, &cfg, &p, have_cfg ? &dec : NULL);
+        etmv1_objects(own_header ? NULL : &cfg, &cfg, &p, have_cfg ? &dec : NULL);
         d0 = (e1_dec){.dec = dec, .cfg = &cfg};
         (void)e1_parse(own_header ? NULL : &cfg, &cfg, stream, slen, 0, dec ? &d0 : NULL, p,
                        false);
@@ -822,5 +772,4 @@ int tb_fuzz_etmv1_full(const uint8_t *data, size_t len)
 #undef E1_NAME
 #undef E1_MAX_RANGE
 #undef E1_LOOP
-#undef E1_SLOTS
 #undef e1_known_err

@@ -316,54 +316,7 @@ static void e2_parse(const tb_etmv2_config *cfg, const uint8_t *cap, size_t len,
         tb_etmv2_parser_free(p);
 }
 
-static bool e2_cfg_eq(const tb_etmv2_config *a, const tb_etmv2_config *b)
-{
-    return a->port_width == b->port_width && a->cycle_accurate == b->cycle_accurate &&
-           a->branch_output == b->branch_output && a->ctxid_bytes == b->ctxid_bytes &&
-           a->data_trace == b->data_trace && a->vector_base == b->vector_base &&
-           a->phantoms == b->phantoms;
-}
-
-/* The fast harness's parser (given NULL: one that reads the header) and
- * decoder for cfg, made once and reset (fuzz.h tb_fuzz_objects). */
-#define E2_SLOTS 16
-static void e2_objects(const tb_etmv2_config *given, const tb_etmv2_config *cfg,
-                       tb_etmv2_parser **p, tb_etmv2_decoder **d)
-{
-    static struct {
-        bool used;
-        tb_etmv2_config key;
-        tb_etmv2_parser *p;
-        tb_etmv2_decoder *d;
-    } ps[E2_SLOTS + 1], ds[E2_SLOTS];
-    const tb_etmv2_config *k = given ? given : cfg;
-    unsigned h = (unsigned)(k->port_width + 7u * k->cycle_accurate + 11u * k->branch_output +
-                            13u * k->ctxid_bytes + 17u * k->data_trace +
-                            (k->vector_base ? 19u : 0u));
-    unsigned pi = given ? h % E2_SLOTS : E2_SLOTS, di = h % E2_SLOTS;
-
-    if (!ps[pi].used || (given && !e2_cfg_eq(&ps[pi].key, given))) {
-        tb_etmv2_parser_free(ps[pi].p);
-        ps[pi].p = tb_etmv2_parser_new(given);
-        TB_FUZZ_CHECK(E2_NAME, ps[pi].p != NULL, "tb_etmv2_parser_new failed");
-        if (given)
-            ps[pi].key = *given;
-        ps[pi].used = true;
-    } else {
-        tb_etmv2_parser_reset(ps[pi].p);
-    }
-    *p = ps[pi].p;
-    if (!ds[di].used || !e2_cfg_eq(&ds[di].key, cfg)) {
-        tb_etmv2_decoder_free(ds[di].d);
-        ds[di].d = tb_etmv2_decoder_new(cfg, tb_fuzz_image());
-        TB_FUZZ_CHECK(E2_NAME, ds[di].d != NULL, "tb_etmv2_decoder_new failed");
-        ds[di].key = *cfg;
-        ds[di].used = true;
-    } else {
-        tb_etmv2_decoder_reset(ds[di].d);
-    }
-    *d = ds[di].d;
-}
+TB_FUZZ_PORT_OBJECTS(etmv2, E2_NAME)
 
 static int fuzz_etmv2(const uint8_t *data, size_t len, bool full)
 {
@@ -420,7 +373,7 @@ static int fuzz_etmv2(const uint8_t *data, size_t len, bool full)
         d.dec = tb_etmv2_decoder_new(&cfg, tb_fuzz_image());
         TB_FUZZ_CHECK(E2_NAME, d.dec != NULL, "decoder");
     } else {
-        e2_objects(own ? NULL : &cfg, &cfg, &fp, &d.dec);
+        etmv2_objects(own ? NULL : &cfg, &cfg, &fp, &d.dec);
     }
     whole.d = &d;
     whole.g = own ? NULL : &g;

@@ -97,6 +97,21 @@ void tb_fuzz_config_bytes(tb_protocol proto, unsigned minor, bool alt_branch,
     b[3] = 0x10;
 }
 
+bool tb_fuzz_port_cfg_eq(const tb_etm_port_config *a, const tb_etm_port_config *b)
+{
+    return a->minor == b->minor && a->port_width == b->port_width &&
+           a->data_trace == b->data_trace && a->cycle_accurate == b->cycle_accurate &&
+           a->branch_output == b->branch_output && a->ctxid_bytes == b->ctxid_bytes &&
+           a->vector_base == b->vector_base && a->phantoms == b->phantoms;
+}
+
+unsigned tb_fuzz_port_cfg_hash(const tb_etm_port_config *k)
+{
+    return (unsigned)(k->port_width + 3u * k->minor + 7u * k->cycle_accurate +
+                      11u * k->branch_output + 13u * k->ctxid_bytes + 17u * k->data_trace +
+                      (k->vector_base ? 19u : 0u) + 23u * k->phantoms);
+}
+
 bool tb_fuzz_etmv1_config(const uint8_t b[TB_FUZZ_CFG_BYTES],
                           tb_etmv1_config *cfg, tb_config *gcfg)
 {

@@ -413,6 +413,7 @@ Test(struct_size, port_config)
             tb_config g;
             uint8_t out[16];
             uint32_t vb = 1;
+            bool fits;
             int r;
 
             /* Reading: the late field set to a vector base the check
@@ -462,15 +463,19 @@ Test(struct_size, port_config)
                          "%s %s: from_etmcr's port width", f->name, t->what);
             port_untouched(&u, &before, t->taken ? kept : 0, t->what, "from_etmcr");
 
+            /* ETMv2's encoder sets phantoms, the struct's last field: a
+             * caller's struct without it has no room (refused, untouched). */
+            fits = t->taken && (f->init == etmv1_init ||
+                                t->size > offsetof(tb_etm_port_config, phantoms));
             port_caller(f, &u, t->size, 0xFFFF0000u);
             *port_width(f, &u) = 4;
             before = u;
             r = f->encoder_config(&u);
-            cr_expect_eq(r, t->taken ? 0 : TB_ERR_INVAL, "%s %s: encoder_config %d", f->name,
+            cr_expect_eq(r, fits ? 0 : TB_ERR_INVAL, "%s %s: encoder_config %d", f->name,
                          t->what, r);
-            cr_expect_eq(*port_width(f, &u), t->taken ? 16 : 4,
+            cr_expect_eq(*port_width(f, &u), fits ? 16 : 4,
                          "%s %s: encoder_config's port width", f->name, t->what);
-            port_untouched(&u, &before, t->taken ? kept : 0, t->what, "encoder_config");
+            port_untouched(&u, &before, fits ? kept : 0, t->what, "encoder_config");
 
             /* The header parser keeps the caller's vector base. */
             port_caller(f, &u, t->size, 0xFFFF0000u);

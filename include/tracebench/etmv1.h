@@ -4,8 +4,10 @@
  * also gives the capture file format and the OpenOCD `etm load` form).
  *
  *   exec records -> tb_etmv1_encoder -> samples (or capture bytes)
- *   samples/bytes -> tb_etmv1_parser -> tb_packet (ATOM, BRANCH, TRIGGER, DATA)
- *   tb_packet + tb_memimage -> tb_etmv1_decoder -> tb_element
+ *   capture bytes -> tb_parser (TB_PROTO_ETMV1) -> tb_packet (ATOM,
+ *                    BRANCH, TRIGGER, DATA)
+ *   tb_packet + tb_memimage -> tb_decoder -> tb_element
+ * (or tb_pipeline, pipeline.h, for both)
  *
  * Data trace (ETMCR[3:2], IHI0014Q 5.4, 5.7.3): docs/etmv1.md 9.  The
  * sources of the facts are in docs/etmv1-v2-sources.md; the model
@@ -15,6 +17,7 @@
 #define TRACEBENCH_ETMV1_H
 
 #include "tracebench/encoder.h"
+#include "tracebench/etm_port.h"
 #include "tracebench/snapshot.h"
 #include "tracebench/types.h"
 
@@ -53,45 +56,18 @@ typedef struct tb_etmv1_sample {
     uint16_t tracepkt;  /* TRACEPKT[width-1:0] */
 } tb_etmv1_sample;
 
-/* The trace port configuration (ETMCR fields, IHI0014Q 3.5.1 as read by
- * OpenOCD etm.h: [6:4] port size, [8] branch output, [12] cycle accurate,
- * [15:14] context ID size; [3:2] data trace). */
-typedef struct tb_etmv1_config {
-    /* sizeof (tb_etmv1_config) as the caller was built, as tb_config's
-     * (types.h): tb_etmv1_config_init sets it; every function reads only
-     * that many bytes, the later fields as 0, and those that fill one
-     * (from_etmcr, from_tb, capture_parse_header, encoder_config) write
-     * only that many, TB_ERR_INVAL when a value set past it would be lost.
-     * Below TB_ETMV1_CONFIG_SIZE_MIN (0: never initialised) or absurd:
-     * TB_ERR_INVAL (NULL from a _new).  Fields only ever added at the end. */
-    size_t size;
-    uint8_t minor;        /* ETMv1.x, 0..3 */
-    uint8_t port_width;   /* 4, 8 or 16 */
-    uint8_t data_trace;   /* ETMCR[3:2]: bit0 values, bit1 addresses */
-    bool cycle_accurate;  /* ETMCR[12] */
-    bool branch_output;   /* ETMCR[8]: direct branches traced as BE */
-    uint8_t ctxid_bytes;  /* 0, 1, 2 or 4 (ETMCR[15:14]); v1.2+ */
-    /* Where the exception vectors are: a BE to base+0x00..0x1C is read
-     * as an exception (docs/etmv1.md 4).  0xFFFF0000 is always one. */
-    uint32_t vector_base;
-} tb_etmv1_config;
+/* The trace port configuration: etm_port.h's, with ETMv1's checks. */
+typedef tb_etm_port_config tb_etmv1_config;
+#define TB_ETMV1_CONFIG_SIZE_MIN TB_ETM_PORT_CONFIG_SIZE_MIN
 
-/* The smallest tb_etmv1_config taken: size, minor and port width (the
- * fields whose 0 is no setting); the rest read as 0 (off). */
-#define TB_ETMV1_CONFIG_SIZE_MIN (offsetof(tb_etmv1_config, port_width) + sizeof(uint8_t))
-
-/* Defaults: ETMv1.3, 8-bit port, plain trace, no context ID, vectors 0.
- * Inline, so that the size is the caller's own struct's. */
+/* Defaults: ETMv1.3, 8-bit port, plain trace, no context ID, vectors 0. */
 static inline void tb_etmv1_config_init(tb_etmv1_config *c)
 {
-    memset(c, 0, sizeof *c);
-    c->size = sizeof *c;
-    c->minor = 3;
-    c->port_width = 8;
+    tb_etm_port_config_init(c, 3);
 }
-/* TB_ERR_CONFIG for a width other than 4/8/16, a context ID size other
- * than 0/1/2/4 or context IDs before v1.2 (5.6.3); TB_ERR_INVAL for a
- * size refused. */
+/* TB_ERR_CONFIG for a minor above 3, a width other than 4/8/16, a
+ * context ID size other than 0/1/2/4, context IDs before v1.2 (5.6.3) or
+ * phantoms (an ETMv2 feature); TB_ERR_INVAL for a size refused. */
 TB_API int tb_etmv1_config_check(const tb_etmv1_config *c);
 /* The ETMCR c gives (0 for a size refused: tb_etmv1_config_check says). */
 TB_API uint32_t tb_etmv1_etmcr(const tb_etmv1_config *c);

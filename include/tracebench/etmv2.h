@@ -3,13 +3,13 @@
  * sample per TRACECLK cycle (IHI0014Q chapter 6; docs/etmv2.md).
  *
  *   exec records -> tb_etmv2_encoder -> samples (or capture bytes)
- *   samples/bytes -> tb_etmv2_parser -> tb_packet (ISYNC, ATOM, BRANCH,
- *                                       CONTEXT_ID, TRIGGER)
- *   tb_packet + tb_memimage -> tb_etmv2_decoder -> tb_element
+ *   capture bytes -> tb_parser (TB_PROTO_ETMV2) -> tb_packet (ISYNC,
+ *                    ATOM, BRANCH, CONTEXT_ID, TRIGGER)
+ *   tb_packet + tb_memimage -> tb_decoder -> tb_element
  *
  * The parser also reads data packets (U8/U9); the encoder writes
- * instruction trace only.  The sample type and capture
- * file are ETMv1's (etmv1.h, etm_port.h) with protocol byte 2.
+ * instruction trace only.  The sample type, the configuration and the
+ * capture file are ETMv1's (etmv1.h, etm_port.h) with protocol byte 2.
  *
  * ====================================================================
  * UNVERIFIED VALUES.  Every ETMv2 value below that no public source
@@ -112,30 +112,14 @@ enum tb_etmv2_reason {
 
 typedef tb_etmv1_sample tb_etmv2_sample; /* pipestat [3:0], tracesync 0 */
 
-typedef struct tb_etmv2_config {
-    size_t size;          /* as tb_etmv1_config's (etmv1.h) */
-    uint8_t minor;        /* ETMv2.x: 0 (ETM10) */
-    uint8_t port_width;   /* 4, 8 or 16 */
-    bool cycle_accurate;  /* ETMCR[12] */
-    bool branch_output;   /* ETMCR[8] */
-    uint8_t ctxid_bytes;  /* 0, 1, 2, 4 (ETMCR[15:14]) */
-    uint8_t data_trace;   /* ETMCR[3:2] as ETMv1: bit0 values, bit1
-                           * addresses; the parser reads data packets
-                           * (the encoder does not write them yet) */
-    bool phantoms;        /* the encoder folds branches (U18); decoders
-                           * always accept phantom statuses */
-    uint32_t vector_base; /* as tb_etmv1_config */
-} tb_etmv2_config;
+/* The trace port configuration: etm_port.h's, with ETMv2's checks. */
+typedef tb_etm_port_config tb_etmv2_config;
+#define TB_ETMV2_CONFIG_SIZE_MIN TB_ETM_PORT_CONFIG_SIZE_MIN
 
-/* The smallest tb_etmv2_config taken: size, minor and port width. */
-#define TB_ETMV2_CONFIG_SIZE_MIN (offsetof(tb_etmv2_config, port_width) + sizeof(uint8_t))
-
-/* ETMv2.0, 8-bit port, the rest off.  Inline (the caller's size). */
+/* ETMv2.0, 8-bit port, the rest off. */
 static inline void tb_etmv2_config_init(tb_etmv2_config *c)
 {
-    memset(c, 0, sizeof *c);
-    c->size = sizeof *c;
-    c->port_width = 8;
+    tb_etm_port_config_init(c, 0);
 }
 /* As ETMv1's (etmv1.h): sizes taken and written as there. */
 TB_API int tb_etmv2_config_check(const tb_etmv2_config *c);
