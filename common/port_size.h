@@ -1,5 +1,5 @@
 /* Inside the library: the trace-port structs' size fields (etmv1.h,
- * etmv2.h), as struct_size.h does tb_config's.  A caller's struct is
+ * etmv2.h, etm_port.h), as struct_size.h does tb_config's.  A caller's struct is
  * taken as this build's at creation only (never per sample or packet);
  * the functions that fill a caller's struct give back only its bytes. */
 #ifndef TB_PORT_SIZE_H
@@ -26,8 +26,7 @@
         return tb_struct_give(c, src, orig, sizeof *src, #T, NULL, 0);                    \
     }
 
-TB_PORT_SIZE_FNS(tb_etmv1_config, TB_ETMV1_CONFIG_SIZE_MIN, true)
-TB_PORT_SIZE_FNS(tb_etmv2_config, TB_ETMV2_CONFIG_SIZE_MIN, true)
+TB_PORT_SIZE_FNS(tb_etm_port_config, TB_ETM_PORT_CONFIG_SIZE_MIN, true)
 TB_PORT_SIZE_FNS(tb_etmv1_encoder_opts, TB_ETMV1_ENCODER_OPTS_SIZE_MIN,
                  own->base.size == sizeof own->base)
 TB_PORT_SIZE_FNS(tb_etmv2_encoder_opts, TB_ETMV2_ENCODER_OPTS_SIZE_MIN,

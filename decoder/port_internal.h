@@ -141,7 +141,7 @@ void tb_port_dec_op_cycle_ranges(void *d, bool on);
         tb_##v##_config own; /* the caller's, as this build's (port_size.h) */           \
         tb_##v##_decoder *d;                                                             \
                                                                                          \
-        if (!mem || !(cfg = tb_##v##_config_take(&own, cfg)) ||                          \
+        if (!mem || !(cfg = tb_etm_port_config_take(&own, cfg)) ||                          \
             tb_##v##_config_check(cfg) < 0)                                              \
             return NULL;                                                                 \
         d = tb_port_dec_new(sizeof *d, hooks, mem, cfg->cycle_accurate, cfg->vector_base); \
@@ -528,7 +528,7 @@ int tb_port_parser_header(tb_port_parser *c);
     {                                                                                    \
         tb_##v##_config own; /* the caller's, as this build's (port_size.h) */           \
                                                                                          \
-        if (cfg && (!(cfg = tb_##v##_config_take(&own, cfg)) ||                          \
+        if (cfg && (!(cfg = tb_etm_port_config_take(&own, cfg)) ||                          \
                     tb_##v##_config_check(cfg) < 0))                                     \
             return NULL;                                                                 \
         return tb_port_parser_new(sizeof(tb_##v##_parser), &v##_parser_hooks, cfg,      \

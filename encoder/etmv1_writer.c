@@ -19,7 +19,7 @@ int tb_etmv1_openocd_header(const tb_etmv1_config *c, uint32_t n_cycles,
 {
     tb_etmv1_config own;
 
-    if (!(c = tb_etmv1_config_take(&own, c)))
+    if (!(c = tb_etm_port_config_take(&own, c)))
         return TB_ERR_INVAL;
     put_be32(out, 0);
     put_be32(out + 4, tb_etmv1_etmcr(c));

@@ -224,10 +224,10 @@ int tb_etmv2_port_config(const tb_encoder_opts *o, tb_config *cfg);
         tb_##N##_config ownc, t;                                                    \
         int rc;                                                                     \
                                                                                     \
-        if (!(o = tb_##N##_encoder_opts_take(&own, o)) || !tb_##N##_config_take(&ownc, c)) \
+        if (!(o = tb_##N##_encoder_opts_take(&own, o)) || !tb_etm_port_config_take(&ownc, c)) \
             return TB_ERR_INVAL;                                                    \
         rc = N##_config(o, &t);                                                     \
-        return tb_##N##_config_give(c, &t, &ownc) < 0 ? TB_ERR_INVAL : rc;          \
+        return tb_etm_port_config_give(c, &t, &ownc) < 0 ? TB_ERR_INVAL : rc;          \
     }                                                                               \
     static port_model *N##_make(const tb_##N##_encoder_opts *o)                     \
     {                                                                               \

@@ -58,7 +58,6 @@ typedef struct tb_etmv1_sample {
 
 /* The trace port configuration: etm_port.h's, with ETMv1's checks. */
 typedef tb_etm_port_config tb_etmv1_config;
-#define TB_ETMV1_CONFIG_SIZE_MIN TB_ETM_PORT_CONFIG_SIZE_MIN
 
 /* Defaults: ETMv1.3, 8-bit port, plain trace, no context ID, vectors 0. */
 static inline void tb_etmv1_config_init(tb_etmv1_config *c)

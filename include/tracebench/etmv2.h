@@ -114,7 +114,6 @@ typedef tb_etmv1_sample tb_etmv2_sample; /* pipestat [3:0], tracesync 0 */
 
 /* The trace port configuration: etm_port.h's, with ETMv2's checks. */
 typedef tb_etm_port_config tb_etmv2_config;
-#define TB_ETMV2_CONFIG_SIZE_MIN TB_ETM_PORT_CONFIG_SIZE_MIN
 
 /* ETMv2.0, 8-bit port, the rest off. */
 static inline void tb_etmv2_config_init(tb_etmv2_config *c)
