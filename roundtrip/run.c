@@ -403,14 +403,14 @@ static int pipe_bytes(rt *r, const uint8_t *data, size_t len)
         ch->bytes[ch->nbytes] = *data; /* a P-header: no call */
     else
         memcpy(ch->bytes + ch->nbytes, data, len);
-    /* Bytes right after bytes of the same cycle, no record between: one
-     * message, one rt_back_bytes for both.  Only where nothing sees the
-     * writes' boundaries (r->merge): the case's on_trace, the snapshot's
-     * sink, the TPIU port's time (half a cycle a byte, rounded up each
-     * put) and the chunk size cut the decoder's input by them. */
+    /* Bytes right after bytes with no record between: one message, one
+     * rt_back_bytes for both.  Only where nothing sees the writes'
+     * boundaries or their cycles (r->merge): the case's on_trace, the
+     * snapshot's sink, the TPIU port's time (half a cycle a byte, rounded
+     * up each put) and the chunk size cut the decoder's input by them. */
     m = ch->n ? &ch->m[ch->n - 1] : NULL;
     if (r->merge && m && m->tag == M_BYTES && m->at == ch->nrec &&
-        m->u.bytes.cycle == r->cycle && (size_t)m->u.bytes.len + len <= UINT32_MAX) {
+        (size_t)m->u.bytes.len + len <= UINT32_MAX) {
         m->u.bytes.len += (uint32_t)len;
         ch->nbytes += len;
         return 0;
