@@ -126,8 +126,8 @@ static int flush_plain(tb_encoder *e)
 {
     enc_etm *s = &e->p.etm;
     unsigned n = s->n, i, r = 0;
-    int cost[ENC_ETM_QMAX + 2];
-    uint8_t take[ENC_ETM_QMAX + 1], fmt[ENC_ETM_QMAX + 1];
+    uint8_t cost[ENC_ETM_QMAX + 2]; /* at most n headers */
+    uint8_t take[ENC_ETM_QMAX + 1]; /* atoms, | 0x80 for format 2 */
     char at[ENC_ETM_QMAX + 1]; /* the atoms, contiguous for the headers */
     tb_packet k;
     int rc;
@@ -145,13 +145,11 @@ static int flush_plain(tb_encoder *e)
             m++;
         if (!m)
             m = 1; /* no atom but E and N comes here: never stall */
-        cost[i] = 1 + cost[i + m];
+        cost[i] = (uint8_t)(1 + cost[i + m]);
         take[i] = (uint8_t)m;
-        fmt[i] = 1;
         if (m == 1 && i + 1 < n && cost[i + 2] < cost[i + 1]) {
-            cost[i] = 1 + cost[i + 2];
-            take[i] = 2;
-            fmt[i] = 2;
+            cost[i] = (uint8_t)(1 + cost[i + 2]);
+            take[i] = 2 | 0x80;
         }
     }
     /* One packet for all the headers, as each would be new: what the
@@ -159,13 +157,14 @@ static int flush_plain(tb_encoder *e)
      * sets only index, size and the one byte (tb_enc_emit_hdr). */
     tb_enc_pkt(e, &k, TB_PKT_ATOM);
     for (i = 0; i < n;) {
-        unsigned t = take[i];
+        unsigned t = take[i] & 0x7F;
+        uint8_t fmt = take[i] & 0x80 ? 2 : 1;
 
         if (k.seq_len > t)
             memset(k.seq + t, 0, k.seq_len - t);
-        hdr_set(&k, fmt[i], at + i, t, false);
+        hdr_set(&k, fmt, at + i, t, false);
         tb_enc_completes(e, s->q[i + t - 1].seq);
-        if ((rc = tb_enc_emit_hdr(e, &k, plain_hdr_byte(fmt[i], at + i, t))) < 0)
+        if ((rc = tb_enc_emit_hdr(e, &k, plain_hdr_byte(fmt, at + i, t))) < 0)
             return rc;
         i += t;
     }
