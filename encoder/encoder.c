@@ -96,7 +96,11 @@ uint32_t tb_enc_take_cc(tb_encoder *e, uint64_t cycle)
     return d > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)d;
 }
 
-int tb_enc_emit(tb_encoder *e, tb_packet *p)
+/* tb_enc_emit and tb_enc_emit_hdr: hdr < 0, the writer makes the bytes;
+ * else hdr is the packet's one byte.  Inlined into both, so neither pays
+ * for the other's case. */
+static inline __attribute__((always_inline)) int emit_pkt(tb_encoder *e, tb_packet *p,
+                                                          int hdr)
 {
     uint8_t buf[TB_PKT_MAX_BYTES + 8];
     int n, rc;
@@ -117,9 +121,12 @@ int tb_enc_emit(tb_encoder *e, tb_packet *p)
         return e->err;
     if (e->dropping)
         return 0;
-    n = tb_writer_write(e->w, p, buf, sizeof buf);
-    if (n < 0)
+    if (hdr >= 0) {
+        buf[0] = (uint8_t)hdr;
+        n = 1;
+    } else if ((n = tb_writer_write(e->w, p, buf, sizeof buf)) < 0) {
         return e->err = n;
+    }
     if (e->o.fifo_depth) {
         fifo_drain(e);
         if (e->fifo_level + (uint64_t)n + with > e->o.fifo_depth) {
@@ -183,6 +190,16 @@ int tb_enc_emit(tb_encoder *e, tb_packet *p)
         return tb_enc_emit(e, &ig);
     }
     return 0;
+}
+
+int tb_enc_emit(tb_encoder *e, tb_packet *p)
+{
+    return emit_pkt(e, p, -1);
+}
+
+int tb_enc_emit_hdr(tb_encoder *e, tb_packet *p, uint8_t byte)
+{
+    return emit_pkt(e, p, byte);
 }
 
 /* ccpkt: the standalone cycle count packet (0x04 + count, IHI0014Q 7.3.4;
@@ -660,10 +677,12 @@ int tb_encoder_push_many(tb_encoder *e, const tb_exec_record *recs, size_t n,
          * the pushes of recs[i + 1 .. j] would handle recs[i .. j - 1]. */
         if (rc < 0 || !e->ops->insn_run || recs[i].kind != TB_REC_INSN)
             continue;
+        _Static_assert(TB_ISA_ARM == 0 && TB_ISA_THUMB == 1, "the isa test below");
+        /* push_rec's checks of an instruction: isa is ARM (0) or Thumb
+         * (1), size 2 or 4, i.e. size - 2 is 0 or 2 (as a byte). */
         for (j = i; j + 1 < n && recs[j + 1].kind == TB_REC_INSN &&
-                    (recs[j + 1].u.insn.isa == TB_ISA_ARM ||
-                     recs[j + 1].u.insn.isa == TB_ISA_THUMB) &&
-                    (recs[j + 1].u.insn.size == 2 || recs[j + 1].u.insn.size == 4);
+                    recs[j + 1].u.insn.isa <= TB_ISA_THUMB &&
+                    !((uint8_t)(recs[j + 1].u.insn.size - 2) & 0xFD);
              j++)
             ;
         while (i < j && rc >= 0 && tb_enc_plain_state(e)) {

@@ -245,6 +245,10 @@ void tb_enc_state_bytes(tb_encoder *e, tb_packet *p);
 /* Writes a packet through the FIFO to the sink; 0 when it went out or was
  * lost to an overflow, negative on error (then sticky in e->err). */
 int tb_enc_emit(tb_encoder *e, tb_packet *p);
+/* tb_enc_emit for an ETMv3 P-header p whose byte the caller made, the
+ * one the writer makes of p (tb_etmv3_writer_write, IHI0014Q 7.3.1),
+ * which keeps no state for it: the writer is not asked. */
+int tb_enc_emit_hdr(tb_encoder *e, tb_packet *p, uint8_t byte);
 /* SuppressData (IHI0014Q 7.4.6): data suppression is enabled
  * (suppress=) and the free FIFO space is below the ETMFFLR level now. */
 bool tb_enc_suppress_data(tb_encoder *e);

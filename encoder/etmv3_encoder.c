@@ -34,6 +34,29 @@ enum { P_NONE, P_F1, P_F2, P_F3E, P_PREW, P_F4, P_ONE };
 
 #define INF 0x7FFFFFFF
 
+/* A P-header's fields in k, an ATOM packet (tb_enc_pkt) with no atoms
+ * in seq from n on: format fmt, the atoms seq[0..n) in time order
+ * (IHI0014Q 7.3.1).  ws: seq may hold W atoms (cycle-accurate; k's
+ * counts zero); false (flush_plain) drops the count.  Inlined into both
+ * callers, as each built it before. */
+static inline __attribute__((always_inline)) void hdr_set(tb_packet *k, uint8_t fmt,
+                                                          const char *seq, unsigned n, bool ws)
+{
+    k->phdr_format = fmt;
+    memcpy(k->seq, seq, n);
+    k->seq_len = (uint8_t)n;
+    if (!ws) {
+        k->atom_count = (uint8_t)n;
+        return;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        if (seq[i] == 'W')
+            k->w_count++;
+        else
+            k->atom_count++;
+    }
+}
+
 /* last: the queue entry of the header's newest atom (NULL: W's only). */
 static int emit_hdr(tb_encoder *e, uint8_t fmt, const char *seq, unsigned n,
                     const struct enc_etm_atom *last)
@@ -41,18 +64,22 @@ static int emit_hdr(tb_encoder *e, uint8_t fmt, const char *seq, unsigned n,
     tb_packet k;
 
     tb_enc_pkt(e, &k, TB_PKT_ATOM);
-    k.phdr_format = fmt;
-    memcpy(k.seq, seq, n);
-    k.seq_len = (uint8_t)n;
-    for (unsigned i = 0; i < n; i++) {
-        if (seq[i] == 'W')
-            k.w_count++;
-        else
-            k.atom_count++;
-    }
+    hdr_set(&k, fmt, seq, n, true);
     if (last)
         tb_enc_completes(e, last->seq);
     return tb_enc_emit(e, &k);
+}
+
+/* The byte of a non-cycle-accurate P-header (IHI0014Q 7.3.1 Table 7.2):
+ * format 1 b1NEEEE00, E^k then N when the N bit is set; format 2
+ * b1000FF10, F the two atoms oldest first, 1 for N. */
+static inline uint8_t plain_hdr_byte(uint8_t fmt, const char *seq, unsigned n)
+{
+    if (fmt == 2)
+        return (uint8_t)(0x82 | (seq[0] == 'N' ? 0x08 : 0) | (seq[1] == 'N' ? 0x04 : 0));
+    if (seq[n - 1] == 'N')
+        return (uint8_t)(0xC0 | (n - 1) << 2);
+    return (uint8_t)(0x80 | n << 2);
 }
 
 /* W-only format 3 headers, eight W at most each.  ETMv3.0: a header
@@ -98,44 +125,46 @@ static uint32_t ceil8(uint32_t x)
 static int flush_plain(tb_encoder *e)
 {
     enc_etm *s = &e->p.etm;
-    unsigned n = s->n, i;
-    int cost[ENC_ETM_QMAX + 2];
-    uint8_t take[ENC_ETM_QMAX + 1], fmt[ENC_ETM_QMAX + 1], run[ENC_ETM_QMAX + 1];
+    unsigned n = s->n, i, r = 0;
+    uint8_t cost[ENC_ETM_QMAX + 2]; /* at most n headers */
+    uint8_t take[ENC_ETM_QMAX + 1]; /* atoms, | 0x80 for format 2 */
+    char at[ENC_ETM_QMAX + 1]; /* the atoms, contiguous for the headers */
+    tb_packet k;
     int rc;
 
     cost[n] = 0;
-    run[n] = 0;
+    at[n] = 0;
     for (i = n; i-- > 0;) {
         unsigned m;
 
-        run[i] = s->q[i].atom == 'E' ? (uint8_t)(run[i + 1] + 1) : 0;
-        m = run[i] < 15 ? run[i] : 15;
-        if (i + m < n && s->q[i + m].atom == 'N')
+        /* r: the E's from i on (run[i] of the search this replaced). */
+        at[i] = s->q[i].atom;
+        r = at[i] == 'E' ? r + 1 : 0;
+        m = r < 15 ? r : 15;
+        if (at[i + m] == 'N') /* at[n] is 0: i + m < n */
             m++;
         if (!m)
             m = 1; /* no atom but E and N comes here: never stall */
-        cost[i] = 1 + cost[i + m];
+        cost[i] = (uint8_t)(1 + cost[i + m]);
         take[i] = (uint8_t)m;
-        fmt[i] = 1;
         if (m == 1 && i + 1 < n && cost[i + 2] < cost[i + 1]) {
-            cost[i] = 1 + cost[i + 2];
-            take[i] = 2;
-            fmt[i] = 2;
+            cost[i] = (uint8_t)(1 + cost[i + 2]);
+            take[i] = 2 | 0x80;
         }
     }
-    /* emit_hdr's packet, built here: atoms only, no W to count. */
+    /* One packet for all the headers, as each would be new: what the
+     * last one left in seq past this one's atoms is cleared; emitting
+     * sets only index, size and the one byte (tb_enc_emit_hdr). */
+    tb_enc_pkt(e, &k, TB_PKT_ATOM);
     for (i = 0; i < n;) {
-        unsigned t = take[i];
-        tb_packet k;
+        unsigned t = take[i] & 0x7F;
+        uint8_t fmt = take[i] & 0x80 ? 2 : 1;
 
-        tb_enc_pkt(e, &k, TB_PKT_ATOM);
-        k.phdr_format = fmt[i];
-        for (unsigned j = 0; j < t; j++)
-            k.seq[j] = s->q[i + j].atom;
-        k.seq_len = (uint8_t)t;
-        k.atom_count = (uint8_t)t;
+        if (k.seq_len > t)
+            memset(k.seq + t, 0, k.seq_len - t);
+        hdr_set(&k, fmt, at + i, t, false);
         tb_enc_completes(e, s->q[i + t - 1].seq);
-        if ((rc = tb_enc_emit(e, &k)) < 0)
+        if ((rc = tb_enc_emit_hdr(e, &k, plain_hdr_byte(fmt, at + i, t))) < 0)
             return rc;
         i += t;
     }
@@ -266,6 +295,16 @@ static int etm_flush(tb_encoder *e)
     return e->cfg.cycle_accurate ? flush_ca(e) : flush_plain(e);
 }
 
+/* An atom into its queue slot.  Inlined into both callers (etm_atom,
+ * etm_insn_run's short way, which keeps the queue's length in a local). */
+static inline __attribute__((always_inline)) void etm_put(struct enc_etm_atom *q, char a,
+                                                         uint32_t cycles, uint64_t seq)
+{
+    q->atom = a;
+    q->cycles = cycles;
+    q->seq = seq;
+}
+
 static int etm_atom(tb_encoder *e, char a, uint64_t cycle, uint64_t seq)
 {
     enc_etm *s = &e->p.etm;
@@ -279,11 +318,8 @@ static int etm_atom(tb_encoder *e, char a, uint64_t cycle, uint64_t seq)
         c = 1;
     if (c > 0xFFFFFFFFu)
         c = 0xFFFFFFFFu;
-    s->q[s->n].atom = a;
-    s->q[s->n].cycles = e->cfg.cycle_accurate ? (uint32_t)c : 0;
-    s->q[s->n].seq = seq;
-    s->n++;
-    return s->n == ENC_ETM_QMAX ? etm_flush(e) : 0;
+    etm_put(&s->q[s->n], a, e->cfg.cycle_accurate ? (uint32_t)c : 0, seq);
+    return ++s->n == ENC_ETM_QMAX ? etm_flush(e) : 0;
 }
 
 static int etm_branch(tb_encoder *e, uint32_t addr, tb_isa isa)
@@ -637,30 +673,40 @@ static size_t etm_insn_run(tb_encoder *e, const tb_exec_record *recs, size_t n, 
 
     *rc = 0;
     if (!e->cfg.cycle_accurate && !s->lsip && !s->n_ooo && !e->n_xfer) {
-        bool bb = e->cfg.branch_broadcast;
+        /* The waypoint classes that send a packet when executed: bit
+         * TB_WP_x (all below 8). */
+        unsigned own = 1u << TB_WP_INDIRECT | 1u << TB_WP_INDIRECT_LINK |
+                       (e->cfg.branch_broadcast ? 1u << TB_WP_DIRECT | 1u << TB_WP_DIRECT_LINK
+                                                : 0);
+        /* The queue's length and the cycles in locals: the atom stores
+         * may alias s, so s->n would be read again at each. */
+        unsigned qn = s->n;
+        uint64_t acct = s->cyc_acct;
 
         for (; i < n; i++) {
             const tb_exec_record *r = &recs[i];
             uint8_t fl = r->u.insn.flags, wp = r->u.insn.wp_class;
 
-            if (!(fl & TB_INSN_COND_FAILED) &&
-                (wp == TB_WP_INDIRECT || wp == TB_WP_INDIRECT_LINK ||
-                 (bb && (wp == TB_WP_DIRECT || wp == TB_WP_DIRECT_LINK))))
+            if (!(fl & TB_INSN_COND_FAILED) && wp < 8 && (own >> wp & 1))
                 break;
-            if (r->cycle > s->cyc_acct)
-                s->cyc_acct = r->cycle;
-            s->q[s->n].atom = (fl & TB_INSN_COND_FAILED) ? TB_ATOM_N : TB_ATOM_E;
-            s->q[s->n].cycles = 0;
-            s->q[s->n].seq = r->seq;
-            if (++s->n == ENC_ETM_QMAX) {
+            if (r->cycle > acct)
+                acct = r->cycle;
+            etm_put(&s->q[qn], (fl & TB_INSN_COND_FAILED) ? TB_ATOM_N : TB_ATOM_E, 0, r->seq);
+            if (++qn == ENC_ETM_QMAX) {
+                s->n = qn;
+                s->cyc_acct = acct;
                 tb_enc_run_at(e, r);
                 *rc = etm_flush(e);
+                qn = s->n;
+                acct = s->cyc_acct;
                 if (*rc < 0 || !tb_enc_plain_state(e)) {
                     i++;
                     break;
                 }
             }
         }
+        s->n = qn;
+        s->cyc_acct = acct;
         if (i) {
             tb_enc_run_at(e, &recs[i - 1]);
             e->prev_cycle = recs[i - 1].cycle;

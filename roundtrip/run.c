@@ -101,6 +101,7 @@ typedef struct rt {
     uint64_t cycle;          /* of the record being pushed (on_trace) */
     tb_rt_progress prog;     /* on_progress */
     rt_pipe *pipe;           /* non-NULL while the second thread runs */
+    bool merge;              /* pipe_bytes may join writes (see there) */
     /* The simulator's records, TB_SIM_BATCH at a time in its own array
      * (tb_sim_run_batch), go to the encoder in one call
      * (tb_encoder_push_many); each one's own work (truth, comparator or
@@ -398,7 +399,22 @@ static int pipe_bytes(rt *r, const uint8_t *data, size_t len)
             ch->cap = len;
         }
     }
-    memcpy(ch->bytes + ch->nbytes, data, len);
+    if (len == 1)
+        ch->bytes[ch->nbytes] = *data; /* a P-header: no call */
+    else
+        memcpy(ch->bytes + ch->nbytes, data, len);
+    /* Bytes right after bytes with no record between: one message, one
+     * rt_back_bytes for both.  Only where nothing sees the writes'
+     * boundaries or their cycles (r->merge): the case's on_trace, the
+     * snapshot's sink, the TPIU port's time (half a cycle a byte, rounded
+     * up each put) and the chunk size cut the decoder's input by them. */
+    m = ch->n ? &ch->m[ch->n - 1] : NULL;
+    if (r->merge && m && m->tag == M_BYTES && m->at == ch->nrec &&
+        (size_t)m->u.bytes.len + len <= UINT32_MAX) {
+        m->u.bytes.len += (uint32_t)len;
+        ch->nbytes += len;
+        return 0;
+    }
     m = &ch->m[ch->n++];
     m->tag = M_BYTES;
     m->at = (uint32_t)ch->nrec;
@@ -569,6 +585,20 @@ static void pipe_finish(rt *r, pthread_t th)
 
 /* ---- the simulator's records ---- */
 
+/* The instructions and exceptions among n records, into the progress
+ * counts (no branch a record: the kinds mix at random). */
+static void rt_count_kinds(tb_rt_progress *p, const tb_exec_record *b, size_t n)
+{
+    uint64_t insns = 0, exc = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        insns += b[i].kind == TB_REC_INSN;
+        exc += b[i].kind == TB_REC_EXCEPTION;
+    }
+    p->insns += insns;
+    p->exceptions += exc;
+}
+
 /* tb_encoder_ready_cb: the encoder is about to send out what it makes of
  * batch[k - 1]; the records up to it get their own work done first: the
  * progress sample, what the encoder's callbacks read of them, then their
@@ -586,6 +616,29 @@ static int rt_ready(void *ctx, size_t k)
         return 1;
     if (!n)
         return 0;
+    if (!r->c->on_progress || (r->prog.records & 0xFFFF) + n < 0x10000) {
+        /* No progress sample falls in these records: the same counts
+         * without the per-record steps below. */
+        size_t j = n;
+
+        /* The counts are read only by on_progress. */
+        if (r->c->on_progress)
+            rt_count_kinds(&r->prog, b, n);
+        r->prog.records += n;
+        /* last: the newest instruction's seq; resume: last as it stood
+         * before b[n - 1] (the loop below sets it so at each record). */
+        while (j && b[j - 1].kind != TB_REC_INSN)
+            j--;
+        if (j == n) {
+            last = b[n - 1].seq;
+            while (--j && b[j - 1].kind != TB_REC_INSN)
+                ;
+            resume = j ? b[j - 1].seq : r->last_insn_seq;
+        } else {
+            last = resume = j ? b[j - 1].seq : r->last_insn_seq;
+        }
+        n = 0; /* skip the loop */
+    }
     for (size_t i = 0; i < n; i++) {
         r->prog.records++;
         resume = last;
@@ -607,6 +660,7 @@ static int rt_ready(void *ctx, size_t k)
     }
     /* The encoder runs one record behind: an I-sync it emits now names
      * the instruction before the last of these (tb_compare_mark_resume). */
+    n = k - r->nb_done;
     r->last_insn_seq = last;
     r->resume_seq = resume;
     r->cycle = b[n - 1].cycle;
@@ -970,6 +1024,7 @@ int tb_rt_run(const tb_rt_case *c, tb_rt_result *res, char *err, size_t errlen)
     /* Two threads when asked for and one can be started (else one: the
      * same run).  The simulator hands over the records it made before a
      * failure too, as single pushes had handled them. */
+    r.merge = !c->on_trace && !r.snap && !c->tpiu && !c->chunk;
     threaded = c->threads >= 2 && pipe_start(&r, &th) == 0;
     rc = tb_sim_run_batch(sim, on_records, &r, &res->sim);
     if (threaded) {

@@ -1076,3 +1076,176 @@ Test(encoder, packet_callback_runs_before_the_bytes_reach_the_sink)
         tb_encoder_free(e);
     }
 }
+
+/* Plain P-headers (no cycle accuracy) get their byte from flush_plain,
+ * not from the writer, and share one packet per flush.  Each ATOM
+ * packet's byte is read back here by IHI0014Q 7.3.1 Table 7.2 (format
+ * 1 b1NEEEE00: E^k then N when bit 6 is set; format 2 b1000AB10: A, B
+ * the two atoms oldest first, 1 for N) and must give the packet's own
+ * seq; the packet must hold nothing past its atoms (as a new packet
+ * would) and the atoms together must be the instructions' E/N in order.
+ * The same through single pushes and through one batch (insn_run). */
+typedef struct hdr_probe {
+    char atoms[4096];
+    unsigned n_atoms, headers, bad, fmt2, e15, branches;
+    char why[160];
+} hdr_probe;
+
+static int hdr_pkt_cb(void *ctx, const tb_packet *p)
+{
+    hdr_probe *h = ctx;
+    char seq[20];
+    unsigned n = 0;
+    uint8_t b = p->bytes[0];
+
+    h->branches += p->kind == TB_PKT_BRANCH;
+    if (p->kind != TB_PKT_ATOM)
+        return 0;
+    h->headers++;
+    if (p->size != 1 || p->w_count || p->atom_count != p->seq_len) {
+        if (!h->bad++)
+            snprintf(h->why, sizeof h->why, "header %u: size %u, %u W, %u atoms, seq_len %u",
+                     h->headers, p->size, p->w_count, p->atom_count, p->seq_len);
+        return 0;
+    }
+    if ((b & 0x83) == 0x80) {
+        for (unsigned i = 0; i < ((b >> 2) & 15u); i++)
+            seq[n++] = 'E';
+        if (b & 0x40)
+            seq[n++] = 'N';
+        h->e15 += ((b >> 2) & 15u) == 15;
+    } else if ((b & 0xF3) == 0x82) {
+        h->fmt2++;
+        seq[n++] = (b & 0x08) ? 'N' : 'E';
+        seq[n++] = (b & 0x04) ? 'N' : 'E';
+    }
+    if (n != p->seq_len || memcmp(seq, p->seq, n) != 0) {
+        if (!h->bad++)
+            snprintf(h->why, sizeof h->why, "header %u: byte 0x%02X for seq %.*s", h->headers,
+                     b, (int)p->seq_len, p->seq);
+        return 0;
+    }
+    for (unsigned i = p->seq_len; i < sizeof p->seq; i++)
+        if (p->seq[i]) {
+            if (!h->bad++)
+                snprintf(h->why, sizeof h->why, "header %u (%.*s): seq[%u] is 0x%02X", h->headers,
+                         (int)p->seq_len, p->seq, i, (unsigned)(uint8_t)p->seq[i]);
+            return 0;
+        }
+    if (h->n_atoms + n <= sizeof h->atoms) {
+        memcpy(h->atoms + h->n_atoms, seq, n);
+        h->n_atoms += n;
+    }
+    return 0;
+}
+
+Test(encoder, etmv3_plain_headers_read_back_by_the_spec)
+{
+    static tb_exec_record recs[2000];
+    char want[2000];
+    unsigned seed = 12345, nw = 0, nbr = 0;
+
+    cyc = 0;
+    /* Runs of E of every length up to 40 with single and paired N's
+     * between (formats 1 and 2, the 15-E limit), and an indirect branch
+     * now and then (the queue flushed short). */
+    for (unsigned i = 0; i < 2000; i++) {
+        uint32_t a = 0x1000 + 4 * i;
+        bool n, br;
+
+        seed = seed * 1103515245u + 12345u;
+        n = ((seed >> 16) % 7) < (i % 40 < 20 ? 1u : 3u);
+        br = ((seed >> 8) % 97) == 0;
+        recs[i] = br && !n ? insn(a, TB_ISA_ARM, 4, TB_WP_INDIRECT, 0, a + 4, TB_ISA_ARM)
+                           : arm(a, n ? TB_INSN_COND_FAILED | TB_INSN_CONDITIONAL : 0);
+        want[nw++] = n ? 'N' : 'E';
+        nbr += br && !n;
+    }
+    for (int batch = 0; batch < 2; batch++) {
+        tb_encoder_opts o;
+        hdr_probe h;
+        tb_encoder *e;
+
+        memset(&h, 0, sizeof h);
+        tb_encoder_opts_init(&o, TB_PROTO_ETMV3);
+        e = tb_encoder_new(&o, NULL, NULL);
+        cr_assert(e);
+        tb_encoder_set_packet_cb(e, hdr_pkt_cb, &h);
+        if (batch) {
+            cr_assert_eq(tb_encoder_push_many(e, recs, 2000, NULL, NULL), 0);
+        } else {
+            for (unsigned i = 0; i < 2000; i++)
+                cr_assert_eq(tb_encoder_push(e, &recs[i]), 0);
+        }
+        cr_assert_eq(tb_encoder_finish(e), 0);
+        cr_assert_eq(h.bad, 0, "%s: %u bad headers; first: %s", batch ? "batch" : "pushes",
+                     h.bad, h.why);
+        cr_assert_gt(h.headers, 100);
+        cr_assert(h.fmt2 > 0 && h.e15 > 0, "%u format 2 headers, %u of 15 E", h.fmt2, h.e15);
+        cr_assert_eq(h.branches, nbr, "%s: %u branch packets for %u indirect branches",
+                     batch ? "batch" : "pushes", h.branches, nbr);
+        cr_assert_eq(h.n_atoms, nw, "%s: %u atoms in the headers, %u instructions",
+                     batch ? "batch" : "pushes", h.n_atoms, nw);
+        cr_assert_eq(memcmp(h.atoms, want, nw), 0, "%s: the atoms differ",
+                     batch ? "batch" : "pushes");
+        tb_encoder_free(e);
+    }
+}
+
+static int count_pkt(void *ctx, const tb_packet *p)
+{
+    (void)p;
+    ++*(unsigned *)ctx;
+    return 0;
+}
+
+/* A batch refuses what single pushes refuse (encoder.h: "Errors as
+ * tb_encoder_push"): an instruction of size other than 2 or 4, or of an
+ * ISA other than ARM or Thumb, in the middle of a run of plain
+ * instructions (which the protocols take in one call, insn_run), gives
+ * the push's error, after the same packets. */
+Test(encoder, batch_refuses_what_a_push_refuses)
+{
+    static const struct {
+        uint8_t size, isa;
+        int rc;
+    } bad[] = {{3, TB_ISA_ARM, TB_ERR_INVAL},     {0, TB_ISA_ARM, TB_ERR_INVAL},
+               {6, TB_ISA_THUMB, TB_ERR_INVAL},   {8, TB_ISA_ARM, TB_ERR_INVAL},
+               {0x82, TB_ISA_ARM, TB_ERR_INVAL},  {4, 2, TB_ERR_UNSUPPORTED},
+               {2, 0xFF, TB_ERR_UNSUPPORTED}};
+    static const tb_protocol protos[] = {TB_PROTO_ETMV3, TB_PROTO_PTM};
+
+    for (size_t p = 0; p < 2; p++)
+        for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+            tb_exec_record recs[50];
+            unsigned pk[2] = {0, 0};
+            int rc[2] = {0, 0};
+
+            cyc = 0;
+            for (unsigned i = 0; i < 50; i++)
+                recs[i] = arm(0x1000 + 4 * i, i % 5 == 0 ? TB_INSN_COND_FAILED : 0);
+            recs[20].u.insn.size = bad[b].size;
+            recs[20].u.insn.isa = bad[b].isa;
+            for (int batch = 0; batch < 2; batch++) {
+                tb_encoder_opts o;
+                tb_encoder *e;
+
+                tb_encoder_opts_init(&o, protos[p]);
+                e = tb_encoder_new(&o, NULL, NULL);
+                cr_assert(e);
+                tb_encoder_set_packet_cb(e, count_pkt, &pk[batch]);
+                if (batch)
+                    rc[1] = tb_encoder_push_many(e, recs, 50, NULL, NULL);
+                else
+                    for (unsigned i = 0; i < 50 && rc[0] >= 0; i++)
+                        rc[0] = tb_encoder_push(e, &recs[i]);
+                tb_encoder_free(e);
+            }
+            cr_assert_eq(rc[0], bad[b].rc, "%s size %u isa %u: push gave %d",
+                         tb_protocol_name(protos[p]), bad[b].size, bad[b].isa, rc[0]);
+            cr_assert_eq(rc[1], rc[0], "%s size %u isa %u: batch gave %d, push %d",
+                         tb_protocol_name(protos[p]), bad[b].size, bad[b].isa, rc[1], rc[0]);
+            cr_assert_eq(pk[1], pk[0], "%s size %u isa %u: %u packets in a batch, %u pushed",
+                         tb_protocol_name(protos[p]), bad[b].size, bad[b].isa, pk[1], pk[0]);
+        }
+}

@@ -1129,3 +1129,58 @@ Test(truth, text_reads_back_to_the_same_records)
                                      &(tb_exec_record){0}), TB_ERR_FORMAT);
     cr_assert_eq(tb_truth_parse_text("0 1 Q", &(tb_exec_record){0}), TB_ERR_FORMAT);
 }
+
+/* on_progress (roundtrip.h: "called every 65536 records"): a sample at
+ * each multiple of 65536 records and none between, on one thread and on
+ * two, with the instructions and exceptions among them (long_run with no
+ * data trace has no other records) and the trace bytes rising.  The
+ * runner counts a batch at once unless a sample falls in it (run.c
+ * rt_ready). */
+typedef struct prog_probe {
+    uint64_t samples, bad, last_bytes;
+    tb_rt_progress first_bad;
+} prog_probe;
+
+static void on_prog(void *ctx, const tb_rt_progress *p)
+{
+    prog_probe *pp = ctx;
+
+    pp->samples++;
+    if (p->records != pp->samples * 65536 || p->insns + p->exceptions != p->records ||
+        p->trace_bytes < pp->last_bytes) {
+        if (!pp->bad++)
+            pp->first_bad = *p;
+    }
+    pp->last_bytes = p->trace_bytes;
+}
+
+Test(roundtrip, progress_every_65536_records)
+{
+    static const tb_protocol protos[] = {TB_PROTO_PTM, TB_PROTO_ETMV3};
+
+    for (size_t k = 0; k < 2; k++)
+        for (unsigned threads = 1; threads <= 2; threads++) {
+            tb_rt_case c;
+            tb_rt_result res;
+            prog_probe pp = {0};
+            uint64_t recs;
+
+            program(&c, "long_run", protos[k]);
+            c.has_budget = true;
+            c.budget = 300000;
+            c.threads = threads;
+            c.on_progress = on_prog;
+            c.progress_ctx = &pp;
+            run(&c, &res);
+            recs = res.sim.insns + res.sim.exceptions;
+            cr_assert_eq(pp.bad, 0, "%s, %u thread(s): sample %llu: %llu records, %llu insns, "
+                         "%llu exceptions", tb_protocol_name(protos[k]), threads,
+                         (unsigned long long)pp.samples,
+                         (unsigned long long)pp.first_bad.records,
+                         (unsigned long long)pp.first_bad.insns,
+                         (unsigned long long)pp.first_bad.exceptions);
+            cr_assert_eq(pp.samples, recs / 65536, "%s, %u thread(s): %llu samples for %llu "
+                         "records", tb_protocol_name(protos[k]), threads,
+                         (unsigned long long)pp.samples, (unsigned long long)recs);
+        }
+}
