@@ -6,7 +6,7 @@
 #define TB_PORT_SIZE_H
 
 #include "struct_size.h"
-#include "tracebench/etmv2.h"
+#include "tracebench/etm_port.h"
 
 /* tb_<T>_take(own, c): the caller's c as this build's struct in *own:
  * own, or NULL when c is NULL or its size is refused; `base_ok` is the
@@ -27,9 +27,5 @@
     }
 
 TB_PORT_SIZE_FNS(tb_etm_port_config, TB_ETM_PORT_CONFIG_SIZE_MIN, true)
-TB_PORT_SIZE_FNS(tb_etmv1_encoder_opts, TB_ETMV1_ENCODER_OPTS_SIZE_MIN,
-                 own->base.size == sizeof own->base)
-TB_PORT_SIZE_FNS(tb_etmv2_encoder_opts, TB_ETMV2_ENCODER_OPTS_SIZE_MIN,
-                 own->base.size == sizeof own->base)
 
 #endif

@@ -13,6 +13,7 @@
 #include "../common/port_size.h"
 #include "tracebench/etm_port.h"
 #include "tracebench/etmv1.h"
+#include "port_encoders.h"
 
 #define PORT_FIFO_CAP 4096u
 #define PORT_SBUF 256u

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../encoder/port_encoders.h"
 #include "fuzz.h"
 #include "tracebench/classify.h"
 #include "tracebench/encoder.h"

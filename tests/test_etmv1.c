@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../decoder/protocols.h"
+#include "../encoder/port_encoders.h"
 #include "tb_test.h"
 #include "tracebench/decoder.h"
 #include "tracebench/etmv1.h"

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../decoder/protocols.h"
+#include "../encoder/port_encoders.h"
 #include "tb_test.h"
 #include "tracebench/decoder.h"
 #include "tracebench/etmv1.h"

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../decoder/protocols.h"
+#include "../encoder/port_encoders.h"
 #include "../encoder/writers.h"
 #include "tb_test.h"
 #include "tracebench/decoder.h"

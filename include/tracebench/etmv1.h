@@ -129,77 +129,10 @@ TB_API unsigned tb_etmv1_addr_length(const uint8_t *b, size_t avail);
 TB_API void tb_etmv1_addr_decode(const uint8_t *b, unsigned n, uint32_t last,
                           uint32_t *raw, uint8_t *reason, bool *jbit);
 
-/* ---- encoder ---- */
-
-typedef struct tb_etmv1_encoder_opts {
-    /* sizeof (tb_etmv1_encoder_opts) as the caller was built, as
-     * tb_etmv1_config's: taken first, the later fields read as 0. */
-    size_t size;
-    /* Reused: arch_minor (ETMv1.x), cycle_accurate, branch_broadcast
-     * (ETMCR[8]), ctxid_bytes, sync_period (CYCLES, 5.6.2; 0: no
-     * periodic sync), trigger_at, fifo_depth (bytes; 0: 4096),
-     * n_ranges/ranges (ViewInst).  The rest is ignored.  Held by value,
-     * so its size fixes where the fields after it lie: base.size must be
-     * sizeof (tb_encoder_opts) of this library's build (the caller's
-     * tb_etmv1_encoder_opts_init sets it; a caller built against another
-     * tb_encoder_opts rebuilds), else TB_ERR_INVAL, NULL. */
-    tb_encoder_opts base;
-    uint8_t port_width;      /* 4, 8, 16 */
-    uint32_t vector_base;    /* see tb_etmv1_config */
-    bool keep_idle;          /* keep TD cycles without CA (else dropped) */
-} tb_etmv1_encoder_opts;
-
-/* The smallest tb_etmv1_encoder_opts taken: size, base and port width. */
-#define TB_ETMV1_ENCODER_OPTS_SIZE_MIN \
-    (offsetof(tb_etmv1_encoder_opts, port_width) + sizeof(uint8_t))
-
-/* The defaults into o's first o->size bytes (o->base.size as above):
- * 0 or TB_ERR_INVAL.  tb_etmv1_encoder_opts_init is the call to make. */
-TB_API int tb_etmv1_encoder_opts_defaults(tb_etmv1_encoder_opts *o);
-/* The body of the ports' inline _encoder_opts_init: both sizes are the
- * caller's build's, then the port's _defaults function fills it. */
-#define TB_ETM_PORT_OPTS_INIT(o, defaults)                                     \
-    (memset((o), 0, sizeof *(o)), (o)->size = sizeof *(o),                     \
-     (o)->base.size = sizeof (o)->base, (void)(defaults)(o))
-/* ETMv1.3, 8-bit port, sync every 1024 cycles, FIFO 4096 bytes. */
-static inline void tb_etmv1_encoder_opts_init(tb_etmv1_encoder_opts *o)
-{
-    TB_ETM_PORT_OPTS_INIT(o, tb_etmv1_encoder_opts_defaults);
-}
-/* Into v (initialised) from the generic options (tb_encoder_opts:
- * port_width, vector_base, keep_idle and the reused fields above): 0, or
- * TB_ERR_INVAL for a size refused or a setting v has no room for. */
-TB_API int tb_etmv1_encoder_opts_from(tb_etmv1_encoder_opts *v, const tb_encoder_opts *o);
-/* The port configuration the options give into c (initialised);
- * TB_ERR_CONFIG if invalid, TB_ERR_INVAL for a size refused. */
-TB_API int tb_etmv1_encoder_config(const tb_etmv1_encoder_opts *o,
-                            tb_etmv1_config *c);
-
-/* Receives samples in cycle order; non-zero stops the encoder. */
-typedef int (*tb_etmv1_sample_cb)(void *ctx, const tb_etmv1_sample *s,
-                                  size_t n);
-
-typedef struct tb_etmv1_encoder tb_etmv1_encoder;
-/* Samples out through cb.  NULL on bad options or no memory. */
-TB_API tb_etmv1_encoder *tb_etmv1_encoder_new(const tb_etmv1_encoder_opts *o,
-                                       tb_etmv1_sample_cb cb, void *ctx);
-/* Capture bytes (header, then 4 bytes a sample) out through sink. */
-TB_API tb_etmv1_encoder *tb_etmv1_encoder_new_bytes(const tb_etmv1_encoder_opts *o,
-                                             tb_trace_sink sink, void *ctx);
-TB_API void tb_etmv1_encoder_free(tb_etmv1_encoder *e);
-/* Each address sequence (BRANCH packet: address, reason, context ID) as
- * it enters the FIFO; index = the sample index of its BE cycle. */
-TB_API void tb_etmv1_encoder_set_packet_cb(tb_etmv1_encoder *e, tb_packet_cb cb,
-                                    void *ctx);
-/* As tb_encoder_set_overflow_cb (encoder.h). */
-TB_API void tb_etmv1_encoder_set_overflow_cb(tb_etmv1_encoder *e, tb_overflow_cb cb,
-                                      void *ctx);
-/* One record; errors are sticky. */
-TB_API int tb_etmv1_encoder_push(tb_etmv1_encoder *e, const tb_exec_record *r);
-/* Ends the trace: drains the FIFO (again: harmless). */
-TB_API int tb_etmv1_encoder_finish(tb_etmv1_encoder *e);
-TB_API const tb_encoder_stats *tb_etmv1_encoder_get_stats(const tb_etmv1_encoder *e);
-TB_API uint64_t tb_etmv1_encoder_cycles(const tb_etmv1_encoder *e); /* samples out */
+/* ---- encoder: tb_encoder (encoder.h) with protocol TB_PROTO_ETMV1
+ * writes a capture (tb_encoder_opts: port_width, vector_base, keep_idle;
+ * arch_minor, cycle_accurate, branch_broadcast, ctxid_bytes, sync_period
+ * in cycles, trigger_at, fifo_depth, ranges). ---- */
 
 /* ---- packets: what tb_parser gives for a capture of protocol
  * TB_PROTO_ETMV1 (a tb_config from tb_config_from_etmv1, or from the

@@ -135,44 +135,8 @@ TB_API int tb_etmv2_capture_parse_header(const uint8_t in[16], tb_etmv2_config *
 /* The largest TFO value the port can show (U4/U5). */
 TB_API unsigned tb_etmv2_tfo_max(unsigned port_width);
 
-/* ---- encoder ---- */
-typedef struct tb_etmv2_encoder_opts {
-    size_t size;             /* as tb_etmv1_encoder_opts' */
-    /* Reused as ETMv1's: arch_minor, cycle_accurate, branch_broadcast,
-     * ctxid_bytes, sync_period, trigger_at, fifo_depth, ranges; base.size
-     * as there (this library's build's). */
-    tb_encoder_opts base;
-    uint8_t port_width;
-    uint32_t vector_base;
-    bool keep_idle;
-    bool no_phantoms;        /* never fold branches */
-} tb_etmv2_encoder_opts;
-
-/* The smallest taken: size, base and port width. */
-#define TB_ETMV2_ENCODER_OPTS_SIZE_MIN (offsetof(tb_etmv2_encoder_opts, port_width) + 1)
-
-/* As ETMv1's (etmv1.h): ETMv2.0, 8-bit port, sync every 1024 cycles. */
-TB_API int tb_etmv2_encoder_opts_defaults(tb_etmv2_encoder_opts *o);
-static inline void tb_etmv2_encoder_opts_init(tb_etmv2_encoder_opts *o)
-{
-    TB_ETM_PORT_OPTS_INIT(o, tb_etmv2_encoder_opts_defaults);
-}
-TB_API int tb_etmv2_encoder_opts_from(tb_etmv2_encoder_opts *v, const tb_encoder_opts *o);
-TB_API int tb_etmv2_encoder_config(const tb_etmv2_encoder_opts *o, tb_etmv2_config *c);
-
-typedef struct tb_etmv2_encoder tb_etmv2_encoder;
-TB_API tb_etmv2_encoder *tb_etmv2_encoder_new(const tb_etmv2_encoder_opts *o,
-                                       tb_etmv1_sample_cb cb, void *ctx);
-TB_API tb_etmv2_encoder *tb_etmv2_encoder_new_bytes(const tb_etmv2_encoder_opts *o,
-                                             tb_trace_sink sink, void *ctx);
-TB_API void tb_etmv2_encoder_free(tb_etmv2_encoder *e);
-TB_API void tb_etmv2_encoder_set_packet_cb(tb_etmv2_encoder *e, tb_packet_cb cb, void *ctx);
-TB_API void tb_etmv2_encoder_set_overflow_cb(tb_etmv2_encoder *e, tb_overflow_cb cb,
-                                      void *ctx);
-TB_API int tb_etmv2_encoder_push(tb_etmv2_encoder *e, const tb_exec_record *r);
-TB_API int tb_etmv2_encoder_finish(tb_etmv2_encoder *e);
-TB_API const tb_encoder_stats *tb_etmv2_encoder_get_stats(const tb_etmv2_encoder *e);
-TB_API uint64_t tb_etmv2_encoder_cycles(const tb_etmv2_encoder *e);
+/* ---- encoder: tb_encoder (encoder.h) with protocol TB_PROTO_ETMV2, as
+ * ETMv1's (etmv1.h), branches folded into phantom statuses (U18). ---- */
 
 /* ---- packets: what tb_parser gives for a capture of protocol
  * TB_PROTO_ETMV2 (tb_config_from_etmv2), in instruction order; the
