@@ -92,6 +92,17 @@ int tb_fuzz_conform(const uint8_t *data, size_t len);
 int tb_fuzz_elfinfo(const uint8_t *data, size_t len);
 
 typedef int (*tb_fuzz_fn)(const uint8_t *data, size_t len);
+/* A harness's two entries, tb_fuzz_<name> (fast) and tb_fuzz_<name>_full,
+ * over its static fuzz_<name>(data, len, full). */
+#define TB_FUZZ_ENTRIES(name)                                                              \
+    int tb_fuzz_##name(const uint8_t *data, size_t len)                                  \
+    {                                                                                    \
+        return fuzz_##name(data, len, false);                                            \
+    }                                                                                    \
+    int tb_fuzz_##name##_full(const uint8_t *data, size_t len)                           \
+    {                                                                                    \
+        return fuzz_##name(data, len, true);                                             \
+    }
 typedef struct tb_fuzz_harness {
     const char *name;        /* as in fuzz/regressions/<name>/ */
     tb_fuzz_fn fn;

@@ -759,15 +759,7 @@ static int fuzz_etmv1(const uint8_t *data, size_t len, bool full)
     return 0;
 }
 
-int tb_fuzz_etmv1(const uint8_t *data, size_t len)
-{
-    return fuzz_etmv1(data, len, false);
-}
-
-int tb_fuzz_etmv1_full(const uint8_t *data, size_t len)
-{
-    return fuzz_etmv1(data, len, true);
-}
+TB_FUZZ_ENTRIES(etmv1)
 
 #undef E1_NAME
 #undef E1_MAX_RANGE

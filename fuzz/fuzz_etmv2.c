@@ -421,12 +421,4 @@ static int fuzz_etmv2(const uint8_t *data, size_t len, bool full)
     return 0;
 }
 
-int tb_fuzz_etmv2(const uint8_t *data, size_t len)
-{
-    return fuzz_etmv2(data, len, false);
-}
-
-int tb_fuzz_etmv2_full(const uint8_t *data, size_t len)
-{
-    return fuzz_etmv2(data, len, true);
-}
+TB_FUZZ_ENTRIES(etmv2)

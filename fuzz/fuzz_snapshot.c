@@ -330,15 +330,7 @@ static int fuzz_snapshot(const uint8_t *data, size_t len, bool full)
     return 0;
 }
 
-int tb_fuzz_snapshot(const uint8_t *data, size_t len)
-{
-    return fuzz_snapshot(data, len, false);
-}
-
-int tb_fuzz_snapshot_full(const uint8_t *data, size_t len)
-{
-    return fuzz_snapshot(data, len, true);
-}
+TB_FUZZ_ENTRIES(snapshot)
 
 #undef H
 #undef MAX_FILES
