@@ -294,6 +294,18 @@ unsigned tb_fuzz_port_cfg_hash(const tb_etm_port_config *k);
 
 /* ---- checks shared by the harnesses (fuzz_util.c) ---- */
 
+/* The spec-coverage counter's port side for a capture of port proto
+ * ("etmv1", "etmv2"; count: tb_speccov_count_<proto>_capture) into c:
+ * 0 or a known error; on 0, exactly one <proto>.port4/8/16 and no more
+ * statuses (the counts of <proto>.<st[i]>) or triggers (.pipestat.tr)
+ * than the capture has samples.  false when the capture was refused;
+ * the caller then checks its protocol's own variants in c. */
+bool tb_fuzz_port_speccov(const char *harness, const char *proto,
+                          int (*count)(const uint8_t *, size_t, uint64_t *), const uint8_t *cap,
+                          size_t len, const char *const *st, size_t nst, uint64_t *c);
+/* c's count of proto.variant (tb_fuzz_port_speccov's c). */
+uint64_t tb_fuzz_port_count(const uint64_t *c, const char *proto, const char *variant);
+
 /* A spec-coverage classifier's answer (speccov.h): k >= 0, each id a variant
  * of the catalogue whose name finds it again (looked up by name once per
  * id and process: the catalogue is fixed) and whose name starts with

@@ -255,26 +255,11 @@ static void e2_speccov(const uint8_t *cap, size_t len)
         "phantom.taken.in", "phantom.taken.dn", "phantom.not_taken.ie",
         "phantom.not_taken.de", "phantom.not_taken.in", "phantom.not_taken.dn"};
     static uint64_t c[TB_SPECCOV_MAX];
-    uint64_t statuses = 0;
-    size_t samples = len > TB_ETMV1_HDR_BYTES ? (len - TB_ETMV1_HDR_BYTES) / 4 : 0;
-    char name[40];
-    int rc;
 
-    memset(c, 0, sizeof c);
-    rc = tb_speccov_count_etmv2_capture(cap, len, c);
-    TB_FUZZ_CHECK(E2_NAME, rc == 0 || e2_known_err(rc), "spec-coverage capture count: %d", rc);
-    if (rc)
+    if (!tb_fuzz_port_speccov(E2_NAME, "etmv2", tb_speccov_count_etmv2_capture, cap, len, st,
+                              sizeof st / sizeof st[0], c))
         return;
 #define E2_C(n) c[tb_speccov_variant_find(n)]
-    for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
-        snprintf(name, sizeof name, "etmv2.%s", st[i]);
-        statuses += E2_C(name);
-    }
-    TB_FUZZ_CHECK(E2_NAME, E2_C("etmv2.port4") + E2_C("etmv2.port8") + E2_C("etmv2.port16") == 1,
-                  "spec coverage: not one port width");
-    TB_FUZZ_CHECK(E2_NAME, statuses <= samples && E2_C("etmv2.pipestat.tr") <= samples,
-                  "spec coverage: %llu statuses for %zu samples", (unsigned long long)statuses,
-                  samples);
     TB_FUZZ_CHECK(E2_NAME, E2_C("etmv2.tfo.split4") <= E2_C("etmv2.pipestat.td") &&
                                (E2_C("etmv2.port4") || !E2_C("etmv2.tfo.split4")) &&
                                E2_C("etmv2.tfo.split4.trigger") <= E2_C("etmv2.pipestat.tr") &&

@@ -97,6 +97,41 @@ void tb_fuzz_config_bytes(tb_protocol proto, unsigned minor, bool alt_branch,
     b[3] = 0x10;
 }
 
+uint64_t tb_fuzz_port_count(const uint64_t *c, const char *proto, const char *variant)
+{
+    char name[64];
+
+    snprintf(name, sizeof name, "%s.%s", proto, variant);
+    return c[tb_speccov_variant_find(name)];
+}
+
+bool tb_fuzz_port_speccov(const char *harness, const char *proto,
+                          int (*count)(const uint8_t *, size_t, uint64_t *), const uint8_t *cap,
+                          size_t len, const char *const *st, size_t nst, uint64_t *c)
+{
+    size_t samples = len > TB_ETM_PORT_HDR_BYTES ? (len - TB_ETM_PORT_HDR_BYTES) / 4 : 0;
+    uint64_t statuses = 0;
+    int rc;
+
+    memset(c, 0, TB_SPECCOV_MAX * sizeof *c);
+    rc = count(cap, len, c);
+    TB_FUZZ_CHECK(harness, rc == 0 || tb_fuzz_known_err(rc), "spec-coverage capture count: %d",
+                  rc);
+    if (rc)
+        return false;
+    for (size_t i = 0; i < nst; i++)
+        statuses += tb_fuzz_port_count(c, proto, st[i]);
+    TB_FUZZ_CHECK(harness, tb_fuzz_port_count(c, proto, "port4") +
+                                   tb_fuzz_port_count(c, proto, "port8") +
+                                   tb_fuzz_port_count(c, proto, "port16") == 1,
+                  "spec coverage: not one port width");
+    TB_FUZZ_CHECK(harness, statuses <= samples &&
+                               tb_fuzz_port_count(c, proto, "pipestat.tr") <= samples,
+                  "spec coverage: %llu statuses for %zu samples", (unsigned long long)statuses,
+                  samples);
+    return true;
+}
+
 bool tb_fuzz_port_cfg_eq(const tb_etm_port_config *a, const tb_etm_port_config *b)
 {
     return a->minor == b->minor && a->port_width == b->port_width &&
