@@ -39,8 +39,8 @@ typedef struct tb_encoder_opts {
      * TB_ENCODER_OPTS_SIZE_MIN (0: never initialised) or absurd is refused
      * (TB_ERR_INVAL with the reason; NULL from tb_encoder_new, whose
      * reason tb_encoder_config_err gives).  Fields are only ever added at
-     * the end.  Embedded (tb_rt_case.opts, tb_etmv1_encoder_opts.base)
-     * its own size still counts for it. */
+     * the end.  Embedded (tb_rt_case.opts, and inside the library the
+     * port encoders' options) its own size still counts for it. */
     size_t size;
     tb_protocol protocol;
     uint8_t arch_minor;       /* ETMv3.x (0..5) or PFT1.x (0..1) */

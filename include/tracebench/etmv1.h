@@ -3,7 +3,7 @@
  * sample per TRACECLK cycle (IHI0014Q chapter 5; docs/etmv1.md, which
  * also gives the capture file format and the OpenOCD `etm load` form).
  *
- *   exec records -> tb_etmv1_encoder -> samples (or capture bytes)
+ *   exec records -> tb_encoder (TB_PROTO_ETMV1) -> capture bytes
  *   capture bytes -> tb_parser (TB_PROTO_ETMV1) -> tb_packet (ATOM,
  *                    BRANCH, TRIGGER, DATA)
  *   tb_packet + tb_memimage -> tb_decoder -> tb_element

@@ -2,7 +2,7 @@
  * ETMv2 trace port (ETM10): 4-bit PIPESTAT + TRACEPKT, no TRACESYNC, one
  * sample per TRACECLK cycle (IHI0014Q chapter 6; docs/etmv2.md).
  *
- *   exec records -> tb_etmv2_encoder -> samples (or capture bytes)
+ *   exec records -> tb_encoder (TB_PROTO_ETMV2) -> capture bytes
  *   capture bytes -> tb_parser (TB_PROTO_ETMV2) -> tb_packet (ISYNC,
  *                    ATOM, BRANCH, CONTEXT_ID, TRIGGER)
  *   tb_packet + tb_memimage -> tb_decoder -> tb_element
