@@ -33,8 +33,10 @@ list(FILTER TB_PUBLIC_HEADERS EXCLUDE REGEX "/(sim|roundtrip|gen|codecov|profile
 # independent code.  Calls between the library's own functions stay
 # direct (and inlinable) with -fno-semantic-interposition.
 # Before 1.0 a minor release may change the ABI (0.2.0: the size fields
-# of tb_config and tb_encoder_opts, the per-protocol parsers and decoders
-# no longer exported), so the soname carries the minor version too.
+# of tb_config, tb_encoder_opts and the one ETMv1/ETMv2 port
+# configuration; the port capture header writers return int; the
+# per-protocol parsers, decoders, writers and port encoders no longer
+# exported), so the soname carries the minor version too.
 add_library(tracebench_shared SHARED ${TB_LIB_SOURCES})
 if(PROJECT_VERSION_MAJOR EQUAL 0)
   set(TB_SOVERSION 0.${PROJECT_VERSION_MINOR})

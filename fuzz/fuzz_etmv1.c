@@ -512,7 +512,7 @@ static e1_result e1_parse(const tb_etmv1_config *given, const tb_etmv1_config *c
         if (!s.cfg)
             s.cfg = tb_etmv1_parser_config(p);
         if (!given && s.cfg) {
-            TB_FUZZ_CHECK(E1_NAME, memcmp(s.cfg, cfg, sizeof *cfg) == 0 || !d,
+            TB_FUZZ_CHECK(E1_NAME, tb_fuzz_port_cfg_eq(s.cfg, cfg) || !d,
                           "parser read another configuration than the header's");
         }
     }

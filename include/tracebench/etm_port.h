@@ -27,8 +27,8 @@ typedef struct tb_etm_port_config {
     /* sizeof (tb_etm_port_config) as the caller was built, as tb_config's
      * (types.h): tb_etmv1_config_init / tb_etmv2_config_init set it; every
      * function reads only that many bytes, the later fields as 0, and
-     * those that fill one (from_etmcr, from_tb, capture_parse_header,
-     * encoder_config) write only that many, TB_ERR_INVAL when a value set
+     * those that fill one (from_etmcr, from_tb, capture_parse_header)
+     * write only that many, TB_ERR_INVAL when a value set
      * past it would be lost.  Below TB_ETM_PORT_CONFIG_SIZE_MIN (0: never
      * initialised) or absurd: TB_ERR_INVAL (NULL from a _new).  Fields
      * only ever added at the end. */

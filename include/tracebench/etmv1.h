@@ -89,7 +89,7 @@ TB_API int tb_etmv1_config_from_tb(tb_etmv1_config *c, const tb_config *cfg);
 TB_API int tb_etmv1_capture_header(const tb_etmv1_config *c, uint8_t out[16]);
 /* Reads a header into c (NULL: only checked; else initialised, its
  * vector_base kept): 0, TB_ERR_FORMAT (magic, version, protocol, width or
- * ETMCR inconsistent), TB_ERR_CONFIG or TB_ERR_INVAL (c's size). */
+ * ETMCR inconsistent) or TB_ERR_INVAL (c's size). */
 TB_API int tb_etmv1_capture_parse_header(const uint8_t in[16], tb_etmv1_config *c);
 TB_API void tb_etmv1_sample_pack(const tb_etmv1_sample *s, uint8_t out[4]);
 /* 0, or TB_ERR_FORMAT when reserved bits are set. */
